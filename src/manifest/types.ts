@@ -1,0 +1,94 @@
+/**
+ * What the manifest layer hands to the rest of Converge: validated, interpolated resources that
+ * remember where in which file they came from, so that any later layer (a plan-time check, an
+ * apply error) can point the user at `file:line:col`.
+ */
+
+/** A 1-based position in a manifest file. */
+export interface SourcePosition {
+  file: string;
+  line: number;
+  col: number;
+}
+
+/** The envelope every manifest document shares. `spec` is the kind's own shape. */
+export interface ManifestDocument {
+  apiVersion: 'converge/v1';
+  kind: string;
+  metadata: ManifestMetadata;
+  spec: Record<string, unknown>;
+}
+
+export interface ManifestMetadata {
+  /** The object's key in its service (role Name, workspace name, ...). */
+  name: string;
+  /** Where the service has namespaces (registry namespace, workspace organization). */
+  namespace?: string;
+  /** Name of a `Connection` document to use instead of the environment's default for the service. */
+  connection?: string;
+  /** Free-form labels; they never reach a service. */
+  labels?: Record<string, string>;
+}
+
+/** One validated resource of the manifest. */
+export interface ManifestResource {
+  kind: string;
+  name: string;
+  namespace?: string;
+  connection?: string;
+  /** The interpolated `spec`, validated against the kind's schema (defaults applied). */
+  spec: Record<string, unknown>;
+  /** Where the document starts (its `kind:` line). */
+  source: SourcePosition;
+  /**
+   * Position of a value inside this document, by JSON pointer relative to the document root
+   * (`/spec/Policies/1/Name`). Falls back to the nearest existing parent, then to `source`.
+   */
+  locate(pointer: string): SourcePosition;
+  /**
+   * JSON pointers (relative to the document root) of values that came from interpolation of a
+   * secret-bearing source. Renderers and plan files never show them.
+   */
+  sensitivePointers: ReadonlySet<string>;
+}
+
+/** A named connection declared in the manifest (`kind: Connection`). */
+export interface ManifestConnection {
+  name: string;
+  service: ServiceName;
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  source: SourcePosition;
+}
+
+export type ServiceName = 'workspaces' | 'secrets' | 'registry' | 'scheduler';
+export const SERVICE_NAMES: readonly ServiceName[] = ['workspaces', 'secrets', 'registry', 'scheduler'];
+
+export interface Manifest {
+  /** Every file that was read, in the order read. */
+  files: string[];
+  resources: ManifestResource[];
+  connections: ManifestConnection[];
+}
+
+/** A problem with the manifest, always tied to a place in a file. */
+export interface ManifestProblem {
+  position: SourcePosition;
+  message: string;
+}
+
+export function formatPosition(p: SourcePosition): string {
+  return `${p.file}:${p.line}:${p.col}`;
+}
+
+/** Thrown by the manifest layer with every problem found, not only the first. */
+export class ManifestError extends Error {
+  readonly problems: ManifestProblem[];
+  constructor(problems: ManifestProblem[]) {
+    super(problems.map((p) => `${formatPosition(p.position)}: ${p.message}`).join('\n'));
+    this.name = 'ManifestError';
+    this.problems = problems;
+  }
+}
