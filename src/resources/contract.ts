@@ -102,6 +102,11 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    * dependencies come from `dependencies`.
    */
   readonly after?: readonly string[];
+  /**
+   * Top-level spec attributes that hold secrets. The planner masks them in every rendering and the
+   * plan file never holds them.
+   */
+  readonly sensitive?: readonly string[];
 
   /** Keys of other manifest objects this one needs to exist first. */
   dependencies?(desired: Desired<Spec>): ResourceKey[];
@@ -132,7 +137,14 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   update(ctx: KindContext, desired: Desired<Spec>, observed: Observed<Live>): Promise<Observed<Live>>;
   delete(ctx: KindContext, observed: Observed<Live>): Promise<void>;
 
-  /** Whether prune may delete this live object (Converge owns it). Kinds without it are never pruned. */
+  /**
+   * How Converge knows it owns a live object, for prune: `marker` when the service stores a marker
+   * Converge sets on create (a workspace's source-name, a job's Meta), so every scope the manifest
+   * manages may be pruned; `declared-scope` when it stores none (roles), so only scopes the manifest
+   * declares explicitly are. Kinds without it are never pruned.
+   */
+  readonly ownership?: 'marker' | 'declared-scope';
+  /** Whether prune may delete this live object inside the given scope. */
   owns?(observed: Observed<Live>, scope: PruneScope): boolean;
 }
 

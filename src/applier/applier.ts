@@ -1,0 +1,152 @@
+/**
+ * Plan → ordered, concurrent execution. Each change starts as soon as the changes it depends on have
+ * succeeded, with at most `parallelism` in flight. A failed change skips only its dependants; the
+ * rest still run. Knows resource kinds only through the contract.
+ */
+import pLimit from 'p-limit';
+import type { AnyResourceKind, KindContext, Observed } from '../resources/contract.js';
+import type { KindLookup } from '../planner/planner.js';
+import type { Action, Change, Plan } from '../planner/types.js';
+
+export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
+
+export interface ChangeResult {
+  address: string;
+  action: Action;
+  status: ChangeStatus;
+  /** Why it failed or was skipped; never holds a secret (service errors carry no token). */
+  message?: string;
+  durationMs: number;
+}
+
+export interface ApplyEvent {
+  type: 'start' | 'finish';
+  change: Change;
+  result?: ChangeResult;
+  done: number;
+  total: number;
+}
+
+export interface ApplyOptions {
+  parallelism?: number;
+  /**
+   * Re-read each object before changing it and refuse when it moved since the plan (for saved plans,
+   * whose live state may have changed in between).
+   */
+  checkStale?: boolean;
+  onEvent?: (event: ApplyEvent) => void;
+}
+
+export interface ApplyResult {
+  results: ChangeResult[];
+  counts: Record<ChangeStatus, number>;
+}
+
+export class StaleChangeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleChangeError';
+  }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Refuses a change whose object moved since the plan was made. */
+async function ensureNotStale(kind: AnyResourceKind, ctx: KindContext, change: Change): Promise<Observed | undefined> {
+  const now = await kind.observe(ctx, change.key);
+  if (change.action === 'create') {
+    if (now) throw new StaleChangeError(`it was created by someone else since the plan (id ${now.id ?? 'unknown'})`);
+    return undefined;
+  }
+  if (!now) throw new StaleChangeError('it was deleted by someone else since the plan');
+  if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
+    throw new StaleChangeError(`it changed since the plan (version ${change.observedVersion} → ${now.version})`);
+  }
+  return now;
+}
+
+async function execute(kind: AnyResourceKind, ctx: KindContext, change: Change, checkStale: boolean): Promise<void> {
+  const observed = checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
+  const desired = change.desired;
+  switch (change.action) {
+    case 'create':
+      await kind.create(ctx, desired!);
+      return;
+    case 'update':
+      await kind.update(ctx, desired!, observed!);
+      return;
+    case 'replace':
+      await kind.delete(ctx, observed!);
+      await kind.create(ctx, desired!);
+      return;
+    case 'delete':
+      await kind.delete(ctx, observed!);
+      return;
+    case 'noop':
+      return;
+  }
+}
+
+export async function applyPlan(
+  plan: Plan,
+  lookup: KindLookup,
+  ctx: KindContext,
+  options: ApplyOptions = {},
+): Promise<ApplyResult> {
+  const limit = pLimit(Math.max(1, options.parallelism ?? 10));
+  const work = plan.changes.filter((c) => c.action !== 'noop');
+  const outcomes = new Map<string, Promise<ChangeResult>>();
+  let done = 0;
+
+  const run = (change: Change): Promise<ChangeResult> => {
+    const existing = outcomes.get(change.address);
+    if (existing) return existing;
+    const outcome = (async (): Promise<ChangeResult> => {
+      const deps = change.dependsOn.map((a) => outcomes.get(a)).filter((p) => p !== undefined);
+      const depResults = await Promise.all(deps);
+      const blocked = depResults.find((r) => r.status !== 'applied');
+      const started = Date.now();
+      let result: ChangeResult;
+      if (blocked) {
+        result = {
+          address: change.address,
+          action: change.action,
+          status: 'skipped',
+          message: `not attempted: ${blocked.address} ${blocked.status === 'skipped' ? 'was skipped' : 'failed'}`,
+          durationMs: 0,
+        };
+      } else {
+        result = await limit(async () => {
+          options.onEvent?.({ type: 'start', change, done, total: work.length });
+          const kind = lookup(change.key.kind);
+          try {
+            if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
+            await execute(kind, ctx, change, options.checkStale ?? false);
+            return { address: change.address, action: change.action, status: 'applied' as const, durationMs: Date.now() - started };
+          } catch (error) {
+            return {
+              address: change.address,
+              action: change.action,
+              status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
+              message: describeError(error),
+              durationMs: Date.now() - started,
+            };
+          }
+        });
+      }
+      done += 1;
+      options.onEvent?.({ type: 'finish', change, result, done, total: work.length });
+      return result;
+    })();
+    outcomes.set(change.address, outcome);
+    return outcome;
+  };
+
+  // Changes are in dependency order, so each one's dependencies are registered before it.
+  const results = await Promise.all(work.map(run));
+  const counts: Record<ChangeStatus, number> = { applied: 0, failed: 0, skipped: 0, stale: 0 };
+  for (const r of results) counts[r.status] += 1;
+  return { results, counts };
+}

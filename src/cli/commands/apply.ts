@@ -1,0 +1,89 @@
+/**
+ * `converge apply`: plan, show, confirm, execute. `apply FILE` executes a saved plan instead, refusing
+ * objects that moved since it was made.
+ */
+import { confirm, isCancel } from '@clack/prompts';
+import { applyPlan } from '../../applier/applier.js';
+import { kindByName } from '../../resources/index.js';
+import { renderHuman } from '../../planner/render/human.js';
+import { hasChanges } from '../../planner/types.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { type Io, useColor, write } from '../io.js';
+import { readPlanFile, reconcileSavedPlan } from '../plan-file.js';
+import { applyProgress } from '../progress.js';
+import { planManifest } from '../workflow.js';
+import { readingProgress } from './plan.js';
+
+export interface ApplyFlags {
+  file: string[];
+  autoApprove?: boolean;
+  prune?: boolean;
+  parallelism: number;
+  color?: boolean;
+}
+
+async function confirmed(): Promise<boolean> {
+  const answer = await confirm({ message: 'Apply these changes?', initialValue: false });
+  return !isCancel(answer) && answer === true;
+}
+
+export async function applyCommand(planFile: string | undefined, flags: ApplyFlags, io: Io): Promise<number> {
+  if (planFile && flags.file.length > 0) {
+    throw new CliError('give either a saved plan file or -f PATH, not both: a saved plan names its own manifest');
+  }
+  const saved = planFile ? await readPlanFile(planFile) : undefined;
+  const paths = saved ? saved.manifest : flags.file;
+  const prune = saved ? saved.prune : Boolean(flags.prune);
+  const progress = readingProgress(io);
+  const run = await planManifest(paths, {
+    env: io.env,
+    parallelism: flags.parallelism,
+    prune,
+    ...(progress ? { onProgress: progress } : {}),
+  });
+  try {
+    const plan = saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile) : run.plan;
+    const color = useColor(io, flags.color);
+    write(io.stdout, renderHuman(plan, { color }));
+    if (plan.problems.length > 0) {
+      write(io.stderr, 'Nothing was applied: fix the problems above first.');
+      return EXIT.error;
+    }
+    if (!hasChanges(plan)) return EXIT.ok;
+
+    // A saved plan was reviewed when it was made; otherwise a person confirms, or CI says so.
+    if (!saved && !flags.autoApprove) {
+      if (!io.stdinIsTTY || !io.stdout.isTTY) {
+        write(io.stderr, 'Refusing to apply without confirmation: no terminal to ask on. Pass --auto-approve to apply anyway.');
+        return EXIT.error;
+      }
+      if (!(await confirmed())) {
+        write(io.stderr, 'Apply cancelled; nothing was changed.');
+        return EXIT.error;
+      }
+    }
+
+    const progressOut = applyProgress(io);
+    const result = await applyPlan(plan, kindByName, run.connections, {
+      parallelism: flags.parallelism,
+      checkStale: Boolean(saved),
+      onEvent: progressOut.onEvent,
+    });
+    progressOut.end();
+    const { applied, failed, skipped, stale } = result.counts;
+    write(
+      io.stdout,
+      `\nApply ${failed + skipped + stale === 0 ? 'complete' : 'finished with errors'}: ${applied} applied, ${failed} failed, ${skipped} skipped, ${stale} stale.`,
+    );
+    for (const r of result.results.filter((x) => x.status !== 'applied')) {
+      write(io.stderr, `  ${r.status}: ${r.address}: ${r.message ?? ''}`);
+    }
+    if (stale > 0 && failed === 0) {
+      write(io.stderr, 'Some objects changed since the plan was saved: run `converge plan` again and review.');
+      return EXIT.stale;
+    }
+    return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;
+  } finally {
+    await run.connections.close();
+  }
+}

@@ -1,0 +1,57 @@
+/** `converge plan`: what apply would do, as text, JSON or markdown; optionally saved for `apply FILE`. */
+import { hasChanges } from '../../planner/types.js';
+import { renderHuman } from '../../planner/render/human.js';
+import { renderJson } from '../../planner/render/json.js';
+import { renderMarkdown } from '../../planner/render/markdown.js';
+import { EXIT } from '../exit-codes.js';
+import { type Io, useColor, write } from '../io.js';
+import { writePlanFile } from '../plan-file.js';
+import { VERSION } from '../version.js';
+import { planManifest } from '../workflow.js';
+
+export interface PlanFlags {
+  file: string[];
+  json?: boolean;
+  markdown?: boolean;
+  detailedExitcode?: boolean;
+  out?: string;
+  prune?: boolean;
+  parallelism: number;
+  color?: boolean;
+}
+
+/** A live "reading" line on a terminal while live state is read. */
+export function readingProgress(io: Io): ((done: number, total: number) => void) | undefined {
+  if (!io.stderr.isTTY) return undefined;
+  return (done, total) => {
+    io.stderr.write(`\r\x1b[2KReading live state: ${done}/${total}`);
+    if (done === total) io.stderr.write('\r\x1b[2K');
+  };
+}
+
+export async function planCommand(flags: PlanFlags, io: Io): Promise<number> {
+  const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
+  const run = await planManifest(flags.file, {
+    env: io.env,
+    parallelism: flags.parallelism,
+    prune: Boolean(flags.prune),
+    ...(progress ? { onProgress: progress } : {}),
+  });
+  try {
+    const { plan } = run;
+    if (flags.json) write(io.stdout, renderJson(plan, VERSION));
+    else if (flags.markdown) write(io.stdout, renderMarkdown(plan));
+    else write(io.stdout, renderHuman(plan, { color: useColor(io, flags.color) }));
+
+    if (plan.problems.length > 0) return EXIT.error;
+    if (flags.out) {
+      await writePlanFile(flags.out, plan, { manifest: flags.file, prune: Boolean(flags.prune), version: VERSION });
+      if (!flags.json && !flags.markdown) {
+        write(io.stdout, `\nSaved the plan to ${flags.out}. Apply exactly this plan with: converge apply ${flags.out}`);
+      }
+    }
+    return flags.detailedExitcode && hasChanges(plan) ? EXIT.changes : EXIT.ok;
+  } finally {
+    await run.connections.close();
+  }
+}

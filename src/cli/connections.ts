@@ -1,0 +1,86 @@
+/**
+ * The composition root for services: builds each service's client from the environment
+ * (CONVERGE_<SERVICE>_ADDR / _TOKEN) or from a `Connection` declared in the manifest, lazily, so a
+ * manifest that uses one service needs only that service's variables.
+ */
+import { endpointFromEnv } from '../clients/http/index.js';
+import type { ServiceClients } from '../clients/index.js';
+import { RegistryClient } from '../clients/registry.js';
+import type { ManifestConnection, ServiceName } from '../manifest/types.js';
+import type { KindContext } from '../resources/contract.js';
+import { CliError } from './exit-codes.js';
+
+export interface ConnectionOptions {
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+}
+
+interface Closable {
+  close(): Promise<void>;
+  requestCount: number;
+}
+
+type Factory<S extends ServiceName> = (options: ConnectionOptions) => ServiceClients[S] & Closable;
+
+const factories: { [S in ServiceName]?: Factory<S> } = {
+  registry: (o) => RegistryClient.fromConnection(o) as RegistryClient & Closable,
+};
+
+export class ServiceConnections implements KindContext {
+  private readonly clients = new Map<string, Closable>();
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly declared: readonly ManifestConnection[] = [],
+  ) {}
+
+  private options(service: ServiceName, connection?: string): ConnectionOptions {
+    if (connection === undefined) {
+      try {
+        const e = endpointFromEnv(service, this.env);
+        return {
+          address: e.address,
+          ...(e.token !== undefined ? { token: e.token } : {}),
+          ...(e.caCertificate !== undefined ? { caCertificate: e.caCertificate } : {}),
+          ...(e.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+        };
+      } catch (error) {
+        throw new CliError(error instanceof Error ? error.message : String(error));
+      }
+    }
+    const c = this.declared.find((d) => d.name === connection && d.service === service);
+    if (!c) throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
+    return {
+      address: c.address,
+      ...(c.token !== undefined ? { token: c.token } : {}),
+      ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),
+      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+    };
+  }
+
+  client<S extends ServiceName>(service: S, connection?: string): ServiceClients[S] {
+    const id = `${service}@${connection ?? ''}`;
+    const existing = this.clients.get(id);
+    if (existing) return existing as unknown as ServiceClients[S];
+    const factory = factories[service] as Factory<S> | undefined;
+    if (!factory) throw new CliError(`the ${service} service is not supported yet`);
+    const created = factory(this.options(service, connection));
+    this.clients.set(id, created);
+    return created;
+  }
+
+  /** Requests sent per service so far (for `--json` and benchmarks). */
+  requestCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [id, c] of this.clients) {
+      const service = id.split('@')[0]!;
+      counts[service] = (counts[service] ?? 0) + c.requestCount;
+    }
+    return counts;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.clients.values()].map((c) => c.close()));
+  }
+}

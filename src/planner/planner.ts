@@ -1,0 +1,253 @@
+/**
+ * desired + observed → Plan. Knows resource kinds only through the contract: it reads live state
+ * (with a kind's `list` when the manifest holds several objects of one scope, so a whole kind costs a
+ * few requests instead of one per object), compares, and orders the changes.
+ */
+import pLimit from 'p-limit';
+import {
+  type AnyResourceKind,
+  type AttributeDiff,
+  addressOf,
+  type Desired,
+  type KindContext,
+  type Observed,
+  type PlanProblem,
+  type PruneScope,
+  type ResourceKey,
+} from '../resources/contract.js';
+import { formatPosition } from '../manifest/types.js';
+import { topologicalOrder } from './order.js';
+import { SENSITIVE } from './render/format.js';
+import { type Change, type Plan, summarise } from './types.js';
+
+export interface PlanOptions {
+  /** How many reads may be in flight at once (terraform's -parallelism; default 10). */
+  parallelism?: number;
+  /** Scopes in which objects that Converge owns but the manifest no longer has are deleted. */
+  prune?: PruneScope[];
+  /** Called as reads finish, for progress output. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface KindLookup {
+  (kind: string): AnyResourceKind | undefined;
+}
+
+/** Objects of one kind that one `list` call can read together. */
+function scopeKey(key: ResourceKey): string {
+  return `${key.kind}\u0000${key.connection ?? ''}\u0000${key.namespace ?? ''}`;
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(keyOf(item), [...(groups.get(keyOf(item)) ?? []), item]);
+  return groups;
+}
+
+function mustKind(lookup: KindLookup, kind: string): AnyResourceKind {
+  const k = lookup(kind);
+  if (!k) throw new Error(`unknown kind ${kind}`);
+  return k;
+}
+
+/** Reads live state for every desired object; returns a map from address to observation. */
+async function observeAll(
+  desired: readonly Desired[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+  onProgress?: (done: number, total: number) => void,
+): Promise<Map<string, Observed | undefined>> {
+  const observed = new Map<string, Observed | undefined>();
+  const groups = [...groupBy(desired, (d) => scopeKey(d.key)).values()];
+  let done = 0;
+  const finish = (n: number) => {
+    done += n;
+    onProgress?.(done, desired.length);
+  };
+  await Promise.all(
+    groups.flatMap((group) => {
+      const first = group[0]!;
+      const kind = mustKind(lookup, first.key.kind);
+      if (group.length > 1 && kind.list) {
+        return [
+          limit(async () => {
+            const scope = {
+              ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
+              ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
+            };
+            const live = await kind.list!(ctx, scope);
+            const byName = new Map(live.map((o) => [o.key.name, o]));
+            for (const d of group) {
+              const o = byName.get(d.key.name);
+              observed.set(addressOf(d.key), o ? { ...o, key: d.key } : undefined);
+            }
+            finish(group.length);
+          }),
+        ];
+      }
+      return group.map((d) =>
+        limit(async () => {
+          observed.set(addressOf(d.key), await kind.observe(ctx, d.key));
+          finish(1);
+        }),
+      );
+    }),
+  );
+  return observed;
+}
+
+function sourceOf(d: Desired): string | undefined {
+  return d.resource ? formatPosition(d.resource.source) : undefined;
+}
+
+
+/** Replaces the kind's secret attributes, wherever they appear, by a marker. */
+function maskAttributes(kind: AnyResourceKind, attrs: Record<string, unknown>): Record<string, unknown> {
+  if (!kind.sensitive?.length) return attrs;
+  const masked = { ...attrs };
+  for (const name of kind.sensitive) if (name in masked) masked[name] = SENSITIVE;
+  return masked;
+}
+
+function maskDiffs(kind: AnyResourceKind, diffs: AttributeDiff[]): AttributeDiff[] {
+  if (!kind.sensitive?.length) return diffs;
+  return diffs.map((d) => {
+    const top = d.path.split(/[.[]/)[0] ?? '';
+    if (!kind.sensitive!.includes(top)) return d;
+    const { before, after, ...rest } = d;
+    return {
+      ...rest,
+      sensitive: true,
+      ...(before !== undefined ? { before: SENSITIVE } : {}),
+      ...(after !== undefined ? { after: SENSITIVE } : {}),
+    };
+  });
+}
+
+function changeFor(d: Desired, kind: AnyResourceKind, observed: Observed | undefined): Change {
+  const base = {
+    address: addressOf(d.key),
+    key: d.key,
+    dependsOn: [] as string[],
+    desired: d,
+    ...(sourceOf(d) ? { source: sourceOf(d) } : {}),
+  };
+  if (!observed) {
+    return { ...base, action: 'create', diffs: [], after: maskAttributes(kind, kind.render(d)), before: null };
+  }
+  const comparison = kind.compare(d, observed);
+  const action = comparison.diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
+  return {
+    ...base,
+    action,
+    diffs: maskDiffs(kind, comparison.diffs),
+    after: maskAttributes(kind, kind.render(d)),
+    before: maskAttributes(kind, kind.describe(observed)),
+    observed,
+    ...(observed.id ? { id: observed.id } : {}),
+    ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
+  };
+}
+
+/** Objects Converge owns in the prune scopes that the manifest no longer declares. */
+async function pruneCandidates(
+  scopes: readonly PruneScope[],
+  desired: readonly Desired[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+): Promise<Change[]> {
+  const wanted = new Set(desired.map((d) => `${d.key.kind}\u0000${d.key.connection ?? ''}\u0000${d.key.name}`));
+  const lists = await Promise.all(
+    scopes.map((scope) =>
+      limit(async () => {
+        const kind = mustKind(lookup, scope.kind);
+        if (!kind.list || !kind.owns) {
+          throw new Error(`kind ${scope.kind} cannot be pruned: it has no way to list or to tell ownership`);
+        }
+        const live = await kind.list(ctx, {
+          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
+          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
+        });
+        return live
+          .filter((o) => kind.owns!(o, scope))
+          .filter((o) => !wanted.has(`${o.key.kind}\u0000${o.key.connection ?? ''}\u0000${o.key.name}`))
+          .map(
+            (o): Change => ({
+              address: addressOf(o.key),
+              key: o.key,
+              action: 'delete',
+              diffs: [],
+              after: null,
+              before: maskAttributes(kind, kind.describe(o)),
+              observed: o,
+              dependsOn: [],
+              reason: 'owned by Converge and no longer in the manifest (--prune)',
+              ...(o.id ? { id: o.id } : {}),
+              ...(o.version !== undefined ? { observedVersion: o.version } : {}),
+            }),
+          );
+      }),
+    ),
+  );
+  return lists.flat();
+}
+
+/**
+ * Dependencies between changes: object-level ones from the kind, and kind-level ones (`after`) on the
+ * same connection. Deletions depend the other way round.
+ */
+function linkDependencies(changes: Change[], lookup: KindLookup): void {
+  const byAddress = new Map(changes.map((c) => [c.address, c]));
+  const needs = (c: Change): string[] => {
+    const kind = mustKind(lookup, c.key.kind);
+    const objectDeps = c.desired && kind.dependencies ? kind.dependencies(c.desired).map(addressOf) : [];
+    const kindDeps = changes
+      .filter((o) => kind.after?.includes(o.key.kind) && (o.key.connection ?? '') === (c.key.connection ?? ''))
+      .map((o) => o.address);
+    return [...new Set([...objectDeps, ...kindDeps])].filter((a) => a !== c.address && byAddress.has(a));
+  };
+  for (const c of changes) {
+    if (c.action === 'delete') continue;
+    c.dependsOn = needs(c).filter((a) => byAddress.get(a)?.action !== 'delete');
+  }
+  // A deletion waits for the deletion of everything that needed the deleted object.
+  for (const c of changes) {
+    if (c.action !== 'delete') continue;
+    c.dependsOn = changes
+      .filter((o) => o.action === 'delete' && o !== c && needs(o).includes(c.address))
+      .map((o) => o.address);
+  }
+}
+
+export async function buildPlan(
+  desired: readonly Desired[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  options: PlanOptions = {},
+): Promise<Plan> {
+  const limit = pLimit(Math.max(1, options.parallelism ?? 10));
+
+  // Plan-time checks first: they point at the manifest, so report them even when reads would work.
+  const problems: PlanProblem[] = [];
+  const byKind = groupBy(desired, (d) => d.key.kind);
+  await Promise.all(
+    [...byKind].map(([kindName, group]) =>
+      limit(async () => {
+        const kind = mustKind(lookup, kindName);
+        if (kind.check) problems.push(...(await kind.check(ctx, group)));
+      }),
+    ),
+  );
+
+  const observed = await observeAll(desired, lookup, ctx, limit, options.onProgress);
+  const changes = desired.map((d) => changeFor(d, mustKind(lookup, d.key.kind), observed.get(addressOf(d.key))));
+  if (options.prune?.length) changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit)));
+
+  linkDependencies(changes, lookup);
+  const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));
+  const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
+  const ordered = [...forward, ...deletions];
+  return { changes: ordered, summary: summarise(ordered), problems, requests: {} };
+}

@@ -1,0 +1,40 @@
+/**
+ * How attribute values read in plans: HCL-like (`"text"`, `true`, `[...]`, `{ Key = value }`), on one
+ * line when short, so a diff line stays a line.
+ */
+import type { Action } from '../types.js';
+
+export const SENSITIVE = '(sensitive value)';
+export const COMPUTED = '(known after apply)';
+
+export function formatValue(value: unknown): string {
+  if (value === SENSITIVE || value === COMPUTED) return value;
+  if (value === undefined) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).map(([k, v]) => `${k} = ${formatValue(v)}`);
+    return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`;
+  }
+  return String(value);
+}
+
+export const SYMBOLS: Record<Action, string> = {
+  create: '+',
+  update: '~',
+  replace: '-/+',
+  delete: '-',
+  noop: ' ',
+};
+
+export const VERBS: Record<Action, string> = {
+  create: 'will be created',
+  update: 'will be updated in place',
+  replace: 'must be replaced',
+  delete: 'will be deleted',
+  noop: 'is up to date',
+};
+
+export function summaryLine(s: Record<Action, number>): string {
+  return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop} unchanged.`;
+}

@@ -1,0 +1,55 @@
+/** The terminal rendering of a plan, after terraform's: `+ ~ - -/+`, aligned attributes, colours. */
+import { createColors } from 'picocolors';
+import type { Action, Plan } from '../types.js';
+import { SYMBOLS, summaryLine, VERBS } from './format.js';
+import { changeLines, heading } from './lines.js';
+
+export interface HumanRenderOptions {
+  color: boolean;
+  /** Also list unchanged objects (one line each). */
+  showNoop?: boolean;
+}
+
+export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
+  const c = createColors(options.color);
+  const paint: Record<Action, (s: string) => string> = {
+    create: c.green,
+    update: c.yellow,
+    replace: c.magenta,
+    delete: c.red,
+    noop: c.dim,
+  };
+  const signPaint = { '+': c.green, '-': c.red, '~': c.yellow, ' ': (s: string) => s };
+  const out: string[] = [];
+
+  if (plan.problems.length > 0) {
+    out.push(c.red(c.bold(`Planning found ${plan.problems.length} problem(s):`)));
+    for (const p of plan.problems) {
+      const where = p.position ? `${p.position.file}:${p.position.line}:${p.position.col}: ` : '';
+      out.push(`  ${where}${p.message}`);
+    }
+    out.push('');
+  }
+
+  const changes = plan.changes.filter((ch) => ch.action !== 'noop');
+  if (changes.length === 0) {
+    out.push(c.green('No changes.') + ' Live state matches the manifest.');
+  } else {
+    out.push('Converge will perform the following actions:', '');
+    for (const ch of changes) {
+      const why = ch.reason ? ` (${ch.reason})` : '';
+      out.push(c.bold(`  # ${heading(ch)} ${VERBS[ch.action]}${why}`));
+      out.push(`  ${paint[ch.action](SYMBOLS[ch.action])} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`);
+      for (const line of changeLines(ch)) {
+        const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
+        out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}`);
+      }
+      out.push('');
+    }
+  }
+  if (options.showNoop) {
+    for (const ch of plan.changes.filter((x) => x.action === 'noop')) out.push(c.dim(`  = ${ch.address} (unchanged)`));
+  }
+  out.push(c.bold(summaryLine(plan.summary)));
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,69 @@
+/**
+ * `plan --json`: one stable, documented object. `format_version` changes its major part only when a
+ * field is removed or changes meaning (as terraform's `show -json`).
+ */
+import type { Plan } from '../types.js';
+
+export const PLAN_JSON_FORMAT_VERSION = '1.0';
+
+export interface PlanJson {
+  format_version: string;
+  converge_version: string;
+  changes: Array<{
+    address: string;
+    kind: string;
+    name: string;
+    namespace: string | null;
+    connection: string | null;
+    action: string;
+    id: string | null;
+    source: string | null;
+    reason: string | null;
+    depends_on: string[];
+    diffs: Array<{ path: string; op: string; before?: unknown; after?: unknown; sensitive?: boolean }>;
+    before: Record<string, unknown> | null;
+    after: Record<string, unknown> | null;
+  }>;
+  summary: Plan['summary'];
+  problems: Array<{ address: string; message: string; source: string | null }>;
+  requests: Record<string, number>;
+}
+
+export function planToJson(plan: Plan, version: string): PlanJson {
+  return {
+    format_version: PLAN_JSON_FORMAT_VERSION,
+    converge_version: version,
+    changes: plan.changes.map((c) => ({
+      address: c.address,
+      kind: c.key.kind,
+      name: c.key.name,
+      namespace: c.key.namespace ?? null,
+      connection: c.key.connection ?? null,
+      action: c.action,
+      id: c.id ?? null,
+      source: c.source ?? null,
+      reason: c.reason ?? null,
+      depends_on: c.dependsOn,
+      diffs: c.diffs.map((d) => ({
+        path: d.path,
+        op: d.op,
+        ...(d.before !== undefined ? { before: d.before } : {}),
+        ...(d.after !== undefined ? { after: d.after } : {}),
+        ...(d.sensitive ? { sensitive: true } : {}),
+      })),
+      before: c.before,
+      after: c.after,
+    })),
+    summary: plan.summary,
+    problems: plan.problems.map((p) => ({
+      address: `${p.key.kind}/${p.key.name}`,
+      message: p.message,
+      source: p.position ? `${p.position.file}:${p.position.line}:${p.position.col}` : null,
+    })),
+    requests: plan.requests,
+  };
+}
+
+export function renderJson(plan: Plan, version: string): string {
+  return `${JSON.stringify(planToJson(plan, version), null, 2)}\n`;
+}

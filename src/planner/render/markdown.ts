@@ -1,0 +1,63 @@
+/**
+ * `plan --markdown`: for a pull-request comment. A summary table up front, attribute diffs folded in
+ * a `diff` block, and the whole kept under the 65,535 characters a comment may hold.
+ */
+import type { Plan } from '../types.js';
+import { SYMBOLS, summaryLine } from './format.js';
+import { changeLines } from './lines.js';
+
+/** GitHub refuses comments longer than this. */
+export const COMMENT_LIMIT = 65_535;
+
+function cell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): string {
+  const limit = options.limit ?? COMMENT_LIMIT;
+  const changes = plan.changes.filter((c) => c.action !== 'noop');
+  const head: string[] = [];
+  head.push(`### Converge plan`, '', `**${summaryLine(plan.summary)}**`, '');
+  if (plan.problems.length > 0) {
+    head.push(`> [!CAUTION]`, `> Planning found ${plan.problems.length} problem(s):`);
+    for (const p of plan.problems) {
+      const where = p.position ? `\`${p.position.file}:${p.position.line}\` ` : '';
+      head.push(`> - ${where}${cell(p.message)}`);
+    }
+    head.push('');
+  }
+  if (changes.length === 0) {
+    head.push('No changes. Live state matches the manifest.');
+    return `${head.join('\n')}\n`;
+  }
+  head.push('| Action | Kind | Name | Namespace |', '|---|---|---|---|');
+  // The table may take at most half of the comment; the diff block gets what is left.
+  let used = head.join('\n').length;
+  for (const [i, c] of changes.entries()) {
+    const row = `| \`${SYMBOLS[c.action]}\` ${c.action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace ?? '')} |`;
+    if (used + row.length + 200 > limit / 2) {
+      head.push(`| … | ${changes.length - i} more | | |`);
+      break;
+    }
+    head.push(row);
+    used += row.length + 1;
+  }
+  head.push('');
+
+  const body: string[] = ['<details><summary>Attribute changes</summary>', '', '```diff'];
+  for (const c of changes) {
+    body.push(`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`);
+    for (const line of changeLines(c)) body.push(`${line.sign === '~' ? '!' : line.sign}     ${line.text}`);
+    body.push('');
+  }
+  const tail = ['```', '</details>', ''];
+
+  const headText = head.join('\n');
+  let bodyText = body.join('\n');
+  const tailText = tail.join('\n');
+  const note = '\n… (truncated: the full plan is longer than a comment may be; run `converge plan` to see it)\n';
+  if (headText.length + bodyText.length + tailText.length + 1 > limit) {
+    bodyText = bodyText.slice(0, Math.max(0, limit - headText.length - tailText.length - note.length - 2)) + note;
+  }
+  return `${headText}\n${bodyText}\n${tailText}`;
+}

@@ -1,0 +1,62 @@
+/**
+ * The plan: what the planner computed and the applier executes. It is plain data (apart from the
+ * desired specs, which are kept for the applier) so that it can be rendered, saved and reloaded.
+ */
+import type { AttributeDiff, Desired, Observed, PlanProblem, ResourceKey } from '../resources/contract.js';
+
+export type Action = 'create' | 'update' | 'delete' | 'replace' | 'noop';
+export const ACTIONS: readonly Action[] = ['create', 'update', 'replace', 'delete', 'noop'];
+
+export interface Change {
+  /** `AclRole/default/web-readers`: unique in a plan. */
+  address: string;
+  key: ResourceKey;
+  action: Action;
+  /** Attribute-level differences (empty for noop). */
+  diffs: AttributeDiff[];
+  /** The desired object in attribute form (null for delete). Sensitive values are masked. */
+  after: Record<string, unknown> | null;
+  /** The live object in attribute form (null for create). */
+  before: Record<string, unknown> | null;
+  /** The service's id of the live object, when there is one. */
+  id?: string;
+  /** The check-and-set token observed when planning; a saved plan refuses to apply when it moved. */
+  observedVersion?: string | number;
+  /** Addresses of changes that must succeed first. */
+  dependsOn: string[];
+  /** `file:line` of the manifest document, for messages. */
+  source?: string;
+  /** Why a delete happens (prune) or a replace is needed. */
+  reason?: string;
+  /** For the applier: what the manifest wants, and what was observed. Not part of the JSON output. */
+  desired?: Desired;
+  observed?: Observed;
+}
+
+export interface PlanSummary {
+  create: number;
+  update: number;
+  replace: number;
+  delete: number;
+  noop: number;
+}
+
+export interface Plan {
+  /** Changes in apply order: dependencies first, deletions last and in reverse dependency order. */
+  changes: Change[];
+  summary: PlanSummary;
+  /** Problems found while planning; a plan with problems is not applied. */
+  problems: PlanProblem[];
+  /** How many requests each service answered while planning (for benchmarks and `--json`). */
+  requests: Record<string, number>;
+}
+
+export function summarise(changes: readonly Change[]): PlanSummary {
+  const summary: PlanSummary = { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
+  for (const c of changes) summary[c.action] += 1;
+  return summary;
+}
+
+export function hasChanges(plan: Plan): boolean {
+  return plan.changes.some((c) => c.action !== 'noop');
+}

@@ -1,0 +1,223 @@
+/**
+ * AclRole: a registry ACL role (spec part A). metadata.name is the role's Name, metadata.namespace its
+ * namespace; spec holds the Role fields under the registry's own names.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import type { RegistryClient, Role } from '../clients/registry.js';
+import { compact, diffValues, sortBy } from './compare.js';
+import type {
+  Comparison,
+  Desired,
+  KindContext,
+  Observed,
+  PlanProblem,
+  PruneScope,
+  ResourceKey,
+  ResourceKind,
+} from './contract.js';
+
+/** The registry's rule for ServiceName and NodeName: lowercase alphanumerics, `-`, `_`, alphanumeric ends. */
+const IDENTITY_NAME = '^[a-z0-9]([a-z0-9_-]{0,254}[a-z0-9])?$';
+
+const PolicyLink = Type.Union(
+  [
+    Type.Object(
+      { ID: Type.String({ format: 'uuid', description: 'Policy ID' }), Name: Type.Optional(Type.String()) },
+      { additionalProperties: false },
+    ),
+    Type.Object({ Name: Type.String({ minLength: 1, description: 'Policy name' }) }, { additionalProperties: false }),
+  ],
+  { description: 'A policy, by Name or by ID. The registry resolves names to IDs, so renames keep the link.' },
+);
+
+const ServiceIdentity = Type.Object(
+  {
+    ServiceName: Type.String({ pattern: IDENTITY_NAME, maxLength: 256 }),
+    Datacenters: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'Empty: valid in all datacenters, future ones too.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const NodeIdentity = Type.Object(
+  {
+    NodeName: Type.String({ pattern: IDENTITY_NAME, maxLength: 256 }),
+    Datacenter: Type.String({ minLength: 1, description: 'The effective policy is valid only there.' }),
+  },
+  { additionalProperties: false },
+);
+
+const AclRoleSpec = Type.Object(
+  {
+    Description: Type.Optional(Type.String()),
+    Policies: Type.Optional(Type.Array(PolicyLink)),
+    ServiceIdentities: Type.Optional(Type.Array(ServiceIdentity)),
+    NodeIdentities: Type.Optional(Type.Array(NodeIdentity)),
+  },
+  { additionalProperties: false },
+);
+export type AclRoleSpec = Static<typeof AclRoleSpec>;
+type PolicyLinkSpec = Static<typeof PolicyLink>;
+
+function client(ctx: KindContext, key: ResourceKey): RegistryClient {
+  return ctx.client('registry', key.connection);
+}
+
+function nsOption(key: ResourceKey): { namespace?: string } {
+  return key.namespace === undefined ? {} : { namespace: key.namespace };
+}
+
+function observedOf(key: ResourceKey, role: Role): Observed<Role> {
+  return { key, id: role.ID, live: role, version: role.ModifyIndex };
+}
+
+/**
+ * The canonical shape both sides are compared in. Policies are projected onto the form the manifest
+ * uses for each link (by Name or by ID), so a link written by ID does not differ from the Name the
+ * registry fills in; lists whose order means nothing are sorted; empty lists equal absent ones.
+ */
+function canonical(spec: AclRoleSpec, policyForm: (link: AnyLink) => PolicyLinkSpec) {
+  return compact({
+    Description: spec.Description ?? '',
+    Policies: sortBy((spec.Policies ?? []).map((l) => policyForm(l as AnyLink)), (p) => ('ID' in p && p.ID ? `id:${p.ID}` : `name:${p.Name}`)),
+    ServiceIdentities: sortBy(
+      (spec.ServiceIdentities ?? []).map((s) => compact({ ServiceName: s.ServiceName, Datacenters: [...(s.Datacenters ?? [])].sort() })),
+      (s) => s.ServiceName,
+    ),
+    NodeIdentities: sortBy(spec.NodeIdentities ?? [], (n) => `${n.NodeName}\u0000${n.Datacenter}`),
+  });
+}
+
+type AnyLink = { ID?: string; Name?: string };
+
+function desiredForm(link: AnyLink): PolicyLinkSpec {
+  return link.ID ? { ID: link.ID } : { Name: link.Name ?? '' };
+}
+
+function specOf(role: Role): AclRoleSpec {
+  return compact({
+    Description: role.Description ?? '',
+    Policies: (role.Policies ?? []).map((p) => compact({ ID: p.ID, Name: p.Name })) as PolicyLinkSpec[],
+    ServiceIdentities: role.ServiceIdentities,
+    NodeIdentities: role.NodeIdentities,
+  });
+}
+
+function body(desired: Desired<AclRoleSpec>): Omit<Role, 'ID'> {
+  return {
+    Name: desired.key.name,
+    Description: desired.spec.Description ?? '',
+    Policies: (desired.spec.Policies ?? []).map(desiredForm),
+    ServiceIdentities: desired.spec.ServiceIdentities ?? [],
+    NodeIdentities: desired.spec.NodeIdentities ?? [],
+    ...(desired.key.namespace === undefined ? {} : { Namespace: desired.key.namespace }),
+  };
+}
+
+export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
+  kind: 'AclRole',
+  service: 'registry',
+  description: 'A registry ACL role: policies, service identities and node identities under one name.',
+  namespaced: true,
+  nameSchema: Type.String({
+    pattern: '^[A-Za-z0-9_-]{1,256}$',
+    description: 'The role Name: 1 to 256 letters, digits, "-" or "_"; unique in its namespace.',
+  }),
+  specSchema: AclRoleSpec,
+
+  async check(ctx, desired) {
+    // Read each (connection, namespace)'s policies once, then check every link against them.
+    const problems: PlanProblem[] = [];
+    const byScope = new Map<string, Desired<AclRoleSpec>[]>();
+    for (const d of desired) {
+      const scope = `${d.key.connection ?? ''}\u0000${d.key.namespace ?? ''}`;
+      byScope.set(scope, [...(byScope.get(scope) ?? []), d]);
+    }
+    for (const group of byScope.values()) {
+      const first = group[0]!;
+      const policies = await client(ctx, first.key).listPolicies(nsOption(first.key));
+      const ids = new Set(policies.map((p) => p.ID));
+      const names = new Set(policies.map((p) => p.Name));
+      for (const d of group) {
+        (d.spec.Policies ?? []).forEach((link, i) => {
+          const byId = 'ID' in link && link.ID;
+          const missing = byId ? !ids.has(link.ID) : !names.has(link.Name as string);
+          if (!missing) return;
+          const field = byId ? 'ID' : 'Name';
+          problems.push({
+            key: d.key,
+            message: `policy ${byId ? `with ID ${link.ID}` : `"${link.Name}"`} does not exist in the registry${
+              d.key.namespace ? ` (namespace ${d.key.namespace})` : ''
+            }`,
+            ...(d.resource ? { position: d.resource.locate(`/spec/Policies/${i}/${field}`) } : {}),
+          });
+        });
+      }
+    }
+    return problems;
+  },
+
+  async observe(ctx, key) {
+    const role = await client(ctx, key).readRoleByName(key.name, nsOption(key));
+    return role ? observedOf(key, role) : undefined;
+  },
+
+  async list(ctx, scope) {
+    const roles = await ctx
+      .client('registry', scope.connection)
+      .listRoles(scope.namespace === undefined ? {} : { namespace: scope.namespace });
+    return roles.map((role) =>
+      observedOf(
+        {
+          kind: 'AclRole',
+          name: role.Name,
+          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
+          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
+        },
+        role,
+      ),
+    );
+  },
+
+  compare(desired, observed): Comparison {
+    const wanted = canonical(desired.spec, desiredForm);
+    // Project each live link onto the form the manifest uses for the same policy.
+    const links = desired.spec.Policies ?? [];
+    const liveForm = (link: AnyLink): PolicyLinkSpec => {
+      const byId = links.some((l) => 'ID' in l && l.ID && l.ID === link.ID);
+      return byId && link.ID ? { ID: link.ID } : { Name: link.Name ?? link.ID ?? '' };
+    };
+    const live = canonical(specOf(observed.live), liveForm);
+    return { diffs: diffValues(wanted, live) };
+  },
+
+  render(desired) {
+    return canonical(desired.spec, desiredForm);
+  },
+
+  describe(observed) {
+    return specOf(observed.live);
+  },
+
+  async create(ctx, desired) {
+    const role = await client(ctx, desired.key).createRole(body(desired), nsOption(desired.key));
+    return observedOf(desired.key, role);
+  },
+
+  async update(ctx, desired, observed) {
+    const id = observed.id ?? observed.live.ID;
+    const role = await client(ctx, desired.key).updateRole(id, { ...body(desired), ID: id }, nsOption(desired.key));
+    return observedOf(desired.key, role);
+  },
+
+  async delete(ctx, observed) {
+    await client(ctx, observed.key).deleteRole(observed.id ?? observed.live.ID, nsOption(observed.key));
+  },
+
+  // The registry stores no marker on roles, so only scopes the manifest declares are pruned.
+  ownership: 'declared-scope',
+  owns(observed, scope: PruneScope) {
+    return scope.namePrefix === undefined || observed.live.Name.startsWith(scope.namePrefix);
+  },
+};

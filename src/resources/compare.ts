@@ -1,0 +1,91 @@
+/**
+ * Structural comparison shared by the kinds. Each kind first brings both sides into one canonical
+ * shape (server-filled fields dropped, defaults filled, order-insensitive lists sorted); this module
+ * then lists what differs, attribute by attribute.
+ */
+import type { AttributeDiff } from './contract.js';
+
+type Plain = Record<string, unknown>;
+
+function isPlainObject(v: unknown): v is Plain {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** JSON with sorted keys: equal values give equal strings whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    isPlainObject(v)
+      ? Object.fromEntries(Object.keys(v)
+          .sort()
+          .map((k) => [k, v[k]]))
+      : v,
+  );
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+/**
+ * Differences between a desired and a live value, both already canonical. Objects are compared key
+ * by key; lists item by item as multisets (an added item is `add`, a dropped one `remove`), and a
+ * list whose items only moved is one `change` of the whole list, which matters only for lists whose
+ * order means something (kinds sort the others before comparing).
+ */
+export function diffValues(desired: unknown, live: unknown, path = ''): AttributeDiff[] {
+  if (deepEqual(desired, live)) return [];
+  if (isPlainObject(desired) && isPlainObject(live)) {
+    const keys = [...new Set([...Object.keys(live), ...Object.keys(desired)])].sort();
+    return keys.flatMap((k) => {
+      const p = join(path, k);
+      if (!(k in live)) return desired[k] === undefined ? [] : [{ path: p, op: 'add' as const, after: desired[k] }];
+      if (!(k in desired)) return live[k] === undefined ? [] : [{ path: p, op: 'remove' as const, before: live[k] }];
+      return diffValues(desired[k], live[k], p);
+    });
+  }
+  if (Array.isArray(desired) && Array.isArray(live)) {
+    const remaining = live.map(canonicalJson);
+    const added: unknown[] = [];
+    for (const item of desired) {
+      const i = remaining.indexOf(canonicalJson(item));
+      if (i >= 0) remaining.splice(i, 1);
+      else added.push(item);
+    }
+    const removed = live.filter((item) => {
+      const i = remaining.indexOf(canonicalJson(item));
+      if (i < 0) return false;
+      remaining.splice(i, 1);
+      return true;
+    });
+    if (added.length === 0 && removed.length === 0) return [{ path, op: 'change', before: live, after: desired }];
+    return [
+      ...removed.map((before) => ({ path, op: 'remove' as const, before })),
+      ...added.map((after) => ({ path, op: 'add' as const, after })),
+    ];
+  }
+  return [{ path, op: 'change', before: live, after: desired }];
+}
+
+/** Drops `undefined`, empty lists and empty objects: services omit them, manifests may too. */
+export function compact<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => compact(v)) as T;
+  if (!isPlainObject(value)) return value;
+  const out: Plain = {};
+  for (const [k, v] of Object.entries(value)) {
+    const c = compact(v);
+    if (c === undefined || c === null) continue;
+    if (Array.isArray(c) && c.length === 0) continue;
+    if (isPlainObject(c) && Object.keys(c).length === 0) continue;
+    out[k] = c;
+  }
+  return out as T;
+}
+
+/** Sorts a list by a key function, without touching the input. */
+export function sortBy<T>(items: readonly T[] | undefined, key: (item: T) => string): T[] {
+  return [...(items ?? [])].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}

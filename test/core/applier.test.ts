@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { applyPlan } from '../../src/applier/applier.js';
+import { buildPlan } from '../../src/planner/planner.js';
+import type { AnyResourceKind } from '../../src/resources/contract.js';
+import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
+
+function lookupOf(...kinds: AnyResourceKind[]) {
+  return (name: string) => kinds.find((k) => k.kind === name);
+}
+
+describe('applier', () => {
+  it('applies creates, updates and deletes and then plans to no changes', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/old', { value: { owner: 'converge' }, version: 1 });
+    store.objects.set('Thing/changed', { value: { v: 1 }, version: 1 });
+    const lookup = lookupOf(memoryKind(store));
+    const want = [desired('Thing', 'new', { v: 1 }), desired('Thing', 'changed', { v: 2 })];
+    const plan = await buildPlan(want, lookup, noContext, { prune: [{ kind: 'Thing' }] });
+    const result = await applyPlan(plan, lookup, noContext);
+    expect(result.counts).toEqual({ applied: 3, failed: 0, skipped: 0, stale: 0 });
+    expect([...store.objects.keys()].sort()).toEqual(['Thing/changed', 'Thing/new']);
+    const again = await buildPlan(want, lookup, noContext, { prune: [{ kind: 'Thing' }] });
+    expect(again.summary).toMatchObject({ create: 0, update: 0, delete: 0, noop: 2 });
+  });
+
+  it('runs dependants only after what they need, and skips them when it fails', async () => {
+    const store = memoryStore();
+    store.failOn.add('create Thing/base');
+    const kind = memoryKind(store, {
+      deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []),
+    });
+    const lookup = lookupOf(kind);
+    const plan = await buildPlan(
+      [
+        desired('Thing', 'base', {}),
+        desired('Thing', 'child', { needs: 'base' }),
+        desired('Thing', 'grandchild', { needs: 'child' }),
+        desired('Thing', 'independent', {}),
+      ],
+      lookup,
+      noContext,
+    );
+    const result = await applyPlan(plan, lookup, noContext);
+    const byAddress = Object.fromEntries(result.results.map((r) => [r.address, r]));
+    expect(byAddress['Thing/base']?.status).toBe('failed');
+    expect(byAddress['Thing/base']?.message).toMatch(/injected failure/);
+    expect(byAddress['Thing/child']?.status).toBe('skipped');
+    expect(byAddress['Thing/child']?.message).toMatch(/Thing\/base failed/);
+    expect(byAddress['Thing/grandchild']?.status).toBe('skipped');
+    expect(byAddress['Thing/independent']?.status).toBe('applied');
+    expect(store.calls).not.toContain('create Thing/child');
+  });
+
+  it('executes in dependency order', async () => {
+    const store = memoryStore();
+    store.delayMs = 5;
+    const kind = memoryKind(store, { deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []) });
+    const lookup = lookupOf(kind);
+    const plan = await buildPlan(
+      [desired('Thing', 'c', { needs: 'b' }), desired('Thing', 'b', { needs: 'a' }), desired('Thing', 'a', {})],
+      lookup,
+      noContext,
+    );
+    store.calls.length = 0;
+    await applyPlan(plan, lookup, noContext);
+    expect(store.calls).toEqual(['create Thing/a', 'create Thing/b', 'create Thing/c']);
+  });
+
+  it('keeps at most `parallelism` changes in flight', async () => {
+    const store = memoryStore();
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan(
+      Array.from({ length: 10 }, (_, i) => desired('Thing', `t${i}`, {})),
+      lookup,
+      noContext,
+    );
+    store.delayMs = 15;
+    store.maxInFlight = 0;
+    const result = await applyPlan(plan, lookup, noContext, { parallelism: 4 });
+    expect(result.counts.applied).toBe(10);
+    expect(store.maxInFlight).toBe(4);
+  });
+
+  it('refuses, with checkStale, objects that moved since the plan', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan([desired('Thing', 'a', { v: 2 }), desired('Thing', 'b', {})], lookup, noContext);
+    // Someone else changes a and creates b between plan and apply.
+    store.objects.set('Thing/a', { value: { v: 3 }, version: 2 });
+    store.objects.set('Thing/b', { value: {}, version: 1 });
+    const result = await applyPlan(plan, lookup, noContext, { checkStale: true });
+    expect(result.counts).toEqual({ applied: 0, failed: 0, skipped: 0, stale: 2 });
+    expect(result.results[0]?.message).toMatch(/changed since the plan \(version 1 → 2\)/);
+    expect(store.objects.get('Thing/a')?.value).toEqual({ v: 3 });
+  });
+
+  it('reports progress events for every change', async () => {
+    const store = memoryStore();
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan([desired('Thing', 'a', {}), desired('Thing', 'b', {})], lookup, noContext);
+    const events: string[] = [];
+    await applyPlan(plan, lookup, noContext, { onEvent: (e) => events.push(`${e.type} ${e.change.address}`) });
+    expect(events.filter((e) => e.startsWith('finish')).sort()).toEqual(['finish Thing/a', 'finish Thing/b']);
+    expect(events.filter((e) => e.startsWith('start'))).toHaveLength(2);
+  });
+});

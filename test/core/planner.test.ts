@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { buildPlan } from '../../src/planner/planner.js';
+import type { AnyResourceKind } from '../../src/resources/contract.js';
+import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
+
+function lookupOf(...kinds: AnyResourceKind[]) {
+  return (name: string) => kinds.find((k) => k.kind === name);
+}
+
+describe('planner', () => {
+  it('plans creates for absent objects and noop for matching ones', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { size: 1 }, version: 1 });
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { size: 1 }), desired('Thing', 'b', { size: 2 })],
+      lookupOf(memoryKind(store)),
+      noContext,
+    );
+    expect(plan.changes.map((c) => [c.address, c.action])).toEqual([
+      ['Thing/a', 'noop'],
+      ['Thing/b', 'create'],
+    ]);
+    expect(plan.summary).toEqual({ create: 1, update: 0, replace: 0, delete: 0, noop: 1 });
+  });
+
+  it('reports attribute-level diffs for updates', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { size: 1, tags: ['x', 'y'] }, version: 4 });
+    const plan = await buildPlan([desired('Thing', 'a', { size: 2, tags: ['y', 'z'] })], lookupOf(memoryKind(store)), noContext);
+    const [change] = plan.changes;
+    expect(change?.action).toBe('update');
+    expect(change?.observedVersion).toBe(4);
+    expect(change?.diffs).toEqual([
+      { path: 'size', op: 'change', before: 1, after: 2 },
+      { path: 'tags', op: 'remove', before: 'x' },
+      { path: 'tags', op: 'add', after: 'z' },
+    ]);
+  });
+
+  it('reads several objects of one scope with a single list call instead of one read each', async () => {
+    const store = memoryStore();
+    const items = Array.from({ length: 25 }, (_, i) => desired('Thing', `t${i}`, { i }));
+    await buildPlan(items, lookupOf(memoryKind(store)), noContext);
+    expect(store.calls).toEqual(['list Thing']);
+  });
+
+  it('reads a lone object with observe, and kinds without list one by one', async () => {
+    const store = memoryStore();
+    await buildPlan([desired('Thing', 'only', {})], lookupOf(memoryKind(store)), noContext);
+    expect(store.calls).toEqual(['observe Thing/only']);
+    const store2 = memoryStore();
+    await buildPlan(
+      [desired('Thing', 'a', {}), desired('Thing', 'b', {})],
+      lookupOf(memoryKind(store2, { withList: false })),
+      noContext,
+    );
+    expect(store2.calls.sort()).toEqual(['observe Thing/a', 'observe Thing/b']);
+  });
+
+  it('keeps at most `parallelism` reads in flight', async () => {
+    const store = memoryStore();
+    store.delayMs = 15;
+    const items = Array.from({ length: 12 }, (_, i) => desired('Thing', `t${i}`, {}));
+    await buildPlan(items, lookupOf(memoryKind(store, { withList: false })), noContext, { parallelism: 3 });
+    expect(store.calls).toHaveLength(12);
+    expect(store.maxInFlight).toBe(3);
+  });
+
+  it('orders creates after the kinds and objects they depend on', async () => {
+    const store = memoryStore();
+    const parent = memoryKind(store, { kind: 'Parent' });
+    const child = memoryKind(store, {
+      kind: 'Child',
+      after: ['Parent'],
+      deps: (d) => [{ kind: 'Child', name: String(d.spec.needs ?? '') }],
+    });
+    const plan = await buildPlan(
+      [
+        desired('Child', 'c2', { needs: 'c1' }),
+        desired('Child', 'c1', {}),
+        desired('Parent', 'p', {}),
+      ],
+      lookupOf(parent, child),
+      noContext,
+    );
+    expect(plan.changes.map((c) => c.address)).toEqual(['Parent/p', 'Child/c1', 'Child/c2']);
+    expect(plan.changes.find((c) => c.address === 'Child/c2')?.dependsOn.sort()).toEqual(['Child/c1', 'Parent/p']);
+  });
+
+  it('refuses a dependency cycle with the objects named', async () => {
+    const store = memoryStore();
+    const kind = memoryKind(store, { deps: (d) => [{ kind: 'Thing', name: String(d.spec.needs) }] });
+    await expect(
+      buildPlan([desired('Thing', 'a', { needs: 'b' }), desired('Thing', 'b', { needs: 'a' })], lookupOf(kind), noContext),
+    ).rejects.toThrow(/cycle between Thing\/a, Thing\/b/);
+  });
+
+  it('prunes only owned objects the manifest dropped, deleting dependants first', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/kept', { value: { owner: 'converge' }, version: 1 });
+    store.objects.set('Thing/dropped', { value: { owner: 'converge' }, version: 2 });
+    store.objects.set('Thing/foreign', { value: { owner: 'someone' }, version: 1 });
+    const plan = await buildPlan([desired('Thing', 'kept', { owner: 'converge' })], lookupOf(memoryKind(store)), noContext, {
+      prune: [{ kind: 'Thing' }],
+    });
+    expect(plan.changes.map((c) => [c.address, c.action])).toEqual([
+      ['Thing/kept', 'noop'],
+      ['Thing/dropped', 'delete'],
+    ]);
+    expect(plan.changes[1]?.reason).toMatch(/--prune/);
+  });
+
+  it('collects plan-time problems from kinds', async () => {
+    const store = memoryStore();
+    const kind = memoryKind(store);
+    kind.check = async (_ctx, ds) => ds.map((d) => ({ key: d.key, message: `bad ${d.key.name}` }));
+    const plan = await buildPlan([desired('Thing', 'a', {})], lookupOf(kind), noContext);
+    expect(plan.problems).toEqual([{ key: { kind: 'Thing', name: 'a' }, message: 'bad a' }]);
+  });
+});

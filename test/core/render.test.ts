@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { renderHuman } from '../../src/planner/render/human.js';
+import { planToJson } from '../../src/planner/render/json.js';
+import { renderMarkdown } from '../../src/planner/render/markdown.js';
+import { type Change, type Plan, summarise } from '../../src/planner/types.js';
+
+function change(partial: Partial<Change> & Pick<Change, 'action'>): Change {
+  const name = partial.key?.name ?? 'web';
+  return {
+    address: `AclRole/default/${name}`,
+    key: { kind: 'AclRole', name, namespace: 'default' },
+    diffs: [],
+    after: null,
+    before: null,
+    dependsOn: [],
+    ...partial,
+  };
+}
+
+function planOf(changes: Change[]): Plan {
+  return { changes, summary: summarise(changes), problems: [], requests: { registry: 2 } };
+}
+
+const sample = planOf([
+  change({ action: 'create', key: { kind: 'AclRole', name: 'new', namespace: 'default' }, address: 'AclRole/default/new', after: { Description: 'fresh', Policies: [{ Name: 'p' }] } }),
+  change({
+    action: 'update',
+    id: 'c0ffee',
+    diffs: [
+      { path: 'Description', op: 'change', before: 'old', after: 'new' },
+      { path: 'Policies', op: 'add', after: { Name: 'service-read' } },
+      { path: 'Policies', op: 'remove', before: { Name: 'gone' } },
+    ],
+  }),
+  change({ action: 'delete', key: { kind: 'AclRole', name: 'old', namespace: 'default' }, address: 'AclRole/default/old', before: { Description: 'bye' } }),
+  change({ action: 'noop', key: { kind: 'AclRole', name: 'same', namespace: 'default' }, address: 'AclRole/default/same' }),
+]);
+
+describe('human rendering', () => {
+  const text = renderHuman(sample, { color: false });
+
+  it('uses terraform symbols and aligned attributes', () => {
+    expect(text).toContain('  + AclRole/default/new');
+    expect(text).toContain('      + Description = "fresh"');
+    expect(text).toContain('      + Policies    = [{ Name = "p" }]');
+    expect(text).toContain('  ~ AclRole/default/web  (id c0ffee)');
+    expect(text).toContain('      ~ Description = "old" -> "new"');
+    expect(text).toContain('      + Policies    = { Name = "service-read" }');
+    expect(text).toContain('      - Policies    = { Name = "gone" }');
+    expect(text).toContain('  - AclRole/default/old');
+    expect(text).toContain('Plan: 1 to add, 1 to change, 0 to replace, 1 to destroy, 1 unchanged.');
+    expect(text).not.toContain('same');
+  });
+
+  it('has no escape codes without colour and has them with it', () => {
+    expect(text).not.toMatch(/\x1b\[/);
+    expect(renderHuman(sample, { color: true })).toMatch(/\x1b\[32m\+/);
+  });
+
+  it('says so when nothing changes', () => {
+    expect(renderHuman(planOf([change({ action: 'noop' })]), { color: false })).toContain('No changes.');
+  });
+
+  it('lists plan problems with their positions', () => {
+    const plan = planOf([]);
+    plan.problems.push({
+      key: { kind: 'AclRole', name: 'x' },
+      message: 'policy "nope" does not exist',
+      position: { file: 'roles.yaml', line: 7, col: 15 },
+    });
+    expect(renderHuman(plan, { color: false })).toContain('roles.yaml:7:15: policy "nope" does not exist');
+  });
+});
+
+describe('json rendering', () => {
+  it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
+    const json = planToJson(sample, '9.9.9');
+    expect(json.format_version).toBe('1.0');
+    expect(json.converge_version).toBe('9.9.9');
+    expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
+      ['AclRole', 'new', 'create'],
+      ['AclRole', 'web', 'update'],
+      ['AclRole', 'old', 'delete'],
+      ['AclRole', 'same', 'noop'],
+    ]);
+    expect(json.changes[1]?.diffs[0]).toEqual({ path: 'Description', op: 'change', before: 'old', after: 'new' });
+    expect(json.summary).toEqual({ create: 1, update: 1, replace: 0, delete: 1, noop: 1 });
+    expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+  });
+});
+
+describe('markdown rendering', () => {
+  it('has a summary line, a table of changes and a folded diff', () => {
+    const md = renderMarkdown(sample);
+    expect(md).toContain('**Plan: 1 to add, 1 to change, 0 to replace, 1 to destroy, 1 unchanged.**');
+    expect(md).toContain('| `+` create | AclRole | new | default |');
+    expect(md).toContain('| `-` delete | AclRole | old | default |');
+    expect(md).toContain('<details><summary>Attribute changes</summary>');
+    expect(md).toContain('```diff');
+    expect(md).toContain('!     Description = "old" -> "new"');
+    expect(md).not.toContain('| same |');
+  });
+
+  it('stays under the comment limit, saying it was cut', () => {
+    const many = planOf(
+      Array.from({ length: 400 }, (_, i) =>
+        change({
+          action: 'create',
+          key: { kind: 'AclRole', name: `r${i}`, namespace: 'default' },
+          address: `AclRole/default/r${i}`,
+          after: { Description: 'x'.repeat(200) },
+        }),
+      ),
+    );
+    const md = renderMarkdown(many, { limit: 10_000 });
+    expect(md.length).toBeLessThanOrEqual(10_000);
+    expect(md).toContain('truncated');
+    expect(md.trimEnd().endsWith('</details>')).toBe(true);
+  });
+
+  it('escapes table cells', () => {
+    const md = renderMarkdown(planOf([change({ action: 'create', key: { kind: 'AclRole', name: 'a|b' }, address: 'AclRole/a|b' })]));
+    expect(md).toContain('a\\|b');
+  });
+});
