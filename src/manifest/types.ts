@@ -4,7 +4,10 @@
  * apply error) can point the user at `file:line:col`.
  */
 
-/** A 1-based position in a manifest file. */
+/**
+ * A 1-based position in a manifest file. Line 0 (with col 0) means the problem concerns the path as
+ * a whole (a missing path, an empty folder): it prints as `path: message`.
+ */
 export interface SourcePosition {
   file: string;
   line: number;
@@ -36,6 +39,8 @@ export interface ManifestResource {
   name: string;
   namespace?: string;
   connection?: string;
+  /** `metadata.labels`, when the document has them. */
+  labels?: Record<string, string>;
   /** The interpolated `spec`, validated against the kind's schema (defaults applied). */
   spec: Record<string, unknown>;
   /** Where the document starts (its `kind:` line). */
@@ -46,8 +51,10 @@ export interface ManifestResource {
    */
   locate(pointer: string): SourcePosition;
   /**
-   * JSON pointers (relative to the document root) of values that came from interpolation of a
-   * secret-bearing source. Renderers and plan files never show them.
+   * JSON pointers (relative to the document root) of values that came from interpolation
+   * (`${env:...}`, `${file:...}`). The manifest layer records every interpolated value, not only
+   * ones that look secret: guessing from names would miss some, and the kinds know which fields
+   * really are secret. Renderers and plan files never show them.
    */
   sensitivePointers: ReadonlySet<string>;
 }
@@ -80,7 +87,7 @@ export interface ManifestProblem {
 }
 
 export function formatPosition(p: SourcePosition): string {
-  return `${p.file}:${p.line}:${p.col}`;
+  return p.line > 0 ? `${p.file}:${p.line}:${p.col}` : p.file;
 }
 
 /** Thrown by the manifest layer with every problem found, not only the first. */

@@ -1,0 +1,89 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: descriptions show the manifest interpolation syntax ${...}.
+/**
+ * Kinds the manifest layer itself understands, as opposed to the resource kinds of the registry:
+ * they configure Converge rather than describe objects in a service. Each one has a schema and a
+ * `collect` step that turns a validated document into its part of the Manifest.
+ *
+ * `PruneScope` (which live objects `--prune` may delete) is to be added here as a second entry.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { DocumentPositions } from './positions.js';
+import { type Manifest, type ManifestConnection, SERVICE_NAMES, type ServiceName } from './types.js';
+
+/** A validated document, as the schema guarantees it. */
+export interface ValidDocument {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; connection?: string; labels?: Record<string, string> };
+  spec: Record<string, unknown>;
+}
+
+export interface BuiltinKind {
+  readonly kind: string;
+  readonly description: string;
+  readonly nameSchema: TSchema;
+  readonly specSchema: TSchema;
+  /** Adds the document's content to the manifest being built. */
+  collect(document: ValidDocument, positions: DocumentPositions, manifest: Manifest): void;
+}
+
+/** Names of objects Converge itself defines (connections, and later prune scopes). */
+export const LOCAL_NAME_SCHEMA = Type.String({
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  maxLength: 63,
+  description:
+    'lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters',
+});
+
+const ConnectionSpec = Type.Object(
+  {
+    service: Type.Unsafe<ServiceName>({
+      type: 'string',
+      enum: [...SERVICE_NAMES],
+      description: 'which service this connection reaches',
+    }),
+    // One pattern rather than `format: uri` plus a scheme check, so a bad address gets one error.
+    address: Type.String({
+      pattern: '^https?://[^\\s/?#]+(/\\S*)?$',
+      description: 'the http:// or https:// URL of the service',
+    }),
+    token: Type.Optional(
+      Type.String({ minLength: 1, description: 'API token; use ${env:NAME} rather than writing it here' }),
+    ),
+    caCertificate: Type.Optional(
+      Type.String({ minLength: 1, description: 'PEM CA bundle to trust, e.g. ${file:certs/ca.pem}' }),
+    ),
+    insecureSkipTlsVerify: Type.Optional(
+      Type.Boolean({ description: 'skip TLS certificate verification (for tests only)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const connectionKind: BuiltinKind = {
+  kind: 'Connection',
+  description:
+    "A named address and token for one service; resources pick it with metadata.connection instead of the environment's default.",
+  nameSchema: LOCAL_NAME_SCHEMA,
+  specSchema: ConnectionSpec,
+  collect(document, positions, manifest) {
+    const spec = document.spec as Static<typeof ConnectionSpec>;
+    const connection: ManifestConnection = {
+      name: document.metadata.name,
+      service: spec.service,
+      address: spec.address,
+      source: positions.documentStart(),
+    };
+    if (spec.token !== undefined) connection.token = spec.token;
+    if (spec.caCertificate !== undefined) connection.caCertificate = spec.caCertificate;
+    if (spec.insecureSkipTlsVerify !== undefined)
+      connection.insecureSkipTlsVerify = spec.insecureSkipTlsVerify;
+    manifest.connections.push(connection);
+  },
+};
+
+export const BUILTIN_KINDS: readonly BuiltinKind[] = [connectionKind];
+
+export function builtinKind(kind: string): BuiltinKind | undefined {
+  return BUILTIN_KINDS.find((builtin) => builtin.kind === kind);
+}

@@ -1,0 +1,80 @@
+/**
+ * Checks that need every document at once: the same object declared twice (in one file or across
+ * files), and `metadata.connection` naming a Connection that exists and reaches the kind's service.
+ */
+import { addressOf, type ResourceKey } from '../resources/contract.js';
+import type { ManifestKind } from './kinds.js';
+import { formatPosition, type Manifest, type ManifestProblem, type SourcePosition } from './types.js';
+
+/**
+ * Runs on the documents that passed validation. `brokenConnections` names Connection documents that
+ * did not: a reference to one of them is not reported, the document's own problems are.
+ */
+export function crossCheck(
+  manifest: Manifest,
+  kinds: readonly ManifestKind[],
+  brokenConnections: ReadonlySet<string>,
+): ManifestProblem[] {
+  return [...findDuplicates(manifest), ...checkConnectionReferences(manifest, kinds, brokenConnections)];
+}
+
+/**
+ * An object's identity is kind + namespace + name, plus the connection it lives on: the same role
+ * name on two registry clusters is two objects. A missing namespace is one namespace of its own.
+ */
+function findDuplicates(manifest: Manifest): ManifestProblem[] {
+  const declared: { key: ResourceKey; source: SourcePosition }[] = [
+    ...manifest.connections.map((c) => ({ key: { kind: 'Connection', name: c.name }, source: c.source })),
+    ...manifest.resources.map((r) => ({
+      key: { kind: r.kind, name: r.name, namespace: r.namespace, connection: r.connection },
+      source: r.source,
+    })),
+  ];
+  const firstPlace = new Map<string, SourcePosition>();
+  const problems: ManifestProblem[] = [];
+  for (const { key, source } of declared) {
+    const identity = JSON.stringify([key.kind, key.namespace ?? null, key.name, key.connection ?? null]);
+    const first = firstPlace.get(identity);
+    if (!first) {
+      firstPlace.set(identity, source);
+      continue;
+    }
+    problems.push({
+      position: source,
+      message: `${addressOf(key)} is declared twice: at ${formatPosition(first)} and at ${formatPosition(source)}`,
+    });
+  }
+  return problems;
+}
+
+function checkConnectionReferences(
+  manifest: Manifest,
+  kinds: readonly ManifestKind[],
+  brokenConnections: ReadonlySet<string>,
+): ManifestProblem[] {
+  const connections = new Map(manifest.connections.map((c) => [c.name, c]));
+  const problems: ManifestProblem[] = [];
+  for (const resource of manifest.resources) {
+    if (resource.connection === undefined || brokenConnections.has(resource.connection)) continue;
+    const service = kinds.find((k) => k.kind === resource.kind)?.service;
+    const connection = connections.get(resource.connection);
+    const position = resource.locate('/metadata/connection');
+    if (!connection) {
+      const candidates = manifest.connections.filter((c) => c.service === service).map((c) => `"${c.name}"`);
+      const known =
+        candidates.length > 0
+          ? `declared ${service} connections: ${candidates.join(', ')}`
+          : `no ${service} connection is declared`;
+      problems.push({
+        position,
+        message: `connection "${resource.connection}" is not declared; add a Connection document with that name (${known})`,
+      });
+    } else if (connection.service !== service) {
+      problems.push({
+        position,
+        message: `connection "${connection.name}" is a ${connection.service} connection, but ${resource.kind} needs a ${service} connection`,
+      });
+    }
+  }
+  return problems;
+}

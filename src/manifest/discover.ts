@@ -1,0 +1,110 @@
+/**
+ * Turns the paths the user gave (files, folders, or both) into the ordered list of manifest files
+ * to read. Folders are searched recursively for `*.yaml` / `*.yml`; the order is the sorted
+ * relative path so that the same folder always loads (and reports errors) in the same order.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { describeFsError } from './text-file.js';
+import type { ManifestProblem } from './types.js';
+
+export interface ManifestFile {
+  /** The path as shown to the user: as given, or the given folder joined with the relative path. */
+  display: string;
+  absolute: string;
+}
+
+export interface DiscoveryResult {
+  files: ManifestFile[];
+  problems: ManifestProblem[];
+}
+
+const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml']);
+
+export async function discoverManifestFiles(paths: readonly string[], cwd: string): Promise<DiscoveryResult> {
+  const files: ManifestFile[] = [];
+  const problems: ManifestProblem[] = [];
+  // A file named twice (directly and through its folder, say) is read once, at its first place.
+  const seen = new Set<string>();
+  const add = (file: ManifestFile) => {
+    if (seen.has(file.absolute)) return;
+    seen.add(file.absolute);
+    files.push(file);
+  };
+
+  if (paths.length === 0) problems.push(pathProblem('.', 'no manifest files or folders given'));
+
+  for (const given of paths) {
+    const display = path.normalize(given);
+    const absolute = path.resolve(cwd, given);
+    let isFolder: boolean;
+    try {
+      isFolder = (await stat(absolute)).isDirectory();
+    } catch (error) {
+      problems.push(pathProblem(display, `no such file or folder (${describeFsError(error)})`));
+      continue;
+    }
+    if (!isFolder) {
+      // A file named explicitly is read whatever its extension: the user chose it.
+      add({ display, absolute });
+      continue;
+    }
+    const found: string[] = [];
+    const unreadable: string[] = [];
+    await collectManifestFiles(absolute, '', found, unreadable);
+    for (const relative of unreadable) {
+      problems.push(pathProblem(path.join(display, relative), 'folder cannot be read'));
+    }
+    if (found.length === 0) {
+      problems.push(pathProblem(display, 'folder has no .yaml or .yml files'));
+      continue;
+    }
+    // Plain code-unit order, not locale order, so the result is the same on every machine.
+    found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const relative of found) {
+      add({ display: path.join(display, relative), absolute: path.join(absolute, relative) });
+    }
+  }
+  return { files, problems };
+}
+
+/**
+ * Appends to `found` the manifest files under `folder`, as paths relative to the folder given by the
+ * user. Hidden entries (dot-files and dot-folders such as `.git`) and `node_modules` are skipped.
+ * Symbolic links to files are followed; links to folders are not, so a link cycle cannot loop.
+ */
+async function collectManifestFiles(
+  root: string,
+  relativeFolder: string,
+  found: string[],
+  unreadable: string[],
+): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(path.join(root, relativeFolder), { withFileTypes: true });
+  } catch {
+    unreadable.push(relativeFolder);
+    return;
+  }
+  for (const entry of entries) {
+    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+    const relative = relativeFolder === '' ? entry.name : path.join(relativeFolder, entry.name);
+    if (entry.isDirectory()) {
+      await collectManifestFiles(root, relative, found, unreadable);
+      continue;
+    }
+    if (!MANIFEST_EXTENSIONS.has(path.extname(entry.name).toLowerCase())) continue;
+    if (entry.isFile()) {
+      found.push(relative);
+    } else if (entry.isSymbolicLink()) {
+      const target = await stat(path.join(root, relative)).catch(() => undefined);
+      if (target?.isFile()) found.push(relative);
+    }
+  }
+}
+
+/** A problem about a path as a whole: line 0 makes it print as `path: message`. */
+export function pathProblem(file: string, message: string): ManifestProblem {
+  return { position: { file, line: 0, col: 0 }, message };
+}

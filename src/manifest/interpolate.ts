@@ -1,0 +1,92 @@
+/**
+ * Expands `${env:NAME}` and `${file:path}` references inside one string value. `$${` is the escape
+ * for a literal `${`. Several references may appear in one string; every bad one is reported.
+ * The caller (prepare.ts) applies this to scalars while walking the YAML AST, so each error can
+ * point at the exact value it came from.
+ */
+
+export interface InterpolationSources {
+  env(name: string): string | undefined;
+  /** The contents of a file referenced from the manifest, or why it cannot be used. */
+  file(reference: string): Promise<{ ok: true; text: string } | { ok: false; reason: string }>;
+}
+
+export interface Expansion {
+  value: string;
+  /** Whether at least one reference was replaced (escapes alone do not count). */
+  interpolated: boolean;
+  errors: string[];
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LITERAL_HINT = 'write $${...} for a literal "${"';
+
+/** Cheap test so that the (async) expansion runs only for strings that need it. */
+export function mayNeedExpansion(raw: string): boolean {
+  return raw.includes('${');
+}
+
+export async function expandReferences(raw: string, sources: InterpolationSources): Promise<Expansion> {
+  let value = '';
+  let interpolated = false;
+  const errors: string[] = [];
+  let index = 0;
+  while (index < raw.length) {
+    const start = raw.indexOf('${', index);
+    if (start < 0) {
+      value += raw.slice(index);
+      break;
+    }
+    // `$${` is an escape: it stands for a literal `${`, and what follows is ordinary text.
+    if (start - 1 >= index && raw[start - 1] === '$') {
+      value += `${raw.slice(index, start - 1)}\${`;
+      index = start + 2;
+      continue;
+    }
+    value += raw.slice(index, start);
+    const end = raw.indexOf('}', start + 2);
+    if (end < 0) {
+      errors.push(`unterminated reference "${raw.slice(start, start + 40)}": missing "}" (${LITERAL_HINT})`);
+      value += raw.slice(start);
+      break;
+    }
+    const reference = raw.slice(start, end + 1);
+    const body = raw.slice(start + 2, end);
+    const colon = body.indexOf(':');
+    const source = colon < 0 ? body : body.slice(0, colon);
+    const argument = colon < 0 ? '' : body.slice(colon + 1);
+    index = end + 1;
+
+    if (source === 'env' && ENV_NAME.test(argument)) {
+      const envValue = sources.env(argument);
+      if (envValue === undefined) {
+        errors.push(`environment variable ${argument} is not set (referenced as ${reference})`);
+        value += reference;
+      } else {
+        value += envValue;
+        interpolated = true;
+      }
+    } else if (source === 'env') {
+      errors.push(
+        `invalid environment variable name in ${reference}: use letters, digits and underscores, not starting with a digit`,
+      );
+      value += reference;
+    } else if (source === 'file' && argument.trim() !== '') {
+      const file = await sources.file(argument);
+      if (file.ok) {
+        value += file.text;
+        interpolated = true;
+      } else {
+        errors.push(`cannot use ${reference}: ${file.reason}`);
+        value += reference;
+      }
+    } else if (source === 'file') {
+      errors.push(`empty file path in ${reference}`);
+      value += reference;
+    } else {
+      errors.push(`unknown reference ${reference}: use \${env:NAME} or \${file:path} (${LITERAL_HINT})`);
+      value += reference;
+    }
+  }
+  return { value, interpolated, errors };
+}

@@ -1,0 +1,32 @@
+/**
+ * Hard limits that keep hostile or accidental input (a 50 MB log passed by mistake, a YAML bomb, a
+ * file of 100k `[`) from hanging or crashing the CLI. Each limit is far above what a real manifest
+ * needs, and each one produces a clear error instead of a stack overflow or an out-of-memory kill.
+ */
+
+const MiB = 1024 * 1024;
+
+/** Largest manifest file we read. Checked with `stat` before reading, and again while reading. */
+export const MAX_MANIFEST_FILE_BYTES = 5 * MiB;
+
+/** Largest file a `${file:...}` reference may pull in. */
+export const MAX_INTERPOLATED_FILE_BYTES = 1 * MiB;
+
+/**
+ * Deepest nesting of collections we accept. yaml's composer and ajv both recurse per level, and
+ * yaml's parser slows down sharply (and ran out of memory at 1M levels) on deep flow collections,
+ * so depth is checked on the token stream before parsing. Real manifests stay under ~15 levels.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
+/**
+ * yaml's own guard against alias bombs ("billion laughs"); this is its default, kept explicit so a
+ * later change of default cannot silently loosen it.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+/** Limits read best in MiB; sizes near a limit need the exact count ("1048577 bytes", not "1 MiB"). */
+export function formatBytes(bytes: number): string {
+  if (bytes % MiB === 0 && bytes > 0) return `${bytes / MiB} MiB`;
+  return bytes >= 10 * MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`;
+}

@@ -1,0 +1,171 @@
+/**
+ * loadManifest: files → documents → checked, interpolated, validated resources and connections.
+ * Every problem of every file is collected before anything fails, so one run shows them all.
+ */
+import path from 'node:path';
+import { isMap } from 'yaml';
+import { builtinKind, type ValidDocument } from './builtins.js';
+import { crossCheck } from './crosscheck.js';
+import { discoverManifestFiles, type ManifestFile, pathProblem } from './discover.js';
+import type { InterpolationSources } from './interpolate.js';
+import type { ManifestKind } from './kinds.js';
+import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
+import { type ParsedDocument, parseManifestText } from './parse.js';
+import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
+import { readTextFile, type TextFileResult } from './text-file.js';
+import { documentToValue } from './to-value.js';
+import { type Manifest, ManifestError, type ManifestProblem, type ManifestResource } from './types.js';
+import { manifestValidator, validateDocument } from './validate.js';
+
+export interface LoadManifestOptions {
+  /** The resource kinds a manifest may use (the CLI passes the registry's `kinds`). */
+  kinds: readonly ManifestKind[];
+  /** Where `${env:NAME}` looks; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Folder that relative paths start from; defaults to `process.cwd()`. */
+  cwd?: string;
+}
+
+/**
+ * Loads manifest files and folders. Resolves with the manifest when every document is valid;
+ * rejects with a ManifestError listing every problem (sorted by file, line, column) otherwise.
+ */
+export async function loadManifest(paths: string[], options: LoadManifestOptions): Promise<Manifest> {
+  const { kinds } = options;
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  // Compile first: a broken kind schema is a programming error and should fail loudly, not per file.
+  manifestValidator(kinds);
+
+  const manifest: Manifest = { files: [], resources: [], connections: [] };
+  const discovery = await discoverManifestFiles(paths, cwd);
+  const problems: ManifestProblem[] = [...discovery.problems];
+  // A file referenced from many values is read once per load.
+  const referencedFiles = new Map<string, Promise<TextFileResult>>();
+  // Names of Connection documents that have problems: references to them are not reported again.
+  const brokenConnections = new Set<string>();
+
+  for (const file of discovery.files) {
+    const read = await readTextFile(file.absolute, MAX_MANIFEST_FILE_BYTES);
+    if (!read.ok) {
+      problems.push(pathProblem(file.display, `file ${read.reason}`));
+      continue;
+    }
+    manifest.files.push(file.display);
+    const parsed = parseManifestText(file.display, read.text);
+    problems.push(...parsed.problems);
+    const sources = interpolationSources(file, env, referencedFiles);
+    for (const document of parsed.documents) {
+      const documentProblems = await loadDocument(document, sources, kinds, manifest);
+      problems.push(...documentProblems);
+      if (documentProblems.length > 0) {
+        const name = connectionName(document);
+        if (name !== undefined) brokenConnections.add(name);
+      }
+    }
+  }
+
+  problems.push(...crossCheck(manifest, kinds, brokenConnections));
+  if (problems.length > 0) throw new ManifestError(sortProblems(problems));
+  return manifest;
+}
+
+async function loadDocument(
+  { doc, positions }: ParsedDocument,
+  sources: InterpolationSources,
+  kinds: readonly ManifestKind[],
+  manifest: Manifest,
+): Promise<ManifestProblem[]> {
+  if (!isMap(doc.contents)) {
+    return [
+      {
+        position: positions.ofNode(doc.contents),
+        message: 'a manifest document must be a mapping with apiVersion, kind, metadata and spec',
+      },
+    ];
+  }
+  const prepared = await prepareDocument(doc, positions, sources);
+  if (prepared.rejected) return prepared.problems;
+
+  const converted = documentToValue(doc, positions, prepared.firstAlias);
+  if (!converted.ok) return [...prepared.problems, converted.problem];
+  const value = converted.value;
+
+  const sensitivePointers = prepared.hasAliases
+    ? interpolatedPointersThroughAliases(doc, prepared.interpolatedScalars)
+    : prepared.interpolatedPointers;
+  const problems = [
+    ...prepared.problems,
+    ...validateDocument(value, {
+      kinds,
+      positions,
+      sensitivePointers,
+      failedPointers: prepared.failedPointers,
+    }),
+  ];
+  if (problems.length > 0) return problems;
+
+  const document = value as ValidDocument;
+  const builtin = builtinKind(document.kind);
+  if (builtin) {
+    builtin.collect(document, positions, manifest);
+    return [];
+  }
+  const { metadata } = document;
+  const resource: ManifestResource = {
+    kind: document.kind,
+    name: metadata.name,
+    spec: document.spec,
+    source: positions.documentStart(),
+    locate: (pointer) => positions.locate(pointer),
+    sensitivePointers,
+  };
+  if (metadata.namespace !== undefined) resource.namespace = metadata.namespace;
+  if (metadata.connection !== undefined) resource.connection = metadata.connection;
+  if (metadata.labels !== undefined) resource.labels = metadata.labels;
+  manifest.resources.push(resource);
+  return [];
+}
+
+/** `metadata.name` of a `kind: Connection` document, read from the AST (the document may be invalid). */
+function connectionName({ doc }: ParsedDocument): string | undefined {
+  if (!isMap(doc.contents) || doc.get('kind') !== 'Connection') return undefined;
+  const name = doc.getIn(['metadata', 'name']);
+  return typeof name === 'string' ? name : undefined;
+}
+
+function interpolationSources(
+  file: ManifestFile,
+  env: NodeJS.ProcessEnv,
+  cache: Map<string, Promise<TextFileResult>>,
+): InterpolationSources {
+  return {
+    // Own properties only: `${env:constructor}` must not find Object.prototype.constructor.
+    env: (name) => (Object.hasOwn(env, name) ? env[name] : undefined),
+    async file(reference) {
+      // Relative to the manifest file's folder, not to where the CLI runs.
+      const absolute = path.resolve(path.dirname(file.absolute), reference);
+      const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(file.display), reference);
+      let pending = cache.get(absolute);
+      if (!pending) {
+        pending = readTextFile(absolute, MAX_INTERPOLATED_FILE_BYTES);
+        cache.set(absolute, pending);
+      }
+      const result = await pending;
+      return result.ok ? result : { ok: false, reason: `${shown} ${result.reason}` };
+    },
+  };
+}
+
+function sortProblems(problems: ManifestProblem[]): ManifestProblem[] {
+  return [...problems].sort(
+    (a, b) =>
+      compareStrings(a.position.file, b.position.file) ||
+      a.position.line - b.position.line ||
+      a.position.col - b.position.col,
+  );
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

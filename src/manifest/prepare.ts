@@ -1,0 +1,185 @@
+/**
+ * One pass over a parsed document's AST, before it becomes plain data:
+ * - rejects what a manifest must not contain: custom tags (`!!js/function`), keys that could reach
+ *   object prototypes (`__proto__`, `constructor`, `prototype`), duplicate keys, non-string keys,
+ *   and aliases that point into themselves (they would make a cyclic object);
+ * - expands `${env:...}` / `${file:...}` in string values in place, so that positions stay exact
+ *   and aliases of an interpolated value get the expanded text too.
+ * The walk uses an explicit stack, not recursion, so depth alone cannot overflow the call stack.
+ */
+import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Scalar } from 'yaml';
+import { expandReferences, type InterpolationSources, mayNeedExpansion } from './interpolate.js';
+import { joinPointer } from './pointer.js';
+import { type DocumentPositions, keyName } from './positions.js';
+import type { ManifestProblem } from './types.js';
+
+export interface PreparedDocument {
+  problems: ManifestProblem[];
+  /** Set when the document's structure is unusable: do not convert or validate it. */
+  rejected: boolean;
+  /** Scalars whose value came from interpolation. */
+  interpolatedScalars: Set<Scalar>;
+  /** Pointers of values whose interpolation failed; schema errors there would only repeat it. */
+  failedPointers: Set<string>;
+  /** Pointers of interpolated values, found without following aliases. */
+  interpolatedPointers: Set<string>;
+  hasAliases: boolean;
+  /** The first alias, where an alias-bomb error points. */
+  firstAlias?: Node;
+}
+
+const YAML_TAG_PREFIX = 'tag:yaml.org,2002:';
+const ALLOWED_TAGS = new Set(
+  ['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((t) => YAML_TAG_PREFIX + t),
+);
+
+/** Keys that, once in a plain object, can change or reach its prototype. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+interface Frame {
+  node: Node;
+  pointer: string;
+  /** Second visit, after the children: the node stops being an ancestor. */
+  leaving?: boolean;
+}
+
+export async function prepareDocument(
+  doc: Document.Parsed,
+  positions: DocumentPositions,
+  sources: InterpolationSources,
+): Promise<PreparedDocument> {
+  const result: PreparedDocument = {
+    problems: [],
+    rejected: false,
+    interpolatedScalars: new Set(),
+    failedPointers: new Set(),
+    interpolatedPointers: new Set(),
+    hasAliases: false,
+  };
+  const reject = (node: Node | null | undefined, message: string) => {
+    result.problems.push({ position: positions.ofNode(node), message });
+    result.rejected = true;
+  };
+
+  const root = doc.contents;
+  if (!root) return result;
+  const ancestors = new Set<Node>();
+  const stack: Frame[] = [{ node: root, pointer: '' }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const { node, pointer } = frame;
+    if (frame.leaving) {
+      ancestors.delete(node);
+      continue;
+    }
+
+    if (isAlias(node)) {
+      result.hasAliases = true;
+      result.firstAlias ??= node;
+      const target = node.resolve(doc);
+      if (target && ancestors.has(target)) {
+        reject(node, `alias *${node.source} refers to a value that contains it, which would make a cycle`);
+      }
+      continue;
+    }
+
+    const tag = (node as { tag?: string }).tag;
+    if (tag !== undefined && !ALLOWED_TAGS.has(tag)) {
+      reject(node, `tag ${showTag(tag)} is not allowed: manifests hold plain YAML values only`);
+      continue;
+    }
+
+    if (isScalar(node)) {
+      if (typeof node.value === 'string' && mayNeedExpansion(node.value)) {
+        const expansion = await expandReferences(node.value, sources);
+        for (const error of expansion.errors) {
+          result.problems.push({ position: positions.ofNode(node), message: error });
+        }
+        if (expansion.errors.length > 0) result.failedPointers.add(pointer);
+        node.value = expansion.value;
+        if (expansion.interpolated) {
+          result.interpolatedScalars.add(node);
+          result.interpolatedPointers.add(pointer);
+        }
+      }
+      continue;
+    }
+
+    ancestors.add(node);
+    stack.push({ node, pointer, leaving: true });
+    const children: Frame[] = [];
+    if (isMap(node)) {
+      const seen = new Map<string, Node>();
+      for (const pair of node.items) {
+        const key = pair.key as Node | null;
+        const name = keyName(pair);
+        if (!isScalar(key) || name === undefined) {
+          reject(key ?? node, 'keys must be plain strings (not empty, not collections or aliases)');
+          continue;
+        }
+        const keyTag = key.tag;
+        if (keyTag !== undefined && !ALLOWED_TAGS.has(keyTag)) {
+          reject(key, `tag ${showTag(keyTag)} is not allowed: manifests hold plain YAML values only`);
+          continue;
+        }
+        if (FORBIDDEN_KEYS.has(name)) {
+          reject(key, `key "${name}" is not allowed: it could change object prototypes`);
+          continue;
+        }
+        const first = seen.get(name);
+        if (first) {
+          const firstLine = positions.ofNode(first).line;
+          reject(key, `duplicate key "${name}" (first defined on line ${firstLine})`);
+          continue;
+        }
+        seen.set(name, key);
+        if (pair.value) children.push({ node: pair.value as Node, pointer: joinPointer(pointer, name) });
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, index) => {
+        if (item) children.push({ node: item as Node, pointer: joinPointer(pointer, index) });
+      });
+    }
+    // Reversed so that children are visited, and problems found, in document order.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+  }
+  return result;
+}
+
+/**
+ * Pointers of every place an interpolated value shows up once aliases are followed: `token: *tok`
+ * is as secret as the anchored value. Only needed for documents that use aliases, and only called
+ * after yaml's toJS has accepted the document (so the alias expansion is known to be bounded).
+ */
+export function interpolatedPointersThroughAliases(
+  doc: Document.Parsed,
+  scalars: ReadonlySet<Scalar>,
+): Set<string> {
+  const pointers = new Set<string>();
+  const root = doc.contents;
+  if (!root || scalars.size === 0) return pointers;
+  const stack: { node: Node; pointer: string }[] = [{ node: root, pointer: '' }];
+  while (stack.length > 0) {
+    const { node: maybeAlias, pointer } = stack.pop()!;
+    const node = isAlias(maybeAlias) ? (maybeAlias.resolve(doc) as Node | undefined) : maybeAlias;
+    if (!node) continue;
+    if (isScalar(node)) {
+      if (scalars.has(node)) pointers.add(pointer);
+    } else if (isMap(node)) {
+      for (const pair of node.items) {
+        const name = keyName(pair);
+        if (name !== undefined && pair.value)
+          stack.push({ node: pair.value as Node, pointer: joinPointer(pointer, name) });
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, index) => {
+        if (item) stack.push({ node: item as Node, pointer: joinPointer(pointer, index) });
+      });
+    }
+  }
+  return pointers;
+}
+
+function showTag(tag: string): string {
+  return tag.startsWith(YAML_TAG_PREFIX) ? `!!${tag.slice(YAML_TAG_PREFIX.length)}` : tag;
+}

@@ -1,0 +1,136 @@
+/**
+ * The JSON Schema of one manifest document, built from the kinds: used by ajv to validate and
+ * written to `schemas/manifest.schema.json` for editors (`# yaml-language-server: $schema=...`).
+ *
+ * Shape: a root that checks the envelope and dispatches on `kind` with ajv's `discriminator`
+ * keyword, over `oneOf` with one branch per kind (its metadata rules, its `nameSchema`, its
+ * `specSchema`). With the discriminator ajv reports only the matching branch's errors and applies
+ * its defaults; editors that do not know the keyword still complete kinds from the branches' consts.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { BUILTIN_KINDS, type BuiltinKind, LOCAL_NAME_SCHEMA } from './builtins.js';
+import { API_VERSION, ENVELOPE_FIELDS, type ManifestKind } from './kinds.js';
+
+export const MANIFEST_SCHEMA_ID = 'urn:converge:schema:manifest:v1';
+const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+
+type JsonSchema = Record<string, unknown>;
+
+export function buildManifestSchema(kinds: readonly ManifestKind[]): JsonSchema {
+  checkKindNames(kinds);
+  const branches = [...kinds.map(resourceBranch), ...BUILTIN_KINDS.map(builtinBranch)];
+  return {
+    $schema: DRAFT_07,
+    $id: MANIFEST_SCHEMA_ID,
+    title: 'Converge manifest document',
+    description: `One document of a Converge manifest: apiVersion ${API_VERSION}, a kind, metadata and the kind's spec.`,
+    type: 'object',
+    required: [...ENVELOPE_FIELDS],
+    properties: {
+      apiVersion: apiVersionSchema(),
+      kind: { type: 'string', description: 'What the document describes.' },
+      metadata: { type: 'object' },
+      spec: { type: 'object' },
+    },
+    additionalProperties: false,
+    discriminator: { propertyName: 'kind' },
+    oneOf: branches,
+  };
+}
+
+/** The schema as checked in: sorted keys, two-space indent, final newline. */
+export function renderManifestSchemaJson(kinds: readonly ManifestKind[]): string {
+  return `${JSON.stringify(sortKeys(buildManifestSchema(kinds)), null, 2)}\n`;
+}
+
+/** Every kind name a manifest may use, sorted: for the "unknown kind" message. */
+export function knownKindNames(kinds: readonly ManifestKind[]): string[] {
+  return [...kinds.map((kind) => kind.kind), ...BUILTIN_KINDS.map((kind) => kind.kind)].sort();
+}
+
+function resourceBranch(kind: ManifestKind): JsonSchema {
+  const metadata: JsonSchema = {
+    name: kind.nameSchema,
+    ...(kind.namespaced
+      ? { namespace: { type: 'string', minLength: 1, description: 'Where the object lives in its service.' } }
+      : {}),
+    // The name of a Connection document for the kind's service; without it the environment's
+    // default connection for the service is used. Its description states the naming rule, which
+    // error messages repeat.
+    connection: LOCAL_NAME_SCHEMA,
+    labels: labelsSchema(),
+  };
+  return envelope(kind.kind, kind.description, metadata, kind.specSchema);
+}
+
+function builtinBranch(kind: BuiltinKind): JsonSchema {
+  return envelope(
+    kind.kind,
+    kind.description,
+    { name: kind.nameSchema, labels: labelsSchema() },
+    kind.specSchema,
+  );
+}
+
+function envelope(
+  kind: string,
+  description: string,
+  metadataProperties: JsonSchema,
+  spec: TSchema,
+): JsonSchema {
+  return {
+    type: 'object',
+    description,
+    required: [...ENVELOPE_FIELDS],
+    properties: {
+      apiVersion: apiVersionSchema(),
+      kind: { const: kind },
+      metadata: {
+        type: 'object',
+        required: ['name'],
+        properties: metadataProperties,
+        additionalProperties: false,
+      },
+      spec,
+    },
+    additionalProperties: false,
+  };
+}
+
+function apiVersionSchema(): JsonSchema {
+  return { const: API_VERSION, description: `Always ${API_VERSION}.` };
+}
+
+function labelsSchema(): JsonSchema {
+  return {
+    type: 'object',
+    description: 'Free-form labels for people and tools; they never reach a service.',
+    additionalProperties: { type: 'string' },
+  };
+}
+
+function checkKindNames(kinds: readonly ManifestKind[]): void {
+  const seen = new Set<string>();
+  for (const { kind } of kinds) {
+    if (BUILTIN_KINDS.some((builtin) => builtin.kind === kind)) {
+      throw new Error(`kind ${kind} is built into the manifest layer and cannot be registered again`);
+    }
+    if (seen.has(kind)) throw new Error(`kind ${kind} is registered twice`);
+    seen.add(kind);
+  }
+}
+
+/**
+ * A copy with object keys in code-unit order at every level, so the generated file does not change
+ * when a schema's keys are written in another order. Symbol keys (TypeBox's markers) are dropped.
+ */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const child = (value as Record<string, unknown>)[key];
+    if (child !== undefined) sorted[key] = sortKeys(child);
+  }
+  return sorted;
+}

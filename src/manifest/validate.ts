@@ -1,0 +1,328 @@
+/**
+ * Validates documents against the manifest schema with ajv and turns ajv's errors into problems a
+ * person can act on: in words, at the line and column of the offending key or value.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import formatsPlugin from 'ajv-formats';
+import type { ManifestKind } from './kinds.js';
+import { API_VERSION } from './kinds.js';
+import { joinPointer, pointerToPath } from './pointer.js';
+import type { DocumentPositions } from './positions.js';
+import { buildManifestSchema, knownKindNames } from './schema.js';
+import type { ManifestProblem } from './types.js';
+
+// ajv-formats is CommonJS; under NodeNext its callable is the default export's `default`.
+const addFormats = formatsPlugin.default;
+
+const compiled = new WeakMap<readonly ManifestKind[], ValidateFunction>();
+
+/** The compiled validator for a list of kinds; compiled once per list (the registry is a constant). */
+export function manifestValidator(kinds: readonly ManifestKind[]): ValidateFunction {
+  let validate = compiled.get(kinds);
+  if (!validate) {
+    const ajv = new Ajv({
+      allErrors: true,
+      strict: true,
+      useDefaults: true,
+      discriminator: true,
+      verbose: true,
+    });
+    addFormats(ajv);
+    validate = ajv.compile(buildManifestSchema(kinds));
+    compiled.set(kinds, validate);
+  }
+  return validate;
+}
+
+export interface ValidationContext {
+  kinds: readonly ManifestKind[];
+  positions: DocumentPositions;
+  /** Interpolated values: never echoed in messages, since they may be secrets. */
+  sensitivePointers: ReadonlySet<string>;
+  /** Values whose interpolation failed (already reported): errors about them would only repeat it. */
+  failedPointers: ReadonlySet<string>;
+}
+
+/** Validates `value` (defaults are filled in place) and returns its problems, if any. */
+export function validateDocument(value: unknown, context: ValidationContext): ManifestProblem[] {
+  const document = value as Record<string, unknown>;
+  if (!Object.hasOwn(document, 'apiVersion') && !Object.hasOwn(document, 'kind')) {
+    // Some other YAML file (CI config, compose file) in the folder: one clear line, not a list of
+    // every missing and unknown field.
+    return [
+      {
+        position: context.positions.locate(''),
+        message: `not a Converge manifest document: it has neither apiVersion nor kind (expected apiVersion: ${API_VERSION}, kind, metadata, spec)`,
+      },
+    ];
+  }
+  const validate = manifestValidator(context.kinds);
+  if (validate(value)) return [];
+  const errors = relevantErrors(validate.errors ?? []).filter(
+    (error) => !isUnderAny(error.instancePath, context.failedPointers),
+  );
+  const problems: ManifestProblem[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const problem = describeError(error, value, context);
+    // The root and the kind's branch both check the envelope: keep one copy of each problem.
+    const key = `${problem.position.line}:${problem.position.col}:${problem.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push(problem);
+  }
+  return problems;
+}
+
+/**
+ * Drops errors that only restate others: the discriminator's "tag must be string" (the root's
+ * `required`/`type` on kind says it better), `if` (its `then` errors follow), and the branches of
+ * unions (`anyOf`/`oneOf` inside specs) that clearly were not meant.
+ */
+function relevantErrors(errors: ErrorObject[]): ErrorObject[] {
+  let kept = errors.filter(
+    (error) => !(error.keyword === 'discriminator' && error.params.error === 'tag') && error.keyword !== 'if',
+  );
+  for (const union of kept.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf')) {
+    const branches = (union.schema as unknown[]) ?? [];
+    // A union inside an array reports once per item, all with the same schemaPath: the errors of
+    // this union's branches are those under its schemaPath *and* under its value.
+    const inBranch = (error: ErrorObject, branchPath: string) =>
+      error.schemaPath.startsWith(branchPath) && isWithin(error.instancePath, union.instancePath);
+    // The branch the user most likely meant: among those whose type fits the value, the one with
+    // the fewest errors, if only one has that few. Its errors say more than "matches no branch".
+    const candidates = branches
+      .map((branch, index) => ({ branch, path: `${union.schemaPath}/${index}/` }))
+      .filter(({ branch }) => typeFits(branch, union.data))
+      .map(({ path }) => ({ path, errors: kept.filter((error) => inBranch(error, path)).length }));
+    const fewest = Math.min(...candidates.map((candidate) => candidate.errors));
+    const best = candidates.filter((candidate) => candidate.errors === fewest);
+    const meant = best.length === 1 ? best[0]!.path : undefined;
+    kept = kept.filter((error) => {
+      if (error === union) return meant === undefined;
+      if (!inBranch(error, `${union.schemaPath}/`)) return true;
+      return meant !== undefined && inBranch(error, meant);
+    });
+  }
+  return kept;
+}
+
+function typeFits(schema: unknown, data: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return true;
+  const { type, const: constant } = schema as { type?: string | string[]; const?: unknown };
+  if (constant !== undefined) return false; // a literal branch: the union message lists them instead
+  if (type === undefined) return true;
+  const actual = jsonType(data);
+  const types = Array.isArray(type) ? type : [type];
+  return types.includes(actual) || (actual === 'integer' && types.includes('number'));
+}
+
+function describeError(error: ErrorObject, document: unknown, context: ValidationContext): ManifestProblem {
+  const { positions } = context;
+  const pointer = error.instancePath;
+  const path = pointerToPath(pointer);
+  const subject = path === '' ? 'the document' : path;
+  const shown = (data: unknown, at = pointer) => showValue(data, at, context.sensitivePointers);
+  const kind = kindOf(document);
+  const described = describeSchema(error.parentSchema);
+  const at = (message: string, position = positions.locate(pointer)): ManifestProblem => ({
+    position,
+    message,
+  });
+
+  switch (error.keyword) {
+    case 'discriminator':
+      return at(
+        `unknown kind ${shown(error.params.tagValue, '/kind')}; known kinds: ${knownKindNames(context.kinds).join(', ')}`,
+        positions.locate('/kind'),
+      );
+    case 'required': {
+      const field = String(error.params.missingProperty);
+      const where = path === '' ? '' : ` in ${path}`;
+      const hint =
+        pointer === '' && field === 'apiVersion'
+          ? ` (every document starts with apiVersion: ${API_VERSION})`
+          : '';
+      return at(`missing required field "${field}"${where}${hint}`, positions.locateKey(pointer));
+    }
+    case 'additionalProperties': {
+      const field = String(error.params.additionalProperty);
+      const fieldPointer = joinPointer(pointer, field);
+      if (pointer === '/metadata' && field === 'namespace' && kind) {
+        return at(
+          `"namespace" is not allowed: ${kind} objects have no namespace`,
+          positions.locateKey(fieldPointer),
+        );
+      }
+      const allowed = Object.keys((error.parentSchema?.properties as object | undefined) ?? {});
+      const suggestion = closestName(field, allowed);
+      const where = path === '' ? '' : ` in ${path}`;
+      const hint = suggestion
+        ? `; did you mean "${suggestion}"?`
+        : allowed.length > 0
+          ? ` (allowed: ${allowed.join(', ')})`
+          : '';
+      return at(`unknown field "${field}"${where}${hint}`, positions.locateKey(fieldPointer));
+    }
+    case 'type':
+      return at(
+        `${subject} must be ${typeList(error.params.type)}, got ${jsonTypeAndValue(error.data, shown)}`,
+      );
+    case 'const':
+      if (
+        pointer === '/apiVersion' &&
+        typeof error.data === 'string' &&
+        !isUnderAny(pointer, context.sensitivePointers)
+      ) {
+        return at(`unknown apiVersion ${shown(error.data)}: it must be ${API_VERSION}`);
+      }
+      return at(`${subject} must be ${JSON.stringify(error.params.allowedValue)}, got ${shown(error.data)}`);
+    case 'enum':
+      return at(
+        `${subject} must be one of ${listValues(error.params.allowedValues)}, got ${shown(error.data)}`,
+      );
+    case 'anyOf':
+    case 'oneOf': {
+      const literals = ((error.schema as unknown[]) ?? []).map(
+        (branch) => (branch as { const?: unknown })?.const,
+      );
+      if (literals.length > 0 && literals.every((literal) => literal !== undefined)) {
+        return at(`${subject} must be one of ${listValues(literals)}, got ${shown(error.data)}`);
+      }
+      return at(`${subject} does not match any of the allowed forms${described}`);
+    }
+  }
+
+  const rule = ruleInWords(error);
+  if (pointer === '/metadata/name' && kind) {
+    return at(`invalid ${kind} name ${shown(error.data)}: ${rule}${described}`);
+  }
+  if (
+    ['pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'].includes(
+      error.keyword,
+    )
+  ) {
+    return at(`${subject} ${rule}${described}, got ${shown(error.data)}`);
+  }
+  return at(`${subject} ${rule}${described}`);
+}
+
+function ruleInWords(error: ErrorObject): string {
+  const { params } = error;
+  switch (error.keyword) {
+    case 'pattern':
+      return `must match the pattern ${params.pattern}`;
+    case 'format':
+      return `must be a valid ${params.format === 'uri' ? 'URI' : params.format}`;
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters long`;
+    case 'maxLength':
+      return `must be at most ${params.limit} characters long`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `must be ${params.comparison} ${params.limit}`;
+    case 'minItems':
+      return `must have at least ${params.limit} item${params.limit === 1 ? '' : 's'}`;
+    case 'maxItems':
+      return `must have at most ${params.limit} item${params.limit === 1 ? '' : 's'}`;
+    case 'uniqueItems':
+      return `must not repeat items (items ${params.j} and ${params.i} are equal)`;
+    case 'minProperties':
+      return `must have at least ${params.limit} field${params.limit === 1 ? '' : 's'}`;
+    case 'maxProperties':
+      return `must have at most ${params.limit} field${params.limit === 1 ? '' : 's'}`;
+    case 'multipleOf':
+      return `must be a multiple of ${params.multipleOf}`;
+    default:
+      return error.message ?? `fails the "${error.keyword}" rule`;
+  }
+}
+
+/** A schema's own description of its rule ("lowercase letters and dashes"), as a suffix. */
+function describeSchema(schema: unknown): string {
+  const description = (schema as { description?: unknown } | undefined)?.description;
+  if (typeof description !== 'string') return '';
+  const text = description.trim().replace(/\.$/, '');
+  return text === '' ? '' : ` (${text})`;
+}
+
+function showValue(data: unknown, pointer: string, sensitive: ReadonlySet<string>): string {
+  if (isUnderAny(pointer, sensitive)) return '(an interpolated value, not shown)';
+  const json = JSON.stringify(data) ?? String(data);
+  return json.length > 60 ? `${json.slice(0, 57)}...` : json;
+}
+
+function jsonTypeAndValue(data: unknown, shown: (data: unknown) => string): string {
+  const type = jsonType(data);
+  if (type === 'object' || type === 'array' || type === 'null') return type;
+  return `${type === 'integer' ? 'number' : type} (${shown(data)})`;
+}
+
+function jsonType(data: unknown): string {
+  if (data === null) return 'null';
+  if (Array.isArray(data)) return 'array';
+  if (typeof data === 'number') return Number.isInteger(data) ? 'integer' : 'number';
+  return typeof data;
+}
+
+function typeList(type: unknown): string {
+  const types = Array.isArray(type) ? type : String(type).split(',');
+  return types.join(' or ');
+}
+
+function listValues(values: unknown): string {
+  return (Array.isArray(values) ? values : [values]).map((value) => JSON.stringify(value)).join(', ');
+}
+
+function kindOf(document: unknown): string | undefined {
+  const kind = (document as { kind?: unknown } | null)?.kind;
+  return typeof kind === 'string' ? kind : undefined;
+}
+
+function isWithin(pointer: string, parent: string): boolean {
+  return pointer === parent || pointer.startsWith(`${parent}/`);
+}
+
+function isUnderAny(pointer: string, pointers: ReadonlySet<string>): boolean {
+  if (pointers.size === 0) return false;
+  for (let at = pointer; ; at = at.slice(0, at.lastIndexOf('/'))) {
+    if (pointers.has(at)) return true;
+    if (at === '') return false;
+  }
+}
+
+/** The allowed name the user probably meant: same letters in another case, or one or two typos. */
+function closestName(field: string, allowed: readonly string[]): string | undefined {
+  const lower = field.toLowerCase();
+  const sameCase = allowed.find((name) => name.toLowerCase() === lower);
+  if (sameCase) return sameCase;
+  let best: string | undefined;
+  let bestDistance = field.length <= 4 ? 1 : 2;
+  for (const name of allowed) {
+    const distance = editDistance(lower, name.toLowerCase());
+    if (distance <= bestDistance && (best === undefined || distance < bestDistance)) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

@@ -1,0 +1,115 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are manifest text, where ${...} is our interpolation syntax.
+import { describe, expect, test } from 'vitest';
+import { load, loadErrors, role, writeTree } from './helpers.js';
+
+const connection = (name: string, service: string, extra = '') =>
+  `apiVersion: converge/v1\nkind: Connection\nmetadata:\n  name: ${name}\nspec:\n  service: ${service}\n  address: https://${name}.example:8500\n${extra}`;
+
+const roleOn = (name: string, conn: string, namespace?: string) =>
+  `apiVersion: converge/v1\nkind: TestRole\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}  connection: ${conn}\nspec:\n  Description: x\n`;
+
+describe('connections', () => {
+  test('Connection documents are collected, resources pick them by name', async () => {
+    const dir = writeTree({
+      'connections.yaml': `${connection('east', 'registry', '  token: ${env:EAST_TOKEN}\n  caCertificate: ${file:ca.pem}\n  insecureSkipTlsVerify: false\n')}---\n${connection('vault-b', 'secrets')}`,
+      'ca.pem': 'PEM\n',
+      'roles.yaml': roleOn('web', 'east'),
+    });
+    const manifest = await load(dir, ['.'], { env: { EAST_TOKEN: 'tok' } });
+    expect(manifest.connections).toEqual([
+      {
+        name: 'east',
+        service: 'registry',
+        address: 'https://east.example:8500',
+        token: 'tok',
+        caCertificate: 'PEM\n',
+        insecureSkipTlsVerify: false,
+        source: { file: 'connections.yaml', line: 2, col: 1 },
+      },
+      {
+        name: 'vault-b',
+        service: 'secrets',
+        address: 'https://vault-b.example:8500',
+        source: { file: 'connections.yaml', line: 13, col: 1 },
+      },
+    ]);
+    expect(manifest.resources[0]).toMatchObject({ name: 'web', connection: 'east' });
+  });
+
+  test('a connection must be declared and be for the kind’s service', async () => {
+    const dir = writeTree({
+      'c.yaml': `${connection('east', 'registry')}---\n${connection('vault-b', 'secrets')}`,
+      'r.yaml': `${roleOn('a', 'west')}---\n${roleOn('b', 'vault-b')}`,
+    });
+    expect(await loadErrors(dir, ['c.yaml', 'r.yaml'])).toEqual([
+      'r.yaml:5:15: connection "west" is not declared; add a Connection document with that name (declared registry connections: "east")',
+      'r.yaml:13:15: connection "vault-b" is a secrets connection, but TestRole needs a registry connection',
+    ]);
+  });
+
+  test('Connection documents are validated', async () => {
+    const dir = writeTree({
+      'c.yaml': `apiVersion: converge/v1
+kind: Connection
+metadata:
+  name: East
+  namespace: x
+spec:
+  service: nomad
+  address: not a url
+  insecureSkipTlsVerify: "yes"
+`,
+      'r.yaml': roleOn('a', 'East'),
+    });
+    // The role's reference to the broken connection is not reported on top of the connection's own problems.
+    expect(await loadErrors(dir, ['c.yaml', 'r.yaml'])).toEqual([
+      'c.yaml:4:9: invalid Connection name "East": must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters)',
+      'c.yaml:5:3: "namespace" is not allowed: Connection objects have no namespace',
+      'c.yaml:7:12: spec.service must be one of "workspaces", "secrets", "registry", "scheduler", got "nomad"',
+      'c.yaml:8:12: spec.address must match the pattern ^https?://[^\\s/?#]+(/\\S*)?$ (the http:// or https:// URL of the service), got "not a url"',
+      'c.yaml:9:26: spec.insecureSkipTlsVerify must be boolean, got string ("yes")',
+      'r.yaml:5:15: metadata.connection must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters), got "East"',
+    ]);
+  });
+});
+
+describe('duplicate objects', () => {
+  test('the same kind, namespace and name in two files names both places', async () => {
+    const dir = writeTree({ 'a.yaml': role('web'), 'b/b.yaml': `${role('other')}---\n${role('web')}` });
+    expect(await loadErrors(dir, ['.'])).toEqual([
+      'b/b.yaml:9:1: TestRole/web is declared twice: at a.yaml:2:1 and at b/b.yaml:9:1',
+    ]);
+  });
+
+  test('within one file, with namespaces', async () => {
+    const dir = writeTree({
+      'a.yaml': `${roleOn('web', 'east', 'default').replace('  connection: east\n', '')}---\n${roleOn('web', 'east', 'default').replace('  connection: east\n', '')}`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:10:1: TestRole/default/web is declared twice: at a.yaml:2:1 and at a.yaml:10:1',
+    ]);
+  });
+
+  test('different namespaces, kinds or connections are different objects', async () => {
+    const dir = writeTree({
+      'c.yaml': connection('east', 'registry'),
+      'a.yaml': [
+        role('web'),
+        roleOn('web', 'east'),
+        roleOn('web', 'east', 'other'),
+        'apiVersion: converge/v1\nkind: TestJob\nmetadata: { name: web }\nspec: { Datacenters: [] }\n',
+      ].join('---\n'),
+    });
+    const manifest = await load(dir, ['.']);
+    expect(manifest.resources).toHaveLength(4);
+  });
+
+  test('two Connection documents with the same name', async () => {
+    const dir = writeTree({
+      'a.yaml': `${connection('east', 'registry')}---\n${connection('east', 'secrets')}`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:10:1: Connection/east is declared twice: at a.yaml:2:1 and at a.yaml:10:1',
+    ]);
+  });
+});

@@ -1,0 +1,236 @@
+/**
+ * Input meant to crash, hang or subvert the loader must produce a clear error, quickly.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { findExcessiveNesting } from '../../src/manifest/nesting.js';
+import { load, loadErrors, role, writeTree } from './helpers.js';
+
+const head = 'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: a }\n';
+
+describe('resource exhaustion', () => {
+  test('a YAML alias bomb ("billion laughs") is refused', async () => {
+    const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (const name of 'bcdefghi') {
+      const prev = String.fromCharCode(name.charCodeAt(0) - 1);
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    const dir = writeTree({ 'bomb.yaml': `${head}spec:\n  Description: x\n  ${levels.join('\n  ')}\n` });
+    expect(await loadErrors(dir, ['bomb.yaml'])).toEqual([
+      'bomb.yaml:7:10: aliases expand to too much data (more than 100 times the anchored values); is this a YAML "billion laughs" bomb?',
+    ]);
+  });
+
+  test('an alias inside its own anchor (a cycle) is refused', async () => {
+    const dir = writeTree({ 'a.yaml': `${head}spec: &spec\n  Description: x\n  Policies: [*spec]\n` });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:6:14: alias *spec refers to a value that contains it, which would make a cycle',
+    ]);
+  });
+
+  test('a 50 MB file is refused without being read', { timeout: 10_000 }, async () => {
+    const dir = writeTree({});
+    const file = path.join(dir, 'huge.yaml');
+    // A sparse file: 50 MB on paper, nothing on disk. Reading it would take a while; stat does not.
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, 50 * 1024 * 1024);
+    const started = Date.now();
+    expect(await loadErrors(dir, ['huge.yaml'])).toEqual(['huge.yaml: file is 50 MiB, over the 5 MiB limit']);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  test.each([
+    ['100k [', '['.repeat(100_000), 'deep.yaml:1:65'],
+    ['100k [ inside a document', `${head}spec:\n  Description: ${'['.repeat(100_000)}`, 'deep.yaml:5:78'],
+    ['100k {a: ', `${head}spec: ${'{a: '.repeat(100_000)}`, 'deep.yaml:4:259'],
+    ['100k block sequence indicators', '- '.repeat(100_000), 'deep.yaml:1:129'],
+    [
+      'deeply indented mappings',
+      Array.from({ length: 200 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n'),
+      'deep.yaml:65:68',
+    ],
+  ])('nesting: %s', { timeout: 10_000 }, async (_name, text, where) => {
+    const dir = writeTree({ 'deep.yaml': text });
+    const lines = await loadErrors(dir, ['deep.yaml']);
+    expect(lines).toEqual([
+      `${where}: values are nested more than 64 levels deep; the file is not read further`,
+    ]);
+  });
+
+  test('nesting through aliases is measured after expansion', async () => {
+    // Each anchor nests the previous one 40 levels deeper: fine as text, too deep once expanded.
+    const deep = (inner: string) => `${'['.repeat(40)}${inner}${']'.repeat(40)}`;
+    const dir = writeTree({
+      'a.yaml': `${head}spec:\n  Description: x\n  one: &one ${deep('1')}\n  two: ${deep('*one')}\n`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:7:48: values are nested more than 64 levels deep once aliases are expanded',
+    ]);
+  });
+
+  test('moderate real-world nesting is accepted', async () => {
+    const nested = `${'['.repeat(30)}${']'.repeat(30)}`;
+    const dir = writeTree({ 'a.yaml': role('a', `  Policies:\n    - Name: x\n  Token: "${nested}"\n`) });
+    await expect(load(dir, ['a.yaml'])).resolves.toBeDefined();
+  });
+
+  test('a map with 100k keys loads in linear time', { timeout: 20_000 }, async () => {
+    // yaml's own duplicate-key check is quadratic (minutes for this file); ours uses a Set.
+    const keys = Array.from({ length: 100_000 }, (_, i) => `    k${i}: v`).join('\n');
+    const dir = writeTree({
+      'a.yaml': `${role('a', `  Policies:\n  - Name: x\n`)}  Token: x\nextra:\n${keys}\n`,
+    });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toEqual(['a.yaml:10:1: unknown field "extra" (allowed: apiVersion, kind, metadata, spec)']);
+  });
+});
+
+describe('prototype pollution', () => {
+  afterEach(() => {
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+
+  test.each([
+    [
+      '__proto__ at the top',
+      `${head}spec: { Description: x }\n__proto__: { polluted: yes }\n`,
+      'a.yaml:5:1',
+      '__proto__',
+    ],
+    [
+      '__proto__ in spec',
+      `${head}spec:\n  Description: x\n  __proto__:\n    polluted: yes\n`,
+      'a.yaml:6:3',
+      '__proto__',
+    ],
+    [
+      'quoted __proto__ in a list item',
+      `${head}spec:\n  Description: x\n  Policies:\n    - "__proto__": { polluted: 1 }\n`,
+      'a.yaml:7:7',
+      '__proto__',
+    ],
+    [
+      'constructor',
+      `${head}spec:\n  Description: x\n  constructor: { prototype: { polluted: 1 } }\n`,
+      'a.yaml:6:3',
+      'constructor',
+    ],
+    [
+      'prototype in labels',
+      'apiVersion: converge/v1\nkind: TestRole\nmetadata:\n  name: a\n  labels: { prototype: x }\nspec: { Description: x }\n',
+      'a.yaml:5:13',
+      'prototype',
+    ],
+  ])('%s', async (_name, text, where, key) => {
+    const dir = writeTree({ 'a.yaml': text });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      `${where}: key "${key}" is not allowed: it could change object prototypes`,
+    ]);
+  });
+});
+
+describe('not YAML text', () => {
+  test('binary garbage with NUL bytes', async () => {
+    const dir = writeTree({
+      'a.yaml': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00]),
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml: file is not a text file (NUL bytes or invalid UTF-8)',
+    ]);
+  });
+
+  test('invalid UTF-8', async () => {
+    const dir = writeTree({
+      'a.yaml': Buffer.concat([Buffer.from('kind: '), Buffer.from([0xc3, 0x28, 0xff])]),
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml: file is not a text file (NUL bytes or invalid UTF-8)',
+    ]);
+  });
+
+  test('a UTF-8 byte order mark is fine', async () => {
+    const dir = writeTree({ 'a.yaml': `\uFEFF${role('a')}` });
+    await expect(load(dir, ['a.yaml'])).resolves.toMatchObject({ resources: [{ name: 'a' }] });
+  });
+
+  test('YAML syntax errors are reported with yaml’s message and position', async () => {
+    const dir = writeTree({
+      'a.yaml': `${role('a')}---\n${head}spec:\n  Description: [unclosed\n  Level: 2\n---\n${role('b')}`,
+    });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toEqual([
+      'a.yaml:13:3: YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    ]);
+  });
+
+  test('tabs for indentation', async () => {
+    const dir = writeTree({ 'a.yaml': `${head}spec:\n\tDescription: x\n` });
+    const [line] = await loadErrors(dir, ['a.yaml']);
+    expect(line).toMatch(/^a\.yaml:5:1: YAML: .*[Tt]ab/);
+  });
+
+  test('duplicate keys', async () => {
+    const dir = writeTree({ 'a.yaml': `${head}spec:\n  Description: x\n  Level: 1\n  Level: 2\n` });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:7:3: duplicate key "Level" (first defined on line 6)',
+    ]);
+  });
+
+  test.each([
+    ['!!js/function', '!!js/function "function () {}"', 'a.yaml:5:30: tag !!js/function is not allowed'],
+    ['a local tag', '!shell ls', 'a.yaml:5:23: tag !shell is not allowed'],
+    ['a YAML 1.1 tag', '!!binary aGVsbG8=', 'a.yaml:5:25: tag !!binary is not allowed'],
+    [
+      'a tag on a key',
+      'x\n  !!python/name:os.system Level: 1',
+      'a.yaml:6:27: tag !!python/name:os.system is not allowed',
+    ],
+  ])('custom tags are refused (the position is the tagged value): %s', async (_name, value, expected) => {
+    const dir = writeTree({ 'a.yaml': `${head}spec:\n  Description: ${value}\n` });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toEqual([`${expected}: manifests hold plain YAML values only`]);
+  });
+
+  test('core-schema tags are fine', async () => {
+    const dir = writeTree({ 'a.yaml': `${head}spec:\n  Description: !!str 123\n  Level: !!int "4"\n` });
+    await expect(load(dir, ['a.yaml'])).resolves.toMatchObject({
+      resources: [{ spec: { Description: '123', Level: 4 } }],
+    });
+  });
+
+  test('non-string keys are refused', async () => {
+    const dir = writeTree({ 'a.yaml': `${head}spec:\n  Description: x\n  ? [a, b]\n  : c\n` });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:6:5: keys must be plain strings (not empty, not collections or aliases)',
+    ]);
+  });
+
+  test('quote-sensitive scalars follow YAML 1.2 core, even under a %YAML 1.1 directive', async () => {
+    const dir = writeTree({
+      'a.yaml': `%YAML 1.1\n---\napiVersion: converge/v1\nkind: TestJob\nmetadata: { name: j }\nspec:\n  Datacenters: [yes, no, on, off, 0777, "1.10"]\n  Payload: "1.10"\n`,
+    });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    // yes/no/on/off stay strings; 0777 is the number 777 (so not a string); a quoted 1.10 stays "1.10".
+    expect(lines).toEqual(['a.yaml:7:35: spec.Datacenters[4] must be string, got number (777)']);
+  });
+});
+
+describe('findExcessiveNesting', () => {
+  test('ignores brackets inside strings, comments and block scalars', () => {
+    const brackets = '['.repeat(500);
+    const text = `a: "${brackets}"\nb: '${brackets}'\n# ${brackets}\nc: |\n  ${brackets}\nd: x${brackets}\n`;
+    expect(findExcessiveNesting(text, 64)).toBeUndefined();
+  });
+
+  test('sibling keys and list items do not add up', () => {
+    const text = Array.from({ length: 1000 }, (_, i) => `k${i}:\n  - a: 1\n    b: [1, {c: 2}]\n`).join('');
+    expect(findExcessiveNesting(text, 8)).toBeUndefined();
+  });
+
+  test('each document starts from zero', () => {
+    const doc = `${'['.repeat(40)}${']'.repeat(40)}\n`;
+    expect(findExcessiveNesting(`${doc}---\n${doc}---\n${doc}`, 64)).toBeUndefined();
+  });
+});

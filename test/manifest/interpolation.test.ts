@@ -1,0 +1,177 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are manifest text, where ${...} is our interpolation syntax.
+import { describe, expect, test } from 'vitest';
+import { expandReferences, type InterpolationSources } from '../../src/manifest/interpolate.js';
+import { load, loadErrors, role, writeTree } from './helpers.js';
+
+describe('expandReferences', () => {
+  const sources: InterpolationSources = {
+    env: (name) => ({ A: 'alpha', B: 'beta', EMPTY: '' })[name],
+    file: async (reference) =>
+      reference === 'x.txt' ? { ok: true, text: 'X\n' } : { ok: false, reason: `${reference} not found` },
+  };
+
+  test.each([
+    ['no references', 'plain text', 'plain text', false],
+    ['one variable', '${env:A}', 'alpha', true],
+    ['several per string', 'a=${env:A}, b=${env:B}, f=${file:x.txt}', 'a=alpha, b=beta, f=X\n', true],
+    ['an empty variable is still set', '[${env:EMPTY}]', '[]', true],
+    ['escape', '$${env:A}', '${env:A}', false],
+    ['escape next to a reference', '$${env:A}=${env:A}', '${env:A}=alpha', true],
+    ['a lone dollar', 'cost: $5 and $$ and ${env:A}$', 'cost: $5 and $$ and alpha$', true],
+  ])('%s', async (_name, raw, value, interpolated) => {
+    expect(await expandReferences(raw, sources)).toEqual({ value, interpolated, errors: [] });
+  });
+
+  test('reports every bad reference of one string', async () => {
+    const result = await expandReferences(
+      '${env:NOPE} ${file:missing.txt} ${vault:x} ${env:1BAD} ${env:A',
+      sources,
+    );
+    expect(result.errors).toEqual([
+      'environment variable NOPE is not set (referenced as ${env:NOPE})',
+      'cannot use ${file:missing.txt}: missing.txt not found',
+      'unknown reference ${vault:x}: use ${env:NAME} or ${file:path} (write $${...} for a literal "${")',
+      'invalid environment variable name in ${env:1BAD}: use letters, digits and underscores, not starting with a digit',
+      'unterminated reference "${env:A": missing "}" (write $${...} for a literal "${")',
+    ]);
+  });
+});
+
+describe('interpolation in manifests', () => {
+  test('env and file values, relative to the manifest folder, recorded as sensitive', async () => {
+    const dir = writeTree({
+      'infra/roles/web.yaml': `apiVersion: converge/v1
+kind: TestRole
+metadata:
+  name: web
+spec:
+  Description: "owner ${'${env:OWNER}'} / cert ${'${file:../certs/ca.pem}'}"
+  Token: \${env:TOKEN}
+  Policies:
+    - Name: literal $\${env:NOT_EXPANDED}
+`,
+      'infra/certs/ca.pem': '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n',
+    });
+    const manifest = await load(dir, ['infra'], { env: { OWNER: 'ops', TOKEN: 's3cret' } });
+    const [web] = manifest.resources;
+    expect(web!.spec).toEqual({
+      Description: 'owner ops / cert -----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n',
+      Token: 's3cret',
+      Level: 1,
+      Policies: [{ Name: 'literal ${env:NOT_EXPANDED}' }],
+    });
+    expect([...web!.sensitivePointers].sort()).toEqual(['/spec/Description', '/spec/Token']);
+  });
+
+  test('block scalars keep the trailing newline of a file', async () => {
+    const dir = writeTree({
+      'job.yaml':
+        'apiVersion: converge/v1\nkind: TestJob\nmetadata: { name: j }\nspec:\n  Datacenters: [dc1]\n  Payload: ${file:payload.hcl}\n',
+      'payload.hcl': 'job "j" {\n}\n',
+    });
+    const manifest = await load(dir, ['job.yaml']);
+    expect(manifest.resources[0]!.spec.Payload).toBe('job "j" {\n}\n');
+  });
+
+  test('defaults to process.env', async () => {
+    const dir = writeTree({ 'a.yaml': role('a', '  Token: ${env:CONVERGE_TEST_TOKEN}\n') });
+    process.env.CONVERGE_TEST_TOKEN = 'from-process';
+    try {
+      const manifest = await load(dir, ['a.yaml'], { env: undefined });
+      expect(manifest.resources[0]!.spec.Token).toBe('from-process');
+    } finally {
+      delete process.env.CONVERGE_TEST_TOKEN;
+    }
+  });
+
+  test('does not look up inherited properties of the env object', async () => {
+    const dir = writeTree({ 'a.yaml': role('a', '  Token: ${env:constructor}\n') });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:7:10: environment variable constructor is not set (referenced as ${env:constructor})',
+    ]);
+  });
+
+  test('missing variables and files are errors at the value, all reported', async () => {
+    const dir = writeTree({
+      'sub/a.yaml': `apiVersion: converge/v1
+kind: TestRole
+metadata:
+  name: a
+spec:
+  Description: '\${env:MISSING_ONE}'
+  Token: >-
+    \${file:nope/key.txt}
+  Policies:
+    - Name: "\${env:OK} \${env:MISSING_TWO}"
+`,
+    });
+    expect(await loadErrors(dir, ['sub/a.yaml'], { env: { OK: 'ok' } })).toEqual([
+      'sub/a.yaml:6:16: environment variable MISSING_ONE is not set (referenced as ${env:MISSING_ONE})',
+      'sub/a.yaml:7:10: cannot use ${file:nope/key.txt}: sub/nope/key.txt not found',
+      'sub/a.yaml:10:13: environment variable MISSING_TWO is not set (referenced as ${env:MISSING_TWO})',
+    ]);
+  });
+
+  test('refuses files over 1 MiB, binary files and folders', async () => {
+    const dir = writeTree({
+      'a.yaml': role(
+        'a',
+        '  Token: ${file:big.txt}\n  Policies:\n    - Name: ${file:blob.bin}\n    - Name: ${file:certs}\n',
+      ),
+      'big.txt': 'x'.repeat(1024 * 1024 + 1),
+      'blob.bin': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]),
+      'certs/ca.pem': 'pem',
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:7:10: cannot use ${file:big.txt}: big.txt is 1048577 bytes, over the 1 MiB limit',
+      'a.yaml:9:13: cannot use ${file:blob.bin}: blob.bin is not a text file (NUL bytes or invalid UTF-8)',
+      'a.yaml:10:13: cannot use ${file:certs}: certs is a folder, not a file',
+    ]);
+  });
+
+  test('a failed interpolation is not reported again by the schema', async () => {
+    const dir = writeTree({
+      'a.yaml':
+        'apiVersion: converge/v1\nkind: TestRole\nmetadata:\n  name: ${env:NAME}\nspec: { Description: x }\n',
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:4:9: environment variable NAME is not set (referenced as ${env:NAME})',
+    ]);
+  });
+
+  test('schema errors never echo an interpolated value', async () => {
+    const dir = writeTree({ 'a.yaml': role('a', '  Mode: ${env:SECRET}\n') });
+    const lines = await loadErrors(dir, ['a.yaml'], { env: { SECRET: 'hunter2' } });
+    expect(lines).toEqual([
+      'a.yaml:7:9: spec.Mode must be one of "read", "write", got (an interpolated value, not shown)',
+    ]);
+    expect(lines.join('\n')).not.toContain('hunter2');
+  });
+
+  test('values reached through an alias are sensitive too', async () => {
+    const dir = writeTree({
+      'a.yaml': `apiVersion: converge/v1
+kind: TestRole
+metadata: { name: a }
+spec:
+  Description: &token \${env:TOKEN}
+  Token: *token
+`,
+    });
+    const manifest = await load(dir, ['a.yaml'], { env: { TOKEN: 't' } });
+    expect(manifest.resources[0]!.spec).toMatchObject({ Description: 't', Token: 't' });
+    expect([...manifest.resources[0]!.sensitivePointers].sort()).toEqual([
+      '/spec/Description',
+      '/spec/Token',
+    ]);
+  });
+
+  test('keys are not interpolated', async () => {
+    const dir = writeTree({
+      'a.yaml':
+        'apiVersion: converge/v1\nkind: TestRole\nmetadata:\n  name: a\n  labels: { "${env:K}": v }\nspec: { Description: x }\n',
+    });
+    const manifest = await load(dir, ['a.yaml'], { env: { K: 'team' } });
+    expect(manifest.resources[0]!.labels).toEqual({ '${env:K}': 'v' });
+  });
+});
