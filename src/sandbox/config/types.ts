@@ -1,0 +1,38 @@
+/**
+ * The sandbox config file (YAML) as TypeScript. The core owns `tokens` and `faults`; every service
+ * owns one top-level section named after it and one rights entry of the same name in each token.
+ * The matching JSON schema is assembled in `./schema.ts` from the service modules.
+ *
+ * ```yaml
+ * tokens:
+ *   - name: reader               # identity shown in permission errors
+ *     secret: reader-token
+ *     namespace: team-a          # optional default namespace for this token's requests
+ *     registry: { acl: read }    # read | write | none (write implies read)
+ * faults:
+ *   latencyMs: 0
+ *   failFirst: 0
+ *   errorRate: 0
+ *   rateLimit: { perSecond: 0, burst: 0 }
+ * registry:
+ *   policies: [{ Name: service-read, Description: "..." }]
+ *   roles: [{ Name: web, Policies: [{ Name: service-read }] }]
+ * ```
+ */
+import type { FaultsConfig } from '../core/faults.js';
+import type { RegistryConfig, RegistryTokenRights } from '../services/registry/config.js';
+
+export interface SandboxTokenConfig {
+  name: string;
+  secret: string;
+  namespace?: string;
+  registry?: RegistryTokenRights;
+}
+
+export interface SandboxConfig {
+  tokens?: SandboxTokenConfig[];
+  faults?: FaultsConfig;
+  registry?: RegistryConfig;
+}
+
+export type { FaultsConfig, RegistryConfig, RegistryTokenRights };

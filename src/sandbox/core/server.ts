@@ -1,0 +1,250 @@
+/**
+ * The one HTTP listener all services share. It turns node's request into a `SandboxRequest`, applies
+ * injected faults, dispatches through the router, renders errors in the owning service's style, logs
+ * one line per request, and shuts down cleanly: pending blocking queries answer, keep-alive sockets
+ * close, and `close()` resolves only when the port is free.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FaultInjector } from './faults.js';
+import {
+  BodyTooLargeError,
+  MAX_BODY_BYTES,
+  type SandboxRequest,
+  type SandboxResponse,
+  textResponse,
+} from './http.js';
+import type { Router } from './router.js';
+import { type AnyServiceDefinition, pathHasPrefix } from './service.js';
+
+export interface SandboxServerOptions {
+  router: Router;
+  services: readonly AnyServiceDefinition[];
+  faults?: FaultInjector;
+  /** Aborted by close(); services watch it to end blocking queries. */
+  shutdown: AbortController;
+  log?: (line: string) => void;
+}
+
+/** How long in-flight requests get to finish during close() before their sockets are cut. */
+const CLOSE_GRACE_MS = 2000;
+
+export class SandboxStartError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'SandboxStartError';
+  }
+}
+
+export class SandboxServer {
+  private readonly server: Server;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly opts: SandboxServerOptions) {
+    this.server = createServer({ keepAlive: true }, (req, res) => {
+      this.handle(req, res).catch((err: Error) => {
+        // Last resort: a bug in the core must cost one request, never the process.
+        this.opts.log?.(`sandbox error: ${err.stack ?? err.message}`);
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('sandbox internal error');
+      });
+    });
+  }
+
+  listen(port: number, host: string): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException) => {
+        this.server.off('listening', onListening);
+        reject(describeListenError(err, port, host));
+      };
+      const onListening = () => {
+        this.server.off('error', onError);
+        resolve(this.server.address() as AddressInfo);
+      };
+      this.server.once('error', onError);
+      this.server.once('listening', onListening);
+      this.server.listen({ port, host });
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      this.opts.shutdown.abort();
+      if (!this.server.listening) {
+        resolve();
+        return;
+      }
+      const force = setTimeout(() => this.server.closeAllConnections(), CLOSE_GRACE_MS);
+      this.server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      this.server.closeIdleConnections();
+    });
+    return this.closing;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const url = requestUrl(req.url);
+    // One signal per request for "client gone or sandbox closing". Built by hand rather than with
+    // AbortSignal.any so no listener stays on the long-lived shutdown signal after the response.
+    const aborter = new AbortController();
+    const shutdown = this.opts.shutdown.signal;
+    const abort = () => aborter.abort();
+    if (shutdown.aborted) aborter.abort();
+    else shutdown.addEventListener('abort', abort, { once: true });
+    res.on('close', () => {
+      shutdown.removeEventListener('abort', abort);
+      aborter.abort();
+    });
+    const request = toSandboxRequest(req, url, aborter.signal);
+    const service = this.opts.services.find((s) =>
+      s.pathPrefixes.some((p) => pathHasPrefix(url.pathname, p)),
+    );
+
+    let response: SandboxResponse;
+    try {
+      response = await this.dispatch(request, service);
+    } catch (err) {
+      response =
+        err instanceof BodyTooLargeError
+          ? renderError(service, 413, err.message)
+          : renderError(service, 500, `sandbox internal error: ${(err as Error).message}`);
+      this.opts.log?.(`sandbox error on ${req.method} ${url.pathname}: ${(err as Error).stack ?? err}`);
+    }
+    this.write(res, response);
+    this.opts.log?.(
+      `${req.method} ${redactTokens(url)} ${response.status} ${Math.round(performance.now() - started)}ms`,
+    );
+  }
+
+  private async dispatch(
+    req: SandboxRequest,
+    service: AnyServiceDefinition | undefined,
+  ): Promise<SandboxResponse> {
+    const faults = this.opts.faults;
+    if (faults) {
+      if (faults.latencyMs > 0)
+        await sleep(faults.latencyMs, undefined, { signal: req.signal }).catch(() => {});
+      const decision = faults.decide();
+      if (decision.kind === 'unavailable') return renderError(service, 503, decision.message);
+      if (decision.kind === 'rate-limited') {
+        const res = renderError(service, 429, decision.message);
+        return { ...res, headers: { ...res.headers, ...decision.headers } };
+      }
+    }
+
+    const match = this.opts.router.match(req.method, req.path);
+    switch (match.kind) {
+      case 'found':
+        req.params = match.params;
+        return await match.handler(req);
+      case 'method-not-allowed': {
+        const allow = ['OPTIONS', ...match.allowed].join(',');
+        if (req.method === 'OPTIONS') return { status: 200, headers: { Allow: allow } };
+        const res =
+          service?.methodNotAllowed?.(req.method, match.allowed) ??
+          renderError(service, 405, `method ${req.method} not allowed`);
+        return { ...res, headers: { Allow: allow, ...res.headers } };
+      }
+      case 'not-found':
+        return service?.notFound?.(req) ?? renderError(service, 404, `no sandbox endpoint at ${req.path}`);
+    }
+  }
+
+  private write(res: ServerResponse, response: SandboxResponse): void {
+    if (res.destroyed) return;
+    const body = response.body ?? '';
+    const headers: Record<string, string | number> = { ...response.headers };
+    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // Once closing, tell keep-alive clients not to reuse the socket so the port frees quickly.
+    if (this.closing) headers.Connection = 'close';
+    res.writeHead(response.status, headers);
+    res.end(body);
+  }
+}
+
+/** The request target as a URL; `//x` stays a path (not a host), as servers read it. */
+function requestUrl(target: string | undefined): URL {
+  const base = 'http://sandbox.invalid';
+  try {
+    return target?.startsWith('/') ? new URL(`${base}${target}`) : new URL(target ?? '/', base);
+  } catch {
+    return new URL('/', base);
+  }
+}
+
+function renderError(
+  service: AnyServiceDefinition | undefined,
+  status: number,
+  message: string,
+): SandboxResponse {
+  return service ? service.errorResponse(status, message) : textResponse(status, message);
+}
+
+function toSandboxRequest(req: IncomingMessage, url: URL, signal: AbortSignal): SandboxRequest {
+  let body: Promise<string> | undefined;
+  return {
+    method: req.method ?? 'GET',
+    path: url.pathname,
+    query: url.searchParams,
+    headers: req.headers,
+    params: {},
+    remoteAddress: req.socket.remoteAddress ?? '',
+    signal,
+    header(name) {
+      const value = req.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] : value;
+    },
+    text() {
+      body ??= readBody(req);
+      return body;
+    },
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError(MAX_BODY_BYTES);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Tokens passed as `?token=` never reach the log (as the real registry redacts them). */
+function redactTokens(url: URL): string {
+  if (!url.searchParams.has('token')) return url.pathname + url.search;
+  const query = url.search
+    .slice(1)
+    .split('&')
+    .map((pair) => (pair === 'token' || pair.startsWith('token=') ? 'token=<hidden>' : pair));
+  return `${url.pathname}?${query.join('&')}`;
+}
+
+function describeListenError(err: NodeJS.ErrnoException, port: number, host: string): SandboxStartError {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return new SandboxStartError(
+        `port ${port} on ${host} is already in use; stop whatever listens there or choose another port (0 picks a free one)`,
+        err.code,
+      );
+    case 'EACCES':
+      return new SandboxStartError(
+        `not allowed to listen on ${host}:${port} (ports below 1024 need privileges)`,
+        err.code,
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return new SandboxStartError(`cannot listen on host '${host}': no such local address`, err.code);
+    default:
+      return new SandboxStartError(`cannot listen on ${host}:${port}: ${err.message}`, err.code);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The contract between the sandbox core and one emulated service. The core owns the port, the
+ * tokens, fault injection, persistence and shutdown; a service module owns its paths, its state and
+ * its error format. Adding a service (workspaces, secrets, scheduler) is one new module listed in
+ * `../services/index.ts` plus its config section type in `../config/types.ts`.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type { SandboxRequest, SandboxResponse } from './http.js';
+import type { Router } from './router.js';
+import type { TokenStore } from './tokens.js';
+
+/** The four services Converge talks to; also the env-var infix (`CONVERGE_<NAME>_ADDR`). */
+export type SandboxServiceName = 'workspaces' | 'secrets' | 'registry' | 'scheduler';
+export const SANDBOX_SERVICE_NAMES: readonly SandboxServiceName[] = [
+  'workspaces',
+  'secrets',
+  'registry',
+  'scheduler',
+];
+
+/** A problem found while checking a service's config section; `path` is relative to the section. */
+export interface ServiceConfigIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+export interface ServiceContext<Config = unknown> {
+  /** The service's validated config section (`registry:` for the registry), if any. */
+  config: Config | undefined;
+  tokens: TokenStore;
+  /** State saved by a previous run in the data folder, or undefined (fresh start or no data folder). */
+  persisted: unknown;
+  /** Call after every change to state; the core saves a snapshot shortly after (debounced). */
+  markDirty(): void;
+  /** Aborted when the sandbox closes: pending blocking queries must answer then. */
+  shutdown: AbortSignal;
+  log(line: string): void;
+}
+
+export interface ServiceInstance {
+  /** A JSON-serialisable copy of the state, written to `<dataDir>/<name>.json`. */
+  snapshot(): unknown;
+}
+
+export interface SandboxServiceDefinition<Config = unknown> {
+  readonly name: SandboxServiceName;
+  /** Path prefixes the service owns; used to pick the error format for 404s and injected faults. */
+  readonly pathPrefixes: readonly string[];
+  /** JSON schema of the service's top-level config section (key = `name`). */
+  readonly configSchema?: TSchema;
+  /** JSON schema of the service's rights inside each `tokens[]` entry (key = `name`). */
+  readonly tokenRightsSchema?: TSchema;
+  /** Checks beyond the schema (references between entries, seed objects); positions are added by the caller. */
+  checkConfig?(section: Config): ServiceConfigIssue[];
+  /** Renders an error produced by the core (fault, unknown path, internal error) in the service's own style. */
+  errorResponse(status: number, message: string): SandboxResponse;
+  /** 405 body for a path the service owns but not with this method (the core adds the Allow header). */
+  methodNotAllowed?(method: string, allowed: string[]): SandboxResponse;
+  /** 404 for a path under the service's prefixes that no route matches. */
+  notFound?(req: SandboxRequest): SandboxResponse;
+  /** Builds the running service: registers routes and restores or seeds state. Throws on bad seeds. */
+  create(ctx: ServiceContext<Config>, router: Router): ServiceInstance;
+}
+
+/** Keeps the `Config` type parameter when a definition is listed beside others. */
+export function defineService<Config>(
+  def: SandboxServiceDefinition<Config>,
+): SandboxServiceDefinition<Config> {
+  return def;
+}
+
+export type AnyServiceDefinition = SandboxServiceDefinition<never>;
+
+/** Whether a request path belongs to a prefix: `/v1/job` owns `/v1/job/x` and `/v1/jobs`. */
+export function pathHasPrefix(path: string, prefix: string): boolean {
+  return path.startsWith(prefix);
+}
+
+export type { SandboxRequest, SandboxResponse };

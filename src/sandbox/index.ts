@@ -1,0 +1,177 @@
+/**
+ * The sandbox: a local server that emulates Converge's four services on one loopback port, each under
+ * its own path prefixes, with several tokens, injected faults and optional persistence. Only the
+ * registry (ACL roles) is emulated so far; the others join as modules in `./services/`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { loadConfigFile } from './config/load.js';
+import type { SandboxConfig } from './config/types.js';
+import { SandboxConfigError, validateSandboxConfig } from './config/validate.js';
+import { FaultInjector } from './core/faults.js';
+import { JsonStateFile, PersistenceScheduler } from './core/persistence.js';
+import { Router } from './core/router.js';
+import { SandboxServer } from './core/server.js';
+import { SANDBOX_SERVICE_NAMES, type ServiceInstance } from './core/service.js';
+import { TokenStore } from './core/tokens.js';
+import { SANDBOX_SERVICES } from './services/index.js';
+
+export type {
+  FaultsConfig,
+  RegistryConfig,
+  RegistryTokenRights,
+  SandboxConfig,
+  SandboxTokenConfig,
+} from './config/types.js';
+export { type ConfigProblem, SandboxConfigError } from './config/validate.js';
+export { StateFileError } from './core/persistence.js';
+export { SandboxStartError } from './core/server.js';
+
+export interface SandboxOptions {
+  /** 0 or undefined = pick a free port. */
+  port?: number;
+  /** Default '127.0.0.1' (loopback only unless told otherwise). */
+  host?: string;
+  /** Root token for every service; random when absent. */
+  token?: string;
+  /** Persist state here (one JSON file per service, atomic writes) and reload it on start. */
+  dataDir?: string;
+  /** Config object, or path to a YAML config file. */
+  config?: SandboxConfig | string;
+  /** Receives one line per request; default none. */
+  log?: (line: string) => void;
+}
+
+export interface RunningSandbox {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  port: number;
+  host: string;
+  rootToken: string;
+  /** CONVERGE_{WORKSPACES,SECRETS,REGISTRY,SCHEDULER}_{ADDR,TOKEN}; ADDR = url, no path prefix. */
+  env(): Record<string, string>;
+  /** Flushes persistence, closes keep-alive sockets, resolves when the port is free. */
+  close(): Promise<void>;
+}
+
+/** How long after a change the state file is written; close() writes at once. */
+const PERSIST_DEBOUNCE_MS = 50;
+
+export function loadSandboxConfig(path: string): SandboxConfig {
+  return loadConfigFile(path, SANDBOX_SERVICES);
+}
+
+export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
+  const host = opts.host ?? '127.0.0.1';
+  const rootToken = opts.token ?? randomUUID();
+  const config = resolveConfig(opts.config, rootToken);
+  const log = opts.log ?? (() => {});
+  const tokens = new TokenStore(rootToken, config.tokens ?? []);
+
+  const shutdown = new AbortController();
+  const router = new Router();
+  const schedulers = createServices({
+    config,
+    tokens,
+    router,
+    shutdown: shutdown.signal,
+    log,
+    dataDir: opts.dataDir,
+  });
+
+  const faults = config.faults ? new FaultInjector(config.faults) : undefined;
+  const server = new SandboxServer({ router, services: SANDBOX_SERVICES, faults, shutdown, log });
+  let address: AddressInfo;
+  try {
+    address = await server.listen(opts.port ?? 0, host);
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  // Seeding on start is a change too: the data folder holds a complete state from the first moment.
+  for (const scheduler of schedulers) scheduler.markDirty();
+
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    host,
+    rootToken,
+    env() {
+      const env: Record<string, string> = {};
+      for (const name of SANDBOX_SERVICE_NAMES) {
+        env[`CONVERGE_${name.toUpperCase()}_ADDR`] = url;
+        env[`CONVERGE_${name.toUpperCase()}_TOKEN`] = rootToken;
+      }
+      return env;
+    },
+    close() {
+      closing ??= (async () => {
+        await server.close();
+        // Saved after the server has stopped, so no write can slip in after the last save.
+        const results = await Promise.allSettled(schedulers.map((s) => s.close()));
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The validated config; a token may not share the root token's secret. */
+function resolveConfig(given: SandboxConfig | string | undefined, rootToken: string): SandboxConfig {
+  const source = typeof given === 'string' ? given : undefined;
+  if (rootToken === '')
+    throw new SandboxConfigError([{ path: [], message: 'the root token must not be empty' }]);
+  const config =
+    source !== undefined
+      ? loadSandboxConfig(source)
+      : validateSandboxConfig(given, { services: SANDBOX_SERVICES });
+  const clash = config.tokens?.findIndex((t) => t.secret === rootToken) ?? -1;
+  if (clash !== -1) {
+    throw new SandboxConfigError(
+      [{ path: ['tokens', clash, 'secret'], message: 'equals the root token' }],
+      source,
+    );
+  }
+  return config;
+}
+
+interface ServiceSetup {
+  config: SandboxConfig;
+  tokens: TokenStore;
+  router: Router;
+  shutdown: AbortSignal;
+  log: (line: string) => void;
+  dataDir: string | undefined;
+}
+
+/** Creates every service (restoring saved state) and, with a data folder, one persistence scheduler each. */
+function createServices(setup: ServiceSetup): PersistenceScheduler[] {
+  const schedulers: PersistenceScheduler[] = [];
+  for (const service of SANDBOX_SERVICES) {
+    const file = setup.dataDir !== undefined ? new JsonStateFile(setup.dataDir, service.name) : undefined;
+    let scheduler: PersistenceScheduler | undefined;
+    const instance: ServiceInstance = service.create(
+      {
+        config: (setup.config as Record<string, unknown>)[service.name] as never,
+        tokens: setup.tokens,
+        persisted: file?.load(),
+        // Changes made while the service seeds itself are saved by the first markDirty after listening.
+        markDirty: () => scheduler?.markDirty(),
+        shutdown: setup.shutdown,
+        log: setup.log,
+      },
+      setup.router,
+    );
+    if (file) {
+      scheduler = new PersistenceScheduler(file, () => instance.snapshot(), {
+        debounceMs: PERSIST_DEBOUNCE_MS,
+        onError: (err) => setup.log(`sandbox: cannot save ${file.path}: ${err.message}`),
+      });
+      schedulers.push(scheduler);
+    }
+  }
+  return schedulers;
+}

@@ -1,0 +1,227 @@
+/**
+ * The registry's HTTP endpoints: ACL roles (create, read by ID or name, update, delete, list) and the
+ * policy reads a client needs to check that a policy exists. The order of checks in each handler is
+ * the real registry's: request parsing (400) before authorization (403) before validation (500).
+ */
+import { blockingQuery } from '../../core/blocking.js';
+import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
+import type { Handler, Router } from '../../core/router.js';
+import type { TokenStore } from '../../core/tokens.js';
+import { type DecodedRole, decodeRoleBody } from './decode.js';
+import {
+  ALL_NAMESPACES,
+  DEFAULT_NAMESPACE,
+  type PolicyRecord,
+  policyToJson,
+  RegistryError,
+  type RoleRecord,
+  roleToJson,
+} from './model.js';
+import {
+  authorize,
+  namespaceOf,
+  queryMetaHeaders,
+  readOptionsOf,
+  registryJson,
+  registryText,
+  tokenOf,
+} from './request.js';
+import { upsertRole } from './roles.js';
+import type { RegistryStore } from './store.js';
+
+export interface RegistryDeps {
+  store: RegistryStore;
+  tokens: TokenStore;
+}
+
+export function registerRegistryRoutes(router: Router, deps: RegistryDeps): void {
+  const h = new RegistryHandlers(deps);
+  const wrap =
+    (fn: Handler): Handler =>
+    async (req) => {
+      try {
+        return await fn(req);
+      } catch (err) {
+        if (err instanceof RegistryError) return registryText(err.status, err.message);
+        throw err;
+      }
+    };
+  // Specific patterns first: the first pattern that matches a path owns it (and answers 405 for other methods).
+  router.add('/v1/acl/role', { PUT: wrap((r) => h.writeRole(r, '')) });
+  router.add('/v1/acl/role/name/*name', { GET: wrap((r) => h.readRoleByName(r)) });
+  router.add('/v1/acl/role/*id', {
+    GET: wrap((r) => h.readRoleById(r)),
+    PUT: wrap((r) => h.writeRole(r, r.params.id ?? '')),
+    DELETE: wrap((r) => h.deleteRole(r)),
+  });
+  router.add('/v1/acl/roles', { GET: wrap((r) => h.listRoles(r)) });
+  router.add('/v1/acl/policies', { GET: wrap((r) => h.listPolicies(r)) });
+  router.add('/v1/acl/policy/name/*name', { GET: wrap((r) => h.readPolicyByName(r)) });
+  router.add('/v1/acl/policy/*id', { GET: wrap((r) => h.readPolicyById(r)) });
+}
+
+class RegistryHandlers {
+  constructor(private readonly deps: RegistryDeps) {}
+
+  private get store(): RegistryStore {
+    return this.deps.store;
+  }
+
+  /** Create (`pathId` empty) or replace a role. */
+  async writeRole(req: SandboxRequest, pathId: string): Promise<SandboxResponse> {
+    let role: DecodedRole;
+    try {
+      role = decodeRoleBody(await req.text());
+    } catch (err) {
+      throw new RegistryError(400, `Role decoding failed: ${(err as Error).message}`);
+    }
+    // As in the real registry, a create (`PUT /v1/acl/role`) with an ID in the body also lands here.
+    if (role.ID !== '' && role.ID !== pathId)
+      throw new RegistryError(400, 'Role ID in URL and payload do not match');
+    role.ID = pathId || role.ID;
+
+    const namespace = writeNamespace(namespaceOf(req, tokenOf(req, this.deps.tokens), role.Namespace));
+    authorize(req, this.deps.tokens, 'write');
+    const stored = upsertRole(this.store, role, namespace);
+    return registryJson(req, this.roleJson(stored));
+  }
+
+  async readRoleById(req: SandboxRequest): Promise<SandboxResponse> {
+    const id = req.params.id ?? '';
+    if (id === '') throw new RegistryError(400, 'Missing role ID');
+    return this.readRole(req, (ns) => {
+      const role = this.store.roleById(id);
+      return role && (ns === ALL_NAMESPACES || role.Namespace === ns) ? role : undefined;
+    });
+  }
+
+  async readRoleByName(req: SandboxRequest): Promise<SandboxResponse> {
+    const name = req.params.name ?? '';
+    if (name === '') throw new RegistryError(400, 'Missing role Name');
+    return this.readRole(req, (ns) => {
+      // UNCONFIRMED: names are unique per namespace only, so a wildcard cannot pick one role.
+      if (ns === ALL_NAMESPACES)
+        throw new RegistryError(400, 'Cannot read a role by name in the wildcard namespace "*"');
+      return this.store.roleByName(name, ns);
+    });
+  }
+
+  private async readRole(
+    req: SandboxRequest,
+    find: (namespace: string) => RoleRecord | undefined,
+  ): Promise<SandboxResponse> {
+    const opts = readOptionsOf(req);
+    const token = authorize(req, this.deps.tokens, 'read');
+    const ns = namespaceOf(req, token);
+    const result = await blockingQuery(() => ({ index: this.store.rolesIndex(ns), value: find(ns) }), {
+      ...opts,
+      feed: this.store.changes,
+      signal: req.signal,
+    });
+    const meta = queryMetaHeaders(result.index, opts.consistency);
+    // The real registry sends no query-meta headers with this 404; they are kept here so a client can
+    // block on a role that does not exist yet.
+    if (!result.value) return registryText(404, notFoundText('role', ns), meta);
+    return registryJson(req, this.roleJson(result.value), meta);
+  }
+
+  async deleteRole(req: SandboxRequest): Promise<SandboxResponse> {
+    const id = req.params.id ?? '';
+    if (id === '') throw new RegistryError(400, 'Missing role ID');
+    const token = authorize(req, this.deps.tokens, 'write');
+    const ns = writeNamespace(namespaceOf(req, token));
+    const role = this.store.roleById(id);
+    // Deleting a missing role succeeds (body `true`), as in the real registry.
+    if (role && role.Namespace === ns) this.store.deleteRole(id);
+    return registryJson(req, true);
+  }
+
+  async listRoles(req: SandboxRequest): Promise<SandboxResponse> {
+    const opts = readOptionsOf(req);
+    const token = authorize(req, this.deps.tokens, 'read');
+    const ns = namespaceOf(req, token);
+    const policy = req.query.get('policy') || undefined;
+    const result = await blockingQuery(
+      () => ({ index: this.store.rolesIndex(ns), value: this.store.listRoles(ns, policy) }),
+      { ...opts, feed: this.store.changes, signal: req.signal },
+    );
+    return registryJson(
+      req,
+      result.value.map((r) => this.roleJson(r)),
+      queryMetaHeaders(result.index, opts.consistency),
+    );
+  }
+
+  async readPolicyById(req: SandboxRequest): Promise<SandboxResponse> {
+    const id = req.params.id ?? '';
+    if (id === '') throw new RegistryError(400, 'Missing policy ID');
+    return this.readPolicy(req, (ns) => {
+      const policy = this.store.policyById(id);
+      return policy && (ns === ALL_NAMESPACES || policy.Namespace === ns) ? policy : undefined;
+    });
+  }
+
+  async readPolicyByName(req: SandboxRequest): Promise<SandboxResponse> {
+    const name = req.params.name ?? '';
+    if (name === '') throw new RegistryError(400, 'Missing policy Name');
+    return this.readPolicy(req, (ns) => {
+      if (ns === ALL_NAMESPACES) {
+        throw new RegistryError(400, 'Cannot read a policy by name in the wildcard namespace "*"');
+      }
+      return this.store.policyByName(name, ns);
+    });
+  }
+
+  private async readPolicy(
+    req: SandboxRequest,
+    find: (namespace: string) => PolicyRecord | undefined,
+  ): Promise<SandboxResponse> {
+    const opts = readOptionsOf(req);
+    const token = authorize(req, this.deps.tokens, 'read');
+    const ns = namespaceOf(req, token);
+    const result = await blockingQuery(() => ({ index: this.store.policiesIndex(ns), value: find(ns) }), {
+      ...opts,
+      feed: this.store.changes,
+      signal: req.signal,
+    });
+    const meta = queryMetaHeaders(result.index, opts.consistency);
+    if (!result.value) return registryText(404, notFoundText('policy', ns), meta);
+    return registryJson(req, policyToJson(result.value), meta);
+  }
+
+  async listPolicies(req: SandboxRequest): Promise<SandboxResponse> {
+    const opts = readOptionsOf(req);
+    const token = authorize(req, this.deps.tokens, 'read');
+    const ns = namespaceOf(req, token);
+    const result = await blockingQuery(
+      () => ({ index: this.store.policiesIndex(ns), value: this.store.listPolicies(ns) }),
+      { ...opts, feed: this.store.changes, signal: req.signal },
+    );
+    return registryJson(
+      req,
+      result.value.map((p) => policyToJson(p, { stub: true })),
+      queryMetaHeaders(result.index, opts.consistency),
+    );
+  }
+
+  private roleJson(role: RoleRecord) {
+    return roleToJson(role, (id) => this.store.policyById(id)?.Name);
+  }
+}
+
+/** Writes need one concrete namespace. UNCONFIRMED: the real enterprise text for a wildcard write. */
+function writeNamespace(ns: string): string {
+  if (ns === ALL_NAMESPACES)
+    throw new RegistryError(400, 'Invalid namespace "*": wildcards are not allowed for writes');
+  return ns;
+}
+
+/**
+ * The real registry's `ACLResourceNotExistError`. UNCONFIRMED: which namespaces the enterprise edition
+ * names in the text; here every namespace but `default` is named.
+ */
+function notFoundText(resource: 'role' | 'policy', ns: string): string {
+  if (ns === DEFAULT_NAMESPACE || ns === ALL_NAMESPACES)
+    return `Requested ${resource} does not exist: ACL not found`;
+  return `Requested ${resource} not found in namespace ${ns}: ACL not found`;
+}

@@ -1,0 +1,153 @@
+/**
+ * What every registry endpoint reads from a request: the token (spec names for the real registry's
+ * headers), the namespace by the spec's precedence, and the query options of reads (blocking index,
+ * wait, consistency). Also the query-meta headers of read responses and the text/JSON renderers.
+ */
+import { parseGoDuration } from '../../core/duration.js';
+import { jsonResponse, type SandboxRequest, type SandboxResponse, textResponse } from '../../core/http.js';
+import type { SandboxToken, TokenStore } from '../../core/tokens.js';
+import type { RegistryTokenRights } from './config.js';
+import { DEFAULT_NAMESPACE, RegistryError } from './model.js';
+
+export const TOKEN_HEADER = 'X-Registry-Token';
+export const NAMESPACE_HEADER = 'X-Registry-Namespace';
+
+/** Sent on every registry response, as the real one reports its default ACL policy. */
+const COMMON_HEADERS = { 'X-Registry-Default-ACL-Policy': 'deny' };
+
+export function registryText(
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+): SandboxResponse {
+  return textResponse(status, text, { ...COMMON_HEADERS, ...headers });
+}
+
+export function registryJson(
+  req: SandboxRequest,
+  value: unknown,
+  headers: Record<string, string> = {},
+): SandboxResponse {
+  return jsonResponse(200, value, { ...COMMON_HEADERS, ...headers }, { pretty: req.query.has('pretty') });
+}
+
+/**
+ * `?token=` first, then `X-Registry-Token`, then `Authorization: Bearer <t>` (scheme case-insensitive,
+ * first word of the value), the real registry's order. Empty when the request carries none.
+ */
+export function tokenSecretOf(req: SandboxRequest): string {
+  const fromQuery = req.query.get('token');
+  if (fromQuery) return fromQuery;
+  const fromHeader = req.header(TOKEN_HEADER);
+  if (fromHeader) return fromHeader;
+  const auth = req.header('Authorization');
+  if (auth) {
+    const parts = auth.split(' ');
+    if (parts.length > 1 && parts[0]!.toLowerCase() === 'bearer') {
+      return parts.slice(1).join(' ').trim().split(' ')[0]!.trim();
+    }
+  }
+  return '';
+}
+
+export type AclLevel = 'read' | 'write';
+
+/**
+ * The token's identity if it holds `acl:<level>`; else 403 with the real registry's texts. A request
+ * without a token acts as the anonymous token, which has no rights in the sandbox (default policy deny).
+ */
+export function authorize(
+  req: SandboxRequest,
+  tokens: TokenStore,
+  level: AclLevel,
+): SandboxToken | undefined {
+  const secret = tokenSecretOf(req);
+  if (secret === '') {
+    throw new RegistryError(
+      403,
+      `Permission denied: anonymous token lacks permission 'acl:${level}'. The anonymous token is used implicitly when a request does not specify a token.`,
+    );
+  }
+  const token = tokens.lookup(secret);
+  if (!token) throw new RegistryError(403, 'ACL not found');
+  if (token.root) return token;
+  const granted = (token.rights.registry as RegistryTokenRights | undefined)?.acl ?? 'none';
+  if (granted === 'write' || (granted === 'read' && level === 'read')) return token;
+  throw new RegistryError(
+    403,
+    `Permission denied: token with AccessorID '${token.name}' lacks permission 'acl:${level}'`,
+  );
+}
+
+/** Namespace precedence: body `Namespace` > `?ns=` > `X-Registry-Namespace` > the token's > `default`. */
+export function namespaceOf(
+  req: SandboxRequest,
+  token: SandboxToken | undefined,
+  bodyNamespace?: string,
+): string {
+  return (
+    bodyNamespace ||
+    req.query.get('ns') ||
+    req.header(NAMESPACE_HEADER) ||
+    token?.namespace ||
+    DEFAULT_NAMESPACE
+  );
+}
+
+/** The token a request would act as, for namespace precedence before authorization has run. */
+export function tokenOf(req: SandboxRequest, tokens: TokenStore): SandboxToken | undefined {
+  const secret = tokenSecretOf(req);
+  return secret === '' ? undefined : tokens.lookup(secret);
+}
+
+export type Consistency = 'leader' | 'stale' | 'consistent';
+
+export interface ReadOptions {
+  minIndex: number;
+  waitMs: number;
+  consistency: Consistency;
+}
+
+const DEFAULT_WAIT_MS = 5 * 60_000;
+const MAX_WAIT_MS = 10 * 60_000;
+/** The real registry adds up to wait/16 of random jitter so many watchers do not wake at once. */
+const JITTER_FRACTION = 16;
+
+/** Parses `?wait`, `?index`, `?stale`, `?consistent` as the real registry does; 400 on bad values. */
+export function readOptionsOf(req: SandboxRequest, random: () => number = Math.random): ReadOptions {
+  let waitMs = DEFAULT_WAIT_MS;
+  const wait = req.query.get('wait');
+  if (wait) {
+    const parsed = parseGoDuration(wait);
+    if (parsed === undefined) throw new RegistryError(400, 'Invalid wait time');
+    if (parsed > 0) waitMs = Math.min(parsed, MAX_WAIT_MS);
+  }
+  let minIndex = 0;
+  const index = req.query.get('index');
+  if (index) {
+    // Go's ParseUint: decimal digits only, no sign, within 64 bits.
+    if (!/^\d+$/.test(index) || BigInt(index) > 0xffffffffffffffffn)
+      throw new RegistryError(400, 'Invalid index');
+    minIndex = Number(index);
+  }
+  const stale = req.query.has('stale');
+  const consistent = req.query.has('consistent');
+  if (stale && consistent) {
+    throw new RegistryError(400, 'Cannot specify ?stale with ?consistent, conflicting semantics.');
+  }
+  return {
+    minIndex,
+    waitMs: waitMs + random() * (waitMs / JITTER_FRACTION),
+    consistency: stale ? 'stale' : consistent ? 'consistent' : 'leader',
+  };
+}
+
+/** Query-meta headers of a read. Index 0 is sent as 1 so a blocking client never spins on `?index=0`. */
+export function queryMetaHeaders(index: number, consistency: Consistency): Record<string, string> {
+  return {
+    'X-Registry-Index': String(Math.max(1, index)),
+    'X-Registry-KnownLeader': 'true',
+    'X-Registry-LastContact': '0',
+    'X-Registry-Effective-Consistency': consistency,
+  };
+}

@@ -1,0 +1,142 @@
+/** State in a data folder: atomic JSON files, saved shortly after writes and on close, reloaded on start. */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type SandboxConfig, StateFileError, startSandbox } from '../../src/sandbox/index.js';
+import { apiFor, createRole, type RoleJson, tempDir } from './helpers.js';
+
+let dir: ReturnType<typeof tempDir>;
+
+beforeEach(() => {
+  dir = tempDir('sandbox-data');
+});
+
+afterEach(() => {
+  dir.remove();
+});
+
+const config: SandboxConfig = { registry: { policies: [{ Name: 'service-read' }] } };
+
+function readState(): {
+  format: string;
+  service: string;
+  version: number;
+  state: { index: number; roles: RoleJson[] };
+} {
+  return JSON.parse(readFileSync(join(dir.path, 'registry.json'), 'utf8'));
+}
+
+describe('persistence', () => {
+  it('keeps roles, policies and the index across a restart', async () => {
+    const first = await startSandbox({ dataDir: dir.path, config });
+    const api1 = apiFor(first);
+    const a = await createRole(api1, { Name: 'kept', Policies: [{ Name: 'service-read' }] });
+    const b = await createRole(api1, { Name: 'deleted' });
+    await api1('DELETE', `/v1/acl/role/${b.ID}`);
+    const lastIndex = Number((await api1('GET', '/v1/acl/roles')).headers.get('x-registry-index'));
+    await first.close();
+
+    const second = await startSandbox({ dataDir: dir.path, config });
+    try {
+      const api2 = apiFor(second);
+      const kept = await api2('GET', `/v1/acl/role/${a.ID}`);
+      expect(kept.json()).toEqual(a);
+      expect((await api2('GET', `/v1/acl/role/${b.ID}`)).status).toBe(404);
+      expect(Number((await api2('GET', '/v1/acl/roles')).headers.get('x-registry-index'))).toBe(lastIndex);
+      const c = await createRole(api2, { Name: 'after-restart' });
+      expect(c.CreateIndex).toBeGreaterThan(lastIndex);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('writes a valid JSON state file and leaves no temp files', async () => {
+    const sandbox = await startSandbox({ dataDir: dir.path, config });
+    await createRole(apiFor(sandbox), { Name: 'on-disk' });
+    await sandbox.close();
+    const doc = readState();
+    expect(doc).toMatchObject({ format: 'converge-sandbox-state', service: 'registry', version: 1 });
+    expect(doc.state.roles.map((r) => r.Name)).toEqual(['on-disk']);
+    expect(readdirSync(dir.path)).toEqual(['registry.json']);
+  });
+
+  it('saves shortly after a write, without waiting for close', async () => {
+    const sandbox = await startSandbox({ dataDir: dir.path, config });
+    try {
+      await createRole(apiFor(sandbox), { Name: 'soon' });
+      const deadline = Date.now() + 2000;
+      while (Date.now() < deadline) {
+        if (
+          existsSync(join(dir.path, 'registry.json')) &&
+          readState().state.roles.some((r) => r.Name === 'soon')
+        )
+          break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(readState().state.roles.map((r) => r.Name)).toEqual(['soon']);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('seeds config roles only into a fresh data folder', async () => {
+    const seeded: SandboxConfig = { registry: { roles: [{ Name: 'seeded' }] } };
+    const first = await startSandbox({ dataDir: dir.path, config: seeded });
+    const api1 = apiFor(first);
+    const role = (await api1('GET', '/v1/acl/role/name/seeded')).json<RoleJson>();
+    await api1('DELETE', `/v1/acl/role/${role.ID}`);
+    await first.close();
+
+    const second = await startSandbox({ dataDir: dir.path, config: seeded });
+    try {
+      expect((await apiFor(second)('GET', '/v1/acl/role/name/seeded')).status).toBe(404);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('applies config policies on every start, without moving the index when unchanged', async () => {
+    const first = await startSandbox({ dataDir: dir.path, config });
+    const index1 = (await apiFor(first)('GET', '/v1/acl/policies')).headers.get('x-registry-index');
+    await first.close();
+
+    const same = await startSandbox({ dataDir: dir.path, config });
+    expect((await apiFor(same)('GET', '/v1/acl/policies')).headers.get('x-registry-index')).toBe(index1);
+    await same.close();
+
+    const more = await startSandbox({
+      dataDir: dir.path,
+      config: { registry: { policies: [{ Name: 'service-read' }, { Name: 'added-later' }] } },
+    });
+    try {
+      const res = await apiFor(more)('GET', '/v1/acl/policy/name/added-later');
+      expect(res.status).toBe(200);
+      expect(Number(res.headers.get('x-registry-index'))).toBeGreaterThan(Number(index1));
+    } finally {
+      await more.close();
+    }
+  });
+
+  it('refuses to start on a damaged state file instead of dropping the data', async () => {
+    writeFileSync(join(dir.path, 'registry.json'), '{"format": "converge-sandbox-state", "serv');
+    const err = await startSandbox({ dataDir: dir.path }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StateFileError);
+    expect((err as Error).message).toContain('registry.json: not valid JSON');
+  });
+
+  it('removes temp files a crash left behind', async () => {
+    const stale = join(dir.path, '.registry.json.12345.abcd.tmp');
+    writeFileSync(stale, '{"half": ');
+    const sandbox = await startSandbox({ dataDir: dir.path });
+    await sandbox.close();
+    expect(existsSync(stale)).toBe(false);
+    expect(readdirSync(dir.path)).toEqual(['registry.json']);
+  });
+
+  it('creates the data folder when it does not exist', async () => {
+    const nested = join(dir.path, 'a', 'b');
+    const sandbox = await startSandbox({ dataDir: nested });
+    await sandbox.close();
+    expect(existsSync(join(nested, 'registry.json'))).toBe(true);
+  });
+});
