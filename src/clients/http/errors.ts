@@ -1,0 +1,174 @@
+/**
+ * Typed errors of the HTTP layer. Every service client throws only these (or the caller's own abort
+ * reason), so the CLI can tell "the service said no" from "the service is unreachable" from "the
+ * service is slow" without parsing messages.
+ *
+ * Secrets: an error never holds request headers, the path is stored with secret query parameters
+ * redacted, and texts that came from elsewhere (the service's message, a socket error) are scrubbed of
+ * the connection's token before they are stored. `cause` is a sanitised copy, never the raw error.
+ */
+import { STATUS_CODES } from 'node:http';
+import { redactPath, scrubSecrets } from './redact.js';
+
+export type ServiceErrorKind = 'status' | 'connection' | 'timeout' | 'response';
+
+export interface ServiceErrorInit {
+  service: string;
+  method: string;
+  /** Path with query; secret query parameters are redacted on the way in. */
+  path: string;
+  /** How many attempts were made, retries included. */
+  attempts?: number;
+  /** Strings to scrub from every text the error stores (the connection's token). Not kept. */
+  secrets?: readonly (string | undefined)[];
+  cause?: unknown;
+}
+
+export class ServiceError extends Error {
+  readonly kind: ServiceErrorKind;
+  readonly service: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status?: number;
+  /** The service's own explanation, from its error body. */
+  readonly serviceMessage?: string;
+  readonly attempts: number;
+
+  protected constructor(
+    kind: ServiceErrorKind,
+    init: ServiceErrorInit,
+    outcome: string,
+    extra: { status?: number; serviceMessage?: string } = {},
+  ) {
+    const path = redactPath(init.path);
+    const attempts = init.attempts ?? 1;
+    const tail = attempts > 1 ? ` (gave up after ${attempts} attempts)` : '';
+    const message = scrubSecrets(
+      `${init.service}: ${init.method} ${path} → ${outcome}${tail}`,
+      init.secrets ?? [],
+    );
+    super(
+      message,
+      init.cause === undefined ? undefined : { cause: sanitiseCause(init.cause, init.secrets ?? []) },
+    );
+    this.name = new.target.name;
+    this.kind = kind;
+    this.service = init.service;
+    this.method = init.method;
+    this.path = path;
+    this.attempts = attempts;
+    if (extra.status !== undefined) this.status = extra.status;
+    if (extra.serviceMessage !== undefined) {
+      this.serviceMessage = scrubSecrets(extra.serviceMessage, init.secrets ?? []);
+    }
+  }
+
+  /** `JSON.stringify(err)` gives the fields `--json` output needs (Error's own fields are not enumerable). */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      kind: this.kind,
+      message: this.message,
+      service: this.service,
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      serviceMessage: this.serviceMessage,
+      attempts: this.attempts,
+    };
+  }
+}
+
+/** The service answered with a status the caller did not accept. */
+export class HttpStatusError extends ServiceError {
+  declare readonly status: number;
+  /** Set when the service asked for a wait longer than Converge is willing to sleep. */
+  readonly retryAfterMs?: number;
+
+  constructor(
+    init: ServiceErrorInit & {
+      status: number;
+      serviceMessage?: string;
+      retryAfterMs?: number;
+      note?: string;
+    },
+  ) {
+    const text = init.serviceMessage?.trim() || STATUS_CODES[init.status] || 'unknown status';
+    super('status', init, `${init.status} ${text}${init.note ? ` (${init.note})` : ''}`, {
+      status: init.status,
+      serviceMessage: init.serviceMessage,
+    });
+    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/** The address could not be reached, or the connection broke before a response arrived. */
+export class ConnectionError extends ServiceError {
+  /** `scheme://host:port` that was tried. */
+  readonly address: string;
+  /** The system or undici code (ECONNREFUSED, UND_ERR_SOCKET, CERT_HAS_EXPIRED, ...). */
+  readonly code?: string;
+
+  constructor(init: ServiceErrorInit & { address: string; code?: string; reason: string; hint?: string }) {
+    const hint = init.hint ? `; ${init.hint}` : '';
+    super('connection', init, `cannot reach ${init.address}: ${init.reason}${hint}`);
+    this.address = init.address;
+    if (init.code !== undefined) this.code = init.code;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), address: this.address, code: this.code };
+  }
+}
+
+/** Connecting, or waiting for the response, took longer than the configured limit. */
+export class TimeoutError extends ServiceError {
+  readonly address: string;
+  readonly phase: 'connect' | 'response';
+  readonly timeoutMs: number;
+
+  constructor(
+    init: ServiceErrorInit & { address: string; phase: 'connect' | 'response'; timeoutMs: number },
+  ) {
+    const what = init.phase === 'connect' ? 'could not connect to' : 'no complete response from';
+    super('timeout', init, `${what} ${init.address} within ${formatDuration(init.timeoutMs)}`);
+    this.address = init.address;
+    this.phase = init.phase;
+    this.timeoutMs = init.timeoutMs;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), address: this.address, phase: this.phase, timeoutMs: this.timeoutMs };
+  }
+}
+
+/** The service answered with a success status but a body the client cannot use (HTML from a proxy, say). */
+export class UnexpectedResponseError extends ServiceError {
+  declare readonly status: number;
+
+  constructor(init: ServiceErrorInit & { status: number; problem: string }) {
+    super('response', init, `${init.status} ${init.problem}`, { status: init.status });
+  }
+}
+
+export function isServiceError(err: unknown): err is ServiceError {
+  return err instanceof ServiceError;
+}
+
+export function formatDuration(ms: number): string {
+  return ms >= 1000 && ms % 1000 === 0
+    ? `${ms / 1000}s`
+    : ms >= 1000
+      ? `${(ms / 1000).toFixed(1)}s`
+      : `${ms}ms`;
+}
+
+/** A plain Error with the original's name, code and scrubbed message: enough to debug, nothing more. */
+function sanitiseCause(cause: unknown, secrets: readonly (string | undefined)[]): Error {
+  const original = cause as { name?: unknown; code?: unknown; message?: unknown };
+  const copy = new Error(scrubSecrets(String(original?.message ?? cause), secrets));
+  if (typeof original?.name === 'string') copy.name = original.name;
+  if (typeof original?.code === 'string') (copy as Error & { code?: string }).code = original.code;
+  copy.stack = `${copy.name}: ${copy.message}`;
+  return copy;
+}

@@ -1,0 +1,31 @@
+/** The shared HTTP layer: one `HttpClient` per service connection, typed errors, env endpoints. */
+export { defaultParseError, isJsonContentType, type QueryValue } from './body.js';
+export {
+  bearerAuth,
+  HttpClient,
+  type HttpClientOptions,
+  type HttpRequest,
+  type HttpResponse,
+  type JsonResponse,
+  type RequestEvent,
+  type RetryEvent,
+} from './client.js';
+export {
+  type Endpoint,
+  EndpointConfigError,
+  endpointFromEnv,
+  envVarPrefix,
+  normaliseAddress,
+} from './endpoint.js';
+export {
+  ConnectionError,
+  HttpStatusError,
+  isServiceError,
+  ServiceError,
+  type ServiceErrorKind,
+  TimeoutError,
+  UnexpectedResponseError,
+} from './errors.js';
+export { AdaptiveRateLimiter } from './rate-limiter.js';
+export { redactPath } from './redact.js';
+export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';

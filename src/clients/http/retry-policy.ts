@@ -1,0 +1,175 @@
+/**
+ * When to try a request again, and how long to wait first. Pure functions, so the policy can be read
+ * and tested apart from the sending loop in `client.ts`.
+ *
+ * - 429: the service did not process the request, so any method is retried. The wait is what the
+ *   service asked for (`Retry-After`, else `X-RateLimit-Reset`), plus a little jitter so that clients
+ *   woken by the same reset do not all hit the service in the same millisecond.
+ * - 5xx in `statuses` (default 500/502/503/504): retried for idempotent requests only, with
+ *   exponential backoff and full jitter, or the service's `Retry-After` when it sends one.
+ * - Network errors: retried for any method when nothing can have reached the service (connection
+ *   refused, connect timeout, unreachable host); for idempotent requests only when the connection
+ *   broke after the request may have been sent (reset, socket closed, response timeout).
+ * - A wait longer than `maxRetryAfterMs` is not slept: the request fails at once and the error says
+ *   how long the service asked for (a one-hour Retry-After means maintenance, not a blip).
+ */
+
+export interface RetryOptions {
+  /** Retries after the first attempt for 5xx and network errors. */
+  maxRetries: number;
+  /** Retries after the first attempt for 429, counted separately: a rate-limited request costs nothing. */
+  maxRateLimitRetries: number;
+  /** Backoff: the first retry waits up to this long, doubling each time... */
+  minDelayMs: number;
+  /** ...up to this cap. */
+  maxDelayMs: number;
+  /** The longest wait the service may ask for (Retry-After, X-RateLimit-Reset) before Converge gives up. */
+  maxRetryAfterMs: number;
+  /** 5xx statuses retried for idempotent requests. */
+  statuses: readonly number[];
+}
+
+export const DEFAULT_RETRY: RetryOptions = {
+  maxRetries: 4,
+  maxRateLimitRetries: 8,
+  minDelayMs: 200,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 60_000,
+  statuses: [500, 502, 503, 504],
+};
+
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+export function isIdempotentMethod(method: string): boolean {
+  return IDEMPOTENT_METHODS.has(method.toUpperCase());
+}
+
+/** Full jitter ("Exponential Backoff And Jitter", AWS architecture blog): uniform in [0, min(cap, base·2^n)). */
+export function backoffDelayMs(
+  retryIndex: number,
+  options: Pick<RetryOptions, 'minDelayMs' | 'maxDelayMs'>,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(options.maxDelayMs, options.minDelayMs * 2 ** retryIndex);
+  return Math.floor(random() * ceiling);
+}
+
+/** `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3). Undefined when absent or unreadable. */
+export function parseRetryAfterMs(value: string | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * `X-RateLimit-Reset`: the workspace service sends float seconds until the window resets ("0.35").
+ * Some APIs send a Unix timestamp instead; a value that large is read as one.
+ */
+export function parseRateLimitResetMs(
+  value: string | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (value === undefined || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined;
+  const seconds = Number(value);
+  if (seconds > 1_000_000_000) return Math.max(0, Math.round(seconds * 1000 - now));
+  return Math.round(seconds * 1000);
+}
+
+/** What the service asked us to wait, from the headers that can say so. */
+export function serverRequestedWaitMs(
+  headers: Record<string, string>,
+  status: number,
+  now: number = Date.now(),
+): number | undefined {
+  const retryAfter = parseRetryAfterMs(headers['retry-after'], now);
+  if (retryAfter !== undefined) return retryAfter;
+  return status === 429 ? parseRateLimitResetMs(headers['x-ratelimit-reset'], now) : undefined;
+}
+
+/** How a network-level failure may be retried. */
+export interface NetworkFailure {
+  code: string;
+  /** Words for the error message. */
+  reason: string;
+  /** The request cannot have reached the service, so even a POST may be sent again. */
+  nothingSent: boolean;
+  /** Worth retrying at all (a bad certificate or an unknown host will not fix itself). */
+  transient: boolean;
+  /** Set for timeouts, which become `TimeoutError` rather than `ConnectionError`. */
+  timeoutPhase?: 'connect' | 'response';
+  tls?: boolean;
+}
+
+const NOTHING_SENT: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  EADDRNOTAVAIL: 'address not available',
+  EAI_AGAIN: 'temporary DNS failure',
+};
+
+const MAYBE_SENT: Record<string, string> = {
+  ECONNRESET: 'connection reset by the service',
+  EPIPE: 'connection closed while sending',
+  ECONNABORTED: 'connection aborted',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed by the service',
+  UND_ERR_CLOSED: 'connection closed',
+  UND_ERR_HEADERS_TIMEOUT: 'response headers timeout',
+  UND_ERR_BODY_TIMEOUT: 'response body timeout',
+};
+
+const PERMANENT: Record<string, string> = {
+  ENOTFOUND: 'host not found',
+};
+
+/** Classifies an error thrown by `dispatcher.request`; undefined when it is not a network failure. */
+export function classifyNetworkError(err: unknown): NetworkFailure | undefined {
+  const code = errorCode(err);
+  if (code === undefined) return undefined;
+  if (code in NOTHING_SENT) {
+    const failure: NetworkFailure = { code, reason: NOTHING_SENT[code]!, nothingSent: true, transient: true };
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') failure.timeoutPhase = 'connect';
+    return failure;
+  }
+  if (code in MAYBE_SENT) {
+    const failure: NetworkFailure = { code, reason: MAYBE_SENT[code]!, nothingSent: false, transient: true };
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+      failure.timeoutPhase = 'response';
+    return failure;
+  }
+  if (code in PERMANENT) return { code, reason: PERMANENT[code]!, nothingSent: true, transient: false };
+  if (isTlsCode(code)) {
+    const message = (err as { message?: string }).message ?? code;
+    return { code, reason: `TLS: ${message}`, nothingSent: true, transient: false, tls: true };
+  }
+  return undefined;
+}
+
+function isTlsCode(code: string): boolean {
+  return (
+    code.startsWith('CERT_') ||
+    code.startsWith('ERR_TLS_') ||
+    code.startsWith('ERR_SSL_') ||
+    code.startsWith('UNABLE_TO_') ||
+    code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ||
+    code === 'SELF_SIGNED_CERT_IN_CHAIN' ||
+    code === 'EPROTO'
+  );
+}
+
+/** The code of an error, looking inside the AggregateError Node throws when it tried several addresses. */
+function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof e?.code === 'string') return e.code;
+  if (Array.isArray(e?.errors)) {
+    for (const inner of e.errors) {
+      const code = errorCode(inner);
+      if (code) return code;
+    }
+  }
+  return e?.cause && e.cause !== err ? errorCode(e.cause) : undefined;
+}

@@ -1,0 +1,281 @@
+/**
+ * Client of the registry's ACL role and policy endpoints (spec part A), over the shared HTTP layer.
+ *
+ * Choices where the spec says "not shown", following the real registry (REFERENCE-BEHAVIOUR §3):
+ * - The token goes in `Authorization: Bearer`.
+ * - Namespaces: a per-call `namespace` is sent as query `ns`, which outranks the header. A client-wide
+ *   `defaultNamespace` is sent as header `X-Registry-Namespace` on every request, so one call can
+ *   still pick another namespace with `ns`, and a body `Namespace` (create, update) outranks both.
+ *   The body is sent as the caller built it: the client does not copy `namespace` into it.
+ * - 500 is not retried: the registry answers validation failures ("Invalid Role: ...") with 500 and a
+ *   text body, and sending those again cannot help. 502/503/504 and 429 are retried as usual.
+ * - Create is a PUT that is not idempotent (a second create fails with "already exists"), so it is
+ *   marked non-idempotent: a 5xx or a broken connection after sending is not retried.
+ */
+import type { Dispatcher } from 'undici';
+import { defaultParseError } from './http/body.js';
+import { HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
+import { UnexpectedResponseError } from './http/errors.js';
+import { DEFAULT_RETRY } from './http/retry-policy.js';
+import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './registry/types.js';
+
+export type {
+  BlockingOptions,
+  Indexed,
+  NamespaceOption,
+  NodeIdentity,
+  Policy,
+  PolicyLink,
+  Role,
+  RoleInput,
+  ServiceIdentity,
+} from './registry/types.js';
+
+export const REGISTRY_NAMESPACE_HEADER = 'x-registry-namespace';
+export const REGISTRY_INDEX_HEADER = 'x-registry-index';
+
+/** The registry's server-side default for a blocking query without `wait`. */
+const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
+
+export interface RegistryConnection {
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  dispatcher?: Dispatcher;
+  /** Sent as `X-Registry-Namespace` on every request (see the module comment). */
+  defaultNamespace?: string;
+  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_REGISTRY_ADDR`. */
+  addressSource?: string;
+  /** Anything else of the HTTP layer (timeouts, retry, hooks). */
+  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
+}
+
+export interface RegistryClientOptions {
+  defaultNamespace?: string;
+}
+
+export interface ListRolesOptions extends BlockingOptions {
+  /** Only roles linked to this policy ID. */
+  policy?: string;
+}
+
+/** The registry's error bodies are plain text; empty ones fall back to the status text. */
+export function parseRegistryError(
+  status: number,
+  bodyText: string,
+  contentType: string | undefined,
+): string {
+  return defaultParseError(status, bodyText, contentType);
+}
+
+/** HTTP-layer options the registry needs, for callers that build the `HttpClient` themselves. */
+export function registryHttpOptions(
+  connection: Pick<RegistryConnection, 'address' | 'token'>,
+): Pick<HttpClientOptions, 'service' | 'baseUrl' | 'token' | 'parseError' | 'retry'> {
+  return {
+    service: 'registry',
+    baseUrl: connection.address,
+    ...(connection.token ? { token: connection.token } : {}),
+    parseError: parseRegistryError,
+    retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
+  };
+}
+
+export class RegistryClient {
+  readonly http: HttpClient;
+  private readonly defaultNamespace?: string;
+
+  constructor(http: HttpClient, options: RegistryClientOptions = {}) {
+    this.http = http;
+    if (options.defaultNamespace) this.defaultNamespace = options.defaultNamespace;
+  }
+
+  static fromConnection(connection: RegistryConnection): RegistryClient {
+    const { http: extra, ...c } = connection;
+    const base = registryHttpOptions(c);
+    const http = new HttpClient({
+      ...extra,
+      ...base,
+      retry: { ...base.retry, ...extra?.retry },
+      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
+      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
+      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
+    });
+    return new RegistryClient(http, c.defaultNamespace ? { defaultNamespace: c.defaultNamespace } : {});
+  }
+
+  /** Attempts sent so far, retries included. */
+  get requestCount(): number {
+    return this.http.requestCount;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  // Roles
+
+  /** `PUT /v1/acl/role`. */
+  async createRole(role: RoleInput, options: NamespaceOption = {}): Promise<Role> {
+    return this.expectJson<Role>({
+      method: 'PUT',
+      path: '/v1/acl/role',
+      body: role,
+      idempotent: false,
+      ...this.scoped(options),
+    });
+  }
+
+  /** `GET /v1/acl/role/:id`; undefined when there is no such role. */
+  async readRole(id: string, options: BlockingOptions = {}): Promise<Role | undefined> {
+    return (await this.readRoleWithIndex(id, options)).value;
+  }
+
+  async readRoleWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Role | undefined>> {
+    return this.readOptional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options);
+  }
+
+  /** `GET /v1/acl/role/name/:name`; undefined when there is no such role. */
+  async readRoleByName(name: string, options: BlockingOptions = {}): Promise<Role | undefined> {
+    return (await this.readRoleByNameWithIndex(name, options)).value;
+  }
+
+  async readRoleByNameWithIndex(
+    name: string,
+    options: BlockingOptions = {},
+  ): Promise<Indexed<Role | undefined>> {
+    return this.readOptional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options);
+  }
+
+  /** `PUT /v1/acl/role/:id`. A body `ID` other than `id` is refused by the registry (400). */
+  async updateRole(id: string, role: RoleInput, options: NamespaceOption = {}): Promise<Role> {
+    return this.expectJson<Role>({
+      method: 'PUT',
+      path: `/v1/acl/role/${segment(id, 'role ID')}`,
+      body: role,
+      ...this.scoped(options),
+    });
+  }
+
+  /** `DELETE /v1/acl/role/:id`: the registry's `true`/`false` (it says true for a missing role too). */
+  async deleteRole(id: string, options: NamespaceOption = {}): Promise<boolean> {
+    const res = await this.http.requestJson<boolean>({
+      method: 'DELETE',
+      path: `/v1/acl/role/${segment(id, 'role ID')}`,
+      ...this.scoped(options),
+    });
+    return res.body === true;
+  }
+
+  /** `GET /v1/acl/roles[?policy=]`; namespace `'*'` lists every namespace. */
+  async listRoles(options: ListRolesOptions = {}): Promise<Role[]> {
+    return (await this.listRolesWithIndex(options)).value;
+  }
+
+  async listRolesWithIndex(options: ListRolesOptions = {}): Promise<Indexed<Role[]>> {
+    const res = await this.http.requestJson<Role[] | null>({
+      method: 'GET',
+      path: '/v1/acl/roles',
+      ...this.blocking(options, { policy: options.policy || undefined }),
+    });
+    return withIndex(res.body ?? [], res.headers);
+  }
+
+  // Policies (read-only: roles link to them, Converge does not manage them)
+
+  /** `GET /v1/acl/policies`. List entries leave out `Rules`. */
+  async listPolicies(options: BlockingOptions = {}): Promise<Policy[]> {
+    const res = await this.http.requestJson<Policy[] | null>({
+      method: 'GET',
+      path: '/v1/acl/policies',
+      ...this.blocking(options),
+    });
+    return res.body ?? [];
+  }
+
+  /** `GET /v1/acl/policy/:id`; undefined when there is no such policy. */
+  async readPolicy(id: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
+    return (await this.readOptional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options)).value;
+  }
+
+  /** `GET /v1/acl/policy/name/:name`; undefined when there is no such policy. */
+  async readPolicyByName(name: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
+    return (await this.readOptional<Policy>(`/v1/acl/policy/name/${segment(name, 'policy name')}`, options))
+      .value;
+  }
+
+  // Helpers
+
+  private async readOptional<T>(path: string, options: BlockingOptions): Promise<Indexed<T | undefined>> {
+    const res = await this.http.requestJson<T>({
+      method: 'GET',
+      path,
+      okStatuses: [404],
+      ...this.blocking(options),
+    });
+    return withIndex(res.status === 404 ? undefined : res.body, res.headers);
+  }
+
+  private async expectJson<T>(req: HttpRequest): Promise<T> {
+    const res = await this.http.requestJson<T>(req);
+    if (res.body === undefined) {
+      throw new UnexpectedResponseError({
+        service: 'registry',
+        method: req.method,
+        path: req.path,
+        status: res.status,
+        problem: 'empty response body where the registry sends the object',
+      });
+    }
+    return res.body;
+  }
+
+  /** Query `ns`, the default-namespace header and the caller's signal. */
+  private scoped(options: NamespaceOption, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
+    const out: Partial<HttpRequest> = { query: { ...query, ns: options.namespace || undefined } };
+    if (this.defaultNamespace) out.headers = { [REGISTRY_NAMESPACE_HEADER]: this.defaultNamespace };
+    if (options.signal) out.signal = options.signal;
+    return out;
+  }
+
+  /** `scoped` plus `index`/`wait`, with a timeout long enough for the server to hold the request. */
+  private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
+    const wait = options.wait === undefined ? undefined : waitParameter(options.wait);
+    const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
+    if (options.index !== undefined && options.index > 0) {
+      const heldMs = wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS;
+      // The server adds up to wait/16 of jitter; the normal request timeout still covers the transfer.
+      out.timeoutMs = heldMs + Math.ceil(heldMs / 16) + 60_000;
+    }
+    return out;
+  }
+}
+
+/** An id or name as one path segment; an empty one would silently hit the list or create endpoint. */
+function segment(value: string, what: string): string {
+  if (!value) throw new TypeError(`registry: ${what} must not be empty`);
+  return encodeURIComponent(value);
+}
+
+function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
+  const raw = headers[REGISTRY_INDEX_HEADER];
+  const index = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isSafeInteger(index) ? { value, index } : { value };
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `'30s'` stays `'30s'`; a number of milliseconds becomes whole seconds. */
+function waitParameter(wait: string | number): { text: string; ms: number } {
+  if (typeof wait === 'number') {
+    if (!Number.isFinite(wait) || wait < 0) throw new TypeError(`registry: invalid wait ${wait}`);
+    const seconds = Math.ceil(wait / 1000);
+    return { text: `${seconds}s`, ms: seconds * 1000 };
+  }
+  const match = DURATION.exec(wait.trim());
+  if (!match) throw new TypeError(`registry: invalid wait "${wait}" (expected e.g. "30s" or "5m")`);
+  return { text: wait.trim(), ms: Number(match[1]) * UNIT_MS[match[2]!]! };
+}

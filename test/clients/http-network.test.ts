@@ -1,0 +1,246 @@
+/**
+ * Timeouts, refused and broken connections, keep-alive and TLS against real sockets on 127.0.0.1: the
+ * failures a MockAgent can only pretend to have.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createTcpServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ConnectionError,
+  HttpClient,
+  type HttpClientOptions,
+  TimeoutError,
+} from '../../src/clients/http/index.js';
+import { caught, everyRendering, TOKEN } from './helpers.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+type Closable = {
+  listen(port: number, host: string, cb: () => void): unknown;
+  address(): unknown;
+  close(): unknown;
+};
+
+/** Listens on a free loopback port and registers the server (and its sockets) for closing. */
+async function listen(server: Closable, sockets: Set<Socket> = new Set()): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close();
+        resolve();
+      }),
+  );
+  return `127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+/**
+ * Accepts connections and never answers. Counts requests received rather than connections: undici's
+ * pool may open a spare connection after an aborted request.
+ */
+async function hangingServer(): Promise<{ address: string; requests: () => number }> {
+  const sockets = new Set<Socket>();
+  let count = 0;
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      count += chunk.toString('latin1').match(/^[A-Z]+ \S+ HTTP\/1\.1\r\n/gm)?.length ?? 0;
+    });
+  });
+  return { address: `http://${await listen(server, sockets)}`, requests: () => count };
+}
+
+function client(baseUrl: string, overrides: Partial<HttpClientOptions> = {}): HttpClient {
+  const c = new HttpClient({
+    service: 'registry',
+    baseUrl,
+    token: TOKEN,
+    requestTimeoutMs: 200,
+    ...overrides,
+    retry: { minDelayMs: 1, maxDelayMs: 5, ...overrides.retry },
+  });
+  closers.push(() => c.close());
+  return c;
+}
+
+describe('timeouts', () => {
+  it('times out a GET that gets no answer, retrying it', async () => {
+    const server = await hangingServer();
+    const c = client(server.address, { retry: { maxRetries: 2 } });
+    const started = performance.now();
+    const err = await caught(c.request({ method: 'GET', path: '/v1/acl/roles' }));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err).toMatchObject({ kind: 'timeout', phase: 'response', timeoutMs: 200, attempts: 3 });
+    expect((err as Error).message).toBe(
+      `registry: GET /v1/acl/roles → no complete response from ${server.address} within 200ms (gave up after 3 attempts)`,
+    );
+    expect(performance.now() - started).toBeGreaterThanOrEqual(550);
+    expect(server.requests()).toBe(3);
+    expect(everyRendering(err)).not.toContain(TOKEN);
+  });
+
+  it('does not retry a POST that timed out: the service may have acted on it', async () => {
+    const server = await hangingServer();
+    const c = client(server.address);
+    const err = await caught(c.request({ method: 'POST', path: '/v1/jobs', body: {} }));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err).toMatchObject({ attempts: 1 });
+    expect(c.requestCount).toBe(1);
+    expect(server.requests()).toBe(1);
+  });
+
+  it('lets one request wait longer than the default (blocking queries)', async () => {
+    const server = createHttpServer((_req, res) => setTimeout(() => res.end('late'), 400));
+    const c = client(`http://${await listen(server)}`);
+    const res = await c.request({ method: 'GET', path: '/slow', timeoutMs: 2000 });
+    expect(res.body).toBe('late');
+  });
+
+  it('counts the body in the timeout: headers alone are not a response', async () => {
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+    });
+    const sockets = new Set<Socket>();
+    server.on('connection', (s) => sockets.add(s));
+    const c = client(`http://${await listen(server, sockets)}`, { retry: { maxRetries: 0 } });
+    await expect(c.request({ method: 'GET', path: '/dribble' })).rejects.toBeInstanceOf(TimeoutError);
+  });
+});
+
+describe('connection errors', () => {
+  it('reports a closed port as a ConnectionError naming the address, retrying even a POST', async () => {
+    const probe = createTcpServer();
+    const address = await new Promise<string>((resolve) =>
+      probe.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(probe.address() as { port: number }).port}`),
+      ),
+    );
+    await new Promise((resolve) => probe.close(resolve));
+    const c = client(address, { retry: { maxRetries: 2 } });
+    const err = await caught(c.request({ method: 'POST', path: '/v1/jobs', body: {} }));
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect(err).toMatchObject({ kind: 'connection', code: 'ECONNREFUSED', address, attempts: 3 });
+    expect((err as Error).message).toContain(`cannot reach ${address}: connection refused (ECONNREFUSED)`);
+    expect((err as Error).message).toContain('check CONVERGE_REGISTRY_ADDR');
+    expect(c.requestCount).toBe(3);
+  });
+
+  it('names the address source given by the caller (a manifest connection)', async () => {
+    const probe = createTcpServer();
+    const address = await new Promise<string>((resolve) =>
+      probe.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(probe.address() as { port: number }).port}`),
+      ),
+    );
+    await new Promise((resolve) => probe.close(resolve));
+    const c = client(address, {
+      retry: { maxRetries: 0 },
+      addressSource: 'connection "eu" (infra/conn.yaml:3:7)',
+    });
+    const err = await caught(c.request({ method: 'GET', path: '/x' }));
+    expect((err as Error).message).toContain('check connection "eu" (infra/conn.yaml:3:7)');
+  });
+
+  it('retries a GET when the service drops the connection, but not a POST', async () => {
+    let connections = 0;
+    const server = createTcpServer((socket) => {
+      connections++;
+      socket.on('error', () => {});
+      socket.once('data', () => socket.destroy());
+    });
+    const address = `http://${await listen(server)}`;
+    const c = client(address, { retry: { maxRetries: 2 } });
+
+    const getErr = await caught(c.request({ method: 'GET', path: '/x' }));
+    expect(getErr).toBeInstanceOf(ConnectionError);
+    expect(getErr).toMatchObject({ attempts: 3 });
+    expect(['UND_ERR_SOCKET', 'ECONNRESET']).toContain((getErr as ConnectionError).code);
+    expect(connections).toBe(3);
+
+    const postErr = await caught(c.request({ method: 'POST', path: '/x', body: {} }));
+    expect(postErr).toMatchObject({ attempts: 1 });
+    expect(connections).toBe(4);
+  });
+
+  it('reuses keep-alive connections for sequential requests', async () => {
+    let connections = 0;
+    const server: Server = createHttpServer((_req, res) => res.end('ok'));
+    server.on('connection', () => connections++);
+    const c = client(`http://${await listen(server)}`);
+    for (let i = 0; i < 6; i++) await c.request({ method: 'GET', path: '/x' });
+    // undici hands the next request to a second socket while the first is being released, then
+    // alternates between the two: two connections, not six.
+    expect(connections).toBeLessThanOrEqual(2);
+  });
+});
+
+// A throwaway self-signed certificate for 127.0.0.1, made with the openssl command when it exists.
+const tls = (() => {
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'converge-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        ...[
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+        ],
+        ...['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+        ...['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+      ],
+      { stdio: 'ignore' },
+    );
+    const pair = {
+      key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+      cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+    };
+    rmSync(dir, { recursive: true, force: true });
+    return pair;
+  } catch {
+    return undefined;
+  }
+})();
+
+describe.skipIf(!tls)('TLS', () => {
+  async function httpsServer(): Promise<string> {
+    const server = createHttpsServer({ key: tls!.key, cert: tls!.cert }, (_req, res) => res.end('secure'));
+    return `https://${await listen(server)}`;
+  }
+
+  it('refuses an unknown certificate with a hint, and does not retry it', async () => {
+    const c = client(await httpsServer());
+    const err = await caught(c.request({ method: 'GET', path: '/x' }));
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect(err).toMatchObject({ attempts: 1 });
+    expect((err as Error).message).toContain('TLS:');
+    expect((err as Error).message).toContain('set CONVERGE_REGISTRY_CACERT');
+  });
+
+  it('trusts a given CA certificate', async () => {
+    const c = client(await httpsServer(), { caCertificate: tls!.cert });
+    expect((await c.request({ method: 'GET', path: '/x' })).body).toBe('secure');
+  });
+
+  it('skips verification only when asked explicitly', async () => {
+    const c = client(await httpsServer(), { insecureSkipTlsVerify: true });
+    expect((await c.request({ method: 'GET', path: '/x' })).body).toBe('secure');
+  });
+});

@@ -1,0 +1,125 @@
+/** The pure parts of the retry policy, the rate limiter and redaction. */
+import { describe, expect, it } from 'vitest';
+import { AdaptiveRateLimiter } from '../../src/clients/http/rate-limiter.js';
+import { redactPath, scrubSecrets } from '../../src/clients/http/redact.js';
+import {
+  backoffDelayMs,
+  classifyNetworkError,
+  isIdempotentMethod,
+  parseRateLimitResetMs,
+  parseRetryAfterMs,
+  serverRequestedWaitMs,
+} from '../../src/clients/http/retry-policy.js';
+
+describe('retry policy', () => {
+  it('treats GET, HEAD, PUT, DELETE and OPTIONS as idempotent', () => {
+    expect(['GET', 'head', 'PUT', 'DELETE', 'OPTIONS'].every(isIdempotentMethod)).toBe(true);
+    expect(['POST', 'PATCH'].some(isIdempotentMethod)).toBe(false);
+  });
+
+  it('backs off exponentially with full jitter, capped', () => {
+    const opts = { minDelayMs: 100, maxDelayMs: 1000 };
+    expect(backoffDelayMs(0, opts, () => 0.999)).toBe(99);
+    expect(backoffDelayMs(2, opts, () => 0.999)).toBe(399);
+    expect(backoffDelayMs(10, opts, () => 0.999)).toBe(999);
+    expect(backoffDelayMs(3, opts, () => 0)).toBe(0);
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfterMs('2', now)).toBe(2000);
+    expect(parseRetryAfterMs('0', now)).toBe(0);
+    expect(parseRetryAfterMs('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfterMs('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfterMs('soon', now)).toBeUndefined();
+    expect(parseRetryAfterMs(undefined, now)).toBeUndefined();
+  });
+
+  it('reads X-RateLimit-Reset as float seconds, or as a Unix time when that large', () => {
+    const now = 1_800_000_000_000;
+    expect(parseRateLimitResetMs('0.35', now)).toBe(350);
+    expect(parseRateLimitResetMs('1800000002', now)).toBe(2000);
+    expect(parseRateLimitResetMs('-1', now)).toBeUndefined();
+  });
+
+  it('prefers Retry-After, and reads X-RateLimit-Reset only on 429', () => {
+    expect(serverRequestedWaitMs({ 'retry-after': '1', 'x-ratelimit-reset': '5' }, 429)).toBe(1000);
+    expect(serverRequestedWaitMs({ 'x-ratelimit-reset': '0.5' }, 429)).toBe(500);
+    expect(serverRequestedWaitMs({ 'x-ratelimit-reset': '0.5' }, 503)).toBeUndefined();
+  });
+
+  it('classifies network errors by what may have reached the service', () => {
+    expect(classifyNetworkError({ code: 'ECONNREFUSED' })).toMatchObject({
+      nothingSent: true,
+      transient: true,
+    });
+    expect(classifyNetworkError({ code: 'UND_ERR_CONNECT_TIMEOUT' })).toMatchObject({
+      nothingSent: true,
+      timeoutPhase: 'connect',
+    });
+    expect(classifyNetworkError({ code: 'ECONNRESET' })).toMatchObject({
+      nothingSent: false,
+      transient: true,
+    });
+    expect(classifyNetworkError({ code: 'UND_ERR_HEADERS_TIMEOUT' })).toMatchObject({
+      timeoutPhase: 'response',
+    });
+    expect(classifyNetworkError({ code: 'ENOTFOUND' })).toMatchObject({ transient: false });
+    expect(
+      classifyNetworkError({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed' }),
+    ).toMatchObject({
+      transient: false,
+      tls: true,
+    });
+    // Node tries every address of `localhost` and throws an AggregateError.
+    const aggregate = new AggregateError(
+      [Object.assign(new Error('x'), { code: 'ECONNREFUSED' })],
+      'all failed',
+    );
+    expect(classifyNetworkError(aggregate)).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(classifyNetworkError(new TypeError('bug'))).toBeUndefined();
+  });
+});
+
+describe('adaptive rate limiter', () => {
+  it('does nothing until a limit is announced', () => {
+    const limiter = new AdaptiveRateLimiter(() => 0);
+    for (let i = 0; i < 100; i++) expect(limiter.reserve()).toBe(0);
+  });
+
+  it('keeps to 66% of the announced limit with a burst of 33%', () => {
+    let now = 0;
+    const limiter = new AdaptiveRateLimiter(() => now);
+    limiter.observe({ 'x-ratelimit-limit': '30' }); // 19.8/s, burst 9
+    const waits = Array.from({ length: 12 }, () => limiter.reserve());
+    expect(waits.slice(0, 9)).toEqual(Array(9).fill(0));
+    expect(waits[9]).toBe(51); // 1 / 19.8 s
+    expect(waits[11]).toBe(152);
+    now = 10_000; // long idle: the bucket refills to the burst, not beyond
+    expect(Array.from({ length: 10 }, () => limiter.reserve()).filter((w) => w === 0)).toHaveLength(9);
+  });
+
+  it('ignores missing or nonsense limits', () => {
+    const limiter = new AdaptiveRateLimiter(() => 0);
+    limiter.observe({ 'x-ratelimit-limit': 'lots' });
+    limiter.observe({ 'x-ratelimit-limit': '0' });
+    expect(limiter.announcedLimit).toBeUndefined();
+  });
+});
+
+describe('redaction', () => {
+  it('redacts secret query parameters and keeps the rest', () => {
+    expect(redactPath('/v1/acl/roles?token=abc&ns=x')).toBe('/v1/acl/roles?token=[redacted]&ns=x');
+    expect(redactPath('/v1/x?TOKEN=abc')).toBe('/v1/x?TOKEN=[redacted]');
+    expect(redactPath('/v1/x?access_token=abc&password=p')).toBe(
+      '/v1/x?access_token=[redacted]&password=[redacted]',
+    );
+    expect(redactPath('/v1/x?tokens=fine')).toBe('/v1/x?tokens=fine');
+    expect(redactPath('/v1/x')).toBe('/v1/x');
+  });
+
+  it('scrubs secrets from text, leaving very short ones alone', () => {
+    expect(scrubSecrets('token abcd1234 and abcd1234', ['abcd1234'])).toBe('token [redacted] and [redacted]');
+    expect(scrubSecrets('a b c', ['a', undefined])).toBe('a b c');
+  });
+});
