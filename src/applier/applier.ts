@@ -4,9 +4,9 @@
  * rest still run. Knows resource kinds only through the contract.
  */
 import pLimit from 'p-limit';
-import type { AnyResourceKind, KindContext, Observed } from '../resources/contract.js';
 import type { KindLookup } from '../planner/planner.js';
 import type { Action, Change, Plan } from '../planner/types.js';
+import type { AnyResourceKind, KindContext, Observed } from '../resources/contract.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
@@ -54,20 +54,32 @@ function describeError(error: unknown): string {
 }
 
 /** Refuses a change whose object moved since the plan was made. */
-async function ensureNotStale(kind: AnyResourceKind, ctx: KindContext, change: Change): Promise<Observed | undefined> {
+async function ensureNotStale(
+  kind: AnyResourceKind,
+  ctx: KindContext,
+  change: Change,
+): Promise<Observed | undefined> {
   const now = await kind.observe(ctx, change.key);
   if (change.action === 'create') {
-    if (now) throw new StaleChangeError(`it was created by someone else since the plan (id ${now.id ?? 'unknown'})`);
+    if (now)
+      throw new StaleChangeError(`it was created by someone else since the plan (id ${now.id ?? 'unknown'})`);
     return undefined;
   }
   if (!now) throw new StaleChangeError('it was deleted by someone else since the plan');
   if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
-    throw new StaleChangeError(`it changed since the plan (version ${change.observedVersion} → ${now.version})`);
+    throw new StaleChangeError(
+      `it changed since the plan (version ${change.observedVersion} → ${now.version})`,
+    );
   }
   return now;
 }
 
-async function execute(kind: AnyResourceKind, ctx: KindContext, change: Change, checkStale: boolean): Promise<void> {
+async function execute(
+  kind: AnyResourceKind,
+  ctx: KindContext,
+  change: Change,
+  checkStale: boolean,
+): Promise<void> {
   const observed = checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
   const desired = change.desired;
   switch (change.action) {
@@ -124,7 +136,12 @@ export async function applyPlan(
           try {
             if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
             await execute(kind, ctx, change, options.checkStale ?? false);
-            return { address: change.address, action: change.action, status: 'applied' as const, durationMs: Date.now() - started };
+            return {
+              address: change.address,
+              action: change.action,
+              status: 'applied' as const,
+              durationMs: Date.now() - started,
+            };
           } catch (error) {
             return {
               address: change.address,

@@ -9,7 +9,12 @@ export interface Io {
 }
 
 export function processIo(): Io {
-  return { stdout: process.stdout, stderr: process.stderr, stdinIsTTY: Boolean(process.stdin.isTTY), env: process.env };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    env: process.env,
+  };
 }
 
 /** Colour only on a terminal, never with NO_COLOR (any value, per no-color.org) or --no-color. */

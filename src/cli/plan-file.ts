@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { canonicalJson } from '../resources/compare.js';
 import type { Change, Plan } from '../planner/types.js';
+import { canonicalJson } from '../resources/compare.js';
 import { CliError } from './exit-codes.js';
 
 const FORMAT = 'converge-plan';
@@ -57,7 +57,9 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read plan file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new CliError(
+      `cannot read plan file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
   let saved: SavedPlan;
   try {
@@ -69,7 +71,9 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
     throw new CliError(`${file} is not a Converge plan file`);
   }
   if (saved.format_version !== FORMAT_VERSION) {
-    throw new CliError(`${file} has plan format ${saved.format_version}; this Converge reads format ${FORMAT_VERSION}`);
+    throw new CliError(
+      `${file} has plan format ${saved.format_version}; this Converge reads format ${FORMAT_VERSION}`,
+    );
   }
   return saved;
 }
@@ -89,7 +93,8 @@ export function reconcileSavedPlan(saved: SavedPlan, fresh: Plan, file: string):
     return { ...s, ...(f?.desired ? { desired: f.desired } : {}) };
   });
   const savedAddresses = new Set(saved.changes.map((c) => c.address));
-  for (const f of fresh.changes) if (!savedAddresses.has(f.address) && f.action !== 'delete') mismatched.push(f.address);
+  for (const f of fresh.changes)
+    if (!savedAddresses.has(f.address) && f.action !== 'delete') mismatched.push(f.address);
   if (mismatched.length > 0) {
     throw new CliError(
       `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`converge plan -out ${file}\` again`,

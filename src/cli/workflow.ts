@@ -24,7 +24,10 @@ export function desiredOf(resource: ManifestResource): Desired {
   };
 }
 
-export async function loadDesired(paths: string[], env: NodeJS.ProcessEnv): Promise<{ manifest: Manifest; desired: Desired[] }> {
+export async function loadDesired(
+  paths: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ manifest: Manifest; desired: Desired[] }> {
   if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
   const manifest = await loadManifest(paths, { kinds, env });
   return { manifest, desired: manifest.resources.map(desiredOf) };
@@ -58,7 +61,12 @@ export function pruneScopes(desired: readonly Desired[]): PruneScope[] {
 
 export async function planManifest(
   paths: string[],
-  options: { env: NodeJS.ProcessEnv; parallelism: number; prune: boolean; onProgress?: (done: number, total: number) => void },
+  options: {
+    env: NodeJS.ProcessEnv;
+    parallelism: number;
+    prune: boolean;
+    onProgress?: (done: number, total: number) => void;
+  },
 ): Promise<PlanRun> {
   const { manifest, desired } = await loadDesired(paths, options.env);
   const connections = new ServiceConnections(options.env, manifest.connections);

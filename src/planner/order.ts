@@ -8,7 +8,9 @@ import type { Change } from './types.js';
 /** Kahn's algorithm, stable on the input order; a cycle is an error naming its members. */
 export function topologicalOrder(changes: Change[]): Change[] {
   const byAddress = new Map(changes.map((c) => [c.address, c]));
-  const pending = new Map(changes.map((c) => [c.address, new Set(c.dependsOn.filter((d) => byAddress.has(d)))]));
+  const pending = new Map(
+    changes.map((c) => [c.address, new Set(c.dependsOn.filter((d) => byAddress.has(d)))]),
+  );
   const ordered: Change[] = [];
   while (pending.size > 0) {
     const ready = changes.filter((c) => pending.get(c.address)?.size === 0);

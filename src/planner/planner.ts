@@ -4,6 +4,7 @@
  * few requests instead of one per object), compares, and orders the changes.
  */
 import pLimit from 'p-limit';
+import { formatPosition } from '../manifest/types.js';
 import {
   type AnyResourceKind,
   type AttributeDiff,
@@ -15,7 +16,6 @@ import {
   type PruneScope,
   type ResourceKey,
 } from '../resources/contract.js';
-import { formatPosition } from '../manifest/types.js';
 import { topologicalOrder } from './order.js';
 import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
@@ -29,9 +29,7 @@ export interface PlanOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-export interface KindLookup {
-  (kind: string): AnyResourceKind | undefined;
-}
+export type KindLookup = (kind: string) => AnyResourceKind | undefined;
 
 /** Objects of one kind that one `list` call can read together. */
 function scopeKey(key: ResourceKey): string {
@@ -101,7 +99,6 @@ function sourceOf(d: Desired): string | undefined {
   return d.resource ? formatPosition(d.resource.source) : undefined;
 }
 
-
 /** Replaces the kind's secret attributes, wherever they appear, by a marker. */
 function maskAttributes(kind: AnyResourceKind, attrs: Record<string, unknown>): Record<string, unknown> {
   if (!kind.sensitive?.length) return attrs;
@@ -134,7 +131,13 @@ function changeFor(d: Desired, kind: AnyResourceKind, observed: Observed | undef
     ...(sourceOf(d) ? { source: sourceOf(d) } : {}),
   };
   if (!observed) {
-    return { ...base, action: 'create', diffs: [], after: maskAttributes(kind, kind.render(d)), before: null };
+    return {
+      ...base,
+      action: 'create',
+      diffs: [],
+      after: maskAttributes(kind, kind.render(d)),
+      before: null,
+    };
   }
   const comparison = kind.compare(d, observed);
   const action = comparison.diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
@@ -158,7 +161,9 @@ async function pruneCandidates(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
 ): Promise<Change[]> {
-  const wanted = new Set(desired.map((d) => `${d.key.kind}\u0000${d.key.connection ?? ''}\u0000${d.key.name}`));
+  const wanted = new Set(
+    desired.map((d) => `${d.key.kind}\u0000${d.key.connection ?? ''}\u0000${d.key.name}`),
+  );
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -204,7 +209,9 @@ function linkDependencies(changes: Change[], lookup: KindLookup): void {
     const kind = mustKind(lookup, c.key.kind);
     const objectDeps = c.desired && kind.dependencies ? kind.dependencies(c.desired).map(addressOf) : [];
     const kindDeps = changes
-      .filter((o) => kind.after?.includes(o.key.kind) && (o.key.connection ?? '') === (c.key.connection ?? ''))
+      .filter(
+        (o) => kind.after?.includes(o.key.kind) && (o.key.connection ?? '') === (c.key.connection ?? ''),
+      )
       .map((o) => o.address);
     return [...new Set([...objectDeps, ...kindDeps])].filter((a) => a !== c.address && byAddress.has(a));
   };
@@ -242,8 +249,11 @@ export async function buildPlan(
   );
 
   const observed = await observeAll(desired, lookup, ctx, limit, options.onProgress);
-  const changes = desired.map((d) => changeFor(d, mustKind(lookup, d.key.kind), observed.get(addressOf(d.key))));
-  if (options.prune?.length) changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit)));
+  const changes = desired.map((d) =>
+    changeFor(d, mustKind(lookup, d.key.kind), observed.get(addressOf(d.key))),
+  );
+  if (options.prune?.length)
+    changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit)));
 
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));

@@ -25,16 +25,23 @@ const PolicyLink = Type.Union(
       { ID: Type.String({ format: 'uuid', description: 'Policy ID' }), Name: Type.Optional(Type.String()) },
       { additionalProperties: false },
     ),
-    Type.Object({ Name: Type.String({ minLength: 1, description: 'Policy name' }) }, { additionalProperties: false }),
+    Type.Object(
+      { Name: Type.String({ minLength: 1, description: 'Policy name' }) },
+      { additionalProperties: false },
+    ),
   ],
-  { description: 'A policy, by Name or by ID. The registry resolves names to IDs, so renames keep the link.' },
+  {
+    description: 'A policy, by Name or by ID. The registry resolves names to IDs, so renames keep the link.',
+  },
 );
 
 const ServiceIdentity = Type.Object(
   {
     ServiceName: Type.String({ pattern: IDENTITY_NAME, maxLength: 256 }),
     Datacenters: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), { description: 'Empty: valid in all datacenters, future ones too.' }),
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'Empty: valid in all datacenters, future ones too.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -80,9 +87,14 @@ function observedOf(key: ResourceKey, role: Role): Observed<Role> {
 function canonical(spec: AclRoleSpec, policyForm: (link: AnyLink) => PolicyLinkSpec) {
   return compact({
     Description: spec.Description ?? '',
-    Policies: sortBy((spec.Policies ?? []).map((l) => policyForm(l as AnyLink)), (p) => ('ID' in p && p.ID ? `id:${p.ID}` : `name:${p.Name}`)),
+    Policies: sortBy(
+      (spec.Policies ?? []).map((l) => policyForm(l as AnyLink)),
+      (p) => ('ID' in p && p.ID ? `id:${p.ID}` : `name:${p.Name}`),
+    ),
     ServiceIdentities: sortBy(
-      (spec.ServiceIdentities ?? []).map((s) => compact({ ServiceName: s.ServiceName, Datacenters: [...(s.Datacenters ?? [])].sort() })),
+      (spec.ServiceIdentities ?? []).map((s) =>
+        compact({ ServiceName: s.ServiceName, Datacenters: [...(s.Datacenters ?? [])].sort() }),
+      ),
       (s) => s.ServiceName,
     ),
     NodeIdentities: sortBy(spec.NodeIdentities ?? [], (n) => `${n.NodeName}\u0000${n.Datacenter}`),
@@ -207,7 +219,11 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
 
   async update(ctx, desired, observed) {
     const id = observed.id ?? observed.live.ID;
-    const role = await client(ctx, desired.key).updateRole(id, { ...body(desired), ID: id }, nsOption(desired.key));
+    const role = await client(ctx, desired.key).updateRole(
+      id,
+      { ...body(desired), ID: id },
+      nsOption(desired.key),
+    );
     return observedOf(desired.key, role);
   },
 

@@ -15,9 +15,11 @@ function isPlainObject(v: unknown): v is Plain {
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     isPlainObject(v)
-      ? Object.fromEntries(Object.keys(v)
-          .sort()
-          .map((k) => [k, v[k]]))
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
       : v,
   );
 }
@@ -42,8 +44,10 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
     const keys = [...new Set([...Object.keys(live), ...Object.keys(desired)])].sort();
     return keys.flatMap((k) => {
       const p = join(path, k);
-      if (!(k in live)) return desired[k] === undefined ? [] : [{ path: p, op: 'add' as const, after: desired[k] }];
-      if (!(k in desired)) return live[k] === undefined ? [] : [{ path: p, op: 'remove' as const, before: live[k] }];
+      if (!(k in live))
+        return desired[k] === undefined ? [] : [{ path: p, op: 'add' as const, after: desired[k] }];
+      if (!(k in desired))
+        return live[k] === undefined ? [] : [{ path: p, op: 'remove' as const, before: live[k] }];
       return diffValues(desired[k], live[k], p);
     });
   }
@@ -61,7 +65,8 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
       remaining.splice(i, 1);
       return true;
     });
-    if (added.length === 0 && removed.length === 0) return [{ path, op: 'change', before: live, after: desired }];
+    if (added.length === 0 && removed.length === 0)
+      return [{ path, op: 'change', before: live, after: desired }];
     return [
       ...removed.map((before) => ({ path, op: 'remove' as const, before })),
       ...added.map((after) => ({ path, op: 'add' as const, after })),

@@ -54,10 +54,16 @@ describe('applier', () => {
   it('executes in dependency order', async () => {
     const store = memoryStore();
     store.delayMs = 5;
-    const kind = memoryKind(store, { deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []) });
+    const kind = memoryKind(store, {
+      deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []),
+    });
     const lookup = lookupOf(kind);
     const plan = await buildPlan(
-      [desired('Thing', 'c', { needs: 'b' }), desired('Thing', 'b', { needs: 'a' }), desired('Thing', 'a', {})],
+      [
+        desired('Thing', 'c', { needs: 'b' }),
+        desired('Thing', 'b', { needs: 'a' }),
+        desired('Thing', 'a', {}),
+      ],
       lookup,
       noContext,
     );
@@ -85,7 +91,11 @@ describe('applier', () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
     const lookup = lookupOf(memoryKind(store));
-    const plan = await buildPlan([desired('Thing', 'a', { v: 2 }), desired('Thing', 'b', {})], lookup, noContext);
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { v: 2 }), desired('Thing', 'b', {})],
+      lookup,
+      noContext,
+    );
     // Someone else changes a and creates b between plan and apply.
     store.objects.set('Thing/a', { value: { v: 3 }, version: 2 });
     store.objects.set('Thing/b', { value: {}, version: 1 });
@@ -100,7 +110,9 @@ describe('applier', () => {
     const lookup = lookupOf(memoryKind(store));
     const plan = await buildPlan([desired('Thing', 'a', {}), desired('Thing', 'b', {})], lookup, noContext);
     const events: string[] = [];
-    await applyPlan(plan, lookup, noContext, { onEvent: (e) => events.push(`${e.type} ${e.change.address}`) });
+    await applyPlan(plan, lookup, noContext, {
+      onEvent: (e) => events.push(`${e.type} ${e.change.address}`),
+    });
     expect(events.filter((e) => e.startsWith('finish')).sort()).toEqual(['finish Thing/a', 'finish Thing/b']);
     expect(events.filter((e) => e.startsWith('start'))).toHaveLength(2);
   });

@@ -79,7 +79,12 @@ export function memoryKind(
       track(`list ${kindName}`, () =>
         [...store.objects.entries()]
           .filter(([k]) => k.startsWith(`${kindName}/`))
-          .map(([k, o]) => ({ key: { kind: kindName, name: k.slice(kindName.length + 1) }, id: k, live: o.value, version: o.version })),
+          .map(([k, o]) => ({
+            key: { kind: kindName, name: k.slice(kindName.length + 1) },
+            id: k,
+            live: o.value,
+            version: o.version,
+          })),
       );
   }
   return kind;

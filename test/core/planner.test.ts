@@ -26,7 +26,11 @@ describe('planner', () => {
   it('reports attribute-level diffs for updates', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { size: 1, tags: ['x', 'y'] }, version: 4 });
-    const plan = await buildPlan([desired('Thing', 'a', { size: 2, tags: ['y', 'z'] })], lookupOf(memoryKind(store)), noContext);
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { size: 2, tags: ['y', 'z'] })],
+      lookupOf(memoryKind(store)),
+      noContext,
+    );
     const [change] = plan.changes;
     expect(change?.action).toBe('update');
     expect(change?.observedVersion).toBe(4);
@@ -75,23 +79,26 @@ describe('planner', () => {
       deps: (d) => [{ kind: 'Child', name: String(d.spec.needs ?? '') }],
     });
     const plan = await buildPlan(
-      [
-        desired('Child', 'c2', { needs: 'c1' }),
-        desired('Child', 'c1', {}),
-        desired('Parent', 'p', {}),
-      ],
+      [desired('Child', 'c2', { needs: 'c1' }), desired('Child', 'c1', {}), desired('Parent', 'p', {})],
       lookupOf(parent, child),
       noContext,
     );
     expect(plan.changes.map((c) => c.address)).toEqual(['Parent/p', 'Child/c1', 'Child/c2']);
-    expect(plan.changes.find((c) => c.address === 'Child/c2')?.dependsOn.sort()).toEqual(['Child/c1', 'Parent/p']);
+    expect(plan.changes.find((c) => c.address === 'Child/c2')?.dependsOn.sort()).toEqual([
+      'Child/c1',
+      'Parent/p',
+    ]);
   });
 
   it('refuses a dependency cycle with the objects named', async () => {
     const store = memoryStore();
     const kind = memoryKind(store, { deps: (d) => [{ kind: 'Thing', name: String(d.spec.needs) }] });
     await expect(
-      buildPlan([desired('Thing', 'a', { needs: 'b' }), desired('Thing', 'b', { needs: 'a' })], lookupOf(kind), noContext),
+      buildPlan(
+        [desired('Thing', 'a', { needs: 'b' }), desired('Thing', 'b', { needs: 'a' })],
+        lookupOf(kind),
+        noContext,
+      ),
     ).rejects.toThrow(/cycle between Thing\/a, Thing\/b/);
   });
 
@@ -100,9 +107,14 @@ describe('planner', () => {
     store.objects.set('Thing/kept', { value: { owner: 'converge' }, version: 1 });
     store.objects.set('Thing/dropped', { value: { owner: 'converge' }, version: 2 });
     store.objects.set('Thing/foreign', { value: { owner: 'someone' }, version: 1 });
-    const plan = await buildPlan([desired('Thing', 'kept', { owner: 'converge' })], lookupOf(memoryKind(store)), noContext, {
-      prune: [{ kind: 'Thing' }],
-    });
+    const plan = await buildPlan(
+      [desired('Thing', 'kept', { owner: 'converge' })],
+      lookupOf(memoryKind(store)),
+      noContext,
+      {
+        prune: [{ kind: 'Thing' }],
+      },
+    );
     expect(plan.changes.map((c) => [c.address, c.action])).toEqual([
       ['Thing/kept', 'noop'],
       ['Thing/dropped', 'delete'],

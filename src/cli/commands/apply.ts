@@ -4,9 +4,9 @@
  */
 import { confirm, isCancel } from '@clack/prompts';
 import { applyPlan } from '../../applier/applier.js';
-import { kindByName } from '../../resources/index.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
+import { kindByName } from '../../resources/index.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { readPlanFile, reconcileSavedPlan } from '../plan-file.js';
@@ -29,7 +29,9 @@ async function confirmed(): Promise<boolean> {
 
 export async function applyCommand(planFile: string | undefined, flags: ApplyFlags, io: Io): Promise<number> {
   if (planFile && flags.file.length > 0) {
-    throw new CliError('give either a saved plan file or -f PATH, not both: a saved plan names its own manifest');
+    throw new CliError(
+      'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
+    );
   }
   const saved = planFile ? await readPlanFile(planFile) : undefined;
   const paths = saved ? saved.manifest : flags.file;
@@ -54,7 +56,10 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
     // A saved plan was reviewed when it was made; otherwise a person confirms, or CI says so.
     if (!saved && !flags.autoApprove) {
       if (!io.stdinIsTTY || !io.stdout.isTTY) {
-        write(io.stderr, 'Refusing to apply without confirmation: no terminal to ask on. Pass --auto-approve to apply anyway.');
+        write(
+          io.stderr,
+          'Refusing to apply without confirmation: no terminal to ask on. Pass --auto-approve to apply anyway.',
+        );
         return EXIT.error;
       }
       if (!(await confirmed())) {
@@ -79,7 +84,10 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
       write(io.stderr, `  ${r.status}: ${r.address}: ${r.message ?? ''}`);
     }
     if (stale > 0 && failed === 0) {
-      write(io.stderr, 'Some objects changed since the plan was saved: run `converge plan` again and review.');
+      write(
+        io.stderr,
+        'Some objects changed since the plan was saved: run `converge plan` again and review.',
+      );
       return EXIT.stale;
     }
     return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;

@@ -1,8 +1,9 @@
 /** `converge plan`: what apply would do, as text, JSON or markdown; optionally saved for `apply FILE`. */
-import { hasChanges } from '../../planner/types.js';
+
 import { renderHuman } from '../../planner/render/human.js';
 import { renderJson } from '../../planner/render/json.js';
 import { renderMarkdown } from '../../planner/render/markdown.js';
+import { hasChanges } from '../../planner/types.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { writePlanFile } from '../plan-file.js';
@@ -45,9 +46,16 @@ export async function planCommand(flags: PlanFlags, io: Io): Promise<number> {
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {
-      await writePlanFile(flags.out, plan, { manifest: flags.file, prune: Boolean(flags.prune), version: VERSION });
+      await writePlanFile(flags.out, plan, {
+        manifest: flags.file,
+        prune: Boolean(flags.prune),
+        version: VERSION,
+      });
       if (!flags.json && !flags.markdown) {
-        write(io.stdout, `\nSaved the plan to ${flags.out}. Apply exactly this plan with: converge apply ${flags.out}`);
+        write(
+          io.stdout,
+          `\nSaved the plan to ${flags.out}. Apply exactly this plan with: converge apply ${flags.out}`,
+        );
       }
     }
     return flags.detailedExitcode && hasChanges(plan) ? EXIT.changes : EXIT.ok;

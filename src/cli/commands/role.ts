@@ -47,13 +47,18 @@ function roleDetails(role: Role): string {
 }
 
 export async function roleGetCommand(name: string | undefined, flags: RoleGetFlags, io: Io): Promise<number> {
-  if ((name === undefined) === (flags.id === undefined)) throw new CliError('give a role NAME or --id ID (one of them)');
+  if ((name === undefined) === (flags.id === undefined))
+    throw new CliError('give a role NAME or --id ID (one of them)');
   const connections = new ServiceConnections(io.env);
   try {
     const registry = connections.client('registry');
     const opts = flags.ns !== undefined ? { namespace: flags.ns } : {};
-    const role = flags.id !== undefined ? await registry.readRole(flags.id, opts) : await registry.readRoleByName(name!, opts);
-    if (!role) throw new CliError(`no role ${flags.id !== undefined ? `with ID ${flags.id}` : `named "${name}"`}`);
+    const role =
+      flags.id !== undefined
+        ? await registry.readRole(flags.id, opts)
+        : await registry.readRoleByName(name!, opts);
+    if (!role)
+      throw new CliError(`no role ${flags.id !== undefined ? `with ID ${flags.id}` : `named "${name}"`}`);
     write(io.stdout, flags.json ? JSON.stringify(role, null, 2) : roleDetails(role));
     return EXIT.ok;
   } finally {
@@ -78,7 +83,14 @@ export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<num
         io.stdout,
         table(
           ['NAME', 'NAMESPACE', 'ID', 'POLICIES', 'IDENTITIES', 'DESCRIPTION'],
-          sorted.map((r) => [r.Name, r.Namespace ?? '', r.ID, policyNames(r), identities(r), r.Description ?? '']),
+          sorted.map((r) => [
+            r.Name,
+            r.Namespace ?? '',
+            r.ID,
+            policyNames(r),
+            identities(r),
+            r.Description ?? '',
+          ]),
         ),
       );
     }

@@ -1,6 +1,7 @@
 /** `converge validate -f PATH`: the manifest alone, no service contacted. */
-import { kinds } from '../../resources/index.js';
+
 import { loadManifest } from '../../manifest/index.js';
+import { kinds } from '../../resources/index.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 

@@ -39,7 +39,9 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     for (const ch of changes) {
       const why = ch.reason ? ` (${ch.reason})` : '';
       out.push(c.bold(`  # ${heading(ch)} ${VERBS[ch.action]}${why}`));
-      out.push(`  ${paint[ch.action](SYMBOLS[ch.action])} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`);
+      out.push(
+        `  ${paint[ch.action](SYMBOLS[ch.action])} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`,
+      );
       for (const line of changeLines(ch)) {
         const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
         out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}`);
@@ -48,7 +50,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     }
   }
   if (options.showNoop) {
-    for (const ch of plan.changes.filter((x) => x.action === 'noop')) out.push(c.dim(`  = ${ch.address} (unchanged)`));
+    for (const ch of plan.changes.filter((x) => x.action === 'noop'))
+      out.push(c.dim(`  = ${ch.address} (unchanged)`));
   }
   out.push(c.bold(summaryLine(plan.summary)));
   return `${out.join('\n')}\n`;

@@ -33,7 +33,11 @@ function diffLine(d: AttributeDiff, p: (name: string) => string): DiffLine {
     case 'remove':
       return { sign: '-', text: `${p(d.path)} = ${formatValue(d.before)}`, ...forces };
     case 'change':
-      return { sign: '~', text: `${p(d.path)} = ${formatValue(d.before)} -> ${formatValue(d.after)}`, ...forces };
+      return {
+        sign: '~',
+        text: `${p(d.path)} = ${formatValue(d.before)} -> ${formatValue(d.after)}`,
+        ...forces,
+      };
   }
 }
 

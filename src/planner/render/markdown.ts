@@ -55,9 +55,11 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   const headText = head.join('\n');
   let bodyText = body.join('\n');
   const tailText = tail.join('\n');
-  const note = '\n… (truncated: the full plan is longer than a comment may be; run `converge plan` to see it)\n';
+  const note =
+    '\n… (truncated: the full plan is longer than a comment may be; run `converge plan` to see it)\n';
   if (headText.length + bodyText.length + tailText.length + 1 > limit) {
-    bodyText = bodyText.slice(0, Math.max(0, limit - headText.length - tailText.length - note.length - 2)) + note;
+    bodyText =
+      bodyText.slice(0, Math.max(0, limit - headText.length - tailText.length - note.length - 2)) + note;
   }
   return `${headText}\n${bodyText}\n${tailText}`;
 }

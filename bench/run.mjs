@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// `npm run bench`: time and count the requests of validate, plan and apply for many roles against
+// the sandbox, with and without added latency. A plan should read each kind with the fewest requests
+// the API allows: for roles, one policy list (for the plan-time check) and one role list.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { applyPlan } from '../dist/applier/applier.js';
+import { ServiceConnections } from '../dist/cli/connections.js';
+import { loadDesired } from '../dist/cli/workflow.js';
+import { buildPlan } from '../dist/planner/planner.js';
+import { kindByName } from '../dist/resources/index.js';
+import { startSandbox } from '../dist/sandbox/index.js';
+
+const sizes = (process.env.BENCH_SIZES ?? '50,500').split(',').map(Number);
+const latencies = (process.env.BENCH_LATENCY_MS ?? '0,5').split(',').map(Number);
+const parallelism = Number(process.env.BENCH_PARALLELISM ?? 10);
+
+function manifest(n) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-'));
+  const docs = Array.from(
+    { length: n },
+    (_, i) => `apiVersion: converge/v1
+kind: AclRole
+metadata: { name: bench-${i}, namespace: default }
+spec:
+  Description: role ${i}
+  Policies: [{ Name: service-read }]
+  ServiceIdentities: [{ ServiceName: svc-${i}, Datacenters: [dc1, dc2] }]
+`,
+  );
+  writeFileSync(path.join(dir, 'roles.yaml'), docs.join('---\n'));
+  return dir;
+}
+
+async function step(label, fn) {
+  const started = performance.now();
+  const value = await fn();
+  return { label, ms: performance.now() - started, value };
+}
+
+const rows = [];
+for (const latencyMs of latencies) {
+  for (const n of sizes) {
+    const sandbox = await startSandbox({
+      port: 0,
+      config: { registry: { policies: [{ Name: 'service-read' }] }, faults: { latencyMs } },
+    });
+    const env = { ...process.env, ...sandbox.env() };
+    const dir = manifest(n);
+    try {
+      const load = await step('validate', () => loadDesired([dir], env));
+      const { desired } = load.value;
+      const measure = async (label, fn) => {
+        const connections = new ServiceConnections(env);
+        try {
+          const r = await step(label, () => fn(connections));
+          rows.push({
+            n,
+            latencyMs,
+            step: label,
+            ms: r.ms,
+            requests: connections.requestCounts().registry ?? 0,
+            note: r.value,
+          });
+          return r.value;
+        } finally {
+          await connections.close();
+        }
+      };
+      rows.push({
+        n,
+        latencyMs,
+        step: 'validate',
+        ms: load.ms,
+        requests: 0,
+        note: `${desired.length} objects`,
+      });
+      const plan = await measure('plan (all new)', async (c) => {
+        const p = await buildPlan(desired, kindByName, c, { parallelism });
+        return p;
+      });
+      await measure('apply', async (c) => {
+        const r = await applyPlan(plan, kindByName, c, { parallelism });
+        if (r.counts.applied !== n) throw new Error(`applied ${r.counts.applied} of ${n}`);
+        return r;
+      });
+      await measure('plan (no changes)', async (c) => {
+        const p = await buildPlan(desired, kindByName, c, { parallelism });
+        if (p.summary.noop !== n)
+          throw new Error(`expected ${n} unchanged, got ${JSON.stringify(p.summary)}`);
+        return p;
+      });
+    } finally {
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+const header = ['objects', 'latency', 'step', 'time', 'requests', 'per object'];
+const lines = rows.map((r) => [
+  String(r.n),
+  `${r.latencyMs} ms`,
+  r.step,
+  `${r.ms.toFixed(0)} ms`,
+  String(r.requests),
+  r.step === 'validate' ? '-' : (r.requests / r.n).toFixed(2),
+]);
+const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+const fmt = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+console.log(`parallelism ${parallelism}\n`);
+console.log(fmt(header));
+for (const l of lines) console.log(fmt(l));

@@ -1,0 +1,228 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { converge, manifestDir, role } from './helpers.js';
+
+let sandbox: RunningSandbox;
+let env: Record<string, string>;
+
+async function registry(method: string, p: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${sandbox.url}/v1/acl${p}`, {
+    method,
+    headers: { Authorization: `Bearer ${sandbox.rootToken}`, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return res.status === 404 ? undefined : JSON.parse(text);
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    config: {
+      tokens: [{ name: 'reader', secret: 'reader-token', registry: { acl: 'read' } }],
+      registry: { policies: [{ Name: 'service-read' }, { Name: 'node-read' }] },
+    },
+  });
+  env = sandbox.env();
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('converge --help and --version', () => {
+  it('prints the version', async () => {
+    const r = await converge(['--version'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it.each([['validate'], ['plan'], ['apply'], ['sandbox'], ['role', 'get'], ['role', 'list']])(
+    'has help for %s',
+    async (...cmd) => {
+      const r = await converge([...cmd, '--help'], env);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Usage: converge');
+    },
+  );
+
+  it('rejects an unknown command with exit 1', async () => {
+    const r = await converge(['plna'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/unknown command 'plna'/);
+  });
+});
+
+describe('converge validate', () => {
+  it('accepts a good manifest without contacting any service', async () => {
+    const dir = manifestDir({ 'a.yaml': role('v-ok', 'Description: fine') });
+    const r = await converge(['validate', '-f', dir], { PATH: process.env.PATH });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('valid: 1 object in 1 file');
+  });
+
+  it('reports every problem with file:line:col and exits 1', async () => {
+    const dir = manifestDir({
+      'a.yaml': `${role('bad name!', 'Description: 1')}---\n${role('ok', 'Colour: blue')}`,
+    });
+    const r = await converge(['validate', '-f', dir], env);
+    expect(r.code).toBe(1);
+    const file = path.join(dir, 'a.yaml');
+    expect(r.stderr).toMatch(new RegExp(`${file}:4:9: .*name`));
+    expect(r.stderr).toMatch(new RegExp(`${file}:7:16: .*string`));
+    expect(r.stderr).toMatch(new RegExp(`${file}:\\d+:3: .*Colour`));
+  });
+});
+
+describe('plan and apply against the sandbox', () => {
+  const roles = [
+    role(
+      'cli-web',
+      'Description: web\nPolicies:\n  - Name: service-read\nServiceIdentities:\n  - ServiceName: web\n    Datacenters: [dc2, dc1]',
+    ),
+    role(
+      'cli-db',
+      'Description: db\nPolicies:\n  - Name: node-read\nNodeIdentities:\n  - NodeName: db-1\n    Datacenter: dc1',
+    ),
+  ].join('---\n');
+
+  it('plans creates, refuses to apply without a terminal, applies with --auto-approve, then plans clean', async () => {
+    const dir = manifestDir({ 'roles.yaml': roles });
+
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('+ AclRole/default/cli-web');
+    expect(plan.stdout).toContain('Plan: 2 to add, 0 to change, 0 to replace, 0 to destroy, 0 unchanged.');
+    expect(plan.stdout).not.toContain('\u001b[');
+
+    const detailed = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(detailed.code).toBe(2);
+
+    const refused = await converge(['apply', '-f', dir], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--auto-approve');
+    expect(await registry('GET', '/role/name/cli-web')).toBeUndefined();
+
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain('Apply complete: 2 applied, 0 failed');
+    const web = (await registry('GET', '/role/name/cli-web')) as { Policies: { Name: string }[] };
+    expect(web.Policies.map((p) => p.Name)).toEqual(['service-read']);
+
+    const again = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('No changes.');
+  });
+
+  it('shows drift made behind its back as an update, and --json/--markdown describe it', async () => {
+    const dir = manifestDir({ 'roles.yaml': roles });
+    await converge(['apply', '-f', dir, '--auto-approve'], env);
+    const live = (await registry('GET', '/role/name/cli-db')) as Record<string, unknown>;
+    await registry('PUT', `/role/${live.ID}`, { ...live, Description: 'hand edit' });
+
+    const json = await converge(['plan', '-f', dir, '--json'], env);
+    expect(json.code).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc.format_version).toBe('1.0');
+    expect(doc.summary).toEqual({ create: 0, update: 1, replace: 0, delete: 0, noop: 1 });
+    const db = doc.changes.find((c: { name: string }) => c.name === 'cli-db');
+    expect(db).toMatchObject({ kind: 'AclRole', action: 'update', namespace: 'default' });
+    expect(db.diffs).toEqual([{ path: 'Description', op: 'change', before: 'hand edit', after: 'db' }]);
+
+    const md = await converge(['plan', '-f', dir, '--markdown'], env);
+    expect(md.stdout).toContain('| `~` update | AclRole | cli-db | default |');
+    expect(md.stdout).toContain('"hand edit" -> "db"');
+  });
+
+  it('points at the manifest line of a policy that does not exist, and applies nothing', async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-bad-policy', 'Policies:\n  - Name: no-such-policy') });
+    const r = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `${path.join(dir, 'r.yaml')}:8:13: policy "no-such-policy" does not exist in the registry`,
+    );
+    expect(await registry('GET', '/role/name/cli-bad-policy')).toBeUndefined();
+  });
+
+  it('applies a saved plan once, and refuses it when the objects moved since', async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-saved', 'Description: one') });
+    const planFile = path.join(dir, 'saved.plan');
+    const saved = await converge(['plan', '-f', dir, '-out', planFile], env);
+    expect(saved.code).toBe(0);
+    expect(existsSync(planFile)).toBe(true);
+
+    const first = await converge(['apply', planFile], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('1 applied');
+
+    const second = await converge(['apply', planFile], env);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(
+      /stale: AclRole\/default\/cli-saved: it was created by someone else since the plan/,
+    );
+  });
+
+  it('refuses a saved plan when the manifest changed after it was saved', async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-edited', 'Description: one') });
+    const planFile = path.join(dir, 'p.plan');
+    await converge(['plan', '-f', dir, '-out', planFile], env);
+    writeFileSync(path.join(dir, 'r.yaml'), role('cli-edited', 'Description: two'));
+    const r = await converge(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the manifest changed since');
+    expect(await registry('GET', '/role/name/cli-edited')).toBeUndefined();
+    expect(readFileSync(planFile, 'utf8')).not.toContain(sandbox.rootToken);
+  });
+
+  it('reports a failed request without the token and exits 1', async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-readonly', 'Description: x') });
+    const r = await converge(['apply', '-f', dir, '--auto-approve'], {
+      ...env,
+      CONVERGE_REGISTRY_TOKEN: 'reader-token',
+    });
+    expect(r.code).toBe(1);
+    expect(`${r.stdout}${r.stderr}`).toMatch(/403|Permission denied/);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('reader-token');
+  });
+
+  it('says which variable is missing when no address is configured', async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-noaddr', 'Description: x') });
+    const r = await converge(['plan', '-f', dir], { PATH: process.env.PATH });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('CONVERGE_REGISTRY_ADDR');
+  });
+});
+
+describe('converge role', () => {
+  it('lists and shows roles', async () => {
+    const dir = manifestDir({
+      'r.yaml': role('cli-listed', 'Description: listed\nPolicies:\n  - Name: service-read'),
+    });
+    await converge(['apply', '-f', dir, '--auto-approve'], env);
+    const list = await converge(['role', 'list'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout.split('\n')[0]).toMatch(/^NAME\s+NAMESPACE\s+ID\s+POLICIES/);
+    expect(list.stdout).toMatch(/cli-listed\s+default\s+[0-9a-f-]{36}\s+service-read/);
+
+    const get = await converge(['role', 'get', 'cli-listed', '--json'], env);
+    const shown = JSON.parse(get.stdout);
+    expect(shown.Name).toBe('cli-listed');
+    const byId = await converge(['role', 'get', '--id', shown.ID], env);
+    expect(byId.stdout).toMatch(/Name\s+cli-listed/);
+
+    const policies = (await (
+      await fetch(`${sandbox.url}/v1/acl/policies`, {
+        headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+      })
+    ).json()) as { ID: string; Name: string }[];
+    const nodeRead = policies.find((p) => p.Name === 'node-read')!;
+    const filtered = await converge(['role', 'list', '--policy', nodeRead.ID, '--json'], env);
+    expect(JSON.parse(filtered.stdout).map((r: { Name: string }) => r.Name)).not.toContain('cli-listed');
+
+    const missing = await converge(['role', 'get', 'nobody'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no role named "nobody"');
+  });
+});

@@ -1,0 +1,59 @@
+/** Runs the built CLI as a user would: a child process, no terminal, with the sandbox's environment. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function converge(
+  args: string[],
+  env: Record<string, string | undefined>,
+  cwd?: string,
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+      cwd: cwd ?? process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A temporary folder holding the given files. */
+export function manifestDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-cli-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
+export function role(name: string, spec: string, namespace = 'default'): string {
+  return `apiVersion: converge/v1
+kind: AclRole
+metadata:
+  name: ${name}
+  namespace: ${namespace}
+spec:
+${spec
+  .split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+`;
+}
