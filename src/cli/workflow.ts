@@ -44,8 +44,20 @@ export interface PlanRun {
  * carries Converge's ownership marker. An empty manifest has no scope, so it can never prune
  * everything. Kinds without a marker are pruned only in scopes the manifest declares.
  */
-export function pruneScopes(desired: readonly Desired[]): PruneScope[] {
+export function pruneScopes(manifest: Manifest, desired: readonly Desired[]): PruneScope[] {
   const seen = new Map<string, PruneScope>();
+  for (const p of manifest.pruneScopes) {
+    const scope: PruneScope = {
+      kind: p.kind,
+      name: p.name,
+      position: p.source,
+      ...(p.namespace !== undefined ? { namespace: p.namespace } : {}),
+      ...(p.connection !== undefined ? { connection: p.connection } : {}),
+      ...(p.namePrefix !== undefined ? { namePrefix: p.namePrefix } : {}),
+      ...(p.allowEmpty ? { allowEmpty: true } : {}),
+    };
+    seen.set(`declared:${p.name}`, scope);
+  }
   for (const d of desired) {
     const kind = kindByName(d.key.kind);
     if (kind?.ownership !== 'marker' || !kind.owns || !kind.list) continue;
@@ -73,7 +85,7 @@ export async function planManifest(
   try {
     const plan = await buildPlan(desired, kindByName, connections, {
       parallelism: options.parallelism,
-      ...(options.prune ? { prune: pruneScopes(desired) } : {}),
+      ...(options.prune ? { prune: pruneScopes(manifest, desired) } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     plan.requests = connections.requestCounts();

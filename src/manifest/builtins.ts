@@ -3,12 +3,16 @@
  * Kinds the manifest layer itself understands, as opposed to the resource kinds of the registry:
  * they configure Converge rather than describe objects in a service. Each one has a schema and a
  * `collect` step that turns a validated document into its part of the Manifest.
- *
- * `PruneScope` (which live objects `--prune` may delete) is to be added here as a second entry.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { DocumentPositions } from './positions.js';
-import { type Manifest, type ManifestConnection, SERVICE_NAMES, type ServiceName } from './types.js';
+import {
+  type Manifest,
+  type ManifestConnection,
+  type ManifestPruneScope,
+  SERVICE_NAMES,
+  type ServiceName,
+} from './types.js';
 
 /** A validated document, as the schema guarantees it. */
 export interface ValidDocument {
@@ -27,7 +31,7 @@ export interface BuiltinKind {
   collect(document: ValidDocument, positions: DocumentPositions, manifest: Manifest): void;
 }
 
-/** Names of objects Converge itself defines (connections, and later prune scopes). */
+/** Names of objects Converge itself defines (connections, prune scopes). */
 export const LOCAL_NAME_SCHEMA = Type.String({
   pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
   maxLength: 63,
@@ -82,7 +86,58 @@ const connectionKind: BuiltinKind = {
   },
 };
 
-export const BUILTIN_KINDS: readonly BuiltinKind[] = [connectionKind];
+const PruneScopeSpec = Type.Object(
+  {
+    kind: Type.String({
+      minLength: 1,
+      description: 'the resource kind whose objects may be pruned, e.g. AclRole',
+    }),
+    namespace: Type.Optional(Type.String({ minLength: 1, description: 'only objects in this namespace' })),
+    connection: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'only objects on this connection (default: the environment)',
+      }),
+    ),
+    namePrefix: Type.Optional(
+      Type.String({ minLength: 1, description: 'only objects whose names start with this' }),
+    ),
+    allowEmpty: Type.Optional(
+      Type.Boolean({
+        description:
+          'allow --prune to delete every object in the scope when the manifest declares none in it (refused otherwise)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Where `--prune` may delete. Services that keep no ownership marker (registry roles) are pruned only
+ * inside scopes declared like this, so Converge never deletes what another team or tool manages.
+ */
+const pruneScopeKind: BuiltinKind = {
+  kind: 'PruneScope',
+  description:
+    'Declares where `--prune` may delete objects the manifest no longer declares, for kinds whose service keeps no ownership marker.',
+  nameSchema: LOCAL_NAME_SCHEMA,
+  specSchema: PruneScopeSpec,
+  collect(document, positions, manifest) {
+    const spec = document.spec as Static<typeof PruneScopeSpec>;
+    const scope: ManifestPruneScope = {
+      name: document.metadata.name,
+      kind: spec.kind,
+      source: positions.documentStart(),
+    };
+    if (spec.namespace !== undefined) scope.namespace = spec.namespace;
+    if (spec.connection !== undefined) scope.connection = spec.connection;
+    if (spec.namePrefix !== undefined) scope.namePrefix = spec.namePrefix;
+    if (spec.allowEmpty !== undefined) scope.allowEmpty = spec.allowEmpty;
+    manifest.pruneScopes.push(scope);
+  },
+};
+
+export const BUILTIN_KINDS: readonly BuiltinKind[] = [connectionKind, pruneScopeKind];
 
 export function builtinKind(kind: string): BuiltinKind | undefined {
   return BUILTIN_KINDS.find((builtin) => builtin.kind === kind);

@@ -15,7 +15,52 @@ export function crossCheck(
   kinds: readonly ManifestKind[],
   brokenConnections: ReadonlySet<string>,
 ): ManifestProblem[] {
-  return [...findDuplicates(manifest), ...checkConnectionReferences(manifest, kinds, brokenConnections)];
+  return [
+    ...findDuplicates(manifest),
+    ...checkConnectionReferences(manifest, kinds, brokenConnections),
+    ...checkPruneScopes(manifest, kinds, brokenConnections),
+  ];
+}
+
+/** A prune scope must name a kind that can be pruned, and a connection of that kind's service. */
+function checkPruneScopes(
+  manifest: Manifest,
+  kinds: readonly ManifestKind[],
+  brokenConnections: ReadonlySet<string>,
+): ManifestProblem[] {
+  const problems: ManifestProblem[] = [];
+  for (const scope of manifest.pruneScopes) {
+    const kind = kinds.find((k) => k.kind === scope.kind);
+    if (!kind) {
+      problems.push({
+        position: scope.source,
+        message: `PruneScope "${scope.name}" names unknown kind "${scope.kind}"; known kinds: ${kinds.map((k) => k.kind).join(', ')}`,
+      });
+      continue;
+    }
+    if (!kind.ownership) {
+      problems.push({
+        position: scope.source,
+        message: `PruneScope "${scope.name}": ${scope.kind} objects cannot be pruned`,
+      });
+    }
+    if (scope.namespace !== undefined && !kind.namespaced) {
+      problems.push({
+        position: scope.source,
+        message: `PruneScope "${scope.name}": ${scope.kind} objects have no namespace`,
+      });
+    }
+    if (scope.connection !== undefined && !brokenConnections.has(scope.connection)) {
+      const connection = manifest.connections.find((c) => c.name === scope.connection);
+      if (!connection || connection.service !== kind.service) {
+        problems.push({
+          position: scope.source,
+          message: `PruneScope "${scope.name}": no ${kind.service} connection named "${scope.connection}" is declared`,
+        });
+      }
+    }
+  }
+  return problems;
 }
 
 /**
@@ -25,6 +70,7 @@ export function crossCheck(
 function findDuplicates(manifest: Manifest): ManifestProblem[] {
   const declared: { key: ResourceKey; source: SourcePosition }[] = [
     ...manifest.connections.map((c) => ({ key: { kind: 'Connection', name: c.name }, source: c.source })),
+    ...manifest.pruneScopes.map((p) => ({ key: { kind: 'PruneScope', name: p.name }, source: p.source })),
     ...manifest.resources.map((r) => ({
       key: { kind: r.kind, name: r.name, namespace: r.namespace, connection: r.connection },
       source: r.source,

@@ -7,7 +7,8 @@ import type { AnyResourceKind } from '../resources/contract.js';
 export type ManifestKind = Pick<
   AnyResourceKind,
   'kind' | 'service' | 'description' | 'namespaced' | 'nameSchema' | 'specSchema'
->;
+> &
+  Partial<Pick<AnyResourceKind, 'ownership'>>;
 
 export const API_VERSION = 'converge/v1';
 

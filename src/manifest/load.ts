@@ -37,7 +37,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // Compile first: a broken kind schema is a programming error and should fail loudly, not per file.
   manifestValidator(kinds);
 
-  const manifest: Manifest = { files: [], resources: [], connections: [] };
+  const manifest: Manifest = { files: [], resources: [], connections: [], pruneScopes: [] };
   const discovery = await discoverManifestFiles(paths, cwd);
   const problems: ManifestProblem[] = [...discovery.problems];
   // A file referenced from many values is read once per load.

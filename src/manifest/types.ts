@@ -73,11 +73,26 @@ export interface ManifestConnection {
 export type ServiceName = 'workspaces' | 'secrets' | 'registry' | 'scheduler';
 export const SERVICE_NAMES: readonly ServiceName[] = ['workspaces', 'secrets', 'registry', 'scheduler'];
 
+/** A scope in which `--prune` may delete objects the manifest no longer declares (`kind: PruneScope`). */
+export interface ManifestPruneScope {
+  name: string;
+  /** The resource kind the scope covers. */
+  kind: string;
+  namespace?: string;
+  connection?: string;
+  /** Only objects whose names start with this. */
+  namePrefix?: string;
+  /** Allow pruning every object of the scope when the manifest declares none in it. */
+  allowEmpty?: boolean;
+  source: SourcePosition;
+}
+
 export interface Manifest {
   /** Every file that was read, in the order read. */
   files: string[];
   resources: ManifestResource[];
   connections: ManifestConnection[];
+  pruneScopes: ManifestPruneScope[];
 }
 
 /** A problem with the manifest, always tied to a place in a file. */

@@ -153,17 +153,37 @@ function changeFor(d: Desired, kind: AnyResourceKind, observed: Observed | undef
   };
 }
 
-/** Objects Converge owns in the prune scopes that the manifest no longer declares. */
+function inScope(key: ResourceKey, scope: PruneScope): boolean {
+  return (
+    key.kind === scope.kind &&
+    (key.connection ?? '') === (scope.connection ?? '') &&
+    (scope.namespace === undefined || key.namespace === scope.namespace) &&
+    (scope.namePrefix === undefined || key.name.startsWith(scope.namePrefix))
+  );
+}
+
+function describeScope(scope: PruneScope): string {
+  const parts = [
+    scope.namespace !== undefined ? `namespace ${scope.namespace}` : '',
+    scope.namePrefix !== undefined ? `names starting "${scope.namePrefix}"` : '',
+    scope.connection !== undefined ? `connection ${scope.connection}` : '',
+  ].filter(Boolean);
+  return `${scope.name ? `PruneScope "${scope.name}" (` : '('}${scope.kind}${parts.length ? `, ${parts.join(', ')}` : ''})`;
+}
+
+/**
+ * Objects Converge owns in the prune scopes that the manifest no longer declares. A scope in which
+ * the manifest declares nothing would lose every object: that is refused as a plan problem unless the
+ * scope says `allowEmpty` (kubectl and Argo CD users lost whole namespaces that way).
+ */
 async function pruneCandidates(
   scopes: readonly PruneScope[],
   desired: readonly Desired[],
   lookup: KindLookup,
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
+  problems: PlanProblem[],
 ): Promise<Change[]> {
-  const wanted = new Set(
-    desired.map((d) => `${d.key.kind}\u0000${d.key.connection ?? ''}\u0000${d.key.name}`),
-  );
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -175,28 +195,40 @@ async function pruneCandidates(
           ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
           ...(scope.connection === undefined ? {} : { connection: scope.connection }),
         });
-        return live
-          .filter((o) => kind.owns!(o, scope))
-          .filter((o) => !wanted.has(`${o.key.kind}\u0000${o.key.connection ?? ''}\u0000${o.key.name}`))
-          .map(
-            (o): Change => ({
-              address: addressOf(o.key),
-              key: o.key,
-              action: 'delete',
-              diffs: [],
-              after: null,
-              before: maskAttributes(kind, kind.describe(o)),
-              observed: o,
-              dependsOn: [],
-              reason: 'owned by Converge and no longer in the manifest (--prune)',
-              ...(o.id ? { id: o.id } : {}),
-              ...(o.version !== undefined ? { observedVersion: o.version } : {}),
-            }),
-          );
+        const declared = desired.filter((d) => inScope(d.key, scope));
+        const wanted = new Set(declared.map((d) => d.key.name));
+        const doomed = live.filter(
+          (o) => kind.owns!(o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
+        );
+        if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
+          problems.push({
+            key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
+            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete all ${doomed.length}; refusing (set allowEmpty: true in the scope to allow it)`,
+            ...(scope.position ? { position: scope.position } : {}),
+          });
+          return [];
+        }
+        return doomed.map(
+          (o): Change => ({
+            address: addressOf(o.key),
+            key: o.key,
+            action: 'delete',
+            diffs: [],
+            after: null,
+            before: maskAttributes(kind, kind.describe(o)),
+            observed: o,
+            dependsOn: [],
+            reason: `owned by Converge in ${describeScope(scope)} and no longer in the manifest`,
+            ...(o.id ? { id: o.id } : {}),
+            ...(o.version !== undefined ? { observedVersion: o.version } : {}),
+          }),
+        );
       }),
     ),
   );
-  return lists.flat();
+  // Two scopes may overlap: delete each object once.
+  const seen = new Set<string>();
+  return lists.flat().filter((c) => !seen.has(c.address) && seen.add(c.address));
 }
 
 /**
@@ -252,8 +284,9 @@ export async function buildPlan(
   const changes = desired.map((d) =>
     changeFor(d, mustKind(lookup, d.key.kind), observed.get(addressOf(d.key))),
   );
-  if (options.prune?.length)
-    changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit)));
+  if (options.prune?.length) {
+    changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit, problems)));
+  }
 
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));

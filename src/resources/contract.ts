@@ -83,6 +83,11 @@ export interface PruneScope {
   connection?: string;
   /** Only names with this prefix (for kinds whose services carry no ownership marker). */
   namePrefix?: string;
+  /** Prune even when the manifest declares no object in the scope (refused otherwise). */
+  allowEmpty?: boolean;
+  /** Where the manifest declares the scope, when it does. */
+  name?: string;
+  position?: SourcePosition;
 }
 
 export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {

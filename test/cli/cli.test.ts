@@ -195,6 +195,47 @@ describe('plan and apply against the sandbox', () => {
   });
 });
 
+describe('--prune', () => {
+  const scope = `apiVersion: converge/v1
+kind: PruneScope
+metadata: { name: prune-roles }
+spec: { kind: AclRole, namespace: default, namePrefix: prune- }
+`;
+
+  it('deletes only roles inside the declared scope that the manifest dropped', async () => {
+    await registry('PUT', '/role', { Name: 'prune-old', Description: 'left over' });
+    await registry('PUT', '/role', { Name: 'outside-scope', Description: 'someone else manages this' });
+    const dir = manifestDir({ 'r.yaml': `${scope}---\n${role('prune-keep', 'Description: kept')}` });
+
+    const without = await converge(['plan', '-f', dir], env);
+    expect(without.stdout).not.toContain('prune-old');
+
+    const plan = await converge(['plan', '-f', dir, '--prune', '--json'], env);
+    const doc = JSON.parse(plan.stdout);
+    expect(
+      doc.changes
+        .filter((c: { action: string }) => c.action === 'delete')
+        .map((c: { name: string }) => c.name),
+    ).toEqual(['prune-old']);
+
+    const applied = await converge(['apply', '-f', dir, '--prune', '--auto-approve'], env);
+    expect(applied.code).toBe(0);
+    expect(await registry('GET', '/role/name/prune-old')).toBeUndefined();
+    expect(await registry('GET', '/role/name/outside-scope')).toBeDefined();
+    expect(await registry('GET', '/role/name/prune-keep')).toBeDefined();
+  });
+
+  it('refuses to empty a scope the manifest declares nothing in', async () => {
+    await registry('PUT', '/role', { Name: 'prune-lonely' });
+    const dir = manifestDir({ 'r.yaml': scope });
+    const r = await converge(['apply', '-f', dir, '--prune', '--auto-approve'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`${path.join(dir, 'r.yaml')}:2:1: PruneScope "prune-roles"`);
+    expect(r.stdout).toContain('refusing');
+    expect(await registry('GET', '/role/name/prune-lonely')).toBeDefined();
+  });
+});
+
 describe('converge role', () => {
   it('lists and shows roles', async () => {
     const dir = manifestDir({

@@ -102,7 +102,7 @@ describe('planner', () => {
     ).rejects.toThrow(/cycle between Thing\/a, Thing\/b/);
   });
 
-  it('prunes only owned objects the manifest dropped, deleting dependants first', async () => {
+  it('prunes only owned objects the manifest dropped', async () => {
     const store = memoryStore();
     store.objects.set('Thing/kept', { value: { owner: 'converge' }, version: 1 });
     store.objects.set('Thing/dropped', { value: { owner: 'converge' }, version: 2 });
@@ -119,7 +119,46 @@ describe('planner', () => {
       ['Thing/kept', 'noop'],
       ['Thing/dropped', 'delete'],
     ]);
-    expect(plan.changes[1]?.reason).toMatch(/--prune/);
+    expect(plan.changes[1]?.reason).toMatch(/no longer in the manifest/);
+  });
+
+  it('deletes dependants before what they depend on', async () => {
+    const store = memoryStore();
+    const parent = memoryKind(store, { kind: 'Parent' });
+    const child = memoryKind(store, { kind: 'Child', after: ['Parent'] });
+    store.objects.set('Parent/p', { value: { owner: 'converge' }, version: 1 });
+    store.objects.set('Child/c', { value: { owner: 'converge' }, version: 1 });
+    store.objects.set('Parent/keep', { value: { owner: 'converge' }, version: 1 });
+    const plan = await buildPlan(
+      [desired('Parent', 'keep', { owner: 'converge' })],
+      lookupOf(parent, child),
+      noContext,
+      {
+        prune: [{ kind: 'Parent' }, { kind: 'Child', allowEmpty: true }],
+      },
+    );
+    const deletes = plan.changes.filter((c) => c.action === 'delete').map((c) => c.address);
+    expect(deletes).toEqual(['Child/c', 'Parent/p']);
+    expect(plan.changes.find((c) => c.address === 'Parent/p')?.dependsOn).toEqual(['Child/c']);
+  });
+
+  it('refuses to prune a whole scope the manifest declares nothing in, unless allowed', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { owner: 'converge' }, version: 1 });
+    store.objects.set('Thing/b', { value: { owner: 'converge' }, version: 1 });
+    const kind = memoryKind(store);
+    const refused = await buildPlan([], lookupOf(kind), noContext, {
+      prune: [{ kind: 'Thing', name: 'things' }],
+    });
+    expect(refused.changes).toEqual([]);
+    expect(refused.problems[0]?.message).toMatch(
+      /PruneScope "things" \(Thing\): the manifest declares no object in it, so --prune would delete all 2/,
+    );
+    const allowed = await buildPlan([], lookupOf(kind), noContext, {
+      prune: [{ kind: 'Thing', allowEmpty: true }],
+    });
+    expect(allowed.summary.delete).toBe(2);
+    expect(allowed.problems).toEqual([]);
   });
 
   it('collects plan-time problems from kinds', async () => {

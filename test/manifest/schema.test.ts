@@ -29,6 +29,7 @@ describe('buildManifestSchema', () => {
       'TestRole',
       'TestJob',
       'Connection',
+      'PruneScope',
     ]);
     const [roleBranch, jobBranch] = schema.oneOf as [Branch, Branch];
     expect(roleBranch.additionalProperties).toBe(false);

@@ -75,7 +75,7 @@ describe('envelope errors', () => {
       'a.yaml': 'apiVersion: converge/v1\nkind: TestRoel\nmetadata: { name: a }\nspec: {}\n',
     });
     expect(await loadErrors(dir, ['a.yaml'])).toEqual([
-      'a.yaml:2:7: unknown kind "TestRoel"; known kinds: Connection, TestJob, TestRole',
+      'a.yaml:2:7: unknown kind "TestRoel"; known kinds: Connection, PruneScope, TestJob, TestRole',
     ]);
   });
 
@@ -261,7 +261,7 @@ describe('reporting', () => {
       'a.yaml:4:9: invalid TestRole name "A": must match the pattern ^[a-z][a-z0-9-]*$ (lowercase letters, digits and dashes, starting with a letter)',
       'a.yaml:14:3: unknown field "Extra" in spec (allowed: Description, Level, Token, Policies, Mode)',
       'b.yaml:7:10: spec.Level must be integer, got string ("x")',
-      'b.yaml:10:7: unknown kind "Nope"; known kinds: Connection, TestJob, TestRole',
+      'b.yaml:10:7: unknown kind "Nope"; known kinds: Connection, PruneScope, TestJob, TestRole',
     ]);
   });
 
