@@ -10,8 +10,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const manifest = 'examples/demo';
 
+const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (s) => `\x1b[1m${s}\x1b[0m` : (s) => s;
+
 function banner(text) {
-  process.stdout.write(`\n\x1b[1m==> ${text}\x1b[0m\n`);
+  process.stdout.write(`\n${bold(`==> ${text}`)}\n`);
 }
 
 /** Starts the sandbox on a free port and reads the `export NAME=value` lines it prints. */

@@ -6,7 +6,7 @@
 import { endpointFromEnv } from '../clients/http/index.js';
 import type { ServiceClients } from '../clients/index.js';
 import { RegistryClient } from '../clients/registry.js';
-import type { ManifestConnection, ServiceName } from '../manifest/types.js';
+import { formatPosition, type ManifestConnection, type ServiceName } from '../manifest/types.js';
 import type { KindContext } from '../resources/contract.js';
 import { CliError } from './exit-codes.js';
 
@@ -15,6 +15,8 @@ export interface ConnectionOptions {
   token?: string;
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
+  /** Where the address came from, for "cannot reach" hints (default: the environment variable). */
+  addressSource?: string;
 }
 
 interface Closable {
@@ -53,6 +55,7 @@ export class ServiceConnections implements KindContext {
     if (!c) throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
     return {
       address: c.address,
+      addressSource: `connection "${c.name}" (${formatPosition(c.source)})`,
       ...(c.token !== undefined ? { token: c.token } : {}),
       ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),
       ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),

@@ -42,7 +42,8 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
       }
       if (!result) return;
       clear();
-      const took = `${(result.durationMs / 1000).toFixed(1)}s`;
+      const took =
+        result.durationMs < 1000 ? `${result.durationMs}ms` : `${(result.durationMs / 1000).toFixed(1)}s`;
       const text =
         result.status === 'applied'
           ? `${change.address}: ${PAST[change.action]} (${took})`

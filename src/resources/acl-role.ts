@@ -134,7 +134,7 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
   namespaced: true,
   nameSchema: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,256}$',
-    description: 'The role Name: 1 to 256 letters, digits, "-" or "_"; unique in its namespace.',
+    description: '1 to 256 letters, digits, "-" or "_"; unique in its namespace',
   }),
   specSchema: AclRoleSpec,
 
