@@ -14,7 +14,7 @@ import { CliError } from './exit-codes.js';
 const FORMAT = 'converge-plan';
 const FORMAT_VERSION = 1;
 
-interface SavedChange extends Omit<Change, 'desired' | 'observed'> {}
+type SavedChange = Omit<Change, 'desired' | 'observed'>;
 
 export interface SavedPlan {
   format: typeof FORMAT;

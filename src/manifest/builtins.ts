@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: descriptions show the manifest interpolation syntax ${...}.
 /**
  * Kinds the manifest layer itself understands, as opposed to the resource kinds of the registry:
  * they configure Converge rather than describe objects in a service. Each one has a schema and a

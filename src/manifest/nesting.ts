@@ -96,13 +96,7 @@ export function findExcessiveNesting(text: string, maxDepth: number): NestingVio
 }
 
 type TokenKind =
-  | 'document'
-  | 'flow-open'
-  | 'flow-close'
-  | 'block-indicator'
-  | 'value-indicator'
-  | 'content'
-  | 'space';
+  'document' | 'flow-open' | 'flow-close' | 'block-indicator' | 'value-indicator' | 'content' | 'space';
 
 function classify(token: string): TokenKind {
   switch (token) {

@@ -208,21 +208,19 @@ async function pruneCandidates(
           });
           return [];
         }
-        return doomed.map(
-          (o): Change => ({
-            address: addressOf(o.key),
-            key: o.key,
-            action: 'delete',
-            diffs: [],
-            after: null,
-            before: maskAttributes(kind, kind.describe(o)),
-            observed: o,
-            dependsOn: [],
-            reason: `owned by Converge in ${describeScope(scope)} and no longer in the manifest`,
-            ...(o.id ? { id: o.id } : {}),
-            ...(o.version !== undefined ? { observedVersion: o.version } : {}),
-          }),
-        );
+        return doomed.map((o): Change => ({
+          address: addressOf(o.key),
+          key: o.key,
+          action: 'delete',
+          diffs: [],
+          after: null,
+          before: maskAttributes(kind, kind.describe(o)),
+          observed: o,
+          dependsOn: [],
+          reason: `owned by Converge in ${describeScope(scope)} and no longer in the manifest`,
+          ...(o.id ? { id: o.id } : {}),
+          ...(o.version !== undefined ? { observedVersion: o.version } : {}),
+        }));
       }),
     ),
   );

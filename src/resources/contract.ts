@@ -154,5 +154,6 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
 }
 
 /** Erases the kind's own types for the generic planner and applier. */
-// biome-ignore lint/suspicious/noExplicitAny: the registry holds kinds of every spec and live type.
+// The registry holds kinds of every spec and live type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyResourceKind = ResourceKind<any, any>;

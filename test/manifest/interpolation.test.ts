@@ -1,4 +1,3 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are manifest text, where ${...} is our interpolation syntax.
 import { describe, expect, test } from 'vitest';
 import { expandReferences, type InterpolationSources } from '../../src/manifest/interpolate.js';
 import { load, loadErrors, role, writeTree } from './helpers.js';
