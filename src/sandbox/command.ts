@@ -69,7 +69,9 @@ export async function runSandboxCommand(
   } catch (err) {
     return fail(`stopped, but the state could not be saved: ${(err as Error).message}`);
   }
-  io.stderr.write(`converge sandbox: stopped${opts.data !== undefined ? `; state saved in ${opts.data}` : ''}\n`);
+  io.stderr.write(
+    `converge sandbox: stopped${opts.data !== undefined ? `; state saved in ${opts.data}` : ''}\n`,
+  );
   return 0;
 }
 
