@@ -94,7 +94,7 @@ async function execute(
       await kind.create(ctx, desired!);
       return;
     case 'delete':
-      await kind.delete(ctx, observed!);
+      await kind.delete(ctx, observed!, change.desired);
       return;
     case 'noop':
       return;
@@ -131,6 +131,16 @@ export async function applyPlan(
         };
       } else {
         result = await limit(async () => {
+          // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
+          if (ctx.signal?.aborted) {
+            return {
+              address: change.address,
+              action: change.action,
+              status: 'skipped' as const,
+              message: 'not attempted: interrupted',
+              durationMs: 0,
+            };
+          }
           options.onEvent?.({ type: 'start', change, done, total: work.length });
           const kind = lookup(change.key.kind);
           try {

@@ -21,6 +21,7 @@ export function desiredOf(resource: ManifestResource): Desired {
     },
     spec: resource.spec,
     resource,
+    ...(resource.ensure === 'absent' ? { ensure: 'absent' as const } : {}),
   };
 }
 

@@ -17,7 +17,13 @@ import {
 export interface ValidDocument {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; connection?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    connection?: string;
+    labels?: Record<string, string>;
+    ensure?: 'present' | 'absent';
+  };
   spec: Record<string, unknown>;
 }
 
@@ -59,6 +65,13 @@ const ConnectionSpec = Type.Object(
     insecureSkipTlsVerify: Type.Optional(
       Type.Boolean({ description: 'skip TLS certificate verification (for tests only)' }),
     ),
+    organization: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'workspaces only: the organization of Workspace objects that name none in metadata.namespace',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -79,6 +92,7 @@ const connectionKind: BuiltinKind = {
     };
     if (spec.token !== undefined) connection.token = spec.token;
     if (spec.caCertificate !== undefined) connection.caCertificate = spec.caCertificate;
+    if (spec.organization !== undefined) connection.organization = spec.organization;
     if (spec.insecureSkipTlsVerify !== undefined)
       connection.insecureSkipTlsVerify = spec.insecureSkipTlsVerify;
     manifest.connections.push(connection);

@@ -123,6 +123,7 @@ async function loadDocument(
   if (metadata.namespace !== undefined) resource.namespace = metadata.namespace;
   if (metadata.connection !== undefined) resource.connection = metadata.connection;
   if (metadata.labels !== undefined) resource.labels = metadata.labels;
+  if (metadata.ensure === 'absent') resource.ensure = 'absent';
   manifest.resources.push(resource);
   return [];
 }

@@ -59,6 +59,12 @@ function resourceBranch(kind: ManifestKind): JsonSchema {
     // error messages repeat.
     connection: LOCAL_NAME_SCHEMA,
     labels: labelsSchema(),
+    ensure: {
+      type: 'string',
+      enum: ['present', 'absent'],
+      description:
+        'absent: delete the object (explicitly, in the plan like any other change); default present',
+    },
   };
   return envelope(kind.kind, kind.description, metadata, kind.specSchema);
 }

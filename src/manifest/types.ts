@@ -31,6 +31,8 @@ export interface ManifestMetadata {
   connection?: string;
   /** Free-form labels; they never reach a service. */
   labels?: Record<string, string>;
+  /** `absent` asks for the object to be deleted. */
+  ensure?: 'present' | 'absent';
 }
 
 /** One validated resource of the manifest. */
@@ -41,6 +43,8 @@ export interface ManifestResource {
   connection?: string;
   /** `metadata.labels`, when the document has them. */
   labels?: Record<string, string>;
+  /** `metadata.ensure: absent`: the manifest asks for the object to be deleted. */
+  ensure?: 'absent';
   /** The interpolated `spec`, validated against the kind's schema (defaults applied). */
   spec: Record<string, unknown>;
   /** Where the document starts (its `kind:` line). */
@@ -67,6 +71,8 @@ export interface ManifestConnection {
   token?: string;
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
+  /** Workspaces: the default organization. */
+  organization?: string;
   source: SourcePosition;
 }
 

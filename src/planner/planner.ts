@@ -122,7 +122,11 @@ function maskDiffs(kind: AnyResourceKind, diffs: AttributeDiff[]): AttributeDiff
   });
 }
 
-function changeFor(d: Desired, kind: AnyResourceKind, observed: Observed | undefined): Change {
+function changeFor(
+  d: Desired,
+  kind: AnyResourceKind,
+  observed: Observed | undefined,
+): { change: Change; problems: PlanProblem[] } {
   const base = {
     address: addressOf(d.key),
     key: d.key,
@@ -130,27 +134,100 @@ function changeFor(d: Desired, kind: AnyResourceKind, observed: Observed | undef
     desired: d,
     ...(sourceOf(d) ? { source: sourceOf(d) } : {}),
   };
-  if (!observed) {
+  const live = observed
+    ? {
+        observed,
+        ...(observed.id ? { id: observed.id } : {}),
+        ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
+      }
+    : {};
+  if (d.ensure === 'absent') {
+    const action = observed ? ('delete' as const) : ('noop' as const);
     return {
-      ...base,
-      action: 'create',
-      diffs: [],
-      after: maskAttributes(kind, kind.render(d)),
-      before: null,
+      change: {
+        ...base,
+        ...live,
+        action,
+        diffs: [],
+        after: null,
+        before: null,
+        reason: 'declared absent in the manifest',
+        ...(observed ? { before: maskAttributes(kind, kind.describe(observed)) } : {}),
+      },
+      problems: [],
     };
   }
+  if (!observed) {
+    return {
+      change: {
+        ...base,
+        action: 'create',
+        diffs: [],
+        after: maskAttributes(kind, kind.render(d)),
+        before: null,
+      },
+      problems: [],
+    };
+  }
+  const before = maskAttributes(kind, kind.describe(observed));
   const comparison = kind.compare(d, observed);
   const action = comparison.diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
+  const problems = (comparison.problems ?? []).map((p): PlanProblem => ({
+    key: d.key,
+    message: p.message,
+    ...(d.resource ? { position: d.resource.locate(p.pointer ?? '') } : {}),
+  }));
   return {
-    ...base,
-    action,
-    diffs: maskDiffs(kind, comparison.diffs),
-    after: maskAttributes(kind, kind.render(d)),
-    before: maskAttributes(kind, kind.describe(observed)),
-    observed,
-    ...(observed.id ? { id: observed.id } : {}),
-    ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
+    change: {
+      ...base,
+      ...live,
+      action,
+      before,
+      diffs: maskDiffs(kind, comparison.diffs),
+      after: maskAttributes(kind, kind.render(d)),
+    },
+    problems,
   };
+}
+
+/** Local inputs first (files the manifest names): their problems need no service to be found. */
+async function resolveAll(
+  desired: readonly Desired[],
+  lookup: KindLookup,
+  limit: ReturnType<typeof pLimit>,
+  problems: PlanProblem[],
+): Promise<Desired[]> {
+  return Promise.all(
+    desired.map((d) =>
+      limit(async () => {
+        const kind = mustKind(lookup, d.key.kind);
+        if (!kind.resolve || d.ensure === 'absent') return d;
+        const resolved = await kind.resolve(d);
+        problems.push(...resolved.problems);
+        return resolved.desired;
+      }),
+    ),
+  );
+}
+
+/** Reads a kind needs only for some objects, once the objects themselves were read. */
+async function readAllDetails(
+  desired: readonly Desired[],
+  observed: Map<string, Observed | undefined>,
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+): Promise<void> {
+  await Promise.all(
+    desired.map((d) =>
+      limit(async () => {
+        const kind = mustKind(lookup, d.key.kind);
+        const o = observed.get(addressOf(d.key));
+        if (!kind.readDetails || !o || d.ensure === 'absent') return;
+        observed.set(addressOf(d.key), await kind.readDetails(ctx, d, o));
+      }),
+    ),
+  );
 }
 
 function inScope(key: ResourceKey, scope: PruneScope): boolean {
@@ -259,7 +336,7 @@ function linkDependencies(changes: Change[], lookup: KindLookup): void {
 }
 
 export async function buildPlan(
-  desired: readonly Desired[],
+  desiredInput: readonly Desired[],
   lookup: KindLookup,
   ctx: KindContext,
   options: PlanOptions = {},
@@ -268,7 +345,12 @@ export async function buildPlan(
 
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   const problems: PlanProblem[] = [];
-  const byKind = groupBy(desired, (d) => d.key.kind);
+  const resolved = await resolveAll(desiredInput, lookup, limit, problems);
+  const desired = resolved;
+  const byKind = groupBy(
+    desired.filter((d) => d.ensure !== 'absent'),
+    (d) => d.key.kind,
+  );
   await Promise.all(
     [...byKind].map(([kindName, group]) =>
       limit(async () => {
@@ -279,9 +361,16 @@ export async function buildPlan(
   );
 
   const observed = await observeAll(desired, lookup, ctx, limit, options.onProgress);
-  const changes = desired.map((d) =>
-    changeFor(d, mustKind(lookup, d.key.kind), observed.get(addressOf(d.key))),
-  );
+  await readAllDetails(desired, observed, lookup, ctx, limit);
+  const changes = desired.map((d) => {
+    const { change, problems: found } = changeFor(
+      d,
+      mustKind(lookup, d.key.kind),
+      observed.get(addressOf(d.key)),
+    );
+    problems.push(...found);
+    return change;
+  });
   if (options.prune?.length) {
     changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit, problems)));
   }

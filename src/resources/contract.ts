@@ -27,6 +27,13 @@ export function addressOf(key: ResourceKey): string {
 export interface Desired<Spec = Record<string, unknown>> {
   key: ResourceKey;
   spec: Spec;
+  /**
+   * `absent`: the manifest asks for the object to be deleted (explicit deletion, reviewed like any
+   * other change). Default `present`.
+   */
+  ensure?: 'present' | 'absent';
+  /** Local inputs the kind read for this object in `resolve` (a state file, say). */
+  local?: unknown;
   /** The manifest document, for positions and sensitivity; absent for objects loaded from a saved plan. */
   resource?: ManifestResource;
 }
@@ -56,12 +63,19 @@ export interface AttributeDiff {
   computed?: boolean;
   /** Changing this attribute needs the object to be deleted and created again. */
   forcesReplacement?: boolean;
+  /** A remark shown beside the diff (`# locked by user-x: applied only with --force-unlock`). */
+  note?: string;
 }
 
 export interface Comparison {
   diffs: AttributeDiff[];
   /** Set when one of the diffs cannot be applied in place. */
   replace?: boolean;
+  /**
+   * What makes the object impossible to converge safely (a state file older than the live state):
+   * the plan reports them and cannot be applied. `pointer` is relative to the manifest document.
+   */
+  problems?: { message: string; pointer?: string }[];
 }
 
 /** A problem found while planning (a referenced object missing, say), tied to the manifest. */
@@ -71,9 +85,13 @@ export interface PlanProblem {
   position?: SourcePosition;
 }
 
-/** What the composition root hands each kind: its service's client, nothing else. */
+/** What the composition root hands each kind: its service's client, the run's flags, a stop signal. */
 export interface KindContext {
   client<S extends ServiceName>(service: S, connection?: string): ServiceClients[S];
+  /** Aborted when the user interrupts (Ctrl-C): kinds stop, release what they hold, and throw. */
+  readonly signal?: AbortSignal;
+  /** Command-line switches a kind may honour (`forceUnlock`). */
+  readonly flags?: Readonly<{ forceUnlock?: boolean }>;
 }
 
 /** Which live objects a prune may consider, as declared by the manifest. */
@@ -116,6 +134,11 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   /** Keys of other manifest objects this one needs to exist first. */
   dependencies?(desired: Desired<Spec>): ResourceKey[];
   /**
+   * Reads local inputs the spec names (files), before any service is contacted; returns the desired
+   * object with `local` set, or problems pointing into the manifest.
+   */
+  resolve?(desired: Desired<Spec>): Promise<{ desired: Desired<Spec>; problems: PlanProblem[] }>;
+  /**
    * Plan-time checks that need the service (a referenced policy exists). Called once per kind
    * with every desired object of that kind, so a kind can read what it needs once.
    */
@@ -129,6 +152,11 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    */
   list?(ctx: KindContext, scope: { namespace?: string; connection?: string }): Promise<Observed<Live>[]>;
   /**
+   * Further reads that only some desired objects need (a workspace's current state, when the
+   * manifest seeds one), after `observe`/`list`. Returns the observation to compare against.
+   */
+  readDetails?(ctx: KindContext, desired: Desired<Spec>, observed: Observed<Live>): Promise<Observed<Live>>;
+  /**
    * Compare what the manifest wants with what is live, after normalising server-filled fields and
    * order-insensitive lists, so an unchanged manifest compares equal.
    */
@@ -140,7 +168,8 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
 
   create(ctx: KindContext, desired: Desired<Spec>): Promise<Observed<Live>>;
   update(ctx: KindContext, desired: Desired<Spec>, observed: Observed<Live>): Promise<Observed<Live>>;
-  delete(ctx: KindContext, observed: Observed<Live>): Promise<void>;
+  /** `desired` is there when the manifest declares the object `ensure: absent`; absent for prune. */
+  delete(ctx: KindContext, observed: Observed<Live>, desired?: Desired<Spec>): Promise<void>;
 
   /**
    * How Converge knows it owns a live object, for prune: `marker` when the service stores a marker

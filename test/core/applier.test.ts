@@ -117,3 +117,29 @@ describe('applier', () => {
     expect(events.filter((e) => e.startsWith('start'))).toHaveLength(2);
   });
 });
+
+describe('applier after an interrupt', () => {
+  it('starts no further change once the signal is aborted', async () => {
+    const store = memoryStore();
+    const lookup = (name: string) => (name === 'Thing' ? kind : undefined);
+    const kind = memoryKind(store);
+    const plan = await buildPlan(
+      Array.from({ length: 6 }, (_, i) => desired('Thing', `t${i}`, {})),
+      lookup,
+      noContext,
+    );
+    const controller = new AbortController();
+    store.delayMs = 10;
+    const ctx = { ...noContext, signal: controller.signal };
+    const running = applyPlan(plan, lookup, ctx, {
+      parallelism: 2,
+      onEvent: (e) => {
+        if (e.type === 'start' && e.change.address === 'Thing/t1') controller.abort();
+      },
+    });
+    const result = await running;
+    expect(result.counts.applied).toBe(2);
+    expect(result.counts.skipped).toBe(4);
+    expect(result.results.find((r) => r.address === 'Thing/t5')?.message).toBe('not attempted: interrupted');
+  });
+});

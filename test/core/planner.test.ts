@@ -169,3 +169,43 @@ describe('planner', () => {
     expect(plan.problems).toEqual([{ key: { kind: 'Thing', name: 'a' }, message: 'bad a' }]);
   });
 });
+
+describe('planner hooks', () => {
+  it('plans a delete for an object declared absent, and nothing when it is already gone', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/old', { value: { v: 1 }, version: 3 });
+    const plan = await buildPlan(
+      [
+        { ...desired('Thing', 'old', {}), ensure: 'absent' },
+        { ...desired('Thing', 'never', {}), ensure: 'absent' },
+      ],
+      lookupOf(memoryKind(store)),
+      noContext,
+    );
+    expect(plan.changes.map((c) => [c.address, c.action])).toEqual([
+      ['Thing/never', 'noop'],
+      ['Thing/old', 'delete'],
+    ]);
+    expect(plan.changes[1]?.reason).toBe('declared absent in the manifest');
+    expect(plan.changes[1]?.desired?.ensure).toBe('absent');
+  });
+
+  it('resolves local inputs, reads details, and turns comparison problems into plan problems', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
+    const kind = memoryKind(store);
+    kind.resolve = async (d) => ({ desired: { ...d, local: { file: 'seen' } }, problems: [] });
+    kind.readDetails = async (_ctx, d, o) => ({
+      ...o,
+      live: { ...(o.live as object), local: (d.local as { file: string }).file },
+    });
+    kind.compare = (d, o) => ({
+      diffs: [],
+      problems: [{ message: `live ${JSON.stringify(o.live)} for ${d.key.name}`, pointer: '/spec/v' }],
+    });
+    const plan = await buildPlan([desired('Thing', 'a', { v: 1 })], lookupOf(kind), noContext);
+    expect(plan.problems).toEqual([
+      { key: { kind: 'Thing', name: 'a' }, message: 'live {"v":1,"local":"seen"} for a' },
+    ]);
+  });
+});

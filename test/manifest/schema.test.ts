@@ -37,7 +37,12 @@ describe('buildManifestSchema', () => {
     expect(roleBranch.properties.metadata.properties.name).toBe(testRoleKind.nameSchema);
     expect(roleBranch.properties.spec).toBe(testRoleKind.specSchema);
     // Kinds without namespaces do not get the field at all.
-    expect(Object.keys(jobBranch.properties.metadata.properties)).toEqual(['name', 'connection', 'labels']);
+    expect(Object.keys(jobBranch.properties.metadata.properties)).toEqual([
+      'name',
+      'connection',
+      'labels',
+      'ensure',
+    ]);
   });
 
   test('compiles under plain (non-strict) draft-07 validators too, as editors use it', () => {

@@ -12,6 +12,8 @@ export interface Endpoint {
   insecureSkipTlsVerify: boolean;
   /** Where the address came from, for error hints (`CONVERGE_REGISTRY_ADDR`). */
   addressSource: string;
+  /** Workspaces only: the default organization, from `CONVERGE_WORKSPACES_ORGANIZATION`. */
+  organization?: string;
 }
 
 export class EndpointConfigError extends Error {
@@ -27,7 +29,8 @@ export function envVarPrefix(service: ServiceName): string {
 
 /**
  * Reads `CONVERGE_<SERVICE>_ADDR` (required, http or https), `_TOKEN`, `_CACERT` (a path to a PEM
- * file) and `_INSECURE` (`1`/`true` skips certificate verification).
+ * file) and `_INSECURE` (`1`/`true` skips certificate verification). For the workspace service also
+ * `_ORGANIZATION`, the organization used when a manifest object names none.
  */
 export function endpointFromEnv(service: ServiceName, env: NodeJS.ProcessEnv = process.env): Endpoint {
   const prefix = envVarPrefix(service);
@@ -49,6 +52,9 @@ export function endpointFromEnv(service: ServiceName, env: NodeJS.ProcessEnv = p
   if (token) endpoint.token = token;
   const caPath = env[`${prefix}_CACERT`]?.trim();
   if (caPath) endpoint.caCertificate = readCaFile(caPath, `${prefix}_CACERT`);
+  // Only the workspace service has organizations; other services never get the key.
+  const organization = service === 'workspaces' ? env[`${prefix}_ORGANIZATION`]?.trim() : undefined;
+  if (organization) endpoint.organization = organization;
   return endpoint;
 }
 

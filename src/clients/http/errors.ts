@@ -79,11 +79,25 @@ export class ServiceError extends Error {
   }
 }
 
+/**
+ * One entry of a structured error body (a JSON:API error object, say), for callers that branch on
+ * more than the status: which attribute was refused (`pointer`), which of several errors applies.
+ */
+export interface ServiceErrorDetail {
+  status?: number;
+  title?: string;
+  detail?: string;
+  /** JSON pointer into the request document (`/data/attributes/name`). */
+  pointer?: string;
+}
+
 /** The service answered with a status the caller did not accept. */
 export class HttpStatusError extends ServiceError {
   declare readonly status: number;
   /** Set when the service asked for a wait longer than Converge is willing to sleep. */
   readonly retryAfterMs?: number;
+  /** The error body's entries, when the service client could read them (empty otherwise). */
+  readonly details: readonly ServiceErrorDetail[];
 
   constructor(
     init: ServiceErrorInit & {
@@ -91,6 +105,7 @@ export class HttpStatusError extends ServiceError {
       serviceMessage?: string;
       retryAfterMs?: number;
       note?: string;
+      details?: readonly ServiceErrorDetail[];
     },
   ) {
     const text = init.serviceMessage?.trim() || STATUS_CODES[init.status] || 'unknown status';
@@ -99,7 +114,24 @@ export class HttpStatusError extends ServiceError {
       serviceMessage: init.serviceMessage,
     });
     if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
+    // The service wrote these texts, so they may echo the token back like any other message.
+    this.details = (init.details ?? []).map((d) => scrubDetail(d, init.secrets ?? []));
   }
+
+  override toJSON(): Record<string, unknown> {
+    const out = super.toJSON();
+    if (this.details.length > 0) out.details = this.details;
+    return out;
+  }
+}
+
+function scrubDetail(detail: ServiceErrorDetail, secrets: readonly (string | undefined)[]): ServiceErrorDetail {
+  const out: ServiceErrorDetail = {};
+  if (detail.status !== undefined) out.status = detail.status;
+  if (detail.title !== undefined) out.title = scrubSecrets(detail.title, secrets);
+  if (detail.detail !== undefined) out.detail = scrubSecrets(detail.detail, secrets);
+  if (detail.pointer !== undefined) out.pointer = scrubSecrets(detail.pointer, secrets);
+  return out;
 }
 
 /** The address could not be reached, or the connection broke before a response arrived. */

@@ -44,7 +44,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
       );
       for (const line of changeLines(ch)) {
         const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
-        out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}`);
+        const note = line.note ? c.dim(` # ${line.note}`) : '';
+        out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}${note}`);
       }
       out.push('');
     }

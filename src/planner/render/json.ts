@@ -20,7 +20,14 @@ export interface PlanJson {
     source: string | null;
     reason: string | null;
     depends_on: string[];
-    diffs: Array<{ path: string; op: string; before?: unknown; after?: unknown; sensitive?: boolean }>;
+    diffs: Array<{
+      path: string;
+      op: string;
+      before?: unknown;
+      after?: unknown;
+      sensitive?: boolean;
+      note?: string;
+    }>;
     before: Record<string, unknown> | null;
     after: Record<string, unknown> | null;
   }>;
@@ -50,6 +57,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
         ...(d.before !== undefined ? { before: d.before } : {}),
         ...(d.after !== undefined ? { after: d.after } : {}),
         ...(d.sensitive ? { sensitive: true } : {}),
+        ...(d.note ? { note: d.note } : {}),
       })),
       before: c.before,
       after: c.after,

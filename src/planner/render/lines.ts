@@ -12,6 +12,8 @@ export interface DiffLine {
   text: string;
   /** Forces the object to be replaced. */
   forcesReplacement?: boolean;
+  /** A remark from the kind, shown as a trailing comment. */
+  note?: string;
 }
 
 function pad(names: string[]): (name: string) => string {
@@ -26,7 +28,10 @@ function attributeLines(attrs: Record<string, unknown>, sign: '+' | '-'): DiffLi
 }
 
 function diffLine(d: AttributeDiff, p: (name: string) => string): DiffLine {
-  const forces = d.forcesReplacement ? { forcesReplacement: true } : {};
+  const forces = {
+    ...(d.forcesReplacement ? { forcesReplacement: true } : {}),
+    ...(d.note ? { note: d.note } : {}),
+  };
   switch (d.op) {
     case 'add':
       return { sign: '+', text: `${p(d.path)} = ${formatValue(d.after)}`, ...forces };

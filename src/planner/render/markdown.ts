@@ -47,7 +47,11 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   const body: string[] = ['<details><summary>Attribute changes</summary>', '', '```diff'];
   for (const c of changes) {
     body.push(`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`);
-    for (const line of changeLines(c)) body.push(`${line.sign === '~' ? '!' : line.sign}     ${line.text}`);
+    for (const line of changeLines(c)) {
+      body.push(
+        `${line.sign === '~' ? '!' : line.sign}     ${line.text}${line.note ? `  # ${line.note}` : ''}`,
+      );
+    }
     body.push('');
   }
   const tail = ['```', '</details>', ''];
