@@ -128,7 +128,7 @@ spec:
     });
     expect(await loadErrors(dir, ['a.yaml'])).toEqual([
       'a.yaml:3:1: unknown field "extra" (allowed: apiVersion, kind, metadata, spec)',
-      'a.yaml:6:3: unknown field "owner" in metadata (allowed: name, namespace, connection, labels)',
+      'a.yaml:6:3: unknown field "owner" in metadata (allowed: name, namespace, connection, labels, ensure)',
       'a.yaml:9:3: unknown field "description" in spec; did you mean "Description"?',
       'a.yaml:10:3: unknown field "Colour" in spec (allowed: Description, Level, Token, Policies, Mode)',
       'a.yaml:13:7: unknown field "Version" in spec.Policies[0] (allowed: Name)',
