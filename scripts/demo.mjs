@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job end to end on the built-in sandbox. Starts `converge sandbox`,
-// validates, plans and applies the example manifest, shows that a second plan is clean, changes a
-// role behind Converge's back and shows the drift, then stops the sandbox.
+// validates, plans and applies the example manifest (ACL roles, two workspaces, one seeded with a
+// state file), shows that a second plan is clean, changes a role and a workspace behind Converge's
+// back and shows the drift, then stops the sandbox.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +75,24 @@ async function driftRole(env, name) {
   if (!res.ok) throw new Error(`could not edit the role: ${res.status} ${await res.text()}`);
 }
 
+/** Someone edits a workspace by hand, straight through the workspace API. */
+async function driftWorkspace(env, organization, name) {
+  const res = await fetch(
+    `${env.CONVERGE_WORKSPACES_ADDR}/api/v2/organizations/${organization}/workspaces/${name}`,
+    {
+      method: 'PATCH',
+      headers: {
+        Authorization: `Bearer ${env.CONVERGE_WORKSPACES_TOKEN}`,
+        'Content-Type': 'application/vnd.api+json',
+      },
+      body: JSON.stringify({
+        data: { type: 'workspaces', attributes: { 'auto-apply': true, 'tag-names': ['web'] } },
+      }),
+    },
+  );
+  if (!res.ok) throw new Error(`could not edit the workspace: ${res.status} ${await res.text()}`);
+}
+
 const { child: sandbox, env: sandboxEnv } = await startSandbox();
 const env = { ...process.env, ...sandboxEnv, USER_TEAM_LABEL: 'platform team' };
 let failed = false;
@@ -84,8 +103,11 @@ try {
   await converge(['apply', '-f', manifest, '--auto-approve'], env);
   await converge(['plan', '-f', manifest, '--detailed-exitcode'], env, { expect: [0] });
   await converge(['role', 'list'], env);
-  banner('someone edits role web-readers by hand (description changed, policy node-read removed)');
+  await converge(['workspace', 'list', '--org', 'sandbox'], env);
+  await converge(['state', 'list', 'sandbox/web-prod'], env);
+  banner('someone edits role web-readers and workspace web-prod by hand');
   await driftRole(env, 'web-readers');
+  await driftWorkspace(env, 'sandbox', 'web-prod');
   await converge(['plan', '-f', manifest, '--detailed-exitcode'], env, { expect: [2] });
   banner('the drift is shown above; `converge apply` would put it back');
 } catch (error) {

@@ -6,6 +6,7 @@
 import { endpointFromEnv } from '../clients/http/index.js';
 import type { ServiceClients } from '../clients/index.js';
 import { RegistryClient } from '../clients/registry.js';
+import { WorkspacesClient } from '../clients/workspaces.js';
 import { formatPosition, type ManifestConnection, type ServiceName } from '../manifest/types.js';
 import type { KindContext } from '../resources/contract.js';
 import { CliError } from './exit-codes.js';
@@ -17,6 +18,8 @@ export interface ConnectionOptions {
   insecureSkipTlsVerify?: boolean;
   /** Where the address came from, for "cannot reach" hints (default: the environment variable). */
   addressSource?: string;
+  /** Workspaces: the organization of objects that name none. */
+  organization?: string;
 }
 
 interface Closable {
@@ -28,14 +31,25 @@ type Factory<S extends ServiceName> = (options: ConnectionOptions) => ServiceCli
 
 const factories: { [S in ServiceName]?: Factory<S> } = {
   registry: (o) => RegistryClient.fromConnection(o) as RegistryClient & Closable,
+  workspaces: ({ organization, ...o }) =>
+    WorkspacesClient.fromConnection({
+      ...o,
+      ...(organization !== undefined ? { defaultOrganization: organization } : {}),
+    }) as WorkspacesClient & Closable,
 };
 
 export class ServiceConnections implements KindContext {
   private readonly clients = new Map<string, Closable>();
+  readonly signal?: AbortSignal;
+  readonly flags: Readonly<{ forceUnlock?: boolean }>;
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly declared: readonly ManifestConnection[] = [],
-  ) {}
+    run: { signal?: AbortSignal; flags?: { forceUnlock?: boolean } } = {},
+  ) {
+    if (run.signal) this.signal = run.signal;
+    this.flags = run.flags ?? {};
+  }
 
   private options(service: ServiceName, connection?: string): ConnectionOptions {
     if (connection === undefined) {
@@ -46,6 +60,9 @@ export class ServiceConnections implements KindContext {
           ...(e.token !== undefined ? { token: e.token } : {}),
           ...(e.caCertificate !== undefined ? { caCertificate: e.caCertificate } : {}),
           ...(e.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+          ...(service === 'workspaces' && this.env.CONVERGE_WORKSPACES_ORGANIZATION
+            ? { organization: this.env.CONVERGE_WORKSPACES_ORGANIZATION }
+            : {}),
         };
       } catch (error) {
         throw new CliError(error instanceof Error ? error.message : String(error));
@@ -59,6 +76,7 @@ export class ServiceConnections implements KindContext {
       ...(c.token !== undefined ? { token: c.token } : {}),
       ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),
       ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      ...(c.organization !== undefined ? { organization: c.organization } : {}),
     };
   }
 

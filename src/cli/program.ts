@@ -7,6 +7,13 @@ import { ManifestError } from '../manifest/types.js';
 import { applyCommand } from './commands/apply.js';
 import { planCommand } from './commands/plan.js';
 import { roleGetCommand, roleListCommand } from './commands/role.js';
+import { stateListCommand, statePullCommand, statePushCommand, stateShowCommand } from './commands/state.js';
+import {
+  workspaceDeleteCommand,
+  workspaceListCommand,
+  workspaceLockCommand,
+  workspaceShowCommand,
+} from './commands/workspace.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -80,6 +87,10 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(fileOption())
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
     .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
+    .option(
+      '--force-unlock',
+      'release workspace locks held by someone else where the manifest says locked: false',
+    )
     .addOption(parallelismOption())
     .addOption(noColorOption())
     .action(async (planfile: string | undefined, opts) => setExit(await applyCommand(planfile, opts, io)));
@@ -111,8 +122,80 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--json', 'print the roles as JSON')
     .action(async (opts) => setExit(await roleListCommand(opts, io)));
 
-  for (const c of program.commands) c.exitOverride().configureOutput(program.configureOutput());
-  for (const c of role.commands) c.exitOverride().configureOutput(program.configureOutput());
+  const workspace = program
+    .command('workspace')
+    .description('operate on workspaces: list, show, lock, delete');
+  const wsArg = 'ORGANIZATION/NAME, a ws- id, or NAME with CONVERGE_WORKSPACES_ORGANIZATION set';
+  workspace
+    .command('list')
+    .description('list the workspaces of an organization (every page)')
+    .option('--org <organization>', 'organization (default: CONVERGE_WORKSPACES_ORGANIZATION)')
+    .option('--search <text>', 'names containing this')
+    .option('--wildcard <pattern>', 'names matching this, with * as prefix, suffix or both')
+    .option('--tags <a,b>', 'only workspaces with all these tags')
+    .option('--exclude-tags <a,b>', 'leave out workspaces with any of these tags')
+    .option('--project <id>', 'only workspaces in this project')
+    .option('--json', 'print the workspaces as JSON')
+    .action(async (opts) => setExit(await workspaceListCommand(opts, io)));
+  workspace
+    .command('show')
+    .description('show one workspace')
+    .argument('<workspace>', wsArg)
+    .option('--json', 'print the workspace as JSON')
+    .action(async (ws: string, opts) => setExit(await workspaceShowCommand(ws, opts, io)));
+  workspace
+    .command('lock')
+    .description("lock a workspace (as the token's user or team)")
+    .argument('<workspace>', wsArg)
+    .option('--reason <text>', 'why it is locked')
+    .action(async (ws: string, opts) => setExit(await workspaceLockCommand('lock', ws, opts, io)));
+  workspace
+    .command('unlock')
+    .description('unlock a workspace you locked')
+    .argument('<workspace>', wsArg)
+    .action(async (ws: string) => setExit(await workspaceLockCommand('unlock', ws, {}, io)));
+  workspace
+    .command('force-unlock')
+    .description('unlock a workspace someone else locked (needs admin access)')
+    .argument('<workspace>', wsArg)
+    .action(async (ws: string) => setExit(await workspaceLockCommand('force-unlock', ws, {}, io)));
+  workspace
+    .command('delete')
+    .description('safe-delete a workspace (refused while it manages resources), or --force')
+    .argument('<workspace>', wsArg)
+    .option('--force', 'force-delete even if it manages resources (organization owners only)')
+    .option('--auto-approve', 'delete without asking (needed without a terminal)')
+    .action(async (ws: string, opts) => setExit(await workspaceDeleteCommand(ws, opts, io)));
+
+  const state = program.command('state').description("a workspace's state versions: push, pull, list, show");
+  state
+    .command('push')
+    .description('push a state file: lock, upload, unlock (the lock is released on every path, Ctrl-C too)')
+    .argument('<workspace>', wsArg)
+    .argument('<file>', 'the state file (JSON, format version 4)')
+    .action(async (ws: string, file: string) => setExit(await statePushCommand(ws, file, io)));
+  state
+    .command('pull')
+    .description('print the raw current state, or write it to a file')
+    .argument('<workspace>', wsArg)
+    .option('-o, --output <file>', 'write the state here instead of to standard output')
+    .action(async (ws: string, opts) => setExit(await statePullCommand(ws, opts, io)));
+  state
+    .command('list')
+    .description("list a workspace's state versions, newest first")
+    .argument('<workspace>', wsArg)
+    .option('--json', 'print the state versions as JSON')
+    .action(async (ws: string, opts) => setExit(await stateListCommand(ws, opts, io)));
+  state
+    .command('show')
+    .description('show one state version, with its resources and outputs')
+    .argument('<state-version-id>', 'an sv- id')
+    .option('--json', 'print the state version as JSON')
+    .action(async (id: string, opts) => setExit(await stateShowCommand(id, opts, io)));
+
+  for (const group of [program, role, workspace, state]) {
+    for (const c of group.commands) c.exitOverride().configureOutput(program.configureOutput());
+  }
   return program;
 }
 

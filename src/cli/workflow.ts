@@ -79,10 +79,15 @@ export async function planManifest(
     parallelism: number;
     prune: boolean;
     onProgress?: (done: number, total: number) => void;
+    signal?: AbortSignal;
+    forceUnlock?: boolean;
   },
 ): Promise<PlanRun> {
   const { manifest, desired } = await loadDesired(paths, options.env);
-  const connections = new ServiceConnections(options.env, manifest.connections);
+  const connections = new ServiceConnections(options.env, manifest.connections, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    flags: { forceUnlock: Boolean(options.forceUnlock) },
+  });
   try {
     const plan = await buildPlan(desired, kindByName, connections, {
       parallelism: options.parallelism,

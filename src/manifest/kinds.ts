@@ -8,7 +8,7 @@ export type ManifestKind = Pick<
   AnyResourceKind,
   'kind' | 'service' | 'description' | 'namespaced' | 'nameSchema' | 'specSchema'
 > &
-  Partial<Pick<AnyResourceKind, 'ownership'>>;
+  Partial<Pick<AnyResourceKind, 'ownership' | 'validateSpec'>>;
 
 export const API_VERSION = 'converge/v1';
 

@@ -57,7 +57,7 @@ export function validateDocument(value: unknown, context: ValidationContext): Ma
     ];
   }
   const validate = manifestValidator(context.kinds);
-  if (validate(value)) return [];
+  if (validate(value)) return kindRules(document, context);
   const errors = relevantErrors(validate.errors ?? []).filter(
     (error) => !isUnderAny(error.instancePath, context.failedPointers),
   );
@@ -325,4 +325,14 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length]!;
+}
+
+/** Rules a kind states in code because JSON Schema says them poorly (fields that exclude each other). */
+function kindRules(document: Record<string, unknown>, context: ValidationContext): ManifestProblem[] {
+  const kind = context.kinds.find((k) => k.kind === document.kind);
+  if (!kind?.validateSpec) return [];
+  return kind.validateSpec(document.spec as Record<string, unknown>).map((rule) => ({
+    position: context.positions.locate(`/spec${rule.pointer}`),
+    message: rule.message,
+  }));
 }

@@ -44,10 +44,15 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
     const keys = [...new Set([...Object.keys(live), ...Object.keys(desired)])].sort();
     return keys.flatMap((k) => {
       const p = join(path, k);
-      if (!(k in live))
+      // A list on one side only is compared with an empty one, so its items show one by one.
+      if (!(k in live)) {
+        if (Array.isArray(desired[k])) return diffValues(desired[k], [], p);
         return desired[k] === undefined ? [] : [{ path: p, op: 'add' as const, after: desired[k] }];
-      if (!(k in desired))
+      }
+      if (!(k in desired)) {
+        if (Array.isArray(live[k])) return diffValues([], live[k], p);
         return live[k] === undefined ? [] : [{ path: p, op: 'remove' as const, before: live[k] }];
+      }
       return diffValues(desired[k], live[k], p);
     });
   }

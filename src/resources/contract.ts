@@ -131,6 +131,11 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    */
   readonly sensitive?: readonly string[];
 
+  /**
+   * Manifest rules JSON Schema says poorly (fields that exclude each other), checked by `validate`
+   * after the schema passed. Pointers are relative to `spec` (`/operations`).
+   */
+  validateSpec?(spec: Spec): { pointer: string; message: string }[];
   /** Keys of other manifest objects this one needs to exist first. */
   dependencies?(desired: Desired<Spec>): ResourceKey[];
   /**

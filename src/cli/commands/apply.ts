@@ -10,6 +10,7 @@ import { kindByName } from '../../resources/index.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { readPlanFile, reconcileSavedPlan } from '../plan-file.js';
+import { onInterrupt } from '../interrupt.js';
 import { applyProgress } from '../progress.js';
 import { planManifest } from '../workflow.js';
 import { readingProgress } from './plan.js';
@@ -20,6 +21,7 @@ export interface ApplyFlags {
   prune?: boolean;
   parallelism: number;
   color?: boolean;
+  forceUnlock?: boolean;
 }
 
 async function confirmed(): Promise<boolean> {
@@ -37,11 +39,17 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
   const paths = saved ? saved.manifest : flags.file;
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const progress = readingProgress(io);
+  const interrupt = onInterrupt(io);
   const run = await planManifest(paths, {
     env: io.env,
     parallelism: flags.parallelism,
     prune,
+    signal: interrupt.signal,
+    forceUnlock: Boolean(flags.forceUnlock),
     ...(progress ? { onProgress: progress } : {}),
+  }).catch((error: unknown) => {
+    interrupt.dispose();
+    throw error;
   });
   try {
     const plan = saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile) : run.plan;
@@ -92,6 +100,7 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
     }
     return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;
   } finally {
+    interrupt.dispose();
     await run.connections.close();
   }
 }

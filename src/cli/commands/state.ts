@@ -1,0 +1,148 @@
+/** `converge state push|pull|list|show`: a workspace's state versions. */
+import { readFile, writeFile } from 'node:fs/promises';
+import { parseStateFile } from '../../clients/workspaces/state-file.js';
+import { pushState } from '../../clients/workspaces/state-push.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { onInterrupt } from '../interrupt.js';
+import { type Io, write } from '../io.js';
+import { table } from '../table.js';
+import { describeRef, parseWorkspaceRef, workspaceId } from '../workspace-ref.js';
+import { workspaceClient } from './workspace.js';
+
+export async function statePushCommand(arg: string, file: string, io: Io): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  const info = (() => {
+    try {
+      return parseStateFile(text, file);
+    } catch (error) {
+      throw new CliError((error as Error).message);
+    }
+  })();
+  const { connections, client } = workspaceClient(io);
+  const interrupt = onInterrupt(io);
+  try {
+    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+    const id = await workspaceId(client, ref);
+    // Locks, uploads and unlocks: the unlock runs on every path, Ctrl-C included.
+    const sv = await pushState(client, id, info, {
+      signal: interrupt.signal,
+      reason: `converge state push ${file}`,
+    });
+    write(
+      io.stdout,
+      `Pushed ${file} to ${describeRef(ref)}: state version ${sv.id} (serial ${info.serial}, lineage ${info.lineage}).`,
+    );
+    return EXIT.ok;
+  } finally {
+    interrupt.dispose();
+    await connections.close();
+  }
+}
+
+export async function statePullCommand(arg: string, flags: { output?: string }, io: Io): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+    const id = await workspaceId(client, ref);
+    const current = await client.currentStateVersion(id);
+    if (!current) throw new CliError(`workspace ${describeRef(ref)} has no state yet`);
+    const url = current.attributes['hosted-state-download-url'];
+    if (typeof url !== 'string') throw new CliError(`state version ${current.id} has no download URL`);
+    const raw = await client.downloadState(url);
+    if (flags.output) {
+      await writeFile(flags.output, raw, { mode: 0o600 });
+      write(
+        io.stderr,
+        `Wrote state version ${current.id} (serial ${current.attributes.serial}) to ${flags.output}.`,
+      );
+    } else {
+      io.stdout.write(raw);
+    }
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}
+
+export async function stateListCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+    const named =
+      'id' in ref
+        ? await client.readWorkspace(ref).then((w) => {
+            if (!w) throw new CliError(`workspace ${ref.id} not found (or this token may not read it)`);
+            return { organization: w.organization, name: w.name };
+          })
+        : ref;
+    const versions = await client.listStateVersions(named.organization, named.name);
+    if (flags.json) {
+      write(io.stdout, JSON.stringify(versions, null, 2));
+    } else if (versions.length === 0) {
+      write(io.stdout, `No state versions in ${describeRef(ref)}.`);
+    } else {
+      write(
+        io.stdout,
+        table(
+          ['ID', 'SERIAL', 'RESOURCES', 'ENGINE', 'CREATED'],
+          versions.map((v) => [
+            v.id,
+            String(v.attributes.serial ?? ''),
+            String(
+              Array.isArray(v.attributes.resources)
+                ? (v.attributes.resources as { count?: number }[]).reduce((n, r) => n + (r.count ?? 0), 0)
+                : '',
+            ),
+            String(v.attributes['engine-version'] ?? ''),
+            String(v.attributes['created-at'] ?? ''),
+          ]),
+        ),
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}
+
+export async function stateShowCommand(id: string, flags: { json?: boolean }, io: Io): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const found = await client.readStateVersion(id, { include: ['outputs'] });
+    if (!found) throw new CliError(`state version ${id} not found (or this token may not read it)`);
+    const { stateVersion: sv, included } = found;
+    if (flags.json) {
+      write(io.stdout, JSON.stringify({ ...sv, included }, null, 2));
+      return EXIT.ok;
+    }
+    const a = sv.attributes;
+    const resources =
+      (a.resources as
+        { type?: string; name?: string; count?: number; module?: string | null }[] | undefined) ?? [];
+    const outputs = included.filter((r) => r.type === 'state-version-outputs');
+    const lines = [
+      `ID              ${sv.id}`,
+      `Workspace       ${sv.workspaceId ?? ''}`,
+      `Serial          ${String(a.serial ?? '')}`,
+      `Engine version  ${String(a['engine-version'] ?? '')}`,
+      `Created         ${String(a['created-at'] ?? '')}`,
+      `Size            ${String(a.size ?? '')} bytes`,
+      `Resources       ${resources.length === 0 ? 'none' : ''}`,
+      ...resources.map((r) => `  ${r.module ? `${r.module}.` : ''}${r.type}.${r.name} ×${r.count ?? 1}`),
+      `Outputs         ${outputs.length === 0 ? 'none' : ''}`,
+      ...outputs.map((o) => {
+        const attrs = (o.attributes ?? {}) as { name?: string; sensitive?: boolean; value?: unknown };
+        return `  ${attrs.name} = ${attrs.sensitive ? '(sensitive value)' : JSON.stringify(attrs.value)}`;
+      }),
+    ];
+    write(io.stdout, lines.join('\n'));
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}

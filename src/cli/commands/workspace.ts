@@ -1,0 +1,176 @@
+/** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
+import { confirm, isCancel } from '@clack/prompts';
+import type { Workspace } from '../../clients/workspaces.js';
+import { ServiceConnections } from '../connections.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { type Io, write } from '../io.js';
+import { table } from '../table.js';
+import { describeRef, parseWorkspaceRef, workspaceId } from '../workspace-ref.js';
+
+export interface WorkspaceListFlags {
+  org?: string;
+  search?: string;
+  wildcard?: string;
+  tags?: string;
+  excludeTags?: string;
+  project?: string;
+  json?: boolean;
+}
+
+function lockText(w: Workspace): string {
+  if (!w.attributes.locked) return 'no';
+  return w.lockedBy ? `by ${w.lockedBy.type}/${w.lockedBy.id}` : 'yes';
+}
+
+function details(w: Workspace): string {
+  const a = w.attributes;
+  const vcs = a['vcs-repo'] as { identifier?: string; branch?: string } | null | undefined;
+  const rows: [string, string][] = [
+    ['ID', w.id],
+    ['Name', w.name],
+    ['Organization', w.organization],
+    ['Project', w.projectName ?? w.projectId ?? ''],
+    ['Description', String(a.description ?? '')],
+    ['Execution mode', String(a['execution-mode'] ?? '')],
+    ['Engine version', String(a['engine-version'] ?? '')],
+    ['Auto apply', String(a['auto-apply'] ?? '')],
+    ['Working directory', String(a['working-directory'] ?? '')],
+    ['VCS repository', vcs ? `${vcs.identifier ?? ''}${vcs.branch ? ` (${vcs.branch})` : ''}` : ''],
+    ['Tags', ((a['tag-names'] as string[] | undefined) ?? []).join(', ')],
+    ['Locked', lockText(w)],
+    ['Resources', String(a['resource-count'] ?? 0)],
+    ['Current state', w.currentStateVersionId ?? ''],
+    ['Created by', String(a['source-name'] ?? '')],
+    ['Updated', String(a['updated-at'] ?? '')],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+}
+
+function splitList(value: string | undefined): string[] | undefined {
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+}
+
+export function workspaceClient(io: Io) {
+  const connections = new ServiceConnections(io.env);
+  return { connections, client: connections.client('workspaces') };
+}
+
+export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const org = flags.org ?? client.defaultOrganization;
+    if (!org)
+      throw new CliError('which organization? pass --org ORG or set CONVERGE_WORKSPACES_ORGANIZATION');
+    const tags = splitList(flags.tags);
+    const excludeTags = splitList(flags.excludeTags);
+    const workspaces = await client.listWorkspaces(org, {
+      include: ['project'],
+      ...(flags.search !== undefined ? { name: flags.search } : {}),
+      ...(flags.wildcard !== undefined ? { wildcardName: flags.wildcard } : {}),
+      ...(tags ? { tags } : {}),
+      ...(excludeTags ? { excludeTags } : {}),
+      ...(flags.project !== undefined ? { projectId: flags.project } : {}),
+    });
+    if (flags.json) {
+      write(io.stdout, JSON.stringify(workspaces, null, 2));
+    } else if (workspaces.length === 0) {
+      write(io.stdout, `No workspaces in ${org}.`);
+    } else {
+      write(
+        io.stdout,
+        table(
+          ['NAME', 'ID', 'PROJECT', 'MODE', 'LOCKED', 'RESOURCES', 'UPDATED'],
+          workspaces.map((w) => [
+            w.name,
+            w.id,
+            w.projectName ?? w.projectId ?? '',
+            String(w.attributes['execution-mode'] ?? ''),
+            lockText(w),
+            String(w.attributes['resource-count'] ?? 0),
+            String(w.attributes['updated-at'] ?? ''),
+          ]),
+        ),
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}
+
+export async function workspaceShowCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+    const w = await client.readWorkspace(ref, { include: ['project'] });
+    if (!w) throw new CliError(`workspace ${describeRef(ref)} not found (or this token may not read it)`);
+    write(io.stdout, flags.json ? JSON.stringify(w, null, 2) : details(w));
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}
+
+export type LockAction = 'lock' | 'unlock' | 'force-unlock';
+
+export async function workspaceLockCommand(
+  action: LockAction,
+  arg: string,
+  flags: { reason?: string },
+  io: Io,
+): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+    const id = await workspaceId(client, ref);
+    const w =
+      action === 'lock'
+        ? await client.lockWorkspace(id, flags.reason ?? '')
+        : action === 'unlock'
+          ? await client.unlockWorkspace(id)
+          : await client.forceUnlockWorkspace(id);
+    write(
+      io.stdout,
+      `${describeRef(ref)} (${w.id}): ${w.attributes.locked ? `locked (${lockText(w)})` : 'unlocked'}`,
+    );
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}
+
+export async function workspaceDeleteCommand(
+  arg: string,
+  flags: { force?: boolean; autoApprove?: boolean },
+  io: Io,
+): Promise<number> {
+  const { connections, client } = workspaceClient(io);
+  try {
+    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+    const how = flags.force ? 'force-delete (even if it manages resources)' : 'safe-delete';
+    if (!flags.autoApprove) {
+      if (!io.stdinIsTTY || !io.stdout.isTTY) {
+        throw new CliError(
+          `refusing to ${how} ${describeRef(ref)} without confirmation: pass --auto-approve`,
+        );
+      }
+      const answer = await confirm({ message: `${how} workspace ${describeRef(ref)}?`, initialValue: false });
+      if (isCancel(answer) || answer !== true) {
+        write(io.stderr, 'Cancelled; nothing was deleted.');
+        return EXIT.error;
+      }
+    }
+    if (flags.force) await client.forceDeleteWorkspace(ref);
+    else await client.safeDeleteWorkspace(ref);
+    write(io.stdout, `Deleted workspace ${describeRef(ref)}.`);
+    return EXIT.ok;
+  } finally {
+    await connections.close();
+  }
+}

@@ -1,0 +1,347 @@
+/**
+ * Workspace: a workspace of the workspace service. metadata.name is the workspace name and
+ * metadata.namespace its organization (default: the connection's organization); spec holds the
+ * service's body keys plus a declarative lock, a state file to seed, and the deletion mode.
+ */
+import { Type } from '@sinclair/typebox';
+import type { Workspace, WorkspacesClient } from '../../clients/workspaces.js';
+import { parseStateFile } from '../../clients/workspaces/state-file.js';
+import { pushState } from '../../clients/workspaces/state-push.js';
+import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
+import { diffAttributes, serviceAttributes, updateBody } from './compare.js';
+import {
+  CREATE_DEFAULTS,
+  type WorkspaceSpec,
+  WorkspaceSpec as WorkspaceSpecSchema,
+  workspaceRules,
+} from './schema.js';
+import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
+
+/** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
+export const SOURCE_NAME = 'converge';
+
+export interface WorkspaceLive {
+  workspace: Workspace;
+  /** Who the token is (user tokens only), to tell our own lock from someone else's. */
+  me?: { id: string; type: string };
+  /** The current state when the manifest seeds one: `null` when there is none. */
+  state?: LiveStateInfo | null;
+}
+
+interface WorkspaceLocal {
+  state?: LocalState;
+}
+
+function client(ctx: KindContext, key: ResourceKey): WorkspacesClient {
+  return ctx.client('workspaces', key.connection);
+}
+
+function organizationOf(ctx: KindContext, key: ResourceKey): string {
+  const org = key.namespace ?? client(ctx, key).defaultOrganization;
+  if (!org) {
+    throw new Error(
+      `Workspace "${key.name}" names no organization: set metadata.namespace, or CONVERGE_WORKSPACES_ORGANIZATION (or a Connection's organization)`,
+    );
+  }
+  return org;
+}
+
+function observedOf(
+  key: ResourceKey,
+  workspace: Workspace,
+  extra: Partial<WorkspaceLive> = {},
+): Observed<WorkspaceLive> {
+  return {
+    key,
+    id: workspace.id,
+    live: { workspace, ...extra },
+    version: String(workspace.attributes['updated-at'] ?? ''),
+  };
+}
+
+/** One identity lookup per client and run, shared by every workspace. */
+const identities = new WeakMap<WorkspacesClient, Promise<{ id: string; type: string } | undefined>>();
+function whoAmI(c: WorkspacesClient): Promise<{ id: string; type: string } | undefined> {
+  const known = identities.get(c);
+  if (known) return known;
+  const found = c.whoAmI();
+  identities.set(c, found);
+  return found;
+}
+
+function lockedByMe(live: WorkspaceLive): boolean {
+  const by = live.workspace.lockedBy;
+  return Boolean(by && live.me && by.id === live.me.id);
+}
+
+function localOf(desired: Desired<WorkspaceSpec>): WorkspaceLocal {
+  return (desired.local ?? {}) as WorkspaceLocal;
+}
+
+async function resolveProjectId(
+  c: WorkspacesClient,
+  org: string,
+  spec: WorkspaceSpec,
+): Promise<string | undefined> {
+  if (!spec.project) return undefined;
+  if ('id' in spec.project) return spec.project.id;
+  const name = (spec.project as { name: string }).name;
+  const project = (await c.listProjects(org)).find((p) => p.name === name);
+  if (!project) throw new Error(`project "${name}" does not exist in organization ${org}`);
+  return project.id;
+}
+
+/** Refuses, before any write, to release a lock someone else holds unless --force-unlock was given. */
+function assertUnlockAllowed(ctx: KindContext, desired: Desired<WorkspaceSpec>, live: WorkspaceLive): void {
+  if (desired.spec.locked !== false || !live.workspace.attributes.locked || lockedByMe(live)) return;
+  if (!ctx.flags?.forceUnlock) {
+    const by = live.workspace.lockedBy;
+    throw new Error(
+      `the workspace is locked by ${by ? `${by.type}/${by.id}` : 'someone else'}; the manifest wants it unlocked: run again with --force-unlock to release it`,
+    );
+  }
+}
+
+async function pushIfWanted(
+  ctx: KindContext,
+  c: WorkspacesClient,
+  desired: Desired<WorkspaceSpec>,
+  workspace: Workspace,
+  lockedByCaller: boolean,
+): Promise<void> {
+  const local = localOf(desired).state;
+  if (!local) return;
+  await pushState(c, workspace.id, local.info, {
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    alreadyLockedByCaller: lockedByCaller,
+    reason: `converge: pushing ${local.path}`,
+  });
+}
+
+export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
+  kind: 'Workspace',
+  service: 'workspaces',
+  description:
+    'A workspace: settings, VCS link, project, a declarative lock and seeded state. metadata.namespace is the organization.',
+  namespaced: true,
+  nameSchema: Type.String({
+    pattern: '^[A-Za-z0-9_-]{1,90}$',
+    description: '1 to 90 letters, digits, "-" or "_"; unique in the organization',
+  }),
+  specSchema: WorkspaceSpecSchema,
+  ownership: 'marker',
+
+  validateSpec: workspaceRules,
+
+  async resolve(desired) {
+    const statePath = desired.spec.state;
+    if (statePath === undefined || !desired.resource) return { desired, problems: [] };
+    try {
+      const state = await readLocalState(desired.resource.source.file, statePath);
+      return { desired: { ...desired, local: { state } satisfies WorkspaceLocal }, problems: [] };
+    } catch (error) {
+      return {
+        desired,
+        problems: [
+          {
+            key: desired.key,
+            message: (error as Error).message,
+            position: desired.resource.locate('/spec/state'),
+          },
+        ],
+      };
+    }
+  },
+
+  async check(ctx, desired) {
+    // Projects named in the manifest must exist: one project list per organization.
+    const problems: PlanProblem[] = [];
+    const byOrg = new Map<string, Desired<WorkspaceSpec>[]>();
+    for (const d of desired) {
+      if (!d.spec.project || !('name' in d.spec.project)) continue;
+      const org = `${d.key.connection ?? ''}\u0000${organizationOf(ctx, d.key)}`;
+      byOrg.set(org, [...(byOrg.get(org) ?? []), d]);
+    }
+    for (const group of byOrg.values()) {
+      const first = group[0]!;
+      const org = organizationOf(ctx, first.key);
+      const names = new Set((await client(ctx, first.key).listProjects(org)).map((p) => p.name));
+      for (const d of group) {
+        const name = (d.spec.project as { name: string }).name;
+        if (names.has(name)) continue;
+        problems.push({
+          key: d.key,
+          message: `project "${name}" does not exist in organization ${org}`,
+          ...(d.resource ? { position: d.resource.locate('/spec/project/name') } : {}),
+        });
+      }
+    }
+    return problems;
+  },
+
+  async observe(ctx, key) {
+    const workspace = await client(ctx, key).readWorkspace(
+      { organization: organizationOf(ctx, key), name: key.name },
+      { include: ['project'] },
+    );
+    return workspace ? observedOf(key, workspace) : undefined;
+  },
+
+  async list(ctx, scope) {
+    const c = ctx.client('workspaces', scope.connection);
+    const org = scope.namespace ?? c.defaultOrganization;
+    if (!org) throw new Error('no organization to list workspaces in: set CONVERGE_WORKSPACES_ORGANIZATION');
+    const workspaces = await c.listWorkspaces(org, { include: ['project'] });
+    return workspaces.map((w) =>
+      observedOf(
+        {
+          kind: 'Workspace',
+          name: w.name,
+          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
+          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
+        },
+        w,
+      ),
+    );
+  },
+
+  async readDetails(ctx, desired, observed) {
+    const c = client(ctx, desired.key);
+    const extra: Partial<WorkspaceLive> = {};
+    if (desired.spec.locked !== undefined && observed.live.workspace.attributes.locked) {
+      const me = await whoAmI(c);
+      if (me) extra.me = me;
+    }
+    if (localOf(desired).state) {
+      const current = await c.currentStateVersion(observed.live.workspace.id);
+      const url = current?.attributes['hosted-state-download-url'];
+      if (!current || typeof url !== 'string') {
+        extra.state = null;
+      } else {
+        const info = parseStateFile(await c.downloadState(url), `the current state of ${desired.key.name}`);
+        extra.state = { serial: info.serial, lineage: info.lineage, md5: info.md5 };
+      }
+    }
+    return { ...observed, live: { ...observed.live, ...extra } };
+  },
+
+  compare(desired, observed) {
+    const live = observed.live;
+    const diffs = diffAttributes(desired.spec, live.workspace);
+    const problems: { message: string; pointer?: string }[] = [];
+    const locked = Boolean(live.workspace.attributes.locked);
+    if (desired.spec.locked === true && !locked) {
+      diffs.push({ path: 'locked', op: 'change', before: false, after: true });
+    } else if (desired.spec.locked === false && locked) {
+      const by = live.workspace.lockedBy;
+      diffs.push({
+        path: 'locked',
+        op: 'change',
+        before: true,
+        after: false,
+        ...(lockedByMe(live)
+          ? {}
+          : {
+              note: `locked by ${by ? `${by.type}/${by.id}` : 'someone else'}: released only with --force-unlock`,
+            }),
+      });
+    }
+    const local = localOf(desired).state;
+    if (local && live.state !== undefined) {
+      const seeding = compareState(local, live.state);
+      if (seeding.diff) diffs.push(seeding.diff);
+      if (seeding.problem) problems.push({ message: seeding.problem, pointer: '/spec/state' });
+    }
+    return { diffs, problems };
+  },
+
+  render(desired) {
+    const attrs: Record<string, unknown> = { ...CREATE_DEFAULTS, ...serviceAttributes(desired.spec) };
+    if (desired.spec.project) attrs.project = desired.spec.project;
+    if (desired.spec.locked !== undefined) attrs.locked = desired.spec.locked;
+    const local = localOf(desired).state;
+    if (local) attrs.state = `${local.path} (${describeState(local.info)})`;
+    return attrs;
+  },
+
+  describe(observed) {
+    const w = observed.live.workspace;
+    const keep = [
+      'description',
+      'execution-mode',
+      'auto-apply',
+      'engine-version',
+      'working-directory',
+      'tag-names',
+      'vcs-repo',
+      'locked',
+      'resource-count',
+      'source-name',
+    ];
+    const attrs: Record<string, unknown> = {};
+    for (const k of keep)
+      if (w.attributes[k] !== undefined && w.attributes[k] !== null) attrs[k] = w.attributes[k];
+    if (w.projectName || w.projectId) attrs.project = w.projectName ?? w.projectId;
+    return attrs;
+  },
+
+  async create(ctx, desired) {
+    const c = client(ctx, desired.key);
+    const org = organizationOf(ctx, desired.key);
+    const projectId = await resolveProjectId(c, org, desired.spec);
+    let workspace = await c.createWorkspace(
+      org,
+      { name: desired.key.name, ...serviceAttributes(desired.spec), 'source-name': SOURCE_NAME },
+      projectId ? { projectId } : {},
+    );
+    await pushIfWanted(ctx, c, desired, workspace, false);
+    if (desired.spec.locked)
+      workspace = await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '');
+    return observedOf(desired.key, workspace);
+  },
+
+  async update(ctx, desired, observed) {
+    const c = client(ctx, desired.key);
+    const live = observed.live;
+    assertUnlockAllowed(ctx, desired, live);
+    const diffs = diffAttributes(desired.spec, live.workspace);
+    let workspace = live.workspace;
+    const body = updateBody(desired.spec, diffs);
+    const projectChanged = diffs.some((d) => d.path.startsWith('project'));
+    if (Object.keys(body).length > 0 || projectChanged) {
+      const projectId = projectChanged
+        ? await resolveProjectId(c, organizationOf(ctx, desired.key), desired.spec)
+        : undefined;
+      workspace = await c.updateWorkspace({ id: workspace.id }, body, projectId ? { projectId } : {});
+    }
+    const local = localOf(desired).state;
+    if (local && live.state !== undefined && compareState(local, live.state).diff) {
+      await pushIfWanted(
+        ctx,
+        c,
+        desired,
+        workspace,
+        Boolean(workspace.attributes.locked) && lockedByMe(live),
+      );
+    }
+    const locked = Boolean(live.workspace.attributes.locked);
+    if (desired.spec.locked === true && !locked) {
+      workspace = await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '');
+    } else if (desired.spec.locked === false && locked) {
+      workspace = lockedByMe(live)
+        ? await c.unlockWorkspace(workspace.id)
+        : await c.forceUnlockWorkspace(workspace.id);
+    }
+    return observedOf(desired.key, workspace);
+  },
+
+  async delete(ctx, observed, desired) {
+    const c = client(ctx, observed.key);
+    if (desired?.spec.deletion === 'force') await c.forceDeleteWorkspace({ id: observed.live.workspace.id });
+    else await c.safeDeleteWorkspace({ id: observed.live.workspace.id });
+  },
+
+  owns(observed) {
+    return observed.live.workspace.attributes['source-name'] === SOURCE_NAME;
+  },
+};

@@ -1,0 +1,78 @@
+/**
+ * Declarative state seeding. A state file is pushed only when the workspace has no state yet, or when
+ * it continues the live state (same lineage, newer serial). Anything else would overwrite someone's
+ * state, so it is a plan problem, never a push.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { StateFileInfo } from '../../clients/workspaces/state-file.js';
+import { parseStateFile } from '../../clients/workspaces/state-file.js';
+import type { AttributeDiff } from '../contract.js';
+
+/** The live state's identity, as far as seeding cares. `null`: the workspace has no state. */
+export interface LiveStateInfo {
+  serial: number;
+  lineage: string;
+  md5: string;
+}
+
+export interface LocalState {
+  /** The path as the manifest wrote it. */
+  path: string;
+  info: StateFileInfo;
+}
+
+/** Reads and checks the state file a manifest names, relative to the manifest file's folder. */
+export async function readLocalState(manifestFile: string, statePath: string): Promise<LocalState> {
+  const absolute = path.resolve(path.dirname(manifestFile), statePath);
+  let text: string;
+  try {
+    text = await readFile(absolute, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(
+      `cannot read state file ${statePath}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(error))}`,
+    );
+  }
+  return { path: statePath, info: parseStateFile(text, statePath) };
+}
+
+export function describeState(s: { serial: number; lineage: string }): string {
+  return `serial ${s.serial}, lineage ${s.lineage}`;
+}
+
+/** What seeding would do: a diff to push, nothing, or a problem that forbids it. */
+export function compareState(
+  local: LocalState,
+  live: LiveStateInfo | null,
+): { diff?: AttributeDiff; problem?: string } {
+  const wanted = local.info;
+  if (live === null) {
+    return { diff: { path: 'state', op: 'add', after: `${local.path} (${describeState(wanted)})` } };
+  }
+  if (live.lineage !== wanted.lineage) {
+    return {
+      problem: `state file ${local.path} has lineage ${wanted.lineage}, but the workspace's state has lineage ${live.lineage}: it is another state, and Converge will not overwrite it`,
+    };
+  }
+  if (wanted.serial < live.serial) {
+    return {
+      problem: `state file ${local.path} has serial ${wanted.serial}, older than the workspace's serial ${live.serial}: Converge will not roll state back`,
+    };
+  }
+  if (wanted.serial === live.serial) {
+    return wanted.md5 === live.md5
+      ? {}
+      : {
+          problem: `state file ${local.path} has serial ${wanted.serial} like the workspace's state, but different content: bump the serial or fix the file`,
+        };
+  }
+  return {
+    diff: {
+      path: 'state',
+      op: 'change',
+      before: describeState(live),
+      after: `${local.path} (${describeState(wanted)})`,
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import type { Workspace } from '../../src/clients/workspaces.js';
+import { diffAttributes, updateBody } from '../../src/resources/workspace/compare.js';
+import { workspaceRules } from '../../src/resources/workspace/schema.js';
+import { compareState, type LocalState } from '../../src/resources/workspace/state.js';
+
+/** A live workspace as the service reports one right after a create with no attributes. */
+function live(attributes: Record<string, unknown> = {}, extra: Partial<Workspace> = {}): Workspace {
+  return {
+    id: 'ws-abc',
+    organization: 'acme',
+    name: 'web',
+    projectId: 'prj-default',
+    projectName: 'Default Project',
+    lockedBy: null,
+    currentStateVersionId: null,
+    attributes: {
+      name: 'web',
+      'allow-destroy-plan': true,
+      'assessments-enabled': false,
+      'auto-apply': false,
+      description: null,
+      'execution-mode': 'remote',
+      'file-triggers-enabled': true,
+      'global-remote-state': false,
+      operations: true,
+      'queue-all-runs': false,
+      'speculative-enabled': true,
+      'engine-version': '1.9.8',
+      'trigger-patterns': [],
+      'trigger-prefixes': [],
+      'tag-names': [],
+      'vcs-repo': null,
+      'working-directory': null,
+      locked: false,
+      'created-at': '2026-11-22T00:00:00.000Z',
+      'updated-at': '2026-11-22T00:00:00.000Z',
+      'resource-count': 0,
+      permissions: { 'can-update': true },
+      ...attributes,
+    },
+    ...extra,
+  };
+}
+
+describe('workspace comparison', () => {
+  it('finds nothing to change right after a create, whatever the server filled in', () => {
+    expect(diffAttributes({ description: '' }, live())).toEqual([]);
+    expect(diffAttributes({}, live())).toEqual([]);
+  });
+
+  it('treats omitted attributes with a create default as that default', () => {
+    expect(diffAttributes({}, live({ 'auto-apply': true }))).toEqual([
+      { path: 'auto-apply', op: 'change', before: true, after: false },
+    ]);
+  });
+
+  it('leaves attributes without a fixed default alone when the manifest omits them', () => {
+    expect(
+      diffAttributes({}, live({ 'engine-version': '1.5.0', 'working-directory': 'x', 'tag-names': ['a'] })),
+    ).toEqual([]);
+  });
+
+  it('ignores the order of tags and trigger lists', () => {
+    expect(diffAttributes({ 'tag-names': ['b', 'a'] }, live({ 'tag-names': ['a', 'b'] }))).toEqual([]);
+    expect(diffAttributes({ 'tag-names': ['a', 'c'] }, live({ 'tag-names': ['a', 'b'] }))).toEqual([
+      { path: 'tag-names', op: 'remove', before: 'b' },
+      { path: 'tag-names', op: 'add', after: 'c' },
+    ]);
+  });
+
+  it('compares only the vcs-repo members the manifest sets, and null removes the link', () => {
+    const repo = {
+      identifier: 'acme/web',
+      'oauth-token-id': 'ot-1',
+      branch: 'main',
+      'ingress-submodules': false,
+      'display-identifier': 'acme/web',
+      'webhook-url': 'https://example.test/hook',
+      'service-provider': 'github',
+    };
+    expect(
+      diffAttributes(
+        { 'vcs-repo': { identifier: 'acme/web', 'oauth-token-id': 'ot-1', branch: 'main' } },
+        live({ 'vcs-repo': repo }),
+      ),
+    ).toEqual([]);
+    const changed = diffAttributes(
+      { 'vcs-repo': { identifier: 'acme/web', 'oauth-token-id': 'ot-1', branch: 'dev' } },
+      live({ 'vcs-repo': repo }),
+    );
+    expect(changed).toEqual([{ path: 'vcs-repo.branch', op: 'change', before: 'main', after: 'dev' }]);
+    expect(
+      updateBody(
+        { 'vcs-repo': { identifier: 'acme/web', 'oauth-token-id': 'ot-1', branch: 'dev' } },
+        changed,
+      ),
+    ).toEqual({
+      'vcs-repo': { branch: 'dev' },
+    });
+    const removed = diffAttributes({ 'vcs-repo': null }, live({ 'vcs-repo': repo }));
+    expect(removed).toHaveLength(1);
+    expect(updateBody({ 'vcs-repo': null }, removed)).toEqual({ 'vcs-repo': null });
+  });
+
+  it('compares the project by the form the manifest uses', () => {
+    expect(diffAttributes({ project: { name: 'Default Project' } }, live())).toEqual([]);
+    expect(diffAttributes({ project: { id: 'prj-default' } }, live())).toEqual([]);
+    expect(diffAttributes({ project: { name: 'platform' } }, live())).toEqual([
+      { path: 'project.name', op: 'change', before: 'Default Project', after: 'platform' },
+    ]);
+  });
+
+  it('sends only what changed on update', () => {
+    const spec = { description: 'new', 'auto-apply': true, 'engine-version': '1.9.8' };
+    const diffs = diffAttributes(spec, live({ description: 'old' }));
+    expect(updateBody(spec, diffs)).toEqual({ description: 'new', 'auto-apply': true });
+  });
+
+  it('puts a default back when someone changed an omitted attribute', () => {
+    const diffs = diffAttributes({}, live({ 'speculative-enabled': false, 'execution-mode': 'local' }));
+    expect(updateBody({}, diffs)).toEqual({ 'speculative-enabled': true, 'execution-mode': 'remote' });
+  });
+});
+
+describe('workspace manifest rules', () => {
+  it('rejects execution-mode with operations, agent mode without a pool, and a pool without agent mode', () => {
+    expect(workspaceRules({ 'execution-mode': 'remote', operations: true }).map((r) => r.pointer)).toEqual([
+      '/operations',
+    ]);
+    expect(workspaceRules({ 'execution-mode': 'agent' })[0]?.message).toMatch(/needs agent-pool-id/);
+    expect(workspaceRules({ 'agent-pool-id': 'apool-1' })[0]?.pointer).toBe('/agent-pool-id');
+    expect(workspaceRules({ 'execution-mode': 'agent', 'agent-pool-id': 'apool-1' })).toEqual([]);
+    expect(workspaceRules({ 'lock-reason': 'x' })[0]?.message).toMatch(/needs locked: true/);
+  });
+});
+
+describe('state seeding rules', () => {
+  const local = (serial: number, lineage = 'L1', md5 = 'm'): LocalState => ({
+    path: 'prod.tfstate',
+    info: { serial, lineage, md5, version: 4, base64: '', resourceCount: 0, text: '' },
+  });
+
+  it('pushes into a workspace without state', () => {
+    expect(compareState(local(1), null).diff).toMatchObject({ path: 'state', op: 'add' });
+  });
+
+  it('pushes a newer serial of the same lineage', () => {
+    const r = compareState(local(5), { serial: 4, lineage: 'L1', md5: 'x' });
+    expect(r.diff).toMatchObject({ op: 'change', before: 'serial 4, lineage L1' });
+    expect(r.problem).toBeUndefined();
+  });
+
+  it('does nothing when the same state is already there', () => {
+    expect(compareState(local(4, 'L1', 'same'), { serial: 4, lineage: 'L1', md5: 'same' })).toEqual({});
+  });
+
+  it('refuses another lineage, an older serial, and the same serial with other content', () => {
+    expect(compareState(local(9, 'L2'), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
+      /lineage L2.*lineage L1/,
+    );
+    expect(compareState(local(3), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
+      /older than the workspace's serial 4/,
+    );
+    expect(compareState(local(4, 'L1', 'a'), { serial: 4, lineage: 'L1', md5: 'b' }).problem).toMatch(
+      /different content/,
+    );
+  });
+});
