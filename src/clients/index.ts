@@ -3,11 +3,12 @@
  * receives through its context; the composition root (the CLI) builds them from connections.
  */
 import type { RegistryClient } from './registry.js';
+import type { WorkspacesClient } from './workspaces.js';
 
 export interface ServiceClients {
   registry: RegistryClient;
   // Filled in as each service's client lands.
-  workspaces: never;
+  workspaces: WorkspacesClient;
   secrets: never;
   scheduler: never;
 }

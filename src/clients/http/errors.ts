@@ -125,7 +125,10 @@ export class HttpStatusError extends ServiceError {
   }
 }
 
-function scrubDetail(detail: ServiceErrorDetail, secrets: readonly (string | undefined)[]): ServiceErrorDetail {
+function scrubDetail(
+  detail: ServiceErrorDetail,
+  secrets: readonly (string | undefined)[],
+): ServiceErrorDetail {
   const out: ServiceErrorDetail = {};
   if (detail.status !== undefined) out.status = detail.status;
   if (detail.title !== undefined) out.title = scrubSecrets(detail.title, secrets);

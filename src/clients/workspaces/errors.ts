@@ -9,7 +9,7 @@
  * `title: detail (at /pointer)`, drops the title when the detail already starts with it, and joins
  * several entries with `; `.
  */
-import { defaultParseError, isJsonContentType } from '../http/body.js';
+import { defaultParseError } from '../http/body.js';
 import type { ServiceErrorDetail } from '../http/errors.js';
 
 /** The entries of an error body; empty when it is not a JSON error document. */
@@ -60,12 +60,13 @@ function formatDetail(d: ServiceErrorDetail): string {
  * HTTP layer (5xx, and a 429 that ran out of retries). Anything that is not an error document falls
  * back to the layer's default reading (text, or the status text).
  */
-export function parseWorkspacesError(status: number, bodyText: string, contentType: string | undefined): string {
-  if (isJsonContentType(contentType)) {
-    const message = formatErrorDetails(errorDetails(bodyText));
-    if (message) return message;
-  }
-  return defaultParseError(status, bodyText, contentType);
+export function parseWorkspacesError(
+  status: number,
+  bodyText: string,
+  contentType: string | undefined,
+): string {
+  // Read whatever the content type says: a proxy may relabel the service's JSON as text.
+  return formatErrorDetails(errorDetails(bodyText)) ?? defaultParseError(status, bodyText, contentType);
 }
 
 function parseJson(text: string): unknown {

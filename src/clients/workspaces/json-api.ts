@@ -126,7 +126,11 @@ export function stateVersionBody(input: StateVersionInput): unknown {
  * `meta.pagination`, read defensively. Without it (a service that does not paginate this list) the
  * page is taken to be the only one, unless `links.next` names another page.
  */
-export function paginationOf(doc: JsonApiDocument, requested: { number: number; size?: number }, count: number): Pagination {
+export function paginationOf(
+  doc: JsonApiDocument,
+  requested: { number: number; size?: number },
+  count: number,
+): Pagination {
   const raw = (doc.meta?.pagination ?? {}) as Record<string, unknown>;
   const currentPage = intOr(raw['current-page'], requested.number);
   const pageSize = intOr(raw['page-size'], requested.size ?? count);

@@ -11,9 +11,6 @@ export type Query = Record<string, QueryValue>;
 /** The page size the walking lists ask for: the service's maximum, so 120 workspaces take 2 requests. */
 export const WALK_PAGE_SIZE = 100;
 
-/** Stops a service that keeps answering "there is a next page" from looping forever. */
-export const MAX_PAGES = 10_000;
-
 export function pageQuery(page: { number: number; size?: number }): Query {
   if (!Number.isSafeInteger(page.number) || page.number < 1)
     throw new TypeError(`workspaces: page number must be a positive integer, not ${page.number}`);

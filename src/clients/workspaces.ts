@@ -1,0 +1,527 @@
+/**
+ * Client of the workspace service (workspaces, projects, state versions; JSON:API under `/api/v2`),
+ * over the shared HTTP layer.
+ *
+ * Choices where the spec says "not shown", following the real service and go-tfe
+ * (REFERENCE-BEHAVIOUR §1, §5):
+ * - Every request carries `Content-Type` and `Accept: application/vnd.api+json` and the token as
+ *   `Authorization: Bearer`; the lock body is the plain `{"reason": …}` go-tfe sends.
+ * - Retries are the HTTP layer's: 429 is always retried (POST and PATCH included, as go-tfe does),
+ *   honouring `Retry-After`/`X-RateLimit-Reset`; 5xx only for GET/PUT/DELETE, so a create, update,
+ *   lock or state upload is never sent twice. `X-RateLimit-Limit` throttles the client on any answer.
+ * - 4xx answers (but 429) are taken back from the HTTP layer and thrown here as `HttpStatusError`
+ *   carrying `details` (title, detail, `source.pointer` of each JSON:API error); the message is one
+ *   line, `title: detail (at /pointer)`. 5xx messages are read the same way, without `details`.
+ * - Reads answer `undefined` for 404 (the service also says 404 when the caller may not see it).
+ * - The download of a hosted state file never carries the token (it goes to a storage URL that holds
+ *   its own secret) and comes back as the exact text that was uploaded.
+ */
+import type { Dispatcher } from 'undici';
+import { type QueryValue, withQuery } from './http/body.js';
+import { createAgent } from './http/agent.js';
+import { HttpClient, type HttpClientOptions, type HttpResponse } from './http/client.js';
+import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
+import { errorDetails, parseWorkspacesError } from './workspaces/errors.js';
+import {
+  asDocument,
+  DocumentError,
+  JSON_API,
+  paginationOf,
+  resourceList,
+  singleResource,
+  stateVersionBody,
+  toProject,
+  toStateVersion,
+  toWorkspace,
+  workspaceBody,
+} from './workspaces/json-api.js';
+import { walkPages } from './workspaces/pages.js';
+import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './workspaces/query.js';
+import { textBodies } from './workspaces/text-bodies.js';
+import type {
+  JsonApiDocument,
+  JsonApiResource,
+  Pagination,
+  Project,
+  RequestOptions,
+  StateVersion,
+  StateVersionInput,
+  Workspace,
+  WorkspaceListQuery,
+  WorkspaceRef,
+} from './workspaces/types.js';
+
+export type {
+  JsonApiDocument,
+  JsonApiIdentifier,
+  JsonApiRelationship,
+  JsonApiResource,
+  Pagination,
+  Project,
+  RequestOptions,
+  StateVersion,
+  StateVersionInput,
+  Workspace,
+  WorkspaceListQuery,
+  WorkspaceRef,
+} from './workspaces/types.js';
+export { errorDetails, formatErrorDetails, parseWorkspacesError } from './workspaces/errors.js';
+export { parseStateFile, type StateFileInfo, StateFileError } from './workspaces/state-file.js';
+export {
+  pushState,
+  type PushStateOptions,
+  WorkspaceLockedError,
+  WorkspaceUnlockError,
+} from './workspaces/state-push.js';
+
+/** The service's API prefix; `address` is the service root, as `CONVERGE_WORKSPACES_ADDR` holds it. */
+export const WORKSPACES_API_PREFIX = '/api/v2';
+
+/** 4xx statuses taken back from the HTTP layer to be read here; 429 stays with its retry logic. */
+const CLIENT_ERRORS: readonly number[] = Array.from({ length: 100 }, (_, i) => 400 + i).filter(
+  (s) => s !== 429,
+);
+
+export interface WorkspacesConnection {
+  /** The service root (`https://app.example.com`); `/api/v2` is added unless it is already there. */
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  dispatcher?: Dispatcher;
+  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_WORKSPACES_ADDR`. */
+  addressSource?: string;
+  /** Used when a call names no organization (`CONVERGE_WORKSPACES_ORGANIZATION`, a Connection's). */
+  defaultOrganization?: string;
+  /** Anything else of the HTTP layer (timeouts, retry, hooks). */
+  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
+}
+
+export interface WorkspacesClientOptions {
+  defaultOrganization?: string;
+  /** The connection's token, only to scrub it from error texts this client builds itself. */
+  token?: string;
+  /** Builds the token-less client for hosted downloads, on first use. */
+  openDownloads?: () => { http: HttpClient; close(): Promise<void> };
+}
+
+interface Call {
+  method: string;
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Answer 404 with undefined instead of throwing. */
+  notFound?: 'undefined';
+}
+
+/** `https://host/` → `https://host/api/v2`; an address that already ends in `/api/v2` is kept. */
+export function workspacesBaseUrl(address: string): string {
+  const trimmed = address.replace(/\/+$/, '');
+  return trimmed.endsWith(WORKSPACES_API_PREFIX) ? trimmed : `${trimmed}${WORKSPACES_API_PREFIX}`;
+}
+
+export class WorkspacesClient {
+  readonly http: HttpClient;
+  readonly defaultOrganization: string | undefined;
+  readonly #token: string | undefined;
+  private readonly basePath: string;
+  private readonly openDownloads?: WorkspacesClientOptions['openDownloads'];
+  private downloads?: { http: HttpClient; close(): Promise<void> };
+
+  constructor(http: HttpClient, options: WorkspacesClientOptions = {}) {
+    this.http = http;
+    this.defaultOrganization = options.defaultOrganization || undefined;
+    this.#token = options.token;
+    this.basePath = new URL(http.baseUrl).pathname.replace(/\/+$/, '');
+    if (options.openDownloads) this.openDownloads = options.openDownloads;
+  }
+
+  static fromConnection(connection: WorkspacesConnection): WorkspacesClient {
+    const { http: extra, ...c } = connection;
+    const injected = c.dispatcher ?? extra?.dispatcher;
+    const shared = {
+      ...extra,
+      service: 'workspaces' as const,
+      baseUrl: workspacesBaseUrl(c.address),
+      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
+      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
+    };
+    const http = new HttpClient({
+      ...shared,
+      ...(c.token ? { token: c.token } : {}),
+      parseError: extra?.parseError ?? parseWorkspacesError,
+      ...(injected ? { dispatcher: injected } : {}),
+    });
+    // A second HttpClient without any token, so a download can never send it, whatever the URL.
+    const openDownloads = () => {
+      const owned = injected
+        ? undefined
+        : createAgent({
+            caCertificate: c.caCertificate,
+            insecureSkipTlsVerify: c.insecureSkipTlsVerify,
+            connectTimeoutMs: extra?.connectTimeoutMs ?? 10_000,
+            maxConnections: extra?.maxConnections ?? 10,
+            keepAliveTimeoutMs: extra?.keepAliveTimeoutMs ?? 4_000,
+          });
+      const downloads = new HttpClient({
+        ...shared,
+        dispatcher: (injected ?? owned!).compose(textBodies),
+      });
+      return { http: downloads, close: async () => owned?.close() };
+    };
+    return new WorkspacesClient(http, {
+      ...(c.defaultOrganization ? { defaultOrganization: c.defaultOrganization } : {}),
+      ...(c.token ? { token: c.token } : {}),
+      openDownloads,
+    });
+  }
+
+  /** Attempts sent so far, retries and downloads included. */
+  get requestCount(): number {
+    return this.http.requestCount + (this.downloads?.http.requestCount ?? 0);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.http.close(), this.downloads?.close()]);
+  }
+
+  /** `GET /ping`: checks address and token, and reads the announced `X-RateLimit-Limit`. */
+  async ping(): Promise<{ rateLimit?: number }> {
+    const res = await this.call({ method: 'GET', path: '/ping' });
+    const limit = Number(res!.headers['x-ratelimit-limit']);
+    return Number.isFinite(limit) && limit > 0 ? { rateLimit: limit } : {};
+  }
+
+  /** `GET /account/details`: the user behind the token; undefined for team and organization tokens (404). */
+  async whoAmI(): Promise<{ id: string; type: 'users'; username?: string } | undefined> {
+    const res = await this.call({ method: 'GET', path: '/account/details', notFound: 'undefined' });
+    if (!res) return undefined;
+    const doc = this.document(res, 'GET', '/account/details');
+    const user = this.shape(() => singleResource(doc, 'users'), res, 'GET', '/account/details');
+    const username = user.attributes?.username;
+    return { id: user.id, type: 'users', ...(typeof username === 'string' ? { username } : {}) };
+  }
+
+  // Workspaces
+
+  /** `POST /organizations/:organization/workspaces`; without `projectId` the default project is used. */
+  async createWorkspace(
+    organization: string | undefined,
+    attributes: Record<string, unknown>,
+    opts: { projectId?: string } = {},
+  ): Promise<Workspace> {
+    const org = this.organization(organization);
+    return this.workspaceCall(
+      { method: 'POST', path: `${orgPath(org)}/workspaces`, body: workspaceBody(attributes, opts.projectId) },
+      org,
+    );
+  }
+
+  /** `GET /workspaces/:id` or `/organizations/:org/workspaces/:name`; undefined when missing (404). */
+  async readWorkspace(ref: WorkspaceRef, opts: { include?: string[] } = {}): Promise<Workspace | undefined> {
+    return (await this.readWorkspaceDocument(ref, opts))?.workspace;
+  }
+
+  /** Like `readWorkspace`, with the `included` resources (the `locked_by` user's name, say). */
+  async readWorkspaceDocument(
+    ref: WorkspaceRef,
+    opts: { include?: string[] } = {},
+  ): Promise<{ workspace: Workspace; included: JsonApiResource[] } | undefined> {
+    const path = this.workspacePath(ref);
+    const query = includeQuery(opts.include);
+    const res = await this.call({ method: 'GET', path, query, notFound: 'undefined' });
+    if (!res) return undefined;
+    const doc = this.document(res, 'GET', path);
+    const included = doc.included ?? [];
+    const resource = this.shape(() => singleResource(doc, 'workspaces'), res, 'GET', path);
+    return { workspace: toWorkspace(resource, included, this.refOrganization(ref)), included };
+  }
+
+  /** `PATCH` by id or name; attributes left out keep their value. A `projectId` moves the workspace. */
+  async updateWorkspace(
+    ref: WorkspaceRef,
+    attributes: Record<string, unknown>,
+    opts: { projectId?: string } = {},
+  ): Promise<Workspace> {
+    return this.workspaceCall(
+      { method: 'PATCH', path: this.workspacePath(ref), body: workspaceBody(attributes, opts.projectId) },
+      this.refOrganization(ref),
+    );
+  }
+
+  /** Every workspace matching `query`, walking all pages at the maximum page size (100). */
+  async listWorkspaces(
+    organization: string | undefined,
+    query: WorkspaceListQuery = {},
+  ): Promise<Workspace[]> {
+    return walkPages((number) =>
+      this.listWorkspacesPage(organization, query, { number, size: WALK_PAGE_SIZE }),
+    );
+  }
+
+  /** One page of `GET /organizations/:org/workspaces`; without `size` the service's default (20). */
+  async listWorkspacesPage(
+    organization: string | undefined,
+    query: WorkspaceListQuery,
+    page: { number: number; size?: number },
+  ): Promise<{ items: Workspace[]; pagination: Pagination }> {
+    const org = this.organization(organization);
+    return this.listPage(
+      `${orgPath(org)}/workspaces`,
+      { ...workspaceListQuery(query), ...pageQuery(page) },
+      page,
+      'workspaces',
+      (resource, included) => toWorkspace(resource, included, org),
+    );
+  }
+
+  /** `POST …/actions/safe-delete`: refused with 409 while the workspace manages resources. */
+  async safeDeleteWorkspace(ref: WorkspaceRef): Promise<void> {
+    await this.call({ method: 'POST', path: `${this.workspacePath(ref)}/actions/safe-delete` });
+  }
+
+  /** `DELETE` by id or name: deletes even a workspace that manages resources. */
+  async forceDeleteWorkspace(ref: WorkspaceRef): Promise<void> {
+    await this.call({ method: 'DELETE', path: this.workspacePath(ref) });
+  }
+
+  /** `POST /workspaces/:id/actions/lock`; 409 when it is locked already (by anyone, the caller too). */
+  async lockWorkspace(id: string, reason?: string): Promise<Workspace> {
+    return this.workspaceCall({
+      method: 'POST',
+      path: `/workspaces/${segment(id, 'workspace id')}/actions/lock`,
+      body: { reason: reason ?? '' },
+    });
+  }
+
+  /** `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. */
+  async unlockWorkspace(id: string): Promise<Workspace> {
+    return this.workspaceCall({
+      method: 'POST',
+      path: `/workspaces/${segment(id, 'workspace id')}/actions/unlock`,
+    });
+  }
+
+  /** `POST /workspaces/:id/actions/force-unlock` (admin); 409 when it is not locked. */
+  async forceUnlockWorkspace(id: string): Promise<Workspace> {
+    return this.workspaceCall({
+      method: 'POST',
+      path: `/workspaces/${segment(id, 'workspace id')}/actions/force-unlock`,
+    });
+  }
+
+  // Projects
+
+  /** `GET /organizations/:org/projects`, all pages. */
+  async listProjects(organization: string | undefined): Promise<Project[]> {
+    const org = this.organization(organization);
+    return walkPages((number) =>
+      this.listPage(
+        `${orgPath(org)}/projects`,
+        pageQuery({ number, size: WALK_PAGE_SIZE }),
+        { number, size: WALK_PAGE_SIZE },
+        'projects',
+        (resource) => toProject(resource, org),
+      ),
+    );
+  }
+
+  // State versions
+
+  /** `POST /workspaces/:id/state-versions`; the caller must hold the workspace's lock (see `pushState`). */
+  async createStateVersion(
+    workspaceId: string,
+    input: StateVersionInput,
+    opts: RequestOptions = {},
+  ): Promise<StateVersion> {
+    const path = `/workspaces/${segment(workspaceId, 'workspace id')}/state-versions`;
+    const res = await this.call({
+      method: 'POST',
+      path,
+      body: stateVersionBody(input),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const doc = this.document(res!, 'POST', path);
+    return toStateVersion(this.shape(() => singleResource(doc, 'state-versions'), res!, 'POST', path));
+  }
+
+  /** Every state version of a workspace, all pages (the service lists newest first). */
+  async listStateVersions(organization: string | undefined, workspaceName: string): Promise<StateVersion[]> {
+    return walkPages((number) =>
+      this.listStateVersionsPage(organization, workspaceName, { number, size: WALK_PAGE_SIZE }),
+    );
+  }
+
+  /** One page of `GET /state-versions?filter[workspace][name]=…&filter[organization][name]=…`. */
+  async listStateVersionsPage(
+    organization: string | undefined,
+    workspaceName: string,
+    page: { number: number; size?: number },
+  ): Promise<{ items: StateVersion[]; pagination: Pagination }> {
+    const org = this.organization(organization);
+    if (!workspaceName) throw new TypeError('workspaces: workspace name must not be empty');
+    return this.listPage(
+      '/state-versions',
+      { 'filter[workspace][name]': workspaceName, 'filter[organization][name]': org, ...pageQuery(page) },
+      page,
+      'state-versions',
+      (resource) => toStateVersion(resource),
+    );
+  }
+
+  /** `GET /workspaces/:id/current-state-version`; undefined when there is none (or no workspace). */
+  async currentStateVersion(
+    workspaceId: string,
+    opts: { include?: string[] } = {},
+  ): Promise<StateVersion | undefined> {
+    const found = await this.readStateVersionAt(
+      `/workspaces/${segment(workspaceId, 'workspace id')}/current-state-version`,
+      opts.include,
+    );
+    return found?.stateVersion;
+  }
+
+  /** `GET /state-versions/:id`, with the `included` resources; undefined when missing. */
+  async readStateVersion(
+    id: string,
+    opts: { include?: string[] } = {},
+  ): Promise<{ stateVersion: StateVersion; included: JsonApiResource[] } | undefined> {
+    return this.readStateVersionAt(`/state-versions/${segment(id, 'state version id')}`, opts.include);
+  }
+
+  /**
+   * Downloads a hosted state file (`hosted-state-download-url`) and returns its exact text. The URL
+   * carries its own secret, so no token is sent (go-tfe does the same); a relative URL is read against
+   * the service's address.
+   */
+  async downloadState(url: string, opts: RequestOptions = {}): Promise<string> {
+    if (!url) throw new TypeError('workspaces: download URL must not be empty');
+    if (!this.openDownloads) throw new Error('workspaces: this client was built without a download client');
+    this.downloads ??= this.openDownloads();
+    const res = await this.downloads.http.request({
+      method: 'GET',
+      path: new URL(url, this.http.baseUrl).href,
+      accept: 'application/json',
+      authenticate: false,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    return typeof res.body === 'string' ? res.body : '';
+  }
+
+  // Helpers
+
+  /** Sends one request the JSON:API way; 4xx become `HttpStatusError` with `details` here. */
+  private async call(call: Call): Promise<HttpResponse | undefined> {
+    const res = await this.http.request({
+      method: call.method,
+      path: call.path,
+      ...(call.query ? { query: call.query } : {}),
+      ...(call.body !== undefined ? { body: call.body } : {}),
+      ...(call.signal ? { signal: call.signal } : {}),
+      contentType: JSON_API,
+      accept: JSON_API,
+      // The spec asks for the media type on every request, bodiless ones included.
+      headers: { 'content-type': JSON_API },
+      okStatuses: CLIENT_ERRORS,
+    });
+    if (res.status < 400) return res;
+    if (res.status === 404 && call.notFound === 'undefined') return undefined;
+    const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
+    throw new HttpStatusError({
+      service: 'workspaces',
+      method: call.method,
+      path: withQuery(`${this.basePath}${call.path}`, call.query),
+      secrets: [this.#token],
+      status: res.status,
+      serviceMessage: parseWorkspacesError(res.status, text, res.headers['content-type']),
+      details: errorDetails(res.body),
+    });
+  }
+
+  private async workspaceCall(call: Call, organization?: string): Promise<Workspace> {
+    const res = await this.call(call);
+    const doc = this.document(res!, call.method, call.path);
+    const resource = this.shape(() => singleResource(doc, 'workspaces'), res!, call.method, call.path);
+    return toWorkspace(resource, doc.included ?? [], organization);
+  }
+
+  private async listPage<T>(
+    path: string,
+    query: Record<string, QueryValue>,
+    page: { number: number; size?: number },
+    type: string,
+    map: (resource: JsonApiResource, included: JsonApiResource[]) => T,
+  ): Promise<{ items: T[]; pagination: Pagination }> {
+    const res = await this.call({ method: 'GET', path, query });
+    const doc = this.document(res!, 'GET', path);
+    const resources = this.shape(() => resourceList(doc, type), res!, 'GET', path);
+    const included = doc.included ?? [];
+    return {
+      items: resources.map((r) => map(r, included)),
+      pagination: paginationOf(doc, page, resources.length),
+    };
+  }
+
+  private async readStateVersionAt(
+    path: string,
+    include: string[] | undefined,
+  ): Promise<{ stateVersion: StateVersion; included: JsonApiResource[] } | undefined> {
+    const res = await this.call({ method: 'GET', path, query: includeQuery(include), notFound: 'undefined' });
+    if (!res) return undefined;
+    const doc = this.document(res, 'GET', path);
+    const resource = this.shape(() => singleResource(doc, 'state-versions'), res, 'GET', path);
+    return { stateVersion: toStateVersion(resource), included: doc.included ?? [] };
+  }
+
+  /** The body of a 2xx answer as a JSON:API document, or an `UnexpectedResponseError`. */
+  private document(res: HttpResponse, method: string, path: string): JsonApiDocument {
+    return this.shape(() => asDocument(res.body), res, method, path);
+  }
+
+  private shape<T>(read: () => T, res: HttpResponse, method: string, path: string): T {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof DocumentError)) throw err;
+      throw new UnexpectedResponseError({
+        service: 'workspaces',
+        method,
+        path: `${this.basePath}${path}`,
+        secrets: [this.#token],
+        status: res.status,
+        problem: err.message,
+      });
+    }
+  }
+
+  private organization(organization: string | undefined): string {
+    const org = organization || this.defaultOrganization;
+    if (!org) {
+      throw new TypeError(
+        "workspaces: no organization given; set CONVERGE_WORKSPACES_ORGANIZATION or the connection's organization",
+      );
+    }
+    return org;
+  }
+
+  private refOrganization(ref: WorkspaceRef): string | undefined {
+    return 'id' in ref ? undefined : this.organization(ref.organization);
+  }
+
+  private workspacePath(ref: WorkspaceRef): string {
+    if ('id' in ref) return `/workspaces/${segment(ref.id, 'workspace id')}`;
+    return `${orgPath(this.organization(ref.organization))}/workspaces/${segment(ref.name, 'workspace name')}`;
+  }
+}
+
+function orgPath(organization: string): string {
+  return `/organizations/${segment(organization, 'organization')}`;
+}
+
+/** An id or name as one path segment; an empty one would silently hit another endpoint. */
+function segment(value: string, what: string): string {
+  if (!value) throw new TypeError(`workspaces: ${what} must not be empty`);
+  return encodeURIComponent(value);
+}

@@ -1,0 +1,198 @@
+/**
+ * Pushing a state file: the service only accepts a state version from the user holding the
+ * workspace's lock, so a push is lock → upload → unlock, and the workspace must not be left locked
+ * behind the user's back, whatever happens in between.
+ *
+ * - The unlock runs on every path once this function took the lock: success, a refused upload (409,
+ *   412, 422), a network failure, and an abort through `signal` (Ctrl-C). The unlock itself is never
+ *   given the signal: aborting it would leave exactly the stale lock this module exists to avoid.
+ * - The lock request is not given the signal either. Once it is sent, only its answer tells whether
+ *   the service took the lock; an abort arriving meanwhile is acted on right after, with an unlock.
+ * - A lock refused because someone holds it (409) is reported with the holder, read back from the
+ *   workspace, and nothing is unlocked: the lock belongs to them. A lock request whose connection
+ *   broke is followed by a best-effort unlock, since it may have been taken.
+ */
+import { HttpStatusError, isServiceError } from '../http/errors.js';
+import type { WorkspacesClient } from '../workspaces.js';
+import type { StateFileInfo } from './state-file.js';
+import type { JsonApiResource, StateVersion } from './types.js';
+
+export const DEFAULT_LOCK_REASON = 'Locked by Converge to push state';
+
+export interface PushStateOptions {
+  /** Aborts the upload; the workspace is still unlocked before the promise rejects. */
+  signal?: AbortSignal;
+  /** The caller holds the lock already: neither lock nor unlock. */
+  alreadyLockedByCaller?: boolean;
+  /** Shown to others while the lock is held. */
+  reason?: string;
+}
+
+/** The lock is held by someone (possibly the caller, from an earlier run), so the push did not start. */
+export class WorkspaceLockedError extends Error {
+  readonly workspaceId: string;
+  /** `relationships.locked-by.data` as read after the refusal; null if it was released meanwhile. */
+  readonly lockedBy: { id: string; type: string } | null;
+  /** The holder's username or team name, when the service included it. */
+  readonly lockedByName?: string;
+  /** The holder is the user of this client's token. */
+  readonly heldByCaller: boolean;
+
+  constructor(init: {
+    workspaceId: string;
+    message: string;
+    lockedBy: { id: string; type: string } | null;
+    lockedByName?: string;
+    heldByCaller: boolean;
+    cause: unknown;
+  }) {
+    super(init.message, { cause: init.cause });
+    this.name = 'WorkspaceLockedError';
+    this.workspaceId = init.workspaceId;
+    this.lockedBy = init.lockedBy;
+    if (init.lockedByName !== undefined) this.lockedByName = init.lockedByName;
+    this.heldByCaller = init.heldByCaller;
+  }
+}
+
+/** Unlocking after the push failed: the workspace stays locked until someone unlocks it. */
+export class WorkspaceUnlockError extends Error {
+  readonly workspaceId: string;
+  /** Set when the upload itself succeeded. */
+  readonly stateVersion?: StateVersion;
+  /** Set when the upload failed (or was aborted) too; `cause` is the unlock's error. */
+  readonly pushError?: unknown;
+
+  constructor(init: {
+    workspaceId: string;
+    stateVersion?: StateVersion;
+    pushError?: unknown;
+    cause: unknown;
+  }) {
+    const unlock = messageOf(init.cause);
+    const what = init.stateVersion
+      ? `state version ${init.stateVersion.id} was created, but unlocking workspace ${init.workspaceId} failed: ${unlock}`
+      : `pushing state to workspace ${init.workspaceId} failed (${messageOf(init.pushError)}), and unlocking it failed too: ${unlock}`;
+    super(`${what}; it stays locked until unlocked (force-unlock needs admin access)`, { cause: init.cause });
+    this.name = 'WorkspaceUnlockError';
+    this.workspaceId = init.workspaceId;
+    if (init.stateVersion) this.stateVersion = init.stateVersion;
+    if (init.pushError !== undefined) this.pushError = init.pushError;
+  }
+}
+
+export async function pushState(
+  client: WorkspacesClient,
+  workspaceId: string,
+  state: StateFileInfo,
+  opts: PushStateOptions = {},
+): Promise<StateVersion> {
+  const { signal } = opts;
+  signal?.throwIfAborted();
+  const ownLock = opts.alreadyLockedByCaller !== true;
+  if (ownLock) await lock(client, workspaceId, opts.reason ?? DEFAULT_LOCK_REASON);
+
+  let stateVersion: StateVersion | undefined;
+  let failed = false;
+  let failure: unknown;
+  try {
+    signal?.throwIfAborted();
+    stateVersion = await client.createStateVersion(
+      workspaceId,
+      { serial: state.serial, md5: state.md5, state: state.base64, lineage: state.lineage },
+      signal ? { signal } : {},
+    );
+  } catch (err) {
+    failed = true;
+    failure = err;
+  }
+
+  if (ownLock) {
+    try {
+      await client.unlockWorkspace(workspaceId);
+    } catch (unlockError) {
+      throw new WorkspaceUnlockError({
+        workspaceId,
+        cause: unlockError,
+        ...(failed ? { pushError: failure } : { stateVersion: stateVersion! }),
+      });
+    }
+  }
+  if (failed) throw failure;
+  return stateVersion!;
+}
+
+async function lock(client: WorkspacesClient, workspaceId: string, reason: string): Promise<void> {
+  try {
+    await client.lockWorkspace(workspaceId, reason);
+  } catch (err) {
+    if (err instanceof HttpStatusError && err.status === 409)
+      throw await lockedError(client, workspaceId, err);
+    // The connection broke or timed out after the request went out: the service may have taken the
+    // lock. Unlocking is safe either way (it only succeeds for the holder), so try it and report the
+    // original failure.
+    if (isServiceError(err) && (err.kind === 'connection' || err.kind === 'timeout'))
+      await client.unlockWorkspace(workspaceId).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Names the lock's holder; the lookups are best effort, the refusal is reported either way. */
+async function lockedError(
+  client: WorkspacesClient,
+  workspaceId: string,
+  refusal: HttpStatusError,
+): Promise<WorkspaceLockedError> {
+  const [read, me] = await Promise.all([
+    client.readWorkspaceDocument({ id: workspaceId }, { include: ['locked_by'] }).catch(() => undefined),
+    client.whoAmI().catch(() => undefined),
+  ]);
+  const workspace = read?.workspace;
+  const lockedBy = workspace?.lockedBy ?? null;
+  const label = workspace?.name
+    ? `${workspace.organization}/${workspace.name} (${workspaceId})`
+    : workspaceId;
+  if (!lockedBy) {
+    return new WorkspaceLockedError({
+      workspaceId,
+      message: `cannot lock workspace ${label} to push state: ${refusal.serviceMessage ?? 'conflict'}`,
+      lockedBy: null,
+      heldByCaller: false,
+      cause: refusal,
+    });
+  }
+  const name = holderName(read?.included ?? [], lockedBy);
+  const heldByCaller = me !== undefined && lockedBy.type === 'users' && lockedBy.id === me.id;
+  const holder = `${singular(lockedBy.type)} ${name ? `${name} (${lockedBy.id})` : lockedBy.id}`;
+  const message = heldByCaller
+    ? `workspace ${label} is already locked by you (${holder}): another push or run of yours holds the lock; ` +
+      'wait for it to finish, or unlock the workspace if nothing is running'
+    : `workspace ${label} is locked by ${holder}; the state was not pushed. ` +
+      'Wait until they unlock it (an admin can force-unlock it)';
+  return new WorkspaceLockedError({
+    workspaceId,
+    message,
+    lockedBy,
+    ...(name ? { lockedByName: name } : {}),
+    heldByCaller,
+    cause: refusal,
+  });
+}
+
+function holderName(
+  included: readonly JsonApiResource[],
+  ref: { id: string; type: string },
+): string | undefined {
+  const resource = included.find((r) => r.id === ref.id && r.type === ref.type);
+  const name = resource?.attributes?.username ?? resource?.attributes?.name;
+  return typeof name === 'string' && name ? name : undefined;
+}
+
+/** `users` → `user`, `teams` → `team`, `runs` → `run`. */
+function singular(type: string): string {
+  return type.endsWith('s') ? type.slice(0, -1) : type;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

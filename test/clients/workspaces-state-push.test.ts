@@ -1,0 +1,257 @@
+/**
+ * pushState: lock → upload → unlock, and the unlock on every path once the lock was taken (refused
+ * upload, abort mid-upload), checked against a MockAgent that records every request in order.
+ */
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HttpStatusError } from '../../src/clients/http/index.js';
+import { WorkspacesClient } from '../../src/clients/workspaces.js';
+import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
+import {
+  pushState,
+  WorkspaceLockedError,
+  WorkspaceUnlockError,
+} from '../../src/clients/workspaces/state-push.js';
+
+const ORIGIN = 'http://tfe.test';
+const apiHeaders = { 'content-type': 'application/vnd.api+json' };
+const LOCK = '/api/v2/workspaces/ws-1/actions/lock';
+const UNLOCK = '/api/v2/workspaces/ws-1/actions/unlock';
+const UPLOAD = '/api/v2/workspaces/ws-1/state-versions';
+
+const state = parseStateFile(
+  JSON.stringify({ version: 4, serial: 2, lineage: 'lin-1', resources: [] }),
+  'app.tfstate',
+);
+
+let agent: MockAgent;
+let pool: ReturnType<MockAgent['get']>;
+let client: WorkspacesClient;
+
+beforeEach(() => {
+  agent = new MockAgent({ enableCallHistory: true });
+  agent.disableNetConnect();
+  pool = agent.get(ORIGIN);
+  client = WorkspacesClient.fromConnection({
+    address: ORIGIN,
+    token: 'tok-12345678',
+    dispatcher: agent,
+    http: { retry: { minDelayMs: 1, maxDelayMs: 5 } },
+  });
+});
+
+afterEach(async () => {
+  agent.assertNoPendingInterceptors();
+  await agent.close();
+});
+
+/** `METHOD /path` of every request sent, in order. */
+function sent(): string[] {
+  return (agent.getCallHistory()?.calls() ?? []).map((c) => `${c.method} ${new URL(c.fullUrl).pathname}`);
+}
+
+function workspace(lockedBy: { id: string; type: string } | null = null) {
+  return JSON.stringify({
+    data: {
+      id: 'ws-1',
+      type: 'workspaces',
+      attributes: { name: 'app', locked: lockedBy !== null },
+      relationships: {
+        organization: { data: { id: 'acme', type: 'organizations' } },
+        'locked-by': { data: lockedBy },
+      },
+    },
+    ...(lockedBy
+      ? { included: [{ id: lockedBy.id, type: lockedBy.type, attributes: { username: 'bob' } }] }
+      : {}),
+  });
+}
+
+const stateVersion = JSON.stringify({
+  data: {
+    id: 'sv-9',
+    type: 'state-versions',
+    attributes: { serial: 2 },
+    relationships: { workspace: { data: { id: 'ws-1', type: 'workspaces' } } },
+  },
+});
+
+function replyLock(status = 200) {
+  pool
+    .intercept({ path: LOCK, method: 'POST' })
+    .reply(status, status === 200 ? workspace({ id: 'user-1', type: 'users' }) : '', { headers: apiHeaders });
+}
+
+function replyUnlock(status = 200) {
+  pool
+    .intercept({ path: UNLOCK, method: 'POST' })
+    .reply(
+      status,
+      status === 200 ? workspace() : JSON.stringify({ errors: [{ status: String(status), title: 'nope' }] }),
+      { headers: apiHeaders },
+    );
+}
+
+describe('pushState', () => {
+  it('locks, uploads and unlocks, in that order', async () => {
+    replyLock();
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock();
+    const sv = await pushState(client, 'ws-1', state, { reason: 'seeding' });
+    expect(sv).toMatchObject({ id: 'sv-9', workspaceId: 'ws-1' });
+    expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UPLOAD}`, `POST ${UNLOCK}`]);
+    const calls = agent.getCallHistory()!.calls();
+    expect(JSON.parse(calls[0]!.body as string)).toEqual({ reason: 'seeding' });
+    expect(JSON.parse(calls[1]!.body as string)).toEqual({
+      data: {
+        type: 'state-versions',
+        attributes: { serial: 2, md5: state.md5, state: state.base64, lineage: 'lin-1' },
+      },
+    });
+  });
+
+  it.each([409, 412, 422])('unlocks when the service refuses the upload with %i', async (status) => {
+    replyLock();
+    pool
+      .intercept({ path: UPLOAD, method: 'POST' })
+      .reply(
+        status,
+        JSON.stringify({ errors: [{ status: String(status), title: 'refused', detail: 'no' }] }),
+        {
+          headers: apiHeaders,
+        },
+      );
+    replyUnlock();
+    const err = await pushState(client, 'ws-1', state).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpStatusError);
+    expect(err).toMatchObject({ status, serviceMessage: 'refused: no' });
+    expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UPLOAD}`, `POST ${UNLOCK}`]);
+  });
+
+  it('unlocks when the signal aborts mid-upload, and does not abort the unlock', async () => {
+    replyLock();
+    pool
+      .intercept({ path: UPLOAD, method: 'POST' })
+      .reply(201, stateVersion, { headers: apiHeaders })
+      .delay(5_000);
+    replyUnlock();
+    const controller = new AbortController();
+    const reason = new Error('interrupted (Ctrl-C)');
+    const started = performance.now();
+    const pushing = pushState(client, 'ws-1', state, { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(pushing).rejects.toBe(reason);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UPLOAD}`, `POST ${UNLOCK}`]);
+  });
+
+  it('lets a lock request finish when aborted during it, then unlocks without uploading', async () => {
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(200, workspace({ id: 'user-1', type: 'users' }), { headers: apiHeaders })
+      .delay(100);
+    replyUnlock();
+    const controller = new AbortController();
+    const pushing = pushState(client, 'ws-1', state, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('stop')), 10);
+    await expect(pushing).rejects.toThrow('stop');
+    expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UNLOCK}`]);
+  });
+
+  it('tries an unlock when the lock request may have been taken before the connection broke', async () => {
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    replyUnlock(409);
+    await expect(pushState(client, 'ws-1', state)).rejects.toMatchObject({ kind: 'connection' });
+    expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UNLOCK}`]);
+  });
+
+  it('sends nothing when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('too late'));
+    await expect(pushState(client, 'ws-1', state, { signal: controller.signal })).rejects.toThrow('too late');
+    expect(sent()).toEqual([]);
+  });
+
+  it('names who holds a refused lock and unlocks nothing', async () => {
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
+        headers: apiHeaders,
+      });
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
+      .reply(200, workspace({ id: 'user-2', type: 'users' }), { headers: apiHeaders });
+    pool
+      .intercept({ path: '/api/v2/account/details', method: 'GET' })
+      .reply(
+        200,
+        JSON.stringify({ data: { id: 'user-1', type: 'users', attributes: { username: 'alice' } } }),
+        { headers: apiHeaders },
+      );
+    const err = await pushState(client, 'ws-1', state).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkspaceLockedError);
+    expect(err).toMatchObject({
+      lockedBy: { id: 'user-2', type: 'users' },
+      lockedByName: 'bob',
+      heldByCaller: false,
+    });
+    expect((err as Error).message).toBe(
+      'workspace acme/app (ws-1) is locked by user bob (user-2); the state was not pushed. ' +
+        'Wait until they unlock it (an admin can force-unlock it)',
+    );
+    expect((err as Error).cause).toBeInstanceOf(HttpStatusError);
+    expect(sent()).not.toContain(`POST ${UNLOCK}`);
+    expect(sent()).not.toContain(`POST ${UPLOAD}`);
+  });
+
+  it('says so when the caller holds the lock already', async () => {
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(409, '', { headers: apiHeaders });
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
+      .reply(200, workspace({ id: 'user-1', type: 'users' }), { headers: apiHeaders });
+    pool
+      .intercept({ path: '/api/v2/account/details', method: 'GET' })
+      .reply(200, JSON.stringify({ data: { id: 'user-1', type: 'users' } }), { headers: apiHeaders });
+    const err = await pushState(client, 'ws-1', state).catch((e: unknown) => e);
+    expect(err).toMatchObject({ heldByCaller: true });
+    expect((err as Error).message).toMatch(
+      /^workspace acme\/app \(ws-1\) is already locked by you \(user bob/,
+    );
+  });
+
+  it('neither locks nor unlocks with alreadyLockedByCaller', async () => {
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    await pushState(client, 'ws-1', state, { alreadyLockedByCaller: true });
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(409, '', { headers: apiHeaders });
+    await expect(pushState(client, 'ws-1', state, { alreadyLockedByCaller: true })).rejects.toMatchObject({
+      status: 409,
+    });
+    expect(sent()).toEqual([`POST ${UPLOAD}`, `POST ${UPLOAD}`]);
+  });
+
+  it('reports a failed unlock, with the state version when the upload succeeded', async () => {
+    replyLock();
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock(409);
+    const err = await pushState(client, 'ws-1', state).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkspaceUnlockError);
+    expect(err).toMatchObject({ stateVersion: { id: 'sv-9' } });
+    expect((err as Error).message).toMatch(
+      /^state version sv-9 was created, but unlocking workspace ws-1 failed: .*→ 409 nope; it stays locked/,
+    );
+  });
+
+  it('reports both failures when upload and unlock fail', async () => {
+    replyLock();
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(422, '', { headers: apiHeaders });
+    replyUnlock(404);
+    const err = await pushState(client, 'ws-1', state).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkspaceUnlockError);
+    expect((err as WorkspaceUnlockError).pushError).toMatchObject({ status: 422 });
+    expect((err as Error).message).toMatch(
+      /^pushing state to workspace ws-1 failed \(.*422.*\), and unlocking it failed too/,
+    );
+  });
+});
