@@ -1,7 +1,8 @@
 /**
  * The sandbox: a local server that emulates Converge's four services on one loopback port, each under
  * its own path prefixes, with several tokens, injected faults and optional persistence. Only the
- * registry (ACL roles) is emulated so far; the others join as modules in `./services/`.
+ * registry (ACL roles) and the workspace service (workspaces, state versions) are emulated so far; the
+ * others join as modules in `./services/`.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,8 @@ export type {
   RegistryTokenRights,
   SandboxConfig,
   SandboxTokenConfig,
+  WorkspacesConfig,
+  WorkspacesTokenRights,
 } from './config/types.js';
 export { type ConfigProblem, SandboxConfigError } from './config/validate.js';
 export { StateFileError } from './core/persistence.js';

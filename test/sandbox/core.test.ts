@@ -79,9 +79,9 @@ describe('server lifecycle', () => {
   it('answers 404 for paths no service owns', async () => {
     const sandbox = await startSandbox();
     try {
-      const res = await apiFor(sandbox)('GET', '/api/v2/ping');
+      const res = await apiFor(sandbox)('GET', '/nowhere/at/all');
       expect(res.status).toBe(404);
-      expect(res.text).toBe('no sandbox endpoint at /api/v2/ping');
+      expect(res.text).toBe('no sandbox endpoint at /nowhere/at/all');
     } finally {
       await sandbox.close();
     }

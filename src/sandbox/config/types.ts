@@ -17,22 +17,28 @@
  * registry:
  *   policies: [{ Name: service-read, Description: "..." }]
  *   roles: [{ Name: web, Policies: [{ Name: service-read }] }]
+ * workspaces:                    # see services/workspaces/config.ts
+ *   organizations: [{ name: acme, projects: [platform], teams: [{ name: devs, access: { "*": { runs: read } } }] }]
  * ```
  */
 import type { FaultsConfig } from '../core/faults.js';
 import type { RegistryConfig, RegistryTokenRights } from '../services/registry/config.js';
+import type { WorkspacesConfig, WorkspacesTokenRights } from '../services/workspaces/config.js';
 
 export interface SandboxTokenConfig {
   name: string;
   secret: string;
   namespace?: string;
   registry?: RegistryTokenRights;
+  /** Who the token is in the workspace service: a user (with teams), a team, or an organization. */
+  workspaces?: WorkspacesTokenRights;
 }
 
 export interface SandboxConfig {
   tokens?: SandboxTokenConfig[];
   faults?: FaultsConfig;
   registry?: RegistryConfig;
+  workspaces?: WorkspacesConfig;
 }
 
-export type { FaultsConfig, RegistryConfig, RegistryTokenRights };
+export type { FaultsConfig, RegistryConfig, RegistryTokenRights, WorkspacesConfig, WorkspacesTokenRights };

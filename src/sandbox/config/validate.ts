@@ -77,10 +77,23 @@ export function validateSandboxConfig(value: unknown, opts: ValidateOptions): Sa
     issues.push(...checkTokens(typed).map((i) => ({ ...i, atKey: false })));
     for (const service of opts.services) {
       const section = typed[service.name];
-      if (section === undefined || !service.checkConfig) continue;
-      for (const issue of service.checkConfig(section as never)) {
-        issues.push({ path: [service.name, ...issue.path], message: issue.message, atKey: false });
+      if (section !== undefined && service.checkConfig) {
+        for (const issue of service.checkConfig(section as never)) {
+          issues.push({ path: [service.name, ...issue.path], message: issue.message, atKey: false });
+        }
       }
+      if (!service.checkTokenRights) continue;
+      typed.tokens?.forEach((token, i) => {
+        const rights = (token as unknown as Record<string, unknown>)[service.name];
+        if (rights === undefined) return;
+        for (const issue of service.checkTokenRights!(rights, section as never)) {
+          issues.push({
+            path: ['tokens', i, service.name, ...issue.path],
+            message: issue.message,
+            atKey: false,
+          });
+        }
+      });
     }
   }
   if (issues.length > 0) {

@@ -52,6 +52,11 @@ export interface SandboxServiceDefinition<Config = unknown> {
   readonly tokenRightsSchema?: TSchema;
   /** Checks beyond the schema (references between entries, seed objects); positions are added by the caller. */
   checkConfig?(section: Config): ServiceConfigIssue[];
+  /**
+   * Checks one token's rights entry beyond the schema (e.g. teams that must exist in the service's
+   * section); `path` is relative to `tokens[i].<name>`. Called only for tokens that have the entry.
+   */
+  checkTokenRights?(rights: unknown, section: Config | undefined): ServiceConfigIssue[];
   /** Renders an error produced by the core (fault, unknown path, internal error) in the service's own style. */
   errorResponse(status: number, message: string): SandboxResponse;
   /** 405 body for a path the service owns but not with this method (the core adds the Allow header). */

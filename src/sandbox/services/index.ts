@@ -4,5 +4,10 @@
  */
 import type { AnyServiceDefinition } from '../core/service.js';
 import { registryService } from './registry/index.js';
+import { workspacesService } from './workspaces/index.js';
 
-export const SANDBOX_SERVICES: readonly AnyServiceDefinition[] = [registryService as AnyServiceDefinition];
+// Order is the order of config keys in messages ("allowed here: …"); new services go last.
+export const SANDBOX_SERVICES: readonly AnyServiceDefinition[] = [
+  registryService as AnyServiceDefinition,
+  workspacesService as AnyServiceDefinition,
+];

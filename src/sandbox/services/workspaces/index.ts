@@ -1,0 +1,56 @@
+/**
+ * The workspace service (spec: workspaces and state versions), emulating the real product's JSON:API
+ * under `/api/v2/`, plus the hosted state downloads under `/_archivist/` (no token, as the real
+ * archivist URLs). Errors are JSON:API error documents with the real titles.
+ */
+import { defineService } from '../../core/service.js';
+import {
+  DEFAULT_ENGINE_VERSION,
+  type WorkspacesConfig,
+  WorkspacesConfigSchema,
+  type WorkspacesTokenRights,
+  WorkspacesTokenRightsSchema,
+} from './config.js';
+import { coreErrorResponse } from './jsonapi.js';
+import { organizationSettings } from './permissions.js';
+import { registerWorkspacesRoutes } from './routes.js';
+import { checkTokenRights, seedWorkspaces } from './seed.js';
+import { isWorkspacesSnapshot, WorkspacesStore } from './store.js';
+
+export const workspacesService = defineService<WorkspacesConfig>({
+  name: 'workspaces',
+  pathPrefixes: ['/api/v2/', '/_archivist/'],
+  configSchema: WorkspacesConfigSchema,
+  tokenRightsSchema: WorkspacesTokenRightsSchema,
+
+  checkConfig(section) {
+    // A dry run on an empty store finds duplicates, unknown projects and invalid seed workspaces.
+    return seedWorkspaces(new WorkspacesStore(), section, { seedWorkspaces: true });
+  },
+
+  checkTokenRights: (rights, section) => checkTokenRights(rights as WorkspacesTokenRights, section),
+
+  errorResponse: (status, message) => coreErrorResponse(status, message),
+  notFound: () => coreErrorResponse(404, 'not found'),
+
+  create(ctx, router) {
+    const store = new WorkspacesStore(() => ctx.markDirty());
+    const persisted = ctx.persisted;
+    if (persisted !== undefined) {
+      if (!isWorkspacesSnapshot(persisted)) throw new Error('workspaces state file has an unexpected shape');
+      store.restore(persisted);
+    }
+    const issues = seedWorkspaces(store, ctx.config, { seedWorkspaces: persisted === undefined });
+    if (issues.length > 0) {
+      const lines = issues.map((i) => `  workspaces.${i.path.join('.')}: ${i.message}`);
+      throw new Error(`cannot seed the workspace service from the config:\n${lines.join('\n')}`);
+    }
+    registerWorkspacesRoutes(router, {
+      store,
+      tokens: ctx.tokens,
+      settings: organizationSettings(ctx.config),
+      engineVersion: ctx.config?.engineVersion ?? DEFAULT_ENGINE_VERSION,
+    });
+    return { snapshot: () => store.snapshot() };
+  },
+});
