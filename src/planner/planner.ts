@@ -130,6 +130,7 @@ function changeFor(
   const base = {
     address: addressOf(d.key),
     key: d.key,
+    ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
     dependsOn: [] as string[],
     desired: d,
     ...(sourceOf(d) ? { source: sourceOf(d) } : {}),
@@ -295,6 +296,7 @@ async function pruneCandidates(
           observed: o,
           dependsOn: [],
           reason: `owned by Converge in ${describeScope(scope)} and no longer in the manifest`,
+          ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
           ...(o.id ? { id: o.id } : {}),
           ...(o.version !== undefined ? { observedVersion: o.version } : {}),
         }));

@@ -28,6 +28,8 @@ export interface Change {
   source?: string;
   /** Why a delete happens (prune) or a replace is needed. */
   reason?: string;
+  /** What the kind's service calls its namespace (`organization`), for headings. */
+  namespaceLabel?: string;
   /** For the applier: what the manifest wants, and what was observed. Not part of the JSON output. */
   desired?: Desired;
   observed?: Observed;

@@ -116,6 +116,8 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   readonly description: string;
   /** Whether `metadata.namespace` means something for this kind. */
   readonly namespaced: boolean;
+  /** What the service calls a namespace, for messages (`organization`); default `namespace`. */
+  readonly namespaceLabel?: string;
   /** Schema of `metadata.name` (pattern, length), a TypeBox string schema. */
   readonly nameSchema: TSchema;
   /** Schema of `spec`, a TypeBox object schema. Field names are the service's own. */

@@ -63,7 +63,10 @@ export function changeLines(change: Change): DiffLine[] {
 }
 
 export function heading(change: Change): string {
-  const ns = change.key.namespace !== undefined ? ` in namespace ${change.key.namespace}` : '';
+  const ns =
+    change.key.namespace !== undefined
+      ? ` in ${change.namespaceLabel ?? 'namespace'} ${change.key.namespace}`
+      : '';
   const conn = change.key.connection !== undefined ? ` on connection ${change.key.connection}` : '';
   return `${change.key.kind} "${change.key.name}"${ns}${conn}`;
 }

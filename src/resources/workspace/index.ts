@@ -124,6 +124,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   description:
     'A workspace: settings, VCS link, project, a declarative lock and seeded state. metadata.namespace is the organization.',
   namespaced: true,
+  namespaceLabel: 'organization',
   nameSchema: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,90}$',
     description: '1 to 90 letters, digits, "-" or "_"; unique in the organization',
@@ -256,7 +257,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   },
 
   render(desired) {
-    const attrs: Record<string, unknown> = { ...CREATE_DEFAULTS, ...serviceAttributes(desired.spec) };
+    // What the manifest sets first, then the create defaults it leaves to the service.
+    const attrs: Record<string, unknown> = { ...serviceAttributes(desired.spec) };
+    for (const [k, v] of Object.entries(CREATE_DEFAULTS)) if (!(k in attrs)) attrs[k] = v;
     if (desired.spec.project) attrs.project = desired.spec.project;
     if (desired.spec.locked !== undefined) attrs.locked = desired.spec.locked;
     const local = localOf(desired).state;

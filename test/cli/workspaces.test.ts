@@ -1,0 +1,313 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { converge, manifestDir } from './helpers.js';
+
+let sandbox: RunningSandbox;
+let env: Record<string, string>;
+let bobEnv: Record<string, string>;
+
+const ORG = 'acme';
+
+function state(serial: number, lineage: string, resources = 1): string {
+  return `${JSON.stringify(
+    {
+      version: 4,
+      terraform_version: '1.9.8',
+      serial,
+      lineage,
+      outputs: { url: { value: 'https://x.test', type: 'string' } },
+      resources: Array.from({ length: resources }, (_, i) => ({
+        mode: 'managed',
+        type: 'null_resource',
+        name: `r${i}`,
+        provider: 'provider["registry.terraform.io/hashicorp/null"]',
+        instances: [{ schema_version: 0, attributes: { id: String(i) } }],
+      })),
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+function workspace(name: string, spec: string, extra = ''): string {
+  return `apiVersion: converge/v1
+kind: Workspace
+metadata:
+  name: ${name}
+  namespace: ${ORG}
+${extra}spec:
+${spec
+  .split('\n')
+  .map((l) => `  ${l}`)
+  .join('\n')}
+`;
+}
+
+async function api(
+  method: string,
+  p: string,
+  body?: unknown,
+  token = sandbox.rootToken,
+): Promise<{ status: number; json: { data: { id: string; attributes: Record<string, unknown> } } }> {
+  const res = await fetch(`${sandbox.url}/api/v2${p}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function find(name: string) {
+  const r = await api('GET', `/organizations/${ORG}/workspaces/${name}`);
+  return r.status === 200 ? r.json.data : undefined;
+}
+
+async function show(name: string) {
+  const found = await find(name);
+  if (!found) throw new Error(`workspace ${name} does not exist`);
+  return found;
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    config: {
+      workspaces: {
+        organizations: [
+          {
+            name: ORG,
+            projects: ['platform'],
+            teams: [{ name: 'devs', access: { '*': { runs: 'read', lock: true, stateVersions: 'write' } } }],
+          },
+        ],
+      },
+      tokens: [{ name: 'bob', secret: 'bob-token', workspaces: { user: 'bob', teams: { [ORG]: ['devs'] } } }],
+    },
+  });
+  env = { ...sandbox.env(), CONVERGE_WORKSPACES_ORGANIZATION: ORG };
+  bobEnv = { ...env, CONVERGE_WORKSPACES_TOKEN: 'bob-token' };
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('Workspace objects', () => {
+  it('creates workspaces, seeds state once, locks declaratively, then plans clean', async () => {
+    const dir = manifestDir({
+      'ws.yaml': [
+        workspace(
+          'cli-app',
+          'description: app\nexecution-mode: local\ntag-names: [b, a]\nproject: { name: platform }\nstate: app.tfstate',
+        ),
+        workspace('cli-frozen', 'locked: true\nlock-reason: freeze'),
+      ].join('---\n'),
+      'app.tfstate': state(3, 'lineage-app'),
+    });
+
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('+ Workspace/acme/cli-app');
+    expect(plan.stdout).toContain('+ state');
+    expect(plan.stdout).toContain('app.tfstate (serial 3, lineage lineage-app)');
+
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+
+    const app = await show('cli-app');
+    expect(app.attributes['source-name']).toBe('converge');
+    expect(app.attributes['execution-mode']).toBe('local');
+    expect(app.attributes['resource-count']).toBe(1);
+    expect(app.attributes.locked).toBe(false);
+    const frozen = await show('cli-frozen');
+    expect(frozen.attributes.locked).toBe(true);
+
+    const again = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(again.stdout).toContain('No changes.');
+    expect(again.code).toBe(0);
+  });
+
+  it('shows a setting changed in the UI as drift and puts it back', async () => {
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-drift', 'description: d') });
+    await converge(['apply', '-f', dir, '--auto-approve'], env);
+    const live = await show('cli-drift');
+    await api('PATCH', `/workspaces/${live.id}`, {
+      data: { type: 'workspaces', attributes: { 'auto-apply': true } },
+    });
+    const plan = await converge(['plan', '-f', dir, '--json'], env);
+    const change = JSON.parse(plan.stdout).changes[0];
+    expect(change.action).toBe('update');
+    expect(change.diffs).toEqual([{ path: 'auto-apply', op: 'change', before: true, after: false }]);
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    expect((await show('cli-drift')).attributes['auto-apply']).toBe(false);
+  });
+
+  it('pushes a newer serial of the same lineage, refuses another lineage or an older serial, and leaves the lock free', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-seed', 'state: s.tfstate'),
+      's.tfstate': state(5, 'L'),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+
+    writeFileSync(path.join(dir, 's.tfstate'), state(6, 'L', 2));
+    const newer = await converge(['plan', '-f', dir, '--json'], env);
+    expect(JSON.parse(newer.stdout).changes[0].diffs).toEqual([
+      {
+        path: 'state',
+        op: 'change',
+        before: 'serial 5, lineage L',
+        after: 's.tfstate (serial 6, lineage L)',
+      },
+    ]);
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    expect((await show('cli-seed')).attributes['resource-count']).toBe(2);
+    expect((await show('cli-seed')).attributes.locked).toBe(false);
+
+    const file = path.join(dir, 'ws.yaml');
+    writeFileSync(path.join(dir, 's.tfstate'), state(9, 'other-lineage'));
+    const other = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(other.code).toBe(1);
+    expect(other.stdout).toContain(
+      `${file}:7:10: state file s.tfstate has lineage other-lineage, but the workspace's state has lineage L`,
+    );
+
+    writeFileSync(path.join(dir, 's.tfstate'), state(4, 'L'));
+    const older = await converge(['plan', '-f', dir], env);
+    expect(older.code).toBe(1);
+    expect(older.stdout).toContain("older than the workspace's serial 6");
+    expect((await show('cli-seed')).attributes['resource-count']).toBe(2);
+  });
+
+  it('reports a missing state file and an unknown project at their lines', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-bad', 'project: { name: nope }\nstate: missing.tfstate'),
+    });
+    const r = await converge(['plan', '-f', dir], env);
+    expect(r.code).toBe(1);
+    const file = path.join(dir, 'ws.yaml');
+    expect(r.stdout).toContain(`${file}:8:10: cannot read state file missing.tfstate: no such file`);
+    expect(r.stdout).toContain(`${file}:7:20: project "nope" does not exist in organization acme`);
+  });
+
+  it('releases a lock someone else holds only with --force-unlock', async () => {
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-theirs', 'locked: false') });
+    await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-theirs`, '--reason', 'mine'], bobEnv)).code,
+    ).toBe(0);
+
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stdout).toMatch(
+      /~ locked = true -> false # locked by users\/\S+: released only with --force-unlock/,
+    );
+
+    const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('run again with --force-unlock');
+    expect((await show('cli-theirs')).attributes.locked).toBe(true);
+
+    const forced = await converge(['apply', '-f', dir, '--auto-approve', '--force-unlock'], env);
+    expect(forced.code).toBe(0);
+    expect((await show('cli-theirs')).attributes.locked).toBe(false);
+  });
+
+  it('prunes only workspaces Converge created, and deletes declared-absent ones with force', async () => {
+    const both = manifestDir({
+      'ws.yaml': [workspace('cli-keep', 'description: k'), workspace('cli-gone', 'description: g')].join(
+        '---\n',
+      ),
+    });
+    await converge(['apply', '-f', both, '--auto-approve'], env);
+    await api('POST', `/organizations/${ORG}/workspaces`, {
+      data: { type: 'workspaces', attributes: { name: 'cli-handmade' } },
+    });
+
+    const one = manifestDir({ 'ws.yaml': workspace('cli-keep', 'description: k') });
+    const plan = await converge(['plan', '-f', one, '--prune', '--json'], env);
+    const deletes = JSON.parse(plan.stdout)
+      .changes.filter((c: { action: string }) => c.action === 'delete')
+      .map((c: { name: string }) => c.name);
+    expect(deletes).toContain('cli-gone');
+    expect(deletes).not.toContain('cli-handmade');
+    expect(deletes).not.toContain('cli-keep');
+
+    const seeded = manifestDir({
+      'ws.yaml': workspace('cli-force', 'state: s.tfstate'),
+      's.tfstate': state(1, 'F'),
+    });
+    await converge(['apply', '-f', seeded, '--auto-approve'], env);
+    writeFileSync(
+      path.join(seeded, 'ws.yaml'),
+      workspace('cli-force', 'deletion: force', '  ensure: absent\n'),
+    );
+    const gone = await converge(['apply', '-f', seeded, '--auto-approve'], env);
+    expect(gone.stdout).toContain('declared absent in the manifest');
+    expect(gone.code).toBe(0);
+    expect(await find('cli-force')).toBeUndefined();
+  });
+});
+
+describe('converge workspace and state commands', () => {
+  it('lists, shows, locks, unlocks and deletes', async () => {
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-ops', 'description: operated') });
+    await converge(['apply', '-f', dir, '--auto-approve'], env);
+
+    const list = await converge(['workspace', 'list', '--wildcard', 'cli-op*'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout.split('\n')[0]).toMatch(/^NAME\s+ID\s+PROJECT\s+MODE\s+LOCKED/);
+    expect(list.stdout).toMatch(/cli-ops\s+ws-\w+\s+Default Project\s+remote\s+no/);
+
+    const shown = await converge(['workspace', 'show', 'cli-ops'], env);
+    expect(shown.stdout).toMatch(/Description\s+operated/);
+
+    expect((await converge(['workspace', 'lock', `${ORG}/cli-ops`, '--reason', 'r'], env)).stdout).toContain(
+      'locked',
+    );
+    const notMine = await converge(['workspace', 'unlock', `${ORG}/cli-ops`], bobEnv);
+    expect(notMine.code).toBe(1);
+    expect(notMine.stderr).toContain('409');
+    expect((await converge(['workspace', 'unlock', `${ORG}/cli-ops`], env)).stdout).toContain('unlocked');
+    const again = await converge(['workspace', 'force-unlock', `${ORG}/cli-ops`], env);
+    expect(again.code).toBe(1);
+
+    const refused = await converge(['workspace', 'delete', `${ORG}/cli-ops`], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--auto-approve');
+    expect((await converge(['workspace', 'delete', `${ORG}/cli-ops`, '--auto-approve'], env)).code).toBe(0);
+    expect(await find('cli-ops')).toBeUndefined();
+  });
+
+  it('pushes, lists, shows and pulls state, and releases the lock when a push is refused', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-state', 'description: s'),
+      'a.tfstate': state(2, 'P', 3),
+      'old.tfstate': state(1, 'P'),
+    });
+    await converge(['apply', '-f', dir, '--auto-approve'], env);
+
+    const pushed = await converge(['state', 'push', `${ORG}/cli-state`, path.join(dir, 'a.tfstate')], env);
+    expect(pushed.code).toBe(0);
+    const sv = /state version (sv-\w+)/.exec(pushed.stdout)?.[1];
+    expect(sv).toBeDefined();
+
+    const list = await converge(['state', 'list', `${ORG}/cli-state`], env);
+    expect(list.stdout).toMatch(new RegExp(`${sv}\\s+2\\s+3\\s+1\\.9\\.8`));
+
+    const shown = await converge(['state', 'show', sv!], env);
+    expect(shown.stdout).toMatch(/Serial\s+2/);
+    expect(shown.stdout).toContain('null_resource.r0');
+    expect(shown.stdout).toContain('url = "https://x.test"');
+
+    const out = path.join(dir, 'pulled.tfstate');
+    expect((await converge(['state', 'pull', `${ORG}/cli-state`, '-o', out], env)).code).toBe(0);
+    expect(readFileSync(out, 'utf8')).toBe(readFileSync(path.join(dir, 'a.tfstate'), 'utf8'));
+
+    const refused = await converge(['state', 'push', `${ORG}/cli-state`, path.join(dir, 'old.tfstate')], env);
+    expect(refused.code).toBe(1);
+    expect((await show('cli-state')).attributes.locked).toBe(false);
+  });
+});
