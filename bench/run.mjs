@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm run bench`: time and count the requests of validate, plan and apply for many roles against
-// the sandbox, with and without added latency. A plan should read each kind with the fewest requests
-// the API allows: for roles, one policy list (for the plan-time check) and one role list.
+// `npm run bench`: time and count the requests of validate, plan and apply for many roles and
+// workspaces against the sandbox, with and without added latency. A plan should read each kind with
+// the fewest requests the API allows: for roles, one policy list (for the plan-time check) and one
+// role list; for workspaces, one list request per 100 workspaces.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,17 @@ spec:
 `,
   );
   writeFileSync(path.join(dir, 'roles.yaml'), docs.join('---\n'));
+  const workspaces = Array.from(
+    { length: n },
+    (_, i) => `apiVersion: converge/v1
+kind: Workspace
+metadata: { name: bench-${i}, namespace: sandbox }
+spec:
+  description: workspace ${i}
+  tag-names: [bench, t${i % 7}]
+`,
+  );
+  writeFileSync(path.join(dir, 'workspaces.yaml'), workspaces.join('---\n'));
   return dir;
 }
 
@@ -49,48 +61,30 @@ for (const latencyMs of latencies) {
     });
     const env = { ...process.env, ...sandbox.env() };
     const dir = manifest(n);
+    const total = 2 * n;
     try {
       const load = await step('validate', () => loadDesired([dir], env));
       const { desired } = load.value;
+      rows.push({ n, latencyMs, step: 'validate', ms: load.ms, requests: {} });
       const measure = async (label, fn) => {
         const connections = new ServiceConnections(env);
         try {
           const r = await step(label, () => fn(connections));
-          rows.push({
-            n,
-            latencyMs,
-            step: label,
-            ms: r.ms,
-            requests: connections.requestCounts().registry ?? 0,
-            note: r.value,
-          });
+          rows.push({ n, latencyMs, step: label, ms: r.ms, requests: connections.requestCounts() });
           return r.value;
         } finally {
           await connections.close();
         }
       };
-      rows.push({
-        n,
-        latencyMs,
-        step: 'validate',
-        ms: load.ms,
-        requests: 0,
-        note: `${desired.length} objects`,
-      });
-      const plan = await measure('plan (all new)', async (c) => {
-        const p = await buildPlan(desired, kindByName, c, { parallelism });
-        return p;
-      });
+      const plan = await measure('plan (all new)', (c) => buildPlan(desired, kindByName, c, { parallelism }));
       await measure('apply', async (c) => {
         const r = await applyPlan(plan, kindByName, c, { parallelism });
-        if (r.counts.applied !== n) throw new Error(`applied ${r.counts.applied} of ${n}`);
-        return r;
+        if (r.counts.applied !== total) throw new Error(`applied ${r.counts.applied} of ${total}`);
       });
       await measure('plan (no changes)', async (c) => {
         const p = await buildPlan(desired, kindByName, c, { parallelism });
-        if (p.summary.noop !== n)
-          throw new Error(`expected ${n} unchanged, got ${JSON.stringify(p.summary)}`);
-        return p;
+        if (p.summary.noop !== total)
+          throw new Error(`expected ${total} unchanged: ${JSON.stringify(p.summary)}`);
       });
     } finally {
       await sandbox.close();
@@ -99,14 +93,14 @@ for (const latencyMs of latencies) {
   }
 }
 
-const header = ['objects', 'latency', 'step', 'time', 'requests', 'per object'];
+const header = ['roles + workspaces', 'latency', 'step', 'time', 'registry requests', 'workspaces requests'];
 const lines = rows.map((r) => [
-  String(r.n),
+  `${r.n} + ${r.n}`,
   `${r.latencyMs} ms`,
   r.step,
   `${r.ms.toFixed(0)} ms`,
-  String(r.requests),
-  r.step === 'validate' ? '-' : (r.requests / r.n).toFixed(2),
+  String(r.requests.registry ?? 0),
+  String(r.requests.workspaces ?? 0),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
 const fmt = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
