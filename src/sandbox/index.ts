@@ -51,7 +51,10 @@ export interface RunningSandbox {
   port: number;
   host: string;
   rootToken: string;
-  /** CONVERGE_{WORKSPACES,SECRETS,REGISTRY,SCHEDULER}_{ADDR,TOKEN}; ADDR = url, no path prefix. */
+  /**
+   * CONVERGE_{WORKSPACES,SECRETS,REGISTRY,SCHEDULER}_{ADDR,TOKEN} (ADDR = url, no path prefix), and
+   * CONVERGE_WORKSPACES_ORGANIZATION.
+   */
   env(): Record<string, string>;
   /** Flushes persistence, closes keep-alive sockets, resolves when the port is free. */
   close(): Promise<void>;
@@ -107,6 +110,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
         env[`CONVERGE_${name.toUpperCase()}_ADDR`] = url;
         env[`CONVERGE_${name.toUpperCase()}_TOKEN`] = rootToken;
       }
+      // The organization Workspace objects and workspace commands use when they name none: the
+      // first configured one, or the `sandbox` organization the service starts with.
+      env.CONVERGE_WORKSPACES_ORGANIZATION = config.workspaces?.organizations?.[0]?.name ?? 'sandbox';
       return env;
     },
     close() {

@@ -39,7 +39,7 @@ async function startChild(opts: Record<string, unknown>): Promise<Started> {
     child.once('exit', (code) => reject(new Error(`exited early with ${code}; stderr: ${stderr}`)));
     const check = () => {
       for (const m of stdout.matchAll(/^export (\w+)='([^']*)'$/gm)) env[m[1]!] = m[2]!;
-      if (Object.keys(env).length === 8 && stderr.includes('listening')) {
+      if (Object.keys(env).length === 9 && stderr.includes('listening')) {
         clearTimeout(timer);
         resolve();
       }
@@ -65,11 +65,14 @@ describe('runSandboxCommand in a child process', () => {
         token: 'cmd-root',
         data: data.path,
       });
-      expect(Object.keys(env).sort()).toEqual([...EXPORT_NAMES].sort());
+      expect(Object.keys(env).sort()).toEqual([...EXPORT_NAMES, 'CONVERGE_WORKSPACES_ORGANIZATION'].sort());
       const url = env.CONVERGE_REGISTRY_ADDR!;
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      for (const name of EXPORT_NAMES) expect(env[name]).toBe(name.endsWith('_ADDR') ? url : 'cmd-root');
-      expect(stdout.trim().split('\n')).toHaveLength(8);
+      for (const name of EXPORT_NAMES) {
+        expect(env[name]).toBe(name.endsWith('_ADDR') ? url : 'cmd-root');
+      }
+      expect(env.CONVERGE_WORKSPACES_ORGANIZATION).toBe('sandbox');
+      expect(stdout.trim().split('\n')).toHaveLength(9);
       expect(stderr()).toMatch(
         /^converge sandbox: listening on http:\/\/127\.0\.0\.1:\d+ \(data in .+\); stop with Ctrl-C\n$/,
       );

@@ -46,6 +46,7 @@ describe('server lifecycle', () => {
         CONVERGE_REGISTRY_TOKEN: 'fixed',
         CONVERGE_SCHEDULER_ADDR: sandbox.url,
         CONVERGE_SCHEDULER_TOKEN: 'fixed',
+        CONVERGE_WORKSPACES_ORGANIZATION: 'sandbox',
       });
     } finally {
       await sandbox.close();
