@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { converge, manifestDir } from './helpers.js';
+import { CLI, converge, manifestDir } from './helpers.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string>;
@@ -309,5 +311,57 @@ describe('converge workspace and state commands', () => {
     const refused = await converge(['state', 'push', `${ORG}/cli-state`, path.join(dir, 'old.tfstate')], env);
     expect(refused.code).toBe(1);
     expect((await show('cli-state')).attributes.locked).toBe(false);
+  });
+});
+
+describe('Ctrl-C during a state push', () => {
+  it('aborts the upload, releases the lock, and says so', async () => {
+    let sawLock: () => void = () => {};
+    const locked = new Promise<void>((resolve) => {
+      sawLock = resolve;
+    });
+    // Every answer takes 600 ms, so the upload is still in flight when the signal arrives.
+    const slow = await startSandbox({
+      port: 0,
+      config: { faults: { latencyMs: 600 } },
+      log: (line) => {
+        if (/^POST \/api\/v2\/workspaces\/ws-\w+\/actions\/lock 200/.test(line)) sawLock();
+      },
+    });
+    try {
+      const slowEnv = slow.env();
+      const created = await fetch(`${slow.url}/api/v2/organizations/sandbox/workspaces`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${slow.rootToken}`, 'Content-Type': 'application/vnd.api+json' },
+        body: JSON.stringify({ data: { type: 'workspaces', attributes: { name: 'interrupted' } } }),
+      });
+      expect(created.status).toBe(201);
+      const dir = manifestDir({ 's.tfstate': state(1, 'I') });
+      const child = spawn(
+        process.execPath,
+        [CLI, 'state', 'push', 'sandbox/interrupted', path.join(dir, 's.tfstate')],
+        {
+          env: { PATH: process.env.PATH, ...slowEnv },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      await locked;
+      child.kill('SIGINT');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(1);
+      expect(stderr).toContain('interrupted: the workspace lock was released');
+      const ws = await fetch(`${slow.url}/api/v2/organizations/sandbox/workspaces/interrupted`, {
+        headers: { Authorization: `Bearer ${slow.rootToken}` },
+      });
+      expect(
+        ((await ws.json()) as { data: { attributes: { locked: boolean } } }).data.attributes.locked,
+      ).toBe(false);
+    } finally {
+      await slow.close();
+    }
   });
 });

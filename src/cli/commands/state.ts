@@ -32,6 +32,12 @@ export async function statePushCommand(arg: string, file: string, io: Io): Promi
     const sv = await pushState(client, id, info, {
       signal: interrupt.signal,
       reason: `converge state push ${file}`,
+    }).catch((error: unknown) => {
+      if (!interrupt.signal.aborted) throw error;
+      // The upload may or may not have reached the service before it was cut off.
+      throw new CliError(
+        `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`,
+      );
     });
     write(
       io.stdout,
