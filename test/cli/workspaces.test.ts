@@ -184,6 +184,20 @@ describe('Workspace objects', () => {
     expect((await show('cli-seed')).attributes['resource-count']).toBe(2);
   });
 
+  it('validate reads the state files objects name, without contacting a service', async () => {
+    const dir = manifestDir({
+      'ws.yaml': [workspace('v-a', 'state: missing.tfstate'), workspace('v-b', 'state: bad.tfstate')].join(
+        '---\n',
+      ),
+      'bad.tfstate': '{"version": 3}',
+    });
+    const r = await converge(['validate', '-f', dir], { PATH: process.env.PATH });
+    expect(r.code).toBe(1);
+    const file = path.join(dir, 'ws.yaml');
+    expect(r.stderr).toContain(`${file}:7:10: cannot read state file missing.tfstate: no such file`);
+    expect(r.stderr).toMatch(new RegExp(`${file}:15:10: .*bad\\.tfstate`));
+  });
+
   it('reports a missing state file and an unknown project at their lines', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-bad', 'project: { name: nope }\nstate: missing.tfstate'),
