@@ -231,11 +231,12 @@ async function readAllDetails(
   );
 }
 
+/** Keys and scopes are compared after `effectiveNamespace` filled in what the manifest left out. */
 function inScope(key: ResourceKey, scope: PruneScope): boolean {
   return (
     key.kind === scope.kind &&
     (key.connection ?? '') === (scope.connection ?? '') &&
-    (scope.namespace === undefined || key.namespace === scope.namespace) &&
+    key.namespace === scope.namespace &&
     (scope.namePrefix === undefined || key.name.startsWith(scope.namePrefix))
   );
 }
@@ -344,11 +345,18 @@ export async function buildPlan(
   options: PlanOptions = {},
 ): Promise<Plan> {
   const limit = pLimit(Math.max(1, options.parallelism ?? 10));
+  const withNamespace = (key: { kind: string; namespace?: string; connection?: string }): string | undefined => {
+    const kind = mustKind(lookup, key.kind);
+    return key.namespace ?? kind.effectiveNamespace?.(ctx, key as ResourceKey);
+  };
 
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   const problems: PlanProblem[] = [];
-  const resolved = await resolveAll(desiredInput, lookup, limit, problems);
-  const desired = resolved;
+  const keyed = desiredInput.map((d) => {
+    const namespace = withNamespace(d.key);
+    return namespace === undefined ? d : { ...d, key: { ...d.key, namespace } };
+  });
+  const desired = await resolveAll(keyed, lookup, limit, problems);
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
@@ -374,7 +382,14 @@ export async function buildPlan(
     return change;
   });
   if (options.prune?.length) {
-    changes.push(...(await pruneCandidates(options.prune, desired, lookup, ctx, limit, problems)));
+    const scopes = new Map<string, PruneScope>();
+    for (const s of options.prune) {
+      const namespace = withNamespace(s);
+      const scope = namespace === undefined ? s : { ...s, namespace };
+      const id = JSON.stringify([scope.kind, scope.connection, scope.namespace, scope.namePrefix, scope.name]);
+      scopes.set(id, scope);
+    }
+    changes.push(...(await pruneCandidates([...scopes.values()], desired, lookup, ctx, limit, problems)));
   }
 
   linkDependencies(changes, lookup);

@@ -137,6 +137,9 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
     description: '1 to 256 letters, digits, "-" or "_"; unique in its namespace',
   }),
   specSchema: AclRoleSpec,
+  // Without metadata.namespace a role is sent with ns=default explicitly, so it never lands in
+  // whatever namespace the token happens to default to, and prune scopes compare like with like.
+  effectiveNamespace: () => 'default',
 
   async check(ctx, desired) {
     // Read each (connection, namespace)'s policies once, then check every link against them.

@@ -118,6 +118,12 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   readonly namespaced: boolean;
   /** What the service calls a namespace, for messages (`organization`); default `namespace`. */
   readonly namespaceLabel?: string;
+  /**
+   * The namespace an object without `metadata.namespace` lives in (a workspace: the connection's
+   * organization; a role: `default`). The planner fills it in before anything else, so the same
+   * object always has the same key and prune scopes compare like with like.
+   */
+  effectiveNamespace?(ctx: KindContext, key: ResourceKey): string | undefined;
   /** Schema of `metadata.name` (pattern, length), a TypeBox string schema. */
   readonly nameSchema: TSchema;
   /** Schema of `spec`, a TypeBox object schema. Field names are the service's own. */

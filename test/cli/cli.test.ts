@@ -225,6 +225,28 @@ spec: { kind: AclRole, namespace: default, namePrefix: prune- }
     expect(await registry('GET', '/role/name/prune-keep')).toBeDefined();
   });
 
+  it('compares objects and scopes by their effective namespace', async () => {
+    await registry('PUT', '/role', { Name: 'eff-declared' });
+    await registry('PUT', '/role', { Name: 'eff-stray' });
+    // The role names no namespace (so: default); the scope names default explicitly.
+    const noNs = `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: eff-declared }\nspec: {}\n`;
+    const scoped = `apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: eff }\nspec: { kind: AclRole, namespace: default, namePrefix: eff- }\n`;
+    const dir = manifestDir({ 'r.yaml': `${scoped}---\n${noNs}` });
+    const plan = JSON.parse((await converge(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
+    expect(
+      plan.changes.map((c: { address: string; action: string }) => `${c.action} ${c.address}`).sort(),
+    ).toEqual(['delete AclRole/default/eff-stray', 'noop AclRole/default/eff-declared']);
+
+    // A scope without a namespace is the default namespace too: a role declared in another
+    // namespace does not count as declared in it, so emptying it is refused.
+    const elsewhere = role('eff-other', 'Description: x', 'team-a');
+    const unscoped = `apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: eff }\nspec: { kind: AclRole, namePrefix: eff- }\n`;
+    const dir2 = manifestDir({ 'r.yaml': `${unscoped}---\n${elsewhere}` });
+    const refused = await converge(['plan', '-f', dir2, '--prune'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('the manifest declares no object in it');
+  });
+
   it('refuses to empty a scope the manifest declares nothing in', async () => {
     await registry('PUT', '/role', { Name: 'prune-lonely' });
     const dir = manifestDir({ 'r.yaml': scope });

@@ -231,6 +231,20 @@ describe('Workspace objects', () => {
     expect((await show('cli-theirs')).attributes.locked).toBe(false);
   });
 
+  it('keeps a workspace declared without an organization out of the prune (it lives in the default one)', async () => {
+    const noOrg = `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: cli-noorg }\nspec: { description: n }\n`;
+    const dir = manifestDir({ 'ws.yaml': `${workspace('cli-withorg', 'description: w')}---\n${noOrg}` });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const plan = JSON.parse((await converge(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
+    const mine = plan.changes.filter(
+      (c: { name: string }) => c.name.startsWith('cli-noorg') || c.name === 'cli-withorg',
+    );
+    expect(mine.map((c: { address: string; action: string }) => `${c.action} ${c.address}`)).toEqual([
+      'noop Workspace/acme/cli-withorg',
+      'noop Workspace/acme/cli-noorg',
+    ]);
+  });
+
   it('prunes only workspaces Converge created, and deletes declared-absent ones with force', async () => {
     const both = manifestDir({
       'ws.yaml': [workspace('cli-keep', 'description: k'), workspace('cli-gone', 'description: g')].join(

@@ -131,6 +131,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   }),
   specSchema: WorkspaceSpecSchema,
   ownership: 'marker',
+  effectiveNamespace: (ctx, key) => organizationOf(ctx, key),
 
   validateSpec: workspaceRules,
 
