@@ -345,7 +345,11 @@ export async function buildPlan(
   options: PlanOptions = {},
 ): Promise<Plan> {
   const limit = pLimit(Math.max(1, options.parallelism ?? 10));
-  const withNamespace = (key: { kind: string; namespace?: string; connection?: string }): string | undefined => {
+  const withNamespace = (key: {
+    kind: string;
+    namespace?: string;
+    connection?: string;
+  }): string | undefined => {
     const kind = mustKind(lookup, key.kind);
     return key.namespace ?? kind.effectiveNamespace?.(ctx, key as ResourceKey);
   };
@@ -386,7 +390,13 @@ export async function buildPlan(
     for (const s of options.prune) {
       const namespace = withNamespace(s);
       const scope = namespace === undefined ? s : { ...s, namespace };
-      const id = JSON.stringify([scope.kind, scope.connection, scope.namespace, scope.namePrefix, scope.name]);
+      const id = JSON.stringify([
+        scope.kind,
+        scope.connection,
+        scope.namespace,
+        scope.namePrefix,
+        scope.name,
+      ]);
       scopes.set(id, scope);
     }
     changes.push(...(await pruneCandidates([...scopes.values()], desired, lookup, ctx, limit, problems)));
