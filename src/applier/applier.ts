@@ -71,7 +71,11 @@ async function ensureNotStale(
       `it changed since the plan (version ${change.observedVersion} → ${now.version})`,
     );
   }
-  return now;
+  // The same further reads the plan made (a workspace's current state, who holds its lock), so
+  // the change is executed against what was reviewed.
+  return kind.readDetails && change.desired && change.desired.ensure !== 'absent'
+    ? kind.readDetails(ctx, change.desired, now)
+    : now;
 }
 
 async function execute(
@@ -172,7 +176,27 @@ export async function applyPlan(
   };
 
   // Changes are in dependency order, so each one's dependencies are registered before it.
-  const results = await Promise.all(work.map(run));
+  // Deletions start only once every create and update succeeded: a failure earlier in the run
+  // leaves everything else in place (as kapp and Argo CD order prunes last).
+  const forward = work.filter((c) => c.action !== 'delete');
+  const deletions = work.filter((c) => c.action === 'delete');
+  const forwardResults = await Promise.all(forward.map(run));
+  const blocker = forwardResults.find((r) => r.status !== 'applied');
+  const deletionResults = blocker
+    ? deletions.map((c): ChangeResult => {
+        const result: ChangeResult = {
+          address: c.address,
+          action: c.action,
+          status: 'skipped',
+          message: `not attempted: deletions run only after every other change succeeded, and ${blocker.address} ${blocker.status === 'failed' ? 'failed' : `was ${blocker.status}`}`,
+          durationMs: 0,
+        };
+        done += 1;
+        options.onEvent?.({ type: 'finish', change: c, result, done, total: work.length });
+        return result;
+      })
+    : await Promise.all(deletions.map(run));
+  const results = [...forwardResults, ...deletionResults];
   const counts: Record<ChangeStatus, number> = { applied: 0, failed: 0, skipped: 0, stale: 0 };
   for (const r of results) counts[r.status] += 1;
   return { results, counts };

@@ -1,35 +1,54 @@
 /**
  * Saved plans (`plan -out FILE`, `apply FILE`). The file records the plan as rendered (secrets
- * masked), the manifest paths and each object's observed version — never a secret. `apply FILE`
- * loads the manifest again, refuses when it no longer yields the saved plan, and refuses each object
- * whose live state moved since the plan (per-object staleness, not a whole-state serial).
+ * masked), the manifest paths, each object's observed version, and a digest of what the manifest
+ * asked for — never a secret. `apply FILE` loads the manifest again and refuses when it no longer
+ * asks for exactly what was reviewed (a changed spec, a changed state file, a deletion that is no
+ * longer wanted), and the applier refuses each object whose live state moved since the plan.
  */
-import { randomBytes } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
+import { summarise } from '../planner/types.js';
 import { canonicalJson } from '../resources/compare.js';
+import type { Desired } from '../resources/contract.js';
+import { kindByName } from '../resources/index.js';
 import { CliError } from './exit-codes.js';
 
 const FORMAT = 'converge-plan';
 const FORMAT_VERSION = 1;
 
-type SavedChange = Omit<Change, 'desired' | 'observed'>;
+interface SavedChange extends Omit<Change, 'desired' | 'observed'> {
+  /** Digest of what the manifest asked for; absent for deletions of objects it does not declare. */
+  digest?: string;
+}
 
 export interface SavedPlan {
   format: typeof FORMAT;
   format_version: number;
   converge_version: string;
   created_at: string;
-  /** Manifest paths as given, relative to `cwd` when they were relative. */
+  /** Absolute manifest paths, so the plan applies from any folder. */
   manifest: string[];
   prune: boolean;
   changes: SavedChange[];
 }
 
+/**
+ * What the manifest asked for, as a digest: the spec (without the kind's secret attributes, which
+ * a plan file must not make guessable), `ensure`, and local inputs such as a state file's content.
+ */
+export function desiredDigest(desired: Desired): string {
+  const secret = new Set(kindByName(desired.key.kind)?.sensitive ?? []);
+  const spec = Object.fromEntries(Object.entries(desired.spec).filter(([k]) => !secret.has(k)));
+  return createHash('sha256')
+    .update(canonicalJson({ spec, ensure: desired.ensure ?? 'present', local: desired.local ?? null }))
+    .digest('hex');
+}
+
 function strip(change: Change): SavedChange {
-  const { desired: _d, observed: _o, ...rest } = change;
-  return rest;
+  const { desired, observed: _o, ...rest } = change;
+  return desired ? { ...rest, digest: desiredDigest(desired) } : rest;
 }
 
 export async function writePlanFile(
@@ -42,14 +61,22 @@ export async function writePlanFile(
     format_version: FORMAT_VERSION,
     converge_version: meta.version,
     created_at: new Date().toISOString(),
-    manifest: meta.manifest,
+    manifest: meta.manifest.map((p) => path.resolve(p)),
     prune: meta.prune,
     changes: plan.changes.map(strip),
   };
   // Written beside the target and renamed, so a crash never leaves half a plan.
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
-  await writeFile(tmp, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
+  try {
+    await writeFile(tmp, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+    await rename(tmp, file);
+  } catch (error) {
+    await unlink(tmp).catch(() => {});
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? `its folder ${path.dirname(file)} does not exist` : (code ?? String(error));
+    throw new CliError(`cannot write plan file ${file}: ${why}`);
+  }
 }
 
 export async function readPlanFile(file: string): Promise<SavedPlan> {
@@ -80,25 +107,25 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
 
 /**
  * Pairs a saved plan with a fresh plan of the same manifest: the saved changes, carrying the fresh
- * plan's desired objects. Refuses when the manifest no longer produces what was saved.
+ * plan's desired objects. Refuses when the manifest no longer asks for what was saved: an object's
+ * digest differs, a declared object appeared or vanished, or a deletion is no longer wanted.
  */
 export function reconcileSavedPlan(saved: SavedPlan, fresh: Plan, file: string): Plan {
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
+    const { digest, ...change } = s;
     const f = freshByAddress.get(s.address);
-    if (s.action !== 'delete' && (!f?.desired || canonicalJson(f.after) !== canonicalJson(s.after))) {
-      mismatched.push(s.address);
-    }
-    return { ...s, ...(f?.desired ? { desired: f.desired } : {}) };
+    const freshDigest = f?.desired ? desiredDigest(f.desired) : undefined;
+    if (digest !== freshDigest) mismatched.push(s.address);
+    return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });
   const savedAddresses = new Set(saved.changes.map((c) => c.address));
-  for (const f of fresh.changes)
-    if (!savedAddresses.has(f.address) && f.action !== 'delete') mismatched.push(f.address);
+  for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
     throw new CliError(
       `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`converge plan -out ${file}\` again`,
     );
   }
-  return { ...fresh, changes, summary: fresh.summary };
+  return { ...fresh, changes, summary: summarise(changes) };
 }

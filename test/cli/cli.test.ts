@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -174,6 +175,30 @@ describe('plan and apply against the sandbox', () => {
     expect(r.stderr).toContain('the manifest changed since');
     expect(await registry('GET', '/role/name/cli-edited')).toBeUndefined();
     expect(readFileSync(planFile, 'utf8')).not.toContain(sandbox.rootToken);
+  });
+
+  it('refuses a saved deletion the manifest no longer asks for', async () => {
+    await registry('PUT', '/role', { Name: 'cli-doomed' });
+    const absent = `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: cli-doomed, ensure: absent }\nspec: {}\n`;
+    const dir = manifestDir({ 'r.yaml': absent });
+    const planFile = path.join(dir, 'p.plan');
+    expect((await converge(['plan', '-f', dir, '-out', planFile], env)).stdout).toContain(
+      '- AclRole/default/cli-doomed',
+    );
+    writeFileSync(path.join(dir, 'r.yaml'), role('cli-doomed', 'Description: ""'));
+    const r = await converge(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the manifest changed since');
+    expect(await registry('GET', '/role/name/cli-doomed')).toBeDefined();
+  });
+
+  it('applies a saved plan from another folder', async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-elsewhere', 'Description: here') });
+    const planFile = path.join(dir, 'p.plan');
+    expect((await converge(['plan', '-f', '.', '-out', planFile], env, dir)).code).toBe(0);
+    const r = await converge(['apply', planFile], env, os.tmpdir());
+    expect(r.code).toBe(0);
+    expect(await registry('GET', '/role/name/cli-elsewhere')).toBeDefined();
   });
 
   it('reports a failed request without the token and exits 1', async () => {

@@ -198,6 +198,33 @@ describe('Workspace objects', () => {
     expect(r.stderr).toMatch(new RegExp(`${file}:15:10: .*bad\\.tfstate`));
   });
 
+  it('pushes state and releases its own lock through a saved plan, and refuses a state file edited after it', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-saved', 'locked: true\nstate: s.tfstate'),
+      's.tfstate': state(1, 'S'),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+
+    writeFileSync(path.join(dir, 'ws.yaml'), workspace('cli-saved', 'locked: false\nstate: s.tfstate'));
+    writeFileSync(path.join(dir, 's.tfstate'), state(2, 'S', 2));
+    const planFile = path.join(dir, 'p.plan');
+    expect((await converge(['plan', '-f', dir, '-out', planFile], env)).code).toBe(0);
+    const applied = await converge(['apply', planFile], env);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    const ws = await show('cli-saved');
+    expect(ws.attributes.locked).toBe(false);
+    expect(ws.attributes['resource-count']).toBe(2);
+
+    writeFileSync(path.join(dir, 's.tfstate'), state(3, 'S', 1));
+    expect((await converge(['plan', '-f', dir, '-out', planFile], env)).code).toBe(0);
+    writeFileSync(path.join(dir, 's.tfstate'), state(3, 'S', 5));
+    const refused = await converge(['apply', planFile], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the manifest changed since');
+    expect((await show('cli-saved')).attributes['resource-count']).toBe(2);
+  });
+
   it('reports a missing state file and an unknown project at their lines', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-bad', 'project: { name: nope }\nstate: missing.tfstate'),

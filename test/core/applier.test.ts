@@ -143,3 +143,34 @@ describe('applier after an interrupt', () => {
     expect(result.results.find((r) => r.address === 'Thing/t5')?.message).toBe('not attempted: interrupted');
   });
 });
+
+describe('applier deletions', () => {
+  it('deletes only after every create and update succeeded', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/old', { value: { owner: 'converge' }, version: 1 });
+    const lookup = (name: string) => (name === 'Thing' ? kind : undefined);
+    const kind = memoryKind(store);
+    const plan = await buildPlan([desired('Thing', 'new', { owner: 'converge' })], lookup, noContext, {
+      prune: [{ kind: 'Thing' }],
+    });
+    store.delayMs = 10;
+    store.calls.length = 0;
+    await applyPlan(plan, lookup, noContext);
+    expect(store.calls).toEqual(['create Thing/new', 'delete Thing/old']);
+  });
+
+  it('skips deletions when a create or update failed', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/old', { value: { owner: 'converge' }, version: 1 });
+    store.failOn.add('create Thing/new');
+    const lookup = (name: string) => (name === 'Thing' ? kind : undefined);
+    const kind = memoryKind(store);
+    const plan = await buildPlan([desired('Thing', 'new', { owner: 'converge' })], lookup, noContext, {
+      prune: [{ kind: 'Thing' }],
+    });
+    const result = await applyPlan(plan, lookup, noContext);
+    expect(result.counts).toEqual({ applied: 0, failed: 1, skipped: 1, stale: 0 });
+    expect(result.results[1]?.message).toMatch(/deletions run only after every other change succeeded/);
+    expect(store.objects.has('Thing/old')).toBe(true);
+  });
+});

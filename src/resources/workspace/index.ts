@@ -55,7 +55,13 @@ function observedOf(
     key,
     id: workspace.id,
     live: { workspace, ...extra },
-    version: String(workspace.attributes['updated-at'] ?? ''),
+    // updated-at does not move on a lock or a state push: the lock holder and the current state
+    // version are part of what a saved plan must find unchanged.
+    version: [
+      workspace.attributes['updated-at'] ?? '',
+      workspace.lockedBy ? `${workspace.lockedBy.type}/${workspace.lockedBy.id}` : 'unlocked',
+      workspace.currentStateVersionId ?? 'no-state',
+    ].join('|'),
   };
 }
 
@@ -217,8 +223,13 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     if (localOf(desired).state) {
       const current = await c.currentStateVersion(observed.live.workspace.id);
       const url = current?.attributes['hosted-state-download-url'];
-      if (!current || typeof url !== 'string') {
+      if (!current) {
         extra.state = null;
+      } else if (typeof url !== 'string') {
+        // Treating an unreadable state as "no state" would let seeding overwrite it.
+        throw new Error(
+          `cannot read the current state of workspace ${desired.key.name} (state version ${current.id} has no download URL), so it cannot be compared with ${desired.spec.state}`,
+        );
       } else {
         const info = parseStateFile(await c.downloadState(url), `the current state of ${desired.key.name}`);
         extra.state = { serial: info.serial, lineage: info.lineage, md5: info.md5 };
@@ -319,6 +330,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
       workspace = await c.updateWorkspace({ id: workspace.id }, body, projectId ? { projectId } : {});
     }
     const local = localOf(desired).state;
+    if (local && live.state === undefined) {
+      throw new Error('the current state was not read before the update; run the plan again');
+    }
     if (local && live.state !== undefined && compareState(local, live.state).diff) {
       await pushIfWanted(
         ctx,
