@@ -127,6 +127,36 @@ function body(desired: Desired<AclRoleSpec>): Omit<Role, 'ID'> {
   };
 }
 
+/** Indexes of items whose key was already seen: the registry merges such duplicates into one. */
+function duplicates<T>(items: readonly T[] | undefined, key: (item: T) => string): number[] {
+  const seen = new Set<string>();
+  const found: number[] = [];
+  (items ?? []).forEach((item, i) => {
+    const k = key(item);
+    if (seen.has(k)) found.push(i);
+    seen.add(k);
+  });
+  return found;
+}
+
+/** Lists the registry would merge never match the manifest again: refuse them up front. */
+function roleRules(spec: AclRoleSpec): { pointer: string; message: string }[] {
+  return [
+    ...duplicates(spec.Policies, (p) => ('ID' in p && p.ID ? `id:${p.ID}` : `name:${p.Name}`)).map((i) => ({
+      pointer: `/Policies/${i}`,
+      message: 'this policy is listed twice; the registry keeps one link per policy',
+    })),
+    ...duplicates(spec.ServiceIdentities, (s) => s.ServiceName).map((i) => ({
+      pointer: `/ServiceIdentities/${i}/ServiceName`,
+      message: 'this service is listed twice; give it one entry with all its Datacenters',
+    })),
+    ...duplicates(spec.NodeIdentities, (n) => `${n.NodeName}\u0000${n.Datacenter}`).map((i) => ({
+      pointer: `/NodeIdentities/${i}`,
+      message: 'this node identity (NodeName and Datacenter) is listed twice',
+    })),
+  ];
+}
+
 export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
   kind: 'AclRole',
   service: 'registry',
@@ -140,6 +170,7 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
   // Without metadata.namespace a role is sent with ns=default explicitly, so it never lands in
   // whatever namespace the token happens to default to, and prune scopes compare like with like.
   effectiveNamespace: () => 'default',
+  validateSpec: roleRules,
 
   async check(ctx, desired) {
     // Read each (connection, namespace)'s policies once, then check every link against them.
@@ -154,7 +185,21 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
       const policies = await client(ctx, first.key).listPolicies(nsOption(first.key));
       const ids = new Set(policies.map((p) => p.ID));
       const names = new Set(policies.map((p) => p.Name));
+      const idOfName = new Map(policies.map((p) => [p.Name, p.ID]));
       for (const d of group) {
+        // One policy linked once by Name and once by ID: the registry keeps one link.
+        duplicates(d.spec.Policies, (l) =>
+          'ID' in l && l.ID ? l.ID : (idOfName.get(l.Name as string) ?? `?${l.Name}`),
+        )
+          .filter((i) => d.spec.Policies?.[i] !== undefined)
+          .forEach((i) =>
+            problems.push({
+              key: d.key,
+              message:
+                'this policy is already linked (once by Name, once by ID); the registry keeps one link per policy',
+              ...(d.resource ? { position: d.resource.locate(`/spec/Policies/${i}`) } : {}),
+            }),
+          );
         (d.spec.Policies ?? []).forEach((link, i) => {
           const byId = 'ID' in link && link.ID;
           const missing = byId ? !ids.has(link.ID) : !names.has(link.Name as string);

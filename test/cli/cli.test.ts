@@ -137,6 +137,31 @@ describe('plan and apply against the sandbox', () => {
     expect(md.stdout).toContain('"hand edit" -> "db"');
   });
 
+  it('refuses lists the registry would merge, which could never match the manifest', async () => {
+    const dir = manifestDir({
+      'r.yaml': role(
+        'cli-dups',
+        'ServiceIdentities:\n  - ServiceName: web\n  - ServiceName: web\n    Datacenters: [dc1]',
+      ),
+    });
+    const invalid = await converge(['validate', '-f', dir], env);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain(`${path.join(dir, 'r.yaml')}:9:20: this service is listed twice`);
+
+    const policies = (await (
+      await fetch(`${sandbox.url}/v1/acl/policies`, {
+        headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+      })
+    ).json()) as { ID: string; Name: string }[];
+    const id = policies.find((p) => p.Name === 'service-read')!.ID;
+    const both = manifestDir({
+      'r.yaml': role('cli-both', `Policies:\n  - Name: service-read\n  - ID: ${id}`),
+    });
+    const plan = await converge(['plan', '-f', both], env);
+    expect(plan.code).toBe(1);
+    expect(plan.stdout).toContain(`${path.join(both, 'r.yaml')}:9:7: this policy is already linked`);
+  });
+
   it('points at the manifest line of a policy that does not exist, and applies nothing', async () => {
     const dir = manifestDir({ 'r.yaml': role('cli-bad-policy', 'Policies:\n  - Name: no-such-policy') });
     const r = await converge(['apply', '-f', dir, '--auto-approve'], env);

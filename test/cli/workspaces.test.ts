@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -360,8 +360,10 @@ describe('converge workspace and state commands', () => {
     expect(shown.stdout).toContain('url = "https://x.test"');
 
     const out = path.join(dir, 'pulled.tfstate');
+    writeFileSync(out, 'older, world-readable', { mode: 0o644 });
     expect((await converge(['state', 'pull', `${ORG}/cli-state`, '-o', out], env)).code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(readFileSync(path.join(dir, 'a.tfstate'), 'utf8'));
+    expect(statSync(out).mode & 0o777).toBe(0o600);
 
     const refused = await converge(['state', 'push', `${ORG}/cli-state`, path.join(dir, 'old.tfstate')], env);
     expect(refused.code).toBe(1);

@@ -71,3 +71,16 @@ describe('parseStateFile', () => {
     expect((error as Error).message).toMatch(message);
   });
 });
+
+describe('parseStateFile on a file that is not a state file', () => {
+  it('never quotes the file in its error (it may be a secrets file given by mistake)', () => {
+    const secret = 'DB_PASSWORD=hunter2-very-secret\nAPI_KEY=abc';
+    expect(() => parseStateFile(secret, '.env')).toThrow(/^\.env: not a state file: not valid JSON/);
+    try {
+      parseStateFile(secret, '.env');
+    } catch (error) {
+      expect(String((error as Error).message)).not.toContain('hunter2');
+      expect(String((error as Error).message)).not.toContain('DB_PASSWORD');
+    }
+  });
+});

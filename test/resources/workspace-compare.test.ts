@@ -49,6 +49,10 @@ describe('workspace comparison', () => {
     expect(diffAttributes({}, live())).toEqual([]);
   });
 
+  it('treats an empty string and the null the service stores for it alike', () => {
+    expect(diffAttributes({ 'working-directory': '', description: '' }, live())).toEqual([]);
+  });
+
   it('treats omitted attributes with a create default as that default', () => {
     expect(diffAttributes({}, live({ 'auto-apply': true }))).toEqual([
       { path: 'auto-apply', op: 'change', before: true, after: false },

@@ -52,6 +52,10 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
     throw error;
   });
   try {
+    if (interrupt.signal.aborted) {
+      write(io.stderr, 'Interrupted while planning; nothing was changed.');
+      return EXIT.error;
+    }
     const plan = saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile) : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));

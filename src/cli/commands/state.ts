@@ -1,5 +1,7 @@
 /** `converge state push|pull|list|show`: a workspace's state versions. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -8,6 +10,21 @@ import { type Io, write } from '../io.js';
 import { table } from '../table.js';
 import { describeRef, parseWorkspaceRef, workspaceId } from '../workspace-ref.js';
 import { workspaceClient } from './workspace.js';
+
+/**
+ * State may hold secrets: the file is written readable by its owner only, also when it replaces an
+ * existing file (writeFile's mode applies only to new files), through a temp file and a rename.
+ */
+async function writePrivately(file: string, text: string): Promise<void> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, text, { mode: 0o600 });
+    await rename(tmp, file);
+  } catch (error) {
+    await unlink(tmp).catch(() => {});
+    throw new CliError(`cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
 
 export async function statePushCommand(arg: string, file: string, io: Io): Promise<number> {
   let text: string;
@@ -61,7 +78,7 @@ export async function statePullCommand(arg: string, flags: { output?: string }, 
     if (typeof url !== 'string') throw new CliError(`state version ${current.id} has no download URL`);
     const raw = await client.downloadState(url);
     if (flags.output) {
-      await writeFile(flags.output, raw, { mode: 0o600 });
+      await writePrivately(flags.output, raw);
       write(
         io.stderr,
         `Wrote state version ${current.id} (serial ${current.attributes.serial}) to ${flags.output}.`,

@@ -39,7 +39,12 @@ export function parseStateFile(text: string, source: string): StateFileInfo {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new StateFileError(source, `not a state file: not valid JSON (${(err as Error).message})`);
+    // V8's message quotes the text around the error; a mistyped path may point at a secrets file,
+    // so only the position is reported.
+    throw new StateFileError(
+      source,
+      `not a state file: not valid JSON${jsonErrorPosition(text, err as Error)}`,
+    );
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new StateFileError(source, 'not a state file: expected a JSON object');
@@ -85,4 +90,15 @@ function countManagedInstances(resources: unknown): number {
     count += Array.isArray(r.instances) ? r.instances.length : 1;
   }
   return count;
+}
+
+/** ` (at line L, column C)` for a JSON.parse error that names a position, else nothing. */
+function jsonErrorPosition(text: string, error: Error): string {
+  const match = /position (\d+)/.exec(error.message);
+  if (!match) return '';
+  const offset = Number(match[1]);
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const col = offset - before.lastIndexOf('\n');
+  return ` (at line ${line}, column ${col})`;
 }

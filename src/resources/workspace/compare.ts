@@ -9,6 +9,7 @@ import type { AttributeDiff } from '../contract.js';
 import { CONVERGE_KEYS, CREATE_DEFAULTS, CREATE_ONLY, type WorkspaceSpec } from './schema.js';
 
 const ORDERLESS = new Set(['tag-names', 'trigger-patterns', 'trigger-prefixes']);
+const NULLABLE_STRINGS = new Set(['description', 'working-directory', 'source-url', 'agent-pool-id']);
 
 /** The service attributes the spec sets, with `null` and `""` descriptions treated alike. */
 export function serviceAttributes(spec: WorkspaceSpec): Record<string, unknown> {
@@ -22,7 +23,8 @@ export function serviceAttributes(spec: WorkspaceSpec): Record<string, unknown> 
 
 function canonical(key: string, value: unknown): unknown {
   if (ORDERLESS.has(key) && Array.isArray(value)) return [...value].map(String).sort();
-  if (key === 'description' && (value === null || value === undefined)) return '';
+  // The service stores an empty string of these as null.
+  if (NULLABLE_STRINGS.has(key) && (value === null || value === undefined)) return '';
   return value;
 }
 
