@@ -105,3 +105,20 @@ export class ServiceConnections implements KindContext {
     await Promise.all([...this.clients.values()].map((c) => c.close()));
   }
 }
+
+/**
+ * Runs a one-off operator command with one service's client from the environment, and closes the
+ * connection pool afterwards whatever happens.
+ */
+export async function withClient<S extends ServiceName, T>(
+  io: { env: NodeJS.ProcessEnv },
+  service: S,
+  fn: (client: ServiceClients[S]) => Promise<T>,
+): Promise<T> {
+  const connections = new ServiceConnections(io.env);
+  try {
+    return await fn(connections.client(service));
+  } finally {
+    await connections.close();
+  }
+}

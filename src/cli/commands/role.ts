@@ -1,6 +1,6 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
 import type { Role } from '../../clients/registry.js';
-import { ServiceConnections } from '../connections.js';
+import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { table } from '../table.js';
@@ -49,9 +49,7 @@ function roleDetails(role: Role): string {
 export async function roleGetCommand(name: string | undefined, flags: RoleGetFlags, io: Io): Promise<number> {
   if ((name === undefined) === (flags.id === undefined))
     throw new CliError('give a role NAME or --id ID (one of them)');
-  const connections = new ServiceConnections(io.env);
-  try {
-    const registry = connections.client('registry');
+  return withClient(io, 'registry', async (registry) => {
     const opts = flags.ns !== undefined ? { namespace: flags.ns } : {};
     const role =
       flags.id !== undefined
@@ -61,15 +59,12 @@ export async function roleGetCommand(name: string | undefined, flags: RoleGetFla
       throw new CliError(`no role ${flags.id !== undefined ? `with ID ${flags.id}` : `named "${name}"`}`);
     write(io.stdout, flags.json ? JSON.stringify(role, null, 2) : roleDetails(role));
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
 
 export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<number> {
-  const connections = new ServiceConnections(io.env);
-  try {
-    const roles = await connections.client('registry').listRoles({
+  return withClient(io, 'registry', async (client) => {
+    const roles = await client.listRoles({
       ...(flags.policy !== undefined ? { policy: flags.policy } : {}),
       ...(flags.ns !== undefined ? { namespace: flags.ns } : {}),
     });
@@ -95,7 +90,5 @@ export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<num
       );
     }
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }

@@ -4,12 +4,12 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
+import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
 import { table } from '../table.js';
 import { describeRef, parseWorkspaceRef, workspaceId } from '../workspace-ref.js';
-import { workspaceClient } from './workspace.js';
 
 /**
  * State may hold secrets: the file is written readable by its owner only, also when it replaces an
@@ -40,36 +40,35 @@ export async function statePushCommand(arg: string, file: string, io: Io): Promi
       throw new CliError((error as Error).message);
     }
   })();
-  const { connections, client } = workspaceClient(io);
   const interrupt = onInterrupt(io);
   try {
-    const ref = parseWorkspaceRef(arg, client.defaultOrganization);
-    const id = await workspaceId(client, ref);
-    // Locks, uploads and unlocks: the unlock runs on every path, Ctrl-C included.
-    const sv = await pushState(client, id, info, {
-      signal: interrupt.signal,
-      reason: `converge state push ${file}`,
-    }).catch((error: unknown) => {
-      if (!interrupt.signal.aborted) throw error;
-      // The upload may or may not have reached the service before it was cut off.
-      throw new CliError(
-        `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`,
+    return await withClient(io, 'workspaces', async (client) => {
+      const ref = parseWorkspaceRef(arg, client.defaultOrganization);
+      const id = await workspaceId(client, ref);
+      // Locks, uploads and unlocks: the unlock runs on every path, Ctrl-C included.
+      const sv = await pushState(client, id, info, {
+        signal: interrupt.signal,
+        reason: `converge state push ${file}`,
+      }).catch((error: unknown) => {
+        if (!interrupt.signal.aborted) throw error;
+        // The upload may or may not have reached the service before it was cut off.
+        throw new CliError(
+          `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`,
+        );
+      });
+      write(
+        io.stdout,
+        `Pushed ${file} to ${describeRef(ref)}: state version ${sv.id} (serial ${info.serial}, lineage ${info.lineage}).`,
       );
+      return EXIT.ok;
     });
-    write(
-      io.stdout,
-      `Pushed ${file} to ${describeRef(ref)}: state version ${sv.id} (serial ${info.serial}, lineage ${info.lineage}).`,
-    );
-    return EXIT.ok;
   } finally {
     interrupt.dispose();
-    await connections.close();
   }
 }
 
 export async function statePullCommand(arg: string, flags: { output?: string }, io: Io): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const id = await workspaceId(client, ref);
     const current = await client.currentStateVersion(id);
@@ -87,14 +86,11 @@ export async function statePullCommand(arg: string, flags: { output?: string }, 
       io.stdout.write(raw);
     }
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
 
 export async function stateListCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const named =
       'id' in ref
@@ -128,14 +124,11 @@ export async function stateListCommand(arg: string, flags: { json?: boolean }, i
       );
     }
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
 
 export async function stateShowCommand(id: string, flags: { json?: boolean }, io: Io): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const found = await client.readStateVersion(id, { include: ['outputs'] });
     if (!found) throw new CliError(`state version ${id} not found (or this token may not read it)`);
     const { stateVersion: sv, included } = found;
@@ -165,7 +158,5 @@ export async function stateShowCommand(id: string, flags: { json?: boolean }, io
     ];
     write(io.stdout, lines.join('\n'));
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }

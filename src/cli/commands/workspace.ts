@@ -1,7 +1,7 @@
 /** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
 import { confirm, isCancel } from '@clack/prompts';
 import type { Workspace } from '../../clients/workspaces.js';
-import { ServiceConnections } from '../connections.js';
+import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { table } from '../table.js';
@@ -56,14 +56,8 @@ function splitList(value: string | undefined): string[] | undefined {
         .filter(Boolean);
 }
 
-export function workspaceClient(io: Io) {
-  const connections = new ServiceConnections(io.env);
-  return { connections, client: connections.client('workspaces') };
-}
-
 export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const org = flags.org ?? client.defaultOrganization;
     if (!org)
       throw new CliError('which organization? pass --org ORG or set CONVERGE_WORKSPACES_ORGANIZATION');
@@ -99,22 +93,17 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
       );
     }
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
 
 export async function workspaceShowCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const w = await client.readWorkspace(ref, { include: ['project'] });
     if (!w) throw new CliError(`workspace ${describeRef(ref)} not found (or this token may not read it)`);
     write(io.stdout, flags.json ? JSON.stringify(w, null, 2) : details(w));
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
 
 export type LockAction = 'lock' | 'unlock' | 'force-unlock';
@@ -125,8 +114,7 @@ export async function workspaceLockCommand(
   flags: { reason?: string },
   io: Io,
 ): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const id = await workspaceId(client, ref);
     const w =
@@ -140,9 +128,7 @@ export async function workspaceLockCommand(
       `${describeRef(ref)} (${w.id}): ${w.attributes.locked ? `locked (${lockText(w)})` : 'unlocked'}`,
     );
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
 
 export async function workspaceDeleteCommand(
@@ -150,8 +136,7 @@ export async function workspaceDeleteCommand(
   flags: { force?: boolean; autoApprove?: boolean },
   io: Io,
 ): Promise<number> {
-  const { connections, client } = workspaceClient(io);
-  try {
+  return withClient(io, 'workspaces', async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const how = flags.force ? 'force-delete (even if it manages resources)' : 'safe-delete';
     if (!flags.autoApprove) {
@@ -170,7 +155,5 @@ export async function workspaceDeleteCommand(
     else await client.safeDeleteWorkspace(ref);
     write(io.stdout, `Deleted workspace ${describeRef(ref)}.`);
     return EXIT.ok;
-  } finally {
-    await connections.close();
-  }
+  });
 }
