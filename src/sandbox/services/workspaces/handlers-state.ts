@@ -36,11 +36,15 @@ export class StateHandlers {
    */
   async create(req: SandboxRequest): Promise<SandboxResponse> {
     const caller = this.access.caller(req);
-    const ws = this.workspaceFor(caller, this.store.workspace(req.params.id!), 'write');
+    this.workspaceFor(caller, this.store.workspace(req.params.id!), 'write');
     const creator = creatorIdentity(caller);
     const holder = lockIdentity(caller);
     if (caller.kind === 'organization' || !creator || !holder) throw notFound();
-    const input = decodeStateVersionBody(await readJson(req));
+    const body = await readJson(req);
+    // Looked up again once the (possibly large) body has arrived: the lock may have been released or
+    // the workspace deleted meanwhile, and the checks below must see that.
+    const ws = this.workspaceFor(caller, this.store.workspace(req.params.id!), 'write');
+    const input = decodeStateVersionBody(body);
 
     if (!ws.lockedBy)
       throw conflict('This workspace is not locked and will only accept state uploads when locked');

@@ -58,9 +58,13 @@ export class WorkspaceHandlers {
 
   async update(req: SandboxRequest): Promise<SandboxResponse> {
     const caller = this.access.caller(req);
+    if (!this.access.workspace(req, caller).rights.admin) throw notFound();
+    const body = await readJson(req);
+    // Looked up again once the body has arrived: another request may have changed or deleted the
+    // workspace meanwhile, and writing back the earlier copy would undo that.
     const { ws, rights } = this.access.workspace(req, caller);
     if (!rights.admin) throw notFound();
-    const input = decodeWorkspaceBody(await readJson(req));
+    const input = decodeWorkspaceBody(body);
     const next = updatedWorkspace(this.context(ws.organization), ws, input);
     if (next.projectId !== ws.projectId) {
       // Moving needs admin on both projects (spec); without it the move is not found, like other denials.
@@ -132,11 +136,14 @@ export class WorkspaceHandlers {
   /** unlocked → locked (200, `locked-by` = caller); locked → 409. */
   async lock(req: SandboxRequest): Promise<SandboxResponse> {
     const caller = this.access.caller(req);
-    const { ws, rights } = this.access.workspace(req, caller);
     const holder = lockIdentity(caller);
     // Organization tokens hold no lock right (they cannot lock: there is no user to hold the lock).
-    if (!rights.lock || !holder) throw notFound();
-    const reason = lockReason(await readJson(req, { optional: true }));
+    if (!this.access.workspace(req, caller).rights.lock || !holder) throw notFound();
+    const body = await readJson(req, { optional: true });
+    // Looked up again once the body has arrived (see update).
+    const { ws, rights } = this.access.workspace(req, caller);
+    if (!rights.lock) throw notFound();
+    const reason = lockReason(body);
     // UNCONFIRMED: the real detail text (go-tfe maps every 409 here to "workspace already locked").
     if (ws.lockedBy) throw conflict('Unable to lock workspace. The workspace is already locked.');
     ws.lockedBy = holder;
