@@ -17,7 +17,11 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: { data: { id: string; attributes: Record<string, unknown> } } }> {
   const res = await fetch(`${sandbox.url}/api/v2${path}`, {
     method,
     headers: { Authorization: 'Bearer root', 'Content-Type': 'application/vnd.api+json' },
