@@ -133,6 +133,17 @@ describe('Workspace objects', () => {
     expect(again.code).toBe(0);
   });
 
+  it('reads many workspaces with one list request, and names projects with one project list', async () => {
+    const docs = Array.from({ length: 12 }, (_, i) =>
+      workspace(`cli-many-${i}`, 'project: { name: platform }'),
+    );
+    const dir = manifestDir({ 'ws.yaml': docs.join('---\n') });
+    const plan = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(plan.summary.create).toBe(12);
+    // One project list (plan-time check) and one workspace list page.
+    expect(plan.requests).toEqual({ workspaces: 2 });
+  });
+
   it('shows a setting changed in the UI as drift and puts it back', async () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-drift', 'description: d') });
     await converge(['apply', '-f', dir, '--auto-approve'], env);

@@ -4,7 +4,7 @@
  * service's body keys plus a declarative lock, a state file to seed, and the deletion mode.
  */
 import { Type } from '@sinclair/typebox';
-import type { Workspace, WorkspacesClient } from '../../clients/workspaces.js';
+import type { Project, Workspace, WorkspacesClient } from '../../clients/workspaces.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
@@ -84,6 +84,18 @@ function localOf(desired: Desired<WorkspaceSpec>): WorkspaceLocal {
   return (desired.local ?? {}) as WorkspaceLocal;
 }
 
+/** One project list per client and organization, shared by the plan-time check, creates and updates. */
+const projectLists = new WeakMap<WorkspacesClient, Map<string, Promise<Project[]>>>();
+function projectsOf(c: WorkspacesClient, org: string): Promise<Project[]> {
+  const byOrg = projectLists.get(c) ?? new Map<string, Promise<Project[]>>();
+  projectLists.set(c, byOrg);
+  const known = byOrg.get(org);
+  if (known) return known;
+  const listed = c.listProjects(org);
+  byOrg.set(org, listed);
+  return listed;
+}
+
 async function resolveProjectId(
   c: WorkspacesClient,
   org: string,
@@ -92,7 +104,7 @@ async function resolveProjectId(
   if (!spec.project) return undefined;
   if ('id' in spec.project) return spec.project.id;
   const name = (spec.project as { name: string }).name;
-  const project = (await c.listProjects(org)).find((p) => p.name === name);
+  const project = (await projectsOf(c, org)).find((p) => p.name === name);
   if (!project) throw new Error(`project "${name}" does not exist in organization ${org}`);
   return project.id;
 }
@@ -173,7 +185,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     for (const group of byOrg.values()) {
       const first = group[0]!;
       const org = organizationOf(ctx, first.key);
-      const names = new Set((await client(ctx, first.key).listProjects(org)).map((p) => p.name));
+      const names = new Set((await projectsOf(client(ctx, first.key), org)).map((p) => p.name));
       for (const d of group) {
         const name = (d.spec.project as { name: string }).name;
         if (names.has(name)) continue;
