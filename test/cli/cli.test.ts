@@ -128,6 +128,8 @@ describe('plan and apply against the sandbox', () => {
     const doc = JSON.parse(json.stdout);
     expect(doc.format_version).toBe('1.0');
     expect(doc.summary).toEqual({ create: 0, update: 1, replace: 0, delete: 0, noop: 1 });
+    // One policy list (the plan-time check) and one role list, however many roles.
+    expect(doc.requests).toEqual({ registry: 2 });
     const db = doc.changes.find((c: { name: string }) => c.name === 'cli-db');
     expect(db).toMatchObject({ kind: 'AclRole', action: 'update', namespace: 'default' });
     expect(db.diffs).toEqual([{ path: 'Description', op: 'change', before: 'hand edit', after: 'db' }]);
