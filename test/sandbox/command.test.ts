@@ -35,7 +35,11 @@ async function startChild(opts: Record<string, unknown>): Promise<Started> {
   let stderr = '';
   const env: Record<string, string> = {};
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no exports within 10 s; stderr: ${stderr}`)), 10_000);
+    // A child that never got ready is killed, so a failing test leaves no sandbox running.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no exports within 10 s; stderr: ${stderr}`));
+    }, 10_000);
     child.once('exit', (code) => reject(new Error(`exited early with ${code}; stderr: ${stderr}`)));
     const check = () => {
       for (const m of stdout.matchAll(/^export (\w+)='([^']*)'$/gm)) env[m[1]!] = m[2]!;
