@@ -51,32 +51,29 @@ export class ServiceConnections implements KindContext {
     this.flags = run.flags ?? {};
   }
 
+  /** The environment's connection for the service, or the manifest's Connection of that name. */
   private options(service: ServiceName, connection?: string): ConnectionOptions {
+    let source: Omit<ConnectionOptions, 'addressSource'> & { addressSource?: string };
     if (connection === undefined) {
       try {
-        const e = endpointFromEnv(service, this.env);
-        return {
-          address: e.address,
-          ...(e.token !== undefined ? { token: e.token } : {}),
-          ...(e.caCertificate !== undefined ? { caCertificate: e.caCertificate } : {}),
-          ...(e.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-          ...(service === 'workspaces' && this.env.CONVERGE_WORKSPACES_ORGANIZATION
-            ? { organization: this.env.CONVERGE_WORKSPACES_ORGANIZATION }
-            : {}),
-        };
+        source = endpointFromEnv(service, this.env);
       } catch (error) {
         throw new CliError(error instanceof Error ? error.message : String(error));
       }
+    } else {
+      const c = this.declared.find((d) => d.name === connection && d.service === service);
+      if (!c)
+        throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
+      source = { ...c, addressSource: `connection "${c.name}" (${formatPosition(c.source)})` };
     }
-    const c = this.declared.find((d) => d.name === connection && d.service === service);
-    if (!c) throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
+    const { address, token, caCertificate, insecureSkipTlsVerify, addressSource, organization } = source;
     return {
-      address: c.address,
-      addressSource: `connection "${c.name}" (${formatPosition(c.source)})`,
-      ...(c.token !== undefined ? { token: c.token } : {}),
-      ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),
-      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-      ...(c.organization !== undefined ? { organization: c.organization } : {}),
+      address,
+      ...(token !== undefined ? { token } : {}),
+      ...(caCertificate !== undefined ? { caCertificate } : {}),
+      ...(insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      ...(addressSource !== undefined ? { addressSource } : {}),
+      ...(organization !== undefined ? { organization } : {}),
     };
   }
 

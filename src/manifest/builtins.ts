@@ -8,6 +8,7 @@ import type { DocumentPositions } from './positions.js';
 import {
   type Manifest,
   type ManifestConnection,
+  type ManifestMetadata,
   type ManifestPruneScope,
   SERVICE_NAMES,
   type ServiceName,
@@ -17,13 +18,7 @@ import {
 export interface ValidDocument {
   apiVersion: string;
   kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    connection?: string;
-    labels?: Record<string, string>;
-    ensure?: 'present' | 'absent';
-  };
+  metadata: ManifestMetadata;
   spec: Record<string, unknown>;
 }
 

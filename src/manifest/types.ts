@@ -14,14 +14,6 @@ export interface SourcePosition {
   col: number;
 }
 
-/** The envelope every manifest document shares. `spec` is the kind's own shape. */
-export interface ManifestDocument {
-  apiVersion: 'converge/v1';
-  kind: string;
-  metadata: ManifestMetadata;
-  spec: Record<string, unknown>;
-}
-
 export interface ManifestMetadata {
   /** The object's key in its service (role Name, workspace name, ...). */
   name: string;

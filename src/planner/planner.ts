@@ -122,6 +122,17 @@ function maskDiffs(kind: AnyResourceKind, diffs: AttributeDiff[]): AttributeDiff
   });
 }
 
+/** What every change about a live object carries: the object, its id, version and attributes. */
+function liveFields(kind: AnyResourceKind, observed: Observed) {
+  return {
+    observed,
+    before: maskAttributes(kind, kind.describe(observed)),
+    ...(observed.id ? { id: observed.id } : {}),
+    ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
+    ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
+  };
+}
+
 function changeFor(
   d: Desired,
   kind: AnyResourceKind,
@@ -133,44 +144,19 @@ function changeFor(
     ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
     dependsOn: [] as string[],
     desired: d,
+    diffs: [] as AttributeDiff[],
+    before: null,
     ...(sourceOf(d) ? { source: sourceOf(d) } : {}),
   };
-  const live = observed
-    ? {
-        observed,
-        ...(observed.id ? { id: observed.id } : {}),
-        ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
-      }
-    : {};
   if (d.ensure === 'absent') {
-    const action = observed ? ('delete' as const) : ('noop' as const);
-    return {
-      change: {
-        ...base,
-        ...live,
-        action,
-        diffs: [],
-        after: null,
-        before: null,
-        reason: 'declared absent in the manifest',
-        ...(observed ? { before: maskAttributes(kind, kind.describe(observed)) } : {}),
-      },
-      problems: [],
-    };
+    const reason = 'declared absent in the manifest';
+    const change: Change = observed
+      ? { ...base, ...liveFields(kind, observed), action: 'delete', after: null, reason }
+      : { ...base, action: 'noop', after: null, reason };
+    return { change, problems: [] };
   }
-  if (!observed) {
-    return {
-      change: {
-        ...base,
-        action: 'create',
-        diffs: [],
-        after: maskAttributes(kind, kind.render(d)),
-        before: null,
-      },
-      problems: [],
-    };
-  }
-  const before = maskAttributes(kind, kind.describe(observed));
+  const after = maskAttributes(kind, kind.render(d));
+  if (!observed) return { change: { ...base, action: 'create', after }, problems: [] };
   const comparison = kind.compare(d, observed);
   const action = comparison.diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
   const problems = (comparison.problems ?? []).map((p): PlanProblem => ({
@@ -181,11 +167,10 @@ function changeFor(
   return {
     change: {
       ...base,
-      ...live,
+      ...liveFields(kind, observed),
       action,
-      before,
+      after,
       diffs: maskDiffs(kind, comparison.diffs),
-      after: maskAttributes(kind, kind.render(d)),
     },
     problems,
   };
@@ -290,16 +275,12 @@ async function pruneCandidates(
         return doomed.map((o): Change => ({
           address: addressOf(o.key),
           key: o.key,
+          ...liveFields(kind, o),
           action: 'delete',
           diffs: [],
           after: null,
-          before: maskAttributes(kind, kind.describe(o)),
-          observed: o,
           dependsOn: [],
           reason: `owned by Converge in ${describeScope(scope)} and no longer in the manifest`,
-          ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
-          ...(o.id ? { id: o.id } : {}),
-          ...(o.version !== undefined ? { observedVersion: o.version } : {}),
         }));
       }),
     ),

@@ -5,7 +5,6 @@
 import type { AttributeDiff, Desired, Observed, PlanProblem, ResourceKey } from '../resources/contract.js';
 
 export type Action = 'create' | 'update' | 'delete' | 'replace' | 'noop';
-export const ACTIONS: readonly Action[] = ['create', 'update', 'replace', 'delete', 'noop'];
 
 export interface Change {
   /** `AclRole/default/web-readers`: unique in a plan. */

@@ -330,22 +330,23 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   async update(ctx, desired, observed) {
     const c = client(ctx, desired.key);
     const live = observed.live;
-    assertUnlockAllowed(ctx, desired, live);
-    const diffs = diffAttributes(desired.spec, live.workspace);
-    let workspace = live.workspace;
-    const body = updateBody(desired.spec, diffs);
-    const projectChanged = diffs.some((d) => d.path.startsWith('project'));
-    if (Object.keys(body).length > 0 || projectChanged) {
-      const projectId = projectChanged
-        ? await resolveProjectId(c, organizationOf(ctx, desired.key), desired.spec)
-        : undefined;
-      workspace = await c.updateWorkspace({ id: workspace.id }, body, projectId ? { projectId } : {});
-    }
     const local = localOf(desired).state;
     if (local && live.state === undefined) {
       throw new Error('the current state was not read before the update; run the plan again');
     }
-    if (local && live.state !== undefined && compareState(local, live.state).diff) {
+    assertUnlockAllowed(ctx, desired, live);
+    // Act on exactly what the comparison found, so plan and apply can never disagree.
+    const diffs = workspaceKind.compare(desired, observed).diffs;
+    const changed = (path: string) => diffs.some((d) => d.path === path || d.path.startsWith(`${path}.`));
+    let workspace = live.workspace;
+    const body = updateBody(desired.spec, diffs);
+    if (Object.keys(body).length > 0 || changed('project')) {
+      const projectId = changed('project')
+        ? await resolveProjectId(c, organizationOf(ctx, desired.key), desired.spec)
+        : undefined;
+      workspace = await c.updateWorkspace({ id: workspace.id }, body, projectId ? { projectId } : {});
+    }
+    if (changed('state')) {
       await pushIfWanted(
         ctx,
         c,
@@ -354,13 +355,12 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
         Boolean(workspace.attributes.locked) && lockedByMe(live),
       );
     }
-    const locked = Boolean(live.workspace.attributes.locked);
-    if (desired.spec.locked === true && !locked) {
-      workspace = await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '');
-    } else if (desired.spec.locked === false && locked) {
-      workspace = lockedByMe(live)
-        ? await c.unlockWorkspace(workspace.id)
-        : await c.forceUnlockWorkspace(workspace.id);
+    if (changed('locked')) {
+      workspace = desired.spec.locked
+        ? await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '')
+        : lockedByMe(live)
+          ? await c.unlockWorkspace(workspace.id)
+          : await c.forceUnlockWorkspace(workspace.id);
     }
     return observedOf(desired.key, workspace);
   },
