@@ -9,9 +9,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { applyPlan } from '../dist/applier/applier.js';
 import { ServiceConnections } from '../dist/cli/connections.js';
+import { defaultCatalog as catalog } from '../dist/cli/services.js';
 import { loadDesired } from '../dist/cli/workflow.js';
 import { buildPlan } from '../dist/planner/planner.js';
-import { kindByName } from '../dist/resources/index.js';
 import { startSandbox } from '../dist/sandbox/index.js';
 
 const sizes = (process.env.BENCH_SIZES ?? '50,500').split(',').map(Number);
@@ -63,11 +63,11 @@ for (const latencyMs of latencies) {
     const dir = manifest(n);
     const total = 2 * n;
     try {
-      const load = await step('validate', () => loadDesired([dir], env));
+      const load = await step('validate', () => loadDesired([dir], env, catalog));
       const { desired } = load.value;
       rows.push({ n, latencyMs, step: 'validate', ms: load.ms, requests: {} });
       const measure = async (label, fn) => {
-        const connections = new ServiceConnections(env);
+        const connections = new ServiceConnections(env, catalog.definitions);
         try {
           const r = await step(label, () => fn(connections));
           rows.push({ n, latencyMs, step: label, ms: r.ms, requests: connections.requestCounts() });
@@ -76,13 +76,15 @@ for (const latencyMs of latencies) {
           await connections.close();
         }
       };
-      const plan = await measure('plan (all new)', (c) => buildPlan(desired, kindByName, c, { parallelism }));
+      const plan = await measure('plan (all new)', (c) =>
+        buildPlan(desired, catalog.kind, c, { parallelism }),
+      );
       await measure('apply', async (c) => {
-        const r = await applyPlan(plan, kindByName, c, { parallelism });
+        const r = await applyPlan(plan, catalog.kind, c, { parallelism });
         if (r.counts.applied !== total) throw new Error(`applied ${r.counts.applied} of ${total}`);
       });
       await measure('plan (no changes)', async (c) => {
-        const p = await buildPlan(desired, kindByName, c, { parallelism });
+        const p = await buildPlan(desired, catalog.kind, c, { parallelism });
         if (p.summary.noop !== total)
           throw new Error(`expected ${total} unchanged: ${JSON.stringify(p.summary)}`);
       });

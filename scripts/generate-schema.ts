@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderManifestSchemaJson } from '../src/manifest/index.js';
-import { kinds } from '../src/resources/index.js';
+import { defaultCatalog } from '../src/cli/services.js';
 
 const target = fileURLToPath(new URL('../schemas/manifest.schema.json', import.meta.url));
-writeFileSync(target, renderManifestSchemaJson(kinds));
-console.log(`wrote schemas/manifest.schema.json (${kinds.length} resource kinds + built-ins)`);
+writeFileSync(target, renderManifestSchemaJson(defaultCatalog.kinds, defaultCatalog.manifestServices));
+console.log(`wrote schemas/manifest.schema.json (${defaultCatalog.kinds.length} resource kinds + built-ins)`);

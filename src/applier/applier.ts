@@ -6,6 +6,8 @@
 import pLimit from 'p-limit';
 import type { KindLookup } from '../planner/planner.js';
 import type { Action, Change, Plan } from '../planner/types.js';
+import { scrub, secretPaths, secretValues } from '../planner/masking.js';
+import { type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
 import type { AnyResourceKind, KindContext, Observed } from '../resources/contract.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
@@ -35,6 +37,8 @@ export interface ApplyOptions {
    */
   checkStale?: boolean;
   onEvent?: (event: ApplyEvent) => void;
+  /** Where the digests of applied write-only values are recorded (see `planner/write-only.ts`). */
+  writeOnly?: WriteOnlyDigests;
 }
 
 export interface ApplyResult {
@@ -49,8 +53,23 @@ export class StaleChangeError extends Error {
   }
 }
 
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** The error's text without any secret of the change (a service may echo a refused value back). */
+function describeError(error: unknown, kind: AnyResourceKind | undefined, change: Change): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return kind && change.desired ? scrub(text, secretValues(secretPaths(kind), change.desired.spec)) : text;
+}
+
+/** After a change succeeded: what its write-only attributes now hold, or nothing for a deleted object. */
+function recordWriteOnly(kind: AnyResourceKind, change: Change, digests: WriteOnlyDigests | undefined): void {
+  if (!digests || !kind.writeOnly?.length) return;
+  if (change.action === 'delete') {
+    digests.forget(change.address);
+    return;
+  }
+  const sent = new Set(change.desired?.changedWriteOnly ?? []);
+  for (const [path, value] of change.desired ? writeOnlyValues(kind, change.desired) : []) {
+    if (sent.has(path)) digests.record(change.address, path, digests.digest(change.address, path, value));
+  }
 }
 
 /** Refuses a change whose object moved since the plan was made. */
@@ -150,6 +169,7 @@ export async function applyPlan(
           try {
             if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
             await execute(kind, ctx, change, options.checkStale ?? false);
+            recordWriteOnly(kind, change, options.writeOnly);
             return {
               address: change.address,
               action: change.action,
@@ -161,7 +181,7 @@ export async function applyPlan(
               address: change.address,
               action: change.action,
               status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
-              message: describeError(error),
+              message: describeError(error, kind, change),
               durationMs: Date.now() - started,
             };
           }

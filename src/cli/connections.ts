@@ -1,105 +1,109 @@
 /**
  * The composition root for services: builds each service's client from the environment
- * (CONVERGE_<SERVICE>_ADDR / _TOKEN) or from a `Connection` declared in the manifest, lazily, so a
- * manifest that uses one service needs only that service's variables.
+ * (CONVERGE_<SERVICE>_ADDR / _TOKEN / settings) or from a `Connection` declared in the manifest,
+ * lazily, so a manifest that uses one service needs only that service's variables.
  */
-import { endpointFromEnv } from '../clients/http/index.js';
-import type { ServiceClients } from '../clients/index.js';
-import { RegistryClient } from '../clients/registry.js';
-import { WorkspacesClient } from '../clients/workspaces.js';
-import { formatPosition, type ManifestConnection, type ServiceName } from '../manifest/types.js';
-import type { KindContext } from '../resources/contract.js';
+import { connectionFromEnv, settingsFromEnv } from '../clients/http/index.js';
+import type {
+  AnyServiceDefinition,
+  ConnectionConfig,
+  RunHttpOptions,
+  ServiceClient,
+  ServiceDefinition,
+} from '../clients/service.js';
+import { formatPosition } from '../common/types.js';
+import type { ManifestConnection } from '../manifest/types.js';
+import type { ConnectionSettings, KindContext } from '../resources/contract.js';
 import { CliError } from './exit-codes.js';
+import type { Io } from './io.js';
 
-export interface ConnectionOptions {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  /** Where the address came from, for "cannot reach" hints (default: the environment variable). */
-  addressSource?: string;
-  /** Workspaces: the organization of objects that name none. */
-  organization?: string;
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Kind options switched on (`force-unlock`). */
+  options?: readonly string[];
+  /** HTTP behaviour for every client of the run (timeouts, retry reporting). */
+  http?: RunHttpOptions;
 }
-
-interface Closable {
-  close(): Promise<void>;
-  requestCount: number;
-}
-
-type Factory<S extends ServiceName> = (options: ConnectionOptions) => ServiceClients[S] & Closable;
-
-const factories: { [S in ServiceName]?: Factory<S> } = {
-  registry: (o) => RegistryClient.fromConnection(o) as RegistryClient & Closable,
-  workspaces: ({ organization, ...o }) =>
-    WorkspacesClient.fromConnection({
-      ...o,
-      ...(organization !== undefined ? { defaultOrganization: organization } : {}),
-    }) as WorkspacesClient & Closable,
-};
 
 export class ServiceConnections implements KindContext {
-  private readonly clients = new Map<string, Closable>();
+  private readonly clients = new Map<string, { service: string; client: ServiceClient }>();
   readonly signal?: AbortSignal;
-  readonly flags: Readonly<{ forceUnlock?: boolean }>;
+  private readonly options: ReadonlySet<string>;
+  private readonly http: RunHttpOptions | undefined;
+
   constructor(
     private readonly env: NodeJS.ProcessEnv,
+    private readonly services: readonly AnyServiceDefinition[],
     private readonly declared: readonly ManifestConnection[] = [],
-    run: { signal?: AbortSignal; flags?: { forceUnlock?: boolean } } = {},
+    run: RunOptions = {},
   ) {
     if (run.signal) this.signal = run.signal;
-    this.flags = run.flags ?? {};
+    this.options = new Set(run.options ?? []);
+    this.http = run.http;
+  }
+
+  option(flag: string): boolean {
+    return this.options.has(flag);
+  }
+
+  private declaredConnection(service: string, connection: string): ManifestConnection {
+    const c = this.declared.find((d) => d.name === connection && d.service === service);
+    if (!c) throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
+    return c;
+  }
+
+  /** A connection's settings, for effective namespaces: read without contacting the service. */
+  settings(service: string, connection?: string): ConnectionSettings {
+    if (connection !== undefined) return this.declaredConnection(service, connection).settings;
+    const definition = this.services.find((d) => d.name === service);
+    return definition ? settingsFromEnv(definition, this.env) : {};
   }
 
   /** The environment's connection for the service, or the manifest's Connection of that name. */
-  private options(service: ServiceName, connection?: string): ConnectionOptions {
-    let source: Omit<ConnectionOptions, 'addressSource'> & { addressSource?: string };
+  private config(service: AnyServiceDefinition, connection?: string): ConnectionConfig {
+    let config: ConnectionConfig;
     if (connection === undefined) {
       try {
-        source = endpointFromEnv(service, this.env);
+        config = connectionFromEnv(service, this.env);
       } catch (error) {
         throw new CliError(error instanceof Error ? error.message : String(error));
       }
     } else {
-      const c = this.declared.find((d) => d.name === connection && d.service === service);
-      if (!c)
-        throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
-      source = { ...c, addressSource: `connection "${c.name}" (${formatPosition(c.source)})` };
+      const c = this.declaredConnection(service.name, connection);
+      const where = `connection "${c.name}" (${formatPosition(c.source)})`;
+      config = {
+        address: c.address,
+        addressSource: where,
+        tokenSource: where,
+        settings: c.settings,
+        ...(c.token !== undefined ? { token: c.token } : {}),
+        ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),
+        ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      };
     }
-    const { address, token, caCertificate, insecureSkipTlsVerify, addressSource, organization } = source;
-    return {
-      address,
-      ...(token !== undefined ? { token } : {}),
-      ...(caCertificate !== undefined ? { caCertificate } : {}),
-      ...(insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-      ...(addressSource !== undefined ? { addressSource } : {}),
-      ...(organization !== undefined ? { organization } : {}),
-    };
+    return this.http ? { ...config, http: this.http } : config;
   }
 
-  client<S extends ServiceName>(service: S, connection?: string): ServiceClients[S] {
-    const id = `${service}@${connection ?? ''}`;
+  client<C extends ServiceClient>(service: ServiceDefinition<C>, connection?: string): C {
+    const id = `${service.name}@${connection ?? ''}`;
     const existing = this.clients.get(id);
-    if (existing) return existing as unknown as ServiceClients[S];
-    const factory = factories[service] as Factory<S> | undefined;
-    if (!factory) throw new CliError(`the ${service} service is not supported yet`);
-    const created = factory(this.options(service, connection));
-    this.clients.set(id, created);
+    if (existing) return existing.client as C;
+    const created = service.createClient(this.config(service as unknown as AnyServiceDefinition, connection));
+    this.clients.set(id, { service: service.name, client: created });
     return created;
   }
 
   /** Requests sent per service so far (for `--json` and benchmarks). */
   requestCounts(): Record<string, number> {
     const counts: Record<string, number> = {};
-    for (const [id, c] of this.clients) {
-      const service = id.split('@')[0]!;
-      counts[service] = (counts[service] ?? 0) + c.requestCount;
+    for (const { service, client } of this.clients.values()) {
+      counts[service] = (counts[service] ?? 0) + client.requestCount;
     }
     return counts;
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.clients.values()].map((c) => c.close()));
+    await Promise.all([...this.clients.values()].map(({ client }) => client.close()));
   }
 }
 
@@ -107,12 +111,12 @@ export class ServiceConnections implements KindContext {
  * Runs a one-off operator command with one service's client from the environment, and closes the
  * connection pool afterwards whatever happens.
  */
-export async function withClient<S extends ServiceName, T>(
-  io: { env: NodeJS.ProcessEnv },
-  service: S,
-  fn: (client: ServiceClients[S]) => Promise<T>,
+export async function withClient<C extends ServiceClient, T>(
+  io: Pick<Io, 'env'>,
+  service: ServiceDefinition<C>,
+  fn: (client: C) => Promise<T>,
 ): Promise<T> {
-  const connections = new ServiceConnections(io.env);
+  const connections = new ServiceConnections(io.env, [service as unknown as AnyServiceDefinition]);
   try {
     return await fn(connections.client(service));
   } finally {

@@ -11,8 +11,10 @@ import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
 import { summarise } from '../planner/types.js';
 import { canonicalJson } from '../resources/compare.js';
-import type { Desired } from '../resources/contract.js';
-import { kindByName } from '../resources/index.js';
+import { addressOf, type Desired } from '../resources/contract.js';
+import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
+import type { WriteOnlyDigests } from '../planner/write-only.js';
+import type { Catalog } from './catalog.js';
 import { CliError } from './exit-codes.js';
 
 const FORMAT = 'converge-plan';
@@ -38,22 +40,31 @@ export interface SavedPlan {
  * What the manifest asked for, as a digest: the spec (without the kind's secret attributes, which
  * a plan file must not make guessable), `ensure`, and local inputs such as a state file's content.
  */
-export function desiredDigest(desired: Desired): string {
-  const secret = new Set(kindByName(desired.key.kind)?.sensitive ?? []);
-  const spec = Object.fromEntries(Object.entries(desired.spec).filter(([k]) => !secret.has(k)));
+export function desiredDigest(desired: Desired, catalog: Catalog, keyed: WriteOnlyDigests): string {
+  const kind = catalog.kind(desired.key.kind);
+  const paths = kind ? secretPaths(kind) : [];
+  const spec = maskAttributes(paths, desired.spec);
+  // Secrets count too (a password changed after the review must refuse the plan), but only keyed:
+  // a plain hash of a short secret could be brute-forced from the plan file.
+  const address = addressOf(desired.key);
+  const secrets = secretValues(paths, desired.spec).map((v) => keyed.digest(address, 'secret', v));
   return createHash('sha256')
-    .update(canonicalJson({ spec, ensure: desired.ensure ?? 'present', local: desired.local ?? null }))
+    .update(
+      canonicalJson({ spec, secrets, ensure: desired.ensure ?? 'present', local: desired.local ?? null }),
+    )
     .digest('hex');
 }
 
-function strip(change: Change): SavedChange {
+function strip(change: Change, catalog: Catalog, keyed: WriteOnlyDigests): SavedChange {
   const { desired, observed: _o, ...rest } = change;
-  return desired ? { ...rest, digest: desiredDigest(desired) } : rest;
+  return desired ? { ...rest, digest: desiredDigest(desired, catalog, keyed) } : rest;
 }
 
 export async function writePlanFile(
   file: string,
   plan: Plan,
+  catalog: Catalog,
+  keyed: WriteOnlyDigests,
   meta: { manifest: string[]; prune: boolean; version: string },
 ): Promise<void> {
   const saved: SavedPlan = {
@@ -63,7 +74,7 @@ export async function writePlanFile(
     created_at: new Date().toISOString(),
     manifest: meta.manifest.map((p) => path.resolve(p)),
     prune: meta.prune,
-    changes: plan.changes.map(strip),
+    changes: plan.changes.map((c) => strip(c, catalog, keyed)),
   };
   // Written beside the target and renamed, so a crash never leaves half a plan.
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
@@ -110,13 +121,19 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
  * plan's desired objects. Refuses when the manifest no longer asks for what was saved: an object's
  * digest differs, a declared object appeared or vanished, or a deletion is no longer wanted.
  */
-export function reconcileSavedPlan(saved: SavedPlan, fresh: Plan, file: string): Plan {
+export function reconcileSavedPlan(
+  saved: SavedPlan,
+  fresh: Plan,
+  file: string,
+  catalog: Catalog,
+  keyed: WriteOnlyDigests,
+): Plan {
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
     const { digest, ...change } = s;
     const f = freshByAddress.get(s.address);
-    const freshDigest = f?.desired ? desiredDigest(f.desired) : undefined;
+    const freshDigest = f?.desired ? desiredDigest(f.desired, catalog, keyed) : undefined;
     if (digest !== freshDigest) mismatched.push(s.address);
     return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });

@@ -5,13 +5,13 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { DocumentPositions } from './positions.js';
-import {
-  type Manifest,
-  type ManifestConnection,
-  type ManifestMetadata,
-  type ManifestPruneScope,
-  SERVICE_NAMES,
-  type ServiceName,
+import type { ManifestService } from './kinds.js';
+import type {
+  Manifest,
+  ManifestConnection,
+  ManifestMetadata,
+  ManifestProblem,
+  ManifestPruneScope,
 } from './types.js';
 
 /** A validated document, as the schema guarantees it. */
@@ -27,8 +27,8 @@ export interface BuiltinKind {
   readonly description: string;
   readonly nameSchema: TSchema;
   readonly specSchema: TSchema;
-  /** Adds the document's content to the manifest being built. */
-  collect(document: ValidDocument, positions: DocumentPositions, manifest: Manifest): void;
+  /** Adds the document's content to the manifest being built, or returns what is wrong with it. */
+  collect(document: ValidDocument, positions: DocumentPositions, manifest: Manifest): ManifestProblem[];
 }
 
 /** Names of objects Converge itself defines (connections, prune scopes). */
@@ -39,60 +39,102 @@ export const LOCAL_NAME_SCHEMA = Type.String({
     'lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters',
 });
 
-const ConnectionSpec = Type.Object(
-  {
-    service: Type.Unsafe<ServiceName>({
-      type: 'string',
-      enum: [...SERVICE_NAMES],
-      description: 'which service this connection reaches',
-    }),
-    // One pattern rather than `format: uri` plus a scheme check, so a bad address gets one error.
-    address: Type.String({
-      pattern: '^https?://[^\\s/?#]+(/\\S*)?$',
-      description: 'the http:// or https:// URL of the service',
-    }),
-    token: Type.Optional(
-      Type.String({ minLength: 1, description: 'API token; use ${env:NAME} rather than writing it here' }),
-    ),
-    caCertificate: Type.Optional(
-      Type.String({ minLength: 1, description: 'PEM CA bundle to trust, e.g. ${file:certs/ca.pem}' }),
-    ),
-    insecureSkipTlsVerify: Type.Optional(
-      Type.Boolean({ description: 'skip TLS certificate verification (for tests only)' }),
-    ),
-    organization: Type.Optional(
-      Type.String({
-        minLength: 1,
-        description:
-          'workspaces only: the organization of Workspace objects that name none in metadata.namespace',
+/**
+ * A Connection's spec: the fields every service has, plus the settings services declare (a
+ * workspace connection's `organization`), each allowed on any connection and checked against its
+ * service in `collect`, so the schema stays one object that editors can complete.
+ */
+function connectionSpec(services: readonly ManifestService[]): TSchema {
+  const settings: Record<string, TSchema> = {};
+  for (const service of services) {
+    for (const setting of service.settings ?? []) {
+      settings[setting.key] = Type.Optional(
+        Type.String({ minLength: 1, description: `${service.name} only: ${setting.description}` }),
+      );
+    }
+  }
+  return Type.Object(
+    {
+      service: Type.String({
+        enum: services.map((s) => s.name),
+        description: 'which service this connection reaches',
       }),
-    ),
-  },
-  { additionalProperties: false },
-);
+      // One pattern rather than `format: uri` plus a scheme check, so a bad address gets one error.
+      address: Type.String({
+        pattern: '^https?://[^\\s/?#]+(/\\S*)?$',
+        description: 'the http:// or https:// URL of the service',
+      }),
+      token: Type.Optional(
+        Type.String({ minLength: 1, description: 'API token; use ${env:NAME} rather than writing it here' }),
+      ),
+      caCertificate: Type.Optional(
+        Type.String({ minLength: 1, description: 'PEM CA bundle to trust, e.g. ${file:certs/ca.pem}' }),
+      ),
+      insecureSkipTlsVerify: Type.Optional(
+        Type.Boolean({ description: 'skip TLS certificate verification (for tests only)' }),
+      ),
+      ...settings,
+    },
+    { additionalProperties: false },
+  );
+}
 
-const connectionKind: BuiltinKind = {
-  kind: 'Connection',
-  description:
-    "A named address and token for one service; resources pick it with metadata.connection instead of the environment's default.",
-  nameSchema: LOCAL_NAME_SCHEMA,
-  specSchema: ConnectionSpec,
-  collect(document, positions, manifest) {
-    const spec = document.spec as Static<typeof ConnectionSpec>;
-    const connection: ManifestConnection = {
-      name: document.metadata.name,
-      service: spec.service,
-      address: spec.address,
-      source: positions.documentStart(),
-    };
-    if (spec.token !== undefined) connection.token = spec.token;
-    if (spec.caCertificate !== undefined) connection.caCertificate = spec.caCertificate;
-    if (spec.organization !== undefined) connection.organization = spec.organization;
-    if (spec.insecureSkipTlsVerify !== undefined)
-      connection.insecureSkipTlsVerify = spec.insecureSkipTlsVerify;
-    manifest.connections.push(connection);
-  },
-};
+interface ConnectionDocumentSpec {
+  service: string;
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  [setting: string]: unknown;
+}
+
+const COMMON_CONNECTION_FIELDS = new Set([
+  'service',
+  'address',
+  'token',
+  'caCertificate',
+  'insecureSkipTlsVerify',
+]);
+
+function connectionKind(services: readonly ManifestService[]): BuiltinKind {
+  return {
+    kind: 'Connection',
+    description:
+      "A named address and token for one service; resources pick it with metadata.connection instead of the environment's default.",
+    nameSchema: LOCAL_NAME_SCHEMA,
+    specSchema: connectionSpec(services),
+    collect(document, positions, manifest) {
+      const spec = document.spec as ConnectionDocumentSpec;
+      const connection: ManifestConnection = {
+        name: document.metadata.name,
+        service: spec.service,
+        address: spec.address,
+        settings: {},
+        source: positions.documentStart(),
+      };
+      if (spec.token !== undefined) connection.token = spec.token;
+      if (spec.caCertificate !== undefined) connection.caCertificate = spec.caCertificate;
+      if (spec.insecureSkipTlsVerify !== undefined)
+        connection.insecureSkipTlsVerify = spec.insecureSkipTlsVerify;
+      const own = new Set(services.find((s) => s.name === spec.service)?.settings?.map((s) => s.key));
+      for (const [key, value] of Object.entries(spec)) {
+        if (COMMON_CONNECTION_FIELDS.has(key) || typeof value !== 'string') continue;
+        if (own.has(key)) connection.settings[key] = value;
+        else
+          return [
+            {
+              position: positions.locate(`/spec/${key}`),
+              message: `${key} is not a setting of ${spec.service} connections${
+                own.size > 0 ? ` (they have: ${[...own].join(', ')})` : ''
+              }`,
+            },
+          ];
+      }
+      manifest.connections.push(connection);
+      return [];
+    },
+  };
+}
 
 const PruneScopeSpec = Type.Object(
   {
@@ -142,11 +184,21 @@ const pruneScopeKind: BuiltinKind = {
     if (spec.namePrefix !== undefined) scope.namePrefix = spec.namePrefix;
     if (spec.allowEmpty !== undefined) scope.allowEmpty = spec.allowEmpty;
     manifest.pruneScopes.push(scope);
+    return [];
   },
 };
 
-export const BUILTIN_KINDS: readonly BuiltinKind[] = [connectionKind, pruneScopeKind];
+const builtins = new WeakMap<readonly ManifestService[], readonly BuiltinKind[]>();
 
-export function builtinKind(kind: string): BuiltinKind | undefined {
-  return BUILTIN_KINDS.find((builtin) => builtin.kind === kind);
+/** The built-in kinds for a list of services (the Connection schema names them), built once per list. */
+export function builtinKinds(services: readonly ManifestService[]): readonly BuiltinKind[] {
+  let found = builtins.get(services);
+  if (!found) {
+    found = [connectionKind(services), pruneScopeKind];
+    builtins.set(services, found);
+  }
+  return found;
 }
+
+/** Names of the built-in kinds, whatever the services. */
+export const BUILTIN_KIND_NAMES: readonly string[] = ['Connection', 'PruneScope'];

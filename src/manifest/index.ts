@@ -2,8 +2,8 @@
  * The manifest layer: load YAML manifests, interpolate `${env:...}` / `${file:...}`, validate them
  * against the kinds' schemas, and keep source positions for every later error.
  */
-export { BUILTIN_KINDS, type BuiltinKind } from './builtins.js';
-export { API_VERSION, type ManifestKind } from './kinds.js';
+export { BUILTIN_KIND_NAMES, type BuiltinKind, builtinKinds } from './builtins.js';
+export { API_VERSION, type ManifestKind, type ManifestService } from './kinds.js';
 export { type LoadManifestOptions, loadManifest } from './load.js';
 export { buildManifestSchema, MANIFEST_SCHEMA_ID, renderManifestSchemaJson } from './schema.js';
 export * from './types.js';

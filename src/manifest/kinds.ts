@@ -10,6 +10,27 @@ export type ManifestKind = Pick<
 > &
   Partial<Pick<AnyResourceKind, 'ownership' | 'validateSpec'>>;
 
+/**
+ * What the manifest layer needs to know about a service: its name (for `Connection.service`) and the
+ * settings its connections have beyond address and token (a workspace connection's `organization`).
+ */
+export interface ManifestService {
+  readonly name: string;
+  readonly settings?: readonly { readonly key: string; readonly description: string }[];
+}
+
+const derived = new WeakMap<readonly ManifestKind[], readonly ManifestService[]>();
+
+/** The services the kinds name, without settings: for callers (tests) that pass kinds alone. */
+export function servicesOfKinds(kinds: readonly ManifestKind[]): readonly ManifestService[] {
+  let found = derived.get(kinds);
+  if (!found) {
+    found = [...new Set(kinds.map((k) => k.service))].map((name) => ({ name }));
+    derived.set(kinds, found);
+  }
+  return found;
+}
+
 export const API_VERSION = 'converge/v1';
 
 /** The four fields of every document, in the order they are written. */

@@ -4,11 +4,11 @@
  */
 import path from 'node:path';
 import { isMap } from 'yaml';
-import { builtinKind, type ValidDocument } from './builtins.js';
+import { builtinKinds, type ValidDocument } from './builtins.js';
 import { crossCheck } from './crosscheck.js';
 import { discoverManifestFiles, type ManifestFile, pathProblem } from './discover.js';
 import type { InterpolationSources } from './interpolate.js';
-import type { ManifestKind } from './kinds.js';
+import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
 import { type ParsedDocument, parseManifestText } from './parse.js';
 import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
@@ -20,6 +20,8 @@ import { manifestValidator, validateDocument } from './validate.js';
 export interface LoadManifestOptions {
   /** The resource kinds a manifest may use (the CLI passes the registry's `kinds`). */
   kinds: readonly ManifestKind[];
+  /** The services `Connection` documents may name, with their settings; default: the kinds' services. */
+  services?: readonly ManifestService[];
   /** Where `${env:NAME}` looks; defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Folder that relative paths start from; defaults to `process.cwd()`. */
@@ -32,10 +34,11 @@ export interface LoadManifestOptions {
  */
 export async function loadManifest(paths: string[], options: LoadManifestOptions): Promise<Manifest> {
   const { kinds } = options;
+  const services = options.services ?? servicesOfKinds(kinds);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   // Compile first: a broken kind schema is a programming error and should fail loudly, not per file.
-  manifestValidator(kinds);
+  manifestValidator(kinds, services);
 
   const manifest: Manifest = { files: [], resources: [], connections: [], pruneScopes: [] };
   const discovery = await discoverManifestFiles(paths, cwd);
@@ -56,7 +59,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     problems.push(...parsed.problems);
     const sources = interpolationSources(file, env, referencedFiles);
     for (const document of parsed.documents) {
-      const documentProblems = await loadDocument(document, sources, kinds, manifest);
+      const documentProblems = await loadDocument(document, sources, { kinds, services }, manifest);
       problems.push(...documentProblems);
       if (documentProblems.length > 0) {
         const name = connectionName(document);
@@ -73,7 +76,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 async function loadDocument(
   { doc, positions }: ParsedDocument,
   sources: InterpolationSources,
-  kinds: readonly ManifestKind[],
+  { kinds, services }: { kinds: readonly ManifestKind[]; services: readonly ManifestService[] },
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
   if (!isMap(doc.contents)) {
@@ -98,6 +101,7 @@ async function loadDocument(
     ...prepared.problems,
     ...validateDocument(value, {
       kinds,
+      services,
       positions,
       sensitivePointers,
       failedPointers: prepared.failedPointers,
@@ -106,11 +110,8 @@ async function loadDocument(
   if (problems.length > 0) return problems;
 
   const document = value as ValidDocument;
-  const builtin = builtinKind(document.kind);
-  if (builtin) {
-    builtin.collect(document, positions, manifest);
-    return [];
-  }
+  const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
+  if (builtin) return builtin.collect(document, positions, manifest);
   const { metadata } = document;
   const resource: ManifestResource = {
     kind: document.kind,

@@ -8,17 +8,26 @@
  * its defaults; editors that do not know the keyword still complete kinds from the branches' consts.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { BUILTIN_KINDS, type BuiltinKind, LOCAL_NAME_SCHEMA } from './builtins.js';
-import { API_VERSION, ENVELOPE_FIELDS, type ManifestKind } from './kinds.js';
+import { BUILTIN_KIND_NAMES, type BuiltinKind, builtinKinds, LOCAL_NAME_SCHEMA } from './builtins.js';
+import {
+  API_VERSION,
+  ENVELOPE_FIELDS,
+  type ManifestKind,
+  type ManifestService,
+  servicesOfKinds,
+} from './kinds.js';
 
 export const MANIFEST_SCHEMA_ID = 'urn:converge:schema:manifest:v1';
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 
 type JsonSchema = Record<string, unknown>;
 
-export function buildManifestSchema(kinds: readonly ManifestKind[]): JsonSchema {
+export function buildManifestSchema(
+  kinds: readonly ManifestKind[],
+  services: readonly ManifestService[] = servicesOfKinds(kinds),
+): JsonSchema {
   checkKindNames(kinds);
-  const branches = [...kinds.map(resourceBranch), ...BUILTIN_KINDS.map(builtinBranch)];
+  const branches = [...kinds.map(resourceBranch), ...builtinKinds(services).map(builtinBranch)];
   return {
     $schema: DRAFT_07,
     $id: MANIFEST_SCHEMA_ID,
@@ -39,13 +48,16 @@ export function buildManifestSchema(kinds: readonly ManifestKind[]): JsonSchema 
 }
 
 /** The schema as checked in: sorted keys, two-space indent, final newline. */
-export function renderManifestSchemaJson(kinds: readonly ManifestKind[]): string {
-  return `${JSON.stringify(sortKeys(buildManifestSchema(kinds)), null, 2)}\n`;
+export function renderManifestSchemaJson(
+  kinds: readonly ManifestKind[],
+  services: readonly ManifestService[] = servicesOfKinds(kinds),
+): string {
+  return `${JSON.stringify(sortKeys(buildManifestSchema(kinds, services)), null, 2)}\n`;
 }
 
 /** Every kind name a manifest may use, sorted: for the "unknown kind" message. */
 export function knownKindNames(kinds: readonly ManifestKind[]): string[] {
-  return [...kinds.map((kind) => kind.kind), ...BUILTIN_KINDS.map((kind) => kind.kind)].sort();
+  return [...kinds.map((kind) => kind.kind), ...BUILTIN_KIND_NAMES].sort();
 }
 
 function resourceBranch(kind: ManifestKind): JsonSchema {
@@ -118,7 +130,7 @@ function labelsSchema(): JsonSchema {
 function checkKindNames(kinds: readonly ManifestKind[]): void {
   const seen = new Set<string>();
   for (const { kind } of kinds) {
-    if (BUILTIN_KINDS.some((builtin) => builtin.kind === kind)) {
+    if (BUILTIN_KIND_NAMES.includes(kind)) {
       throw new Error(`kind ${kind} is built into the manifest layer and cannot be registered again`);
     }
     if (seen.has(kind)) throw new Error(`kind ${kind} is registered twice`);

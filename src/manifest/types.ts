@@ -4,15 +4,9 @@
  * apply error) can point the user at `file:line:col`.
  */
 
-/**
- * A 1-based position in a manifest file. Line 0 (with col 0) means the problem concerns the path as
- * a whole (a missing path, an empty folder): it prints as `path: message`.
- */
-export interface SourcePosition {
-  file: string;
-  line: number;
-  col: number;
-}
+import { formatPosition, type ServiceName, type SourcePosition } from '../common/types.js';
+
+export { formatPosition, type ServiceName, type SourcePosition };
 
 export interface ManifestMetadata {
   /** The object's key in its service (role Name, workspace name, ...). */
@@ -63,13 +57,10 @@ export interface ManifestConnection {
   token?: string;
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
-  /** Workspaces: the default organization. */
-  organization?: string;
+  /** The service's own settings (a workspace connection's `organization`), by key. */
+  settings: Record<string, string>;
   source: SourcePosition;
 }
-
-export type ServiceName = 'workspaces' | 'secrets' | 'registry' | 'scheduler';
-export const SERVICE_NAMES: readonly ServiceName[] = ['workspaces', 'secrets', 'registry', 'scheduler'];
 
 /** A scope in which `--prune` may delete objects the manifest no longer declares (`kind: PruneScope`). */
 export interface ManifestPruneScope {
@@ -97,10 +88,6 @@ export interface Manifest {
 export interface ManifestProblem {
   position: SourcePosition;
   message: string;
-}
-
-export function formatPosition(p: SourcePosition): string {
-  return p.line > 0 ? `${p.file}:${p.line}:${p.col}` : p.file;
 }
 
 /** Thrown by the manifest layer with every problem found, not only the first. */

@@ -4,8 +4,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formatsPlugin from 'ajv-formats';
-import type { ManifestKind } from './kinds.js';
-import { API_VERSION } from './kinds.js';
+import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
 import type { DocumentPositions } from './positions.js';
 import { buildManifestSchema, knownKindNames } from './schema.js';
@@ -14,11 +13,22 @@ import type { ManifestProblem } from './types.js';
 // ajv-formats is CommonJS; under NodeNext its callable is the default export's `default`.
 const addFormats = formatsPlugin.default;
 
-const compiled = new WeakMap<readonly ManifestKind[], ValidateFunction>();
+const compiled = new WeakMap<
+  readonly ManifestKind[],
+  WeakMap<readonly ManifestService[], ValidateFunction>
+>();
 
-/** The compiled validator for a list of kinds; compiled once per list (the registry is a constant). */
-export function manifestValidator(kinds: readonly ManifestKind[]): ValidateFunction {
-  let validate = compiled.get(kinds);
+/**
+ * The compiled validator for a list of kinds and services; compiled once per pair of lists (the
+ * CLI's catalog is a constant).
+ */
+export function manifestValidator(
+  kinds: readonly ManifestKind[],
+  services: readonly ManifestService[] = servicesOfKinds(kinds),
+): ValidateFunction {
+  const byServices = compiled.get(kinds) ?? new WeakMap<readonly ManifestService[], ValidateFunction>();
+  compiled.set(kinds, byServices);
+  let validate = byServices.get(services);
   if (!validate) {
     const ajv = new Ajv({
       allErrors: true,
@@ -28,14 +38,16 @@ export function manifestValidator(kinds: readonly ManifestKind[]): ValidateFunct
       verbose: true,
     });
     addFormats(ajv);
-    validate = ajv.compile(buildManifestSchema(kinds));
-    compiled.set(kinds, validate);
+    validate = ajv.compile(buildManifestSchema(kinds, services));
+    byServices.set(services, validate);
   }
   return validate;
 }
 
 export interface ValidationContext {
   kinds: readonly ManifestKind[];
+  /** The services Connection documents may name; default: those the kinds name. */
+  services?: readonly ManifestService[];
   positions: DocumentPositions;
   /** Interpolated values: never echoed in messages, since they may be secrets. */
   sensitivePointers: ReadonlySet<string>;
@@ -56,7 +68,7 @@ export function validateDocument(value: unknown, context: ValidationContext): Ma
       },
     ];
   }
-  const validate = manifestValidator(context.kinds);
+  const validate = manifestValidator(context.kinds, context.services);
   if (validate(value)) return kindRules(document, context);
   const errors = relevantErrors(validate.errors ?? []).filter(
     (error) => !isUnderAny(error.instancePath, context.failedPointers),

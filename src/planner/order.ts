@@ -5,23 +5,37 @@
  */
 import type { Change } from './types.js';
 
-/** Kahn's algorithm, stable on the input order; a cycle is an error naming its members. */
-export function topologicalOrder(changes: Change[]): Change[] {
-  const byAddress = new Map(changes.map((c) => [c.address, c]));
-  const pending = new Map(
-    changes.map((c) => [c.address, new Set(c.dependsOn.filter((d) => byAddress.has(d)))]),
-  );
+/**
+ * Kahn's algorithm in waves, linear in changes and edges (plus sorting each wave): every wave is the
+ * changes whose dependencies are all placed, in input order, so the result is stable. A cycle is an
+ * error naming its members.
+ */
+export function topologicalOrder(changes: readonly Change[]): Change[] {
+  const position = new Map(changes.map((c, i) => [c.address, i]));
+  const waiting = new Map<Change, number>();
+  const dependants = new Map<string, Change[]>();
+  for (const c of changes) {
+    const deps = new Set(c.dependsOn.filter((d) => position.has(d) && d !== c.address));
+    waiting.set(c, deps.size);
+    for (const d of deps) dependants.set(d, [...(dependants.get(d) ?? []), c]);
+  }
   const ordered: Change[] = [];
-  while (pending.size > 0) {
-    const ready = changes.filter((c) => pending.get(c.address)?.size === 0);
-    if (ready.length === 0) {
-      throw new Error(`dependency cycle between ${[...pending.keys()].join(', ')}`);
-    }
-    for (const c of ready) {
+  let wave = changes.filter((c) => waiting.get(c) === 0);
+  while (wave.length > 0) {
+    const next: Change[] = [];
+    for (const c of wave) {
       ordered.push(c);
-      pending.delete(c.address);
-      for (const deps of pending.values()) deps.delete(c.address);
+      for (const d of dependants.get(c.address) ?? []) {
+        const left = waiting.get(d)! - 1;
+        waiting.set(d, left);
+        if (left === 0) next.push(d);
+      }
     }
+    wave = next.sort((a, b) => position.get(a.address)! - position.get(b.address)!);
+  }
+  if (ordered.length < changes.length) {
+    const stuck = changes.filter((c) => waiting.get(c)! > 0).map((c) => c.address);
+    throw new Error(`dependency cycle between ${stuck.join(', ')}`);
   }
   return ordered;
 }

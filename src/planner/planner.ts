@@ -17,8 +17,9 @@ import {
   type ResourceKey,
 } from '../resources/contract.js';
 import { topologicalOrder } from './order.js';
-import { SENSITIVE } from './render/format.js';
+import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
 import { type Change, type Plan, summarise } from './types.js';
+import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests } from './write-only.js';
 
 export interface PlanOptions {
   /** How many reads may be in flight at once (terraform's -parallelism; default 10). */
@@ -27,6 +28,8 @@ export interface PlanOptions {
   prune?: PruneScope[];
   /** Called as reads finish, for progress output. */
   onProgress?: (done: number, total: number) => void;
+  /** What Converge last applied to write-only attributes; without it every such value counts as changed. */
+  writeOnly?: WriteOnlyDigests;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -99,34 +102,11 @@ function sourceOf(d: Desired): string | undefined {
   return d.resource ? formatPosition(d.resource.source) : undefined;
 }
 
-/** Replaces the kind's secret attributes, wherever they appear, by a marker. */
-function maskAttributes(kind: AnyResourceKind, attrs: Record<string, unknown>): Record<string, unknown> {
-  if (!kind.sensitive?.length) return attrs;
-  const masked = { ...attrs };
-  for (const name of kind.sensitive) if (name in masked) masked[name] = SENSITIVE;
-  return masked;
-}
-
-function maskDiffs(kind: AnyResourceKind, diffs: AttributeDiff[]): AttributeDiff[] {
-  if (!kind.sensitive?.length) return diffs;
-  return diffs.map((d) => {
-    const top = d.path.split(/[.[]/)[0] ?? '';
-    if (!kind.sensitive!.includes(top)) return d;
-    const { before, after, ...rest } = d;
-    return {
-      ...rest,
-      sensitive: true,
-      ...(before !== undefined ? { before: SENSITIVE } : {}),
-      ...(after !== undefined ? { after: SENSITIVE } : {}),
-    };
-  });
-}
-
 /** What every change about a live object carries: the object, its id, version and attributes. */
 function liveFields(kind: AnyResourceKind, observed: Observed) {
   return {
     observed,
-    before: maskAttributes(kind, kind.describe(observed)),
+    before: maskAttributes(secretPaths(kind), kind.describe(observed)),
     ...(observed.id ? { id: observed.id } : {}),
     ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
     ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
@@ -137,6 +117,7 @@ function changeFor(
   d: Desired,
   kind: AnyResourceKind,
   observed: Observed | undefined,
+  digests: WriteOnlyDigests | undefined,
 ): { change: Change; problems: PlanProblem[] } {
   const base = {
     address: addressOf(d.key),
@@ -155,10 +136,19 @@ function changeFor(
       : { ...base, action: 'noop', after: null, reason };
     return { change, problems: [] };
   }
-  const after = maskAttributes(kind, kind.render(d));
-  if (!observed) return { change: { ...base, action: 'create', after }, problems: [] };
+  const secrets = secretPaths(kind);
+  const after = maskAttributes(secrets, kind.render(d));
+  if (!observed) {
+    const created = kind.writeOnly?.length ? { ...d, changedWriteOnly: [...kind.writeOnly] } : d;
+    return { change: { ...base, desired: created, action: 'create', after }, problems: [] };
+  }
   const comparison = kind.compare(d, observed);
-  const action = comparison.diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
+  // Write-only values are never read back: whether they changed is told by their digests alone.
+  const writeOnly = kind.writeOnly?.length
+    ? compareWriteOnly(kind, addressOf(d.key), d, digests)
+    : { diffs: [], changed: [] };
+  const diffs = [...comparison.diffs.filter((diff) => !isWriteOnlyDiff(kind, diff)), ...writeOnly.diffs];
+  const action = diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
   const problems = (comparison.problems ?? []).map((p): PlanProblem => ({
     key: d.key,
     message: p.message,
@@ -168,9 +158,10 @@ function changeFor(
     change: {
       ...base,
       ...liveFields(kind, observed),
+      ...(kind.writeOnly?.length ? { desired: { ...d, changedWriteOnly: writeOnly.changed } } : {}),
       action,
       after,
-      diffs: maskDiffs(kind, comparison.diffs),
+      diffs: maskDiffs(secrets, diffs),
     },
     problems,
   };
@@ -291,32 +282,31 @@ async function pruneCandidates(
 }
 
 /**
- * Dependencies between changes: object-level ones from the kind, and kind-level ones (`after`) on the
- * same connection. Deletions depend the other way round.
+ * Dependencies between changes, from what each kind says an object needs. Built once from an index
+ * of addresses, so linking costs time linear in the objects and their edges. Creates and updates wait
+ * for what they need; a deletion waits for the deletion of everything that needed the deleted object
+ * (a group is deleted after its users). Keys outside the plan are ignored.
  */
-function linkDependencies(changes: Change[], lookup: KindLookup): void {
+export function linkDependencies(changes: readonly Change[], lookup: KindLookup): void {
   const byAddress = new Map(changes.map((c) => [c.address, c]));
-  const needs = (c: Change): string[] => {
+  const edges = new Map<Change, Set<string>>(changes.map((c) => [c, new Set<string>()]));
+  for (const c of changes) {
     const kind = mustKind(lookup, c.key.kind);
-    const objectDeps = c.desired && kind.dependencies ? kind.dependencies(c.desired).map(addressOf) : [];
-    const kindDeps = changes
-      .filter(
-        (o) => kind.after?.includes(o.key.kind) && (o.key.connection ?? '') === (c.key.connection ?? ''),
-      )
-      .map((o) => o.address);
-    return [...new Set([...objectDeps, ...kindDeps])].filter((a) => a !== c.address && byAddress.has(a));
-  };
-  for (const c of changes) {
-    if (c.action === 'delete') continue;
-    c.dependsOn = needs(c).filter((a) => byAddress.get(a)?.action !== 'delete');
+    if (!kind.dependencies) continue;
+    const needs = kind.dependencies({
+      key: c.key,
+      ...(c.desired ? { desired: c.desired } : {}),
+      ...(c.observed ? { observed: c.observed } : {}),
+    });
+    for (const key of needs) {
+      const needed = byAddress.get(addressOf(key));
+      if (!needed || needed === c) continue;
+      const deleting = c.action === 'delete';
+      if (!deleting && needed.action !== 'delete') edges.get(c)!.add(needed.address);
+      else if (deleting && needed.action === 'delete') edges.get(needed)!.add(c.address);
+    }
   }
-  // A deletion waits for the deletion of everything that needed the deleted object.
-  for (const c of changes) {
-    if (c.action !== 'delete') continue;
-    c.dependsOn = changes
-      .filter((o) => o.action === 'delete' && o !== c && needs(o).includes(c.address))
-      .map((o) => o.address);
-  }
+  for (const [c, deps] of edges) c.dependsOn = [...deps];
 }
 
 export async function buildPlan(
@@ -326,22 +316,11 @@ export async function buildPlan(
   options: PlanOptions = {},
 ): Promise<Plan> {
   const limit = pLimit(Math.max(1, options.parallelism ?? 10));
-  const withNamespace = (key: {
-    kind: string;
-    namespace?: string;
-    connection?: string;
-  }): string | undefined => {
-    const kind = mustKind(lookup, key.kind);
-    return key.namespace ?? kind.effectiveNamespace?.(ctx, key as ResourceKey);
-  };
 
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
+  // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
-  const keyed = desiredInput.map((d) => {
-    const namespace = withNamespace(d.key);
-    return namespace === undefined ? d : { ...d, key: { ...d.key, namespace } };
-  });
-  const desired = await resolveAll(keyed, lookup, limit, problems);
+  const desired = await resolveAll(desiredInput, lookup, limit, problems);
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
@@ -362,15 +341,14 @@ export async function buildPlan(
       d,
       mustKind(lookup, d.key.kind),
       observed.get(addressOf(d.key)),
+      options.writeOnly,
     );
     problems.push(...found);
     return change;
   });
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
-    for (const s of options.prune) {
-      const namespace = withNamespace(s);
-      const scope = namespace === undefined ? s : { ...s, namespace };
+    for (const scope of options.prune) {
       const id = JSON.stringify([
         scope.kind,
         scope.connection,

@@ -3,6 +3,7 @@
  * namespace; spec holds the Role fields under the registry's own names.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { registryService } from '../clients/registry/definition.js';
 import type { RegistryClient, Role } from '../clients/registry.js';
 import { compact, diffValues, sortBy } from './compare.js';
 import type {
@@ -68,7 +69,7 @@ export type AclRoleSpec = Static<typeof AclRoleSpec>;
 type PolicyLinkSpec = Static<typeof PolicyLink>;
 
 function client(ctx: KindContext, key: ResourceKey): RegistryClient {
-  return ctx.client('registry', key.connection);
+  return ctx.client(registryService, key.connection);
 }
 
 function nsOption(key: ResourceKey): { namespace?: string } {
@@ -159,7 +160,7 @@ function roleRules(spec: AclRoleSpec): { pointer: string; message: string }[] {
 
 export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
   kind: 'AclRole',
-  service: 'registry',
+  service: registryService.name,
   description: 'A registry ACL role: policies, service identities and node identities under one name.',
   namespaced: true,
   nameSchema: Type.String({
@@ -225,7 +226,7 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
 
   async list(ctx, scope) {
     const roles = await ctx
-      .client('registry', scope.connection)
+      .client(registryService, scope.connection)
       .listRoles(scope.namespace === undefined ? {} : { namespace: scope.namespace });
     return roles.map((role) =>
       observedOf(

@@ -1,11 +1,12 @@
 /**
  * The contract every resource kind implements, after the observe / create / update / delete shape of
  * Crossplane's external clients and Terraform providers. The planner and the applier know only this
- * interface: a new kind is one new module registered in `./index.ts`.
+ * interface: a new kind is one new module, listed by its service's module in the CLI's catalog.
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { ServiceClients } from '../clients/index.js';
-import type { ManifestResource, ServiceName, SourcePosition } from '../manifest/types.js';
+import type { ServiceClient, ServiceDefinition } from '../clients/service.js';
+import type { ServiceName, SourcePosition } from '../common/types.js';
+import type { ManifestResource } from '../manifest/types.js';
 
 /** Identifies one object across Converge: kind + namespace + name (+ which connection it lives on). */
 export interface ResourceKey {
@@ -36,6 +37,12 @@ export interface Desired<Spec = Record<string, unknown>> {
   local?: unknown;
   /** The manifest document, for positions and sensitivity; absent for objects loaded from a saved plan. */
   resource?: ManifestResource;
+  /**
+   * Set by the planner for kinds with `writeOnly` attributes: those whose value differs from what
+   * Converge last applied (or that it never recorded). The others are unchanged: `update` must not
+   * send them again.
+   */
+  changedWriteOnly?: readonly string[];
 }
 
 /** The live object as the service reports it. */
@@ -85,13 +92,34 @@ export interface PlanProblem {
   position?: SourcePosition;
 }
 
-/** What the composition root hands each kind: its service's client, the run's flags, a stop signal. */
+/** What the composition root hands each kind: its service's client, the run's options, a stop signal. */
 export interface KindContext {
-  client<S extends ServiceName>(service: S, connection?: string): ServiceClients[S];
+  /** The client of a service on the environment's connection, or on a manifest `Connection`. */
+  client<C extends ServiceClient>(service: ServiceDefinition<C>, connection?: string): C;
   /** Aborted when the user interrupts (Ctrl-C): kinds stop, release what they hold, and throw. */
   readonly signal?: AbortSignal;
-  /** Command-line switches a kind may honour (`forceUnlock`). */
-  readonly flags?: Readonly<{ forceUnlock?: boolean }>;
+  /** Whether the user switched on one of the kinds' own `options` (`force-unlock`). */
+  option(flag: string): boolean;
+}
+
+/** The settings of a service's connection (`organization`), known without contacting the service. */
+export type ConnectionSettings = Readonly<Record<string, string>>;
+
+/** A command-line switch a kind offers on `apply` (`--force-unlock`). */
+export interface KindOption {
+  /** Without dashes: `force-unlock`. */
+  readonly flag: string;
+  readonly description: string;
+}
+
+/**
+ * An object a kind is asked about for dependencies: one the manifest declares (`desired`), or a live
+ * one about to be deleted (`observed`), or both.
+ */
+export interface DependencySubject<Spec = Record<string, unknown>, Live = unknown> {
+  key: ResourceKey;
+  desired?: Desired<Spec>;
+  observed?: Observed<Live>;
 }
 
 /** Which live objects a prune may consider, as declared by the manifest. */
@@ -120,32 +148,43 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   readonly namespaceLabel?: string;
   /**
    * The namespace an object without `metadata.namespace` lives in (a workspace: the connection's
-   * organization; a role: `default`). The planner fills it in before anything else, so the same
-   * object always has the same key and prune scopes compare like with like.
+   * organization; a role: `default`), from the connection's settings alone. It is filled in right
+   * after loading, before validation's duplicate check, so the same object always has the same key
+   * and prune scopes compare like with like. Throws with a message when there is none to be had.
    */
-  effectiveNamespace?(ctx: KindContext, key: ResourceKey): string | undefined;
+  effectiveNamespace?(key: ResourceKey, settings: ConnectionSettings): string;
   /** Schema of `metadata.name` (pattern, length), a TypeBox string schema. */
   readonly nameSchema: TSchema;
   /** Schema of `spec`, a TypeBox object schema. Field names are the service's own. */
   readonly specSchema: TSchema;
+  /** Switches the kind honours on `apply` (`--force-unlock`); read with `ctx.option(flag)`. */
+  readonly options?: readonly KindOption[];
   /**
-   * Kinds whose objects must be created before this kind's (and deleted after). Object-level
-   * dependencies come from `dependencies`.
-   */
-  readonly after?: readonly string[];
-  /**
-   * Top-level spec attributes that hold secrets. The planner masks them in every rendering and the
-   * plan file never holds them.
+   * Spec attributes that hold secrets, as dotted paths (`bindpass`, `tls.key`; lists are passed
+   * through, so `users.password` is every user's password; `*` is any key, as in `env.*`). The
+   * planner masks them at any depth in every rendering, saved plans never hold them, and the
+   * applier scrubs their values from error messages.
    */
   readonly sensitive?: readonly string[];
+  /**
+   * Secret attributes the service accepts but never returns (a bind password, a client key), in the
+   * same path form; they are sensitive too. The kind's `compare` need not look at them: the planner
+   * tells a change from a keyed digest of what Converge last applied, never re-sends an unchanged
+   * value, and shows a changed one as `(sensitive value changed)`.
+   */
+  readonly writeOnly?: readonly string[];
 
   /**
    * Manifest rules JSON Schema says poorly (fields that exclude each other), checked by `validate`
    * after the schema passed. Pointers are relative to `spec` (`/operations`).
    */
   validateSpec?(spec: Spec): { pointer: string; message: string }[];
-  /** Keys of other manifest objects this one needs to exist first. */
-  dependencies?(desired: Desired<Spec>): ResourceKey[];
+  /**
+   * The objects this one needs (a directory user: its groups and its mount's config), as complete
+   * keys (namespace and connection filled in). The planner orders creates and updates after what
+   * they need, and deletions the other way round; keys that are not in the plan are ignored.
+   */
+  dependencies?(subject: DependencySubject<Spec, Live>): ResourceKey[];
   /**
    * Reads local inputs the spec names (files), before any service is contacted; returns the desired
    * object with `local` set, or problems pointing into the manifest.

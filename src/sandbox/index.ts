@@ -1,8 +1,7 @@
 /**
- * The sandbox: a local server that emulates Converge's four services on one loopback port, each under
- * its own path prefixes, with several tokens, injected faults and optional persistence. Only the
- * registry (ACL roles) and the workspace service (workspaces, state versions) are emulated so far; the
- * others join as modules in `./services/`.
+ * The sandbox: a local server that emulates Converge's services on one loopback port, each under its
+ * own path prefixes, with several tokens, injected faults and optional persistence. The services are
+ * modules listed in `./services/index.ts`; a caller may pass its own list.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +12,8 @@ import { FaultInjector } from './core/faults.js';
 import { JsonStateFile, PersistenceScheduler } from './core/persistence.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
-import { SANDBOX_SERVICE_NAMES, type ServiceInstance } from './core/service.js';
+import type { AnyServiceDefinition, ServiceInstance } from './core/service.js';
+import { envVarPrefix } from '../common/types.js';
 import { TokenStore } from './core/tokens.js';
 import { SANDBOX_SERVICES } from './services/index.js';
 
@@ -43,6 +43,8 @@ export interface SandboxOptions {
   config?: SandboxConfig | string;
   /** Receives one line per request; default none. */
   log?: (line: string) => void;
+  /** The services to emulate; default every service in `./services/index.ts`. */
+  services?: readonly AnyServiceDefinition[];
 }
 
 export interface RunningSandbox {
@@ -52,8 +54,8 @@ export interface RunningSandbox {
   host: string;
   rootToken: string;
   /**
-   * CONVERGE_{WORKSPACES,SECRETS,REGISTRY,SCHEDULER}_{ADDR,TOKEN} (ADDR = url, no path prefix), and
-   * CONVERGE_WORKSPACES_ORGANIZATION.
+   * CONVERGE_<SERVICE>_ADDR (the url, no path prefix) and CONVERGE_<SERVICE>_TOKEN for every emulated
+   * service, plus what services add (CONVERGE_WORKSPACES_ORGANIZATION).
    */
   env(): Record<string, string>;
   /** Flushes persistence, closes keep-alive sockets, resolves when the port is free. */
@@ -70,13 +72,14 @@ export function loadSandboxConfig(path: string): SandboxConfig {
 export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   const host = opts.host ?? '127.0.0.1';
   const rootToken = opts.token ?? randomUUID();
-  const config = resolveConfig(opts.config, rootToken);
+  const services = opts.services ?? SANDBOX_SERVICES;
+  const config = resolveConfig(opts.config, rootToken, services);
   const log = opts.log ?? (() => {});
   const tokens = new TokenStore(rootToken, config.tokens ?? []);
 
   const shutdown = new AbortController();
   const router = new Router();
-  const schedulers = createServices({
+  const schedulers = createServices(services, {
     config,
     tokens,
     router,
@@ -86,7 +89,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   });
 
   const faults = config.faults ? new FaultInjector(config.faults) : undefined;
-  const server = new SandboxServer({ router, services: SANDBOX_SERVICES, faults, shutdown, log });
+  const server = new SandboxServer({ router, services, faults, shutdown, log });
   let address: AddressInfo;
   try {
     address = await server.listen(opts.port ?? 0, host);
@@ -106,13 +109,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     rootToken,
     env() {
       const env: Record<string, string> = {};
-      for (const name of SANDBOX_SERVICE_NAMES) {
-        env[`CONVERGE_${name.toUpperCase()}_ADDR`] = url;
-        env[`CONVERGE_${name.toUpperCase()}_TOKEN`] = rootToken;
+      for (const service of services) {
+        const prefix = envVarPrefix(service.name);
+        env[`${prefix}_ADDR`] = url;
+        env[`${prefix}_TOKEN`] = rootToken;
+        const extra = service.exports?.((config as Record<string, unknown>)[service.name] as never) ?? {};
+        for (const [name, value] of Object.entries(extra)) env[`${prefix}_${name}`] = value;
       }
-      // The organization Workspace objects and workspace commands use when they name none: the
-      // first configured one, or the `sandbox` organization the service starts with.
-      env.CONVERGE_WORKSPACES_ORGANIZATION = config.workspaces?.organizations?.[0]?.name ?? 'sandbox';
       return env;
     },
     close() {
@@ -129,14 +132,16 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
 }
 
 /** The validated config; a token may not share the root token's secret. */
-function resolveConfig(given: SandboxConfig | string | undefined, rootToken: string): SandboxConfig {
+function resolveConfig(
+  given: SandboxConfig | string | undefined,
+  rootToken: string,
+  services: readonly AnyServiceDefinition[],
+): SandboxConfig {
   const source = typeof given === 'string' ? given : undefined;
   if (rootToken === '')
     throw new SandboxConfigError([{ path: [], message: 'the root token must not be empty' }]);
   const config =
-    source !== undefined
-      ? loadSandboxConfig(source)
-      : validateSandboxConfig(given, { services: SANDBOX_SERVICES });
+    source !== undefined ? loadConfigFile(source, services) : validateSandboxConfig(given, { services });
   const clash = config.tokens?.findIndex((t) => t.secret === rootToken) ?? -1;
   if (clash !== -1) {
     throw new SandboxConfigError(
@@ -157,9 +162,12 @@ interface ServiceSetup {
 }
 
 /** Creates every service (restoring saved state) and, with a data folder, one persistence scheduler each. */
-function createServices(setup: ServiceSetup): PersistenceScheduler[] {
+function createServices(
+  services: readonly AnyServiceDefinition[],
+  setup: ServiceSetup,
+): PersistenceScheduler[] {
   const schedulers: PersistenceScheduler[] = [];
-  for (const service of SANDBOX_SERVICES) {
+  for (const service of services) {
     const file = setup.dataDir !== undefined ? new JsonStateFile(setup.dataDir, service.name) : undefined;
     let scheduler: PersistenceScheduler | undefined;
     const instance: ServiceInstance = service.create(

@@ -3,24 +3,46 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EndpointConfigError, endpointFromEnv } from '../../src/clients/http/index.js';
+import { connectionFromEnv, EndpointConfigError } from '../../src/clients/http/index.js';
+
+/** A service definition's environment-relevant part. */
+const svc = (name: string, settings: { key: string; env: string; description: string }[] = []) => ({
+  name,
+  settings,
+});
+const endpointFromEnv = (name: string, env: NodeJS.ProcessEnv) => connectionFromEnv(svc(name), env);
 
 const dir = mkdtempSync(join(tmpdir(), 'converge-endpoint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('endpointFromEnv', () => {
+describe('connectionFromEnv', () => {
   it('reads address and token', () => {
     const e = endpointFromEnv('registry', {
       CONVERGE_REGISTRY_ADDR: 'http://127.0.0.1:8500/',
       CONVERGE_REGISTRY_TOKEN: 't0ken',
     });
     expect(e).toEqual({
-      service: 'registry',
       address: 'http://127.0.0.1:8500',
       token: 't0ken',
-      insecureSkipTlsVerify: false,
       addressSource: 'CONVERGE_REGISTRY_ADDR',
+      tokenSource: 'CONVERGE_REGISTRY_TOKEN',
+      settings: {},
     });
+  });
+
+  it("reads the settings a service declares, and only that service's", () => {
+    const org = [{ key: 'organization', env: 'ORGANIZATION', description: 'default organization' }];
+    const env = {
+      CONVERGE_WORKSPACES_ADDR: 'http://h.test',
+      CONVERGE_WORKSPACES_ORGANIZATION: ' acme ',
+      CONVERGE_REGISTRY_ADDR: 'http://h.test',
+      CONVERGE_REGISTRY_ORGANIZATION: 'ignored',
+    };
+    expect(connectionFromEnv(svc('workspaces', org), env).settings).toEqual({ organization: 'acme' });
+    expect(connectionFromEnv(svc('registry'), env).settings).toEqual({});
+    expect(
+      connectionFromEnv(svc('workspaces', org), { CONVERGE_WORKSPACES_ADDR: 'http://h.test' }).settings,
+    ).toEqual({});
   });
 
   it('names the missing variable', () => {

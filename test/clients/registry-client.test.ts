@@ -1,7 +1,8 @@
 /** The registry client against the sandbox over real HTTP on 127.0.0.1. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionError, endpointFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
+import { ConnectionError, connectionFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
+import { registryService } from '../../src/clients/registry/definition.js';
 import { type Policy, RegistryClient } from '../../src/clients/registry.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { caught, everyRendering } from './helpers.js';
@@ -32,7 +33,7 @@ beforeAll(async () => {
       tokens: [{ name: 'reader', secret: READER, registry: { acl: 'read' } }],
     },
   });
-  const endpoint = endpointFromEnv('registry', sandbox.env());
+  const endpoint = connectionFromEnv(registryService, sandbox.env());
   root = RegistryClient.fromConnection({ address: endpoint.address, token: ROOT });
   reader = RegistryClient.fromConnection({ address: endpoint.address, token: READER });
   serviceRead = (await root.readPolicyByName('service-read'))!;

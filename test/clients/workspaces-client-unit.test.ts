@@ -6,7 +6,8 @@
 import { inspect } from 'node:util';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { endpointFromEnv, HttpStatusError, UnexpectedResponseError } from '../../src/clients/http/index.js';
+import { connectionFromEnv, HttpStatusError, UnexpectedResponseError } from '../../src/clients/http/index.js';
+import { workspacesService } from '../../src/clients/workspaces/definition.js';
 import { WorkspacesClient } from '../../src/clients/workspaces.js';
 
 const ORIGIN = 'http://tfe.test';
@@ -553,17 +554,14 @@ describe('connection', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('reads the default organization from CONVERGE_WORKSPACES_ORGANIZATION', () => {
-    const env = {
-      CONVERGE_WORKSPACES_ADDR: 'http://h.test',
-      CONVERGE_WORKSPACES_ORGANIZATION: ' acme ',
-      CONVERGE_REGISTRY_ADDR: 'http://r.test',
-      CONVERGE_REGISTRY_ORGANIZATION: 'ignored',
-    };
-    expect(endpointFromEnv('workspaces', env).organization).toBe('acme');
-    expect(endpointFromEnv('registry', env)).not.toHaveProperty('organization');
-    expect(endpointFromEnv('workspaces', { CONVERGE_WORKSPACES_ADDR: 'http://h.test' })).not.toHaveProperty(
-      'organization',
+  it('takes its default organization from CONVERGE_WORKSPACES_ORGANIZATION', async () => {
+    const client = workspacesService.createClient(
+      connectionFromEnv(workspacesService, {
+        CONVERGE_WORKSPACES_ADDR: 'http://h.test',
+        CONVERGE_WORKSPACES_ORGANIZATION: ' acme ',
+      }),
     );
+    expect(client.defaultOrganization).toBe('acme');
+    await client.close();
   });
 });

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
+import { connectionFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
+import { workspacesService } from '../../src/clients/workspaces/definition.js';
 import { type Workspace, WorkspacesClient } from '../../src/clients/workspaces.js';
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import { pushState, WorkspaceLockedError } from '../../src/clients/workspaces/state-push.js';
@@ -38,11 +39,14 @@ let orgToken: WorkspacesClient;
 const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 function connect(token: string): WorkspacesClient {
-  const endpoint = endpointFromEnv('workspaces', { ...sandbox.env(), CONVERGE_WORKSPACES_ORGANIZATION: ORG });
+  const endpoint = connectionFromEnv(workspacesService, {
+    ...sandbox.env(),
+    CONVERGE_WORKSPACES_ORGANIZATION: ORG,
+  });
   return WorkspacesClient.fromConnection({
     address: endpoint.address,
     token,
-    ...(endpoint.organization ? { defaultOrganization: endpoint.organization } : {}),
+    ...(endpoint.settings.organization ? { defaultOrganization: endpoint.settings.organization } : {}),
   });
 }
 

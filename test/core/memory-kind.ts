@@ -23,7 +23,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function memoryKind(
   store: MemoryStore,
-  options: { kind?: string; after?: string[]; deps?: (d: Desired) => ResourceKey[]; withList?: boolean } = {},
+  options: {
+    kind?: string;
+    /** What an object needs, from its spec (or, for a live object about to be deleted, its live value). */
+    deps?: (d: Pick<Desired, 'key' | 'spec'>) => ResourceKey[];
+    withList?: boolean;
+  } = {},
 ): AnyResourceKind {
   const kindName = options.kind ?? 'Thing';
   const id = (key: ResourceKey) => `${kindName}/${key.name}`;
@@ -50,8 +55,15 @@ export function memoryKind(
     namespaced: false,
     nameSchema: Type.String(),
     specSchema: Type.Object({}),
-    ...(options.after ? { after: options.after } : {}),
-    ...(options.deps ? { dependencies: options.deps } : {}),
+    ...(options.deps
+      ? {
+          dependencies: (subject) =>
+            options.deps!({
+              key: subject.key,
+              spec: (subject.desired?.spec ?? subject.observed?.live ?? {}) as Record<string, unknown>,
+            }),
+        }
+      : {}),
     observe: (_ctx, key) => track(`observe ${id(key)}`, () => observed(key)),
     compare: (desired, obs) => ({ diffs: diffValues(desired.spec, obs.live) }),
     render: (desired) => desired.spec,
@@ -96,7 +108,8 @@ export function desired(kind: string, name: string, spec: Record<string, unknown
 
 /** The planner and applier never call the context themselves; kinds do. */
 export const noContext = {
-  client() {
+  client(): never {
     throw new Error('memory kinds use no client');
   },
+  option: () => false,
 };

@@ -70,16 +70,22 @@ describe('planner', () => {
     expect(store.maxInFlight).toBe(3);
   });
 
-  it('orders creates after the kinds and objects they depend on', async () => {
+  it('orders creates after the objects they depend on, of any kind', async () => {
     const store = memoryStore();
     const parent = memoryKind(store, { kind: 'Parent' });
     const child = memoryKind(store, {
       kind: 'Child',
-      after: ['Parent'],
-      deps: (d) => [{ kind: 'Child', name: String(d.spec.needs ?? '') }],
+      deps: (d) => [
+        { kind: 'Parent', name: String(d.spec.parent ?? '') },
+        { kind: 'Child', name: String(d.spec.needs ?? '') },
+      ],
     });
     const plan = await buildPlan(
-      [desired('Child', 'c2', { needs: 'c1' }), desired('Child', 'c1', {}), desired('Parent', 'p', {})],
+      [
+        desired('Child', 'c2', { needs: 'c1', parent: 'p' }),
+        desired('Child', 'c1', { parent: 'p' }),
+        desired('Parent', 'p', {}),
+      ],
       lookupOf(parent, child),
       noContext,
     );
@@ -125,9 +131,12 @@ describe('planner', () => {
   it('deletes dependants before what they depend on', async () => {
     const store = memoryStore();
     const parent = memoryKind(store, { kind: 'Parent' });
-    const child = memoryKind(store, { kind: 'Child', after: ['Parent'] });
+    const child = memoryKind(store, {
+      kind: 'Child',
+      deps: (d) => [{ kind: 'Parent', name: String(d.spec.parent) }],
+    });
     store.objects.set('Parent/p', { value: { owner: 'converge' }, version: 1 });
-    store.objects.set('Child/c', { value: { owner: 'converge' }, version: 1 });
+    store.objects.set('Child/c', { value: { owner: 'converge', parent: 'p' }, version: 1 });
     store.objects.set('Parent/keep', { value: { owner: 'converge' }, version: 1 });
     const plan = await buildPlan(
       [desired('Parent', 'keep', { owner: 'converge' })],

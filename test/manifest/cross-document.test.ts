@@ -23,16 +23,29 @@ describe('connections', () => {
         token: 'tok',
         caCertificate: 'PEM\n',
         insecureSkipTlsVerify: false,
+        settings: {},
         source: { file: 'connections.yaml', line: 2, col: 1 },
       },
       {
         name: 'vault-b',
         service: 'secrets',
         address: 'https://vault-b.example:8500',
+        settings: {},
         source: { file: 'connections.yaml', line: 13, col: 1 },
       },
     ]);
     expect(manifest.resources[0]).toMatchObject({ name: 'web', connection: 'east' });
+  });
+
+  test("a service's own settings are collected, and refused on another service's connection", async () => {
+    const dir = writeTree({
+      'c.yaml': `${connection('tfe', 'workspaces', '  organization: acme\n')}---\n${connection('east', 'registry', '  organization: acme\n')}`,
+    });
+    expect(await loadErrors(dir, ['c.yaml'])).toEqual([
+      'c.yaml:17:17: organization is not a setting of registry connections',
+    ]);
+    const ok = writeTree({ 'c.yaml': connection('tfe', 'workspaces', '  organization: acme\n') });
+    expect((await load(ok, ['c.yaml'])).connections[0]?.settings).toEqual({ organization: 'acme' });
   });
 
   test('a connection must be declared and be for the kind’s service', async () => {
@@ -64,7 +77,7 @@ spec:
     expect(await loadErrors(dir, ['c.yaml', 'r.yaml'])).toEqual([
       'c.yaml:4:9: invalid Connection name "East": must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters)',
       'c.yaml:5:3: "namespace" is not allowed: Connection objects have no namespace',
-      'c.yaml:7:12: spec.service must be one of "workspaces", "secrets", "registry", "scheduler", got "nomad"',
+      'c.yaml:7:12: spec.service must be one of "registry", "scheduler", "secrets", "workspaces", got "nomad"',
       'c.yaml:8:12: spec.address must match the pattern ^https?://[^\\s/?#]+(/\\S*)?$ (the http:// or https:// URL of the service), got "not a url"',
       'c.yaml:9:26: spec.insecureSkipTlsVerify must be boolean, got string ("yes")',
       'r.yaml:5:15: metadata.connection must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters), got "East"',

@@ -10,6 +10,7 @@ import {
   type Manifest,
   ManifestError,
   type ManifestKind,
+  type ManifestService,
 } from '../../src/manifest/index.js';
 
 export const testRoleKind: ManifestKind = {
@@ -63,9 +64,17 @@ export function writeTree(files: Record<string, string | Buffer>): string {
 
 type Options = Partial<LoadManifestOptions>;
 
+/** Services Connection documents may name in these tests; one with a setting of its own. */
+export const testServices: readonly ManifestService[] = [
+  { name: 'registry' },
+  { name: 'scheduler' },
+  { name: 'secrets' },
+  { name: 'workspaces', settings: [{ key: 'organization', description: 'default organization' }] },
+];
+
 /** Loads `paths` relative to `dir` with the test kinds (errors then show relative paths). */
 export function load(dir: string, paths: string[], options: Options = {}): Promise<Manifest> {
-  return loadManifest(paths, { kinds: testKinds, env: {}, cwd: dir, ...options });
+  return loadManifest(paths, { kinds: testKinds, services: testServices, env: {}, cwd: dir, ...options });
 }
 
 /** The printed error lines of a load that must fail. */

@@ -6,11 +6,11 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { renderManifestSchemaJson } from '../../src/manifest/index.js';
 import { manifestValidator } from '../../src/manifest/validate.js';
-import { kinds } from '../../src/resources/index.js';
+import { defaultCatalog } from '../../src/cli/services.js';
 
 test('schemas/manifest.schema.json is current (regenerate with `npm run schema`)', () => {
   const checkedIn = readFileSync(new URL('../../schemas/manifest.schema.json', import.meta.url), 'utf8');
-  const current = renderManifestSchemaJson(kinds);
+  const current = renderManifestSchemaJson(defaultCatalog.kinds, defaultCatalog.manifestServices);
   if (checkedIn !== current) {
     expect.fail(
       'schemas/manifest.schema.json is out of date with the kinds in src/resources: run `npm run schema`',
@@ -19,5 +19,5 @@ test('schemas/manifest.schema.json is current (regenerate with `npm run schema`)
 });
 
 test('the registry kinds compile under strict ajv', () => {
-  expect(() => manifestValidator(kinds)).not.toThrow();
+  expect(() => manifestValidator(defaultCatalog.kinds, defaultCatalog.manifestServices)).not.toThrow();
 });

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { SANDBOX_SERVICES } from '../../src/sandbox/services/index.js';
 import { describe, expect, it } from 'vitest';
 import { runSandboxCommand, shellQuote } from '../../src/sandbox/command.js';
 import { tempDir } from './helpers.js';
@@ -13,9 +14,9 @@ import { tempDir } from './helpers.js';
 const fixture = fileURLToPath(new URL('./fixtures/run-sandbox-command.ts', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-const EXPORT_NAMES = ['WORKSPACES', 'SECRETS', 'REGISTRY', 'SCHEDULER'].flatMap((s) => [
-  `CONVERGE_${s}_ADDR`,
-  `CONVERGE_${s}_TOKEN`,
+const EXPORT_NAMES = SANDBOX_SERVICES.flatMap((service) => [
+  `CONVERGE_${service.name.toUpperCase()}_ADDR`,
+  `CONVERGE_${service.name.toUpperCase()}_TOKEN`,
 ]);
 
 interface Started {
@@ -43,7 +44,8 @@ async function startChild(opts: Record<string, unknown>): Promise<Started> {
     child.once('exit', (code) => reject(new Error(`exited early with ${code}; stderr: ${stderr}`)));
     const check = () => {
       for (const m of stdout.matchAll(/^export (\w+)='([^']*)'$/gm)) env[m[1]!] = m[2]!;
-      if (Object.keys(env).length === 9 && stderr.includes('listening')) {
+      // The exports are written before the "listening" line.
+      if (stderr.includes('listening')) {
         clearTimeout(timer);
         resolve();
       }
@@ -61,7 +63,7 @@ async function startChild(opts: Record<string, unknown>): Promise<Started> {
 }
 
 describe('runSandboxCommand in a child process', () => {
-  it('prints quoted exports for all four services, serves, and stops on SIGTERM with state flushed', async () => {
+  it('prints quoted exports for every emulated service, serves, and stops on SIGTERM with state flushed', async () => {
     const data = tempDir('sandbox-cmd');
     try {
       const { child, env, stdout, stderr } = await startChild({
@@ -76,7 +78,7 @@ describe('runSandboxCommand in a child process', () => {
         expect(env[name]).toBe(name.endsWith('_ADDR') ? url : 'cmd-root');
       }
       expect(env.CONVERGE_WORKSPACES_ORGANIZATION).toBe('sandbox');
-      expect(stdout.trim().split('\n')).toHaveLength(9);
+      expect(stdout.trim().split('\n')).toHaveLength(EXPORT_NAMES.length + 1);
       expect(stderr()).toMatch(
         /^converge sandbox: listening on http:\/\/127\.0\.0\.1:\d+ \(data in .+\); stop with Ctrl-C\n$/,
       );

@@ -30,7 +30,7 @@ describe('server lifecycle', () => {
     await sandbox.close(); // a second close is harmless
   });
 
-  it('uses the port it is given, and gives every service the same address and the root token', async () => {
+  it('uses the port it is given, and gives every emulated service the same address and the root token', async () => {
     const probe = await startSandbox();
     const port = probe.port;
     await probe.close();
@@ -40,12 +40,8 @@ describe('server lifecycle', () => {
       expect(sandbox.env()).toEqual({
         CONVERGE_WORKSPACES_ADDR: sandbox.url,
         CONVERGE_WORKSPACES_TOKEN: 'fixed',
-        CONVERGE_SECRETS_ADDR: sandbox.url,
-        CONVERGE_SECRETS_TOKEN: 'fixed',
         CONVERGE_REGISTRY_ADDR: sandbox.url,
         CONVERGE_REGISTRY_TOKEN: 'fixed',
-        CONVERGE_SCHEDULER_ADDR: sandbox.url,
-        CONVERGE_SCHEDULER_TOKEN: 'fixed',
         CONVERGE_WORKSPACES_ORGANIZATION: 'sandbox',
       });
     } finally {

@@ -6,12 +6,13 @@ import { confirm, isCancel } from '@clack/prompts';
 import { applyPlan } from '../../applier/applier.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
-import { kindByName } from '../../resources/index.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { readPlanFile, reconcileSavedPlan } from '../plan-file.js';
 import { onInterrupt } from '../interrupt.js';
 import { applyProgress } from '../progress.js';
+import type { Catalog } from '../catalog.js';
+import { LocalInventory } from '../inventory.js';
 import { planManifest } from '../workflow.js';
 import { readingProgress } from './plan.js';
 
@@ -21,7 +22,8 @@ export interface ApplyFlags {
   prune?: boolean;
   parallelism: number;
   color?: boolean;
-  forceUnlock?: boolean;
+  /** Kind options switched on (`force-unlock`). */
+  options?: string[];
 }
 
 async function confirmed(): Promise<boolean> {
@@ -29,7 +31,12 @@ async function confirmed(): Promise<boolean> {
   return !isCancel(answer) && answer === true;
 }
 
-export async function applyCommand(planFile: string | undefined, flags: ApplyFlags, io: Io): Promise<number> {
+export async function applyCommand(
+  planFile: string | undefined,
+  flags: ApplyFlags,
+  io: Io,
+  catalog: Catalog,
+): Promise<number> {
   if (planFile && flags.file.length > 0) {
     throw new CliError(
       'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
@@ -40,12 +47,14 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
-  const run = await planManifest(paths, {
+  const inventory = new LocalInventory(io.env);
+  const run = await planManifest(paths, catalog, {
     env: io.env,
+    writeOnly: inventory,
     parallelism: flags.parallelism,
     prune,
     signal: interrupt.signal,
-    forceUnlock: Boolean(flags.forceUnlock),
+    options: flags.options ?? [],
     ...(progress ? { onProgress: progress } : {}),
   }).catch((error: unknown) => {
     interrupt.dispose();
@@ -56,7 +65,8 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
       write(io.stderr, 'Interrupted while planning; nothing was changed.');
       return EXIT.error;
     }
-    const plan = saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile) : run.plan;
+    const plan =
+      saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile, catalog, inventory) : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
     if (plan.problems.length > 0) {
@@ -81,12 +91,14 @@ export async function applyCommand(planFile: string | undefined, flags: ApplyFla
     }
 
     const progressOut = applyProgress(io);
-    const result = await applyPlan(plan, kindByName, run.connections, {
+    const result = await applyPlan(plan, catalog.kind, run.connections, {
       parallelism: flags.parallelism,
       checkStale: Boolean(saved),
       onEvent: progressOut.onEvent,
+      writeOnly: inventory,
     });
     progressOut.end();
+    inventory.save();
     const { applied, failed, skipped, stale } = result.counts;
     write(
       io.stdout,

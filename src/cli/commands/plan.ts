@@ -8,6 +8,8 @@ import { EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { writePlanFile } from '../plan-file.js';
 import { VERSION } from '../version.js';
+import type { Catalog } from '../catalog.js';
+import { LocalInventory } from '../inventory.js';
 import { planManifest } from '../workflow.js';
 
 export interface PlanFlags {
@@ -30,10 +32,12 @@ export function readingProgress(io: Io): ((done: number, total: number) => void)
   };
 }
 
-export async function planCommand(flags: PlanFlags, io: Io): Promise<number> {
+export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
-  const run = await planManifest(flags.file, {
+  const inventory = new LocalInventory(io.env);
+  const run = await planManifest(flags.file, catalog, {
     env: io.env,
+    writeOnly: inventory,
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
     ...(progress ? { onProgress: progress } : {}),
@@ -46,7 +50,7 @@ export async function planCommand(flags: PlanFlags, io: Io): Promise<number> {
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {
-      await writePlanFile(flags.out, plan, {
+      await writePlanFile(flags.out, plan, catalog, inventory, {
         manifest: flags.file,
         prune: Boolean(flags.prune),
         version: VERSION,

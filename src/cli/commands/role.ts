@@ -1,5 +1,6 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
 import type { Role } from '../../clients/registry.js';
+import { registryService } from '../../clients/registry/definition.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -49,7 +50,7 @@ function roleDetails(role: Role): string {
 export async function roleGetCommand(name: string | undefined, flags: RoleGetFlags, io: Io): Promise<number> {
   if ((name === undefined) === (flags.id === undefined))
     throw new CliError('give a role NAME or --id ID (one of them)');
-  return withClient(io, 'registry', async (registry) => {
+  return withClient(io, registryService, async (registry) => {
     const opts = flags.ns !== undefined ? { namespace: flags.ns } : {};
     const role =
       flags.id !== undefined
@@ -63,7 +64,7 @@ export async function roleGetCommand(name: string | undefined, flags: RoleGetFla
 }
 
 export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<number> {
-  return withClient(io, 'registry', async (client) => {
+  return withClient(io, registryService, async (client) => {
     const roles = await client.listRoles({
       ...(flags.policy !== undefined ? { policy: flags.policy } : {}),
       ...(flags.ns !== undefined ? { namespace: flags.ns } : {}),

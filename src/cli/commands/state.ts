@@ -4,6 +4,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
+import { workspacesService } from '../../clients/workspaces/definition.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
@@ -42,7 +43,7 @@ export async function statePushCommand(arg: string, file: string, io: Io): Promi
   })();
   const interrupt = onInterrupt(io);
   try {
-    return await withClient(io, 'workspaces', async (client) => {
+    return await withClient(io, workspacesService, async (client) => {
       const ref = parseWorkspaceRef(arg, client.defaultOrganization);
       const id = await workspaceId(client, ref);
       // Locks, uploads and unlocks: the unlock runs on every path, Ctrl-C included.
@@ -68,7 +69,7 @@ export async function statePushCommand(arg: string, file: string, io: Io): Promi
 }
 
 export async function statePullCommand(arg: string, flags: { output?: string }, io: Io): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const id = await workspaceId(client, ref);
     const current = await client.currentStateVersion(id);
@@ -90,7 +91,7 @@ export async function statePullCommand(arg: string, flags: { output?: string }, 
 }
 
 export async function stateListCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const named =
       'id' in ref
@@ -128,7 +129,7 @@ export async function stateListCommand(arg: string, flags: { json?: boolean }, i
 }
 
 export async function stateShowCommand(id: string, flags: { json?: boolean }, io: Io): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const found = await client.readStateVersion(id, { include: ['outputs'] });
     if (!found) throw new CliError(`state version ${id} not found (or this token may not read it)`);
     const { stateVersion: sv, included } = found;

@@ -2,22 +2,21 @@
  * `converge validate -f PATH`: the manifest alone, no service contacted. Besides syntax and schema it
  * reads the local files objects name (a workspace's state file), so CI catches those too.
  */
-import { loadManifest } from '../../manifest/index.js';
 import { formatPosition, ManifestError, type ManifestProblem } from '../../manifest/types.js';
-import { kindByName, kinds } from '../../resources/index.js';
+import type { Catalog } from '../catalog.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { desiredOf } from '../workflow.js';
+import { loadDesired } from '../workflow.js';
 
-export async function validateCommand(paths: string[], io: Io): Promise<number> {
-  const manifest = await loadManifest(paths, { kinds, env: io.env });
+export async function validateCommand(paths: string[], io: Io, catalog: Catalog): Promise<number> {
+  const { manifest, desired } = await loadDesired(paths, io.env, catalog);
   const problems: ManifestProblem[] = [];
-  for (const resource of manifest.resources) {
-    const kind = kindByName(resource.kind);
-    if (!kind?.resolve || resource.ensure === 'absent') continue;
-    const resolved = await kind.resolve(desiredOf(resource));
+  for (const d of desired) {
+    const kind = catalog.kind(d.key.kind);
+    if (!kind?.resolve || d.ensure === 'absent' || !d.resource) continue;
+    const resolved = await kind.resolve(d);
     for (const p of resolved.problems)
-      problems.push({ position: p.position ?? resource.source, message: p.message });
+      problems.push({ position: p.position ?? d.resource.source, message: p.message });
   }
   if (problems.length > 0) {
     problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));

@@ -1,6 +1,7 @@
 /** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
 import { confirm, isCancel } from '@clack/prompts';
 import type { Workspace } from '../../clients/workspaces.js';
+import { workspacesService } from '../../clients/workspaces/definition.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -57,7 +58,7 @@ function splitList(value: string | undefined): string[] | undefined {
 }
 
 export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const org = flags.org ?? client.defaultOrganization;
     if (!org)
       throw new CliError('which organization? pass --org ORG or set CONVERGE_WORKSPACES_ORGANIZATION');
@@ -97,7 +98,7 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
 }
 
 export async function workspaceShowCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const w = await client.readWorkspace(ref, { include: ['project'] });
     if (!w) throw new CliError(`workspace ${describeRef(ref)} not found (or this token may not read it)`);
@@ -114,7 +115,7 @@ export async function workspaceLockCommand(
   flags: { reason?: string },
   io: Io,
 ): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const id = await workspaceId(client, ref);
     const w =
@@ -136,7 +137,7 @@ export async function workspaceDeleteCommand(
   flags: { force?: boolean; autoApprove?: boolean },
   io: Io,
 ): Promise<number> {
-  return withClient(io, 'workspaces', async (client) => {
+  return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const how = flags.force ? 'force-delete (even if it manages resources)' : 'safe-delete';
     if (!flags.autoApprove) {

@@ -13,10 +13,9 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { ServiceName } from '../../manifest/types.js';
+import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
-import { envVarPrefix } from './endpoint.js';
 import {
   ConnectionError,
   formatDuration,

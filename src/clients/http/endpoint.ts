@@ -1,20 +1,7 @@
 /** Where a service lives and how to authenticate to it, from `CONVERGE_<SERVICE>_*` variables. */
 import { readFileSync } from 'node:fs';
-import type { ServiceName } from '../../manifest/types.js';
-
-export interface Endpoint {
-  service: ServiceName;
-  /** `scheme://host:port[/prefix]`, without a trailing slash. */
-  address: string;
-  token?: string;
-  /** PEM text of a CA to trust in addition to the system's. */
-  caCertificate?: string;
-  insecureSkipTlsVerify: boolean;
-  /** Where the address came from, for error hints (`CONVERGE_REGISTRY_ADDR`). */
-  addressSource: string;
-  /** Workspaces only: the default organization, from `CONVERGE_WORKSPACES_ORGANIZATION`. */
-  organization?: string;
-}
+import { envVarPrefix } from '../../common/types.js';
+import type { ConnectionConfig, ServiceDefinition } from '../service.js';
 
 export class EndpointConfigError extends Error {
   constructor(message: string) {
@@ -23,39 +10,49 @@ export class EndpointConfigError extends Error {
   }
 }
 
-export function envVarPrefix(service: ServiceName): string {
-  return `CONVERGE_${service.toUpperCase()}`;
-}
-
 /**
  * Reads `CONVERGE_<SERVICE>_ADDR` (required, http or https), `_TOKEN`, `_CACERT` (a path to a PEM
- * file) and `_INSECURE` (`1`/`true` skips certificate verification). For the workspace service also
- * `_ORGANIZATION`, the organization used when a manifest object names none.
+ * file), `_INSECURE` (`1`/`true` skips certificate verification), and one variable per setting the
+ * service declares (the workspace service's `_ORGANIZATION`).
  */
-export function endpointFromEnv(service: ServiceName, env: NodeJS.ProcessEnv = process.env): Endpoint {
-  const prefix = envVarPrefix(service);
+export function connectionFromEnv(
+  service: Pick<ServiceDefinition, 'name' | 'settings'>,
+  env: NodeJS.ProcessEnv = process.env,
+): ConnectionConfig {
+  const prefix = envVarPrefix(service.name);
   const addrVar = `${prefix}_ADDR`;
   const raw = env[addrVar]?.trim();
   if (!raw) {
     throw new EndpointConfigError(
-      `${addrVar} is not set: set it to the ${service} service's address, e.g. http://127.0.0.1:8500`,
+      `${addrVar} is not set: set it to the ${service.name} service's address, e.g. http://127.0.0.1:8500`,
     );
   }
-  const address = normaliseAddress(raw, addrVar);
-  const endpoint: Endpoint = {
-    service,
-    address,
-    insecureSkipTlsVerify: isTruthy(env[`${prefix}_INSECURE`]),
+  const connection: ConnectionConfig = {
+    address: normaliseAddress(raw, addrVar),
     addressSource: addrVar,
+    tokenSource: `${prefix}_TOKEN`,
+    settings: settingsFromEnv(service, env),
   };
+  if (isTruthy(env[`${prefix}_INSECURE`])) connection.insecureSkipTlsVerify = true;
   const token = env[`${prefix}_TOKEN`];
-  if (token) endpoint.token = token;
+  if (token) connection.token = token;
   const caPath = env[`${prefix}_CACERT`]?.trim();
-  if (caPath) endpoint.caCertificate = readCaFile(caPath, `${prefix}_CACERT`);
-  // Only the workspace service has organizations; other services never get the key.
-  const organization = service === 'workspaces' ? env[`${prefix}_ORGANIZATION`]?.trim() : undefined;
-  if (organization) endpoint.organization = organization;
-  return endpoint;
+  if (caPath) connection.caCertificate = readCaFile(caPath, `${prefix}_CACERT`);
+  return connection;
+}
+
+/** The service's own settings from the environment: what planning needs even before connecting. */
+export function settingsFromEnv(
+  service: Pick<ServiceDefinition, 'name' | 'settings'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const prefix = envVarPrefix(service.name);
+  const settings: Record<string, string> = {};
+  for (const setting of service.settings ?? []) {
+    const value = env[`${prefix}_${setting.env}`]?.trim();
+    if (value) settings[setting.key] = value;
+  }
+  return settings;
 }
 
 /** Checks that `raw` is an http(s) URL without credentials; returns it without a trailing slash. */

@@ -10,13 +10,7 @@ export {
   type RequestEvent,
   type RetryEvent,
 } from './client.js';
-export {
-  type Endpoint,
-  EndpointConfigError,
-  endpointFromEnv,
-  envVarPrefix,
-  normaliseAddress,
-} from './endpoint.js';
+export { connectionFromEnv, EndpointConfigError, normaliseAddress, settingsFromEnv } from './endpoint.js';
 export {
   ConnectionError,
   HttpStatusError,

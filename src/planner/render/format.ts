@@ -6,6 +6,7 @@ import type { Action } from '../types.js';
 
 export const SENSITIVE = '(sensitive value)';
 export const COMPUTED = '(known after apply)';
+export const SENSITIVE_CHANGED = '(sensitive value changed)';
 
 export function formatValue(value: unknown): string {
   if (value === SENSITIVE || value === COMPUTED) return value;

@@ -4,7 +4,7 @@
  */
 import type { AttributeDiff } from '../../resources/contract.js';
 import type { Change } from '../types.js';
-import { formatValue } from './format.js';
+import { formatValue, SENSITIVE_CHANGED } from './format.js';
 
 export interface DiffLine {
   /** `+`, `-` or `~`, or ' ' for context. */
@@ -38,9 +38,12 @@ function diffLine(d: AttributeDiff, p: (name: string) => string): DiffLine {
     case 'remove':
       return { sign: '-', text: `${p(d.path)} = ${formatValue(d.before)}`, ...forces };
     case 'change':
+      // Neither side of a secret can be shown; saying that it changed is all there is to say.
       return {
         sign: '~',
-        text: `${p(d.path)} = ${formatValue(d.before)} -> ${formatValue(d.after)}`,
+        text: d.sensitive
+          ? `${p(d.path)} = ${SENSITIVE_CHANGED}`
+          : `${p(d.path)} = ${formatValue(d.before)} -> ${formatValue(d.after)}`,
         ...forces,
       };
   }

@@ -4,6 +4,7 @@
  * service's body keys plus a declarative lock, a state file to seed, and the deletion mode.
  */
 import { Type } from '@sinclair/typebox';
+import { workspacesService } from '../../clients/workspaces/definition.js';
 import type { Project, Workspace, WorkspacesClient } from '../../clients/workspaces.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
@@ -33,11 +34,12 @@ interface WorkspaceLocal {
 }
 
 function client(ctx: KindContext, key: ResourceKey): WorkspacesClient {
-  return ctx.client('workspaces', key.connection);
+  return ctx.client(workspacesService, key.connection);
 }
 
-function organizationOf(ctx: KindContext, key: ResourceKey): string {
-  const org = key.namespace ?? client(ctx, key).defaultOrganization;
+/** The object's organization: metadata.namespace, or the connection's default organization. */
+function organizationIn(key: ResourceKey, settings: { organization?: string }): string {
+  const org = key.namespace ?? settings.organization;
   if (!org) {
     throw new Error(
       `Workspace "${key.name}" names no organization: set metadata.namespace, or CONVERGE_WORKSPACES_ORGANIZATION (or a Connection's organization)`,
@@ -45,6 +47,15 @@ function organizationOf(ctx: KindContext, key: ResourceKey): string {
   }
   return org;
 }
+
+/** Keys reach the kind with their effective namespace filled in; the client's default is a fallback. */
+function organizationOf(ctx: KindContext, key: ResourceKey): string {
+  const fallback = key.namespace === undefined ? client(ctx, key).defaultOrganization : undefined;
+  return organizationIn(key, fallback === undefined ? {} : { organization: fallback });
+}
+
+/** `--force-unlock`: release locks someone else holds where the manifest says `locked: false`. */
+const FORCE_UNLOCK = 'force-unlock';
 
 function observedOf(
   key: ResourceKey,
@@ -112,7 +123,7 @@ async function resolveProjectId(
 /** Refuses, before any write, to release a lock someone else holds unless --force-unlock was given. */
 function assertUnlockAllowed(ctx: KindContext, desired: Desired<WorkspaceSpec>, live: WorkspaceLive): void {
   if (desired.spec.locked !== false || !live.workspace.attributes.locked || lockedByMe(live)) return;
-  if (!ctx.flags?.forceUnlock) {
+  if (!ctx.option(FORCE_UNLOCK)) {
     const by = live.workspace.lockedBy;
     throw new Error(
       `the workspace is locked by ${by ? `${by.type}/${by.id}` : 'someone else'}; the manifest wants it unlocked: run again with --force-unlock to release it`,
@@ -138,7 +149,7 @@ async function pushIfWanted(
 
 export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   kind: 'Workspace',
-  service: 'workspaces',
+  service: workspacesService.name,
   description:
     'A workspace: settings, VCS link, project, a declarative lock and seeded state. metadata.namespace is the organization.',
   namespaced: true,
@@ -149,7 +160,13 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   }),
   specSchema: WorkspaceSpecSchema,
   ownership: 'marker',
-  effectiveNamespace: (ctx, key) => organizationOf(ctx, key),
+  effectiveNamespace: (key, settings) => organizationIn(key, settings),
+  options: [
+    {
+      flag: FORCE_UNLOCK,
+      description: 'release workspace locks held by someone else where the manifest says locked: false',
+    },
+  ],
 
   validateSpec: workspaceRules,
 
@@ -208,7 +225,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   },
 
   async list(ctx, scope) {
-    const c = ctx.client('workspaces', scope.connection);
+    const c = ctx.client(workspacesService, scope.connection);
     const org = scope.namespace ?? c.defaultOrganization;
     if (!org) throw new Error('no organization to list workspaces in: set CONVERGE_WORKSPACES_ORGANIZATION');
     const workspaces = await c.listWorkspaces(org, { include: ['project'] });

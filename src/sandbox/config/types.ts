@@ -32,6 +32,8 @@ export interface SandboxTokenConfig {
   registry?: RegistryTokenRights;
   /** Who the token is in the workspace service: a user (with teams), a team, or an organization. */
   workspaces?: WorkspacesTokenRights;
+  /** Rights in services added as modules, under their names. */
+  [service: string]: unknown;
 }
 
 export interface SandboxConfig {
@@ -39,6 +41,8 @@ export interface SandboxConfig {
   faults?: FaultsConfig;
   registry?: RegistryConfig;
   workspaces?: WorkspacesConfig;
+  /** Sections of services added as modules, under their names. */
+  [service: string]: unknown;
 }
 
 export type { FaultsConfig, RegistryConfig, RegistryTokenRights, WorkspacesConfig, WorkspacesTokenRights };

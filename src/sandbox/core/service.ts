@@ -1,22 +1,16 @@
 /**
  * The contract between the sandbox core and one emulated service. The core owns the port, the
- * tokens, fault injection, persistence and shutdown; a service module owns its paths, its state and
- * its error format. Adding a service (workspaces, secrets, scheduler) is one new module listed in
- * `../services/index.ts` plus its config section type in `../config/types.ts`.
+ * tokens, fault injection, persistence and shutdown; a service module owns its paths, its state, its
+ * error format and its config section. Adding a service is one new module listed in
+ * `../services/index.ts` (or passed to `startSandbox({ services })`).
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { SandboxRequest, SandboxResponse } from './http.js';
 import type { Router } from './router.js';
 import type { TokenStore } from './tokens.js';
 
-/** The four services Converge talks to; also the env-var infix (`CONVERGE_<NAME>_ADDR`). */
-export type SandboxServiceName = 'workspaces' | 'secrets' | 'registry' | 'scheduler';
-export const SANDBOX_SERVICE_NAMES: readonly SandboxServiceName[] = [
-  'workspaces',
-  'secrets',
-  'registry',
-  'scheduler',
-];
+/** A service's name: its config section, its token rights key, the env-var infix (`CONVERGE_<NAME>_ADDR`). */
+export type SandboxServiceName = string;
 
 /** A problem found while checking a service's config section; `path` is relative to the section. */
 export interface ServiceConfigIssue {
@@ -63,6 +57,11 @@ export interface SandboxServiceDefinition<Config = unknown> {
   methodNotAllowed?(method: string, allowed: string[]): SandboxResponse;
   /** 404 for a path under the service's prefixes that no route matches. */
   notFound?(req: SandboxRequest): SandboxResponse;
+  /**
+   * Further `CONVERGE_<NAME>_*` variables a client needs beside ADDR and TOKEN (the workspace
+   * service's default organization), from the service's config section.
+   */
+  exports?(section: Config | undefined): Record<string, string>;
   /** Builds the running service: registers routes and restores or seeds state. Throws on bad seeds. */
   create(ctx: ServiceContext<Config>, router: Router): ServiceInstance;
 }

@@ -1,6 +1,6 @@
 /**
- * Every service the sandbox emulates. A new service is one module here (routes, state, its config
- * section and token rights) plus its section in `../config/types.ts`.
+ * Every service the sandbox emulates: the sandbox's one list that names them. A new service is one
+ * module (routes, state, its config section and token rights) and one line here.
  */
 import type { AnyServiceDefinition } from '../core/service.js';
 import { registryService } from './registry/index.js';

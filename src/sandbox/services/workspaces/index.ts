@@ -30,6 +30,10 @@ export const workspacesService = defineService<WorkspacesConfig>({
 
   checkTokenRights: (rights, section) => checkTokenRights(rights as WorkspacesTokenRights, section),
 
+  // The organization Workspace objects and workspace commands use when they name none: the first
+  // configured one, or the `sandbox` organization the service starts with.
+  exports: (section) => ({ ORGANIZATION: section?.organizations?.[0]?.name ?? 'sandbox' }),
+
   errorResponse: (status, message) => coreErrorResponse(status, message),
   notFound: () => coreErrorResponse(404, 'not found'),
 

@@ -1,0 +1,80 @@
+/**
+ * The catalog: every service Converge knows, each as one module (client definition, kinds, operator
+ * commands). The CLI, the planner's kind lookup and the manifest schema all read it; the list of
+ * modules itself lives in `./services.ts`, the only shared file that names services.
+ */
+import type { Command } from 'commander';
+import type { AnyServiceDefinition } from '../clients/service.js';
+import type { ManifestService } from '../manifest/index.js';
+import type { AnyResourceKind, KindOption } from '../resources/contract.js';
+import type { Io } from './io.js';
+
+/** What a service module's commands receive. */
+export interface CommandContext {
+  io: Io;
+  catalog: Catalog;
+  /** Wraps a command handler so that its exit code becomes the process's. */
+  action<A extends unknown[]>(handler: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
+}
+
+export interface ServiceModule {
+  readonly definition: AnyServiceDefinition;
+  /** The manifest kinds kept in this service. */
+  readonly kinds: readonly AnyResourceKind[];
+  /** Adds the service's operator commands (`converge role …`) to the program. */
+  commands?(program: Command, context: CommandContext): void;
+}
+
+export class Catalog {
+  readonly modules: readonly ServiceModule[];
+  readonly kinds: readonly AnyResourceKind[];
+  readonly definitions: readonly AnyServiceDefinition[];
+  /** What the manifest layer needs: service names and their Connection settings. */
+  readonly manifestServices: readonly ManifestService[];
+  private readonly kindsByName: ReadonlyMap<string, AnyResourceKind>;
+
+  constructor(modules: readonly ServiceModule[]) {
+    this.modules = modules;
+    this.definitions = modules.map((m) => m.definition);
+    this.kinds = modules.flatMap((m) => m.kinds);
+    this.manifestServices = this.definitions.map((d) => ({
+      name: d.name,
+      ...(d.settings
+        ? { settings: d.settings.map((s) => ({ key: s.key, description: s.description })) }
+        : {}),
+    }));
+    this.kindsByName = new Map(this.kinds.map((k) => [k.kind, k]));
+    this.check();
+  }
+
+  /** The kind of a manifest `kind:` value; the planner's and applier's only way to a kind. */
+  kind = (name: string): AnyResourceKind | undefined => this.kindsByName.get(name);
+
+  definition(service: string): AnyServiceDefinition | undefined {
+    return this.definitions.find((d) => d.name === service);
+  }
+
+  /** The switches kinds offer on `apply`, each once. */
+  kindOptions(): KindOption[] {
+    const byFlag = new Map<string, KindOption>();
+    for (const kind of this.kinds) for (const option of kind.options ?? []) byFlag.set(option.flag, option);
+    return [...byFlag.values()];
+  }
+
+  /** Two modules claiming one service or kind is a programming error: fail at start, not mid-plan. */
+  private check(): void {
+    const seen = new Set<string>();
+    for (const d of this.definitions) {
+      if (seen.has(d.name)) throw new Error(`two service modules are named ${d.name}`);
+      seen.add(d.name);
+    }
+    if (this.kindsByName.size !== this.kinds.length) throw new Error('two service modules define one kind');
+    for (const m of this.modules) {
+      for (const k of m.kinds) {
+        if (k.service !== m.definition.name) {
+          throw new Error(`kind ${k.kind} says service ${k.service} but is listed by ${m.definition.name}`);
+        }
+      }
+    }
+  }
+}

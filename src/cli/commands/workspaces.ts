@@ -1,0 +1,100 @@
+/**
+ * The workspace service's module: its client definition, the Workspace kind, and the operator
+ * commands `converge workspace …` and `converge state …`.
+ */
+import type { Command } from 'commander';
+import { workspacesService } from '../../clients/workspaces/definition.js';
+import { workspaceKind } from '../../resources/workspace/index.js';
+import type { CommandContext, ServiceModule } from '../catalog.js';
+import { stateListCommand, statePullCommand, statePushCommand, stateShowCommand } from './state.js';
+import {
+  workspaceDeleteCommand,
+  workspaceListCommand,
+  workspaceLockCommand,
+  workspaceShowCommand,
+} from './workspace.js';
+
+const WORKSPACE_ARG = 'ORGANIZATION/NAME, a ws- id, or NAME with CONVERGE_WORKSPACES_ORGANIZATION set';
+
+function workspaceCommands(program: Command, { io, action }: CommandContext): void {
+  const workspace = program
+    .command('workspace')
+    .description('operate on workspaces: list, show, lock, delete');
+  workspace
+    .command('list')
+    .description('list the workspaces of an organization (every page)')
+    .option('--org <organization>', 'organization (default: CONVERGE_WORKSPACES_ORGANIZATION)')
+    .option('--search <text>', 'names containing this')
+    .option('--wildcard <pattern>', 'names matching this, with * as prefix, suffix or both')
+    .option('--tags <a,b>', 'only workspaces with all these tags')
+    .option('--exclude-tags <a,b>', 'leave out workspaces with any of these tags')
+    .option('--project <id>', 'only workspaces in this project')
+    .option('--json', 'print the workspaces as JSON')
+    .action(action((opts) => workspaceListCommand(opts, io)));
+  workspace
+    .command('show')
+    .description('show one workspace')
+    .argument('<workspace>', WORKSPACE_ARG)
+    .option('--json', 'print the workspace as JSON')
+    .action(action((ws: string, opts) => workspaceShowCommand(ws, opts, io)));
+  workspace
+    .command('lock')
+    .description("lock a workspace (as the token's user or team)")
+    .argument('<workspace>', WORKSPACE_ARG)
+    .option('--reason <text>', 'why it is locked')
+    .action(action((ws: string, opts) => workspaceLockCommand('lock', ws, opts, io)));
+  workspace
+    .command('unlock')
+    .description('unlock a workspace you locked')
+    .argument('<workspace>', WORKSPACE_ARG)
+    .action(action((ws: string) => workspaceLockCommand('unlock', ws, {}, io)));
+  workspace
+    .command('force-unlock')
+    .description('unlock a workspace someone else locked (needs admin access)')
+    .argument('<workspace>', WORKSPACE_ARG)
+    .action(action((ws: string) => workspaceLockCommand('force-unlock', ws, {}, io)));
+  workspace
+    .command('delete')
+    .description('safe-delete a workspace (refused while it manages resources), or --force')
+    .argument('<workspace>', WORKSPACE_ARG)
+    .option('--force', 'force-delete even if it manages resources (organization owners only)')
+    .option('--auto-approve', 'delete without asking (needed without a terminal)')
+    .action(action((ws: string, opts) => workspaceDeleteCommand(ws, opts, io)));
+}
+
+function stateCommands(program: Command, { io, action }: CommandContext): void {
+  const state = program.command('state').description("a workspace's state versions: push, pull, list, show");
+  state
+    .command('push')
+    .description('push a state file: lock, upload, unlock (the lock is released on every path, Ctrl-C too)')
+    .argument('<workspace>', WORKSPACE_ARG)
+    .argument('<file>', 'the state file (JSON, format version 4)')
+    .action(action((ws: string, file: string) => statePushCommand(ws, file, io)));
+  state
+    .command('pull')
+    .description('print the raw current state, or write it to a file')
+    .argument('<workspace>', WORKSPACE_ARG)
+    .option('-o, --output <file>', 'write the state here instead of to standard output')
+    .action(action((ws: string, opts) => statePullCommand(ws, opts, io)));
+  state
+    .command('list')
+    .description("list a workspace's state versions, newest first")
+    .argument('<workspace>', WORKSPACE_ARG)
+    .option('--json', 'print the state versions as JSON')
+    .action(action((ws: string, opts) => stateListCommand(ws, opts, io)));
+  state
+    .command('show')
+    .description('show one state version, with its resources and outputs')
+    .argument('<state-version-id>', 'an sv- id')
+    .option('--json', 'print the state version as JSON')
+    .action(action((id: string, opts) => stateShowCommand(id, opts, io)));
+}
+
+export const workspacesModule: ServiceModule = {
+  definition: workspacesService,
+  kinds: [workspaceKind],
+  commands(program, context) {
+    workspaceCommands(program, context);
+    stateCommands(program, context);
+  },
+};

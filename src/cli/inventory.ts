@@ -1,0 +1,115 @@
+/**
+ * The local inventory: what Converge keeps between runs on this machine. Today that is the digests of
+ * write-only values it applied (see `planner/write-only.ts`), in `.converge/inventory.json` under the
+ * current folder (or `CONVERGE_STATE_DIR`), keyed with HMAC-SHA-256. The key comes from
+ * `CONVERGE_STATE_KEY`, or is generated once into `.converge/state.key` (mode 0600). A
+ * workspace-backed inventory, shared by every machine that applies, is planned; until then a fresh
+ * checkout (a CI runner) sees each write-only value as "not recorded" and sets it once.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { canonicalJson } from '../resources/compare.js';
+import type { WriteOnlyDigests } from '../planner/write-only.js';
+import { CliError } from './exit-codes.js';
+
+const FORMAT = 'converge-inventory';
+
+interface InventoryFile {
+  format: typeof FORMAT;
+  format_version: 1;
+  /** address → attribute path → HMAC-SHA-256 hex digest. */
+  writeOnly: Record<string, Record<string, string>>;
+}
+
+export class LocalInventory implements WriteOnlyDigests {
+  readonly dir: string;
+  private data: InventoryFile | undefined;
+  private key: Buffer | undefined;
+  private dirty = false;
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {
+    this.dir = path.resolve(env.CONVERGE_STATE_DIR || '.converge');
+  }
+
+  get file(): string {
+    return path.join(this.dir, 'inventory.json');
+  }
+
+  private load(): InventoryFile {
+    if (this.data) return this.data;
+    let text: string | undefined;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw inventoryError(this.file, error);
+    }
+    const parsed = text === undefined ? undefined : (JSON.parse(text) as Partial<InventoryFile>);
+    if (parsed !== undefined && parsed.format !== FORMAT) {
+      throw new CliError(`${this.file} is not a Converge inventory; move it away or set CONVERGE_STATE_DIR`);
+    }
+    this.data = { format: FORMAT, format_version: 1, writeOnly: parsed?.writeOnly ?? {} };
+    return this.data;
+  }
+
+  /** The HMAC key: CONVERGE_STATE_KEY, else the key file, created on first use. */
+  private hmacKey(): Buffer {
+    if (this.key) return this.key;
+    const fromEnv = this.env.CONVERGE_STATE_KEY;
+    if (fromEnv) return (this.key = Buffer.from(fromEnv, 'utf8'));
+    const keyFile = path.join(this.dir, 'state.key');
+    try {
+      this.key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw inventoryError(keyFile, error);
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const fresh = randomBytes(32);
+      // `wx`: two runs starting at once must not each write a different key.
+      try {
+        writeFileSync(keyFile, `${fresh.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+        this.key = fresh;
+      } catch {
+        this.key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex');
+      }
+    }
+    return this.key!;
+  }
+
+  digest(address: string, attribute: string, value: unknown): string {
+    return createHmac('sha256', this.hmacKey())
+      .update(`${address}\u0000${attribute}\u0000${canonicalJson(value)}`)
+      .digest('hex');
+  }
+
+  recorded(address: string, attribute: string): string | undefined {
+    return this.load().writeOnly[address]?.[attribute];
+  }
+
+  record(address: string, attribute: string, digest: string): void {
+    const all = this.load().writeOnly;
+    all[address] = { ...all[address], [attribute]: digest };
+    this.dirty = true;
+  }
+
+  forget(address: string): void {
+    const all = this.load().writeOnly;
+    if (!(address in all)) return;
+    delete all[address];
+    this.dirty = true;
+  }
+
+  /** Writes the inventory when something was recorded: beside itself, then renamed, mode 0600. */
+  save(): void {
+    if (!this.dirty || !this.data) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, this.file);
+    this.dirty = false;
+  }
+}
+
+function inventoryError(file: string, error: unknown): CliError {
+  return new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+}

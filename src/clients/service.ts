@@ -1,0 +1,92 @@
+/**
+ * The client side of a service: what Converge must know to reach it. Each service's client folder
+ * exports one definition (`clients/registry/definition.ts`); the CLI's catalog lists them, and no
+ * other shared file names a service. The sandbox side has its own definition per service
+ * (`sandbox/services/<name>/index.ts`).
+ */
+import type { ServiceName } from '../common/types.js';
+import type { HttpClientOptions } from './http/client.js';
+
+/** A connection setting beyond address and token (a workspace connection's default organization). */
+export interface ConnectionSetting {
+  /** The `Connection` spec field, and the key in `ConnectionConfig.settings` (`organization`). */
+  readonly key: string;
+  /** The environment variable's suffix: `ORGANIZATION` reads `CONVERGE_<SERVICE>_ORGANIZATION`. */
+  readonly env: string;
+  readonly description: string;
+}
+
+/** HTTP behaviour a run chooses for every service (timeouts, retry reporting), never the token. */
+export type RunHttpOptions = Partial<
+  Pick<HttpClientOptions, 'onRetry' | 'onRequest' | 'requestTimeoutMs' | 'connectTimeoutMs' | 'dispatcher'>
+>;
+
+/** Where and how to reach one service: from `CONVERGE_<SERVICE>_*` or a manifest `Connection`. */
+export interface ConnectionConfig {
+  /** `scheme://host:port[/prefix]`, without a trailing slash. */
+  address: string;
+  token?: string;
+  /** PEM text of a CA to trust in addition to the system's. */
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  /** What to fix when the address is wrong: `CONVERGE_REGISTRY_ADDR`, or `connection "eu" (file:line)`. */
+  addressSource: string;
+  /** What to fix when the token is missing or refused (same forms as `addressSource`). */
+  tokenSource: string;
+  /** The service's own settings, by `ConnectionSetting.key`. */
+  settings: Readonly<Record<string, string>>;
+  http?: RunHttpOptions;
+}
+
+/** What every service client offers the composition root. */
+export interface ServiceClient {
+  /** Attempts sent so far, retries included (for `--json` and the benchmarks). */
+  readonly requestCount: number;
+  close(): Promise<void>;
+}
+
+export interface ServiceDefinition<Client extends ServiceClient = ServiceClient> {
+  /** `registry`: `CONVERGE_REGISTRY_ADDR`, `Connection.service: registry`. */
+  readonly name: ServiceName;
+  /** One line for help texts: what Converge manages there. */
+  readonly description: string;
+  readonly settings?: readonly ConnectionSetting[];
+  /** The header(s) that carry the token. */
+  authHeaders(token: string): Record<string, string>;
+  createClient(connection: ConnectionConfig): Client;
+}
+
+/** Keeps the client type of a definition listed beside others. */
+export function defineService<Client extends ServiceClient>(
+  definition: ServiceDefinition<Client>,
+): ServiceDefinition<Client> {
+  return definition;
+}
+
+/** The definition list erased to the common client type, for the catalog. */
+export type AnyServiceDefinition = ServiceDefinition<ServiceClient>;
+
+/**
+ * The options every service client's `fromConnection` takes, from a connection and the service's
+ * auth headers: so a definition's `createClient` is one line plus its own settings.
+ */
+export function clientConnection(
+  connection: ConnectionConfig,
+  definition: Pick<ServiceDefinition, 'authHeaders'>,
+): {
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  addressSource: string;
+  http: Partial<HttpClientOptions>;
+} {
+  return {
+    address: connection.address,
+    ...(connection.token !== undefined ? { token: connection.token } : {}),
+    ...(connection.caCertificate !== undefined ? { caCertificate: connection.caCertificate } : {}),
+    ...(connection.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+    addressSource: connection.addressSource,
+    http: { ...connection.http, authHeaders: definition.authHeaders },
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * The workspace service as Converge reaches it: `CONVERGE_WORKSPACES_*`, a bearer token (spec §
+ * "Every request carries header Authorization: Bearer"), and a default organization for objects
+ * and commands that name none.
+ */
+import { bearerAuth } from '../http/client.js';
+import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
+import { WorkspacesClient } from '../workspaces.js';
+
+export const workspacesService: ServiceDefinition<WorkspacesClient> = defineService<WorkspacesClient>({
+  name: 'workspaces',
+  description: 'workspaces, locks and state versions (/api/v2)',
+  settings: [
+    {
+      key: 'organization',
+      env: 'ORGANIZATION',
+      description: 'the organization of Workspace objects and workspace commands that name none',
+    },
+  ],
+  authHeaders: bearerAuth,
+  createClient(connection) {
+    const organization = connection.settings.organization;
+    return WorkspacesClient.fromConnection({
+      ...clientConnection(connection, { authHeaders: bearerAuth }),
+      ...(organization !== undefined ? { defaultOrganization: organization } : {}),
+    });
+  },
+});

@@ -1,0 +1,124 @@
+/**
+ * Secret attributes, wherever they sit: a kind names them as dotted paths (`bindpass`, `tls.key`,
+ * `users.password`, `env.*`), lists are passed through (a path names the attribute in every item),
+ * and `*` matches any key. Masking replaces the values by `(sensitive value)` in rendered attributes
+ * and attribute diffs; `secretValues` collects the values themselves so that error messages can be
+ * scrubbed of them.
+ */
+import type { AnyResourceKind, AttributeDiff } from '../resources/contract.js';
+import { SENSITIVE } from './render/format.js';
+
+type Segments = readonly string[];
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Every secret path of a kind: its sensitive and its write-only attributes. */
+export function secretPaths(kind: Pick<AnyResourceKind, 'sensitive' | 'writeOnly'>): Segments[] {
+  return [...(kind.sensitive ?? []), ...(kind.writeOnly ?? [])].map((p) => p.split('.'));
+}
+
+/** The value with everything under `pattern` replaced by the marker. */
+function maskValue(value: unknown, pattern: Segments): unknown {
+  if (pattern.length === 0) return value === undefined ? value : SENSITIVE;
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, pattern));
+  if (!isObject(value)) return value;
+  const [head, ...rest] = pattern;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = head === '*' || head === k ? maskValue(v, rest) : v;
+  return out;
+}
+
+export function maskAttributes(
+  paths: readonly Segments[],
+  attrs: Record<string, unknown>,
+): Record<string, unknown> {
+  let masked: unknown = attrs;
+  for (const p of paths) masked = maskValue(masked, p);
+  return masked as Record<string, unknown>;
+}
+
+/** Diff paths are dotted keys, with `[i]`/`[key]` for items: compared as plain segments. */
+function diffSegments(path: string): string[] {
+  return path
+    .split(/\.|\[([^\]]*)\]/)
+    .filter((s): s is string => s !== undefined && s !== '' && !/^\d+$/.test(s));
+}
+
+/** How a secret path relates to a diff path: the diff is the secret (or inside it), or holds it. */
+function relate(diffPath: Segments, pattern: Segments): 'inside' | { rest: Segments } | undefined {
+  const n = Math.min(diffPath.length, pattern.length);
+  for (let i = 0; i < n; i++) if (pattern[i] !== '*' && pattern[i] !== diffPath[i]) return undefined;
+  return diffPath.length >= pattern.length ? 'inside' : { rest: pattern.slice(diffPath.length) };
+}
+
+export function maskDiffs(paths: readonly Segments[], diffs: AttributeDiff[]): AttributeDiff[] {
+  if (paths.length === 0) return diffs;
+  return diffs.map((d) => {
+    const segments = diffSegments(d.path);
+    let out = d;
+    for (const p of paths) {
+      const relation = relate(segments, p);
+      if (relation === undefined) continue;
+      const { before, after, ...rest } = out;
+      if (relation === 'inside') {
+        out = {
+          ...rest,
+          sensitive: true,
+          ...(before !== undefined ? { before: SENSITIVE } : {}),
+          ...(after !== undefined ? { after: SENSITIVE } : {}),
+        };
+      } else {
+        out = {
+          ...rest,
+          ...(before !== undefined ? { before: maskValue(before, relation.rest) } : {}),
+          ...(after !== undefined ? { after: maskValue(after, relation.rest) } : {}),
+        };
+      }
+    }
+    return out;
+  });
+}
+
+/** The values at a path, for scrubbing: strings and numbers, however deep. */
+function valuesAt(value: unknown, pattern: Segments, found: string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) valuesAt(item, pattern, found);
+    return;
+  }
+  if (pattern.length === 0) {
+    if (typeof value === 'string' && value !== '') found.push(value);
+    else if (typeof value === 'number') found.push(String(value));
+    else if (isObject(value)) for (const v of Object.values(value)) valuesAt(v, [], found);
+    return;
+  }
+  if (!isObject(value)) return;
+  const [head, ...rest] = pattern;
+  for (const [k, v] of Object.entries(value)) if (head === '*' || head === k) valuesAt(v, rest, found);
+}
+
+export function secretValues(paths: readonly Segments[], spec: unknown): string[] {
+  const found: string[] = [];
+  for (const p of paths) valuesAt(spec, p, found);
+  // Longest first, so a secret that contains another is replaced whole.
+  return [...new Set(found)].sort((a, b) => b.length - a.length);
+}
+
+/** The text with every secret value replaced by the marker. */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  // Values shorter than three characters would blank out ordinary words; kinds validate lengths.
+  for (const s of secrets) if (s.length >= 3) out = out.split(s).join(SENSITIVE);
+  return out;
+}
+
+/** The value at a dotted path of a spec (lists are not walked: write-only values are scalars). */
+export function valueAtPath(spec: unknown, path: string): unknown {
+  let value: unknown = spec;
+  for (const key of path.split('.')) {
+    if (!isObject(value)) return undefined;
+    value = value[key];
+  }
+  return value;
+}

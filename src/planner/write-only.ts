@@ -1,0 +1,59 @@
+/**
+ * Change detection for write-only attributes (a bind password the service never returns): Converge
+ * keeps a keyed digest of each value it last applied, per object and attribute, and compares the
+ * manifest's value with it. An equal digest means unchanged: no diff and nothing re-sent. A different
+ * or missing digest means the value is set on apply, shown as `(sensitive value changed)`. The digest
+ * is an HMAC, so a stolen inventory does not let anyone test guesses without the key.
+ */
+import type { AnyResourceKind, AttributeDiff, Desired } from '../resources/contract.js';
+import { SENSITIVE } from './render/format.js';
+import { valueAtPath } from './masking.js';
+
+export interface WriteOnlyDigests {
+  /** The keyed digest of an object's attribute value (bound to the object and attribute). */
+  digest(address: string, path: string, value: unknown): string;
+  /** What was recorded for an object's attribute when Converge last applied it. */
+  recorded(address: string, path: string): string | undefined;
+  record(address: string, path: string, digest: string): void;
+  /** Drops everything recorded for an object (it was deleted). */
+  forget(address: string): void;
+}
+
+/** The kind's write-only attributes the manifest sets for this object, with their values. */
+export function writeOnlyValues(kind: AnyResourceKind, desired: Desired): [string, unknown][] {
+  return (kind.writeOnly ?? [])
+    .map((path): [string, unknown] => [path, valueAtPath(desired.spec, path)])
+    .filter(([, value]) => value !== undefined);
+}
+
+/** Diffs and the changed paths of an existing object's write-only attributes. */
+export function compareWriteOnly(
+  kind: AnyResourceKind,
+  address: string,
+  desired: Desired,
+  digests: WriteOnlyDigests | undefined,
+): { diffs: AttributeDiff[]; changed: string[] } {
+  const diffs: AttributeDiff[] = [];
+  const changed: string[] = [];
+  for (const [path, value] of writeOnlyValues(kind, desired)) {
+    const recorded = digests?.recorded(address, path);
+    if (recorded !== undefined && recorded === digests?.digest(address, path, value)) continue;
+    changed.push(path);
+    diffs.push({
+      path,
+      op: 'change',
+      before: SENSITIVE,
+      after: SENSITIVE,
+      sensitive: true,
+      ...(recorded === undefined
+        ? { note: 'not recorded by this Converge (the service never returns it): it will be set' }
+        : {}),
+    });
+  }
+  return { diffs, changed };
+}
+
+/** Whether a diff the kind reported is about a write-only attribute (the planner decides those). */
+export function isWriteOnlyDiff(kind: AnyResourceKind, diff: AttributeDiff): boolean {
+  return (kind.writeOnly ?? []).some((p) => diff.path === p || diff.path.startsWith(`${p}.`));
+}
