@@ -25,11 +25,19 @@ export function desiredOf(resource: ManifestResource): Desired {
   };
 }
 
+/**
+ * Refuses a command run without -f in words that say which flag is missing; the loader's own
+ * problem for an empty path list reads as a manifest error at ".".
+ */
+export function requireManifestPaths(paths: readonly string[]): void {
+  if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
+}
+
 export async function loadDesired(
   paths: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ manifest: Manifest; desired: Desired[] }> {
-  if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
+  requireManifestPaths(paths);
   const manifest = await loadManifest(paths, { kinds, env });
   return { manifest, desired: manifest.resources.map(desiredOf) };
 }

@@ -7,9 +7,10 @@ import { formatPosition, ManifestError, type ManifestProblem } from '../../manif
 import { kindByName, kinds } from '../../resources/index.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { desiredOf } from '../workflow.js';
+import { desiredOf, requireManifestPaths } from '../workflow.js';
 
 export async function validateCommand(paths: string[], io: Io): Promise<number> {
+  requireManifestPaths(paths);
   const manifest = await loadManifest(paths, { kinds, env: io.env });
   const problems: ManifestProblem[] = [];
   for (const resource of manifest.resources) {
