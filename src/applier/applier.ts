@@ -142,7 +142,6 @@ export async function applyPlan(
       const deps = change.dependsOn.map((a) => outcomes.get(a)).filter((p) => p !== undefined);
       const depResults = await Promise.all(deps);
       const blocked = depResults.find((r) => r.status !== 'applied');
-      const started = Date.now();
       let result: ChangeResult;
       if (blocked) {
         result = {
@@ -164,6 +163,9 @@ export async function applyPlan(
               durationMs: 0,
             };
           }
+          // Timed from here, not from when it was queued: waiting for a free slot is the other
+          // changes' time, and counting it would report every change at parallelism 1 as slow.
+          const started = Date.now();
           options.onEvent?.({ type: 'start', change, done, total: work.length });
           const kind = lookup(change.key.kind);
           try {

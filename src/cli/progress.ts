@@ -3,6 +3,7 @@
  * apply is never silent.
  */
 import type { ApplyEvent } from '../applier/applier.js';
+import type { Change } from '../planner/types.js';
 import type { Io } from './io.js';
 
 const PAST: Record<string, string> = {
@@ -22,24 +23,42 @@ const PRESENT: Record<string, string> = {
 
 export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: () => void } {
   const live = Boolean(io.stderr.isTTY);
+  // Changes started and not yet finished, oldest first: the live line names the one that has run
+  // longest, and must come back after each finished line while any is still running.
+  const running = new Map<string, Change>();
+  let done = 0;
+  let total = 0;
   let lineShown = false;
   const clear = () => {
     if (lineShown) io.stderr.write('\r\x1b[2K');
     lineShown = false;
   };
+  const draw = () => {
+    clear();
+    const [oldest] = running.values();
+    if (!oldest) return;
+    const more = running.size > 1 ? ` (+${running.size - 1} more running)` : '';
+    let line = `[${done}/${total}] ${PRESENT[oldest.action]} ${oldest.address}…${more}`;
+    // A line wider than the terminal wraps, and clearing would then erase only its last row.
+    const columns = (io.stderr as { columns?: unknown }).columns;
+    if (typeof columns === 'number' && columns > 1 && line.length >= columns) {
+      line = `${line.slice(0, columns - 2)}…`;
+    }
+    io.stderr.write(line);
+    lineShown = true;
+  };
   return {
     onEvent(e) {
       const { change, result } = e;
+      done = e.done;
+      total = e.total;
       if (e.type === 'start') {
-        if (live) {
-          clear();
-          io.stderr.write(`[${e.done}/${e.total}] ${PRESENT[change.action]} ${change.address}…`);
-          lineShown = true;
-        } else {
-          io.stdout.write(`${change.address}: ${PRESENT[change.action]}…\n`);
-        }
+        running.set(change.address, change);
+        if (live) draw();
+        else io.stdout.write(`${change.address}: ${PRESENT[change.action]}…\n`);
         return;
       }
+      running.delete(change.address);
       if (!result) return;
       clear();
       const took =
@@ -49,7 +68,11 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
           ? `${change.address}: ${PAST[change.action]} (${took})`
           : `${change.address}: ${result.status.toUpperCase()}: ${result.message ?? ''}`;
       io.stdout.write(`${text}\n`);
+      if (live) draw();
     },
-    end: clear,
+    end() {
+      running.clear();
+      clear();
+    },
   };
 }

@@ -110,13 +110,52 @@ function relevantErrors(errors: ErrorObject[]): ErrorObject[] {
     const fewest = Math.min(...candidates.map((candidate) => candidate.errors));
     const best = candidates.filter((candidate) => candidate.errors === fewest);
     const meant = best.length === 1 ? best[0]!.path : undefined;
-    kept = kept.filter((error) => {
-      if (error === union) return meant === undefined;
-      if (!inBranch(error, `${union.schemaPath}/`)) return true;
-      return meant !== undefined && inBranch(error, meant);
+    // No form fits better than another, often because a misspelt key ("Nmae") is unknown to every
+    // form and so also leaves a required one missing: name the misspelling instead of the union.
+    const misspelt =
+      meant === undefined
+        ? misspeltFields(
+            union,
+            kept.filter((error) => inBranch(error, `${union.schemaPath}/`)),
+          )
+        : [];
+    kept = kept.flatMap((error) => {
+      if (error === union) return meant !== undefined ? [] : misspelt.length > 0 ? misspelt : [error];
+      if (!inBranch(error, `${union.schemaPath}/`)) return [error];
+      return meant !== undefined && inBranch(error, meant) ? [error] : [];
     });
   }
   return kept;
+}
+
+/**
+ * The keys of a union's value that no form allows but that are close to a key some form does
+ * allow, as `additionalProperties` errors whose schema lists every form's keys, so the message
+ * suggests the right one whichever form it belongs to.
+ */
+function misspeltFields(union: ErrorObject, branchErrors: ErrorObject[]): ErrorObject[] {
+  const allowed = new Set<string>();
+  for (const branch of (union.schema as unknown[]) ?? []) {
+    const properties = (branch as { properties?: unknown } | null)?.properties;
+    if (typeof properties === 'object' && properties !== null) {
+      for (const name of Object.keys(properties)) allowed.add(name);
+    }
+  }
+  const parentSchema = { properties: Object.fromEntries([...allowed].map((name) => [name, {}])) };
+  const fields = new Set(
+    branchErrors
+      .filter(
+        (error) => error.keyword === 'additionalProperties' && error.instancePath === union.instancePath,
+      )
+      .map((error) => String(error.params.additionalProperty))
+      .filter((field) => !allowed.has(field) && closestName(field, [...allowed]) !== undefined),
+  );
+  return [...fields].map((field) => ({
+    ...union,
+    keyword: 'additionalProperties',
+    params: { additionalProperty: field },
+    parentSchema,
+  }));
 }
 
 function typeFits(schema: unknown, data: unknown): boolean {
@@ -322,8 +361,13 @@ function closestName(field: string, allowed: readonly string[]): string | undefi
   return best;
 }
 
+/**
+ * Edits (insert, delete, substitute, or swap two neighbouring letters) from `a` to `b`. A swap
+ * counts as one edit because it is the commonest typo ("Nmae"), which would otherwise be two.
+ */
 function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 2) return 3;
+  let beforePrevious: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
@@ -333,7 +377,11 @@ function editDistance(a: string, b: string): number {
         current[j - 1]! + 1,
         previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
       );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        current[j] = Math.min(current[j]!, beforePrevious[j - 2]! + 1);
+      }
     }
+    beforePrevious = previous;
     previous = current;
   }
   return previous[b.length]!;

@@ -271,7 +271,11 @@ async function pruneCandidates(
           diffs: [],
           after: null,
           dependsOn: [],
-          reason: `owned by Converge in ${describeScope(scope)} and no longer in the manifest`,
+          // Only a marker proves Converge created the object; a declared scope says just where it is.
+          reason:
+            kind.ownership === 'declared-scope'
+              ? `in ${describeScope(scope)} and not in the manifest`
+              : `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`,
         }));
       }),
     ),

@@ -77,6 +77,17 @@ describe('converge validate', () => {
   });
 });
 
+describe('without -f', () => {
+  it.each([['validate'], ['plan'], ['apply', '--auto-approve']])(
+    '%s says which flag is missing and exits 1',
+    async (...cmd) => {
+      const r = await converge(cmd, env, manifestDir({}));
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe('Error: no manifest given: pass -f FILE or -f FOLDER');
+    },
+  );
+});
+
 describe('plan and apply against the sandbox', () => {
   const roles = [
     role(

@@ -87,6 +87,32 @@ describe('applier', () => {
     expect(store.maxInFlight).toBe(4);
   });
 
+  it('times each change from its own start, not from when it was queued', async () => {
+    const store = memoryStore();
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan(
+      Array.from({ length: 5 }, (_, i) => desired('Thing', `t${i}`, {})),
+      lookup,
+      noContext,
+    );
+    store.delayMs = 50;
+    const finished: number[] = [];
+    const result = await applyPlan(plan, lookup, noContext, {
+      parallelism: 1,
+      onEvent: (e) => {
+        if (e.result) finished.push(e.result.durationMs);
+      },
+    });
+    expect(result.counts.applied).toBe(5);
+    // One at a time, the fifth waits about 200 ms for a slot; that wait is not its own time.
+    // Bounds are loose (a slow machine may stretch one sleep) but far below the queued total.
+    for (const r of result.results) {
+      expect(r.durationMs).toBeGreaterThanOrEqual(40);
+      expect(r.durationMs).toBeLessThan(150);
+    }
+    expect(finished).toEqual(result.results.map((r) => r.durationMs));
+  });
+
   it('refuses, with checkStale, objects that moved since the plan', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });

@@ -125,7 +125,26 @@ describe('planner', () => {
       ['Thing/kept', 'noop'],
       ['Thing/dropped', 'delete'],
     ]);
-    expect(plan.changes[1]?.reason).toMatch(/no longer in the manifest/);
+    expect(plan.changes[1]?.reason).toBe(
+      'created by Converge (ownership marker) in (Thing) and no longer in the manifest',
+    );
+  });
+
+  it('does not claim Converge created what it prunes by a declared scope alone', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/web-kept', { value: {}, version: 1 });
+    store.objects.set('Thing/web-stray', { value: {}, version: 1 });
+    // Like roles: the service keeps no marker, so everything in the declared scope counts.
+    const kind: AnyResourceKind = { ...memoryKind(store), ownership: 'declared-scope', owns: () => true };
+    const plan = await buildPlan([desired('Thing', 'web-kept', {})], lookupOf(kind), noContext, {
+      prune: [{ kind: 'Thing', name: 'web-things', namePrefix: 'web-' }],
+    });
+    expect(plan.changes.filter((c) => c.action === 'delete').map((c) => [c.address, c.reason])).toEqual([
+      [
+        'Thing/web-stray',
+        'in PruneScope "web-things" (Thing, names starting "web-") and not in the manifest',
+      ],
+    ]);
   });
 
   it('deletes dependants before what they depend on', async () => {

@@ -235,6 +235,63 @@ spec:
     ]);
   });
 
+  test('a misspelt key that no form of a union allows gets a suggestion, not "no form matches"', async () => {
+    // The shape of AclRole's Policies: {ID, Name?} or {Name}. "Nmae" is unknown to both forms and
+    // leaves both short of a required key, so neither form fits better than the other.
+    const policyKind: ManifestKind = {
+      kind: 'TestPolicyRole',
+      service: 'registry',
+      description: 'Policies by ID or by name.',
+      namespaced: false,
+      nameSchema: Type.String(),
+      specSchema: Type.Object(
+        {
+          Policies: Type.Array(
+            Type.Union(
+              [
+                Type.Object(
+                  { ID: Type.String({ format: 'uuid' }), Name: Type.Optional(Type.String()) },
+                  { additionalProperties: false },
+                ),
+                Type.Object({ Name: Type.String() }, { additionalProperties: false }),
+              ],
+              { description: 'a policy by ID or by Name' },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    };
+    const dir = writeTree({
+      'a.yaml': `apiVersion: converge/v1
+kind: TestPolicyRole
+metadata: { name: flow }
+spec:
+  Policies: [{ Nmae: x }, { id: 2a9b9a0d-0cb2-4cec-954a-9c63f16c8730 }]
+---
+apiVersion: converge/v1
+kind: TestPolicyRole
+metadata: { name: block }
+spec:
+  Policies:
+    - Nmae: x
+    - ID: 2a9b9a0d-0cb2-4cec-954a-9c63f16c8730
+      Nmae: y
+    - Other: 1
+    - Name: 5
+`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'], { kinds: [policyKind] })).toEqual([
+      'a.yaml:5:16: unknown field "Nmae" in spec.Policies[0]; did you mean "Name"?',
+      'a.yaml:5:29: unknown field "id" in spec.Policies[1]; did you mean "ID"?',
+      'a.yaml:12:7: unknown field "Nmae" in spec.Policies[0]; did you mean "Name"?',
+      'a.yaml:14:7: unknown field "Nmae" in spec.Policies[1]; did you mean "Name"?',
+      // Nothing close to a known key: the union's own message, which describes the forms.
+      'a.yaml:15:7: spec.Policies[2] does not match any of the allowed forms (a policy by ID or by Name)',
+      'a.yaml:16:13: spec.Policies[3].Name must be string, got number (5)',
+    ]);
+  });
+
   test('a YAML file that is not a manifest gets one line, not a list of fields', async () => {
     const dir = writeTree({ 'compose.yaml': 'services:\n  web:\n    image: nginx\n' });
     expect(await loadErrors(dir, ['.'])).toEqual([
