@@ -12,6 +12,7 @@
  * `RequestRetryError`. The loop is below; the decisions are pure functions in `retry-policy.ts`.
  */
 import { STATUS_CODES } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import type { ServiceName } from '../../manifest/types.js';
 import { createAgent } from './agent.js';
@@ -36,7 +37,6 @@ import {
   type RetryOptions,
   serverRequestedWaitMs,
 } from './retry-policy.js';
-import { sleep } from './sleep.js';
 import { defaultUserAgent } from './user-agent.js';
 
 export interface HttpClientOptions {
@@ -481,7 +481,11 @@ export class HttpClient {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     this.onRetry?.({ service: this.service, method, path, attempt, reason, delayMs });
-    if (delayMs > 0) await sleep(delayMs, signal);
+    if (delayMs <= 0) return;
+    // timers/promises rejects with its own AbortError; callers expect the reason they aborted with.
+    await delay(delayMs, undefined, { signal }).catch((err: unknown) => {
+      throw signal?.aborted ? signal.reason : err;
+    });
   }
 }
 
