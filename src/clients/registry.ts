@@ -47,7 +47,7 @@ export interface RegistryConnection {
   defaultNamespace?: string;
   /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_REGISTRY_ADDR`. */
   addressSource?: string;
-  /** Anything else of the HTTP layer (timeouts, retry, hooks). */
+  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
   http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 

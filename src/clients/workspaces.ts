@@ -93,7 +93,7 @@ export interface WorkspacesConnection {
   addressSource?: string;
   /** Used when a call names no organization (`CONVERGE_WORKSPACES_ORGANIZATION`, a Connection's). */
   defaultOrganization?: string;
-  /** Anything else of the HTTP layer (timeouts, retry, hooks). */
+  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
   http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 

@@ -7,6 +7,7 @@ import {
   HttpClient,
   HttpStatusError,
   type RequestEvent,
+  type RetryEvent,
   ServiceError,
   UnexpectedResponseError,
 } from '../../src/clients/http/index.js';
@@ -205,7 +206,7 @@ describe('rate limits (429)', () => {
     expect(err).toBeInstanceOf(HttpStatusError);
     expect(err).toMatchObject({ status: 429, retryAfterMs: 3_600_000, attempts: 1 });
     expect((err as Error).message).toContain(
-      'asked to retry after 3600s, longer than the 60s Converge waits',
+      'asked to retry after 1h0m0s, longer than the 1m0s Converge waits',
     );
   });
 
@@ -460,5 +461,86 @@ describe('secrets never leak', () => {
     expect(inspect(client, { depth: 10, showHidden: true })).not.toContain(TOKEN);
     expect(JSON.stringify(client)).not.toContain(TOKEN);
     expect(JSON.stringify({ ...client })).not.toContain(TOKEN);
+  });
+});
+
+describe('retry events', () => {
+  const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  const refused = () =>
+    Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8500'), { code: 'ECONNREFUSED' });
+
+  it('fires once per retry, saying which attempt failed, why, the wait and the most attempts', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy');
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(429, '', { headers: { 'retry-after': '0' } });
+    pool.intercept({ path: '/v1/a', method: 'GET' }).replyWithError(reset());
+    pool.intercept({ path: '/v1/a', method: 'GET' }).replyWithError(refused());
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(200, 'ok');
+    const events: RetryEvent[] = [];
+    const client = mockedClient(agent, { onRetry: (e) => events.push(e) });
+
+    await client.request({ method: 'GET', path: '/v1/a' });
+
+    expect(events.map(({ attempt, reason, maxAttempts }) => ({ attempt, reason, maxAttempts }))).toEqual([
+      // Five attempts for failures (four retries), counted apart from nine for rate limits.
+      { attempt: 1, reason: '503 Service Unavailable', maxAttempts: 5 },
+      { attempt: 2, reason: '429 Too Many Requests', maxAttempts: 10 },
+      { attempt: 3, reason: 'connection reset by the service (ECONNRESET)', maxAttempts: 6 },
+      { attempt: 4, reason: 'connection refused (ECONNREFUSED)', maxAttempts: 6 },
+    ]);
+    expect(events.every((e) => e.service === 'registry' && e.method === 'GET' && e.path === '/v1/a')).toBe(
+      true,
+    );
+    expect(events.every((e) => e.delayMs >= 0 && e.delayMs <= 5)).toBe(true);
+    expect(client.retryCount).toBe(events.length);
+  });
+
+  it("carries the service's Retry-After as the wait", async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(429, '', { headers: { 'retry-after': '1' } });
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(200, 'ok');
+    const events: RetryEvent[] = [];
+    await mockedClient(agent, { onRetry: (e) => events.push(e) }).request({ method: 'GET', path: '/v1/a' });
+    expect(events).toHaveLength(1);
+    expect(events[0]!.delayMs).toBeGreaterThanOrEqual(1000);
+    expect(events[0]!.delayMs).toBeLessThan(1010);
+  });
+
+  it('fires no event for the last failure, which is thrown instead', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy').times(2);
+    const events: RetryEvent[] = [];
+    const client = mockedClient(agent, { retry: { maxRetries: 1 }, onRetry: (e) => events.push(e) });
+    await expect(client.request({ method: 'GET', path: '/v1/a' })).rejects.toMatchObject({ attempts: 2 });
+    expect(events.map((e) => [e.attempt, e.maxAttempts])).toEqual([[1, 2]]);
+  });
+});
+
+describe('deadline', () => {
+  it('does not sleep a wait that would pass the deadline, and says the deadline ended it', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy', { headers: { 'retry-after': '5' } });
+    const events: RetryEvent[] = [];
+    const client = mockedClient(agent, { deadlineMs: 2_000, onRetry: (e) => events.push(e) });
+    const started = performance.now();
+
+    const err = await caught(client.request({ method: 'GET', path: '/v1/a' }));
+
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(events).toEqual([]);
+    expect(err).toBeInstanceOf(HttpStatusError);
+    expect(err).toMatchObject({ status: 503, attempts: 1, deadlineMs: 2_000, retryAfterMs: 5_000 });
+    expect((err as Error).message).toMatch(
+      /^registry: GET \/v1\/a → gave up after \d+ms and 1 attempt \(deadline 2s\): 503 busy \(the service asked to retry after 5s\)$/,
+    );
+    expect(JSON.parse(JSON.stringify(err))).toMatchObject({ deadlineMs: 2_000 });
+  });
+
+  it('leaves errors that the retry budget ended as they were', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy').times(2);
+    const client = mockedClient(agent, { retry: { maxRetries: 1 } });
+    const err = await caught(client.request({ method: 'GET', path: '/v1/a' }));
+    expect((err as Error).message).toBe('registry: GET /v1/a → 503 busy (gave up after 2 attempts)');
+    expect((err as HttpStatusError).deadlineMs).toBeUndefined();
+  });
+
+  it('refuses a deadline that is not positive', () => {
+    expect(() => mockedClient(agent, { deadlineMs: 0 })).toThrow(RangeError);
   });
 });
