@@ -66,11 +66,11 @@ describe('retries on server errors', () => {
   });
 
   it('uses the parseError of the service for the message', async () => {
-    pool.intercept({ path: '/v1/acl/role', method: 'PUT' }).reply(403, 'ignored');
+    pool.intercept({ path: '/v1/acl/role', method: 'PUT' }).reply(409, 'ignored');
     const client = mockedClient(agent, { parseError: (status, body) => `parsed ${status} ${body}` });
     const err = await caught(client.request({ method: 'PUT', path: '/v1/acl/role', body: {} }));
-    expect((err as HttpStatusError).serviceMessage).toBe('parsed 403 ignored');
-    expect((err as Error).message).toBe('registry: PUT /v1/acl/role → 403 parsed 403 ignored');
+    expect((err as HttpStatusError).serviceMessage).toBe('parsed 409 ignored');
+    expect((err as Error).message).toBe('registry: PUT /v1/acl/role → 409 parsed 409 ignored');
   });
 
   it('falls back to the status text when the error body is empty', async () => {
@@ -542,5 +542,60 @@ describe('deadline', () => {
 
   it('refuses a deadline that is not positive', () => {
     expect(() => mockedClient(agent, { deadlineMs: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('token hints on 401 and 403', () => {
+  it('says to set the token when none was sent', async () => {
+    pool
+      .intercept({ path: '/v1/acl/roles', method: 'GET' })
+      .reply(403, "Permission denied: anonymous token lacks permission 'acl:read'.");
+    const err = await caught(
+      mockedClient(agent, { token: undefined }).request({ method: 'GET', path: '/v1/acl/roles' }),
+    );
+    expect((err as Error).message).toBe(
+      "registry: GET /v1/acl/roles → 403 Permission denied: anonymous token lacks permission 'acl:read'. " +
+        '(no token was sent: set CONVERGE_REGISTRY_TOKEN)',
+    );
+    expect((err as HttpStatusError).serviceMessage).toBe(
+      "Permission denied: anonymous token lacks permission 'acl:read'.",
+    );
+  });
+
+  it('says the token was refused for a 401 and for an unknown-token 403, naming the given source', async () => {
+    pool.intercept({ path: '/a', method: 'GET' }).reply(401, '');
+    pool.intercept({ path: '/b', method: 'GET' }).reply(403, 'ACL not found');
+    const client = mockedClient(agent, { tokenSource: 'connection "eu" (infra/c.yaml:3:1)' });
+    const unauthorized = await caught(client.request({ method: 'GET', path: '/a' }));
+    const unknown = await caught(client.request({ method: 'GET', path: '/b' }));
+    expect((unauthorized as Error).message).toBe(
+      'registry: GET /a → 401 Unauthorized (check the token in connection "eu" (infra/c.yaml:3:1): the service refused it)',
+    );
+    expect((unknown as Error).message).toBe(
+      'registry: GET /b → 403 ACL not found (check the token in connection "eu" (infra/c.yaml:3:1): the service refused it)',
+    );
+    expect(everyRendering(unknown)).not.toContain(TOKEN);
+  });
+
+  it('says the token lacks the permission for other 403s, in the default source of the service', async () => {
+    pool.intercept({ path: '/api/v2/x', method: 'POST' }).reply(403, 'forbidden');
+    const client = mockedClient(agent, { service: 'workspaces' });
+    const err = await caught(client.request({ method: 'POST', path: '/api/v2/x' }));
+    expect((err as Error).message).toBe(
+      'workspaces: POST /api/v2/x → 403 forbidden (the token in CONVERGE_WORKSPACES_TOKEN lacks this permission)',
+    );
+  });
+
+  it('adds nothing to a 404, nor to a request that did not carry the token', async () => {
+    pool.intercept({ path: '/a', method: 'GET' }).reply(404, 'ACL not found');
+    pool.intercept({ path: '/b', method: 'GET' }).reply(403, 'signature expired');
+    agent.get('http://storage.test').intercept({ path: '/blob', method: 'GET' }).reply(403, 'expired link');
+    const client = mockedClient(agent);
+    const notFound = await caught(client.request({ method: 'GET', path: '/a' }));
+    const unauthenticated = await caught(client.request({ method: 'GET', path: '/b', authenticate: false }));
+    const elsewhere = await caught(client.request({ method: 'GET', path: 'http://storage.test/blob' }));
+    expect((notFound as Error).message).toBe('registry: GET /a → 404 ACL not found');
+    expect((unauthenticated as Error).message).toBe('registry: GET /b → 403 signature expired');
+    expect((elsewhere as Error).message).toBe('registry: GET /blob → 403 expired link');
   });
 });

@@ -41,6 +41,7 @@ import {
   type RetryOptions,
   serverRequestedWaitMs,
 } from './retry-policy.js';
+import { tokenHint as hintForToken } from './token-hint.js';
 import { defaultUserAgent } from './user-agent.js';
 
 export interface HttpClientOptions {
@@ -79,6 +80,11 @@ export interface HttpClientOptions {
   adaptiveRateLimit?: boolean;
   /** Named in "cannot reach" hints. Default `CONVERGE_<SERVICE>_ADDR`. */
   addressSource?: string;
+  /**
+   * Named in the hint added to 401/403 errors (`set CONVERGE_REGISTRY_TOKEN`, `check the token in
+   * connection "eu" (infra/c.yaml:3:1)`). Default `CONVERGE_<SERVICE>_TOKEN`. Never the token itself.
+   */
+  tokenSource?: string;
   /** Called before every attempt, retries included. */
   onRequest?: (event: RequestEvent) => void;
   /** Called before sleeping for a retry (the CLI's verbose mode shows these). */
@@ -177,6 +183,8 @@ interface Run {
   failures: number;
   /** ...and on 429, which has its own budget. */
   rateLimited: number;
+  /** The request would carry the token (if there is one), so a 401/403 may be about it. */
+  tokenExpected: boolean;
 }
 
 /** Marks the abort this client caused itself when an attempt ran out of time. */
@@ -222,6 +230,7 @@ export class HttpClient {
   private readonly connectTimeoutMs: number;
   private readonly userAgent: string;
   private readonly addressSource: string;
+  private readonly tokenSource: string;
   private readonly random: () => number;
   private readonly byMethod: Record<string, number> = {};
   private attempts = 0;
@@ -249,6 +258,7 @@ export class HttpClient {
     this.parseError = options.parseError ?? defaultParseError;
     this.userAgent = options.userAgent ?? defaultUserAgent();
     this.addressSource = options.addressSource ?? `${envVarPrefix(options.service)}_ADDR`;
+    this.tokenSource = options.tokenSource ?? `${envVarPrefix(options.service)}_TOKEN`;
     this.random = options.random ?? Math.random;
     if (options.adaptiveRateLimit !== false) this.limiter = new AdaptiveRateLimiter();
     if (options.onRequest) this.onRequest = options.onRequest;
@@ -312,6 +322,17 @@ export class HttpClient {
         return this.accepted<T>(run, result);
       await this.afterStatusFailure(run, result);
     }
+  }
+
+  /**
+   * The hint naming the token's setting for a 401/403 answer to an authenticated request, for service
+   * clients that read such answers themselves (the workspace client takes 4xx back to read JSON:API).
+   */
+  tokenHint(status: number, serviceMessage: string | undefined): string | undefined {
+    return hintForToken(status, serviceMessage, {
+      sent: this.#token !== undefined,
+      source: this.tokenSource,
+    });
   }
 
   /**
@@ -473,6 +494,8 @@ export class HttpClient {
       attempt: 0,
       failures: 0,
       rateLimited: 0,
+      // Only a request that would carry the token can be refused for it: not a download elsewhere.
+      tokenExpected: req.authenticate !== false && target.sameOrigin,
     };
   }
 
@@ -524,7 +547,9 @@ export class HttpClient {
     const used = rateLimit ? run.rateLimited : run.failures;
     const budget = rateLimit ? this.retry.maxRateLimitRetries : this.retry.maxRetries;
     const retryable = rateLimit || (run.idempotent && this.retry.statuses.includes(status));
-    if (!retryable || used >= budget) throw statusError({});
+    if (!retryable || used >= budget) {
+      throw statusError({ note: run.tokenExpected ? this.tokenHint(status, serviceMessage) : undefined });
+    }
     const askedMs = serverRequestedWaitMs(result.headers, status);
     const asked =
       askedMs === undefined
