@@ -47,7 +47,9 @@ export interface RegistryConnection {
   defaultNamespace?: string;
   /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_REGISTRY_ADDR`. */
   addressSource?: string;
-  /** Anything else of the HTTP layer (timeouts, retry, hooks). */
+  /** Where the token came from, for 401/403 hints. Default `CONVERGE_REGISTRY_TOKEN`. */
+  tokenSource?: string;
+  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
   http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 
@@ -102,6 +104,7 @@ export class RegistryClient {
       ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
       ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
       ...(c.addressSource ? { addressSource: c.addressSource } : {}),
+      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
     });
     return new RegistryClient(http, c.defaultNamespace ? { defaultNamespace: c.defaultNamespace } : {});
   }

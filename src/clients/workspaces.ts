@@ -91,9 +91,11 @@ export interface WorkspacesConnection {
   dispatcher?: Dispatcher;
   /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_WORKSPACES_ADDR`. */
   addressSource?: string;
+  /** Where the token came from, for 401/403 hints. Default `CONVERGE_WORKSPACES_TOKEN`. */
+  tokenSource?: string;
   /** Used when a call names no organization (`CONVERGE_WORKSPACES_ORGANIZATION`, a Connection's). */
   defaultOrganization?: string;
-  /** Anything else of the HTTP layer (timeouts, retry, hooks). */
+  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
   http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 
@@ -147,6 +149,7 @@ export class WorkspacesClient {
       ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
       ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
       ...(c.addressSource ? { addressSource: c.addressSource } : {}),
+      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
     };
     const http = new HttpClient({
       ...shared,
@@ -429,13 +432,16 @@ export class WorkspacesClient {
     if (res.status < 400) return res;
     if (res.status === 404 && call.notFound === 'undefined') return undefined;
     const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
+    const serviceMessage = parseWorkspacesError(res.status, text, res.headers['content-type']);
     throw new HttpStatusError({
       service: 'workspaces',
       method: call.method,
       path: withQuery(`${this.basePath}${call.path}`, call.query),
       secrets: [this.#token],
       status: res.status,
-      serviceMessage: parseWorkspacesError(res.status, text, res.headers['content-type']),
+      serviceMessage,
+      // 401/403 only: the 404s this service gives for what a token may not see get no hint (see there).
+      note: this.http.tokenHint(res.status, serviceMessage),
       details: errorDetails(res.body),
     });
   }

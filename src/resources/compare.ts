@@ -2,6 +2,12 @@
  * Structural comparison shared by the kinds. Each kind first brings both sides into one canonical
  * shape (server-filled fields dropped, defaults filled, order-insensitive lists sorted); this module
  * then lists what differs, attribute by attribute.
+ *
+ * Hand-written rather than microdiff (which was tried and dropped): microdiff recurses into lists by
+ * position and has no option to stop at them, so a moved item shows as several changes. Keeping the
+ * list semantics below would mean cutting each of its paths back to the nearest list and comparing
+ * that list again here, and skipping its `undefined`-valued keys and re-sorting its key order: more
+ * code than the recursion it would replace.
  */
 import type { AttributeDiff } from './contract.js';
 

@@ -7,6 +7,7 @@ import {
   HttpClient,
   HttpStatusError,
   type RequestEvent,
+  type RetryEvent,
   ServiceError,
   UnexpectedResponseError,
 } from '../../src/clients/http/index.js';
@@ -65,11 +66,11 @@ describe('retries on server errors', () => {
   });
 
   it('uses the parseError of the service for the message', async () => {
-    pool.intercept({ path: '/v1/acl/role', method: 'PUT' }).reply(403, 'ignored');
+    pool.intercept({ path: '/v1/acl/role', method: 'PUT' }).reply(409, 'ignored');
     const client = mockedClient(agent, { parseError: (status, body) => `parsed ${status} ${body}` });
     const err = await caught(client.request({ method: 'PUT', path: '/v1/acl/role', body: {} }));
-    expect((err as HttpStatusError).serviceMessage).toBe('parsed 403 ignored');
-    expect((err as Error).message).toBe('registry: PUT /v1/acl/role → 403 parsed 403 ignored');
+    expect((err as HttpStatusError).serviceMessage).toBe('parsed 409 ignored');
+    expect((err as Error).message).toBe('registry: PUT /v1/acl/role → 409 parsed 409 ignored');
   });
 
   it('falls back to the status text when the error body is empty', async () => {
@@ -205,7 +206,7 @@ describe('rate limits (429)', () => {
     expect(err).toBeInstanceOf(HttpStatusError);
     expect(err).toMatchObject({ status: 429, retryAfterMs: 3_600_000, attempts: 1 });
     expect((err as Error).message).toContain(
-      'asked to retry after 3600s, longer than the 60s Converge waits',
+      'asked to retry after 1h0m0s, longer than the 1m0s Converge waits',
     );
   });
 
@@ -460,5 +461,141 @@ describe('secrets never leak', () => {
     expect(inspect(client, { depth: 10, showHidden: true })).not.toContain(TOKEN);
     expect(JSON.stringify(client)).not.toContain(TOKEN);
     expect(JSON.stringify({ ...client })).not.toContain(TOKEN);
+  });
+});
+
+describe('retry events', () => {
+  const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  const refused = () =>
+    Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8500'), { code: 'ECONNREFUSED' });
+
+  it('fires once per retry, saying which attempt failed, why, the wait and the most attempts', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy');
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(429, '', { headers: { 'retry-after': '0' } });
+    pool.intercept({ path: '/v1/a', method: 'GET' }).replyWithError(reset());
+    pool.intercept({ path: '/v1/a', method: 'GET' }).replyWithError(refused());
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(200, 'ok');
+    const events: RetryEvent[] = [];
+    const client = mockedClient(agent, { onRetry: (e) => events.push(e) });
+
+    await client.request({ method: 'GET', path: '/v1/a' });
+
+    expect(events.map(({ attempt, reason, maxAttempts }) => ({ attempt, reason, maxAttempts }))).toEqual([
+      // Five attempts for failures (four retries), counted apart from nine for rate limits.
+      { attempt: 1, reason: '503 Service Unavailable', maxAttempts: 5 },
+      { attempt: 2, reason: '429 Too Many Requests', maxAttempts: 10 },
+      { attempt: 3, reason: 'connection reset by the service (ECONNRESET)', maxAttempts: 6 },
+      { attempt: 4, reason: 'connection refused (ECONNREFUSED)', maxAttempts: 6 },
+    ]);
+    expect(events.every((e) => e.service === 'registry' && e.method === 'GET' && e.path === '/v1/a')).toBe(
+      true,
+    );
+    expect(events.every((e) => e.delayMs >= 0 && e.delayMs <= 5)).toBe(true);
+    expect(client.retryCount).toBe(events.length);
+  });
+
+  it("carries the service's Retry-After as the wait", async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(429, '', { headers: { 'retry-after': '1' } });
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(200, 'ok');
+    const events: RetryEvent[] = [];
+    await mockedClient(agent, { onRetry: (e) => events.push(e) }).request({ method: 'GET', path: '/v1/a' });
+    expect(events).toHaveLength(1);
+    expect(events[0]!.delayMs).toBeGreaterThanOrEqual(1000);
+    expect(events[0]!.delayMs).toBeLessThan(1010);
+  });
+
+  it('fires no event for the last failure, which is thrown instead', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy').times(2);
+    const events: RetryEvent[] = [];
+    const client = mockedClient(agent, { retry: { maxRetries: 1 }, onRetry: (e) => events.push(e) });
+    await expect(client.request({ method: 'GET', path: '/v1/a' })).rejects.toMatchObject({ attempts: 2 });
+    expect(events.map((e) => [e.attempt, e.maxAttempts])).toEqual([[1, 2]]);
+  });
+});
+
+describe('deadline', () => {
+  it('does not sleep a wait that would pass the deadline, and says the deadline ended it', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy', { headers: { 'retry-after': '5' } });
+    const events: RetryEvent[] = [];
+    const client = mockedClient(agent, { deadlineMs: 2_000, onRetry: (e) => events.push(e) });
+    const started = performance.now();
+
+    const err = await caught(client.request({ method: 'GET', path: '/v1/a' }));
+
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(events).toEqual([]);
+    expect(err).toBeInstanceOf(HttpStatusError);
+    expect(err).toMatchObject({ status: 503, attempts: 1, deadlineMs: 2_000, retryAfterMs: 5_000 });
+    expect((err as Error).message).toMatch(
+      /^registry: GET \/v1\/a → gave up after \d+ms and 1 attempt \(deadline 2s\): 503 busy \(the service asked to retry after 5s\)$/,
+    );
+    expect(JSON.parse(JSON.stringify(err))).toMatchObject({ deadlineMs: 2_000 });
+  });
+
+  it('leaves errors that the retry budget ended as they were', async () => {
+    pool.intercept({ path: '/v1/a', method: 'GET' }).reply(503, 'busy').times(2);
+    const client = mockedClient(agent, { retry: { maxRetries: 1 } });
+    const err = await caught(client.request({ method: 'GET', path: '/v1/a' }));
+    expect((err as Error).message).toBe('registry: GET /v1/a → 503 busy (gave up after 2 attempts)');
+    expect((err as HttpStatusError).deadlineMs).toBeUndefined();
+  });
+
+  it('refuses a deadline that is not positive', () => {
+    expect(() => mockedClient(agent, { deadlineMs: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('token hints on 401 and 403', () => {
+  it('says to set the token when none was sent', async () => {
+    pool
+      .intercept({ path: '/v1/acl/roles', method: 'GET' })
+      .reply(403, "Permission denied: anonymous token lacks permission 'acl:read'.");
+    const err = await caught(
+      mockedClient(agent, { token: undefined }).request({ method: 'GET', path: '/v1/acl/roles' }),
+    );
+    expect((err as Error).message).toBe(
+      "registry: GET /v1/acl/roles → 403 Permission denied: anonymous token lacks permission 'acl:read'. " +
+        '(no token was sent: set CONVERGE_REGISTRY_TOKEN)',
+    );
+    expect((err as HttpStatusError).serviceMessage).toBe(
+      "Permission denied: anonymous token lacks permission 'acl:read'.",
+    );
+  });
+
+  it('says the token was refused for a 401 and for an unknown-token 403, naming the given source', async () => {
+    pool.intercept({ path: '/a', method: 'GET' }).reply(401, '');
+    pool.intercept({ path: '/b', method: 'GET' }).reply(403, 'ACL not found');
+    const client = mockedClient(agent, { tokenSource: 'connection "eu" (infra/c.yaml:3:1)' });
+    const unauthorized = await caught(client.request({ method: 'GET', path: '/a' }));
+    const unknown = await caught(client.request({ method: 'GET', path: '/b' }));
+    expect((unauthorized as Error).message).toBe(
+      'registry: GET /a → 401 Unauthorized (check the token in connection "eu" (infra/c.yaml:3:1): the service refused it)',
+    );
+    expect((unknown as Error).message).toBe(
+      'registry: GET /b → 403 ACL not found (check the token in connection "eu" (infra/c.yaml:3:1): the service refused it)',
+    );
+    expect(everyRendering(unknown)).not.toContain(TOKEN);
+  });
+
+  it('says the token lacks the permission for other 403s, in the default source of the service', async () => {
+    pool.intercept({ path: '/api/v2/x', method: 'POST' }).reply(403, 'forbidden');
+    const client = mockedClient(agent, { service: 'workspaces' });
+    const err = await caught(client.request({ method: 'POST', path: '/api/v2/x' }));
+    expect((err as Error).message).toBe(
+      'workspaces: POST /api/v2/x → 403 forbidden (the token in CONVERGE_WORKSPACES_TOKEN lacks this permission)',
+    );
+  });
+
+  it('adds nothing to a 404, nor to a request that did not carry the token', async () => {
+    pool.intercept({ path: '/a', method: 'GET' }).reply(404, 'ACL not found');
+    pool.intercept({ path: '/b', method: 'GET' }).reply(403, 'signature expired');
+    agent.get('http://storage.test').intercept({ path: '/blob', method: 'GET' }).reply(403, 'expired link');
+    const client = mockedClient(agent);
+    const notFound = await caught(client.request({ method: 'GET', path: '/a' }));
+    const unauthenticated = await caught(client.request({ method: 'GET', path: '/b', authenticate: false }));
+    const elsewhere = await caught(client.request({ method: 'GET', path: 'http://storage.test/blob' }));
+    expect((notFound as Error).message).toBe('registry: GET /a → 404 ACL not found');
+    expect((unauthenticated as Error).message).toBe('registry: GET /b → 403 signature expired');
+    expect((elsewhere as Error).message).toBe('registry: GET /blob → 403 expired link');
   });
 });

@@ -14,8 +14,11 @@ import {
   ConnectionError,
   HttpClient,
   type HttpClientOptions,
+  type RetryEvent,
   TimeoutError,
 } from '../../src/clients/http/index.js';
+import { RegistryClient } from '../../src/clients/registry.js';
+import { WorkspacesClient } from '../../src/clients/workspaces.js';
 import { caught, everyRendering, TOKEN } from './helpers.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -115,6 +118,78 @@ describe('timeouts', () => {
     server.on('connection', (s) => sockets.add(s));
     const c = client(`http://${await listen(server, sockets)}`, { retry: { maxRetries: 0 } });
     await expect(c.request({ method: 'GET', path: '/dribble' })).rejects.toBeInstanceOf(TimeoutError);
+  });
+});
+
+describe('deadline', () => {
+  it('bounds the whole request, retries included, and says so', async () => {
+    const server = await hangingServer();
+    const events: RetryEvent[] = [];
+    // Ten retries of 200 ms would take over 2 s; the deadline stops them at 500 ms.
+    const c = client(server.address, {
+      deadlineMs: 500,
+      retry: { maxRetries: 10 },
+      onRetry: (e) => events.push(e),
+    });
+    const started = performance.now();
+    const err = await caught(c.request({ method: 'GET', path: '/v1/acl/roles' }));
+    const elapsed = performance.now() - started;
+
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err).toMatchObject({ kind: 'timeout', phase: 'response', timeoutMs: 200, deadlineMs: 500 });
+    const attempts = (err as TimeoutError).attempts;
+    expect(attempts).toBeGreaterThanOrEqual(2);
+    expect(attempts).toBeLessThanOrEqual(3);
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^registry: GET /v1/acl/roles → gave up after \\d+ms and ${attempts} attempts \\(deadline 500ms\\): ` +
+          `no complete response from ${server.address} within 200ms$`,
+      ),
+    );
+    expect(elapsed).toBeGreaterThanOrEqual(390);
+    expect(elapsed).toBeLessThan(900);
+    expect(events.map((e) => [e.attempt, e.reason, e.maxAttempts])).toEqual(
+      Array.from({ length: attempts - 1 }, (_, i) => [i + 1, 'no complete response within 200ms', 11]),
+    );
+  });
+
+  it('cuts an attempt to the time left, and reports the limit it really had', async () => {
+    const server = await hangingServer();
+    const c = client(server.address, { requestTimeoutMs: 5_000, deadlineMs: 300 });
+    const started = performance.now();
+    const err = await caught(c.request({ method: 'GET', path: '/v1/acl/roles' }));
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(err).toMatchObject({ timeoutMs: 300, deadlineMs: 300, attempts: 1 });
+    expect((err as Error).message).toMatch(
+      /→ gave up after \d+ms and 1 attempt \(deadline 300ms\): no complete response from \S+ within 300ms$/,
+    );
+  });
+
+  it('extends the deadline for a request that may wait longer (blocking queries)', async () => {
+    const server = createHttpServer((_req, res) => setTimeout(() => res.end('late'), 600));
+    const c = client(`http://${await listen(server)}`, { requestTimeoutMs: 100, deadlineMs: 300 });
+    const res = await c.request({ method: 'GET', path: '/v1/acl/roles?index=7', timeoutMs: 2_000 });
+    expect(res.body).toBe('late');
+  });
+
+  it('reaches the HTTP layer through both service clients', async () => {
+    const server = await hangingServer();
+    const http = { requestTimeoutMs: 5_000, deadlineMs: 250, retry: { minDelayMs: 1, maxDelayMs: 5 } };
+    const registry = RegistryClient.fromConnection({ address: server.address, http });
+    const workspaces = WorkspacesClient.fromConnection({
+      address: server.address,
+      defaultOrganization: 'acme',
+      http,
+    });
+    closers.push(
+      () => registry.close(),
+      () => workspaces.close(),
+    );
+    const started = performance.now();
+    const [a, b] = await Promise.all([caught(registry.listRoles()), caught(workspaces.listProjects('acme'))]);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(a).toMatchObject({ service: 'registry', kind: 'timeout', deadlineMs: 250 });
+    expect(b).toMatchObject({ service: 'workspaces', kind: 'timeout', deadlineMs: 250 });
   });
 });
 

@@ -214,9 +214,41 @@ describe('permissions', () => {
       attempts: 1,
     });
     expect((err as Error).message).toBe(
-      "registry: PUT /v1/acl/role → 403 Permission denied: token with AccessorID 'reader' lacks permission 'acl:write'",
+      "registry: PUT /v1/acl/role → 403 Permission denied: token with AccessorID 'reader' lacks permission 'acl:write' " +
+        '(the token in CONVERGE_REGISTRY_TOKEN lacks this permission)',
     );
     expect(everyRendering(err)).not.toContain(READER);
+  });
+
+  it('says to set the token when none is configured', async () => {
+    const anonymous = RegistryClient.fromConnection({ address: sandbox.url });
+    try {
+      const err = await caught(anonymous.listRoles());
+      expect(err).toMatchObject({ status: 403 });
+      expect((err as HttpStatusError).serviceMessage).toMatch(/^Permission denied: anonymous token lacks/);
+      expect((err as Error).message).toMatch(/ \(no token was sent: set CONVERGE_REGISTRY_TOKEN\)$/);
+    } finally {
+      await anonymous.close();
+    }
+  });
+
+  it('says to check the token the registry does not know, naming where it came from', async () => {
+    const wrong = 'wrong-secret-0c55d1';
+    const stranger = RegistryClient.fromConnection({
+      address: sandbox.url,
+      token: wrong,
+      tokenSource: 'connection "eu" (infra/conn.yaml:3:1)',
+    });
+    try {
+      const err = await caught(stranger.createRole({ Name: unique('refused') }));
+      expect((err as Error).message).toBe(
+        'registry: PUT /v1/acl/role → 403 ACL not found ' +
+          '(check the token in connection "eu" (infra/conn.yaml:3:1): the service refused it)',
+      );
+      expect(everyRendering(err)).not.toContain(wrong);
+    } finally {
+      await stranger.close();
+    }
   });
 
   it('lets a read token read, and refuses an unknown token', async () => {

@@ -99,6 +99,19 @@ describe('adaptive rate limiter', () => {
     expect(Array.from({ length: 10 }, () => limiter.reserve()).filter((w) => w === 0)).toHaveLength(9);
   });
 
+  it("stops waiting when the caller aborts, rejecting with the caller's reason", async () => {
+    const limiter = new AdaptiveRateLimiter();
+    limiter.observe({ 'x-ratelimit-limit': '1' }); // 0.66/s, burst 1: the second caller waits ~1.5 s
+    await limiter.acquire();
+    const controller = new AbortController();
+    const reason = new Error('interrupted');
+    setTimeout(() => controller.abort(reason), 20);
+    const started = performance.now();
+    await expect(limiter.acquire(controller.signal)).rejects.toBe(reason);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await expect(limiter.acquire(controller.signal)).rejects.toBe(reason); // aborted before the call
+  });
+
   it('ignores missing or nonsense limits', () => {
     const limiter = new AdaptiveRateLimiter(() => 0);
     limiter.observe({ 'x-ratelimit-limit': 'lots' });

@@ -8,6 +8,7 @@ import { type Workspace, WorkspacesClient } from '../../src/clients/workspaces.j
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import { pushState, WorkspaceLockedError } from '../../src/clients/workspaces/state-push.js';
 import { type SandboxConfig, startSandbox } from '../../src/sandbox/index.js';
+import { caught, everyRendering } from './helpers.js';
 
 const ROOT = 'root-secret-5e8c21';
 const BOB = 'bob-secret-c47a90';
@@ -335,6 +336,39 @@ describe('deletes', () => {
     await root.safeDeleteWorkspace({ organization: ORG, name: ws.name });
     expect(await root.readWorkspace({ id: ws.id })).toBeUndefined();
     await expect(root.safeDeleteWorkspace({ id: ws.id })).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('token hints', () => {
+  it('says to set the token when none is configured, and to check one the service refuses', async () => {
+    const wrong = 'wrong-secret-7a01f3';
+    const anonymous = WorkspacesClient.fromConnection({ address: sandbox.url, defaultOrganization: ORG });
+    const stranger = WorkspacesClient.fromConnection({ address: sandbox.url, token: wrong });
+    try {
+      const none = await caught(anonymous.listWorkspaces(ORG));
+      const refused = await caught(stranger.listWorkspaces(ORG));
+      expect(none).toMatchObject({ status: 401 });
+      expect((none as Error).message).toMatch(/ \(no token was sent: set CONVERGE_WORKSPACES_TOKEN\)$/);
+      expect((refused as Error).message).toMatch(
+        / \(check the token in CONVERGE_WORKSPACES_TOKEN: the service refused it\)$/,
+      );
+      expect(everyRendering(refused)).not.toContain(wrong);
+    } finally {
+      await Promise.all([anonymous.close(), stranger.close()]);
+    }
+  });
+
+  it('says the token lacks the permission on a 403, and adds nothing to a 404', async () => {
+    const ws = await root.createWorkspace(ORG, { name: unique('guarded') });
+    const denied = await caught(bob.forceDeleteWorkspace({ id: ws.id }));
+    expect(denied).toMatchObject({ status: 403 });
+    expect((denied as Error).message).toMatch(
+      / \(the token in CONVERGE_WORKSPACES_TOKEN lacks this permission\)$/,
+    );
+    const hidden = await caught(bob.lockWorkspace('ws-doesnotexist0000'));
+    expect(hidden).toMatchObject({ status: 404 });
+    expect((hidden as Error).message).not.toContain('CONVERGE_WORKSPACES_TOKEN');
+    await root.forceDeleteWorkspace({ id: ws.id });
   });
 });
 

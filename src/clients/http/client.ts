@@ -10,8 +10,13 @@
  * gives up with a clear message instead of silently capping a long Retry-After, counts every attempt
  * for the benchmarks, and turns the final failure into our typed errors rather than
  * `RequestRetryError`. The loop is below; the decisions are pure functions in `retry-policy.ts`.
+ *
+ * Two limits bound a request: each attempt has `requestTimeoutMs`, and the whole request (attempts,
+ * retry waits, rate-limit waits) has `deadlineMs`, so a service that accepts connections but never
+ * answers fails the command in minutes rather than after every attempt's full timeout.
  */
 import { STATUS_CODES } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
@@ -35,7 +40,7 @@ import {
   type RetryOptions,
   serverRequestedWaitMs,
 } from './retry-policy.js';
-import { sleep } from './sleep.js';
+import { tokenHint as hintForToken } from './token-hint.js';
 import { defaultUserAgent } from './user-agent.js';
 
 export interface HttpClientOptions {
@@ -51,8 +56,14 @@ export interface HttpClientOptions {
   insecureSkipTlsVerify?: boolean;
   /** Default 10 s. Applies to the built-in agent only (an injected dispatcher has its own). */
   connectTimeoutMs?: number;
-  /** Headers and body of one attempt. Default 60 s. */
+  /** Connecting, sending and reading the whole answer, for one attempt. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * The whole request, retries and waits included. Default 2 min. Each attempt gets at most what is
+   * left, and a retry whose wait would run past it is not slept. A request with its own longer
+   * `timeoutMs` (a blocking query) gets that much more. `Infinity` switches it off.
+   */
+  deadlineMs?: number;
   retry?: Partial<RetryOptions>;
   /** The service's own message from an error body. Default: `defaultParseError`. */
   parseError?: (status: number, bodyText: string, contentType: string | undefined) => string | undefined;
@@ -68,6 +79,11 @@ export interface HttpClientOptions {
   adaptiveRateLimit?: boolean;
   /** Named in "cannot reach" hints. Default `CONVERGE_<SERVICE>_ADDR`. */
   addressSource?: string;
+  /**
+   * Named in the hint added to 401/403 errors (`set CONVERGE_REGISTRY_TOKEN`, `check the token in
+   * connection "eu" (infra/c.yaml:3:1)`). Default `CONVERGE_<SERVICE>_TOKEN`. Never the token itself.
+   */
+  tokenSource?: string;
   /** Called before every attempt, retries included. */
   onRequest?: (event: RequestEvent) => void;
   /** Called before sleeping for a retry (the CLI's verbose mode shows these). */
@@ -121,10 +137,17 @@ export interface RequestEvent {
   attempt: number;
 }
 
+/** One failed attempt that will be tried again: which attempt failed, why, and when the next comes. */
 export interface RetryEvent extends RequestEvent {
-  /** `503 Service Unavailable`, `429 Too Many Requests`, `ECONNRESET`... */
+  /**
+   * Why `attempt` failed, in words: `503 Service Unavailable`, `429 Too Many Requests`, `no complete
+   * response within 30s`, `connection reset by the service (ECONNRESET)`.
+   */
   reason: string;
+  /** The wait before attempt `attempt + 1` (the service's Retry-After when it sent one). */
   delayMs: number;
+  /** The most attempts the request gets if it keeps failing this way (the deadline may end it sooner). */
+  maxAttempts: number;
 }
 
 interface Target {
@@ -139,11 +162,58 @@ interface AttemptResult {
   text: string;
 }
 
+/** One request's progress through its attempts, shared by the loop and the error builders. */
+interface Run {
+  req: HttpRequest;
+  method: string;
+  target: Target;
+  /** `target.path` with secret query parameters redacted: the only form events and logs see. */
+  displayPath: string;
+  idempotent: boolean;
+  headers: Record<string, string>;
+  payload: string | Uint8Array | undefined;
+  /** One attempt's limit: the request's `timeoutMs`, else the client's. */
+  timeoutMs: number;
+  deadlineMs: number;
+  startedAt: number;
+  /** 1 for the first try. */
+  attempt: number;
+  /** Retries spent on 5xx and network failures so far... */
+  failures: number;
+  /** ...and on 429, which has its own budget. */
+  rateLimited: number;
+  /** The request would carry the token (if there is one), so a 401/403 may be about it. */
+  tokenExpected: boolean;
+}
+
 /** Marks the abort this client caused itself when an attempt ran out of time. */
 class AttemptTimeout extends Error {}
 
+/** How a timed-out attempt is retried: like a broken connection, since the request may have arrived. */
+const ATTEMPT_TIMEOUT: NetworkFailure = {
+  code: 'TIMEOUT',
+  reason: 'timeout',
+  nothingSent: false,
+  transient: true,
+  timeoutPhase: 'response',
+};
+
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * 30 s per attempt: the services answer ordinary calls in well under a second, so an attempt still
+ * silent after 30 s is stuck, and a shorter attempt leaves the deadline room for retries. Requests
+ * that wait on purpose (blocking queries) pass their own `timeoutMs`.
+ */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * 2 min per request: enough for four attempts against a service that accepts connections but never
+ * answers (each up to 30 s, the last cut to what is left), or for one Retry-After at its 60 s cap with
+ * attempts around it; short enough that such a service fails a plan in CI in two minutes, where five
+ * 60 s attempts plus backoff kept it silent for five. The CLI can pass another value (`--timeout`).
+ */
+const DEFAULT_DEADLINE_MS = 120_000;
+/** A retry with less time than this (or than one attempt's limit, if shorter) before the deadline is not sent. */
+const MIN_USEFUL_ATTEMPT_MS = 1_000;
 
 export class HttpClient {
   readonly service: ServiceName;
@@ -155,9 +225,11 @@ export class HttpClient {
   private readonly retry: RetryOptions;
   private readonly limiter?: AdaptiveRateLimiter;
   private readonly requestTimeoutMs: number;
+  private readonly deadlineMs: number;
   private readonly connectTimeoutMs: number;
   private readonly userAgent: string;
   private readonly addressSource: string;
+  private readonly tokenSource: string;
   private readonly random: () => number;
   private readonly byMethod: Record<string, number> = {};
   private attempts = 0;
@@ -178,11 +250,14 @@ export class HttpClient {
     this.#token = options.token || undefined;
     this.#authHeaders = options.authHeaders ?? bearerAuth;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    if (!(this.deadlineMs > 0)) throw new RangeError(`deadlineMs must be positive, not ${this.deadlineMs}`);
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.parseError = options.parseError ?? defaultParseError;
     this.userAgent = options.userAgent ?? defaultUserAgent();
     this.addressSource = options.addressSource ?? `${envVarPrefix(options.service)}_ADDR`;
+    this.tokenSource = options.tokenSource ?? `${envVarPrefix(options.service)}_TOKEN`;
     this.random = options.random ?? Math.random;
     if (options.adaptiveRateLimit !== false) this.limiter = new AdaptiveRateLimiter();
     if (options.onRequest) this.onRequest = options.onRequest;
@@ -222,111 +297,41 @@ export class HttpClient {
     return this.limiter?.announcedLimit;
   }
 
-  /** Sends a request, retrying as `retry-policy.ts` says; throws a `ServiceError` on failure. */
+  /**
+   * Sends a request, retrying as `retry-policy.ts` says within the request's deadline; throws a
+   * `ServiceError` on failure.
+   */
   async request<T = unknown>(req: HttpRequest): Promise<HttpResponse<T>> {
-    const method = req.method.toUpperCase();
-    const target = this.resolve(req.path, req.query);
-    const displayPath = redactPath(target.path);
-    const idempotent = req.idempotent ?? isIdempotentMethod(method);
-    const { payload, contentType } = encodeBody(req.body, req.contentType);
-    const headers = this.headersFor(req, target, contentType);
-    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
-    const errorBase = (attempts: number): ServiceErrorInit => ({
-      service: this.service,
-      method,
-      path: target.path,
-      attempts,
-      secrets: [this.#token],
-    });
-
-    let failures = 0;
-    let rateLimited = 0;
-    for (let attempt = 1; ; attempt++) {
+    const run = this.begin(req);
+    for (run.attempt = 1; ; run.attempt++) {
       if (req.signal?.aborted) throw req.signal.reason;
       await this.limiter?.acquire(req.signal);
-      this.count(method, displayPath, attempt);
-
+      this.count(run.method, run.displayPath, run.attempt);
+      // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
+      const attemptTimeoutMs = Math.max(1, Math.min(run.timeoutMs, this.timeLeft(run)));
       let result: AttemptResult;
       try {
-        result = await this.send(target, method, headers, payload, timeoutMs, req.signal);
+        result = await this.send(run, attemptTimeoutMs);
       } catch (err) {
-        if (req.signal?.aborted) throw req.signal.reason;
-        const failure: NetworkFailure | undefined =
-          err instanceof AttemptTimeout
-            ? {
-                code: 'TIMEOUT',
-                reason: 'timeout',
-                nothingSent: false,
-                transient: true,
-                timeoutPhase: 'response',
-              }
-            : classifyNetworkError(err);
-        if (failure === undefined) {
-          if ((err as { code?: unknown })?.code === undefined) throw err;
-          throw new ConnectionError({
-            ...errorBase(attempt),
-            address: target.origin,
-            code: String((err as { code: unknown }).code),
-            reason: (err as Error).message,
-            cause: err,
-          });
-        }
-        const retryable = failure.transient && (failure.nothingSent || idempotent);
-        if (retryable && failures < this.retry.maxRetries) {
-          const delayMs = backoffDelayMs(failures, this.retry, this.random);
-          failures++;
-          await this.pause(method, displayPath, attempt, failure.code, delayMs, req.signal);
-          continue;
-        }
-        throw this.networkError(failure, errorBase(attempt), target.origin, timeoutMs, err);
-      }
-
-      this.limiter?.observe(result.headers);
-      const contentTypeOut = result.headers['content-type'];
-      if ((result.status >= 200 && result.status < 300) || req.okStatuses?.includes(result.status)) {
-        const decoded = decodeBody(result.text, contentTypeOut);
-        if (!decoded.ok) {
-          throw new UnexpectedResponseError({
-            ...errorBase(attempt),
-            status: result.status,
-            problem: decoded.problem,
-          });
-        }
-        return {
-          status: result.status,
-          headers: result.headers,
-          body: decoded.value as T | string | undefined,
-        };
-      }
-
-      const serviceMessage = this.parseError(result.status, result.text, contentTypeOut) ?? undefined;
-      const rateLimit = result.status === 429;
-      const retryableStatus = rateLimit || (idempotent && this.retry.statuses.includes(result.status));
-      const budgetLeft = rateLimit
-        ? rateLimited < this.retry.maxRateLimitRetries
-        : failures < this.retry.maxRetries;
-      if (retryableStatus && budgetLeft) {
-        const askedMs = serverRequestedWaitMs(result.headers, result.status);
-        if (askedMs !== undefined && askedMs > this.retry.maxRetryAfterMs) {
-          throw new HttpStatusError({
-            ...errorBase(attempt),
-            status: result.status,
-            serviceMessage,
-            retryAfterMs: askedMs,
-            note: `the service asked to retry after ${formatDuration(askedMs)}, longer than the ${formatDuration(this.retry.maxRetryAfterMs)} Converge waits`,
-          });
-        }
-        const retryIndex = rateLimit ? rateLimited++ : failures++;
-        const delayMs =
-          askedMs !== undefined
-            ? askedMs + Math.floor(this.random() * this.retry.minDelayMs)
-            : backoffDelayMs(retryIndex, this.retry, this.random);
-        const reason = `${result.status} ${STATUS_CODES[result.status] ?? ''}`.trim();
-        await this.pause(method, displayPath, attempt, reason, delayMs, req.signal);
+        await this.afterNetworkFailure(run, err, attemptTimeoutMs);
         continue;
       }
-      throw new HttpStatusError({ ...errorBase(attempt), status: result.status, serviceMessage });
+      this.limiter?.observe(result.headers);
+      if ((result.status >= 200 && result.status < 300) || req.okStatuses?.includes(result.status))
+        return this.accepted<T>(run, result);
+      await this.afterStatusFailure(run, result);
     }
+  }
+
+  /**
+   * The hint naming the token's setting for a 401/403 answer to an authenticated request, for service
+   * clients that read such answers themselves (the workspace client takes 4xx back to read JSON:API).
+   */
+  tokenHint(status: number, serviceMessage: string | undefined): string | undefined {
+    return hintForToken(status, serviceMessage, {
+      sent: this.#token !== undefined,
+      source: this.tokenSource,
+    });
   }
 
   /**
@@ -398,14 +403,9 @@ export class HttpClient {
   }
 
   /** One attempt: send, read the whole body, all within `timeoutMs`. */
-  private async send(
-    target: Target,
-    method: string,
-    headers: Record<string, string>,
-    payload: string | Uint8Array | undefined,
-    timeoutMs: number,
-    callerSignal: AbortSignal | undefined,
-  ): Promise<AttemptResult> {
+  private async send(run: Run, timeoutMs: number): Promise<AttemptResult> {
+    const { target, method, headers, payload } = run;
+    const callerSignal = run.req.signal;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new AttemptTimeout()), timeoutMs);
     // Forwarded by hand rather than AbortSignal.any, which leaked listeners on long-lived signals in Node 20.
@@ -471,16 +471,161 @@ export class HttpClient {
     this.onRequest?.({ service: this.service, method, path, attempt });
   }
 
-  private async pause(
-    method: string,
-    path: string,
-    attempt: number,
-    reason: string,
-    delayMs: number,
-    signal: AbortSignal | undefined,
+  /** Everything one request's attempts share, computed once. */
+  private begin(req: HttpRequest): Run {
+    const method = req.method.toUpperCase();
+    const target = this.resolve(req.path, req.query);
+    const { payload, contentType } = encodeBody(req.body, req.contentType);
+    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    return {
+      req,
+      method,
+      target,
+      displayPath: redactPath(target.path),
+      idempotent: req.idempotent ?? isIdempotentMethod(method),
+      headers: this.headersFor(req, target, contentType),
+      payload,
+      timeoutMs,
+      // A request allowed a longer attempt (a blocking query) gets the usual deadline on top of it,
+      // so a long poll runs its full course and still has the ordinary budget for retries.
+      deadlineMs: timeoutMs > this.requestTimeoutMs ? timeoutMs + this.deadlineMs : this.deadlineMs,
+      startedAt: performance.now(),
+      attempt: 0,
+      failures: 0,
+      rateLimited: 0,
+      // Only a request that would carry the token can be refused for it: not a download elsewhere.
+      tokenExpected: req.authenticate !== false && target.sameOrigin,
+    };
+  }
+
+  private accepted<T>(run: Run, result: AttemptResult): HttpResponse<T> {
+    const decoded = decodeBody(result.text, result.headers['content-type']);
+    if (!decoded.ok) {
+      throw new UnexpectedResponseError({
+        ...this.errorBase(run),
+        status: result.status,
+        problem: decoded.problem,
+      });
+    }
+    return { status: result.status, headers: result.headers, body: decoded.value as T | string | undefined };
+  }
+
+  /** Waits for the next attempt after a network failure, or throws the error that ends the request. */
+  private async afterNetworkFailure(run: Run, err: unknown, attemptTimeoutMs: number): Promise<void> {
+    const signal = run.req.signal;
+    if (signal?.aborted) throw signal.reason;
+    const failure = err instanceof AttemptTimeout ? ATTEMPT_TIMEOUT : classifyNetworkError(err);
+    if (failure === undefined) throw this.unclassifiedError(run, err);
+    // The longest any attempt of this request could wait: what the person can change.
+    const limitMs = Math.min(run.timeoutMs, run.deadlineMs);
+    const giveUp = (deadline: boolean) =>
+      this.networkError(failure, this.errorBase(run, deadline), run.target.origin, limitMs, err);
+    const retryable = failure.transient && (failure.nothingSent || run.idempotent);
+    if (!retryable || run.failures >= this.retry.maxRetries) throw giveUp(false);
+    const reason =
+      failure === ATTEMPT_TIMEOUT
+        ? `no complete response within ${formatDuration(attemptTimeoutMs)}`
+        : `${failure.reason} (${failure.code})`;
+    const delayMs = backoffDelayMs(run.failures, this.retry, this.random);
+    await this.retryOrGiveUp(
+      run,
+      { reason, delayMs, retriesLeft: this.retry.maxRetries - run.failures },
+      giveUp,
+    );
+    run.failures++;
+  }
+
+  /** Waits for the next attempt after an error status, or throws the error that ends the request. */
+  private async afterStatusFailure(run: Run, result: AttemptResult): Promise<void> {
+    const { status } = result;
+    const serviceMessage = this.parseError(status, result.text, result.headers['content-type']) ?? undefined;
+    const statusError = (extra: { note?: string; retryAfterMs?: number }, deadline = false) =>
+      new HttpStatusError({ ...this.errorBase(run, deadline), status, serviceMessage, ...extra });
+    // 429 has its own budget: a rate-limited request cost the service nothing.
+    const rateLimit = status === 429;
+    const used = rateLimit ? run.rateLimited : run.failures;
+    const budget = rateLimit ? this.retry.maxRateLimitRetries : this.retry.maxRetries;
+    const retryable = rateLimit || (run.idempotent && this.retry.statuses.includes(status));
+    if (!retryable || used >= budget) {
+      throw statusError({ note: run.tokenExpected ? this.tokenHint(status, serviceMessage) : undefined });
+    }
+    const askedMs = serverRequestedWaitMs(result.headers, status);
+    const asked =
+      askedMs === undefined
+        ? {}
+        : { retryAfterMs: askedMs, note: `the service asked to retry after ${formatDuration(askedMs)}` };
+    if (askedMs !== undefined && askedMs > this.retry.maxRetryAfterMs) {
+      const cap = formatDuration(this.retry.maxRetryAfterMs);
+      throw statusError({ ...asked, note: `${asked.note}, longer than the ${cap} Converge waits` });
+    }
+    const delayMs =
+      askedMs !== undefined
+        ? askedMs + Math.floor(this.random() * this.retry.minDelayMs)
+        : backoffDelayMs(used, this.retry, this.random);
+    const reason = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
+    await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft: budget - used }, () =>
+      statusError(asked, true),
+    );
+    if (rateLimit) run.rateLimited++;
+    else run.failures++;
+  }
+
+  /**
+   * Reports the retry and sleeps before it, or throws `giveUp(true)` when the wait would leave the
+   * next attempt no useful time before the deadline: sleeping only to fail at the deadline would keep
+   * the real error from the person for longer.
+   */
+  private async retryOrGiveUp(
+    run: Run,
+    next: { reason: string; delayMs: number; retriesLeft: number },
+    giveUp: (deadline: boolean) => Error,
   ): Promise<void> {
-    this.onRetry?.({ service: this.service, method, path, attempt, reason, delayMs });
-    if (delayMs > 0) await sleep(delayMs, signal);
+    const usefulAttemptMs = Math.min(run.timeoutMs, MIN_USEFUL_ATTEMPT_MS);
+    if (next.delayMs + usefulAttemptMs > this.timeLeft(run)) throw giveUp(true);
+    this.onRetry?.({
+      service: this.service,
+      method: run.method,
+      path: run.displayPath,
+      attempt: run.attempt,
+      reason: next.reason,
+      delayMs: next.delayMs,
+      maxAttempts: run.attempt + next.retriesLeft,
+    });
+    if (next.delayMs <= 0) return;
+    const signal = run.req.signal;
+    // timers/promises rejects with its own AbortError; callers expect the reason they aborted with.
+    await delay(next.delayMs, undefined, { signal }).catch((err: unknown) => {
+      throw signal?.aborted ? signal.reason : err;
+    });
+  }
+
+  /** A thrown error without a code is a bug and goes up as it is; one with a code names the address. */
+  private unclassifiedError(run: Run, err: unknown): unknown {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === undefined) return err;
+    return new ConnectionError({
+      ...this.errorBase(run),
+      address: run.target.origin,
+      code: String(code),
+      reason: (err as Error).message,
+      cause: err,
+    });
+  }
+
+  private errorBase(run: Run, deadline = false): ServiceErrorInit {
+    const base: ServiceErrorInit = {
+      service: this.service,
+      method: run.method,
+      path: run.target.path,
+      attempts: run.attempt,
+      secrets: [this.#token],
+    };
+    if (deadline) base.deadline = { elapsedMs: performance.now() - run.startedAt, limitMs: run.deadlineMs };
+    return base;
+  }
+
+  private timeLeft(run: Run): number {
+    return run.startedAt + run.deadlineMs - performance.now();
   }
 }
 

@@ -22,6 +22,8 @@ export interface ServiceErrorInit {
   /** Strings to scrub from every text the error stores (the connection's token). Not kept. */
   secrets?: readonly (string | undefined)[];
   cause?: unknown;
+  /** Set when the request's deadline, not its retry budget, ended the retries. */
+  deadline?: { elapsedMs: number; limitMs: number };
 }
 
 export class ServiceError extends Error {
@@ -33,6 +35,8 @@ export class ServiceError extends Error {
   /** The service's own explanation, from its error body. */
   readonly serviceMessage?: string;
   readonly attempts: number;
+  /** The request's deadline, when reaching it ended the retries (`deadlineMs` of the client). */
+  readonly deadlineMs?: number;
 
   protected constructor(
     kind: ServiceErrorKind,
@@ -42,9 +46,8 @@ export class ServiceError extends Error {
   ) {
     const path = redactPath(init.path);
     const attempts = init.attempts ?? 1;
-    const tail = attempts > 1 ? ` (gave up after ${attempts} attempts)` : '';
     const message = scrubSecrets(
-      `${init.service}: ${init.method} ${path} → ${outcome}${tail}`,
+      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline)}`,
       init.secrets ?? [],
     );
     super(
@@ -57,6 +60,7 @@ export class ServiceError extends Error {
     this.method = init.method;
     this.path = path;
     this.attempts = attempts;
+    if (init.deadline) this.deadlineMs = init.deadline.limitMs;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.serviceMessage !== undefined) {
       this.serviceMessage = scrubSecrets(extra.serviceMessage, init.secrets ?? []);
@@ -75,8 +79,22 @@ export class ServiceError extends Error {
       status: this.status,
       serviceMessage: this.serviceMessage,
       attempts: this.attempts,
+      deadlineMs: this.deadlineMs,
     };
   }
+}
+
+/**
+ * `503 busy (gave up after 3 attempts)`, or, when the deadline ended the retries, the time spent
+ * first (`gave up after 2m0s and 4 attempts (deadline 2m0s): no complete response …`): a person
+ * waiting on a silent service wants to know how long it was tried before what went wrong last.
+ */
+function describeOutcome(outcome: string, attempts: number, deadline: ServiceErrorInit['deadline']): string {
+  if (deadline) {
+    const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
+    return `gave up after ${formatDuration(deadline.elapsedMs)} and ${tries} (deadline ${formatDuration(deadline.limitMs)}): ${outcome}`;
+  }
+  return attempts > 1 ? `${outcome} (gave up after ${attempts} attempts)` : outcome;
 }
 
 /**
@@ -190,12 +208,17 @@ export function isServiceError(err: unknown): err is ServiceError {
   return err instanceof ServiceError;
 }
 
+/**
+ * `450ms`, `1.5s`, `30s`, and from a minute on Go's style (`2m0s`, `1h0m0s`), which the services'
+ * own tools print too; whole seconds are precise enough at that scale.
+ */
 export function formatDuration(ms: number): string {
-  return ms >= 1000 && ms % 1000 === 0
-    ? `${ms / 1000}s`
-    : ms >= 1000
-      ? `${(ms / 1000).toFixed(1)}s`
-      : `${ms}ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.round(ms / 1000);
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return `${h > 0 ? `${h}h` : ''}${m}m${seconds % 60}s`;
 }
 
 /** A plain Error with the original's name, code and scrubbed message: enough to debug, nothing more. */

@@ -6,7 +6,7 @@
  * A token bucket that lets the balance go negative: each caller reserves its token at once and sleeps
  * for its place in the queue, so concurrent callers are spaced out fairly without a timer per queue.
  */
-import { sleep } from './sleep.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export const RATE_SHARE = 0.66;
 export const BURST_SHARE = 0.33;
@@ -45,9 +45,14 @@ export class AdaptiveRateLimiter {
     return this.tokens >= 0 ? 0 : Math.ceil(-this.tokens / this.ratePerMs);
   }
 
+  /** Waits for the caller's place; an abort rejects with the signal's own reason, as `fetch` does. */
   async acquire(signal?: AbortSignal): Promise<void> {
     const wait = this.reserve();
-    if (wait > 0) await sleep(wait, signal);
+    if (wait <= 0) return;
+    // timers/promises rejects with its own AbortError; callers compare against the reason they gave.
+    await delay(wait, undefined, { signal }).catch((err: unknown) => {
+      throw signal?.aborted ? signal.reason : err;
+    });
   }
 
   private refill(): void {

@@ -1,0 +1,28 @@
+/**
+ * One line per retry, for a person watching a slow command: which attempt failed, why, and how long
+ * until the next. Pure, so the caller decides where lines go (standard error, a progress area) and
+ * tests need no terminal.
+ *
+ * No secrets: the HTTP layer redacts secret query parameters from the path before any event is made,
+ * and the other fields are a service name, a method, numbers and a reason built from a status code or
+ * a network error code, never from a body or a header.
+ */
+import { formatDuration } from '../clients/http/errors.js';
+import type { RetryEvent } from '../clients/http/index.js';
+
+/** `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)` */
+export function formatRetryEvent(event: RetryEvent): string {
+  const request = `${event.service}: ${event.method} ${event.path}`;
+  const next = `attempt ${event.attempt + 1} of ${event.maxAttempts}`;
+  return `${request}: attempt ${event.attempt} failed (${event.reason}); retrying ${formatWait(event.delayMs)} (${next})`;
+}
+
+/**
+ * `in 0.4s`, `in 12s`, `now`. Rounded up, so a short wait never reads as `0s`: tenths below ten
+ * seconds, whole seconds above, which is as fine as a person reads a countdown.
+ */
+function formatWait(ms: number): string {
+  if (ms <= 0) return 'now';
+  if (ms < 10_000) return `in ${Math.ceil(ms / 100) / 10}s`;
+  return `in ${formatDuration(Math.ceil(ms / 1000) * 1000)}`;
+}

@@ -1,0 +1,70 @@
+/** The one-line retry log: its wording, and that a real retry's line never carries a token. */
+import { describe, expect, it } from 'vitest';
+import type { RetryEvent } from '../../src/clients/http/index.js';
+import { formatRetryEvent } from '../../src/cli/retry-log.js';
+import { jsonHeaders, mockAgent, mockedClient, ORIGIN } from '../clients/helpers.js';
+
+const event: RetryEvent = {
+  service: 'registry',
+  method: 'GET',
+  path: '/v1/acl/roles',
+  attempt: 1,
+  reason: '503 Service Unavailable',
+  delayMs: 400,
+  maxAttempts: 5,
+};
+
+describe('formatRetryEvent', () => {
+  it('says which attempt failed, why, when the next comes and how many are left', () => {
+    expect(formatRetryEvent(event)).toBe(
+      'registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)',
+    );
+  });
+
+  it('rounds waits up so that a short one never reads as 0s', () => {
+    const line = (delayMs: number) => formatRetryEvent({ ...event, delayMs });
+    expect(line(37)).toContain('retrying in 0.1s');
+    expect(line(1_234)).toContain('retrying in 1.3s');
+    expect(line(12_300)).toContain('retrying in 13s');
+    expect(line(61_000)).toContain('retrying in 1m1s');
+    expect(line(0)).toContain('retrying now');
+  });
+
+  it('shows the reasons of rate limits and network failures as the HTTP layer gives them', () => {
+    expect(
+      formatRetryEvent({
+        ...event,
+        service: 'workspaces',
+        method: 'POST',
+        path: '/api/v2/organizations/acme/workspaces',
+        attempt: 3,
+        reason: 'connection refused (ECONNREFUSED)',
+        delayMs: 1_600,
+      }),
+    ).toBe(
+      'workspaces: POST /api/v2/organizations/acme/workspaces: attempt 3 failed (connection refused (ECONNREFUSED)); retrying in 1.6s (attempt 4 of 5)',
+    );
+  });
+
+  it('never shows a token sent in the query string', async () => {
+    const secret = 'query-secret-91c3e7';
+    const agent = mockAgent();
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: `/v1/acl/roles?token=${secret}`, method: 'GET' }).reply(503, `bad ${secret}`);
+    pool
+      .intercept({ path: `/v1/acl/roles?token=${secret}`, method: 'GET' })
+      .reply(200, [], { headers: jsonHeaders });
+    const lines: string[] = [];
+    const client = mockedClient(agent, { onRetry: (e) => lines.push(formatRetryEvent(e)) });
+
+    await client.request({ method: 'GET', path: '/v1/acl/roles', query: { token: secret } });
+
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^registry: GET \/v1\/acl\/roles\?token=\[redacted\]: attempt 1 failed \(503 Service Unavailable\); retrying (now|in 0\.\ds) \(attempt 2 of 5\)$/,
+      ),
+    ]);
+    expect(lines.join('\n')).not.toContain(secret);
+    await agent.close();
+  });
+});
