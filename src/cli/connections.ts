@@ -15,7 +15,19 @@ import { formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
 import { CliError } from './exit-codes.js';
+import { formatRetryEvent } from './retry-log.js';
 import type { Io } from './io.js';
+
+/**
+ * What every client of a run does over HTTP: retries are reported on standard error as they happen
+ * (a slow service is never silent), and each request gives up at the deadline (`--timeout`).
+ */
+export function runHttpOptions(io: Pick<Io, 'stderr'>, timeoutSeconds?: number): RunHttpOptions {
+  return {
+    onRetry: (event) => io.stderr.write(`${formatRetryEvent(event)}\n`),
+    ...(timeoutSeconds !== undefined ? { deadlineMs: timeoutSeconds * 1000 } : {}),
+  };
+}
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -73,8 +85,8 @@ export class ServiceConnections implements KindContext {
       const where = `connection "${c.name}" (${formatPosition(c.source)})`;
       config = {
         address: c.address,
-        addressSource: where,
-        tokenSource: where,
+        addressSource: `the address of ${where}`,
+        tokenSource: `the token of ${where}`,
         settings: c.settings,
         ...(c.token !== undefined ? { token: c.token } : {}),
         ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),
@@ -112,11 +124,13 @@ export class ServiceConnections implements KindContext {
  * connection pool afterwards whatever happens.
  */
 export async function withClient<C extends ServiceClient, T>(
-  io: Pick<Io, 'env'>,
+  io: Pick<Io, 'env' | 'stderr'>,
   service: ServiceDefinition<C>,
   fn: (client: C) => Promise<T>,
 ): Promise<T> {
-  const connections = new ServiceConnections(io.env, [service as unknown as AnyServiceDefinition]);
+  const connections = new ServiceConnections(io.env, [service as unknown as AnyServiceDefinition], [], {
+    http: runHttpOptions(io),
+  });
   try {
     return await fn(connections.client(service));
   } finally {

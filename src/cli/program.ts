@@ -38,6 +38,13 @@ const fileOption = () =>
     .default([] as string[], 'none');
 const parallelismOption = () =>
   new Option('--parallelism <n>', 'how many requests may run at once').argParser(positiveInt).default(10);
+const timeoutOption = () =>
+  new Option(
+    '--timeout <seconds>',
+    'give up on a request after this long, retries included (a service that accepts connections but never answers)',
+  )
+    .argParser(positiveInt)
+    .default(120);
 const noColorOption = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 
 export function buildProgram(
@@ -73,6 +80,7 @@ export function buildProgram(
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
     .addOption(parallelismOption())
+    .addOption(timeoutOption())
     .addOption(noColorOption())
     .action(async (opts) => {
       if (opts.json && opts.markdown) throw new CliError('choose one of --json and --markdown');
@@ -91,6 +99,7 @@ export function buildProgram(
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
   apply
     .addOption(parallelismOption())
+    .addOption(timeoutOption())
     .addOption(noColorOption())
     .action(async (planfile: string | undefined, opts: Record<string, unknown>) => {
       const options = kindFlags.filter((o) => opts[camelCase(o.flag)] === true).map((o) => o.flag);

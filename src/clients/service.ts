@@ -18,7 +18,10 @@ export interface ConnectionSetting {
 
 /** HTTP behaviour a run chooses for every service (timeouts, retry reporting), never the token. */
 export type RunHttpOptions = Partial<
-  Pick<HttpClientOptions, 'onRetry' | 'onRequest' | 'requestTimeoutMs' | 'connectTimeoutMs' | 'dispatcher'>
+  Pick<
+    HttpClientOptions,
+    'onRetry' | 'onRequest' | 'requestTimeoutMs' | 'connectTimeoutMs' | 'deadlineMs' | 'dispatcher'
+  >
 >;
 
 /** Where and how to reach one service: from `CONVERGE_<SERVICE>_*` or a manifest `Connection`. */
@@ -79,6 +82,7 @@ export function clientConnection(
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
   addressSource: string;
+  tokenSource: string;
   http: Partial<HttpClientOptions>;
 } {
   return {
@@ -87,6 +91,7 @@ export function clientConnection(
     ...(connection.caCertificate !== undefined ? { caCertificate: connection.caCertificate } : {}),
     ...(connection.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
     addressSource: connection.addressSource,
+    tokenSource: connection.tokenSource,
     http: { ...connection.http, authHeaders: definition.authHeaders },
   };
 }

@@ -12,6 +12,7 @@ import { readPlanFile, reconcileSavedPlan } from '../plan-file.js';
 import { onInterrupt } from '../interrupt.js';
 import { applyProgress } from '../progress.js';
 import type { Catalog } from '../catalog.js';
+import { runHttpOptions } from '../connections.js';
 import { LocalInventory } from '../inventory.js';
 import { planManifest } from '../workflow.js';
 import { readingProgress } from './plan.js';
@@ -21,6 +22,8 @@ export interface ApplyFlags {
   autoApprove?: boolean;
   prune?: boolean;
   parallelism: number;
+  /** Seconds a request may take, retries included. */
+  timeout?: number;
   color?: boolean;
   /** Kind options switched on (`force-unlock`). */
   options?: string[];
@@ -51,6 +54,7 @@ export async function applyCommand(
   const run = await planManifest(paths, catalog, {
     env: io.env,
     writeOnly: inventory,
+    http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune,
     signal: interrupt.signal,

@@ -9,6 +9,7 @@ import { type Io, useColor, write } from '../io.js';
 import { writePlanFile } from '../plan-file.js';
 import { VERSION } from '../version.js';
 import type { Catalog } from '../catalog.js';
+import { runHttpOptions } from '../connections.js';
 import { LocalInventory } from '../inventory.js';
 import { planManifest } from '../workflow.js';
 
@@ -20,6 +21,8 @@ export interface PlanFlags {
   out?: string;
   prune?: boolean;
   parallelism: number;
+  /** Seconds a request may take, retries included. */
+  timeout?: number;
   color?: boolean;
 }
 
@@ -38,6 +41,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
   const run = await planManifest(flags.file, catalog, {
     env: io.env,
     writeOnly: inventory,
+    http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
     ...(progress ? { onProgress: progress } : {}),
