@@ -17,7 +17,11 @@ export function topologicalOrder(changes: readonly Change[]): Change[] {
   for (const c of changes) {
     const deps = new Set(c.dependsOn.filter((d) => position.has(d) && d !== c.address));
     waiting.set(c, deps.size);
-    for (const d of deps) dependants.set(d, [...(dependants.get(d) ?? []), c]);
+    for (const d of deps) {
+      const list = dependants.get(d);
+      if (list) list.push(c);
+      else dependants.set(d, [c]);
+    }
   }
   const ordered: Change[] = [];
   let wave = changes.filter((c) => waiting.get(c) === 0);
