@@ -7,7 +7,6 @@ import { ManifestError } from '../manifest/types.js';
 import type { Catalog, CommandContext } from './catalog.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
 import { planCommand } from './commands/plan.js';
-import { SANDBOX_SERVICES } from '../sandbox/services/index.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -109,7 +108,7 @@ export function buildProgram(
   program
     .command('sandbox')
     .description(
-      `serve a local emulation of the services (${SANDBOX_SERVICES.map((s) => s.name).join(', ')}) on one loopback port`,
+      'serve a local emulation of the services on one loopback port (registry and workspaces emulated; secrets and scheduler answer 501 until they land)',
     )
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').argParser(port).default(8500))
     .option('--host <address>', 'address to listen on (loopback unless you say otherwise)', '127.0.0.1')

@@ -182,8 +182,9 @@ function createServices(
       },
       setup.router,
     );
-    if (file) {
-      scheduler = new PersistenceScheduler(file, () => instance.snapshot(), {
+    const snapshot = instance.snapshot?.bind(instance);
+    if (file && snapshot) {
+      scheduler = new PersistenceScheduler(file, snapshot, {
         debounceMs: PERSIST_DEBOUNCE_MS,
         onError: (err) => setup.log(`sandbox: cannot save ${file.path}: ${err.message}`),
       });

@@ -30,7 +30,7 @@ describe('server lifecycle', () => {
     await sandbox.close(); // a second close is harmless
   });
 
-  it('uses the port it is given, and gives every emulated service the same address and the root token', async () => {
+  it('uses the port it is given, and gives every service the same address and the root token', async () => {
     const probe = await startSandbox();
     const port = probe.port;
     await probe.close();
@@ -40,8 +40,12 @@ describe('server lifecycle', () => {
       expect(sandbox.env()).toEqual({
         CONVERGE_WORKSPACES_ADDR: sandbox.url,
         CONVERGE_WORKSPACES_TOKEN: 'fixed',
+        CONVERGE_SECRETS_ADDR: sandbox.url,
+        CONVERGE_SECRETS_TOKEN: 'fixed',
         CONVERGE_REGISTRY_ADDR: sandbox.url,
         CONVERGE_REGISTRY_TOKEN: 'fixed',
+        CONVERGE_SCHEDULER_ADDR: sandbox.url,
+        CONVERGE_SCHEDULER_TOKEN: 'fixed',
         CONVERGE_WORKSPACES_ORGANIZATION: 'sandbox',
       });
     } finally {
@@ -148,6 +152,24 @@ describe('blake2b', () => {
       expect(Buffer.from(blake2b(data, 64)).toString('hex')).toBe(
         createHash('blake2b512').update(data).digest('hex'),
       );
+    }
+  });
+});
+
+describe('services not emulated yet', () => {
+  it('answer 501 saying so, under their own paths, instead of a bare 404', async () => {
+    const sandbox = await startSandbox({ token: 'fixed' });
+    try {
+      for (const [path, name] of [
+        ['/v1/sys/rekey/init', 'secrets'],
+        ['/v1/jobs', 'scheduler'],
+      ] as const) {
+        const res = await fetch(`${sandbox.url}${path}`, { headers: { 'X-Secrets-Token': 'fixed' } });
+        expect(res.status).toBe(501);
+        expect(await res.text()).toContain(`does not emulate the ${name} service yet`);
+      }
+    } finally {
+      await sandbox.close();
     }
   });
 });

@@ -32,8 +32,8 @@ export interface ServiceContext<Config = unknown> {
 }
 
 export interface ServiceInstance {
-  /** A JSON-serialisable copy of the state, written to `<dataDir>/<name>.json`. */
-  snapshot(): unknown;
+  /** A JSON-serialisable copy of the state, written to `<dataDir>/<name>.json`; absent: no state. */
+  snapshot?(): unknown;
 }
 
 export interface SandboxServiceDefinition<Config = unknown> {

@@ -3,6 +3,7 @@
  * module (routes, state, its config section and token rights) and one line here.
  */
 import type { AnyServiceDefinition } from '../core/service.js';
+import { pendingSchedulerService, pendingSecretsService } from './pending/index.js';
 import { registryService } from './registry/index.js';
 import { workspacesService } from './workspaces/index.js';
 
@@ -10,4 +11,6 @@ import { workspacesService } from './workspaces/index.js';
 export const SANDBOX_SERVICES: readonly AnyServiceDefinition[] = [
   registryService as AnyServiceDefinition,
   workspacesService as AnyServiceDefinition,
+  pendingSecretsService as AnyServiceDefinition,
+  pendingSchedulerService as AnyServiceDefinition,
 ];

@@ -1,0 +1,23 @@
+/**
+ * Services the sandbox does not emulate yet (the secrets service and the scheduler land with their
+ * own issues). They hold their path prefixes and answer 501 with a message that says so, rather than
+ * a bare 404, and the sandbox exports their variables like every other service's, so scripts that
+ * read all four `CONVERGE_<SERVICE>_ADDR` lines keep working. Each is replaced by its real module.
+ */
+import { jsonResponse } from '../../core/http.js';
+import { defineService, type SandboxServiceDefinition } from '../../core/service.js';
+
+function pendingService(name: string, pathPrefixes: string[]): SandboxServiceDefinition<undefined> {
+  const answer = () =>
+    jsonResponse(501, { errors: [`the sandbox does not emulate the ${name} service yet`] });
+  return defineService<undefined>({
+    name,
+    pathPrefixes,
+    errorResponse: (status, message) => jsonResponse(status, { errors: [message] }),
+    notFound: answer,
+    create: () => ({}),
+  });
+}
+
+export const pendingSecretsService = pendingService('secrets', ['/v1/sys/', '/v1/auth/']);
+export const pendingSchedulerService = pendingService('scheduler', ['/v1/job', '/v1/jobs']);
