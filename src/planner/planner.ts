@@ -171,6 +171,7 @@ function changeFor(
       action,
       after,
       diffs: maskDiffs(kind, comparison.diffs),
+      ...(comparison.notes?.length ? { notes: [...comparison.notes] } : {}),
     },
     problems,
   };
