@@ -159,7 +159,7 @@ describe('Workspace objects', () => {
     expect((await show('cli-drift')).attributes['auto-apply']).toBe(false);
   });
 
-  it('pushes a newer serial of the same lineage, refuses another lineage or an older serial, and leaves the lock free', async () => {
+  it('pushes a newer serial of the same lineage, refuses another lineage, and leaves the lock free', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-seed', 'state: s.tfstate'),
       's.tfstate': state(5, 'L'),
@@ -188,11 +188,45 @@ describe('Workspace objects', () => {
       `${file}:7:10: state file s.tfstate has lineage other-lineage, but the workspace's state has lineage L`,
     );
 
-    writeFileSync(path.join(dir, 's.tfstate'), state(4, 'L'));
-    const older = await converge(['plan', '-f', dir], env);
-    expect(older.code).toBe(1);
-    expect(older.stdout).toContain("older than the workspace's serial 6");
+    writeFileSync(path.join(dir, 's.tfstate'), state(6, 'L', 3));
+    const sameSerial = await converge(['plan', '-f', dir], env);
+    expect(sameSerial.code).toBe(1);
+    expect(sameSerial.stdout).toContain("has serial 6 like the workspace's state, but different content");
     expect((await show('cli-seed')).attributes['resource-count']).toBe(2);
+  });
+
+  it('plans no change, with a note, once the seeded workspace has moved on from the state file', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-moved', 'state: seed.tfstate'),
+      'seed.tfstate': state(3, 'M'),
+      'later.tfstate': state(7, 'M', 2),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    // The workspace's own runs continue the lineage; here `state push` stands in for them.
+    const pushed = await converge(
+      ['state', 'push', `${ORG}/cli-moved`, path.join(dir, 'later.tfstate')],
+      env,
+    );
+    expect(pushed.code).toBe(0);
+
+    const note =
+      "state: the workspace's state (serial 7) has moved on from state file seed.tfstate (serial 3); the seed is not pushed again";
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.stdout).toContain('# Workspace "cli-moved" in organization acme is up to date');
+    expect(plan.stdout).toMatch(/ {4}Workspace\/acme\/cli-moved {2}\(id ws-\w+\)\n/);
+    expect(plan.stdout).toContain(`      # ${note}`);
+
+    const detailed = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(detailed.code).toBe(0);
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.changes[0]).toMatchObject({ action: 'noop', notes: [note] });
+    expect(json.problems).toEqual([]);
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code).toBe(0);
+    expect((await show('cli-moved')).attributes['resource-count']).toBe(2);
   });
 
   it('validate reads the state files objects name, without contacting a service', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Workspace } from '../../src/clients/workspaces.js';
 import { diffAttributes, updateBody } from '../../src/resources/workspace/compare.js';
 import { workspaceRules } from '../../src/resources/workspace/schema.js';
+import { workspaceKind } from '../../src/resources/workspace/index.js';
 import { compareState, type LocalState } from '../../src/resources/workspace/state.js';
 
 /** A live workspace as the service reports one right after a create with no attributes. */
@@ -159,15 +160,38 @@ describe('state seeding rules', () => {
     expect(compareState(local(4, 'L1', 'same'), { serial: 4, lineage: 'L1', md5: 'same' })).toEqual({});
   });
 
-  it('refuses another lineage, an older serial, and the same serial with other content', () => {
+  it('refuses another lineage (older serial or not) and the same serial with other content', () => {
     expect(compareState(local(9, 'L2'), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
       /lineage L2.*lineage L1/,
     );
-    expect(compareState(local(3), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
-      /older than the workspace's serial 4/,
+    expect(compareState(local(3, 'L2'), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
+      /lineage L2.*lineage L1/,
     );
     expect(compareState(local(4, 'L1', 'a'), { serial: 4, lineage: 'L1', md5: 'b' }).problem).toMatch(
       /different content/,
     );
+  });
+
+  it('leaves a workspace whose runs moved its state on alone, with a note (a seed is for an empty one)', () => {
+    expect(compareState(local(3), { serial: 7, lineage: 'L1', md5: 'x' })).toEqual({
+      note: "state: the workspace's state (serial 7) has moved on from state file prod.tfstate (serial 3); the seed is not pushed again",
+    });
+  });
+
+  it('leaves it alone through the whole workspace comparison: noop, no problem, the note', () => {
+    const comparison = workspaceKind.compare(
+      {
+        key: { kind: 'Workspace', name: 'web', namespace: 'acme' },
+        spec: { state: 'prod.tfstate' },
+        local: { state: local(3) },
+      },
+      {
+        key: { kind: 'Workspace', name: 'web' },
+        live: { workspace: live(), state: { serial: 7, lineage: 'L1', md5: 'x' } },
+      },
+    );
+    expect(comparison.diffs).toEqual([]);
+    expect(comparison.problems).toEqual([]);
+    expect(comparison.notes).toEqual([expect.stringContaining('has moved on from state file prod.tfstate')]);
   });
 });

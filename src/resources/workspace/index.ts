@@ -271,13 +271,15 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
             }),
       });
     }
+    const notes: string[] = [];
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);
       if (seeding.diff) diffs.push(seeding.diff);
       if (seeding.problem) problems.push({ message: seeding.problem, pointer: '/spec/state' });
+      if (seeding.note) notes.push(seeding.note);
     }
-    return { diffs, problems };
+    return { diffs, problems, ...(notes.length > 0 ? { notes } : {}) };
   },
 
   render(desired) {
