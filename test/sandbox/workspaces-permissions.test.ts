@@ -374,4 +374,20 @@ describe('who sees and changes what', () => {
     expect((await api('GET', '/api/v2/account/details', { token: 'team-token' })).status).toBe(404);
     expect((await api('GET', '/api/v2/account/details', { token: 'org-token' })).status).toBe(404);
   });
+
+  it('shows an organization to its members, 404 for a missing one and for strangers alike', async () => {
+    const acme = await api('GET', '/api/v2/organizations/acme', { token: 'alice-token' });
+    expect(acme.status).toBe(200);
+    expect(acme.json()).toMatchObject({
+      data: { id: 'acme', type: 'organizations', attributes: { name: 'acme' } },
+    });
+    for (const token of ['team-token', 'org-token', 'root-token'])
+      expect((await api('GET', '/api/v2/organizations/acme', { token })).status, token).toBe(200);
+    expect((await api('GET', '/api/v2/organizations/acme', { token: 'stranger-token' })).status).toBe(404);
+    expect((await api('GET', '/api/v2/organizations/lenient', { token: 'org-token' })).status).toBe(404);
+    const missing = await api('GET', '/api/v2/organizations/nowhere');
+    expect(missing.status).toBe(404);
+    expect(missing.json()).toMatchObject({ errors: [{ status: '404', title: 'not found' }] });
+    expect((await api('GET', '/api/v2/organizations/acme', { token: null })).status).toBe(401);
+  });
 });
