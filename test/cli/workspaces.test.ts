@@ -281,6 +281,47 @@ describe('Workspace objects', () => {
     expect(r.stdout).toContain(`${file}:7:20: project "nope" does not exist in organization acme`);
   });
 
+  it('reports an organization that does not exist at the namespace line, with one read per organization', async () => {
+    const elsewhere = (name: string) =>
+      workspace(name, 'description: x').replace(`namespace: ${ORG}`, 'namespace: nowhere');
+    const dir = manifestDir({
+      'ws.yaml': [
+        elsewhere('cli-lost-a'),
+        elsewhere('cli-lost-b'),
+        workspace('cli-found', 'description: y'),
+      ].join('---\n'),
+    });
+    const file = path.join(dir, 'ws.yaml');
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.code).toBe(1);
+    const message = 'organization "nowhere" does not exist, or this token may not see it';
+    expect(plan.stdout).toContain(`${file}:5:14: ${message}`);
+    expect(plan.stdout).toContain(`${file}:13:14: ${message}`);
+    expect(plan.stdout).not.toContain('cli-found: ');
+
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.problems.map((p: { address: string }) => p.address)).toEqual([
+      'Workspace/cli-lost-a',
+      'Workspace/cli-lost-b',
+    ]);
+    // One organization read each for nowhere and acme, one list of nowhere (404), one read of cli-found.
+    expect(json.requests).toEqual({ workspaces: 4 });
+
+    const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    expect(await find('cli-found')).toBeUndefined();
+  });
+
+  it('points at the document when the missing organization comes from the environment', async () => {
+    const noOrg = `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: cli-envorg }\nspec: { description: n }\n`;
+    const dir = manifestDir({ 'ws.yaml': `# comment\n${noOrg}` });
+    const r = await converge(['plan', '-f', dir], { ...env, CONVERGE_WORKSPACES_ORGANIZATION: 'gone' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `${path.join(dir, 'ws.yaml')}:3:1: organization "gone" (from CONVERGE_WORKSPACES_ORGANIZATION) does not exist`,
+    );
+  });
+
   it('releases a lock someone else holds only with --force-unlock', async () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-theirs', 'locked: false') });
     await converge(['apply', '-f', dir, '--auto-approve'], env);

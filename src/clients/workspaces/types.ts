@@ -22,6 +22,12 @@ export interface Workspace {
   currentStateVersionId: string | null;
 }
 
+/** An organization; its id is its name. */
+export interface Organization {
+  name: string;
+  attributes: Record<string, unknown>;
+}
+
 export interface Project {
   id: string;
   name: string;
