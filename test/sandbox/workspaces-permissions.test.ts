@@ -198,6 +198,18 @@ describe('the lock state machine', () => {
     const holder = res.json<WorkspaceDoc>().data.relationships['locked-by']!.data!;
     expect(holder.type).toBe('teams');
     expect(holder.id).toMatch(/^team-[A-Za-z0-9]{16}$/);
+    // The holder's name comes with include=locked_by, on a read and on a list alike.
+    const read = await api('GET', `/api/v2/workspaces/${id}?include=locked_by`);
+    expect(read.json<{ included: unknown[] }>().included).toEqual([
+      expect.objectContaining({ id: holder.id, type: 'teams', attributes: { name: 'devs' } }),
+    ]);
+    const list = await api(
+      'GET',
+      '/api/v2/organizations/acme/workspaces?search[name]=web-dev&include=locked_by',
+    );
+    expect(list.json<{ included: unknown[] }>().included).toEqual([
+      expect.objectContaining({ id: holder.id, type: 'teams' }),
+    ]);
     const byMember = await action(id, 'unlock', 'alice-token');
     expect(byMember.status).toBe(409);
     expect(errorDetail(byMember)).toBe(
