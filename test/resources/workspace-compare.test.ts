@@ -14,6 +14,8 @@ function live(attributes: Record<string, unknown> = {}, extra: Partial<Workspace
     projectId: 'prj-default',
     projectName: 'Default Project',
     lockedBy: null,
+    lockedByName: null,
+    lockReason: null,
     currentStateVersionId: null,
     attributes: {
       name: 'web',
@@ -125,6 +127,56 @@ describe('workspace comparison', () => {
   it('puts a default back when someone changed an omitted attribute', () => {
     const diffs = diffAttributes({}, live({ 'speculative-enabled': false, 'execution-mode': 'local' }));
     expect(updateBody({}, diffs)).toEqual({ 'speculative-enabled': true, 'execution-mode': 'remote' });
+  });
+});
+
+describe('workspace locks in the plan', () => {
+  const key = { kind: 'Workspace', name: 'web', namespace: 'acme' };
+  const theirs = live(
+    { locked: true },
+    { lockedBy: { id: 'user-9', type: 'users' }, lockedByName: 'bob', lockReason: 'change freeze' },
+  );
+
+  it("names someone else's lock and its reason in the note", () => {
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: false } },
+      { key, live: { workspace: theirs } },
+    );
+    expect(diffs).toEqual([
+      {
+        path: 'locked',
+        op: 'change',
+        before: true,
+        after: false,
+        note: 'locked by user bob (reason: "change freeze"): released only with --force-unlock',
+      },
+    ]);
+  });
+
+  it('falls back to the holder id when the name was not included', () => {
+    const unnamed = { ...theirs, lockedByName: null, lockReason: null };
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: false } },
+      { key, live: { workspace: unnamed } },
+    );
+    expect(diffs[0]?.note).toBe('locked by user user-9: released only with --force-unlock');
+  });
+
+  it('shows the reason Converge will lock with, and the holder and reason of a live lock', () => {
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: true, 'lock-reason': 'release' } },
+      { key, live: { workspace: live() } },
+    );
+    expect(diffs[0]).toMatchObject({ path: 'locked', after: true, note: 'reason: "release"' });
+    expect(workspaceKind.render({ key, spec: { locked: true, 'lock-reason': 'release' } })).toMatchObject({
+      locked: true,
+      'lock-reason': 'release',
+    });
+    expect(workspaceKind.describe({ key, live: { workspace: theirs } })).toMatchObject({
+      locked: true,
+      'locked-by': 'user bob',
+      'lock-reason': 'change freeze',
+    });
   });
 });
 

@@ -6,6 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Project, Workspace, WorkspacesClient } from '../../clients/workspaces.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
+import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
@@ -64,6 +65,18 @@ function observedOf(
       workspace.currentStateVersionId ?? 'no-state',
     ].join('|'),
   };
+}
+
+/**
+ * Related resources every read of the plan asks for: the project's name, and the lock holder's name
+ * for the messages that show it, at no extra request.
+ */
+const READ_INCLUDES = ['project', 'locked_by'];
+
+/** `user bob (reason: "change freeze")`: who holds the lock, and why when they said. */
+function lockDescription(w: Workspace): string {
+  const who = w.lockedBy ? describeLockHolder(w.lockedBy, w.lockedByName) : 'someone else';
+  return w.lockReason ? `${who} (reason: ${JSON.stringify(w.lockReason)})` : who;
 }
 
 /** One identity lookup per client and run, shared by every workspace. */
@@ -180,9 +193,8 @@ function missingOrganizationProblem(d: Desired<WorkspaceSpec>, org: string): Pla
 function assertUnlockAllowed(ctx: KindContext, desired: Desired<WorkspaceSpec>, live: WorkspaceLive): void {
   if (desired.spec.locked !== false || !live.workspace.attributes.locked || lockedByMe(live)) return;
   if (!ctx.flags?.forceUnlock) {
-    const by = live.workspace.lockedBy;
     throw new Error(
-      `the workspace is locked by ${by ? `${by.type}/${by.id}` : 'someone else'}; the manifest wants it unlocked: run again with --force-unlock to release it`,
+      `the workspace is locked by ${lockDescription(live.workspace)}; the manifest wants it unlocked: run again with --force-unlock to release it`,
     );
   }
 }
@@ -251,7 +263,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   async observe(ctx, key) {
     const workspace = await client(ctx, key).readWorkspace(
       { organization: organizationOf(ctx, key), name: key.name },
-      { include: ['project'] },
+      { include: READ_INCLUDES },
     );
     return workspace ? observedOf(key, workspace) : undefined;
   },
@@ -260,7 +272,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const c = ctx.client('workspaces', scope.connection);
     const org = scope.namespace ?? c.defaultOrganization;
     if (!org) throw new Error('no organization to list workspaces in: set CONVERGE_WORKSPACES_ORGANIZATION');
-    const workspaces = await c.listWorkspaces(org, { include: ['project'] }).catch((error: unknown) => {
+    const workspaces = await c.listWorkspaces(org, { include: READ_INCLUDES }).catch((error: unknown) => {
       // No such organization (or not one this token sees): nothing lives there to compare or prune;
       // the check reports it for the objects the manifest declares in it.
       if (isNotFound(error)) return [];
@@ -309,21 +321,23 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const diffs = diffAttributes(desired.spec, live.workspace);
     const problems: { message: string; pointer?: string }[] = [];
     const locked = Boolean(live.workspace.attributes.locked);
+    const reason = desired.spec['lock-reason'];
     if (desired.spec.locked === true && !locked) {
-      diffs.push({ path: 'locked', op: 'change', before: false, after: true });
-    } else if (desired.spec.locked === false && locked) {
-      const by = live.workspace.lockedBy;
       diffs.push({
         path: 'locked',
         op: 'change',
-        before: true,
-        after: false,
-        ...(lockedByMe(live)
-          ? {}
-          : {
-              note: `locked by ${by ? `${by.type}/${by.id}` : 'someone else'}: released only with --force-unlock`,
-            }),
+        before: false,
+        after: true,
+        ...(reason ? { note: `reason: ${JSON.stringify(reason)}` } : {}),
       });
+    } else if (desired.spec.locked === false && locked) {
+      const held = live.workspace.lockReason;
+      const note = !lockedByMe(live)
+        ? `locked by ${lockDescription(live.workspace)}: released only with --force-unlock`
+        : held
+          ? `reason: ${JSON.stringify(held)}`
+          : undefined;
+      diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
     const notes: string[] = [];
     const local = localOf(desired).state;
@@ -342,6 +356,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     for (const [k, v] of Object.entries(CREATE_DEFAULTS)) if (!(k in attrs)) attrs[k] = v;
     if (desired.spec.project) attrs.project = desired.spec.project;
     if (desired.spec.locked !== undefined) attrs.locked = desired.spec.locked;
+    if (desired.spec['lock-reason'] !== undefined) attrs['lock-reason'] = desired.spec['lock-reason'];
     const local = localOf(desired).state;
     if (local) attrs.state = `${local.path} (${describeState(local.info)})`;
     return attrs;
@@ -365,6 +380,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     for (const k of keep)
       if (w.attributes[k] !== undefined && w.attributes[k] !== null) attrs[k] = w.attributes[k];
     if (w.projectName || w.projectId) attrs.project = w.projectName ?? w.projectId;
+    if (w.attributes.locked && w.lockedBy)
+      attrs['locked-by'] = describeLockHolder(w.lockedBy, w.lockedByName);
+    if (w.lockReason) attrs['lock-reason'] = w.lockReason;
     return attrs;
   },
 
