@@ -329,15 +329,35 @@ describe('Workspace objects', () => {
       (await converge(['workspace', 'lock', `${ORG}/cli-theirs`, '--reason', 'mine'], bobEnv)).code,
     ).toBe(0);
 
+    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request.
     const plan = await converge(['plan', '-f', dir], env);
-    expect(plan.stdout).toMatch(
-      /~ locked = true -> false # locked by users\/\S+: released only with --force-unlock/,
+    expect(plan.stdout).toContain(
+      '~ locked = true -> false # locked by user bob (reason: "mine"): released only with --force-unlock',
     );
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.changes[0].before).toMatchObject({
+      locked: true,
+      'locked-by': 'user bob',
+      'lock-reason': 'mine',
+    });
+    expect(json.requests).toEqual({ workspaces: 3 });
 
     const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('run again with --force-unlock');
+    expect(refused.stderr).toContain(
+      'the workspace is locked by user bob (reason: "mine"); the manifest wants it unlocked: run again with --force-unlock',
+    );
     expect((await show('cli-theirs')).attributes.locked).toBe(true);
+
+    const shown = await converge(['workspace', 'show', `${ORG}/cli-theirs`], env);
+    expect(shown.stdout).toMatch(/Locked\s+by user bob\n/);
+    expect(shown.stdout).toMatch(/Lock reason\s+mine\n/);
+    const shownJson = JSON.parse(
+      (await converge(['workspace', 'show', `${ORG}/cli-theirs`, '--json'], env)).stdout,
+    );
+    expect(shownJson).toMatchObject({ lockedByName: 'bob', lockReason: 'mine', lockedBy: { type: 'users' } });
+    const list = await converge(['workspace', 'list', '--search', 'cli-theirs'], env);
+    expect(list.stdout).toMatch(/cli-theirs\s+ws-\w+\s+Default Project\s+remote\s+by user bob\s/);
 
     const forced = await converge(['apply', '-f', dir, '--auto-approve', '--force-unlock'], env);
     expect(forced.code).toBe(0);
@@ -408,7 +428,10 @@ describe('converge workspace and state commands', () => {
     expect(shown.stdout).toMatch(/Description\s+operated/);
 
     expect((await converge(['workspace', 'lock', `${ORG}/cli-ops`, '--reason', 'r'], env)).stdout).toContain(
-      'locked',
+      `${ORG}/cli-ops (ws-`,
+    );
+    expect((await converge(['workspace', 'show', 'cli-ops'], env)).stdout).toMatch(
+      /Locked\s+by user root\nLock reason\s+r\n/,
     );
     const notMine = await converge(['workspace', 'unlock', `${ORG}/cli-ops`], bobEnv);
     expect(notMine.code).toBe(1);
