@@ -2,7 +2,8 @@
 // `npm run bench`: time and count the requests of validate, plan and apply for many roles and
 // workspaces against the sandbox, with and without added latency. A plan should read each kind with
 // the fewest requests the API allows: for roles, one policy list (for the plan-time check) and one
-// role list; for workspaces, one list request per 100 workspaces.
+// role list; for workspaces, one organization read (the plan-time check that it exists) and one list
+// request per 100 workspaces.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -41,6 +41,7 @@ import { textBodies } from './workspaces/text-bodies.js';
 import type {
   JsonApiDocument,
   JsonApiResource,
+  Organization,
   Pagination,
   Project,
   RequestOptions,
@@ -56,6 +57,7 @@ export type {
   JsonApiIdentifier,
   JsonApiRelationship,
   JsonApiResource,
+  Organization,
   Pagination,
   Project,
   RequestOptions,
@@ -313,6 +315,21 @@ export class WorkspacesClient {
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/force-unlock`,
     });
+  }
+
+  // Organizations
+
+  /**
+   * `GET /organizations/:name`; undefined when it does not exist or the token may not see it (404 for
+   * both, as the real service answers).
+   */
+  async readOrganization(name: string): Promise<Organization | undefined> {
+    const path = orgPath(name);
+    const res = await this.call({ method: 'GET', path, notFound: 'undefined' });
+    if (!res) return undefined;
+    const doc = this.document(res, 'GET', path);
+    const resource = this.shape(() => singleResource(doc, 'organizations'), res, 'GET', path);
+    return { name: resource.id, attributes: resource.attributes ?? {} };
   }
 
   // Projects

@@ -167,6 +167,7 @@ function changeFor(
       action,
       after,
       diffs: maskDiffs(secrets, diffs),
+      ...(comparison.notes?.length ? { notes: [...comparison.notes] } : {}),
     },
     problems,
   };

@@ -27,6 +27,8 @@ export interface Change {
   source?: string;
   /** Why a delete happens (prune) or a replace is needed. */
   reason?: string;
+  /** The kind's remarks on the object (`Comparison.notes`), shown even when the action is noop. */
+  notes?: string[];
   /** What the kind's service calls its namespace (`organization`), for headings. */
   namespaceLabel?: string;
   /** For the applier: what the manifest wants, and what was observed. Not part of the JSON output. */

@@ -83,6 +83,11 @@ export interface Comparison {
    * the plan reports them and cannot be applied. `pointer` is relative to the manifest document.
    */
   problems?: { message: string; pointer?: string }[];
+  /**
+   * What the user should know about the object although it needs no change (a seed state file the
+   * workspace has moved on from): shown with the object in every rendering, noop included.
+   */
+  notes?: string[];
 }
 
 /** A problem found while planning (a referenced object missing, say), tied to the manifest. */

@@ -159,7 +159,7 @@ describe('Workspace objects', () => {
     expect((await show('cli-drift')).attributes['auto-apply']).toBe(false);
   });
 
-  it('pushes a newer serial of the same lineage, refuses another lineage or an older serial, and leaves the lock free', async () => {
+  it('pushes a newer serial of the same lineage, refuses another lineage, and leaves the lock free', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-seed', 'state: s.tfstate'),
       's.tfstate': state(5, 'L'),
@@ -188,11 +188,45 @@ describe('Workspace objects', () => {
       `${file}:7:10: state file s.tfstate has lineage other-lineage, but the workspace's state has lineage L`,
     );
 
-    writeFileSync(path.join(dir, 's.tfstate'), state(4, 'L'));
-    const older = await converge(['plan', '-f', dir], env);
-    expect(older.code).toBe(1);
-    expect(older.stdout).toContain("older than the workspace's serial 6");
+    writeFileSync(path.join(dir, 's.tfstate'), state(6, 'L', 3));
+    const sameSerial = await converge(['plan', '-f', dir], env);
+    expect(sameSerial.code).toBe(1);
+    expect(sameSerial.stdout).toContain("has serial 6 like the workspace's state, but different content");
     expect((await show('cli-seed')).attributes['resource-count']).toBe(2);
+  });
+
+  it('plans no change, with a note, once the seeded workspace has moved on from the state file', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-moved', 'state: seed.tfstate'),
+      'seed.tfstate': state(3, 'M'),
+      'later.tfstate': state(7, 'M', 2),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    // The workspace's own runs continue the lineage; here `state push` stands in for them.
+    const pushed = await converge(
+      ['state', 'push', `${ORG}/cli-moved`, path.join(dir, 'later.tfstate')],
+      env,
+    );
+    expect(pushed.code).toBe(0);
+
+    const note =
+      "state: the workspace's state (serial 7) has moved on from state file seed.tfstate (serial 3); the seed is not pushed again";
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.stdout).toContain('# Workspace "cli-moved" in organization acme is up to date');
+    expect(plan.stdout).toMatch(/ {4}Workspace\/acme\/cli-moved {2}\(id ws-\w+\)\n/);
+    expect(plan.stdout).toContain(`      # ${note}`);
+
+    const detailed = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(detailed.code).toBe(0);
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.changes[0]).toMatchObject({ action: 'noop', notes: [note] });
+    expect(json.problems).toEqual([]);
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code).toBe(0);
+    expect((await show('cli-moved')).attributes['resource-count']).toBe(2);
   });
 
   it('validate reads the state files objects name, without contacting a service', async () => {
@@ -247,6 +281,47 @@ describe('Workspace objects', () => {
     expect(r.stdout).toContain(`${file}:7:20: project "nope" does not exist in organization acme`);
   });
 
+  it('reports an organization that does not exist at the namespace line, with one read per organization', async () => {
+    const elsewhere = (name: string) =>
+      workspace(name, 'description: x').replace(`namespace: ${ORG}`, 'namespace: nowhere');
+    const dir = manifestDir({
+      'ws.yaml': [
+        elsewhere('cli-lost-a'),
+        elsewhere('cli-lost-b'),
+        workspace('cli-found', 'description: y'),
+      ].join('---\n'),
+    });
+    const file = path.join(dir, 'ws.yaml');
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.code).toBe(1);
+    const message = 'organization "nowhere" does not exist, or this token may not see it';
+    expect(plan.stdout).toContain(`${file}:5:14: ${message}`);
+    expect(plan.stdout).toContain(`${file}:13:14: ${message}`);
+    expect(plan.stdout).not.toContain('cli-found: ');
+
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.problems.map((p: { address: string }) => p.address)).toEqual([
+      'Workspace/cli-lost-a',
+      'Workspace/cli-lost-b',
+    ]);
+    // One organization read each for nowhere and acme, one list of nowhere (404), one read of cli-found.
+    expect(json.requests).toEqual({ workspaces: 4 });
+
+    const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    expect(await find('cli-found')).toBeUndefined();
+  });
+
+  it('points at the document when the missing organization comes from the environment', async () => {
+    const noOrg = `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: cli-envorg }\nspec: { description: n }\n`;
+    const dir = manifestDir({ 'ws.yaml': `# comment\n${noOrg}` });
+    const r = await converge(['plan', '-f', dir], { ...env, CONVERGE_WORKSPACES_ORGANIZATION: 'gone' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `${path.join(dir, 'ws.yaml')}:3:1: organization "gone" (from CONVERGE_WORKSPACES_ORGANIZATION) does not exist`,
+    );
+  });
+
   it('releases a lock someone else holds only with --force-unlock', async () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-theirs', 'locked: false') });
     await converge(['apply', '-f', dir, '--auto-approve'], env);
@@ -254,15 +329,35 @@ describe('Workspace objects', () => {
       (await converge(['workspace', 'lock', `${ORG}/cli-theirs`, '--reason', 'mine'], bobEnv)).code,
     ).toBe(0);
 
+    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request.
     const plan = await converge(['plan', '-f', dir], env);
-    expect(plan.stdout).toMatch(
-      /~ locked = true -> false # locked by users\/\S+: released only with --force-unlock/,
+    expect(plan.stdout).toContain(
+      '~ locked = true -> false # locked by user bob (reason: "mine"): released only with --force-unlock',
     );
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.changes[0].before).toMatchObject({
+      locked: true,
+      'locked-by': 'user bob',
+      'lock-reason': 'mine',
+    });
+    expect(json.requests).toEqual({ workspaces: 3 });
 
     const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('run again with --force-unlock');
+    expect(refused.stderr).toContain(
+      'the workspace is locked by user bob (reason: "mine"); the manifest wants it unlocked: run again with --force-unlock',
+    );
     expect((await show('cli-theirs')).attributes.locked).toBe(true);
+
+    const shown = await converge(['workspace', 'show', `${ORG}/cli-theirs`], env);
+    expect(shown.stdout).toMatch(/Locked\s+by user bob\n/);
+    expect(shown.stdout).toMatch(/Lock reason\s+mine\n/);
+    const shownJson = JSON.parse(
+      (await converge(['workspace', 'show', `${ORG}/cli-theirs`, '--json'], env)).stdout,
+    );
+    expect(shownJson).toMatchObject({ lockedByName: 'bob', lockReason: 'mine', lockedBy: { type: 'users' } });
+    const list = await converge(['workspace', 'list', '--search', 'cli-theirs'], env);
+    expect(list.stdout).toMatch(/cli-theirs\s+ws-\w+\s+Default Project\s+remote\s+by user bob\s/);
 
     const forced = await converge(['apply', '-f', dir, '--auto-approve', '--force-unlock'], env);
     expect(forced.code).toBe(0);
@@ -333,7 +428,10 @@ describe('converge workspace and state commands', () => {
     expect(shown.stdout).toMatch(/Description\s+operated/);
 
     expect((await converge(['workspace', 'lock', `${ORG}/cli-ops`, '--reason', 'r'], env)).stdout).toContain(
-      'locked',
+      `${ORG}/cli-ops (ws-`,
+    );
+    expect((await converge(['workspace', 'show', 'cli-ops'], env)).stdout).toMatch(
+      /Locked\s+by user root\nLock reason\s+r\n/,
     );
     const notMine = await converge(['workspace', 'unlock', `${ORG}/cli-ops`], bobEnv);
     expect(notMine.code).toBe(1);

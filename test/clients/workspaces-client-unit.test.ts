@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectionFromEnv, HttpStatusError, UnexpectedResponseError } from '../../src/clients/http/index.js';
 import { workspacesService } from '../../src/clients/workspaces/definition.js';
 import { WorkspacesClient } from '../../src/clients/workspaces.js';
+import { describeLockHolder } from '../../src/clients/workspaces/lock-holder.js';
 
 const ORIGIN = 'http://tfe.test';
 const TOKEN = 'ws-token-9b31c7e2d4';
@@ -122,6 +123,8 @@ describe('workspaces on the wire', () => {
       projectId: 'prj-1',
       projectName: null,
       lockedBy: null,
+      lockedByName: null,
+      lockReason: null,
       currentStateVersionId: null,
     });
   });
@@ -145,7 +148,10 @@ describe('workspaces on the wire', () => {
     pool.intercept({ path: /^\/api\/v2\/organizations\/acme\/workspaces\/app/, method: 'GET' }).reply(
       200,
       doc(locked, {
-        included: [{ id: 'prj-1', type: 'projects', attributes: { name: 'Platform' } }],
+        included: [
+          { id: 'prj-1', type: 'projects', attributes: { name: 'Platform' } },
+          { id: 'user-7', type: 'users', attributes: { username: 'alice' } },
+        ],
       }),
       { headers: apiHeaders },
     );
@@ -160,6 +166,7 @@ describe('workspaces on the wire', () => {
       projectId: 'prj-1',
       projectName: 'Platform',
       lockedBy: { id: 'user-7', type: 'users' },
+      lockedByName: 'alice',
       currentStateVersionId: 'sv-3',
     });
     expect(await c.readWorkspace({ id: 'ws-a/b' })).toBeUndefined();
@@ -168,6 +175,42 @@ describe('workspaces on the wire', () => {
       '/api/v2/workspaces/ws-a%2Fb',
     ]);
     await expect(c.readWorkspace({ id: '' })).rejects.toThrow('workspace id must not be empty');
+  });
+
+  it('reads the lock holder name from include=locked_by and the lock reason, else the id alone', async () => {
+    const locked = (id: string, holder: { id: string; type: string }, reason: string) => ({
+      ...workspaceResource(id, id, { 'locked-by': { data: holder } }),
+      attributes: { name: id, locked: true, 'locked-reason': reason },
+    });
+    pool.intercept({ path: /^\/api\/v2\/organizations\/acme\/workspaces\?/, method: 'GET' }).reply(
+      200,
+      doc(
+        [
+          locked('ws-t', { id: 'team-1', type: 'teams' }, 'freeze'),
+          locked('ws-u', { id: 'user-2', type: 'users' }, ''),
+        ],
+        {
+          included: [{ id: 'team-1', type: 'teams', attributes: { name: 'devs' } }],
+          meta: { pagination: { 'current-page': 1, 'next-page': null, 'total-pages': 1, 'total-count': 2 } },
+        },
+      ),
+      { headers: apiHeaders },
+    );
+    const [team, user] = await client().listWorkspaces('acme', { include: ['locked_by'] });
+    expect(team).toMatchObject({
+      lockedBy: { id: 'team-1', type: 'teams' },
+      lockedByName: 'devs',
+      lockReason: 'freeze',
+    });
+    // No included user, and an empty reason says nothing.
+    expect(user).toMatchObject({
+      lockedBy: { id: 'user-2', type: 'users' },
+      lockedByName: null,
+      lockReason: null,
+    });
+    expect(describeLockHolder(team!.lockedBy!, team!.lockedByName)).toBe('team devs');
+    expect(describeLockHolder(user!.lockedBy!, user!.lockedByName)).toBe('user user-2');
+    expect(describeLockHolder({ id: 'run-5', type: 'runs' })).toBe('run run-5');
   });
 
   it('updates with PATCH, by id or by name', async () => {

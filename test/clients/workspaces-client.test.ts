@@ -142,6 +142,12 @@ describe('workspaces', () => {
     await expect(root.listWorkspaces('no-such-org')).rejects.toMatchObject({ status: 404 });
   });
 
+  it('reads an organization, and gives undefined for one that does not exist', async () => {
+    expect(await root.readOrganization(ORG)).toMatchObject({ name: ORG, attributes: { name: ORG } });
+    expect(await orgToken.readOrganization(ORG)).toMatchObject({ name: ORG });
+    expect(await root.readOrganization('no-such-org')).toBeUndefined();
+  });
+
   it('filters lists by name, tags, excluded tags, wildcard and project', async () => {
     const prefix = unique('flt');
     const platform = (await root.listProjects(ORG)).find((p) => p.name === 'platform')!;

@@ -198,7 +198,7 @@ describe('pushState', () => {
       heldByCaller: false,
     });
     expect((err as Error).message).toBe(
-      'workspace acme/app (ws-1) is locked by user bob (user-2); the state was not pushed. ' +
+      'workspace acme/app (ws-1) is locked by user bob; the state was not pushed. ' +
         'Wait until they unlock it (an admin can force-unlock it)',
     );
     expect((err as Error).cause).toBeInstanceOf(HttpStatusError);
@@ -219,6 +219,22 @@ describe('pushState', () => {
     expect((err as Error).message).toMatch(
       /^workspace acme\/app \(ws-1\) is already locked by you \(user bob/,
     );
+  });
+
+  it('falls back to the holder id when the service did not include the holder', async () => {
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(409, '', { headers: apiHeaders });
+    const bare = JSON.parse(workspace({ id: 'team-9', type: 'teams' })) as Record<string, unknown>;
+    delete bare.included;
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
+      .reply(200, JSON.stringify(bare), { headers: apiHeaders });
+    pool
+      .intercept({ path: '/api/v2/account/details', method: 'GET' })
+      .reply(404, '', { headers: apiHeaders });
+    const err = await pushState(client, 'ws-1', state).catch((e: unknown) => e);
+    expect(err).toMatchObject({ heldByCaller: false, lockedBy: { id: 'team-9', type: 'teams' } });
+    expect((err as WorkspaceLockedError).lockedByName).toBeUndefined();
+    expect((err as Error).message).toContain('is locked by team team-9; the state was not pushed');
   });
 
   it('neither locks nor unlocks with alreadyLockedByCaller', async () => {

@@ -23,6 +23,24 @@ describe('planner', () => {
     expect(plan.summary).toEqual({ create: 1, update: 0, replace: 0, delete: 0, noop: 1 });
   });
 
+  it("copies the kind's notes onto the change, noop included", async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { size: 1 }, version: 1 });
+    store.objects.set('Thing/b', { value: { size: 1 }, version: 1 });
+    const kind = memoryKind(store);
+    const compare = kind.compare.bind(kind);
+    kind.compare = (d, o) => ({ ...compare(d, o), notes: [`about ${d.key.name}`] });
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { size: 1 }), desired('Thing', 'b', { size: 2 })],
+      lookupOf(kind),
+      noContext,
+    );
+    expect(plan.changes.map((c) => [c.action, c.notes])).toEqual([
+      ['noop', ['about a']],
+      ['update', ['about b']],
+    ]);
+  });
+
   it('reports attribute-level diffs for updates', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { size: 1, tags: ['x', 'y'] }, version: 4 });

@@ -89,7 +89,7 @@ describe('human rendering', () => {
 describe('json rendering', () => {
   it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
     const json = planToJson(sample, '9.9.9');
-    expect(json.format_version).toBe('1.0');
+    expect(json.format_version).toBe('1.1');
     expect(json.converge_version).toBe('9.9.9');
     expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
       ['AclRole', 'new', 'create'],
@@ -142,5 +142,51 @@ describe('markdown rendering', () => {
       planOf([change({ action: 'create', key: { kind: 'AclRole', name: 'a|b' }, address: 'AclRole/a|b' })]),
     );
     expect(md).toContain('a\\|b');
+  });
+});
+
+describe('notes', () => {
+  const note = "state: the workspace's state (serial 7) has moved on from state file s.tfstate (serial 3)";
+  const noted = planOf([
+    change({
+      action: 'noop',
+      id: 'ws-1',
+      key: { kind: 'Workspace', name: 'seeded', namespace: 'acme' },
+      address: 'Workspace/acme/seeded',
+      namespaceLabel: 'organization',
+      notes: [note],
+    }),
+    change({ action: 'noop', key: { kind: 'AclRole', name: 'quiet' }, address: 'AclRole/quiet' }),
+  ]);
+
+  it('shows an unchanged object that carries a note, with its heading, address and a # line', () => {
+    const text = renderHuman(noted, { color: false });
+    expect(text).toContain('No changes.');
+    expect(text).toContain('  # Workspace "seeded" in organization acme is up to date\n');
+    expect(text).toContain('    Workspace/acme/seeded  (id ws-1)\n');
+    expect(text).toContain(`      # ${note}\n`);
+    expect(text).not.toContain('quiet');
+    expect(text).toContain('Plan: 0 to add, 0 to change, 0 to replace, 0 to destroy, 2 unchanged.');
+  });
+
+  it('shows a note under the heading of a change too', () => {
+    const text = renderHuman(
+      planOf([
+        change({ action: 'update', diffs: [{ path: 'x', op: 'add', after: 1 }], notes: ['heads up'] }),
+      ]),
+      { color: false },
+    );
+    expect(text).toContain('  ~ AclRole/default/web\n      # heads up\n      + x = 1\n');
+  });
+
+  it('lists the notes in markdown, also when nothing changes', () => {
+    const md = renderMarkdown(noted);
+    expect(md).toContain('No changes.');
+    expect(md).toContain(`> [!NOTE]\n> - \`Workspace/acme/seeded\`: ${note}\n`);
+  });
+
+  it('carries a notes array on every change in --json', () => {
+    const json = planToJson(noted, '9.9.9');
+    expect(json.changes.map((c) => c.notes)).toEqual([[note], []]);
   });
 });

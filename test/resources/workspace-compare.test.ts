@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Workspace } from '../../src/clients/workspaces.js';
 import { diffAttributes, updateBody } from '../../src/resources/workspace/compare.js';
 import { workspaceRules } from '../../src/resources/workspace/schema.js';
+import { workspaceKind } from '../../src/resources/workspace/index.js';
 import { compareState, type LocalState } from '../../src/resources/workspace/state.js';
 
 /** A live workspace as the service reports one right after a create with no attributes. */
@@ -13,6 +14,8 @@ function live(attributes: Record<string, unknown> = {}, extra: Partial<Workspace
     projectId: 'prj-default',
     projectName: 'Default Project',
     lockedBy: null,
+    lockedByName: null,
+    lockReason: null,
     currentStateVersionId: null,
     attributes: {
       name: 'web',
@@ -127,6 +130,56 @@ describe('workspace comparison', () => {
   });
 });
 
+describe('workspace locks in the plan', () => {
+  const key = { kind: 'Workspace', name: 'web', namespace: 'acme' };
+  const theirs = live(
+    { locked: true },
+    { lockedBy: { id: 'user-9', type: 'users' }, lockedByName: 'bob', lockReason: 'change freeze' },
+  );
+
+  it("names someone else's lock and its reason in the note", () => {
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: false } },
+      { key, live: { workspace: theirs } },
+    );
+    expect(diffs).toEqual([
+      {
+        path: 'locked',
+        op: 'change',
+        before: true,
+        after: false,
+        note: 'locked by user bob (reason: "change freeze"): released only with --force-unlock',
+      },
+    ]);
+  });
+
+  it('falls back to the holder id when the name was not included', () => {
+    const unnamed = { ...theirs, lockedByName: null, lockReason: null };
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: false } },
+      { key, live: { workspace: unnamed } },
+    );
+    expect(diffs[0]?.note).toBe('locked by user user-9: released only with --force-unlock');
+  });
+
+  it('shows the reason Converge will lock with, and the holder and reason of a live lock', () => {
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: true, 'lock-reason': 'release' } },
+      { key, live: { workspace: live() } },
+    );
+    expect(diffs[0]).toMatchObject({ path: 'locked', after: true, note: 'reason: "release"' });
+    expect(workspaceKind.render({ key, spec: { locked: true, 'lock-reason': 'release' } })).toMatchObject({
+      locked: true,
+      'lock-reason': 'release',
+    });
+    expect(workspaceKind.describe({ key, live: { workspace: theirs } })).toMatchObject({
+      locked: true,
+      'locked-by': 'user bob',
+      'lock-reason': 'change freeze',
+    });
+  });
+});
+
 describe('workspace manifest rules', () => {
   it('rejects execution-mode with operations, agent mode without a pool, and a pool without agent mode', () => {
     expect(workspaceRules({ 'execution-mode': 'remote', operations: true }).map((r) => r.pointer)).toEqual([
@@ -159,15 +212,38 @@ describe('state seeding rules', () => {
     expect(compareState(local(4, 'L1', 'same'), { serial: 4, lineage: 'L1', md5: 'same' })).toEqual({});
   });
 
-  it('refuses another lineage, an older serial, and the same serial with other content', () => {
+  it('refuses another lineage (older serial or not) and the same serial with other content', () => {
     expect(compareState(local(9, 'L2'), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
       /lineage L2.*lineage L1/,
     );
-    expect(compareState(local(3), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
-      /older than the workspace's serial 4/,
+    expect(compareState(local(3, 'L2'), { serial: 4, lineage: 'L1', md5: 'x' }).problem).toMatch(
+      /lineage L2.*lineage L1/,
     );
     expect(compareState(local(4, 'L1', 'a'), { serial: 4, lineage: 'L1', md5: 'b' }).problem).toMatch(
       /different content/,
     );
+  });
+
+  it('leaves a workspace whose runs moved its state on alone, with a note (a seed is for an empty one)', () => {
+    expect(compareState(local(3), { serial: 7, lineage: 'L1', md5: 'x' })).toEqual({
+      note: "state: the workspace's state (serial 7) has moved on from state file prod.tfstate (serial 3); the seed is not pushed again",
+    });
+  });
+
+  it('leaves it alone through the whole workspace comparison: noop, no problem, the note', () => {
+    const comparison = workspaceKind.compare(
+      {
+        key: { kind: 'Workspace', name: 'web', namespace: 'acme' },
+        spec: { state: 'prod.tfstate' },
+        local: { state: local(3) },
+      },
+      {
+        key: { kind: 'Workspace', name: 'web' },
+        live: { workspace: live(), state: { serial: 7, lineage: 'L1', md5: 'x' } },
+      },
+    );
+    expect(comparison.diffs).toEqual([]);
+    expect(comparison.problems).toEqual([]);
+    expect(comparison.notes).toEqual([expect.stringContaining('has moved on from state file prod.tfstate')]);
   });
 });

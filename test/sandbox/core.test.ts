@@ -77,6 +77,25 @@ describe('server lifecycle', () => {
     }
   });
 
+  it('hides ?token= in the log however the name is spelled, and keeps other parameters', async () => {
+    const lines: string[] = [];
+    const sandbox = await startSandbox({ log: (l) => lines.push(l) });
+    try {
+      const api = apiFor(sandbox);
+      const secret = sandbox.rootToken;
+      await api('GET', `/v1/acl/roles?ns=default&%74oken=${secret}`, { token: null });
+      await api('GET', `/v1/acl/roles?token=${secret}&token=${secret}x`, { token: null });
+      await api('GET', `/v1/acl/role/name/nope?token=${secret}`, { token: null });
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toMatch(/^GET \/v1\/acl\/roles\?ns=default&token=<hidden> 200 \d+ms$/);
+      expect(lines[1]).toMatch(/^GET \/v1\/acl\/roles\?token=<hidden>&token=<hidden> 200 /);
+      expect(lines[2]).toMatch(/^GET \/v1\/acl\/role\/name\/nope\?token=<hidden> 404 /);
+      expect(lines.join('\n')).not.toContain(secret);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('answers 404 for paths no service owns', async () => {
     const sandbox = await startSandbox();
     try {

@@ -198,6 +198,18 @@ describe('the lock state machine', () => {
     const holder = res.json<WorkspaceDoc>().data.relationships['locked-by']!.data!;
     expect(holder.type).toBe('teams');
     expect(holder.id).toMatch(/^team-[A-Za-z0-9]{16}$/);
+    // The holder's name comes with include=locked_by, on a read and on a list alike.
+    const read = await api('GET', `/api/v2/workspaces/${id}?include=locked_by`);
+    expect(read.json<{ included: unknown[] }>().included).toEqual([
+      expect.objectContaining({ id: holder.id, type: 'teams', attributes: { name: 'devs' } }),
+    ]);
+    const list = await api(
+      'GET',
+      '/api/v2/organizations/acme/workspaces?search[name]=web-dev&include=locked_by',
+    );
+    expect(list.json<{ included: unknown[] }>().included).toEqual([
+      expect.objectContaining({ id: holder.id, type: 'teams' }),
+    ]);
     const byMember = await action(id, 'unlock', 'alice-token');
     expect(byMember.status).toBe(409);
     expect(errorDetail(byMember)).toBe(
@@ -373,5 +385,21 @@ describe('who sees and changes what', () => {
     expect(root.json()).toMatchObject({ data: { attributes: { username: 'root' } } });
     expect((await api('GET', '/api/v2/account/details', { token: 'team-token' })).status).toBe(404);
     expect((await api('GET', '/api/v2/account/details', { token: 'org-token' })).status).toBe(404);
+  });
+
+  it('shows an organization to its members, 404 for a missing one and for strangers alike', async () => {
+    const acme = await api('GET', '/api/v2/organizations/acme', { token: 'alice-token' });
+    expect(acme.status).toBe(200);
+    expect(acme.json()).toMatchObject({
+      data: { id: 'acme', type: 'organizations', attributes: { name: 'acme' } },
+    });
+    for (const token of ['team-token', 'org-token', 'root-token'])
+      expect((await api('GET', '/api/v2/organizations/acme', { token })).status, token).toBe(200);
+    expect((await api('GET', '/api/v2/organizations/acme', { token: 'stranger-token' })).status).toBe(404);
+    expect((await api('GET', '/api/v2/organizations/lenient', { token: 'org-token' })).status).toBe(404);
+    const missing = await api('GET', '/api/v2/organizations/nowhere');
+    expect(missing.status).toBe(404);
+    expect(missing.json()).toMatchObject({ errors: [{ status: '404', title: 'not found' }] });
+    expect((await api('GET', '/api/v2/organizations/acme', { token: null })).status).toBe(401);
   });
 });

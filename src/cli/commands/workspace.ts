@@ -2,6 +2,7 @@
 import { confirm, isCancel } from '@clack/prompts';
 import type { Workspace } from '../../clients/workspaces.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
+import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -18,9 +19,15 @@ export interface WorkspaceListFlags {
   json?: boolean;
 }
 
+/**
+ * Reads ask the service to include the project (its name) and the lock holder (`username` or team
+ * `name`), so both show as names without a request per workspace.
+ */
+const READ_INCLUDES = ['project', 'locked_by'];
+
 function lockText(w: Workspace): string {
   if (!w.attributes.locked) return 'no';
-  return w.lockedBy ? `by ${w.lockedBy.type}/${w.lockedBy.id}` : 'yes';
+  return w.lockedBy ? `by ${describeLockHolder(w.lockedBy, w.lockedByName)}` : 'yes';
 }
 
 function details(w: Workspace): string {
@@ -39,6 +46,7 @@ function details(w: Workspace): string {
     ['VCS repository', vcs ? `${vcs.identifier ?? ''}${vcs.branch ? ` (${vcs.branch})` : ''}` : ''],
     ['Tags', ((a['tag-names'] as string[] | undefined) ?? []).join(', ')],
     ['Locked', lockText(w)],
+    ...(w.lockReason ? [['Lock reason', w.lockReason] satisfies [string, string]] : []),
     ['Resources', String(a['resource-count'] ?? 0)],
     ['Current state', w.currentStateVersionId ?? ''],
     ['Created by', String(a['source-name'] ?? '')],
@@ -65,7 +73,7 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
     const tags = splitList(flags.tags);
     const excludeTags = splitList(flags.excludeTags);
     const workspaces = await client.listWorkspaces(org, {
-      include: ['project'],
+      include: READ_INCLUDES,
       ...(flags.search !== undefined ? { name: flags.search } : {}),
       ...(flags.wildcard !== undefined ? { wildcardName: flags.wildcard } : {}),
       ...(tags ? { tags } : {}),
@@ -100,7 +108,7 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
 export async function workspaceShowCommand(arg: string, flags: { json?: boolean }, io: Io): Promise<number> {
   return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
-    const w = await client.readWorkspace(ref, { include: ['project'] });
+    const w = await client.readWorkspace(ref, { include: READ_INCLUDES });
     if (!w) throw new CliError(`workspace ${describeRef(ref)} not found (or this token may not read it)`);
     write(io.stdout, flags.json ? JSON.stringify(w, null, 2) : details(w));
     return EXIT.ok;
@@ -124,10 +132,13 @@ export async function workspaceLockCommand(
         : action === 'unlock'
           ? await client.unlockWorkspace(id)
           : await client.forceUnlockWorkspace(id);
-    write(
-      io.stdout,
-      `${describeRef(ref)} (${w.id}): ${w.attributes.locked ? `locked (${lockText(w)})` : 'unlocked'}`,
-    );
+    // The action's answer does not include the holder; after a lock it is the caller, by definition.
+    const state = !w.attributes.locked
+      ? 'unlocked'
+      : action === 'lock'
+        ? `locked by you${flags.reason ? ` (reason: ${JSON.stringify(flags.reason)})` : ''}`
+        : `locked (${lockText(w)})`;
+    write(io.stdout, `${describeRef(ref)} (${w.id}): ${state}`);
     return EXIT.ok;
   });
 }

@@ -3,6 +3,7 @@
  * reads (a missing relationship is null, not an error) and strict only where the client cannot go on
  * without a value: every resource needs its `id`.
  */
+import { holderNameIn } from './lock-holder.js';
 import type {
   JsonApiDocument,
   JsonApiIdentifier,
@@ -77,6 +78,8 @@ export function toWorkspace(
   const attributes = resource.attributes ?? {};
   const project = related(resource, 'project');
   const projectName = findIncluded(included, project)?.attributes?.name;
+  const lockedBy = related(resource, 'locked-by');
+  const lockReason = attributes['locked-reason'];
   return {
     id: resource.id,
     organization: workspaceOrganization(resource, organization),
@@ -84,7 +87,10 @@ export function toWorkspace(
     attributes,
     projectId: project?.id ?? null,
     projectName: typeof projectName === 'string' ? projectName : null,
-    lockedBy: related(resource, 'locked-by'),
+    lockedBy,
+    lockedByName: holderNameIn(included, lockedBy) ?? null,
+    // An empty reason says nothing; shown as none.
+    lockReason: lockedBy && typeof lockReason === 'string' && lockReason !== '' ? lockReason : null,
     currentStateVersionId: related(resource, 'current-state-version')?.id ?? null,
   };
 }

@@ -14,8 +14,9 @@
  */
 import { HttpStatusError, isServiceError } from '../http/errors.js';
 import type { WorkspacesClient } from '../workspaces.js';
+import { describeLockHolder } from './lock-holder.js';
 import type { StateFileInfo } from './state-file.js';
-import type { JsonApiResource, StateVersion } from './types.js';
+import type { StateVersion } from './types.js';
 
 export const DEFAULT_LOCK_REASON = 'Locked by Converge to push state';
 
@@ -161,9 +162,9 @@ async function lockedError(
       cause: refusal,
     });
   }
-  const name = holderName(read?.included ?? [], lockedBy);
+  const name = workspace?.lockedByName ?? undefined;
   const heldByCaller = me !== undefined && lockedBy.type === 'users' && lockedBy.id === me.id;
-  const holder = `${singular(lockedBy.type)} ${name ? `${name} (${lockedBy.id})` : lockedBy.id}`;
+  const holder = describeLockHolder(lockedBy, name);
   const message = heldByCaller
     ? `workspace ${label} is already locked by you (${holder}): another push or run of yours holds the lock; ` +
       'wait for it to finish, or unlock the workspace if nothing is running'
@@ -177,20 +178,6 @@ async function lockedError(
     heldByCaller,
     cause: refusal,
   });
-}
-
-function holderName(
-  included: readonly JsonApiResource[],
-  ref: { id: string; type: string },
-): string | undefined {
-  const resource = included.find((r) => r.id === ref.id && r.type === ref.type);
-  const name = resource?.attributes?.username ?? resource?.attributes?.name;
-  return typeof name === 'string' && name ? name : undefined;
-}
-
-/** `users` → `user`, `teams` → `team`, `runs` → `run`. */
-function singular(type: string): string {
-  return type.endsWith('s') ? type.slice(0, -1) : type;
 }
 
 function messageOf(err: unknown): string {

@@ -19,7 +19,21 @@ export interface Workspace {
   projectName: string | null;
   /** `relationships.locked-by.data`: a user, team or run. */
   lockedBy: { id: string; type: string } | null;
+  /** The holder's username or team name, from `include=locked_by`, when the response included it. */
+  lockedByName: string | null;
+  /**
+   * Why it is locked, as the locker said (the lock body's `reason`); null when unlocked, not given,
+   * or not reported. The spec shows no attribute for it; the real API and the sandbox send
+   * `locked-reason`.
+   */
+  lockReason: string | null;
   currentStateVersionId: string | null;
+}
+
+/** An organization; its id is its name. */
+export interface Organization {
+  name: string;
+  attributes: Record<string, unknown>;
 }
 
 export interface Project {

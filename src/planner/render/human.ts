@@ -32,26 +32,30 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   }
 
   const changes = plan.changes.filter((ch) => ch.action !== 'noop');
-  if (changes.length === 0) {
-    out.push(c.green('No changes.') + ' Live state matches the manifest.');
-  } else {
-    out.push('Converge will perform the following actions:', '');
-    for (const ch of changes) {
-      const why = ch.reason ? ` (${ch.reason})` : '';
-      out.push(c.bold(`  # ${heading(ch)} ${VERBS[ch.action]}${why}`));
-      out.push(
-        `  ${paint[ch.action](SYMBOLS[ch.action])} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`,
-      );
-      for (const line of changeLines(ch)) {
-        const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
-        const note = line.note ? c.dim(` # ${line.note}`) : '';
-        out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}${note}`);
-      }
-      out.push('');
+  // Unchanged objects stay hidden unless the kind left a note on them: a note is meant to be read.
+  const shown = plan.changes.filter((ch) => ch.action !== 'noop' || ch.notes?.length);
+  out.push(
+    changes.length === 0
+      ? c.green('No changes.') + ' Live state matches the manifest.'
+      : 'Converge will perform the following actions:',
+  );
+  if (shown.length > 0) out.push('');
+  for (const ch of shown) {
+    const why = ch.reason ? ` (${ch.reason})` : '';
+    out.push(c.bold(`  # ${heading(ch)} ${VERBS[ch.action]}${why}`));
+    out.push(
+      `  ${paint[ch.action](SYMBOLS[ch.action])} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`,
+    );
+    for (const note of ch.notes ?? []) out.push(c.dim(`      # ${note}`));
+    for (const line of changeLines(ch)) {
+      const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
+      const note = line.note ? c.dim(` # ${line.note}`) : '';
+      out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}${note}`);
     }
+    out.push('');
   }
   if (options.showNoop) {
-    for (const ch of plan.changes.filter((x) => x.action === 'noop'))
+    for (const ch of plan.changes.filter((x) => x.action === 'noop' && !shown.includes(x)))
       out.push(c.dim(`  = ${ch.address} (unchanged)`));
   }
   out.push(c.bold(summaryLine(plan.summary)));

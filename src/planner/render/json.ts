@@ -4,7 +4,8 @@
  */
 import type { Plan } from '../types.js';
 
-export const PLAN_JSON_FORMAT_VERSION = '1.0';
+// 1.1: `notes` on every change.
+export const PLAN_JSON_FORMAT_VERSION = '1.1';
 
 export interface PlanJson {
   format_version: string;
@@ -20,6 +21,8 @@ export interface PlanJson {
     source: string | null;
     reason: string | null;
     depends_on: string[];
+    /** The kind's remarks on the object, also on noop changes; empty when there are none. */
+    notes: string[];
     diffs: Array<{
       path: string;
       op: string;
@@ -51,6 +54,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       source: c.source ?? null,
       reason: c.reason ?? null,
       depends_on: c.dependsOn,
+      notes: c.notes ?? [],
       diffs: c.diffs.map((d) => ({
         path: d.path,
         op: d.op,

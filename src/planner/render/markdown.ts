@@ -13,6 +13,14 @@ function cell(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
+/** The kinds' notes, unchanged objects' included, as a callout: a reviewer should see them. */
+function noteLines(plan: Plan): string[] {
+  const noted = plan.changes.filter((c) => c.notes?.length);
+  if (noted.length === 0) return [];
+  const items = noted.flatMap((c) => (c.notes ?? []).map((n) => `> - \`${c.address}\`: ${cell(n)}`));
+  return ['> [!NOTE]', ...items, ''];
+}
+
 export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): string {
   const limit = options.limit ?? COMMENT_LIMIT;
   const changes = plan.changes.filter((c) => c.action !== 'noop');
@@ -26,6 +34,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     }
     head.push('');
   }
+  head.push(...noteLines(plan));
   if (changes.length === 0) {
     head.push('No changes. Live state matches the manifest.');
     return `${head.join('\n')}\n`;

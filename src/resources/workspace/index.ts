@@ -6,6 +6,8 @@
 import { Type } from '@sinclair/typebox';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import type { Project, Workspace, WorkspacesClient } from '../../clients/workspaces.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
+import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
@@ -76,6 +78,18 @@ function observedOf(
   };
 }
 
+/**
+ * Related resources every read of the plan asks for: the project's name, and the lock holder's name
+ * for the messages that show it, at no extra request.
+ */
+const READ_INCLUDES = ['project', 'locked_by'];
+
+/** `user bob (reason: "change freeze")`: who holds the lock, and why when they said. */
+function lockDescription(w: Workspace): string {
+  const who = w.lockedBy ? describeLockHolder(w.lockedBy, w.lockedByName) : 'someone else';
+  return w.lockReason ? `${who} (reason: ${JSON.stringify(w.lockReason)})` : who;
+}
+
 /** One identity lookup per client and run, shared by every workspace. */
 const identities = new WeakMap<WorkspacesClient, Promise<{ id: string; type: string } | undefined>>();
 function whoAmI(c: WorkspacesClient): Promise<{ id: string; type: string } | undefined> {
@@ -120,13 +134,78 @@ async function resolveProjectId(
   return project.id;
 }
 
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(keyOf(item), [...(groups.get(keyOf(item)) ?? []), item]);
+  return groups;
+}
+
+function namedProject(d: Desired<WorkspaceSpec>): string | undefined {
+  return d.spec.project && 'name' in d.spec.project ? d.spec.project.name : undefined;
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof HttpStatusError && error.status === 404;
+}
+
+/**
+ * Problems of the workspaces of one organization (and connection). A missing organization (or one
+ * the token may not see: the service answers 404 for both) is reported at each object's
+ * `metadata.namespace`, or at the document when the organization came from the environment. One
+ * request: the project list when some object names a project (a missing organization answers it
+ * with 404 too), else a read of the organization.
+ */
+async function checkOrganization(
+  ctx: KindContext,
+  group: readonly Desired<WorkspaceSpec>[],
+): Promise<PlanProblem[]> {
+  const first = group[0]!;
+  const c = client(ctx, first.key);
+  const org = organizationOf(ctx, first.key);
+  const named = group.filter((d) => namedProject(d) !== undefined);
+  const projects = named.length > 0 ? await projectsUnlessMissing(c, org) : undefined;
+  const exists = named.length > 0 ? projects !== undefined : (await c.readOrganization(org)) !== undefined;
+  if (!exists) return group.map((d) => missingOrganizationProblem(d, org));
+  const names = new Set((projects ?? []).map((p) => p.name));
+  return named
+    .filter((d) => !names.has(namedProject(d)!))
+    .map((d) => ({
+      key: d.key,
+      message: `project "${namedProject(d)}" does not exist in organization ${org}`,
+      ...(d.resource ? { position: d.resource.locate('/spec/project/name') } : {}),
+    }));
+}
+
+/** The organization's projects; undefined when the organization does not exist (404). */
+function projectsUnlessMissing(c: WorkspacesClient, org: string): Promise<Project[] | undefined> {
+  return projectsOf(c, org).catch((error: unknown) => {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  });
+}
+
+function missingOrganizationProblem(d: Desired<WorkspaceSpec>, org: string): PlanProblem {
+  const declared = d.resource?.namespace !== undefined;
+  const from = declared
+    ? ''
+    : d.key.connection
+      ? ` (the organization of Connection ${d.key.connection})`
+      : ' (from CONVERGE_WORKSPACES_ORGANIZATION)';
+  return {
+    key: d.key,
+    message: `organization "${org}"${from} does not exist, or this token may not see it`,
+    ...(d.resource
+      ? { position: declared ? d.resource.locate('/metadata/namespace') : d.resource.source }
+      : {}),
+  };
+}
+
 /** Refuses, before any write, to release a lock someone else holds unless --force-unlock was given. */
 function assertUnlockAllowed(ctx: KindContext, desired: Desired<WorkspaceSpec>, live: WorkspaceLive): void {
   if (desired.spec.locked !== false || !live.workspace.attributes.locked || lockedByMe(live)) return;
   if (!ctx.option(FORCE_UNLOCK)) {
-    const by = live.workspace.lockedBy;
     throw new Error(
-      `the workspace is locked by ${by ? `${by.type}/${by.id}` : 'someone else'}; the manifest wants it unlocked: run again with --force-unlock to release it`,
+      `the workspace is locked by ${lockDescription(live.workspace)}; the manifest wants it unlocked: run again with --force-unlock to release it`,
     );
   }
 }
@@ -191,35 +270,17 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
   },
 
   async check(ctx, desired) {
-    // Projects named in the manifest must exist: one project list per organization.
-    const problems: PlanProblem[] = [];
-    const byOrg = new Map<string, Desired<WorkspaceSpec>[]>();
-    for (const d of desired) {
-      if (!d.spec.project || !('name' in d.spec.project)) continue;
-      const org = `${d.key.connection ?? ''}\u0000${organizationOf(ctx, d.key)}`;
-      byOrg.set(org, [...(byOrg.get(org) ?? []), d]);
-    }
-    for (const group of byOrg.values()) {
-      const first = group[0]!;
-      const org = organizationOf(ctx, first.key);
-      const names = new Set((await projectsOf(client(ctx, first.key), org)).map((p) => p.name));
-      for (const d of group) {
-        const name = (d.spec.project as { name: string }).name;
-        if (names.has(name)) continue;
-        problems.push({
-          key: d.key,
-          message: `project "${name}" does not exist in organization ${org}`,
-          ...(d.resource ? { position: d.resource.locate('/spec/project/name') } : {}),
-        });
-      }
-    }
-    return problems;
+    // The organization must exist, and projects named in the manifest too: one request per
+    // organization and connection (the project list when it is needed anyway, else a read).
+    const groups = groupBy(desired, (d) => `${d.key.connection ?? ''}\u0000${organizationOf(ctx, d.key)}`);
+    const found = await Promise.all([...groups.values()].map((group) => checkOrganization(ctx, group)));
+    return found.flat();
   },
 
   async observe(ctx, key) {
     const workspace = await client(ctx, key).readWorkspace(
       { organization: organizationOf(ctx, key), name: key.name },
-      { include: ['project'] },
+      { include: READ_INCLUDES },
     );
     return workspace ? observedOf(key, workspace) : undefined;
   },
@@ -228,7 +289,12 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const c = ctx.client(workspacesService, scope.connection);
     const org = scope.namespace ?? c.defaultOrganization;
     if (!org) throw new Error('no organization to list workspaces in: set CONVERGE_WORKSPACES_ORGANIZATION');
-    const workspaces = await c.listWorkspaces(org, { include: ['project'] });
+    const workspaces = await c.listWorkspaces(org, { include: READ_INCLUDES }).catch((error: unknown) => {
+      // No such organization (or not one this token sees): nothing lives there to compare or prune;
+      // the check reports it for the objects the manifest declares in it.
+      if (isNotFound(error)) return [];
+      throw error;
+    });
     return workspaces.map((w) =>
       observedOf(
         {
@@ -272,29 +338,33 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const diffs = diffAttributes(desired.spec, live.workspace);
     const problems: { message: string; pointer?: string }[] = [];
     const locked = Boolean(live.workspace.attributes.locked);
+    const reason = desired.spec['lock-reason'];
     if (desired.spec.locked === true && !locked) {
-      diffs.push({ path: 'locked', op: 'change', before: false, after: true });
-    } else if (desired.spec.locked === false && locked) {
-      const by = live.workspace.lockedBy;
       diffs.push({
         path: 'locked',
         op: 'change',
-        before: true,
-        after: false,
-        ...(lockedByMe(live)
-          ? {}
-          : {
-              note: `locked by ${by ? `${by.type}/${by.id}` : 'someone else'}: released only with --force-unlock`,
-            }),
+        before: false,
+        after: true,
+        ...(reason ? { note: `reason: ${JSON.stringify(reason)}` } : {}),
       });
+    } else if (desired.spec.locked === false && locked) {
+      const held = live.workspace.lockReason;
+      const note = !lockedByMe(live)
+        ? `locked by ${lockDescription(live.workspace)}: released only with --force-unlock`
+        : held
+          ? `reason: ${JSON.stringify(held)}`
+          : undefined;
+      diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
+    const notes: string[] = [];
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);
       if (seeding.diff) diffs.push(seeding.diff);
       if (seeding.problem) problems.push({ message: seeding.problem, pointer: '/spec/state' });
+      if (seeding.note) notes.push(seeding.note);
     }
-    return { diffs, problems };
+    return { diffs, problems, ...(notes.length > 0 ? { notes } : {}) };
   },
 
   render(desired) {
@@ -303,6 +373,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     for (const [k, v] of Object.entries(CREATE_DEFAULTS)) if (!(k in attrs)) attrs[k] = v;
     if (desired.spec.project) attrs.project = desired.spec.project;
     if (desired.spec.locked !== undefined) attrs.locked = desired.spec.locked;
+    if (desired.spec['lock-reason'] !== undefined) attrs['lock-reason'] = desired.spec['lock-reason'];
     const local = localOf(desired).state;
     if (local) attrs.state = `${local.path} (${describeState(local.info)})`;
     return attrs;
@@ -326,6 +397,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     for (const k of keep)
       if (w.attributes[k] !== undefined && w.attributes[k] !== null) attrs[k] = w.attributes[k];
     if (w.projectName || w.projectId) attrs.project = w.projectName ?? w.projectId;
+    if (w.attributes.locked && w.lockedBy)
+      attrs['locked-by'] = describeLockHolder(w.lockedBy, w.lockedByName);
+    if (w.lockReason) attrs['lock-reason'] = w.lockReason;
     return attrs;
   },
 

@@ -1,7 +1,9 @@
 /**
  * Declarative state seeding. A state file is pushed only when the workspace has no state yet, or when
- * it continues the live state (same lineage, newer serial). Anything else would overwrite someone's
- * state, so it is a plan problem, never a push.
+ * it continues the live state (same lineage, newer serial). A live state that has moved on from the
+ * file (same lineage, newer serial: the workspace's own runs wrote it) is the normal life of a seeded
+ * workspace, so it needs nothing and only earns a note. Anything else would overwrite someone's state
+ * (another lineage, the same serial with other content), so it is a plan problem, never a push.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -41,11 +43,11 @@ export function describeState(s: { serial: number; lineage: string }): string {
   return `serial ${s.serial}, lineage ${s.lineage}`;
 }
 
-/** What seeding would do: a diff to push, nothing, or a problem that forbids it. */
+/** What seeding would do: a diff to push, nothing (perhaps with a note), or a problem that forbids it. */
 export function compareState(
   local: LocalState,
   live: LiveStateInfo | null,
-): { diff?: AttributeDiff; problem?: string } {
+): { diff?: AttributeDiff; problem?: string; note?: string } {
   const wanted = local.info;
   if (live === null) {
     return { diff: { path: 'state', op: 'add', after: `${local.path} (${describeState(wanted)})` } };
@@ -56,8 +58,9 @@ export function compareState(
     };
   }
   if (wanted.serial < live.serial) {
+    // A seed is for an empty workspace: once runs continue its lineage, the file is history.
     return {
-      problem: `state file ${local.path} has serial ${wanted.serial}, older than the workspace's serial ${live.serial}: Converge will not roll state back`,
+      note: `state: the workspace's state (serial ${live.serial}) has moved on from state file ${local.path} (serial ${wanted.serial}); the seed is not pushed again`,
     };
   }
   if (wanted.serial === live.serial) {

@@ -225,8 +225,13 @@ function redactTokens(url: URL): string {
   const query = url.search
     .slice(1)
     .split('&')
-    .map((pair) => (pair === 'token' || pair.startsWith('token=') ? 'token=<hidden>' : pair));
+    .map((pair) => (isTokenPair(pair) ? 'token=<hidden>' : pair));
   return `${url.pathname}?${query.join('&')}`;
+}
+
+/** Compared decoded, as the registry reads it: `%74oken=…` is a token too. */
+function isTokenPair(pair: string): boolean {
+  return new URLSearchParams(pair).keys().next().value === 'token';
 }
 
 function describeListenError(err: NodeJS.ErrnoException, port: number, host: string): SandboxStartError {

@@ -10,6 +10,8 @@ import type { RegistryTokenRights } from './config.js';
 import { DEFAULT_NAMESPACE, RegistryError } from './model.js';
 
 export const TOKEN_HEADER = 'X-Registry-Token';
+/** The real registry's own name of the token header, so clients of the real product work unchanged. */
+export const NATIVE_TOKEN_HEADER = 'X-Consul-Token';
 export const NAMESPACE_HEADER = 'X-Registry-Namespace';
 
 /** Sent on every registry response, as the real one reports its default ACL policy. */
@@ -32,22 +34,27 @@ export function registryJson(
 }
 
 /**
- * `?token=` first, then `X-Registry-Token`, then `Authorization: Bearer <t>` (scheme case-insensitive,
- * first word of the value), the real registry's order. Empty when the request carries none.
+ * Where the token comes from, first found wins (the real registry's order, `agent/http.go`):
+ * 1. `?token=`;
+ * 2. the token header: the spec's `X-Registry-Token`, then the real product's `X-Consul-Token` (the
+ *    spec renames the header; both are read so that existing clients and the spec's own name work);
+ * 3. `Authorization: Bearer <t>`, the scheme case-insensitive, only the first word of the value.
+ * Empty when the request carries none, which acts as the anonymous token.
  */
 export function tokenSecretOf(req: SandboxRequest): string {
-  const fromQuery = req.query.get('token');
-  if (fromQuery) return fromQuery;
-  const fromHeader = req.header(TOKEN_HEADER);
-  if (fromHeader) return fromHeader;
-  const auth = req.header('Authorization');
-  if (auth) {
-    const parts = auth.split(' ');
-    if (parts.length > 1 && parts[0]!.toLowerCase() === 'bearer') {
-      return parts.slice(1).join(' ').trim().split(' ')[0]!.trim();
-    }
-  }
-  return '';
+  return (
+    req.query.get('token') ||
+    req.header(TOKEN_HEADER) ||
+    req.header(NATIVE_TOKEN_HEADER) ||
+    bearerTokenOf(req.header('Authorization'))
+  );
+}
+
+/** `Bearer <t>` → t; any other scheme, or a value without a space, carries no token. */
+function bearerTokenOf(auth: string | undefined): string {
+  const parts = (auth ?? '').split(' ');
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer') return '';
+  return parts.slice(1).join(' ').trim().split(' ')[0]!.trim();
 }
 
 export type AclLevel = 'read' | 'write';

@@ -1,14 +1,15 @@
 /**
  * Endpoints of the real product that clients need besides the spec's: `ping` (go-tfe's first call,
- * for its rate limiter), the account behind a user token, and projects (to turn a project name into
- * the id that workspace bodies carry).
+ * for its rate limiter), the account behind a user token, an organization (to tell a missing one
+ * before anything is created in it), and projects (to turn a project name into the id that workspace
+ * bodies carry).
  */
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Access } from './access.js';
 import { baseUrlOf, jsonApi } from './jsonapi.js';
 import { notFound } from './model.js';
 import { paginate } from './pagination.js';
-import { actorJson, projectJson } from './serialize.js';
+import { actorJson, organizationJson, projectJson } from './serialize.js';
 
 /** What `X-RateLimit-Limit` announces: the real per-user limit (requests per second). */
 export const RATE_LIMIT_PER_SECOND = 30;
@@ -26,6 +27,13 @@ export class MiscHandlers {
     const caller = this.access.caller(req);
     if (caller.kind !== 'user') throw notFound();
     return jsonApi(200, { data: actorJson({ type: 'users', id: caller.id, name: caller.username }) });
+  }
+
+  /** `GET /organizations/:name`: 404 for a missing organization and for one the caller is not in alike. */
+  showOrganization(req: SandboxRequest): SandboxResponse {
+    const caller = this.access.caller(req);
+    const org = this.access.organization(caller, req.params.organization!);
+    return jsonApi(200, { data: organizationJson(this.access.store.organization(org)!) });
   }
 
   /** Projects of an organization by name (`filter[names]`: comma list of exact names), paginated. */

@@ -29,6 +29,7 @@ export function registerWorkspacesRoutes(router: Router, deps: ServiceDeps): voi
 
   router.add(`${API}/ping`, { GET: wrap(() => misc.ping()) });
   router.add(`${API}/account/details`, { GET: wrap((r) => misc.accountDetails(r)) });
+  router.add(`${API}/organizations/:organization`, { GET: wrap((r) => misc.showOrganization(r)) });
   router.add(`${API}/organizations/:organization/projects`, { GET: wrap((r) => misc.listProjects(r)) });
   router.add(`${API}/projects/:id`, { GET: wrap((r) => misc.showProject(r)) });
 
