@@ -173,7 +173,8 @@ export function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description('push a state file: lock, upload, unlock (the lock is released on every path, Ctrl-C too)')
     .argument('<workspace>', wsArg)
     .argument('<file>', 'the state file (JSON, format version 4)')
-    .action(async (ws: string, file: string) => setExit(await statePushCommand(ws, file, io)));
+    .option('--force', 'replace the state even if the file does not continue it (lineage, serial)')
+    .action(async (ws: string, file: string, opts) => setExit(await statePushCommand(ws, file, io, opts)));
   state
     .command('pull')
     .description('print the raw current state, or write it to a file')
