@@ -474,9 +474,28 @@ describe('converge workspace and state commands', () => {
     expect(readFileSync(out, 'utf8')).toBe(readFileSync(path.join(dir, 'a.tfstate'), 'utf8'));
     expect(statSync(out).mode & 0o777).toBe(0o600);
 
-    const refused = await converge(['state', 'push', `${ORG}/cli-state`, path.join(dir, 'old.tfstate')], env);
+    const old = path.join(dir, 'old.tfstate');
+    const refused = await converge(['state', 'push', `${ORG}/cli-state`, old], env);
     expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`If ${old} should replace the workspace's state anyway`);
+    expect(refused.stderr).toContain('run again with --force.');
     expect((await show('cli-state')).attributes.locked).toBe(false);
+
+    const forced = await converge(['state', 'push', `${ORG}/cli-state`, old, '--force'], env);
+    expect(forced.stderr).toBe('');
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('(serial 1, lineage P)');
+    expect((await show('cli-state')).attributes.locked).toBe(false);
+    expect((await show('cli-state')).attributes['resource-count']).toBe(1);
+    const otherLineage = path.join(dir, 'other.tfstate');
+    writeFileSync(otherLineage, state(5, 'Q'));
+    expect((await converge(['state', 'push', `${ORG}/cli-state`, otherLineage], env)).code).toBe(1);
+    expect((await converge(['state', 'push', `${ORG}/cli-state`, otherLineage, '--force'], env)).code).toBe(
+      0,
+    );
+
+    const help = await converge(['state', 'push', '--help'], env);
+    expect(help.stdout).toMatch(/--force\s+replace the state even if the file does not continue it/);
   });
 });
 

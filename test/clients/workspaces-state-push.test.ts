@@ -110,6 +110,21 @@ describe('pushState', () => {
     });
   });
 
+  it('sends force: true only when asked to replace the state', async () => {
+    replyLock();
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock();
+    await pushState(client, 'ws-1', state, { force: true });
+    const upload = JSON.parse(agent.getCallHistory()!.calls()[1]!.body as string);
+    expect(upload.data.attributes).toEqual({
+      serial: 2,
+      md5: state.md5,
+      state: state.base64,
+      lineage: 'lin-1',
+      force: true,
+    });
+  });
+
   it.each([409, 412, 422])('unlocks when the service refuses the upload with %i', async (status) => {
     replyLock();
     pool

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { HttpStatusError } from '../../clients/http/errors.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
@@ -27,7 +28,25 @@ async function writePrivately(file: string, text: string): Promise<void> {
   }
 }
 
-export async function statePushCommand(arg: string, file: string, io: Io): Promise<number> {
+/**
+ * A 409 on the upload means the service refused the file against the workspace's history (another
+ * lineage, a serial not greater than the current one), or, rarely, that the lock was taken away
+ * meanwhile. The service's own text may speak of its wire attribute ("send force"); this names the
+ * flag that sends it.
+ */
+function withForceHint(error: unknown, file: string): unknown {
+  if (!(error instanceof HttpStatusError) || error.status !== 409) return error;
+  return new CliError(
+    `${error.message}\nIf ${file} should replace the workspace's state anyway (another lineage, or a serial not newer than the current one), run again with --force.`,
+  );
+}
+
+export async function statePushCommand(
+  arg: string,
+  file: string,
+  io: Io,
+  flags: { force?: boolean } = {},
+): Promise<number> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -50,8 +69,9 @@ export async function statePushCommand(arg: string, file: string, io: Io): Promi
       const sv = await pushState(client, id, info, {
         signal: interrupt.signal,
         reason: `converge state push ${file}`,
+        ...(flags.force ? { force: true } : {}),
       }).catch((error: unknown) => {
-        if (!interrupt.signal.aborted) throw error;
+        if (!interrupt.signal.aborted) throw flags.force ? error : withForceHint(error, file);
         // The upload may or may not have reached the service before it was cut off.
         throw new CliError(
           `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`,

@@ -69,7 +69,10 @@ function stateCommands(program: Command, { io, action }: CommandContext): void {
     .description('push a state file: lock, upload, unlock (the lock is released on every path, Ctrl-C too)')
     .argument('<workspace>', WORKSPACE_ARG)
     .argument('<file>', 'the state file (JSON, format version 4)')
-    .action(action((ws: string, file: string) => statePushCommand(ws, file, io)));
+    .option('--force', 'replace the state even if the file does not continue it (lineage, serial)')
+    .action(
+      action((ws: string, file: string, opts: { force?: boolean }) => statePushCommand(ws, file, io, opts)),
+    );
   state
     .command('pull')
     .description('print the raw current state, or write it to a file')

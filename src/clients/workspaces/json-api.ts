@@ -125,6 +125,8 @@ export function stateVersionBody(input: StateVersionInput): unknown {
   if (input.lineage !== undefined) attributes.lineage = input.lineage;
   if (input.jsonState !== undefined) attributes['json-state'] = input.jsonState;
   if (input.jsonStateOutputs !== undefined) attributes['json-state-outputs'] = input.jsonStateOutputs;
+  // Sent only when asked for: an upload that is not forced must be checked against the history.
+  if (input.force) attributes.force = true;
   return { data: { type: 'state-versions', attributes } };
 }
 

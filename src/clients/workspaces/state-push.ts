@@ -27,6 +27,8 @@ export interface PushStateOptions {
   alreadyLockedByCaller?: boolean;
   /** Shown to others while the lock is held. */
   reason?: string;
+  /** Replace the workspace's state even if the file does not continue it (another lineage, older serial). */
+  force?: boolean;
 }
 
 /** The lock is held by someone (possibly the caller, from an earlier run), so the push did not start. */
@@ -100,7 +102,13 @@ export async function pushState(
     signal?.throwIfAborted();
     stateVersion = await client.createStateVersion(
       workspaceId,
-      { serial: state.serial, md5: state.md5, state: state.base64, lineage: state.lineage },
+      {
+        serial: state.serial,
+        md5: state.md5,
+        state: state.base64,
+        lineage: state.lineage,
+        ...(opts.force ? { force: true } : {}),
+      },
       signal ? { signal } : {},
     );
   } catch (err) {

@@ -81,6 +81,11 @@ export interface StateVersionInput {
   lineage?: string;
   jsonState?: string;
   jsonStateOutputs?: string;
+  /**
+   * Replace the current state even when the upload does not continue it (another lineage, a serial
+   * not greater). Not in the spec's key table; the real API and the sandbox read `force`.
+   */
+  force?: boolean;
 }
 
 export interface RequestOptions {
