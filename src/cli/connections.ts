@@ -100,7 +100,7 @@ export class ServiceConnections implements KindContext {
     const id = `${service.name}@${connection ?? ''}`;
     const existing = this.clients.get(id);
     if (existing) return existing.client as C;
-    const created = service.createClient(this.config(service as unknown as AnyServiceDefinition, connection));
+    const created = service.createClient(this.config(service, connection));
     this.clients.set(id, { service: service.name, client: created });
     return created;
   }
@@ -128,7 +128,7 @@ export async function withClient<C extends ServiceClient, T>(
   service: ServiceDefinition<C>,
   fn: (client: C) => Promise<T>,
 ): Promise<T> {
-  const connections = new ServiceConnections(io.env, [service as unknown as AnyServiceDefinition], [], {
+  const connections = new ServiceConnections(io.env, [service], [], {
     http: runHttpOptions(io),
   });
   try {

@@ -76,22 +76,7 @@ export type AnyServiceDefinition = ServiceDefinition<ServiceClient>;
 export function clientConnection(
   connection: ConnectionConfig,
   definition: Pick<ServiceDefinition, 'authHeaders'>,
-): {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  addressSource: string;
-  tokenSource: string;
-  http: Partial<HttpClientOptions>;
-} {
-  return {
-    address: connection.address,
-    ...(connection.token !== undefined ? { token: connection.token } : {}),
-    ...(connection.caCertificate !== undefined ? { caCertificate: connection.caCertificate } : {}),
-    ...(connection.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-    addressSource: connection.addressSource,
-    tokenSource: connection.tokenSource,
-    http: { ...connection.http, authHeaders: definition.authHeaders },
-  };
+): Omit<ConnectionConfig, 'settings' | 'http'> & { http: Partial<HttpClientOptions> } {
+  const { settings: _settings, http, ...common } = connection;
+  return { ...common, http: { ...http, authHeaders: definition.authHeaders } };
 }

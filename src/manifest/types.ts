@@ -44,7 +44,9 @@ export interface ManifestResource {
    * JSON pointers (relative to the document root) of values that came from interpolation
    * (`${env:...}`, `${file:...}`). The manifest layer records every interpolated value, not only
    * ones that look secret: guessing from names would miss some, and the kinds know which fields
-   * really are secret. Renderers and plan files never show them.
+   * really are secret. The manifest layer never quotes them in its own error messages; plans show
+   * them unless the kind declares the attribute `sensitive` or `writeOnly`, as terraform shows a
+   * variable's value unless the variable is marked sensitive.
    */
   sensitivePointers: ReadonlySet<string>;
 }

@@ -6,7 +6,7 @@
  * secret back in its error as careless services do, so tests can check that errors are scrubbed.
  */
 import { Type } from '@sinclair/typebox';
-import type { Catalog, ServiceModule } from '../../src/cli/catalog.js';
+import type { ServiceModule } from '../../src/cli/catalog.js';
 import { HttpClient } from '../../src/clients/http/client.js';
 import { defineService as defineClientService, type ServiceDefinition } from '../../src/clients/service.js';
 import { jsonResponse, type SandboxRequest } from '../../src/sandbox/core/http.js';
@@ -198,7 +198,7 @@ export const noteKind: ResourceKind<NoteSpecT, StoredNote> = {
 };
 
 export const notesModule: ServiceModule = {
-  definition: notesService as unknown as ServiceModule['definition'],
+  definition: notesService,
   kinds: [noteKind],
   commands(program, { io, action }) {
     program
@@ -214,5 +214,3 @@ export const notesModule: ServiceModule = {
       );
   },
 };
-
-export type { Catalog };
