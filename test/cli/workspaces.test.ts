@@ -414,6 +414,32 @@ describe('Workspace objects', () => {
   });
 });
 
+describe('deleting a workspace Converge locked', () => {
+  it('releases its own lock before the safe delete, for ensure: absent and for --prune', async () => {
+    const dir = manifestDir({
+      'ws.yaml': [
+        workspace('cli-own-lock', 'locked: true'),
+        workspace('cli-own-lock-2', 'locked: true'),
+      ].join('---\n'),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    expect((await show('cli-own-lock')).attributes.locked).toBe(true);
+
+    writeFileSync(
+      path.join(dir, 'ws.yaml'),
+      [
+        workspace('cli-own-lock', 'locked: true', '  ensure: absent\n'),
+        workspace('cli-keep-2', 'description: kept'),
+      ].join('---\n'),
+    );
+    const gone = await converge(['apply', '-f', dir, '--auto-approve', '--prune'], env);
+    expect(gone.stderr).toBe('');
+    expect(gone.code).toBe(0);
+    expect(await find('cli-own-lock')).toBeUndefined();
+    expect(await find('cli-own-lock-2')).toBeUndefined();
+  });
+});
+
 describe('converge workspace and state commands', () => {
   it('lists, shows, locks, unlocks and deletes', async () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-ops', 'description: operated') });

@@ -458,8 +458,19 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
 
   async delete(ctx, observed, desired) {
     const c = client(ctx, observed.key);
-    if (desired?.spec.deletion === 'force') await c.forceDeleteWorkspace({ id: observed.live.workspace.id });
-    else await c.safeDeleteWorkspace({ id: observed.live.workspace.id });
+    const w = observed.live.workspace;
+    if (desired?.spec.deletion === 'force') {
+      await c.forceDeleteWorkspace({ id: w.id });
+      return;
+    }
+    // The service refuses to safe-delete a locked workspace. A lock Converge's own token holds (a
+    // manifest that said `locked: true`) must not stop a deletion the manifest or --prune asked for,
+    // so it is released first; anyone else's lock stays, and the refusal names its holder.
+    if (w.attributes.locked && w.lockedBy) {
+      const me = await whoAmI(c);
+      if (me && me.id === w.lockedBy.id) await c.unlockWorkspace(w.id);
+    }
+    await c.safeDeleteWorkspace({ id: w.id });
   },
 
   owns(observed) {
