@@ -33,12 +33,14 @@ function state(serial: number, lineage: string, resources = 1): string {
   )}\n`;
 }
 
-function workspace(name: string, spec: string, extra = ''): string {
+const LOCKS_ORG = 'acme-locks';
+
+function workspace(name: string, spec: string, extra = '', org = ORG): string {
   return `apiVersion: converge/v1
 kind: Workspace
 metadata:
   name: ${name}
-  namespace: ${ORG}
+  namespace: ${org}
 ${extra}spec:
 ${spec
   .split('\n')
@@ -84,6 +86,8 @@ beforeAll(async () => {
             projects: ['platform'],
             teams: [{ name: 'devs', access: { '*': { runs: 'read', lock: true, stateVersions: 'write' } } }],
           },
+          // Its own organization, so that its --prune sees no other test's workspaces.
+          { name: LOCKS_ORG },
         ],
       },
       tokens: [{ name: 'bob', secret: 'bob-token', workspaces: { user: 'bob', teams: { [ORG]: ['devs'] } } }],
@@ -415,11 +419,18 @@ describe('Workspace objects', () => {
 });
 
 describe('deleting a workspace Converge locked', () => {
+  const inLocksOrg = (name: string, spec: string, extra = '') => workspace(name, spec, extra, LOCKS_ORG);
+  const find = async (name: string) => {
+    const r = await api('GET', `/organizations/${LOCKS_ORG}/workspaces/${name}`);
+    return r.status === 200 ? r.json.data : undefined;
+  };
+  const show = async (name: string) => (await find(name)) ?? expect.fail(`workspace ${name} does not exist`);
+
   it('releases its own lock before the safe delete, for ensure: absent and for --prune', async () => {
     const dir = manifestDir({
       'ws.yaml': [
-        workspace('cli-own-lock', 'locked: true'),
-        workspace('cli-own-lock-2', 'locked: true'),
+        inLocksOrg('cli-own-lock', 'locked: true'),
+        inLocksOrg('cli-own-lock-2', 'locked: true'),
       ].join('---\n'),
     });
     expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
@@ -428,8 +439,8 @@ describe('deleting a workspace Converge locked', () => {
     writeFileSync(
       path.join(dir, 'ws.yaml'),
       [
-        workspace('cli-own-lock', 'locked: true', '  ensure: absent\n'),
-        workspace('cli-keep-2', 'description: kept'),
+        inLocksOrg('cli-own-lock', 'locked: true', '  ensure: absent\n'),
+        inLocksOrg('cli-keep-2', 'description: kept'),
       ].join('---\n'),
     );
     const gone = await converge(['apply', '-f', dir, '--auto-approve', '--prune'], env);
