@@ -67,8 +67,12 @@ function recordWriteOnly(kind: AnyResourceKind, change: Change, digests: WriteOn
     return;
   }
   const sent = new Set(change.desired?.changedWriteOnly ?? []);
-  for (const [path, value] of change.desired ? writeOnlyValues(kind, change.desired) : []) {
-    if (sent.has(path)) digests.record(change.address, path, digests.digest(change.address, path, value));
+  const values = new Map(change.desired ? writeOnlyValues(kind, change.desired) : []);
+  for (const path of sent) {
+    const value = values.get(path);
+    // Sent without a value: the kind cleared it, so nothing is recorded any more.
+    if (value === undefined) digests.forget(change.address, path);
+    else digests.record(change.address, path, digests.digest(change.address, path, value));
   }
 }
 

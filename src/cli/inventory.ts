@@ -91,10 +91,16 @@ export class LocalInventory implements WriteOnlyDigests {
     this.dirty = true;
   }
 
-  forget(address: string): void {
+  forget(address: string, attribute?: string): void {
     const all = this.load().writeOnly;
-    if (!(address in all)) return;
-    delete all[address];
+    const entry = all[address];
+    if (!entry) return;
+    if (attribute === undefined) delete all[address];
+    else {
+      if (!(attribute in entry)) return;
+      delete entry[attribute];
+      if (Object.keys(entry).length === 0) delete all[address];
+    }
     this.dirty = true;
   }
 

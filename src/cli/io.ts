@@ -1,10 +1,12 @@
 /** Where the CLI writes, and whether it may use colour or a live progress line. */
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 export interface Io {
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable & { isTTY?: boolean };
   stdinIsTTY: boolean;
+  /** Piped input (a password for `ldap login`); absent: nothing to read. */
+  stdin?: Readable;
   env: NodeJS.ProcessEnv;
 }
 
@@ -13,6 +15,7 @@ export function processIo(): Io {
     stdout: process.stdout,
     stderr: process.stderr,
     stdinIsTTY: Boolean(process.stdin.isTTY),
+    stdin: process.stdin,
     env: process.env,
   };
 }

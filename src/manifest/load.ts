@@ -121,7 +121,9 @@ async function loadDocument(
     locate: (pointer) => positions.locate(pointer),
     sensitivePointers,
   };
-  if (metadata.namespace !== undefined) resource.namespace = metadata.namespace;
+  const namespaceField = kinds.find((k) => k.kind === document.kind)?.namespaceField ?? 'namespace';
+  const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
+  if (typeof namespace === 'string') resource.namespace = namespace;
   if (metadata.connection !== undefined) resource.connection = metadata.connection;
   if (metadata.labels !== undefined) resource.labels = metadata.labels;
   if (metadata.ensure === 'absent') resource.ensure = 'absent';

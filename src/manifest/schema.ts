@@ -64,7 +64,13 @@ function resourceBranch(kind: ManifestKind): JsonSchema {
   const metadata: JsonSchema = {
     name: kind.nameSchema,
     ...(kind.namespaced
-      ? { namespace: { type: 'string', minLength: 1, description: 'Where the object lives in its service.' } }
+      ? {
+          [kind.namespaceField ?? 'namespace']: {
+            type: 'string',
+            minLength: 1,
+            description: `Where the object lives in its service${kind.namespaceLabel ? ` (its ${kind.namespaceLabel})` : ''}.`,
+          },
+        }
       : {}),
     // The name of a Connection document for the kind's service; without it the environment's
     // default connection for the service is used. Its description states the naming rule, which

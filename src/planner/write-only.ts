@@ -2,7 +2,8 @@
  * Change detection for write-only attributes (a bind password the service never returns): Converge
  * keeps a keyed digest of each value it last applied, per object and attribute, and compares the
  * manifest's value with it. An equal digest means unchanged: no diff and nothing re-sent. A different
- * or missing digest means the value is set on apply, shown as `(sensitive value changed)`. The digest
+ * or missing digest means the value is set on apply, shown as `(sensitive value changed)`. A value
+ * Converge recorded that the manifest dropped is cleared (the kind sends the service's empty value). The digest
  * is an HMAC, so a stolen inventory does not let anyone test guesses without the key.
  */
 import type { AnyResourceKind, AttributeDiff, Desired } from '../resources/contract.js';
@@ -15,8 +16,8 @@ export interface WriteOnlyDigests {
   /** What was recorded for an object's attribute when Converge last applied it. */
   recorded(address: string, path: string): string | undefined;
   record(address: string, path: string, digest: string): void;
-  /** Drops everything recorded for an object (it was deleted). */
-  forget(address: string): void;
+  /** Drops what was recorded for an object (it was deleted), or for one attribute (it was cleared). */
+  forget(address: string, path?: string): void;
 }
 
 /** The kind's write-only attributes the manifest sets for this object, with their values. */
@@ -35,6 +36,20 @@ export function compareWriteOnly(
 ): { diffs: AttributeDiff[]; changed: string[] } {
   const diffs: AttributeDiff[] = [];
   const changed: string[] = [];
+  // A value Converge set that the manifest no longer has is cleared, as any attribute dropped from
+  // the manifest returns to the service's default; never-recorded absent values are left alone.
+  for (const path of kind.writeOnly ?? []) {
+    if (valueAtPath(desired.spec, path) !== undefined || digests?.recorded(address, path) === undefined)
+      continue;
+    changed.push(path);
+    diffs.push({
+      path,
+      op: 'remove',
+      before: SENSITIVE,
+      sensitive: true,
+      note: 'no longer in the manifest: it will be cleared',
+    });
+  }
   for (const [path, value] of writeOnlyValues(kind, desired)) {
     const recorded = digests?.recorded(address, path);
     if (recorded !== undefined && recorded === digests?.digest(address, path, value)) continue;

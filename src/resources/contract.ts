@@ -40,7 +40,8 @@ export interface Desired<Spec = Record<string, unknown>> {
   /**
    * Set by the planner for kinds with `writeOnly` attributes: those whose value differs from what
    * Converge last applied (or that it never recorded). The others are unchanged: `update` must not
-   * send them again.
+   * send them again. A listed path the spec leaves out was set by Converge before and dropped from
+   * the manifest since: `update` clears it (sends the service's empty value).
    */
   changedWriteOnly?: readonly string[];
 }
@@ -151,6 +152,11 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   readonly namespaced: boolean;
   /** What the service calls a namespace, for messages (`organization`); default `namespace`. */
   readonly namespaceLabel?: string;
+  /**
+   * The `metadata` field that holds the namespace, when the service's word for it reads better in
+   * a manifest than `namespace` (a directory group's `mount`); default `namespace`.
+   */
+  readonly namespaceField?: string;
   /**
    * The namespace an object without `metadata.namespace` lives in (a workspace: the connection's
    * organization; a role: `default`), from the connection's settings alone. It is filled in right

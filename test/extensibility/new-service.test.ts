@@ -111,6 +111,26 @@ describe('write-only attributes', () => {
     expect(statSync(path.join(stateDir, 'state.key')).mode & 0o777).toBe(0o600);
     expect(readFileSync(inventory, 'utf8')).not.toContain('another-secret-77');
   });
+
+  it('clears a secret Converge set once the manifest drops it, and then plans no change', async () => {
+    const dir = manifest('jam', 'dropped-later-31');
+    expect((await converge(['apply', '-f', dir, '--auto-approve'])).code).toBe(0);
+    const withoutSecret = mkdtempSync(path.join(os.tmpdir(), 'converge-notes-'));
+    writeFileSync(
+      path.join(withoutSecret, 'notes.yaml'),
+      readFileSync(path.join(dir, 'notes.yaml'), 'utf8').replace(/^ {2}Secret: .*\n/m, ''),
+    );
+    const plan = JSON.parse((await converge(['plan', '-f', withoutSecret, '--json'])).stdout);
+    expect(plan.changes[0].action).toBe('update');
+    expect(plan.changes[0].diffs).toEqual([
+      expect.objectContaining({ path: 'Secret', op: 'remove', sensitive: true }),
+    ]);
+    notesWrites.length = 0;
+    expect((await converge(['apply', '-f', withoutSecret, '--auto-approve'])).code).toBe(0);
+    expect(notesWrites).toEqual([expect.objectContaining({ Secret: '' })]);
+    // Nothing recorded any more, so nothing to clear again.
+    expect((await converge(['plan', '-f', withoutSecret, '--detailed-exitcode'])).code).toBe(0);
+  });
 });
 
 describe('a planted secret', () => {

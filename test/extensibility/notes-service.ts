@@ -186,10 +186,11 @@ export const noteKind: ResourceKind<NoteSpecT, StoredNote> = {
   },
   async update(ctx, desired) {
     const { Secret, ...rest } = desired.spec;
-    const send = Secret !== undefined && (desired.changedWriteOnly ?? ['Secret']).includes('Secret');
+    // Listed as changed but left out of the manifest: Converge set it before, so it is cleared.
+    const send = (desired.changedWriteOnly ?? ['Secret']).includes('Secret');
     const note = await ctx
       .client(notesService)
-      .write(desired.key.name, { ...rest, ...(send ? { Secret } : {}), Owner: 'converge' });
+      .write(desired.key.name, { ...rest, ...(send ? { Secret: Secret ?? '' } : {}), Owner: 'converge' });
     return observed(desired.key.name, note);
   },
   async delete(ctx, o) {
