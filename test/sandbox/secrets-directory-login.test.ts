@@ -421,6 +421,28 @@ describe.skipIf(skip !== undefined)('directoryLogin against slapd', () => {
       }
     });
 
+    it('request_timeout bounds each operation on a server that accepts but never answers', async () => {
+      const silent = await silentLoopbackServer();
+      try {
+        const started = Date.now();
+        const err = await loginError(
+          directoryLogin(
+            settings({ ...searchBind, url: `ldap://127.0.0.1:${silent.port}`, request_timeout: 1 }),
+            'alice',
+            'x',
+          ),
+        );
+        expect(Date.now() - started).toBeLessThan(3_000);
+        // The service bind is part of the bind-DN discovery, so Vault reports a failed user bind.
+        expect(err.message).toBe(ERR_USER_BIND_FAILED);
+        expect(err.detail).toContain(
+          'bind (service) failed: LDAP Result Code 200 "Network Error": ldap: connection timed out',
+        );
+      } finally {
+        await silent.close();
+      }
+    });
+
     it('no reachable server: every URL is reported, as go-multierror does', async () => {
       const [a, b] = [await refusingLoopbackPort(), await refusingLoopbackPort()];
       const url = `ldap://127.0.0.1:${a},ldap://127.0.0.1:${b}`;

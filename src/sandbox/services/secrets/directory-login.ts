@@ -446,7 +446,8 @@ function describeLdapError(err: unknown): string {
     return `LDAP Result Code ${err.code} ${goQuote(RESULT_CODE_NAMES[err.code] ?? 'Unknown')}: ${diagnostic}`;
   }
   if (err instanceof Error) {
-    if (/timed out/i.test(err.message)) return 'LDAP Result Code 200 "Network Error": i/o timeout';
+    if (/timed out/i.test(err.message))
+      return 'LDAP Result Code 200 "Network Error": ldap: connection timed out';
     if (/Connection closed|Socket|connection was lost/i.test(err.message)) {
       return `LDAP Result Code 200 "Network Error": ${err.message.split('\n')[0]}`;
     }

@@ -111,30 +111,49 @@ async function connectOne(
     scheme === 'ldaps'
       ? await dial(() => tls.connect({ ...tlsOptions, host, port }), 'secureConnect', timeoutMs, signal)
       : await dial(() => net.connect({ host, port }), 'connect', timeoutMs, signal);
+  // Until ldapts takes the socket over (at the first operation) nobody else listens for its errors.
+  const ignoreEarlyErrors = () => {};
+  socket.on('error', ignoreEarlyErrors);
   let handedOver = false;
   const handOver = (): net.Socket => {
     if (handedOver) throw new Error('the connection to the directory server was lost');
     handedOver = true;
     return socket;
   };
-  const client = new Client({
-    url: `${scheme}://${net.isIPv6(host) ? `[${host}]` : host}:${port}`,
-    timeout: requestTimeoutMs || undefined,
-    connectTimeout: timeoutMs || undefined,
-    ...(scheme === 'ldaps'
-      ? { createSecureConnection: handOver as unknown as typeof tls.connect }
-      : { createConnection: handOver as unknown as typeof net.connect }),
-  });
+  let client: Client;
+  try {
+    client = new Client({
+      url: `${scheme}://${net.isIPv6(host) ? `[${host}]` : host}:${port}`,
+      timeout: requestTimeoutMs || undefined,
+      connectTimeout: timeoutMs || undefined,
+      ...(scheme === 'ldaps'
+        ? { createSecureConnection: handOver as unknown as typeof tls.connect }
+        : { createConnection: handOver as unknown as typeof net.connect }),
+    });
+  } catch (err) {
+    socket.destroy();
+    throw err;
+  }
   const close = async () => {
     await closeClient(client);
     socket.destroy();
   };
   if (scheme === 'ldap' && settings.starttls) {
+    // The StartTLS request has the request timeout; the handshake after it gets connection_timeout.
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await client.startTLS({ ...tlsOptions, host });
+      await Promise.race([
+        client.startTLS({ ...tlsOptions, host }),
+        new Promise<never>((_, reject) => {
+          if (timeoutMs > 0)
+            timer = setTimeout(() => reject(new DialTimeout()), timeoutMs + requestTimeoutMs);
+        }),
+      ]);
     } catch (err) {
       await close();
       throw err;
+    } finally {
+      if (timer) clearTimeout(timer);
     }
   }
   return { client, url, close };
