@@ -181,7 +181,9 @@ export class SandboxServer {
     if (res.destroyed) return;
     const body = response.body ?? '';
     const headers: Record<string, string | number> = { ...response.headers };
-    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // A 204 or 304 has no body and, as Go's server writes it, no Content-Length either.
+    if (response.status !== 204 && response.status !== 304)
+      headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
     // Once closing, tell keep-alive clients not to reuse the socket so the port frees quickly.
     if (this.closing) headers.Connection = 'close';
     res.writeHead(response.status, headers);
