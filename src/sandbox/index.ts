@@ -23,6 +23,8 @@ export type {
   RegistryTokenRights,
   SandboxConfig,
   SandboxTokenConfig,
+  SecretsConfig,
+  SecretsTokenRights,
   WorkspacesConfig,
   WorkspacesTokenRights,
 } from './config/types.js';

@@ -17,12 +17,15 @@
  * registry:
  *   policies: [{ Name: service-read, Description: "..." }]
  *   roles: [{ Name: web, Policies: [{ Name: service-read }] }]
+ * secrets:                       # see services/secrets/config.ts
+ *   mounts: [{ path: corp-ldap, config: { url: "ldap://dir:389" }, groups: [{ name: admins, policies: [admin] }] }]
  * workspaces:                    # see services/workspaces/config.ts
  *   organizations: [{ name: acme, projects: [platform], teams: [{ name: devs, access: { "*": { runs: read } } }] }]
  * ```
  */
 import type { FaultsConfig } from '../core/faults.js';
 import type { RegistryConfig, RegistryTokenRights } from '../services/registry/config.js';
+import type { SecretsConfig, SecretsTokenRights } from '../services/secrets/config.js';
 import type { WorkspacesConfig, WorkspacesTokenRights } from '../services/workspaces/config.js';
 
 export interface SandboxTokenConfig {
@@ -32,6 +35,8 @@ export interface SandboxTokenConfig {
   registry?: RegistryTokenRights;
   /** Who the token is in the workspace service: a user (with teams), a team, or an organization. */
   workspaces?: WorkspacesTokenRights;
+  /** Rights in the secrets service's directory auth method: `{ ldap: read|write|none }`. */
+  secrets?: SecretsTokenRights;
   /** Rights in services added as modules, under their names. */
   [service: string]: unknown;
 }
@@ -41,8 +46,18 @@ export interface SandboxConfig {
   faults?: FaultsConfig;
   registry?: RegistryConfig;
   workspaces?: WorkspacesConfig;
+  /** Directory auth mounts with seeded config, groups and users (see services/secrets/config.ts). */
+  secrets?: SecretsConfig;
   /** Sections of services added as modules, under their names. */
   [service: string]: unknown;
 }
 
-export type { FaultsConfig, RegistryConfig, RegistryTokenRights, WorkspacesConfig, WorkspacesTokenRights };
+export type {
+  FaultsConfig,
+  RegistryConfig,
+  RegistryTokenRights,
+  SecretsConfig,
+  SecretsTokenRights,
+  WorkspacesConfig,
+  WorkspacesTokenRights,
+};

@@ -4,8 +4,9 @@
  * one line per request, and shuts down cleanly: pending blocking queries answer, keep-alive sockets
  * close, and `close()` resolves only when the port is free.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultInjector } from './faults.js';
 import {
@@ -15,6 +16,7 @@ import {
   type SandboxResponse,
   textResponse,
 } from './http.js';
+import { FramedSocket, METHOD_MARKER_HEADER } from './method-framer.js';
 import type { Router } from './router.js';
 import { type AnyServiceDefinition, pathHasPrefix } from './service.js';
 
@@ -43,6 +45,8 @@ export class SandboxStartError extends Error {
 export class SandboxServer {
   private readonly server: Server;
   private closing: Promise<void> | undefined;
+  /** Proves a method marker was added by this server's framer, not sent by a client. */
+  private readonly markerNonce = randomBytes(16).toString('hex');
 
   constructor(private readonly opts: SandboxServerOptions) {
     this.server = createServer({ keepAlive: true }, (req, res) => {
@@ -52,6 +56,22 @@ export class SandboxServer {
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end('sandbox internal error');
       });
+    });
+    const methods = new Set(opts.services.flatMap((s) => s.extensionMethods ?? []));
+    if (methods.size > 0) this.frameConnections(methods);
+  }
+
+  /**
+   * Hands the HTTP server a `FramedSocket` in place of each accepted socket, so requests with an
+   * extension method (`LIST`) reach the router instead of being refused by node's parser. The
+   * listening socket, connection counting and `close()` stay node's own.
+   */
+  private frameConnections(methods: ReadonlySet<string>): void {
+    const listeners = this.server.listeners('connection') as ((socket: unknown) => void)[];
+    this.server.removeAllListeners('connection');
+    this.server.on('connection', (socket: Socket) => {
+      const framed = new FramedSocket(socket, methods, this.markerNonce);
+      for (const listener of listeners) listener.call(this.server, framed);
     });
   }
 
@@ -102,7 +122,7 @@ export class SandboxServer {
       shutdown.removeEventListener('abort', abort);
       aborter.abort();
     });
-    const request = toSandboxRequest(req, url, aborter.signal);
+    const request = toSandboxRequest(req, url, aborter.signal, this.markerNonce);
     const service = this.opts.services.find((s) =>
       s.pathPrefixes.some((p) => pathHasPrefix(url.pathname, p)),
     );
@@ -115,11 +135,11 @@ export class SandboxServer {
         err instanceof BodyTooLargeError
           ? renderError(service, 413, err.message)
           : renderError(service, 500, `sandbox internal error: ${(err as Error).message}`);
-      this.opts.log?.(`sandbox error on ${req.method} ${url.pathname}: ${(err as Error).stack ?? err}`);
+      this.opts.log?.(`sandbox error on ${request.method} ${url.pathname}: ${(err as Error).stack ?? err}`);
     }
     this.write(res, response);
     this.opts.log?.(
-      `${req.method} ${redactTokens(url)} ${response.status} ${Math.round(performance.now() - started)}ms`,
+      `${request.method} ${redactTokens(url)} ${response.status} ${Math.round(performance.now() - started)}ms`,
     );
   }
 
@@ -161,7 +181,9 @@ export class SandboxServer {
     if (res.destroyed) return;
     const body = response.body ?? '';
     const headers: Record<string, string | number> = { ...response.headers };
-    headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    // A 204 or 304 has no body and, as Go's server writes it, no Content-Length either.
+    if (response.status !== 204 && response.status !== 304)
+      headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
     // Once closing, tell keep-alive clients not to reuse the socket so the port frees quickly.
     if (this.closing) headers.Connection = 'close';
     res.writeHead(response.status, headers);
@@ -187,10 +209,15 @@ function renderError(
   return service ? service.errorResponse(status, message) : textResponse(status, message);
 }
 
-function toSandboxRequest(req: IncomingMessage, url: URL, signal: AbortSignal): SandboxRequest {
+function toSandboxRequest(
+  req: IncomingMessage,
+  url: URL,
+  signal: AbortSignal,
+  markerNonce: string,
+): SandboxRequest {
   let body: Promise<string> | undefined;
   return {
-    method: req.method ?? 'GET',
+    method: originalMethod(req, markerNonce),
     path: url.pathname,
     query: url.searchParams,
     headers: req.headers,
@@ -206,6 +233,17 @@ function toSandboxRequest(req: IncomingMessage, url: URL, signal: AbortSignal): 
       return body;
     },
   };
+}
+
+/** The method as sent: the framer's marker (checked against its nonce) names an extension method. */
+function originalMethod(req: IncomingMessage, nonce: string): string {
+  const marker = req.headers[METHOD_MARKER_HEADER];
+  if (typeof marker === 'string') {
+    delete req.headers[METHOD_MARKER_HEADER];
+    const [method, given] = marker.split(' ');
+    if (given === nonce && method) return method;
+  }
+  return req.method ?? 'GET';
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

@@ -40,6 +40,11 @@ export interface SandboxServiceDefinition<Config = unknown> {
   readonly name: SandboxServiceName;
   /** Path prefixes the service owns; used to pick the error format for 404s and injected faults. */
   readonly pathPrefixes: readonly string[];
+  /**
+   * Methods beyond those node's HTTP parser knows (the secrets service's `LIST`); the core lets them
+   * through to the router (see `core/method-framer.ts`).
+   */
+  readonly extensionMethods?: readonly string[];
   /** JSON schema of the service's top-level config section (key = `name`). */
   readonly configSchema?: TSchema;
   /** JSON schema of the service's rights inside each `tokens[]` entry (key = `name`). */

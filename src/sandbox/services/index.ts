@@ -3,14 +3,15 @@
  * module (routes, state, its config section and token rights) and one line here.
  */
 import type { AnyServiceDefinition } from '../core/service.js';
-import { pendingSchedulerService, pendingSecretsService } from './pending/index.js';
+import { pendingSchedulerService } from './pending/index.js';
 import { registryService } from './registry/index.js';
+import { secretsService } from './secrets/index.js';
 import { workspacesService } from './workspaces/index.js';
 
 // Order is the order of config keys in messages ("allowed here: …"); new services go last.
 export const SANDBOX_SERVICES: readonly AnyServiceDefinition[] = [
   registryService as AnyServiceDefinition,
   workspacesService as AnyServiceDefinition,
-  pendingSecretsService as AnyServiceDefinition,
+  secretsService as AnyServiceDefinition,
   pendingSchedulerService as AnyServiceDefinition,
 ];

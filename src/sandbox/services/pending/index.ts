@@ -1,8 +1,8 @@
 /**
- * Services the sandbox does not emulate yet (the secrets service and the scheduler land with their
- * own issues). They hold their path prefixes and answer 501 with a message that says so, rather than
- * a bare 404, and the sandbox exports their variables like every other service's, so scripts that
- * read all four `CONVERGE_<SERVICE>_ADDR` lines keep working. Each is replaced by its real module.
+ * Services the sandbox does not emulate yet (the scheduler lands with its own issue). They hold their
+ * path prefixes and answer 501 with a message that says so, rather than a bare 404, and the sandbox
+ * exports their variables like every other service's, so scripts that read all four
+ * `CONVERGE_<SERVICE>_ADDR` lines keep working. Each is replaced by its real module.
  */
 import { jsonResponse } from '../../core/http.js';
 import { defineService, type SandboxServiceDefinition } from '../../core/service.js';
@@ -19,5 +19,4 @@ function pendingService(name: string, pathPrefixes: string[]): SandboxServiceDef
   });
 }
 
-export const pendingSecretsService = pendingService('secrets', ['/v1/sys/', '/v1/auth/']);
 export const pendingSchedulerService = pendingService('scheduler', ['/v1/job', '/v1/jobs']);

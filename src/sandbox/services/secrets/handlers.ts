@@ -1,0 +1,202 @@
+/**
+ * The routes under `/v1/auth/` (directory auth mounts) and `/v1/sys/`. Mounts are resolved at request
+ * time, longest path first, so every `/auth/<mount>/...` path moves with its mount, nested mount paths
+ * included. Inside a mount the paths are the LDAP method's (`builtin/credential/ldap/path_*.go`):
+ *
+ * | path              | operations                 |
+ * | ----------------- | -------------------------- |
+ * | `config`          | read, update               |
+ * | `groups/`         | list                       |
+ * | `groups/<name>`   | read, update, delete       |
+ * | `users/`          | list                       |
+ * | `users/<name>`    | read, update, delete       |
+ * | `login/<user>`    | update (no token needed)   |
+ *
+ * Order of checks, as the real service: the HTTP method (405 `{"errors":[]}`), `?list` (400), then the
+ * token and its right (403 `permission denied`; login paths need none), then the route: no mount is 404
+ * `no handler for route ...`, no path inside the mount is 404 `unsupported path`, a path without the
+ * operation is 405 `unsupported operation`.
+ */
+import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
+import type { Router } from '../../core/router.js';
+import type { SecretsAccess } from './access.js';
+import { handleLogin } from './login.js';
+import type { MountState } from './model.js';
+import { applyConfigWrite, compareGo, configReadData, groupFromBody, userFromBody } from './normalize.js';
+import { type Operation, operationOf, readJsonBody } from './request.js';
+import type { SecretsStore } from './store.js';
+import {
+  envelope,
+  errorResponse,
+  fromError,
+  listResponse,
+  noContent,
+  noHandler,
+  SecretsError,
+  UNSUPPORTED_OPERATION,
+  UNSUPPORTED_PATH,
+  writeResponse,
+} from './vault.js';
+
+export interface SecretsDeps {
+  store: SecretsStore;
+  access: SecretsAccess;
+}
+
+/** The HTTP methods the real service turns into operations; others are 405 before anything else. */
+export const SECRETS_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'LIST', 'PATCH'] as const;
+
+type Handler = (req: SandboxRequest) => Promise<SandboxResponse>;
+
+/** Same handler for every method; `SecretsError`s become the real error bodies. */
+function allMethods(handler: Handler): Record<string, Handler> {
+  const wrapped: Handler = async (req) => {
+    try {
+      return await handler(req);
+    } catch (err) {
+      if (err instanceof SecretsError) return fromError(err);
+      throw err;
+    }
+  };
+  return Object.fromEntries(SECRETS_METHODS.map((m) => [m, wrapped]));
+}
+
+export function registerAuthRoutes(router: Router, deps: SecretsDeps): void {
+  router.add(
+    '/v1/auth/*rest',
+    allMethods((req) => handleAuth(req, deps)),
+  );
+}
+
+/**
+ * The catch-all of `/v1/sys/`: the rekey endpoints (another issue) register their own routes before it.
+ * The real `sys/` mount always exists, so an unknown path in it is `unsupported path`; only the root
+ * token gets that far, since no config token holds rights there yet.
+ */
+export function registerSysFallback(router: Router, deps: SecretsDeps): void {
+  router.add(
+    '/v1/sys/*rest',
+    allMethods(async (req) => {
+      operationOf(req);
+      deps.access.requireRoot(req);
+      throw new SecretsError(404, UNSUPPORTED_PATH);
+    }),
+  );
+}
+
+const unsupportedOperation = () => new SecretsError(405, UNSUPPORTED_OPERATION);
+
+async function handleAuth(req: SandboxRequest, deps: SecretsDeps): Promise<SandboxResponse> {
+  const { store, access } = deps;
+  const op = operationOf(req);
+  let path = req.params.rest ?? '';
+  // A list is always of a "folder" (`http/logical.go` adds the slash).
+  if (op === 'list' && !path.endsWith('/')) path += '/';
+  const resolved = store.resolve(path);
+
+  // `login/*` is the method's unauthenticated path: no token needed, none checked.
+  const login = resolved && /^login\/(.+)$/s.exec(resolved.rest);
+  if (resolved && login) {
+    if (op !== 'update') throw unsupportedOperation();
+    return handleLogin(req, resolved.mount, login[1]!, access);
+  }
+
+  access.require(req, op === 'read' || op === 'list' ? 'read' : 'write');
+  if (!resolved) throw noHandler(`auth/${path}`);
+  const { mount, rest } = resolved;
+
+  if (rest === 'config') return handleConfig(req, op, mount, store);
+  const collection = /^(groups|users)\/?$/.exec(rest);
+  if (collection) {
+    if (op !== 'list') throw unsupportedOperation();
+    const names = collection[1] === 'groups' ? mount.groups.keys() : mount.users.keys();
+    return listResponse([...names].sort(compareGo));
+  }
+  const item = /^(groups|users)\/(.+)$/s.exec(rest);
+  if (item) {
+    return item[1] === 'groups'
+      ? handleGroup(req, op, mount, item[2]!, store)
+      : handleUser(req, op, mount, item[2]!, store);
+  }
+  throw new SecretsError(404, UNSUPPORTED_PATH);
+}
+
+async function handleConfig(
+  req: SandboxRequest,
+  op: Operation,
+  mount: MountState,
+  store: SecretsStore,
+): Promise<SandboxResponse> {
+  switch (op) {
+    case 'read':
+      return envelope({ data: configReadData(store.configOf(mount)) });
+    case 'update': {
+      const { config, warnings } = applyConfigWrite(mount.config, await readJsonBody(req));
+      store.setConfig(mount, config);
+      return writeResponse(warnings);
+    }
+    default:
+      throw unsupportedOperation();
+  }
+}
+
+/**
+ * Names are lower-cased for reads and writes unless the mount is case sensitive. The real delete does
+ * NOT lower-case (`pathGroupDelete`/`pathUserDelete` use the name as given), so deleting `Admins` leaves a
+ * stored `admins` in place (and still answers 204); the sandbox keeps that quirk.
+ */
+async function handleGroup(
+  req: SandboxRequest,
+  op: Operation,
+  mount: MountState,
+  name: string,
+  store: SecretsStore,
+): Promise<SandboxResponse> {
+  const key = store.configOf(mount).case_sensitive_names ? name : name.toLowerCase();
+  switch (op) {
+    case 'read': {
+      const group = mount.groups.get(key);
+      return group ? envelope({ data: { policies: [...group.policies] } }) : errorResponse(404, []);
+    }
+    case 'update': {
+      const { group, warnings } = groupFromBody(await readJsonBody(req));
+      store.putGroup(mount, key, group);
+      return writeResponse(warnings);
+    }
+    case 'delete':
+      store.deleteGroup(mount, name);
+      return noContent();
+    default:
+      throw unsupportedOperation();
+  }
+}
+
+/** Users as groups; `groups` reads back as one comma-separated string, `policies` as a list. */
+async function handleUser(
+  req: SandboxRequest,
+  op: Operation,
+  mount: MountState,
+  name: string,
+  store: SecretsStore,
+): Promise<SandboxResponse> {
+  const caseSensitive = store.configOf(mount).case_sensitive_names;
+  const key = caseSensitive ? name : name.toLowerCase();
+  switch (op) {
+    case 'read': {
+      const user = mount.users.get(key);
+      return user
+        ? envelope({ data: { groups: user.groups.join(','), policies: [...user.policies] } })
+        : errorResponse(404, []);
+    }
+    case 'update': {
+      const { user, warnings } = userFromBody(await readJsonBody(req), caseSensitive);
+      store.putUser(mount, key, user);
+      return writeResponse(warnings);
+    }
+    case 'delete':
+      store.deleteUser(mount, name);
+      return noContent();
+    default:
+      throw unsupportedOperation();
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Puts the config's `secrets:` section into a store. Every listed mount exists on every start (a new
+ * mount appears even with an existing data folder); its config, groups and users are seeded only into
+ * a mount the data folder has no saved state for, so what the API changed or deleted stays that way.
+ * Seeds go through the API's own rules (the same normalisation and checks as a POST), so a bad seed is
+ * reported with its position rather than stored.
+ */
+import type { ServiceConfigIssue } from '../../core/service.js';
+import type { MountSeed, SecretsConfig } from './config.js';
+import { DEFAULT_MOUNT } from './model.js';
+import { applyConfigWrite, groupFromBody, userFromBody } from './normalize.js';
+import { mountPathProblem, type SecretsStore } from './store.js';
+import { SecretsError } from './vault.js';
+
+export function seedSecrets(
+  store: SecretsStore,
+  config: SecretsConfig | undefined,
+  opts: { restored: ReadonlySet<string> },
+): ServiceConfigIssue[] {
+  const issues: ServiceConfigIssue[] = [];
+  const seen = new Map<string, number>();
+  config?.mounts?.forEach((seed, i) => {
+    const first = seen.get(seed.path);
+    if (first !== undefined) {
+      issues.push({
+        path: ['mounts', i, 'path'],
+        message: `another entry has the same path (mounts[${first}])`,
+      });
+      return;
+    }
+    // Checked against the other entries (and the default mount, which an entry may seed by its path).
+    const others = [...seen.keys(), DEFAULT_MOUNT].filter((p) => p !== seed.path);
+    const problem = mountPathProblem(seed.path, others);
+    seen.set(seed.path, i);
+    if (problem) {
+      issues.push({ path: ['mounts', i, 'path'], message: problem });
+      return;
+    }
+    store.mount(seed.path);
+    if (!opts.restored.has(seed.path)) issues.push(...seedMount(store, seed, i));
+  });
+  return issues;
+}
+
+function seedMount(store: SecretsStore, seed: MountSeed, i: number): ServiceConfigIssue[] {
+  const issues: ServiceConfigIssue[] = [];
+  const mount = store.mount(seed.path);
+  const refused = (path: (string | number)[], err: unknown) => {
+    if (!(err instanceof SecretsError)) throw err;
+    issues.push({ path: ['mounts', i, ...path], message: err.errors.join('; ') });
+  };
+  if (seed.config) {
+    try {
+      const { config, warnings } = applyConfigWrite(undefined, seed.config);
+      if (warnings.length > 0) throw new SecretsError(400, warnings.join('; '));
+      store.setConfig(mount, config);
+    } catch (err) {
+      refused(['config'], err);
+    }
+  }
+  const caseSensitive = store.configOf(mount).case_sensitive_names;
+  const key = (name: string) => (caseSensitive ? name : name.toLowerCase());
+  const groupNames = new Map<string, number>();
+  seed.groups?.forEach((group, j) => {
+    const name = key(group.name);
+    const first = groupNames.get(name);
+    if (first !== undefined) {
+      issues.push({
+        path: ['mounts', i, 'groups', j, 'name'],
+        message: `another group has the same name (groups[${first}])`,
+      });
+      return;
+    }
+    groupNames.set(name, j);
+    try {
+      store.putGroup(mount, name, groupFromBody({ policies: group.policies ?? [] }).group);
+    } catch (err) {
+      refused(['groups', j], err);
+    }
+  });
+  const userNames = new Map<string, number>();
+  seed.users?.forEach((user, j) => {
+    const name = key(user.name);
+    const first = userNames.get(name);
+    if (first !== undefined) {
+      issues.push({
+        path: ['mounts', i, 'users', j, 'name'],
+        message: `another user has the same name (users[${first}])`,
+      });
+      return;
+    }
+    userNames.set(name, j);
+    try {
+      const body = { policies: user.policies ?? [], groups: user.groups ?? [] };
+      store.putUser(mount, name, userFromBody(body, caseSensitive).user);
+    } catch (err) {
+      refused(['users', j], err);
+    }
+  });
+  return issues;
+}

@@ -1,0 +1,189 @@
+/**
+ * Extension methods (`LIST`) past node's HTTP parser: the framer on its own, and over raw sockets
+ * against a sandbox whose only service declares `LIST`, with keep-alive, chunked bodies and pipelining.
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonResponse } from '../../src/sandbox/core/http.js';
+import { METHOD_MARKER_HEADER, MethodFramer } from '../../src/sandbox/core/method-framer.js';
+import { defineService } from '../../src/sandbox/core/service.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+
+const echoService = defineService<undefined>({
+  name: 'echo',
+  pathPrefixes: ['/v1/echo'],
+  extensionMethods: ['LIST'],
+  errorResponse: (status, message) => jsonResponse(status, { errors: [message] }),
+  create(_ctx, router) {
+    const echo = async (req: Parameters<Parameters<typeof router.add>[1][string] & object>[0]) =>
+      jsonResponse(200, {
+        method: req.method,
+        path: req.path,
+        body: await req.text(),
+        remote: req.remoteAddress,
+        marker: req.header(METHOD_MARKER_HEADER) ?? null,
+      });
+    router.add('/v1/echo/*rest', { GET: echo, POST: echo, LIST: echo });
+    return {};
+  },
+});
+
+let sandbox: RunningSandbox;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ token: 'root', services: [echoService], log: (l) => logs.push(l) });
+});
+
+afterAll(async () => {
+  await sandbox.close();
+});
+
+/** Sends raw bytes on one connection and collects `count` responses (bodies by Content-Length). */
+async function exchange(
+  chunks: string[],
+  count: number,
+): Promise<{ status: number; headers: string; body: string }[]> {
+  const socket: Socket = connect(sandbox.port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  let received = Buffer.alloc(0);
+  const responses: { status: number; headers: string; body: string }[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      for (;;) {
+        const end = received.indexOf('\r\n\r\n');
+        if (end === -1) break;
+        const head = received.subarray(0, end).toString('latin1');
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (received.length < end + 4 + length) break;
+        responses.push({
+          status: Number(head.split(' ')[1]),
+          headers: head,
+          body: received.subarray(end + 4, end + 4 + length).toString('utf8'),
+        });
+        received = received.subarray(end + 4 + length);
+      }
+      if (responses.length >= count) resolve();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve());
+  });
+  for (const chunk of chunks) {
+    socket.write(chunk);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await done;
+  socket.destroy();
+  return responses;
+}
+
+describe('the framer on its own', () => {
+  const framer = () => new MethodFramer(['LIST'], 'n0nce');
+  const run = (f: MethodFramer, ...parts: string[]) =>
+    parts.map((p) => f.push(Buffer.from(p, 'latin1')).toString('latin1')).join('');
+
+  it('rewrites LIST to GET with a marker, leaving other requests as they are', () => {
+    expect(run(framer(), 'LIST /v1/echo/x HTTP/1.1\r\nHost: a\r\n\r\n')).toBe(
+      `GET /v1/echo/x HTTP/1.1\r\n${METHOD_MARKER_HEADER}: LIST n0nce\r\nHost: a\r\n\r\n`,
+    );
+    expect(run(framer(), 'GET /v1/echo/x HTTP/1.1\r\nHost: a\r\n\r\n')).toBe(
+      'GET /v1/echo/x HTTP/1.1\r\nHost: a\r\n\r\n',
+    );
+  });
+
+  it('holds a request line split across chunks until it is whole', () => {
+    const f = framer();
+    expect(run(f, 'LI')).toBe('');
+    expect(run(f, 'ST /a HTTP/1.1\r')).toBe('');
+    expect(run(f, '\n\r\n')).toBe(`GET /a HTTP/1.1\r\n${METHOD_MARKER_HEADER}: LIST n0nce\r\n\r\n`);
+  });
+
+  it('skips Content-Length and chunked bodies that look like request lines', () => {
+    const f = framer();
+    const post = 'POST /a HTTP/1.1\r\nContent-Length: 24\r\n\r\nLIST /x HTTP/1.1\r\n\r\n\r\n\r\n';
+    expect(run(f, post)).toBe(post);
+    const chunked =
+      'POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n14\r\nLIST /x HTTP/1.1\r\n\r\n\r\n0\r\nX-T: 1\r\n\r\n';
+    expect(run(f, chunked)).toBe(chunked);
+    expect(f.passingThrough).toBe(false);
+    expect(run(f, 'LIST /b HTTP/1.1\r\n\r\n')).toContain('GET /b HTTP/1.1');
+  });
+
+  it('gives up on what it does not follow and passes everything on untouched', () => {
+    const f = framer();
+    const odd = 'POST /a HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nLIST /b HTTP/1.1\r\n\r\n';
+    expect(run(f, odd)).toBe(odd);
+    expect(f.passingThrough).toBe(true);
+    const g = framer();
+    expect(run(g, 'LIST /b HTTP/2.0\r\n\r\n')).toBe('LIST /b HTTP/2.0\r\n\r\n');
+    const h = framer();
+    expect(run(h, 'GET /a HTTP/1.1\r\n folded\r\n\r\n')).toBe('GET /a HTTP/1.1\r\n folded\r\n\r\n');
+    expect(h.passingThrough).toBe(true);
+  });
+});
+
+describe('LIST over raw sockets', () => {
+  it('reaches the router as LIST, with the client address and no marker header', async () => {
+    const [res] = await exchange(['LIST /v1/echo/users HTTP/1.1\r\nHost: x\r\n\r\n'], 1);
+    expect(res!.status).toBe(200);
+    expect(JSON.parse(res!.body)).toEqual({
+      method: 'LIST',
+      path: '/v1/echo/users',
+      body: '',
+      remote: '127.0.0.1',
+      marker: null,
+    });
+    expect(logs.some((l) => l.startsWith('LIST /v1/echo/users 200'))).toBe(true);
+  });
+
+  it('serves a POST with a JSON body and then a LIST on one keep-alive connection', async () => {
+    const body = JSON.stringify({ policies: 'a,b' });
+    const responses = await exchange(
+      [
+        `POST /v1/echo/groups/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        'LIST /v1/echo/groups HTTP/1.1\r\nHost: x\r\n\r\n',
+      ],
+      2,
+    );
+    expect(responses.map((r) => JSON.parse(r.body) as { method: string; body: string })).toEqual([
+      expect.objectContaining({ method: 'POST', body }),
+      expect.objectContaining({ method: 'LIST', body: '' }),
+    ]);
+  });
+
+  it('serves a chunked POST and then a LIST, also pipelined in one write', async () => {
+    const chunked =
+      'POST /v1/echo/users/u HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' +
+      '5\r\n{"a":\r\n3\r\n"b"\r\n1\r\n}\r\n0\r\n\r\n';
+    const list = 'LIST /v1/echo/users HTTP/1.1\r\nHost: x\r\n\r\n';
+    for (const chunks of [[chunked, list], [chunked + list]]) {
+      const responses = await exchange(chunks, 2);
+      expect(responses.map((r) => JSON.parse(r.body) as { method: string; body: string })).toEqual([
+        expect.objectContaining({ method: 'POST', body: '{"a":"b"}' }),
+        expect.objectContaining({ method: 'LIST' }),
+      ]);
+    }
+  });
+
+  it('ignores a marker header a client sends itself', async () => {
+    const [res] = await exchange(
+      [`GET /v1/echo/x HTTP/1.1\r\nHost: x\r\n${METHOD_MARKER_HEADER}: LIST guessed\r\n\r\n`],
+      1,
+    );
+    expect(JSON.parse(res!.body)).toEqual(expect.objectContaining({ method: 'GET' }));
+  });
+
+  it('leaves malformed requests to node, which still answers 400', async () => {
+    const [res] = await exchange(['BREW /v1/echo/x HTTP/1.1\r\nHost: x\r\n\r\n'], 1);
+    expect(res!.status).toBe(400);
+  });
+
+  it('still works through fetch', async () => {
+    const res = await fetch(`${sandbox.url}/v1/echo/y`, { method: 'POST', body: 'hi' });
+    expect(await res.json()).toEqual(expect.objectContaining({ method: 'POST', body: 'hi' }));
+  });
+});
