@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job end to end on the built-in sandbox. Starts `converge sandbox`,
 // validates, plans and applies the example manifest (ACL roles, two workspaces, one seeded with a
-// state file), shows that a second plan is clean, changes a role and a workspace behind Converge's
-// back and shows the drift, then stops the sandbox.
+// state file, the directory login's configuration, groups and users), shows that a second plan is
+// clean, logs in through the directory when this machine has slapd (a real directory server, started
+// on a free port with a seeded test directory), changes a role and a workspace behind Converge's back
+// and shows the drift, then stops everything.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -45,9 +48,14 @@ async function startSandbox() {
   return { child, env };
 }
 
-async function converge(args, env, { expect = [0] } = {}) {
-  banner(`converge ${args.join(' ')}`);
-  const child = spawn(process.execPath, [cli, ...args], { cwd: root, env, stdio: 'inherit' });
+async function converge(args, env, { expect = [0], input } = {}) {
+  banner(`converge ${args.join(' ')}${input === undefined ? '' : '   (password on stdin)'}`);
+  const child = spawn(process.execPath, [cli, ...args], {
+    cwd: root,
+    env,
+    stdio: [input === undefined ? 'inherit' : 'pipe', 'inherit', 'inherit'],
+  });
+  if (input !== undefined) child.stdin.end(input);
   const [code] = await once(child, 'exit');
   if (!expect.includes(code))
     throw new Error(`converge ${args[0]} exited ${code}, expected ${expect.join(' or ')}`);
@@ -93,8 +101,26 @@ async function driftWorkspace(env, organization, name) {
   if (!res.ok) throw new Error(`could not edit the workspace: ${res.status} ${await res.text()}`);
 }
 
+/** The test suite's seeded slapd (users alice, bob…), or undefined where slapd is not installed. */
+async function startDirectory() {
+  const { findSlapd, startSlapd, LDAP_SEED } = await tsImport(
+    '../test/support/slapd-server.ts',
+    import.meta.url,
+  );
+  if (!findSlapd()) return undefined;
+  return { server: await startSlapd(), seed: LDAP_SEED };
+}
+
+const directory = await startDirectory();
 const { child: sandbox, env: sandboxEnv } = await startSandbox();
-const env = { ...process.env, ...sandboxEnv, USER_TEAM_LABEL: 'platform team' };
+const env = {
+  ...process.env,
+  ...sandboxEnv,
+  USER_TEAM_LABEL: 'platform team',
+  // Without slapd the configuration still validates, plans and applies; only login needs a server.
+  DEMO_LDAP_URL: directory?.server.url ?? 'ldap://127.0.0.1:389',
+  DEMO_LDAP_BINDPASS: directory?.seed.bind.password ?? 'demo-bind-password',
+};
 let failed = false;
 try {
   banner(`sandbox running at ${sandboxEnv.CONVERGE_REGISTRY_ADDR}`);
@@ -105,6 +131,13 @@ try {
   await converge(['role', 'list'], env);
   await converge(['workspace', 'list', '--org', 'sandbox'], env);
   await converge(['state', 'list', 'sandbox/web-prod'], env);
+  await converge(['ldap', 'groups'], env);
+  await converge(['ldap', 'users'], env);
+  if (directory) {
+    await converge(['ldap', 'login', 'alice'], env, { input: `${directory.seed.users.alice.password}\n` });
+  } else {
+    banner('slapd is not installed here: skipping `converge ldap login` (apt-get install slapd ldap-utils)');
+  }
   banner('someone edits role web-readers and workspace web-prod by hand');
   await driftRole(env, 'web-readers');
   await driftWorkspace(env, 'sandbox', 'web-prod');
@@ -116,6 +149,7 @@ try {
 } finally {
   sandbox.kill('SIGTERM');
   await once(sandbox, 'exit');
+  await directory?.server.stop();
   banner('sandbox stopped');
 }
 process.exitCode = failed ? 1 : 0;

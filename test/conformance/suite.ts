@@ -64,8 +64,11 @@ export interface ConformanceCase {
   catalog?: Catalog;
   /** Sandbox config the objects need (policies a role links to, an organization). */
   sandbox?: SandboxConfig;
-  /** The namespace the objects are declared in (explicitly, in every document). */
-  namespace: string;
+  /**
+   * The namespace the objects are declared in (explicitly, in every document, under the kind's
+   * `namespaceField`); leave it out for kinds without namespaces.
+   */
+  namespace?: string;
   /** A valid `spec` for a new object named `name`; called once per object, so return a fresh one. */
   spec(name: string): Record<string, unknown>;
   /** Rule 2: the manifest field to change (a dotted path into `spec`) and its new value. */
@@ -239,8 +242,17 @@ export function runKindConformance(testCase: ConformanceCase): void {
       ).toBe(code);
     }
 
+    function listScope(): { namespace?: string } {
+      return testCase.namespace !== undefined ? { namespace: testCase.namespace } : {};
+    }
+
     function keyOf(name: string, extra: Partial<ResourceKey> = {}): ResourceKey {
-      return { kind: kindName, name, namespace: testCase.namespace, ...extra };
+      return {
+        kind: kindName,
+        name,
+        ...(testCase.namespace !== undefined ? { namespace: testCase.namespace } : {}),
+        ...extra,
+      };
     }
 
     interface DocOptions {
@@ -255,7 +267,9 @@ export function runKindConformance(testCase: ConformanceCase): void {
         kind: kindName,
         metadata: {
           name,
-          namespace: testCase.namespace,
+          ...(testCase.namespace !== undefined
+            ? { [kind.namespaceField ?? 'namespace']: testCase.namespace }
+            : {}),
           ...(options.connection ? { connection: options.connection } : {}),
           ...(options.ensure ? { ensure: options.ensure } : {}),
         },
@@ -465,7 +479,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
       await created(4, 'rule4', key);
       const agree = async (when: string) => {
         const observed = await mustObserve(4, key, when);
-        const listed = await kind.list!(ctx, { namespace: testCase.namespace });
+        const listed = await kind.list!(ctx, listScope());
         const item = listed.find((o) => o.key.name === key.name);
         expect(
           item,
@@ -484,7 +498,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
           say(4, `${when}: describe() of the listed object differs from the observed one`),
         ).toEqual(kind.describe(observed));
         if (kind.owns) {
-          const scope = { kind: kindName, namespace: testCase.namespace };
+          const scope = { kind: kindName, ...listScope() };
           expect(
             kind.owns(item!, scope),
             say(4, `${when}: owns() differs between the listed and the observed object`),
@@ -513,7 +527,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
                 apiVersion: 'converge/v1',
                 kind: 'PruneScope',
                 metadata: { name: 'conformance-scope' },
-                spec: { kind: kindName, namespace: testCase.namespace, namePrefix: scopePrefix },
+                spec: { kind: kindName, ...listScope(), namePrefix: scopePrefix },
               },
             ]
           : [];
@@ -528,7 +542,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
         ).toBeDefined();
         await testCase.foreign!({ ctx, key: foreign });
         await mustObserve(5, foreign, "after the case's foreign() created it");
-        const listed = (await kind.list!(ctx, { namespace: testCase.namespace })).map((o) => o.key.name);
+        const listed = (await kind.list!(ctx, listScope())).map((o) => o.key.name);
         expect(listed, say(5, 'list does not return the foreign object, so prune never saw it')).toContain(
           foreign.name,
         );

@@ -1,0 +1,317 @@
+/**
+ * Client of the secrets service's directory (LDAP) auth method (spec part 1), over the shared HTTP
+ * layer. The method may be mounted at any path: every call takes the mount below `auth/` (`ldap` by
+ * default, `corp/ldap` for a nested one).
+ *
+ * Choices where the spec says "not shown", following the real service (REFERENCE-BEHAVIOUR §2):
+ * - The token goes in `X-Secrets-Token`; login is sent without it (it needs none).
+ * - Lists use the `LIST` method as the spec writes it. An empty list answers 404 `{"errors":[]}`,
+ *   which this client reads as "none".
+ * - Reads of a missing object answer 404 `{"errors":[]}`: `undefined` here.
+ * - Error bodies are `{"errors":["msg", ...]}`; each message becomes a `details` entry of the
+ *   `HttpStatusError` and the messages joined are its `serviceMessage`.
+ * - Configuration, group and user writes set the whole object at its path, so sending one again is
+ *   harmless: they are retried like idempotent requests. A login issues a token and is not retried
+ *   once sent.
+ */
+import type { Dispatcher } from 'undici';
+import { defaultParseError, withQuery } from './http/body.js';
+import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
+import { HttpStatusError, type ServiceErrorDetail, UnexpectedResponseError } from './http/errors.js';
+import type {
+  LdapConfig,
+  LdapConfigInput,
+  LdapGroup,
+  LdapUser,
+  LoginAuth,
+  LoginResult,
+  SecretsEnvelope,
+} from './secrets/types.js';
+
+export * from './secrets/types.js';
+
+export const SECRETS_TOKEN_HEADER = 'X-Secrets-Token';
+export const DEFAULT_LDAP_MOUNT = 'ldap';
+
+/** The header that carries the token on every administrative request. */
+export function secretsAuth(token: string): Record<string, string> {
+  return { [SECRETS_TOKEN_HEADER]: token };
+}
+
+export interface SecretsConnection {
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  dispatcher?: Dispatcher;
+  addressSource?: string;
+  tokenSource?: string;
+  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** The messages of a `{"errors":[...]}` body, as `details` entries; empty for any other body. */
+export function secretsErrorDetails(body: unknown): ServiceErrorDetail[] {
+  let doc = body;
+  if (typeof body === 'string') {
+    try {
+      doc = JSON.parse(body);
+    } catch {
+      return [];
+    }
+  }
+  const errors = (doc as { errors?: unknown } | null)?.errors;
+  if (!Array.isArray(errors)) return [];
+  return errors.filter((e): e is string => typeof e === 'string' && e !== '').map((detail) => ({ detail }));
+}
+
+/** The HTTP layer's `parseError` for this service: the messages joined, else the layer's default reading. */
+export function parseSecretsError(status: number, bodyText: string, contentType: string | undefined): string {
+  const messages = secretsErrorDetails(bodyText).map((d) => d.detail);
+  return messages.length > 0 ? messages.join('; ') : defaultParseError(status, bodyText, contentType);
+}
+
+/**
+ * A mount path below `auth/`, checked and encoded segment by segment: `corp/ldap` stays two segments,
+ * and an empty, absolute or `..` path is refused before it could reach another endpoint.
+ */
+export function mountPath(mount: string): string {
+  const trimmed = mount.replace(/^auth\//, '');
+  const segments = trimmed.split('/');
+  if (trimmed === '' || segments.some((s) => s === '' || s === '.' || s === '..')) {
+    throw new TypeError(
+      `secrets: invalid mount path "${mount}" (expected e.g. "ldap" or "corp/ldap", without leading or trailing "/")`,
+    );
+  }
+  return `/v1/auth/${segments.map(encodeURIComponent).join('/')}`;
+}
+
+function segment(value: string, what: string): string {
+  if (!value) throw new TypeError(`secrets: ${what} must not be empty`);
+  return encodeURIComponent(value);
+}
+
+/** Client errors the client turns into typed errors itself (with `details` and a mount hint). */
+const CLIENT_ERRORS = [400, 401, 403, 404, 405, 409, 412, 422];
+
+export class SecretsClient {
+  readonly http: HttpClient;
+  readonly #token: string | undefined;
+
+  constructor(http: HttpClient, token?: string) {
+    this.http = http;
+    this.#token = token;
+  }
+
+  static fromConnection(connection: SecretsConnection): SecretsClient {
+    const { http: extra, ...c } = connection;
+    const http = new HttpClient({
+      ...extra,
+      authHeaders: secretsAuth,
+      service: 'secrets',
+      baseUrl: c.address,
+      ...(c.token ? { token: c.token } : {}),
+      parseError: parseSecretsError,
+      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
+      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
+      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
+      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
+    });
+    return new SecretsClient(http, c.token);
+  }
+
+  get requestCount(): number {
+    return this.http.requestCount;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  // Configuration
+
+  /** `GET auth/<mount>/config`; undefined when the service has none to show (404). */
+  async readLdapConfig(mount = DEFAULT_LDAP_MOUNT, opts: CallOptions = {}): Promise<LdapConfig | undefined> {
+    return this.readData<LdapConfig>(`${mountPath(mount)}/config`, opts);
+  }
+
+  /**
+   * `POST auth/<mount>/config`. The service updates the stored configuration with the fields sent
+   * and keeps the others, so callers that mean "exactly this" send every field.
+   */
+  async writeLdapConfig(mount: string, config: LdapConfigInput, opts: CallOptions = {}): Promise<string[]> {
+    return this.write(`${mountPath(mount)}/config`, config, opts);
+  }
+
+  // Groups
+
+  /** `LIST auth/<mount>/groups`: the group names (none: empty). */
+  listLdapGroups(mount = DEFAULT_LDAP_MOUNT, opts: CallOptions = {}): Promise<string[]> {
+    return this.list(`${mountPath(mount)}/groups`, opts);
+  }
+
+  readLdapGroup(mount: string, name: string, opts: CallOptions = {}): Promise<LdapGroup | undefined> {
+    return this.readData<LdapGroup>(`${mountPath(mount)}/groups/${segment(name, 'group name')}`, opts);
+  }
+
+  /** `POST auth/<mount>/groups/:name`; policies go as the comma-separated string the spec asks for. */
+  writeLdapGroup(mount: string, name: string, group: { policies: string[] }, opts: CallOptions = {}) {
+    return this.write(
+      `${mountPath(mount)}/groups/${segment(name, 'group name')}`,
+      { policies: group.policies.join(',') },
+      opts,
+    );
+  }
+
+  async deleteLdapGroup(mount: string, name: string, opts: CallOptions = {}): Promise<void> {
+    await this.send(
+      { method: 'DELETE', path: `${mountPath(mount)}/groups/${segment(name, 'group name')}` },
+      opts,
+    );
+  }
+
+  // Users
+
+  /** `LIST auth/<mount>/users`: the usernames (none: empty). */
+  listLdapUsers(mount = DEFAULT_LDAP_MOUNT, opts: CallOptions = {}): Promise<string[]> {
+    return this.list(`${mountPath(mount)}/users`, opts);
+  }
+
+  readLdapUser(mount: string, username: string, opts: CallOptions = {}): Promise<LdapUser | undefined> {
+    return this.readData<LdapUser>(`${mountPath(mount)}/users/${segment(username, 'username')}`, opts);
+  }
+
+  /** `POST auth/<mount>/users/:username`; policies and groups as comma-separated strings. */
+  writeLdapUser(
+    mount: string,
+    username: string,
+    user: { policies: string[]; groups: string[] },
+    opts: CallOptions = {},
+  ) {
+    return this.write(
+      `${mountPath(mount)}/users/${segment(username, 'username')}`,
+      { policies: user.policies.join(','), groups: user.groups.join(',') },
+      opts,
+    );
+  }
+
+  async deleteLdapUser(mount: string, username: string, opts: CallOptions = {}): Promise<void> {
+    await this.send(
+      { method: 'DELETE', path: `${mountPath(mount)}/users/${segment(username, 'username')}` },
+      opts,
+    );
+  }
+
+  // Login
+
+  /**
+   * `POST auth/<mount>/login/:username` with the password, without the client's token. The password
+   * is scrubbed from any error text, like the token.
+   */
+  async login(
+    mount: string,
+    username: string,
+    password: string,
+    opts: CallOptions = {},
+  ): Promise<LoginResult> {
+    const path = `${mountPath(mount)}/login/${segment(username, 'username')}`;
+    const res = await this.send(
+      { method: 'POST', path, body: { password }, authenticate: false, idempotent: false },
+      opts,
+      [password],
+    );
+    const envelope = this.envelope<unknown>(res, 'POST', path);
+    const auth = envelope.auth as LoginAuth | null;
+    if (!auth || typeof auth.client_token !== 'string') {
+      throw new UnexpectedResponseError({
+        service: 'secrets',
+        method: 'POST',
+        path,
+        status: res.status,
+        problem: 'the login answer has no auth.client_token',
+      });
+    }
+    return { auth, warnings: envelope.warnings ?? [] };
+  }
+
+  // Helpers
+
+  private async readData<T>(path: string, opts: CallOptions): Promise<T | undefined> {
+    const res = await this.send({ method: 'GET', path }, opts, [], true);
+    if (res.status === 404) return undefined;
+    const data = this.envelope<T>(res, 'GET', path).data;
+    return data ?? undefined;
+  }
+
+  private async list(path: string, opts: CallOptions): Promise<string[]> {
+    const res = await this.send({ method: 'LIST', path }, opts, [], true);
+    if (res.status === 404) return [];
+    const keys = this.envelope<{ keys?: unknown }>(res, 'LIST', path).data?.keys;
+    return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [];
+  }
+
+  /** A write; returns the service's warnings (it answers 204 without a body when it has none). */
+  private async write(path: string, body: unknown, opts: CallOptions): Promise<string[]> {
+    const res = await this.send({ method: 'POST', path, body, idempotent: true }, opts);
+    if (res.status === 204 || res.body === undefined || typeof res.body === 'string') return [];
+    return (res.body as Partial<SecretsEnvelope>).warnings ?? [];
+  }
+
+  private envelope<T>(res: HttpResponse, method: string, path: string): SecretsEnvelope<T> {
+    if (typeof res.body !== 'object' || res.body === null) {
+      throw new UnexpectedResponseError({
+        service: 'secrets',
+        method,
+        path,
+        status: res.status,
+        problem: 'expected a JSON response envelope',
+      });
+    }
+    return res.body as SecretsEnvelope<T>;
+  }
+
+  /**
+   * Sends one request; 4xx become `HttpStatusError` with the service's messages as `details`, and a
+   * 404 on an unknown route names the mount. `notFoundOk`: a 404 is returned instead (reads, lists).
+   */
+  private async send(
+    req: HttpRequest,
+    opts: CallOptions,
+    secrets: readonly string[] = [],
+    notFoundOk = false,
+  ): Promise<HttpResponse> {
+    const res = await this.http.request({
+      ...req,
+      accept: 'application/json',
+      okStatuses: CLIENT_ERRORS,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (res.status < 400) return res;
+    const details = secretsErrorDetails(res.body);
+    const routeMissing =
+      res.status === 404 && details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''));
+    if (res.status === 404 && notFoundOk && !routeMissing) return res;
+    const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
+    const serviceMessage = parseSecretsError(res.status, text, res.headers['content-type']);
+    const mount = /^\/v1\/auth\/(.+?)\/(config|groups|users|login)(\/|$)/.exec(req.path)?.[1];
+    throw new HttpStatusError({
+      service: 'secrets',
+      method: req.method,
+      path: withQuery(req.path, req.query),
+      secrets: [this.#token, ...secrets],
+      status: res.status,
+      serviceMessage,
+      note:
+        routeMissing && mount
+          ? `is the directory auth method mounted at auth/${decodeURIComponent(mount)}?`
+          : req.authenticate === false
+            ? undefined
+            : this.http.tokenHint(res.status, serviceMessage),
+      details,
+    });
+  }
+}

@@ -1,0 +1,12 @@
+/** The secrets service as Converge reaches it: `CONVERGE_SECRETS_*`, `X-Secrets-Token`, the LDAP client. */
+import { SecretsClient, secretsAuth } from '../secrets.js';
+import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
+
+export const secretsService: ServiceDefinition<SecretsClient> = defineService<SecretsClient>({
+  name: 'secrets',
+  description: 'directory (LDAP) auth method: config, groups, users (/v1/auth/...)',
+  authHeaders: secretsAuth,
+  createClient(connection) {
+    return SecretsClient.fromConnection(clientConnection(connection, { authHeaders: secretsAuth }));
+  },
+});

@@ -1,0 +1,98 @@
+/**
+ * What LdapGroup and LdapUser share: both live under a mount (`metadata.mount`, `ldap` by default),
+ * are read one by one after a LIST of their names (the API has no bulk read), are owned only inside
+ * scopes the manifest declares (the service stores no marker), and depend on their mount's
+ * configuration.
+ */
+import pLimit from 'p-limit';
+import type { SecretsClient } from '../../clients/secrets.js';
+import type { KindContext, Observed, PruneScope, ResourceKey, ResourceKind } from '../contract.js';
+import { DEFAULT_LDAP_MOUNT, DIRECTORY_NAME_SCHEMA, secretsClient } from './common.js';
+
+/** Reads at a time while listing: enough to hide latency, few enough not to crowd the service. */
+const LIST_READ_CONCURRENCY = 8;
+
+/** The mount of an object: its namespace (`metadata.mount`). */
+export function mountOf(key: ResourceKey): string {
+  return key.namespace ?? DEFAULT_LDAP_MOUNT;
+}
+
+export function callOptions(ctx: KindContext): { signal?: AbortSignal } {
+  return ctx.signal ? { signal: ctx.signal } : {};
+}
+
+export interface EntryAccess<Live> {
+  /** `groups` or `users`: the path segment, for ids. */
+  readonly collection: 'groups' | 'users';
+  listNames(client: SecretsClient, mount: string, opts: { signal?: AbortSignal }): Promise<string[]>;
+  read(
+    client: SecretsClient,
+    mount: string,
+    name: string,
+    opts: { signal?: AbortSignal },
+  ): Promise<Live | undefined>;
+}
+
+export function entryObserved<Live>(access: EntryAccess<Live>, key: ResourceKey, live: Live): Observed<Live> {
+  return { key, id: `auth/${mountOf(key)}/${access.collection}/${key.name}`, live };
+}
+
+/** The parts of the two kinds that do not depend on what an entry holds. */
+export function entryKindBase<Live>(
+  kind: string,
+  access: EntryAccess<Live>,
+): Pick<
+  ResourceKind<never, Live>,
+  | 'namespaced'
+  | 'namespaceLabel'
+  | 'namespaceField'
+  | 'nameSchema'
+  | 'effectiveNamespace'
+  | 'observe'
+  | 'list'
+  | 'ownership'
+  | 'owns'
+> {
+  return {
+    namespaced: true,
+    namespaceLabel: 'mount',
+    namespaceField: 'mount',
+    nameSchema: DIRECTORY_NAME_SCHEMA,
+    effectiveNamespace: () => DEFAULT_LDAP_MOUNT,
+
+    async observe(ctx, key) {
+      const live = await access.read(secretsClient(ctx, key), mountOf(key), key.name, callOptions(ctx));
+      return live === undefined ? undefined : entryObserved(access, key, live);
+    },
+
+    async list(ctx, scope) {
+      const mount = scope.namespace ?? DEFAULT_LDAP_MOUNT;
+      const client = secretsClient(ctx, scope);
+      const opts = callOptions(ctx);
+      const names = await access.listNames(client, mount, opts);
+      const limit = pLimit(LIST_READ_CONCURRENCY);
+      const read = await Promise.all(
+        names.map((name) =>
+          limit(async () => {
+            const key: ResourceKey = {
+              kind,
+              name,
+              namespace: mount,
+              ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
+            };
+            const live = await access.read(client, mount, name, opts);
+            // Deleted between the LIST and the read: not there any more.
+            return live === undefined ? undefined : entryObserved(access, key, live);
+          }),
+        ),
+      );
+      return read.filter((o): o is Observed<Live> => o !== undefined);
+    },
+
+    // The service stores no marker on directory entries: only scopes the manifest declares are pruned.
+    ownership: 'declared-scope',
+    owns(observed: Observed<Live>, scope: PruneScope) {
+      return scope.namePrefix === undefined || observed.key.name.startsWith(scope.namePrefix);
+    },
+  };
+}

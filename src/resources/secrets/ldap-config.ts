@@ -1,0 +1,248 @@
+/**
+ * LdapConfig: the directory (LDAP) auth method's configuration on one mount of the secrets service.
+ * metadata.name is the mount path below `auth/` (`ldap`, `corp/ldap`); spec holds the configuration
+ * fields under the service's own names (spec table "Directory configuration").
+ *
+ * The manifest declares the whole configuration: a field left out means the service's default, so
+ * removing a line from the manifest plans a change back to the default. The service updates only the
+ * fields a write names, so every write sends every field.
+ *
+ * `bindpass` and `client_tls_key` are write-only: the service never returns them, so they are compared
+ * by the planner's keyed digests of what Converge last set (see planner/write-only.ts), sent only when
+ * they changed, and cleared when a value Converge set is dropped from the manifest.
+ *
+ * The service has no "delete" for a configuration and shows an unconfigured mount as the defaults, so
+ * a configuration equal to the defaults reads as absent, and deleting one (`ensure: absent`) writes the
+ * defaults back. Disabling the mount itself is outside Converge.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets.js';
+import { secretsService } from '../../clients/secrets/definition.js';
+import { diffValues, deepEqual } from '../compare.js';
+import type { Comparison, Desired, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import {
+  durationSchema,
+  durationSeconds,
+  MOUNT_SCHEMA,
+  secretsClient,
+  sortedSet,
+  splitCommaList,
+} from './common.js';
+
+const TLS_VERSIONS = ['tls10', 'tls11', 'tls12', 'tls13'] as const;
+const TlsVersion = (description: string) =>
+  Type.Optional(
+    Type.Unsafe<(typeof TLS_VERSIONS)[number]>({ type: 'string', enum: [...TLS_VERSIONS], description }),
+  );
+
+const Str = (description: string) => Type.Optional(Type.String({ description }));
+const Bool = (description: string) => Type.Optional(Type.Boolean({ description }));
+const Duration = (description: string) => Type.Optional(durationSchema(description));
+const List = (description: string) =>
+  Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
+
+const LdapConfigSpec = Type.Object(
+  {
+    url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'LDAP server URLs, comma-separated, tried in order (default ldap://127.0.0.1)',
+      }),
+    ),
+    case_sensitive_names: Bool('match user and group names case-sensitively (default false)'),
+    connection_timeout: Duration('per-URL connect timeout before the next URL is tried (default 30s)'),
+    request_timeout: Duration('timeout of requests to the server (default 90s)'),
+    starttls: Bool('issue StartTLS after an unencrypted connection'),
+    tls_min_version: TlsVersion('lowest TLS version (default tls12)'),
+    tls_max_version: TlsVersion('highest TLS version (default tls12)'),
+    insecure_tls: Bool('skip server certificate verification'),
+    certificate: Str('PEM CA certificate, e.g. ${file:certs/ldap-ca.pem}'),
+    client_tls_cert: Str('PEM client certificate'),
+    client_tls_key: Str('PEM client key; write-only: never shown, set only when it changes'),
+    binddn: Str('DN bound for the user search'),
+    bindpass: Str('password of binddn; write-only: use ${env:NAME}, never shown, set only when it changes'),
+    userdn: Str('base DN of the user search'),
+    userattr: Str('attribute matched to the login username (default cn)'),
+    discoverdn: Bool("use an anonymous bind to discover a user's DN"),
+    deny_null_bind: Bool('refuse empty passwords (default true)'),
+    upndomain: Str('bind as username@upndomain'),
+    userfilter: Str('user search filter template over {{.UserAttr}} and {{.Username}}'),
+    anonymous_group_search: Bool('search groups with an anonymous bind'),
+    groupfilter: Str('group search filter template over {{.UserDN}} and {{.Username}}'),
+    groupdn: Str('search base of group membership'),
+    groupattr: Str('attribute of the results naming the groups (default cn; memberOf for user objects)'),
+    username_as_alias: Bool('use the supplied username as alias name'),
+    max_page_size: Type.Optional(Type.Integer({ minimum: 0, description: 'above 0: paged search' })),
+    token_ttl: Duration('incremental token lifetime'),
+    token_max_ttl: Duration('maximum token lifetime'),
+    token_policies: List('policies encoded on tokens'),
+    token_bound_cidrs: List('CIDR blocks logins and tokens are tied to'),
+    token_explicit_max_ttl: Duration('hard cap on token life'),
+    token_no_default_policy: Bool('do not add the default policy'),
+    token_num_uses: Type.Optional(Type.Integer({ minimum: 0, description: '0: unlimited' })),
+    token_period: Duration('periodic token period'),
+    token_type: Type.Optional(
+      Type.Unsafe<'service' | 'batch' | 'default'>({
+        type: 'string',
+        enum: ['service', 'batch', 'default'],
+        description: 'default: the mount default',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type LdapConfigSpec = Static<typeof LdapConfigSpec>;
+
+const WRITE_ONLY = ['bindpass', 'client_tls_key'] as const;
+const DURATIONS = new Set([
+  'connection_timeout',
+  'request_timeout',
+  'token_ttl',
+  'token_max_ttl',
+  'token_explicit_max_ttl',
+  'token_period',
+]);
+const LISTS = new Set(['token_policies', 'token_bound_cidrs']);
+
+/** The fields compared and always sent: all but the write-only ones. */
+const COMPARED = (Object.keys(LDAP_CONFIG_DEFAULTS) as (keyof LdapConfig)[]).filter(
+  (f) => !(WRITE_ONLY as readonly string[]).includes(f),
+);
+
+/** One field in the form both sides compare in, which is also the form it is sent in. */
+function normalise(field: keyof LdapConfig, value: unknown): unknown {
+  if (value === undefined || value === null) return LDAP_CONFIG_DEFAULTS[field];
+  if (DURATIONS.has(field)) return durationSeconds(value as number | string) ?? value;
+  if (LISTS.has(field)) return sortedSet(splitCommaList(value as string | string[]));
+  // The service lower-cases the user attribute, and shows the effective group attribute.
+  if (field === 'userattr') return String(value).toLowerCase();
+  if (field === 'groupattr') return value === '' ? 'cn' : value;
+  if (field === 'token_type') return value === '' ? 'default' : value;
+  return value;
+}
+
+/** Every compared field: the given value, or the default for one left out. */
+function canonical(values: Partial<Record<keyof LdapConfig, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(COMPARED.map((f) => [f, normalise(f, values[f])]));
+}
+
+/** Only the fields the service showed: one it does not return cannot be compared. */
+function shown(values: Record<string, unknown>, live: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([f]) => f in live));
+}
+
+function isUnconfigured(live: LdapConfig): boolean {
+  return deepEqual(shown(canonical(live), live), shown(canonical({}), live));
+}
+
+function observedOf(key: ResourceKey, live: LdapConfig): Observed<LdapConfig> {
+  return { key, id: `auth/${key.name}`, live };
+}
+
+/** The write: every compared field, and the write-only ones the planner says changed. */
+function body(desired: Desired<LdapConfigSpec>, writeOnly: readonly string[]): LdapConfigInput {
+  const out = canonical(desired.spec as Partial<Record<keyof LdapConfig, unknown>>);
+  for (const field of writeOnly) {
+    out[field] = (desired.spec as Record<string, unknown>)[field] ?? '';
+  }
+  return out as LdapConfigInput;
+}
+
+const TLS_ORDER = (v: string | undefined, fallback: string) => TLS_VERSIONS.indexOf((v ?? fallback) as never);
+
+/** Rules the service enforces that JSON Schema cannot say, checked before anything is sent. */
+function configRules(spec: LdapConfigSpec): { pointer: string; message: string }[] {
+  const problems: { pointer: string; message: string }[] = [];
+  const userattr = (spec.userattr ?? LDAP_CONFIG_DEFAULTS.userattr).toLowerCase();
+  if (spec.userfilter && !spec.userfilter.includes('{{.UserAttr}}') && !spec.userfilter.includes(userattr)) {
+    problems.push({
+      pointer: '/userfilter',
+      message: `userfilter must contain {{.UserAttr}} or the userattr value "${userattr}", so that a search finds exactly one user`,
+    });
+  }
+  if (TLS_ORDER(spec.tls_min_version, 'tls12') > TLS_ORDER(spec.tls_max_version, 'tls12')) {
+    problems.push({
+      pointer: spec.tls_min_version ? '/tls_min_version' : '/tls_max_version',
+      message: `tls_max_version (${spec.tls_max_version ?? 'tls12'}) must not be lower than tls_min_version (${spec.tls_min_version ?? 'tls12'})`,
+    });
+  }
+  if (spec.client_tls_key && !spec.client_tls_cert) {
+    problems.push({ pointer: '/client_tls_key', message: 'client_tls_key needs client_tls_cert' });
+  }
+  if (spec.client_tls_cert && !spec.client_tls_key) {
+    problems.push({ pointer: '/client_tls_cert', message: 'client_tls_cert needs client_tls_key' });
+  }
+  return problems;
+}
+
+export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
+  kind: 'LdapConfig',
+  service: secretsService.name,
+  description:
+    'The directory (LDAP) auth method configuration of one mount. metadata.name is the mount path below auth/ (ldap by default).',
+  namespaced: false,
+  nameSchema: MOUNT_SCHEMA,
+  specSchema: LdapConfigSpec,
+  writeOnly: WRITE_ONLY,
+  validateSpec: configRules,
+
+  async observe(ctx, key) {
+    const live = await secretsClient(ctx, key).readLdapConfig(
+      key.name,
+      ctx.signal ? { signal: ctx.signal } : {},
+    );
+    return live && !isUnconfigured(live) ? observedOf(key, live) : undefined;
+  },
+
+  compare(desired, observed): Comparison {
+    const live = observed.live;
+    return {
+      diffs: diffValues(
+        shown(canonical(desired.spec as Partial<Record<keyof LdapConfig, unknown>>), live),
+        shown(canonical(live), live),
+      ),
+    };
+  },
+
+  render(desired) {
+    // The manifest's fields as written (durations as "5m" rather than seconds); the planner masks
+    // the write-only ones.
+    return { ...desired.spec };
+  },
+
+  describe(observed) {
+    // Only what differs from the defaults: a configuration reads like the manifest that made it.
+    const live = canonical(observed.live);
+    const defaults = canonical({});
+    return Object.fromEntries(
+      Object.entries(shown(live, observed.live)).filter(([f, v]) => !deepEqual(v, defaults[f])),
+    );
+  },
+
+  async create(ctx, desired) {
+    const client = secretsClient(ctx, desired.key);
+    const opts = ctx.signal ? { signal: ctx.signal } : {};
+    const sent = WRITE_ONLY.filter((f) => (desired.spec as Record<string, unknown>)[f] !== undefined);
+    await client.writeLdapConfig(desired.key.name, body(desired, sent), opts);
+    const live = await client.readLdapConfig(desired.key.name, opts);
+    return observedOf(desired.key, live ?? { ...LDAP_CONFIG_DEFAULTS });
+  },
+
+  async update(ctx, desired) {
+    const client = secretsClient(ctx, desired.key);
+    const opts = ctx.signal ? { signal: ctx.signal } : {};
+    await client.writeLdapConfig(desired.key.name, body(desired, desired.changedWriteOnly ?? []), opts);
+    const live = await client.readLdapConfig(desired.key.name, opts);
+    return observedOf(desired.key, live ?? { ...LDAP_CONFIG_DEFAULTS });
+  },
+
+  async delete(ctx, observed) {
+    // No delete in the service: the defaults, secrets cleared, are what an unconfigured mount holds.
+    const defaults: Record<string, unknown> = { ...LDAP_CONFIG_DEFAULTS };
+    await secretsClient(ctx, observed.key).writeLdapConfig(
+      observed.key.name,
+      defaults as LdapConfigInput,
+      ctx.signal ? { signal: ctx.signal } : {},
+    );
+  },
+};

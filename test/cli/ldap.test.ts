@@ -1,0 +1,236 @@
+/**
+ * The directory auth method through the built CLI, as a user runs it: a manifest of configuration,
+ * groups and users planned and applied against the sandbox; `converge ldap …` to read them back and
+ * to log in against a real directory server (Debian's slapd, skipped with a reason where it is
+ * missing); and a planted-secret check over every output.
+ */
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { LDAP_SEED, slapdSkipReason, useSlapd } from '../support/slapd.js';
+import { CLI, type CliResult } from './helpers.js';
+
+const ROOT_TOKEN = `planted-root-token-${randomUUID()}`;
+const sandboxLog: string[] = [];
+let sandbox: RunningSandbox;
+let stateDir: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    token: ROOT_TOKEN,
+    log: (line) => sandboxLog.push(line),
+    config: { secrets: { mounts: [{ path: 'planted' }, { path: 'login' }] } },
+  });
+  stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-ldap-state-'));
+});
+afterAll(async () => sandbox?.close());
+
+const outputs: string[] = [];
+
+/** The built CLI in a child process, with the sandbox's environment and optional stdin. */
+function converge(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, ...sandbox.env(), CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      outputs.push(stdout, stderr);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(input ?? '');
+  });
+}
+
+function manifest(text: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-ldap-'));
+  writeFileSync(path.join(dir, 'directory.yaml'), text);
+  return dir;
+}
+
+describe('a directory configuration planted with secrets', () => {
+  const bindpass = `planted-bindpass-${randomUUID()}`;
+  // A real key, so the service can check it against the certificate; its PEM is the secret.
+  const clientKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  const secrets = [bindpass, clientKey.split('\n')[1]!, ROOT_TOKEN];
+  const env = { PLANTED_BINDPASS: bindpass, PLANTED_KEY: clientKey };
+  const text = (userdn: string) => `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: planted }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  bindpass: \${env:PLANTED_BINDPASS}
+  userdn: ${userdn}
+---
+apiVersion: converge/v1
+kind: LdapGroup
+metadata: { name: ops, mount: planted }
+spec: { policies: [ops] }
+---
+apiVersion: converge/v1
+kind: LdapUser
+metadata: { name: alice, mount: planted }
+spec: { policies: [dev], groups: [ops] }
+`;
+
+  it('plans config, groups and users in order, applies them, and plans nothing more', async () => {
+    const dir = manifest(text('ou=people,dc=example,dc=test'));
+    const plan = await converge(['plan', '-f', dir, '--json'], env);
+    expect(plan.code).toBe(0);
+    const changes = JSON.parse(plan.stdout).changes as { address: string; action: string }[];
+    expect(changes.map((c) => [c.address, c.action])).toEqual([
+      ['LdapConfig/planted', 'create'],
+      ['LdapGroup/planted/ops', 'create'],
+      ['LdapUser/planted/alice', 'create'],
+    ]);
+    const human = await converge(['plan', '-f', dir], env);
+    expect(human.stdout).toContain('bindpass');
+    expect(human.stdout).toContain('(sensitive value)');
+    expect(human.stdout).toContain('in mount planted');
+
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'], env)).code).toBe(0);
+  });
+
+  it('sends a changed bind password once, shown only as changed', async () => {
+    const dir = manifest(text('ou=people,dc=example,dc=test'));
+    const changed = { ...env, PLANTED_BINDPASS: `${bindpass}-2` };
+    secrets.push(`${bindpass}-2`);
+    const plan = await converge(['plan', '-f', dir, '--no-color'], changed);
+    expect(plan.stdout).toContain('~ bindpass = (sensitive value changed)');
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], changed)).code).toBe(0);
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'], changed)).code).toBe(0);
+  });
+
+  it('reads back through `converge ldap` without the secrets', async () => {
+    const config = await converge(['ldap', 'get', 'config', '--mount', 'planted', '--json']);
+    expect(config.code).toBe(0);
+    expect(JSON.parse(config.stdout)).toMatchObject({ binddn: 'cn=svc,dc=example,dc=test', bindpass: '' });
+    expect((await converge(['ldap', 'get', 'config', '--mount', 'planted'])).stdout).toContain('binddn');
+    const groups = await converge(['ldap', 'groups', '--mount', 'planted']);
+    expect(groups.stdout).toMatch(/ops\s+ops/);
+    const users = await converge(['ldap', 'users', '--mount', 'planted', '--json']);
+    expect(JSON.parse(users.stdout)).toEqual({
+      alice: expect.objectContaining({ policies: ['dev'], groups: 'ops' }),
+    });
+    const missing = await converge(['ldap', 'get', 'user', 'nobody', '--mount', 'planted']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no user "nobody" on auth/planted');
+  });
+
+  it('never shows a planted secret: plans, saved plans, apply, errors, the sandbox log, the inventory', async () => {
+    const dir = manifest(text('ou=staff,dc=example,dc=test'));
+    const withKey = manifest(
+      `${text('ou=staff,dc=example,dc=test')}`.replace(
+        '  userdn:',
+        '  client_tls_cert: not a certificate\n  client_tls_key: ${env:PLANTED_KEY}\n  userdn:',
+      ),
+    );
+    await converge(['plan', '-f', dir], env);
+    await converge(['plan', '-f', dir, '--json'], env);
+    await converge(['plan', '-f', dir, '--markdown'], env);
+    const out = path.join(stateDir, 'saved.plan');
+    await converge(['plan', '-f', dir, '-out', out], env);
+    outputs.push(readFileSync(out, 'utf8'));
+    expect((await converge(['apply', out], env)).code).toBe(0);
+    // The service refuses a key without a valid certificate: the error must not quote the key.
+    const refused = await converge(['apply', '-f', withKey, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    await converge(['plan', '-f', withKey, '--json'], env);
+    // A token that is not the sandbox's: the 403 must not echo it either.
+    await converge(['plan', '-f', dir], { ...env, CONVERGE_SECRETS_TOKEN: `${ROOT_TOKEN}-wrong` });
+    for (const file of readdirSync(stateDir)) {
+      const full = path.join(stateDir, file);
+      if (statSync(full).isFile()) outputs.push(readFileSync(full, 'utf8'));
+    }
+    outputs.push(...sandboxLog);
+    for (const secret of secrets) {
+      for (const output of outputs)
+        expect(output.includes(secret), `secret in: ${output.slice(0, 400)}`).toBe(false);
+    }
+  });
+});
+
+const skip = slapdSkipReason();
+
+describe.skipIf(skip !== undefined)('converge ldap login against a real directory (slapd)', () => {
+  const slapd = useSlapd();
+  const alice = LDAP_SEED.users.alice;
+
+  beforeAll(async () => {
+    const dir = manifest(`apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: login }
+spec:
+  url: ldap://127.0.0.1:1,${slapd().url}
+  connection_timeout: 2
+  binddn: ${LDAP_SEED.bind.dn}
+  bindpass: \${env:BINDPASS}
+  userdn: ${LDAP_SEED.peopleDN}
+  userattr: uid
+  groupdn: ${LDAP_SEED.groupsDN}
+  token_ttl: 1h
+---
+apiVersion: converge/v1
+kind: LdapGroup
+metadata: { name: ops, mount: login }
+spec: { policies: [ops-policy] }
+---
+apiVersion: converge/v1
+kind: LdapUser
+metadata: { name: alice, mount: login }
+spec: { policies: [alice-policy] }
+`);
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], {
+      BINDPASS: LDAP_SEED.bind.password,
+    });
+    expect(applied.code, applied.stderr).toBe(0);
+  });
+
+  it('logs in with the password on stdin and prints policies and metadata, not the token', async () => {
+    const r = await converge(['ldap', 'login', alice.uid, '--mount', 'login'], {}, `${alice.password}\n`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Logged in as alice');
+    expect(r.stdout).toMatch(/Policies\s+alice-policy, default, ops-policy/);
+    expect(r.stdout).toContain('username=alice');
+    expect(r.stdout).toContain('(hidden; --show-token prints it)');
+    const json = await converge(
+      ['ldap', 'login', alice.uid, '--mount', 'login', '--json'],
+      {},
+      alice.password,
+    );
+    const token = JSON.parse(json.stdout).auth.client_token as string;
+    expect(token.length).toBeGreaterThan(8);
+    expect(r.stdout).not.toContain(token);
+    const shown = await converge(
+      ['ldap', 'login', alice.uid, '--mount', 'login', '--show-token'],
+      {},
+      alice.password,
+    );
+    expect(shown.stdout).toMatch(/Token\s+\S{8,}/);
+    expect(JSON.parse(json.stdout).auth.lease_duration).toBe(3600);
+  });
+
+  it('refuses a wrong password with the service message and no password in any output', async () => {
+    const wrong = `wrong-password-${randomUUID()}`;
+    const r = await converge(['ldap', 'login', alice.uid, '--mount', 'login'], {}, wrong);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('failed to bind as user');
+    expect(r.stdout + r.stderr).not.toContain(wrong);
+    expect(sandboxLog.join('\n')).not.toContain(wrong);
+  });
+});
