@@ -44,6 +44,27 @@ spec:
 `,
   );
   writeFileSync(path.join(dir, 'workspaces.yaml'), workspaces.join('---\n'));
+  const directory = [
+    `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: ldap }
+spec: { url: 'ldap://ldap.bench.test', userdn: 'ou=people,dc=bench', groupdn: 'ou=groups,dc=bench' }
+`,
+    ...Array.from(
+      { length: n },
+      (_, i) => `apiVersion: converge/v1
+kind: LdapGroup
+metadata: { name: group-${i} }
+spec: { policies: [p${i}, shared] }
+---
+apiVersion: converge/v1
+kind: LdapUser
+metadata: { name: user-${i} }
+spec: { policies: [u${i}], groups: [group-${i}] }
+`,
+    ),
+  ];
+  writeFileSync(path.join(dir, 'directory.yaml'), directory.join('---\n'));
   return dir;
 }
 
@@ -62,7 +83,7 @@ for (const latencyMs of latencies) {
     });
     const env = { ...process.env, ...sandbox.env() };
     const dir = manifest(n);
-    const total = 2 * n;
+    const total = 4 * n + 1;
     try {
       const load = await step('validate', () => loadDesired([dir], env, catalog));
       const { desired } = load.value;
@@ -96,14 +117,23 @@ for (const latencyMs of latencies) {
   }
 }
 
-const header = ['roles + workspaces', 'latency', 'step', 'time', 'registry requests', 'workspaces requests'];
+const header = [
+  'each of roles, workspaces, groups, users',
+  'latency',
+  'step',
+  'time',
+  'registry requests',
+  'workspaces requests',
+  'secrets requests',
+];
 const lines = rows.map((r) => [
-  `${r.n} + ${r.n}`,
+  `${r.n}`,
   `${r.latencyMs} ms`,
   r.step,
   `${r.ms.toFixed(0)} ms`,
   String(r.requests.registry ?? 0),
   String(r.requests.workspaces ?? 0),
+  String(r.requests.secrets ?? 0),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
 const fmt = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
