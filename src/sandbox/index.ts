@@ -4,6 +4,7 @@
  * modules listed in `./services/index.ts`; a caller may pass its own list.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { loadConfigFile } from './config/load.js';
 import type { SandboxConfig } from './config/types.js';
@@ -80,6 +81,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const tokens = new TokenStore(rootToken, config.tokens ?? []);
 
   const shutdown = new AbortController();
+  // Every request in flight listens for shutdown (and lets go when it ends): a busy sandbox has more
+  // than Node's default of 10 at once, which is expected rather than a leak.
+  setMaxListeners(0, shutdown.signal);
   const router = new Router();
   const schedulers = createServices(services, {
     config,
