@@ -113,6 +113,17 @@ describe('the framer on its own', () => {
     expect(run(f, 'LIST /b HTTP/1.1\r\n\r\n')).toContain('GET /b HTTP/1.1');
   });
 
+  it('keeps framing after a request with an Upgrade header, but not after CONNECT', () => {
+    const f = framer();
+    expect(run(f, 'GET /a HTTP/1.1\r\nUpgrade: websocket\r\n\r\nLIST /b HTTP/1.1\r\n\r\n')).toContain(
+      'GET /b HTTP/1.1',
+    );
+    const g = framer();
+    const connect = 'CONNECT a:443 HTTP/1.1\r\n\r\nLIST /b HTTP/1.1\r\n\r\n';
+    expect(run(g, connect)).toBe(connect);
+    expect(g.passingThrough).toBe(true);
+  });
+
   it('gives up on what it does not follow and passes everything on untouched', () => {
     const f = framer();
     const odd = 'POST /a HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nLIST /b HTTP/1.1\r\n\r\n';

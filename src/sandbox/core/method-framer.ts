@@ -8,7 +8,7 @@
  * method with a per-server nonce (so a client cannot forge it). The server reads the marker back.
  *
  * Whatever the framer does not understand (an odd request line, folded headers, a transfer coding
- * other than chunked, an upgrade, a line too long) makes it give up for the rest of the connection:
+ * other than chunked, CONNECT, a line too long) makes it give up for the rest of the connection:
  * from then on, and including the bytes it was holding, everything passes through untouched, so
  * node's parser reports the error exactly as it would without the framer.
  *
@@ -165,7 +165,9 @@ export class MethodFramer {
 
   private onHeaderLine(raw: Buffer, text: string, state: Extract<State, { kind: 'headers' }>): Buffer {
     if (text === '') {
-      if (state.upgrade) return this.giveUp(raw); // the connection stops being HTTP/1.1 requests
+      // After CONNECT the connection stops being HTTP requests. (An `Upgrade:` header alone does not:
+      // node serves such a request as a normal one when the server has no 'upgrade' listener, as here.)
+      if (state.upgrade) return this.giveUp(raw);
       if (state.chunked) this.state = { kind: 'chunk-size' };
       else if (state.contentLength) this.state = { kind: 'body', remaining: state.contentLength };
       else this.state = { kind: 'request-line' };
@@ -195,9 +197,6 @@ export class MethodFramer {
         state.chunked = true;
         break;
       }
-      case 'upgrade':
-        state.upgrade = true;
-        break;
       case METHOD_MARKER_HEADER:
         // A client's own marker could only confuse; the nonce makes it harmless, but keep the rule simple.
         break;
