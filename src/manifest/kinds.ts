@@ -8,7 +8,12 @@ export type ManifestKind = Pick<
   AnyResourceKind,
   'kind' | 'service' | 'description' | 'namespaced' | 'nameSchema' | 'specSchema'
 > &
-  Partial<Pick<AnyResourceKind, 'ownership' | 'validateSpec' | 'namespaceField' | 'namespaceLabel'>>;
+  Partial<
+    Pick<
+      AnyResourceKind,
+      'ownership' | 'validateSpec' | 'namespaceField' | 'namespaceLabel' | 'sensitive' | 'writeOnly'
+    >
+  >;
 
 /**
  * What the manifest layer needs to know about a service: its name (for `Connection.service`) and the

@@ -173,8 +173,10 @@ function describeError(error: ErrorObject, document: unknown, context: Validatio
   const pointer = error.instancePath;
   const path = pointerToPath(pointer);
   const subject = path === '' ? 'the document' : path;
-  const shown = (data: unknown, at = pointer) => showValue(data, at, context.sensitivePointers);
   const kind = kindOf(document);
+  const secret = secretPointerTest(context.kinds.find((k) => k.kind === kind));
+  const shown = (data: unknown, at = pointer) =>
+    secret(at) ? '(sensitive value, not shown)' : showValue(data, at, context.sensitivePointers);
   const described = describeSchema(error.parentSchema);
   const at = (message: string, position = positions.locate(pointer)): ManifestProblem => ({
     position,
@@ -299,6 +301,27 @@ function describeSchema(schema: unknown): string {
   return text === '' ? '' : ` (${text})`;
 }
 
+/**
+ * Whether a pointer is at or inside one of the kind's secret attributes (`sensitive`, `writeOnly`),
+ * so a value written literally there (`bindpass: 123456`) is never quoted either. Paths are dotted,
+ * list indexes are passed through and `*` is any key, as the kinds write them.
+ */
+function secretPointerTest(kind: ManifestKind | undefined): (pointer: string) => boolean {
+  const paths = [...(kind?.sensitive ?? []), ...(kind?.writeOnly ?? [])].map((p) => p.split('.'));
+  if (paths.length === 0) return () => false;
+  return (pointer) => {
+    if (!pointer.startsWith('/spec/')) return false;
+    const segments = pointer
+      .slice('/spec/'.length)
+      .split('/')
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .filter((s) => !/^\d+$/.test(s));
+    return paths.some(
+      (path) => segments.length >= path.length && path.every((p, i) => p === '*' || p === segments[i]),
+    );
+  };
+}
+
 function showValue(data: unknown, pointer: string, sensitive: ReadonlySet<string>): string {
   if (isUnderAny(pointer, sensitive)) return '(an interpolated value, not shown)';
   const json = JSON.stringify(data) ?? String(data);
@@ -308,7 +331,9 @@ function showValue(data: unknown, pointer: string, sensitive: ReadonlySet<string
 function jsonTypeAndValue(data: unknown, shown: (data: unknown) => string): string {
   const type = jsonType(data);
   if (type === 'object' || type === 'array' || type === 'null') return type;
-  return `${type === 'integer' ? 'number' : type} (${shown(data)})`;
+  const value = shown(data);
+  // A hidden value already reads "(… not shown)": no second pair of parentheses.
+  return `${type === 'integer' ? 'number' : type} ${value.startsWith('(') ? value : `(${value})`}`;
 }
 
 function jsonType(data: unknown): string {

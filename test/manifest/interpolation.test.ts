@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { expandReferences, type InterpolationSources } from '../../src/manifest/interpolate.js';
-import { load, loadErrors, role, writeTree } from './helpers.js';
+import { load, loadErrors, role, testRoleKind, writeTree } from './helpers.js';
 
 describe('expandReferences', () => {
   const sources: InterpolationSources = {
@@ -145,6 +145,19 @@ spec:
       'a.yaml:7:9: spec.Mode must be one of "read", "write", got (an interpolated value, not shown)',
     ]);
     expect(lines.join('\n')).not.toContain('hunter2');
+  });
+
+  test("schema errors never echo a value written literally at a kind's secret attribute", async () => {
+    const secretKind = { ...testRoleKind, kind: 'SecretRole', writeOnly: ['Token'] };
+    const dir = writeTree({
+      'a.yaml':
+        'apiVersion: converge/v1\nkind: SecretRole\nmetadata: { name: a }\nspec:\n  Description: x\n  Token: 123456789\n',
+    });
+    const lines = await loadErrors(dir, ['a.yaml'], { kinds: [secretKind] });
+    expect(lines).toEqual([
+      'a.yaml:6:10: spec.Token must be string, got number (sensitive value, not shown)',
+    ]);
+    expect(lines.join('\n')).not.toContain('123456789');
   });
 
   test('values reached through an alias are sensitive too', async () => {
