@@ -11,7 +11,13 @@ export type ManifestKind = Pick<
   Partial<
     Pick<
       AnyResourceKind,
-      'ownership' | 'validateSpec' | 'namespaceField' | 'namespaceLabel' | 'sensitive' | 'writeOnly'
+      | 'ownership'
+      | 'validateSpec'
+      | 'namespaceField'
+      | 'namespaceLabel'
+      | 'namespaceSchema'
+      | 'sensitive'
+      | 'writeOnly'
     >
   >;
 

@@ -65,7 +65,7 @@ function resourceBranch(kind: ManifestKind): JsonSchema {
     name: kind.nameSchema,
     ...(kind.namespaced
       ? {
-          [kind.namespaceField ?? 'namespace']: {
+          [kind.namespaceField ?? 'namespace']: kind.namespaceSchema ?? {
             type: 'string',
             minLength: 1,
             description: `Where the object lives in its service${kind.namespaceLabel ? ` (its ${kind.namespaceLabel})` : ''}.`,

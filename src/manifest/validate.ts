@@ -201,6 +201,13 @@ function describeError(error: ErrorObject, document: unknown, context: Validatio
     case 'additionalProperties': {
       const field = String(error.params.additionalProperty);
       const fieldPointer = joinPointer(pointer, field);
+      const namespaceField = context.kinds.find((k) => k.kind === kind)?.namespaceField;
+      if (pointer === '/metadata' && field === 'namespace' && namespaceField) {
+        return at(
+          `"namespace" is not allowed: ${kind} objects name it "${namespaceField}" (metadata.${namespaceField})`,
+          positions.locateKey(fieldPointer),
+        );
+      }
       if (pointer === '/metadata' && field === 'namespace' && kind) {
         return at(
           `"namespace" is not allowed: ${kind} objects have no namespace`,

@@ -157,6 +157,8 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    * a manifest than `namespace` (a directory group's `mount`); default `namespace`.
    */
   readonly namespaceField?: string;
+  /** Schema of the namespace (a mount path's form), a TypeBox string schema; default any non-empty string. */
+  readonly namespaceSchema?: TSchema;
   /**
    * The namespace an object without `metadata.namespace` lives in (a workspace: the connection's
    * organization; a role: `default`), from the connection's settings alone. It is filled in right

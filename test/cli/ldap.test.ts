@@ -119,7 +119,8 @@ spec: { policies: [dev], groups: [ops] }
   it('reads back through `converge ldap` without the secrets', async () => {
     const config = await converge(['ldap', 'get', 'config', '--mount', 'planted', '--json']);
     expect(config.code).toBe(0);
-    expect(JSON.parse(config.stdout)).toMatchObject({ binddn: 'cn=svc,dc=example,dc=test', bindpass: '' });
+    expect(JSON.parse(config.stdout)).toMatchObject({ binddn: 'cn=svc,dc=example,dc=test' });
+    expect(JSON.parse(config.stdout)).not.toHaveProperty('bindpass');
     expect((await converge(['ldap', 'get', 'config', '--mount', 'planted'])).stdout).toContain('binddn');
     const groups = await converge(['ldap', 'groups', '--mount', 'planted']);
     expect(groups.stdout).toMatch(/ops\s+ops/);
@@ -162,6 +163,83 @@ spec: { policies: [dev], groups: [ops] }
       for (const output of outputs)
         expect(output.includes(secret), `secret in: ${output.slice(0, 400)}`).toBe(false);
     }
+  });
+});
+
+describe('what a new user gets wrong', () => {
+  const group = (metadata: string, spec = '{ policies: [ops] }') =>
+    `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: ${metadata}\nspec: ${spec}\n`;
+
+  it('names are lower case, the mount is `mount:`, and a mount path is checked at its line', async () => {
+    const dir = manifest(
+      [
+        group('{ name: Admins }'),
+        group('{ name: ops, namespace: ldap }'),
+        group('{ name: devs, mount: /ldap/ }'),
+        `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: bob }\nspec: { groups: [Ops] }\n`,
+      ].join('---\n'),
+    );
+    const r = await converge(['validate', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/directory\.yaml:3:\d+: invalid LdapGroup name "Admins": .*lower case/);
+    expect(r.stderr).toMatch(
+      /directory\.yaml:8:\d+: "namespace" is not allowed: LdapGroup objects name it "mount"/,
+    );
+    expect(r.stderr).toMatch(/directory\.yaml:13:\d+: metadata\.mount must match/);
+    expect(r.stderr).toMatch(/directory\.yaml:19:\d+: spec\.groups\[0\] must match/);
+  });
+
+  it('a configuration of nothing but defaults is refused, since it would read as unconfigured', async () => {
+    const dir = manifest(
+      'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://127.0.0.1" }\n',
+    );
+    const r = await converge(['validate', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('all defaults');
+  });
+
+  it('a token the service does not know gets a hint that says so', async () => {
+    const dir = manifest(group('{ name: hint-test }'));
+    const r = await converge(['plan', '-f', dir], { CONVERGE_SECRETS_TOKEN: 'not-a-token' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('CONVERGE_SECRETS_TOKEN is unknown to the service or lacks this permission');
+  });
+
+  it('a saved plan is refused when a group changed behind it', async () => {
+    const dir = manifest(group('{ name: stale-test }'));
+    expect((await converge(['apply', '-f', dir, '--auto-approve'])).code).toBe(0);
+    const changed = manifest(group('{ name: stale-test }', '{ policies: [ops, audit] }'));
+    const saved = path.join(stateDir, 'stale.plan');
+    expect((await converge(['plan', '-f', changed, '-out', saved])).code).toBe(0);
+    const edit = await fetch(`${sandbox.url}/v1/auth/ldap/groups/stale-test`, {
+      method: 'POST',
+      headers: { 'X-Secrets-Token': ROOT_TOKEN, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ policies: 'by-hand' }),
+    });
+    expect(edit.status).toBe(204);
+    const r = await converge(['apply', saved]);
+    expect(r.code).toBe(3);
+    expect(r.stdout + r.stderr).toMatch(/stale|changed since/);
+  });
+
+  it('a client certificate is compared by digest, since the service never returns it', async () => {
+    const doc = (cert: string) =>
+      manifest(`apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: planted }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  userdn: ou=people,dc=example,dc=test
+  client_tls_cert: ${cert}
+  client_tls_key: \${env:KEY}
+`);
+    const first = await converge(['plan', '-f', doc('cert-one'), '--json'], { KEY: 'key-one' });
+    expect(first.code, first.stderr).toBe(0);
+    const diff = (JSON.parse(first.stdout).changes[0].diffs as { path: string; sensitive?: boolean }[]).find(
+      (d) => d.path === 'client_tls_cert',
+    );
+    expect(diff).toMatchObject({ sensitive: true });
   });
 });
 

@@ -134,9 +134,14 @@ export async function ldapListCommand(which: 'groups' | 'users', flags: MountFla
   });
 }
 
+/** The service reads write-only fields back empty: leaving them out says so better than `""`. */
+function withoutWriteOnly<T extends object>(value: T): T {
+  const { bindpass: _b, client_tls_key: _k, ...rest } = value as Record<string, unknown>;
+  return rest as T;
+}
+
 function configDetails(config: LdapConfig): string {
-  const rows = Object.entries(config)
-    .filter(([k]) => k !== 'bindpass' && k !== 'client_tls_key')
+  const rows = Object.entries(withoutWriteOnly(config))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)] as const);
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -155,6 +160,10 @@ export async function ldapGetCommand(
     throw new CliError(`nothing called "${what}" to get: say config, group NAME or user NAME`);
   if (what !== 'config' && !name)
     throw new CliError(`give the ${what}'s name: converge ldap get ${what} NAME`);
+  if (what === 'config' && name !== undefined)
+    throw new CliError(
+      `a mount has one configuration: converge ldap get config [--mount PATH], without "${name}"`,
+    );
   return withClient(io, secretsService, async (client) => {
     const found =
       what === 'config'
@@ -168,7 +177,7 @@ export async function ldapGetCommand(
           ? `auth/${flags.mount} has no configuration`
           : `no ${what} "${name}" on auth/${flags.mount}`,
       );
-    if (flags.json) write(io.stdout, JSON.stringify(found, null, 2));
+    if (flags.json) write(io.stdout, JSON.stringify(withoutWriteOnly(found), null, 2));
     else if (what === 'config') write(io.stdout, configDetails(found as LdapConfig));
     else {
       const entry = found as { policies: string[]; groups?: string };

@@ -10,7 +10,7 @@ import { ldapUserKind } from '../../resources/secrets/ldap-user.js';
 import type { ServiceModule } from '../catalog.js';
 import { ldapGetCommand, ldapListCommand, ldapLoginCommand } from './ldap.js';
 
-const MOUNT_HELP = `mount path of the auth method below auth/ (default ${DEFAULT_LDAP_MOUNT})`;
+const MOUNT_HELP = 'mount path of the auth method below auth/';
 
 export const secretsModule: ServiceModule = {
   definition: secretsService,

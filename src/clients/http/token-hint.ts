@@ -33,5 +33,9 @@ export function tokenHint(
   if (!token.sent) return `no token was sent: set ${token.source}`;
   if (status === 401 || UNKNOWN_TOKEN.test(serviceMessage ?? ''))
     return `check the token in ${token.source}: the service refused it`;
+  // The secrets service answers a bare "permission denied" for an unknown token and for a missing
+  // right alike, so the hint names both rather than guessing.
+  if (/^permission denied$/i.test((serviceMessage ?? '').trim()))
+    return `the token in ${token.source} is unknown to the service or lacks this permission`;
   return `the token in ${token.source} lacks this permission`;
 }

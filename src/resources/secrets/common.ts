@@ -3,10 +3,12 @@
  * own normalisation of policy lists and durations, so a manifest compares equal to what the
  * service stores.
  */
+import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { parseGoDuration } from '../../common/go-duration.js';
 import { DEFAULT_LDAP_MOUNT, type SecretsClient } from '../../clients/secrets.js';
 import { secretsService } from '../../clients/secrets/definition.js';
+import { canonicalJson } from '../compare.js';
 import type { KindContext, ResourceKey } from '../contract.js';
 
 export { DEFAULT_LDAP_MOUNT };
@@ -61,21 +63,41 @@ export function durationSeconds(value: number | string | undefined): number | un
 /** The manifest form of a duration: an integer of seconds or a Go duration string. */
 export function durationSchema(description: string) {
   return Type.Union(
-    [Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(\\d+|(\\d+(\\.\\d+)?(ns|us|µs|ms|s|m|h))+)$' })],
+    [
+      Type.Integer({ minimum: 0 }),
+      Type.String({
+        pattern: '^(\\d+|(\\d+(\\.\\d+)?(ns|us|µs|ms|s|m|h))+)$',
+        description: 'seconds, or a duration such as "30s", "5m", "1h30m"',
+      }),
+    ],
     { description: `${description}; seconds, or a duration such as "30s", "5m", "1h30m"` },
   );
 }
 
-/** Names of directory groups and users: what the service accepts in one path segment. */
+/**
+ * Names of directory groups and users, and the local groups a user names: one path segment, in lower
+ * case. The service lower-cases names (unless a mount sets `case_sensitive_names`), so a mixed-case
+ * name would never match what it lists: a perpetual create, or a prune of the object just written.
+ */
+export const LOWER_CASE_NAME = '^[^/\\s,A-Z]+$';
+
 export const DIRECTORY_NAME_SCHEMA = Type.String({
   minLength: 1,
   maxLength: 256,
-  pattern: '^[^/\\s,]+$',
+  pattern: LOWER_CASE_NAME,
   description:
-    'the name in the directory method (no "/", "," or spaces); write it in lower case unless the mount sets case_sensitive_names',
+    'the name in the directory method, in lower case (the service lower-cases names), without "/", "," or spaces',
 });
 
 /** The key of a mount's configuration object, which groups and users depend on. */
 export function configKey(mount: string, connection: string | undefined): ResourceKey {
   return { kind: 'LdapConfig', name: mount, ...(connection !== undefined ? { connection } : {}) };
+}
+
+/**
+ * A version for objects the service gives none (no index, no timestamp): a digest of what it shows,
+ * so a saved plan applied later is refused when the object changed since it was planned.
+ */
+export function contentVersion(live: unknown): string {
+  return createHash('sha256').update(canonicalJson(live)).digest('hex').slice(0, 16);
 }

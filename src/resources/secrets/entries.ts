@@ -7,7 +7,13 @@
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets.js';
 import type { KindContext, Observed, PruneScope, ResourceKey, ResourceKind } from '../contract.js';
-import { DEFAULT_LDAP_MOUNT, DIRECTORY_NAME_SCHEMA, secretsClient } from './common.js';
+import {
+  contentVersion,
+  DEFAULT_LDAP_MOUNT,
+  DIRECTORY_NAME_SCHEMA,
+  MOUNT_SCHEMA,
+  secretsClient,
+} from './common.js';
 
 /** Reads at a time while listing: enough to hide latency, few enough not to crowd the service. */
 const LIST_READ_CONCURRENCY = 8;
@@ -31,10 +37,17 @@ export interface EntryAccess<Live> {
     name: string,
     opts: { signal?: AbortSignal },
   ): Promise<Live | undefined>;
+  /** The entry in the form it is compared in: its version is a digest of that. */
+  canonical(live: Live): unknown;
 }
 
 export function entryObserved<Live>(access: EntryAccess<Live>, key: ResourceKey, live: Live): Observed<Live> {
-  return { key, id: `auth/${mountOf(key)}/${access.collection}/${key.name}`, live };
+  return {
+    key,
+    id: `auth/${mountOf(key)}/${access.collection}/${key.name}`,
+    live,
+    version: contentVersion(access.canonical(live)),
+  };
 }
 
 /** The parts of the two kinds that do not depend on what an entry holds. */
@@ -46,6 +59,7 @@ export function entryKindBase<Live>(
   | 'namespaced'
   | 'namespaceLabel'
   | 'namespaceField'
+  | 'namespaceSchema'
   | 'nameSchema'
   | 'effectiveNamespace'
   | 'observe'
@@ -57,6 +71,7 @@ export function entryKindBase<Live>(
     namespaced: true,
     namespaceLabel: 'mount',
     namespaceField: 'mount',
+    namespaceSchema: MOUNT_SCHEMA,
     nameSchema: DIRECTORY_NAME_SCHEMA,
     effectiveNamespace: () => DEFAULT_LDAP_MOUNT,
 

@@ -21,6 +21,7 @@ import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
 import type { Comparison, Desired, Observed, ResourceKey, ResourceKind } from '../contract.js';
 import {
+  contentVersion,
   durationSchema,
   durationSeconds,
   MOUNT_SCHEMA,
@@ -57,7 +58,9 @@ const LdapConfigSpec = Type.Object(
     tls_max_version: TlsVersion('highest TLS version (default tls12)'),
     insecure_tls: Bool('skip server certificate verification'),
     certificate: Str('PEM CA certificate, e.g. ${file:certs/ldap-ca.pem}'),
-    client_tls_cert: Str('PEM client certificate'),
+    client_tls_cert: Str(
+      'PEM client certificate; the service never returns it, so a change is told by digest',
+    ),
     client_tls_key: Str('PEM client key; write-only: never shown, set only when it changes'),
     binddn: Str('DN bound for the user search'),
     bindpass: Str('password of binddn; write-only: use ${env:NAME}, never shown, set only when it changes'),
@@ -93,7 +96,9 @@ const LdapConfigSpec = Type.Object(
 );
 export type LdapConfigSpec = Static<typeof LdapConfigSpec>;
 
-const WRITE_ONLY = ['bindpass', 'client_tls_key'] as const;
+// The service never returns these: the client certificate is not secret, but only a digest can
+// tell whether it changed, like the key it pairs with.
+const WRITE_ONLY = ['bindpass', 'client_tls_key', 'client_tls_cert'] as const;
 const DURATIONS = new Set([
   'connection_timeout',
   'request_timeout',
@@ -131,12 +136,18 @@ function shown(values: Record<string, unknown>, live: object): Record<string, un
   return Object.fromEntries(Object.entries(values).filter(([f]) => f in live));
 }
 
+/** A manifest configuration that sets nothing but defaults (write-only fields aside). */
+function isAllDefaults(spec: LdapConfigSpec): boolean {
+  const wanted = canonical(spec as Partial<Record<keyof LdapConfig, unknown>>);
+  return deepEqual(wanted, canonical({})) && WRITE_ONLY.every((f) => !spec[f]);
+}
+
 function isUnconfigured(live: LdapConfig): boolean {
   return deepEqual(shown(canonical(live), live), shown(canonical({}), live));
 }
 
 function observedOf(key: ResourceKey, live: LdapConfig): Observed<LdapConfig> {
-  return { key, id: `auth/${key.name}`, live };
+  return { key, id: `auth/${key.name}`, live, version: contentVersion(shown(canonical(live), live)) };
 }
 
 /** The write: every compared field, and the write-only ones the planner says changed. */
@@ -164,6 +175,18 @@ function configRules(spec: LdapConfigSpec): { pointer: string; message: string }
     problems.push({
       pointer: spec.tls_min_version ? '/tls_min_version' : '/tls_max_version',
       message: `tls_max_version (${spec.tls_max_version ?? 'tls12'}) must not be lower than tls_min_version (${spec.tls_min_version ?? 'tls12'})`,
+    });
+  }
+  const ttl = durationSeconds(spec.token_ttl) ?? 0;
+  const maxTtl = durationSeconds(spec.token_max_ttl) ?? 0;
+  if (ttl > 0 && maxTtl > 0 && ttl > maxTtl) {
+    problems.push({ pointer: '/token_ttl', message: 'token_ttl must not be greater than token_max_ttl' });
+  }
+  if (isAllDefaults(spec)) {
+    problems.push({
+      pointer: '',
+      message:
+        'this configuration is all defaults, which is how the service shows a mount nobody configured, so Converge could never tell it was applied: set at least url, binddn or userdn',
     });
   }
   if (spec.client_tls_key && !spec.client_tls_cert) {

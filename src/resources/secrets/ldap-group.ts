@@ -27,6 +27,7 @@ const access: EntryAccess<LdapGroup> = {
   collection: 'groups',
   listNames: (client, mount, opts) => client.listLdapGroups(mount, opts),
   read: (client, mount, name, opts) => client.readLdapGroup(mount, name, opts),
+  canonical: (live) => canonical(live),
 };
 
 function canonical(spec: { policies?: readonly string[] | null }) {

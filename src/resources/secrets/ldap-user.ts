@@ -9,7 +9,14 @@ import type { LdapUser } from '../../clients/secrets.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues } from '../compare.js';
 import type { Desired, KindContext, ResourceKey, ResourceKind } from '../contract.js';
-import { configKey, normalisePolicies, secretsClient, sortedSet, splitCommaList } from './common.js';
+import {
+  configKey,
+  LOWER_CASE_NAME,
+  normalisePolicies,
+  secretsClient,
+  sortedSet,
+  splitCommaList,
+} from './common.js';
 import { callOptions, type EntryAccess, entryKindBase, entryObserved, mountOf } from './entries.js';
 
 const LdapUserSpec = Type.Object(
@@ -20,7 +27,7 @@ const LdapUserSpec = Type.Object(
       }),
     ),
     groups: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' }), {
+      Type.Array(Type.String({ minLength: 1, pattern: LOWER_CASE_NAME }), {
         description: 'local groups (LdapGroup names on the same mount) added to those the directory reports',
       }),
     ),
@@ -33,6 +40,7 @@ const access: EntryAccess<LdapUser> = {
   collection: 'users',
   listNames: (client, mount, opts) => client.listLdapUsers(mount, opts),
   read: (client, mount, name, opts) => client.readLdapUser(mount, name, opts),
+  canonical: (live) => canonicalLive(live),
 };
 
 function canonicalSpec(spec: LdapUserSpec) {
