@@ -141,8 +141,16 @@ export function reconcileSavedPlan(
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
     throw new CliError(
-      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`converge plan -out ${file}\` again`,
+      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`converge plan ${[
+        ...saved.manifest.map((m) => `-f ${quoteArg(m)}`),
+        ...(saved.prune ? ['--prune'] : []),
+      ].join(' ')} -out ${quoteArg(file)}\` again`,
     );
   }
   return { ...fresh, changes, summary: summarise(changes) };
+}
+
+/** A path as a shell argument: quoted only when it needs to be. */
+function quoteArg(text: string): string {
+  return /^[\w./:@+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }

@@ -211,6 +211,8 @@ describe('plan and apply against the sandbox', () => {
     const r = await converge(['apply', planFile], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('the manifest changed since');
+    // The way out is a command that works as printed: the manifest path included.
+    expect(r.stderr).toContain(`converge plan -f ${dir} -out ${planFile}\` again`);
     expect(await registry('GET', '/role/name/cli-edited')).toBeUndefined();
     expect(readFileSync(planFile, 'utf8')).not.toContain(sandbox.rootToken);
   });

@@ -189,6 +189,13 @@ describe('what a new user gets wrong', () => {
     expect(r.stderr).toMatch(/directory\.yaml:19:\d+: spec\.groups\[0\] must match/);
   });
 
+  it('a mount that is not there is a plan problem at the line naming it', async () => {
+    const dir = manifest(group('{ name: ops, mount: nosuch }'));
+    const r = await converge(['plan', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(/directory\.yaml:3:\d+: nothing is mounted at auth\/nosuch/);
+  });
+
   it('a configuration of nothing but defaults is refused, since it would read as unconfigured', async () => {
     const dir = manifest(
       'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://127.0.0.1" }\n',

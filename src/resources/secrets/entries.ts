@@ -6,7 +6,16 @@
  */
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets.js';
-import type { KindContext, Observed, PruneScope, ResourceKey, ResourceKind } from '../contract.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
+import type {
+  Desired,
+  KindContext,
+  Observed,
+  PlanProblem,
+  PruneScope,
+  ResourceKey,
+  ResourceKind,
+} from '../contract.js';
 import {
   contentVersion,
   DEFAULT_LDAP_MOUNT,
@@ -50,6 +59,19 @@ export function entryObserved<Live>(access: EntryAccess<Live>, key: ResourceKey,
   };
 }
 
+/**
+ * Nothing can live on a mount that is not there: reads answer with `fallback`, and `check` reports
+ * the mount at its line (a 404 for the route rather than the entry: the client throws for that one).
+ */
+async function unlessMountMissing<T>(read: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof HttpStatusError && error.status === 404) return fallback;
+    throw error;
+  }
+}
+
 /** The parts of the two kinds that do not depend on what an entry holds. */
 export function entryKindBase<Live>(
   kind: string,
@@ -62,6 +84,7 @@ export function entryKindBase<Live>(
   | 'namespaceSchema'
   | 'nameSchema'
   | 'effectiveNamespace'
+  | 'check'
   | 'observe'
   | 'list'
   | 'ownership'
@@ -75,8 +98,38 @@ export function entryKindBase<Live>(
     nameSchema: DIRECTORY_NAME_SCHEMA,
     effectiveNamespace: () => DEFAULT_LDAP_MOUNT,
 
+    // Converge does not enable auth methods: a mount that is not there is a plan problem at the
+    // line that names it, found with one configuration read per mount, before anything is written.
+    async check(ctx, desired) {
+      const byMount = new Map<string, Desired<never>[]>();
+      for (const d of desired) {
+        const id = `${d.key.connection ?? ''}\u0000${mountOf(d.key)}`;
+        byMount.set(id, [...(byMount.get(id) ?? []), d]);
+      }
+      const problems: PlanProblem[] = [];
+      for (const group of byMount.values()) {
+        const { key } = group[0]!;
+        try {
+          await secretsClient(ctx, key).readLdapConfig(mountOf(key), callOptions(ctx));
+        } catch (error) {
+          if (!(error instanceof HttpStatusError && error.status === 404)) throw error;
+          for (const d of group) {
+            problems.push({
+              key: d.key,
+              message: `nothing is mounted at auth/${mountOf(d.key)} on the secrets service: enable the directory (LDAP) auth method there, or fix metadata.mount`,
+              ...(d.resource ? { position: d.resource.locate('/metadata/mount') } : {}),
+            });
+          }
+        }
+      }
+      return problems;
+    },
+
     async observe(ctx, key) {
-      const live = await access.read(secretsClient(ctx, key), mountOf(key), key.name, callOptions(ctx));
+      const live = await unlessMountMissing(
+        access.read(secretsClient(ctx, key), mountOf(key), key.name, callOptions(ctx)),
+        undefined,
+      );
       return live === undefined ? undefined : entryObserved(access, key, live);
     },
 
@@ -84,7 +137,7 @@ export function entryKindBase<Live>(
       const mount = scope.namespace ?? DEFAULT_LDAP_MOUNT;
       const client = secretsClient(ctx, scope);
       const opts = callOptions(ctx);
-      const names = await access.listNames(client, mount, opts);
+      const names = await unlessMountMissing(access.listNames(client, mount, opts), []);
       const limit = pLimit(LIST_READ_CONCURRENCY);
       const read = await Promise.all(
         names.map((name) =>
