@@ -112,8 +112,8 @@ describe('markdown rendering', () => {
   it('has a summary line, a table of changes and a folded diff', () => {
     const md = renderMarkdown(sample);
     expect(md).toContain('**Plan: 1 to add, 1 to change, 0 to replace, 1 to destroy, 1 unchanged.**');
-    expect(md).toContain('| `+` create | AclRole | new | default |');
-    expect(md).toContain('| `-` delete | AclRole | old | default |');
+    expect(md).toContain('| `+` create | AclRole | new | namespace default |');
+    expect(md).toContain('| `-` delete | AclRole | old | namespace default |');
     expect(md).toContain('<details><summary>Attribute changes</summary>');
     expect(md).toContain('```diff');
     expect(md).toContain('!     Description = "old" -> "new"');

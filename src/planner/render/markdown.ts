@@ -39,11 +39,12 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     head.push('No changes. Live state matches the manifest.');
     return `${head.join('\n')}\n`;
   }
-  head.push('| Action | Kind | Name | Namespace |', '|---|---|---|---|');
+  // Each kind's own word for where it lives: `namespace default`, `organization acme`, `mount ldap`.
+  head.push('| Action | Kind | Name | In |', '|---|---|---|---|');
   // The table may take at most half of the comment; the diff block gets what is left.
   let used = head.join('\n').length;
   for (const [i, c] of changes.entries()) {
-    const row = `| \`${SYMBOLS[c.action]}\` ${c.action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace ?? '')} |`;
+    const row = `| \`${SYMBOLS[c.action]}\` ${c.action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
     if (used + row.length + 200 > limit / 2) {
       head.push(`| … | ${changes.length - i} more | | |`);
       break;
