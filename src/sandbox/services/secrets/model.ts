@@ -87,58 +87,43 @@ export interface MountState {
 /** The mount every sandbox has, as the spec describes the method. */
 export const DEFAULT_MOUNT = 'ldap';
 
+/** The fields of a configuration the directory half of a login reads (not the token ones). */
+const DIRECTORY_FIELDS = [
+  'url',
+  'connection_timeout',
+  'request_timeout',
+  'starttls',
+  'tls_min_version',
+  'tls_max_version',
+  'insecure_tls',
+  'certificate',
+  'client_tls_cert',
+  'client_tls_key',
+  'binddn',
+  'bindpass',
+  'userdn',
+  'userattr',
+  'discoverdn',
+  'deny_null_bind',
+  'upndomain',
+  'userfilter',
+  'anonymous_group_search',
+  'groupfilter',
+  'groupdn',
+  'groupattr',
+  'case_sensitive_names',
+  'max_page_size',
+] as const satisfies readonly (keyof DirectorySettings)[];
+
+// Fails to compile when DirectorySettings gains a field the list above lacks.
+const everyDirectoryField: [Exclude<keyof DirectorySettings, (typeof DIRECTORY_FIELDS)[number]>] extends [
+  never,
+]
+  ? true
+  : never = true;
+void everyDirectoryField;
+
 /** The directory half of a login needs only the directory settings, not the token ones. */
 export function directorySettingsOf(config: LdapConfigRecord): DirectorySettings {
-  const {
-    url,
-    connection_timeout,
-    request_timeout,
-    starttls,
-    tls_min_version,
-    tls_max_version,
-    insecure_tls,
-    certificate,
-    client_tls_cert,
-    client_tls_key,
-    binddn,
-    bindpass,
-    userdn,
-    userattr,
-    discoverdn,
-    deny_null_bind,
-    upndomain,
-    userfilter,
-    anonymous_group_search,
-    groupfilter,
-    groupdn,
-    groupattr,
-    case_sensitive_names,
-    max_page_size,
-  } = config;
-  return {
-    url,
-    connection_timeout,
-    request_timeout,
-    starttls,
-    tls_min_version,
-    tls_max_version,
-    insecure_tls,
-    certificate,
-    client_tls_cert,
-    client_tls_key,
-    binddn,
-    bindpass,
-    userdn,
-    userattr,
-    discoverdn,
-    deny_null_bind,
-    upndomain,
-    userfilter,
-    anonymous_group_search,
-    groupfilter,
-    groupdn,
-    groupattr,
-    case_sensitive_names,
-    max_page_size,
-  };
+  return Object.fromEntries(DIRECTORY_FIELDS.map((f) => [f, config[f]])) as unknown as DirectorySettings;
 }
