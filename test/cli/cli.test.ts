@@ -146,7 +146,7 @@ describe('plan and apply against the sandbox', () => {
     expect(db.diffs).toEqual([{ path: 'Description', op: 'change', before: 'hand edit', after: 'db' }]);
 
     const md = await converge(['plan', '-f', dir, '--markdown'], env);
-    expect(md.stdout).toContain('| `~` update | AclRole | cli-db | default |');
+    expect(md.stdout).toContain('| `~` update | AclRole | cli-db | namespace default |');
     expect(md.stdout).toContain('"hand edit" -> "db"');
   });
 
