@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { loadConfigFile } from './config/load.js';
 import type { SandboxConfig } from './config/types.js';
 import { SandboxConfigError, validateSandboxConfig } from './config/validate.js';
@@ -13,7 +15,7 @@ import { FaultInjector } from './core/faults.js';
 import { JsonStateFile, PersistenceScheduler } from './core/persistence.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
-import type { AnyServiceDefinition, ServiceInstance } from './core/service.js';
+import type { AnyServiceDefinition, InitialKeyShares, ServiceInstance } from './core/service.js';
 import { envVarPrefix } from '../common/types.js';
 import { TokenStore } from './core/tokens.js';
 import { SANDBOX_SERVICES } from './services/index.js';
@@ -31,6 +33,7 @@ export type {
 } from './config/types.js';
 export { type ConfigProblem, SandboxConfigError } from './config/validate.js';
 export { StateFileError } from './core/persistence.js';
+export type { InitialKeyShares } from './core/service.js';
 export { SandboxStartError } from './core/server.js';
 
 export interface SandboxOptions {
@@ -56,6 +59,13 @@ export interface RunningSandbox {
   port: number;
   host: string;
   rootToken: string;
+  /**
+   * The secrets service's recovery key shares when this start created the key (no data folder, or
+   * one without a saved seal): hex and base64, in order, with the threshold. Undefined when the key
+   * was restored from the data folder (its shares were shown by the run that made it) or the secrets
+   * service is not emulated. With a data folder they are also in `<dataDir>/recovery-keys.json`.
+   */
+  recoveryKeys: InitialKeyShares | undefined;
   /**
    * CONVERGE_<SERVICE>_ADDR (the url, no path prefix) and CONVERGE_<SERVICE>_TOKEN for every emulated
    * service, plus what services add (CONVERGE_WORKSPACES_ORGANIZATION).
@@ -85,7 +95,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   // than Node's default of 10 at once, which is expected rather than a leak.
   setMaxListeners(0, shutdown.signal);
   const router = new Router();
-  const schedulers = createServices(services, {
+  const { schedulers, recoveryKeys } = await createServices(services, {
     config,
     tokens,
     router,
@@ -93,6 +103,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     log,
     dataDir: opts.dataDir,
   });
+
+  if (recoveryKeys && opts.dataDir !== undefined) writeRecoveryKeysFile(opts.dataDir, recoveryKeys);
 
   const faults = config.faults ? new FaultInjector(config.faults) : undefined;
   const server = new SandboxServer({ router, services, faults, shutdown, log });
@@ -113,6 +125,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     port: address.port,
     host,
     rootToken,
+    recoveryKeys,
     env() {
       const env: Record<string, string> = {};
       for (const service of services) {
@@ -167,16 +180,20 @@ interface ServiceSetup {
   dataDir: string | undefined;
 }
 
-/** Creates every service (restoring saved state) and, with a data folder, one persistence scheduler each. */
-function createServices(
+/**
+ * Creates every service (restoring saved state) and, with a data folder, one persistence scheduler
+ * each; also the key shares a service made on this start.
+ */
+async function createServices(
   services: readonly AnyServiceDefinition[],
   setup: ServiceSetup,
-): PersistenceScheduler[] {
+): Promise<{ schedulers: PersistenceScheduler[]; recoveryKeys: InitialKeyShares | undefined }> {
   const schedulers: PersistenceScheduler[] = [];
+  let recoveryKeys: InitialKeyShares | undefined;
   for (const service of services) {
     const file = setup.dataDir !== undefined ? new JsonStateFile(setup.dataDir, service.name) : undefined;
     let scheduler: PersistenceScheduler | undefined;
-    const instance: ServiceInstance = service.create(
+    const instance: ServiceInstance = await service.create(
       {
         config: (setup.config as Record<string, unknown>)[service.name] as never,
         tokens: setup.tokens,
@@ -196,6 +213,21 @@ function createServices(
       });
       schedulers.push(scheduler);
     }
+    recoveryKeys ??= instance.recoveryKeys;
   }
-  return schedulers;
+  return { schedulers, recoveryKeys };
+}
+
+/**
+ * `<dataDir>/recovery-keys.json` (mode 0600): the shares made on this start, for development only,
+ * so a sandbox with a data folder keeps them beside its state. A real service shows them once and
+ * keeps no copy.
+ */
+function writeRecoveryKeysFile(dataDir: string, shares: InitialKeyShares): void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'recovery-keys.json');
+  const body = { keys: shares.keys, keys_base64: shares.keysBase64, threshold: shares.threshold };
+  writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+  // An existing file keeps its mode on write.
+  chmodSync(path, 0o600);
 }

@@ -79,9 +79,17 @@ describe('runSandboxCommand in a child process', () => {
       }
       expect(env.CONVERGE_WORKSPACES_ORGANIZATION).toBe('sandbox');
       expect(stdout.trim().split('\n')).toHaveLength(EXPORT_NAMES.length + 1);
+      // The recovery key shares of a fresh data folder, once, before the note.
       expect(stderr()).toMatch(
-        /^converge sandbox: listening on http:\/\/127\.0\.0\.1:\d+ \(data in .+\); stop with Ctrl-C\n$/,
+        new RegExp(
+          '^(Recovery Key [1-5]: [0-9a-f]{66}\\n){5}' +
+            'Recovery key initialized with 5 key shares and a key threshold of 3\\.\\n' +
+            'converge sandbox: the recovery key shares are shown only this once \\(a development copy is in .+recovery-keys\\.json\\); keep them to rekey\\.\\n' +
+            'converge sandbox: listening on http://127\\.0\\.0\\.1:\\d+ \\(data in .+\\); stop with Ctrl-C\\n$',
+        ),
       );
+      const printed = [...stderr().matchAll(/^Recovery Key \d: (\w+)$/gm)].map((m) => m[1]);
+      expect(JSON.parse(readFileSync(join(data.path, 'recovery-keys.json'), 'utf8')).keys).toEqual(printed);
 
       const res = await fetch(`${url}/v1/acl/role`, {
         method: 'PUT',
@@ -96,6 +104,12 @@ describe('runSandboxCommand in a child process', () => {
       const saved = JSON.parse(readFileSync(join(data.path, 'registry.json'), 'utf8'));
       expect(saved.state.roles.map((r: { Name: string }) => r.Name)).toEqual(['before-sigterm']);
       await expect(fetch(`${url}/v1/acl/roles`)).rejects.toThrow();
+
+      // A restart on the same data keeps the recovery key: no new shares are shown.
+      const again = await startChild({ port: 0, token: 'cmd-root', data: data.path });
+      expect(again.stderr()).toMatch(/^converge sandbox: listening on .+\n$/);
+      again.child.kill('SIGTERM');
+      await once(again.child, 'exit');
     } finally {
       data.remove();
     }

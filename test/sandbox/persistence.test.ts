@@ -57,7 +57,12 @@ describe('persistence', () => {
     const doc = readState();
     expect(doc).toMatchObject({ format: 'converge-sandbox-state', service: 'registry', version: 1 });
     expect(doc.state.roles.map((r) => r.Name)).toEqual(['on-disk']);
-    expect(readdirSync(dir.path)).toEqual(['registry.json', 'secrets.json', 'workspaces.json']);
+    expect(readdirSync(dir.path).sort()).toEqual([
+      'recovery-keys.json', // the recovery key shares of the first start (secrets-rekey.test.ts)
+      'registry.json',
+      'secrets.json',
+      'workspaces.json',
+    ]);
   });
 
   it('saves shortly after a write, without waiting for close', async () => {
@@ -130,7 +135,12 @@ describe('persistence', () => {
     const sandbox = await startSandbox({ dataDir: dir.path });
     await sandbox.close();
     expect(existsSync(stale)).toBe(false);
-    expect(readdirSync(dir.path)).toEqual(['registry.json', 'secrets.json', 'workspaces.json']);
+    expect(readdirSync(dir.path).sort()).toEqual([
+      'recovery-keys.json', // the recovery key shares of the first start (secrets-rekey.test.ts)
+      'registry.json',
+      'secrets.json',
+      'workspaces.json',
+    ]);
   });
 
   it('creates the data folder when it does not exist', async () => {

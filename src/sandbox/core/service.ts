@@ -31,9 +31,24 @@ export interface ServiceContext<Config = unknown> {
   log(line: string): void;
 }
 
+/**
+ * Key shares a service created on this start, shown to the user once (the secrets service's recovery
+ * key, as the real service's initialisation prints it). Absent when they were made by an earlier run.
+ */
+export interface InitialKeyShares {
+  /** The shares in hex, in order. */
+  keys: string[];
+  /** The same shares in base64. */
+  keysBase64: string[];
+  /** How many of them rebuild the key. */
+  threshold: number;
+}
+
 export interface ServiceInstance {
   /** A JSON-serialisable copy of the state, written to `<dataDir>/<name>.json`; absent: no state. */
   snapshot?(): unknown;
+  /** Shares created on this start (fresh data folder or none); printed once by `converge sandbox`. */
+  recoveryKeys?: InitialKeyShares;
 }
 
 export interface SandboxServiceDefinition<Config = unknown> {
@@ -67,8 +82,11 @@ export interface SandboxServiceDefinition<Config = unknown> {
    * service's default organization), from the service's config section.
    */
   exports?(section: Config | undefined): Record<string, string>;
-  /** Builds the running service: registers routes and restores or seeds state. Throws on bad seeds. */
-  create(ctx: ServiceContext<Config>, router: Router): ServiceInstance;
+  /**
+   * Builds the running service: registers routes and restores or seeds state. Throws (or rejects) on
+   * bad seeds. May be async (the secrets service splits its recovery key on first start).
+   */
+  create(ctx: ServiceContext<Config>, router: Router): ServiceInstance | Promise<ServiceInstance>;
 }
 
 /** Keeps the `Config` type parameter when a definition is listed beside others. */

@@ -5,6 +5,7 @@
  * tokens:
  *   - { name: ldap-reader, secret: r-token, secrets: { ldap: read } } # read | write | none
  * secrets:
+ *   recovery: { shares: 5, threshold: 3 } # the recovery key's split on first start (these are the defaults)
  *   mounts:
  *     - path: corp-ldap # under auth/; nested paths work (team/ldap); `ldap` (always mounted) may be seeded too
  *       config: { url: "ldap://dir.example:389", userdn: "ou=people,dc=example,dc=org", token_ttl: 1h }
@@ -102,8 +103,22 @@ export const MountSeedSchema = Type.Object(
 );
 export type MountSeed = Static<typeof MountSeedSchema>;
 
+/**
+ * How the recovery key made on first start is split: `shares` (1..255) of which `threshold` rebuild
+ * it; a threshold of 1 only with 1 share (the real `SealConfig.Validate` rules). Used only when the
+ * data folder holds no seal yet; a rekey changes both afterwards.
+ */
+export const RecoverySeedSchema = Type.Object(
+  { shares: Type.Optional(Type.Integer()), threshold: Type.Optional(Type.Integer()) },
+  { additionalProperties: false },
+);
+export type RecoverySeed = Static<typeof RecoverySeedSchema>;
+
 export const SecretsConfigSchema = Type.Object(
-  { mounts: Type.Optional(Type.Array(MountSeedSchema)) },
+  {
+    mounts: Type.Optional(Type.Array(MountSeedSchema)),
+    recovery: Type.Optional(RecoverySeedSchema),
+  },
   { additionalProperties: false },
 );
 export type SecretsConfig = Static<typeof SecretsConfigSchema>;

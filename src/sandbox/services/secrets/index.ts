@@ -1,16 +1,51 @@
 /**
- * The secrets service (spec: "Directory Login Method"), emulating HashiCorp Vault's LDAP auth method
- * under `/v1/auth/<mount>/` with Vault's error bodies and response envelope. The method is mounted at
- * `auth/ldap` from the start; the config section adds mounts at any path. `/v1/sys/` is owned here too
- * (the rekey endpoints land there with their own issue; until then it answers Vault's 404s).
+ * The secrets service (spec: "Directory Login Method" and "Recovery Key Rekey"), emulating HashiCorp
+ * Vault's LDAP auth method under `/v1/auth/<mount>/` with Vault's error bodies and response envelope,
+ * and the recovery-key rekey ceremony under `/v1/sys/rekey-recovery-key/` (`rekey/`). The method is
+ * mounted at `auth/ldap` from the start; the config section adds mounts at any path. The seal
+ * supports recovery keys: a fresh start (no saved seal) makes a recovery key and hands its shares to
+ * the sandbox to show once (`recoveryKeys`).
  */
-import { defineService } from '../../core/service.js';
+import { randomUUID } from 'node:crypto';
+import { defineService, type InitialKeyShares, type ServiceConfigIssue } from '../../core/service.js';
 import { SecretsAccess } from './access.js';
-import { type SecretsConfig, SecretsConfigSchema, SecretsTokenRightsSchema } from './config.js';
+import {
+  type RecoverySeed,
+  type SecretsConfig,
+  SecretsConfigSchema,
+  SecretsTokenRightsSchema,
+} from './config.js';
 import { registerAuthRoutes, registerSysFallback } from './handlers.js';
+import { RekeyCeremony } from './rekey/ceremony.js';
+import { registerRekeyRoutes } from './rekey/handlers.js';
+import {
+  DEFAULT_RECOVERY_CONFIG,
+  initialiseSeal,
+  type RecoveryConfig,
+  recoveryConfigProblem,
+} from './rekey/seal.js';
+import { toBase64, toHex } from './rekey/shamir.js';
+import { isRecoveryState, type RecoveryState, RekeyMachine } from './rekey/state.js';
 import { seedSecrets } from './seed.js';
 import { isSecretsSnapshot, SecretsStore } from './store.js';
 import { errorResponse, noHandler, SecretsError } from './vault.js';
+
+function recoveryConfigOf(seed: RecoverySeed | undefined): RecoveryConfig {
+  return {
+    shares: seed?.shares ?? DEFAULT_RECOVERY_CONFIG.shares,
+    threshold: seed?.threshold ?? DEFAULT_RECOVERY_CONFIG.threshold,
+  };
+}
+
+/** The `recovery:` section against the real seal rules, reported at the field the rule is about. */
+function recoveryIssues(seed: RecoverySeed | undefined): ServiceConfigIssue[] {
+  if (!seed) return [];
+  const { shares, threshold } = recoveryConfigOf(seed);
+  const problem = recoveryConfigProblem(shares, threshold);
+  if (!problem) return [];
+  const field = /^shares/.test(problem) || seed.threshold === undefined ? 'shares' : 'threshold';
+  return [{ path: ['recovery', field], message: problem }];
+}
 
 export const secretsService = defineService<SecretsConfig>({
   name: 'secrets',
@@ -22,7 +57,10 @@ export const secretsService = defineService<SecretsConfig>({
 
   checkConfig(section) {
     // A dry run on an empty store finds bad paths and seeds with their positions.
-    return seedSecrets(new SecretsStore(), section, { restored: new Set() });
+    return [
+      ...recoveryIssues(section.recovery),
+      ...seedSecrets(new SecretsStore(), section, { restored: new Set() }),
+    ];
   },
 
   errorResponse: (status, message) => errorResponse(status, [message]),
@@ -30,24 +68,49 @@ export const secretsService = defineService<SecretsConfig>({
   methodNotAllowed: () => errorResponse(405, []),
   notFound: (req) => errorResponse(404, noHandler(req.path.replace(/^\/v1\//, '')).errors),
 
-  create(ctx, router) {
+  async create(ctx, router) {
     const store = new SecretsStore(() => ctx.markDirty());
     const restored = new Set<string>();
+    let savedRecovery: RecoveryState | undefined;
     if (ctx.persisted !== undefined) {
       if (!isSecretsSnapshot(ctx.persisted)) throw new Error('secrets state file has an unexpected shape');
       store.restore(ctx.persisted);
       for (const mount of ctx.persisted.mounts) restored.add(mount.path);
+      const recovery = (ctx.persisted as { recovery?: unknown }).recovery;
+      if (recovery !== undefined) {
+        if (!isRecoveryState(recovery)) throw new Error('secrets state file has an unexpected recovery seal');
+        savedRecovery = recovery;
+      }
     }
     const issues = seedSecrets(store, ctx.config, { restored });
     if (issues.length > 0) {
       const lines = issues.map((i) => `  secrets.${i.path.join('.')}: ${i.message}`);
       throw new Error(`cannot seed the secrets service from the config:\n${lines.join('\n')}`);
     }
+    // A saved seal is kept (its shares were shown by the run that made it); otherwise a new key.
+    let recoveryKeys: InitialKeyShares | undefined;
+    let recovery = savedRecovery;
+    if (!recovery) {
+      const config = recoveryConfigOf(ctx.config?.recovery);
+      const { seal, shares } = await initialiseSeal(config);
+      recovery = { seal };
+      recoveryKeys = {
+        keys: shares.map(toHex),
+        keysBase64: shares.map(toBase64),
+        threshold: config.threshold,
+      };
+    }
+    const machine = new RekeyMachine(recovery, { newNonce: randomUUID, onChange: () => ctx.markDirty() });
+
     const deps = { store, access: new SecretsAccess(ctx.tokens) };
     registerAuthRoutes(router, deps);
-    // Specific /v1/sys/ routes (rekey) must be registered before this catch-all.
+    registerRekeyRoutes(router, { ceremony: new RekeyCeremony(machine), access: deps.access });
+    // Specific /v1/sys/ routes (rekey, above) must be registered before this catch-all.
     registerSysFallback(router, deps);
-    return { snapshot: () => store.snapshot() };
+    return {
+      snapshot: () => ({ ...store.snapshot(), recovery: machine.snapshot() }),
+      ...(recoveryKeys ? { recoveryKeys } : {}),
+    };
   },
 });
 

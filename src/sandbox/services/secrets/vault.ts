@@ -38,7 +38,8 @@ export const permissionDenied = () => new SecretsError(403, PERMISSION_DENIED);
 export const noHandler = (path: string) =>
   new SecretsError(404, `no handler for route ${JSON.stringify(path)}. route entry not found.`);
 
-function vaultJson(status: number, value: unknown): SandboxResponse {
+/** A JSON body as the real service writes it (the raw `sys/` handlers answer with bare documents). */
+export function vaultJson(status: number, value: unknown): SandboxResponse {
   return {
     status,
     headers: { 'Content-Type': 'application/json' },
