@@ -1,6 +1,6 @@
 /**
- * Client of the secrets service's directory (LDAP) auth method (spec part 1), over the shared HTTP
- * layer. The method may be mounted at any path: every call takes the mount below `auth/` (`ldap` by
+ * Client of the secrets service (spec `secrets-ldap-and-rekey.md`) over the shared HTTP layer: the
+ * directory (LDAP) auth method (part 1) and the recovery-key rekey operations (part 2). The method may be mounted at any path: every call takes the mount below `auth/` (`ldap` by
  * default, `corp/ldap` for a nested one).
  *
  * Choices where the spec says "not shown", following the real service (REFERENCE-BEHAVIOUR §2):
@@ -28,10 +28,25 @@ import type {
   SecretsEnvelope,
 } from './secrets/types.js';
 
+import type {
+  RekeyBackup,
+  RekeyCompletion,
+  RekeyStartInput,
+  RekeyStatus,
+  VerificationCompletion,
+  VerificationStatus,
+} from './secrets/rekey-types.js';
+
+export * from './secrets/rekey-types.js';
 export * from './secrets/types.js';
 
 export const SECRETS_TOKEN_HEADER = 'X-Secrets-Token';
 export const DEFAULT_LDAP_MOUNT = 'ldap';
+
+const REKEY_INIT = '/v1/sys/rekey-recovery-key/init';
+const REKEY_UPDATE = '/v1/sys/rekey-recovery-key/update';
+const REKEY_VERIFY = '/v1/sys/rekey-recovery-key/verify';
+const REKEY_BACKUP = '/v1/sys/rekey/recovery-key-backup';
 
 /** The header that carries the token on every administrative request. */
 export function secretsAuth(token: string): Record<string, string> {
@@ -238,7 +253,112 @@ export class SecretsClient {
     return { auth, warnings: envelope.warnings ?? [] };
   }
 
+  // Recovery-key rekey (spec part 2). The service answers these with the status document itself;
+  // a body that wraps it in the envelope's `data` is read too.
+
+  /** `GET sys/rekey-recovery-key/init`: the rekey in progress, or `started: false`. */
+  async rekeyStatus(opts: CallOptions = {}): Promise<RekeyStatus> {
+    return this.sysDocument<RekeyStatus>({ method: 'GET', path: REKEY_INIT }, opts);
+  }
+
+  /** `PUT sys/rekey-recovery-key/init`: starts a rekey and returns its status (with the new nonce). */
+  async rekeyStart(input: RekeyStartInput, opts: CallOptions = {}): Promise<RekeyStatus> {
+    const res = await this.send({ method: 'PUT', path: REKEY_INIT, body: input, idempotent: false }, opts);
+    const status = this.sysBody<RekeyStatus>(res);
+    return status?.nonce ? status : this.rekeyStatus(opts);
+  }
+
+  /** `DELETE sys/rekey-recovery-key/init`: cancels the rekey; the current shares stay valid. */
+  async rekeyCancel(opts: CallOptions = {}): Promise<void> {
+    await this.send({ method: 'DELETE', path: REKEY_INIT }, opts);
+  }
+
+  /**
+   * `PUT sys/rekey-recovery-key/update` with one share of the current recovery key. The share is
+   * scrubbed from any error, like the token. Returns the status, or the completion with the new shares.
+   */
+  async rekeySubmit(
+    key: string,
+    nonce: string,
+    opts: CallOptions = {},
+  ): Promise<RekeyStatus | RekeyCompletion> {
+    return this.sysDocument<RekeyStatus | RekeyCompletion>(
+      { method: 'PUT', path: REKEY_UPDATE, body: { key, nonce }, idempotent: false },
+      opts,
+      [key],
+    );
+  }
+
+  /** `GET sys/rekey-recovery-key/verify`. */
+  async rekeyVerifyStatus(opts: CallOptions = {}): Promise<VerificationStatus> {
+    return this.sysDocument<VerificationStatus>({ method: 'GET', path: REKEY_VERIFY }, opts);
+  }
+
+  /** `PUT sys/rekey-recovery-key/verify` with one share of the new set and the verification nonce. */
+  async rekeyVerify(
+    key: string,
+    nonce: string,
+    opts: CallOptions = {},
+  ): Promise<VerificationStatus | VerificationCompletion> {
+    return this.sysDocument<VerificationStatus | VerificationCompletion>(
+      { method: 'PUT', path: REKEY_VERIFY, body: { key, nonce }, idempotent: false },
+      opts,
+      [key],
+    );
+  }
+
+  /** `DELETE sys/rekey-recovery-key/verify`: restarts verification with a new nonce. */
+  async rekeyVerifyCancel(opts: CallOptions = {}): Promise<VerificationStatus | undefined> {
+    const res = await this.send({ method: 'DELETE', path: REKEY_VERIFY }, opts);
+    return this.sysBody<VerificationStatus>(res);
+  }
+
+  /** `GET sys/rekey/recovery-key-backup`; undefined when none is stored. */
+  async rekeyBackup(opts: CallOptions = {}): Promise<RekeyBackup | undefined> {
+    try {
+      return await this.sysDocument<RekeyBackup>({ method: 'GET', path: REKEY_BACKUP }, opts);
+    } catch (error) {
+      // The service answers 400 "no backed-up keys found" rather than 404 when there is none.
+      if (error instanceof HttpStatusError && /no backed-up keys/i.test(error.serviceMessage ?? ''))
+        return undefined;
+      throw error;
+    }
+  }
+
+  /** `DELETE sys/rekey/recovery-key-backup`. */
+  async rekeyBackupDelete(opts: CallOptions = {}): Promise<void> {
+    await this.send({ method: 'DELETE', path: REKEY_BACKUP }, opts);
+  }
+
   // Helpers
+
+  private async sysDocument<T>(
+    req: HttpRequest,
+    opts: CallOptions,
+    secrets: readonly string[] = [],
+  ): Promise<T> {
+    const res = await this.send(req, opts, secrets);
+    const body = this.sysBody<T>(res);
+    if (body === undefined) {
+      throw new UnexpectedResponseError({
+        service: 'secrets',
+        method: req.method,
+        path: req.path,
+        status: res.status,
+        problem: 'expected a JSON document',
+      });
+    }
+    return body;
+  }
+
+  /** The document of a sys answer: top-level fields, or the envelope's `data`. */
+  private sysBody<T>(res: HttpResponse): T | undefined {
+    if (typeof res.body !== 'object' || res.body === null) return undefined;
+    const body = res.body as Record<string, unknown>;
+    const data = body.data;
+    const wrapped = typeof data === 'object' && data !== null && !('nonce' in body) && !('started' in body);
+    return (wrapped ? data : body) as T;
+  }
 
   private async readData<T>(path: string, opts: CallOptions): Promise<T | undefined> {
     const res = await this.send({ method: 'GET', path }, opts, [], true);

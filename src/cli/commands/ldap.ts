@@ -4,12 +4,12 @@
  * the process list): a terminal prompt asks for it, or it is read from stdin. The client token is
  * printed only when asked for (`--show-token`, `--json`).
  */
-import { isCancel, password as askPassword } from '@clack/prompts';
 import type { LdapConfig, LoginResult, SecretsClient } from '../../clients/secrets.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
+import { readSecret } from '../secret-input.js';
 import { table } from '../table.js';
 
 export interface MountFlags {
@@ -19,25 +19,6 @@ export interface MountFlags {
 
 export interface LoginFlags extends MountFlags {
   showToken?: boolean;
-}
-
-/** Reads the password: from a prompt on a terminal, else all of stdin less one final newline. */
-async function readPassword(io: Io, username: string): Promise<string> {
-  if (io.stdinIsTTY && io.stdout.isTTY) {
-    const answer = await askPassword({ message: `Password for ${username}:`, mask: '*' });
-    if (isCancel(answer)) throw new CliError('login cancelled');
-    return answer;
-  }
-  if (!io.stdin) {
-    throw new CliError('no password: run on a terminal to be asked, or pipe it on stdin');
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin as AsyncIterable<Buffer | string>) {
-    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  }
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
 }
 
 function formatSeconds(seconds: number): string {
@@ -72,7 +53,7 @@ function loginSummary(result: LoginResult, mount: string, username: string, show
 }
 
 export async function ldapLoginCommand(username: string, flags: LoginFlags, io: Io): Promise<number> {
-  const password = await readPassword(io, username);
+  const password = await readSecret(io, `Password for ${username}:`, 'password');
   return withClient(io, secretsService, async (client) => {
     const result = await client.login(flags.mount, username, password);
     write(

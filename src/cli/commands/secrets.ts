@@ -1,6 +1,6 @@
 /**
  * The secrets service's module: its client definition, the directory (LDAP) kinds, and the operator
- * commands `converge ldap login|groups|users|get`.
+ * commands `converge ldap login|groups|users|get` and the recovery-key ceremony `converge rekey …`.
  */
 import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets.js';
 import { secretsService } from '../../clients/secrets/definition.js';
@@ -9,6 +9,14 @@ import { ldapGroupKind } from '../../resources/secrets/ldap-group.js';
 import { ldapUserKind } from '../../resources/secrets/ldap-user.js';
 import type { ServiceModule } from '../catalog.js';
 import { ldapGetCommand, ldapListCommand, ldapLoginCommand } from './ldap.js';
+import {
+  rekeyBackupCommand,
+  rekeyCancelCommand,
+  rekeyStartCommand,
+  rekeyStatusCommand,
+  rekeySubmitCommand,
+  rekeyVerifyCommand,
+} from './rekey.js';
 
 const MOUNT_HELP = 'mount path of the auth method below auth/';
 
@@ -52,5 +60,63 @@ export const secretsModule: ServiceModule = {
       .option('--mount <path>', MOUNT_HELP, DEFAULT_LDAP_MOUNT)
       .option('--json', 'print it as JSON')
       .action(action((what: string, name: string | undefined, opts) => ldapGetCommand(what, name, opts, io)));
+
+    const int = (value: string) => Number(value);
+    const rekey = program
+      .command('rekey')
+      .description(
+        'replace the recovery key shares: start, then holders of the current shares submit them; optionally verify the new ones',
+      );
+    rekey
+      .command('start')
+      .description('start a rekey of the recovery key (one at a time)')
+      .requiredOption('--shares <n>', 'number of new shares', int)
+      .requiredOption('--threshold <t>', 'new shares needed to recover the key', int)
+      .option(
+        '--pgp-keys <files>',
+        'comma-separated public key files, one per share in order: each new share is encrypted to one',
+      )
+      .option('--backup', 'keep a backup of the PGP-encrypted shares on the service (needs --pgp-keys)')
+      .option('--verify', 'require the new shares to be presented before the rotation takes effect')
+      .option('--json', 'print the status as JSON')
+      .action(action((opts) => rekeyStartCommand(opts, io)));
+    rekey
+      .command('status')
+      .description('show the rekey in progress: progress, what happens next')
+      .option('--json', 'print the status as JSON')
+      .action(action((opts) => rekeyStatusCommand(opts, io)));
+    rekey
+      .command('submit')
+      .description(
+        'submit one share of the current recovery key, from a hidden prompt or stdin (never the command line)',
+      )
+      .option('--nonce <nonce>', 'the rekey nonce (default: the one of the rekey in progress)')
+      .option('--json', 'print the answer as JSON (the new shares included, once complete)')
+      .action(action((opts) => rekeySubmitCommand(opts, io)));
+    rekey
+      .command('verify')
+      .description('present one NEW share, from a hidden prompt or stdin, to confirm the new shares')
+      .option('--nonce <nonce>', 'the verification nonce (default: the current one)')
+      .option('--json', 'print the answer as JSON')
+      .action(action((opts) => rekeyVerifyCommand(opts, io)));
+    rekey
+      .command('cancel')
+      .description(
+        'cancel the rekey (the current shares stay valid), or with --verification restart only the verification',
+      )
+      .option('--verification', 'reset verification progress and get a new verification nonce')
+      .option('--json', 'print the answer as JSON')
+      .action(action((opts) => rekeyCancelCommand(opts, io)));
+    const backup = rekey.command('backup').description('the stored backup of the PGP-encrypted new shares');
+    backup
+      .command('show')
+      .description('print the backed-up encrypted shares by PGP key fingerprint')
+      .option('--json', 'print the backup as JSON')
+      .action(action((opts) => rekeyBackupCommand('show', opts, io)));
+    backup
+      .command('delete')
+      .description('delete the backup')
+      .option('--json', 'print the answer as JSON')
+      .action(action((opts) => rekeyBackupCommand('delete', opts, io)));
   },
 };
