@@ -1,7 +1,8 @@
 /**
  * Client of the secrets service (spec `secrets-ldap-and-rekey.md`) over the shared HTTP layer: the
- * directory (LDAP) auth method (part 1) and the recovery-key rekey operations (part 2). The method may be mounted at any path: every call takes the mount below `auth/` (`ldap` by
- * default, `corp/ldap` for a nested one).
+ * directory (LDAP) auth method (part 1) and the recovery-key rekey operations (part 2). The method
+ * may be mounted at any path: every directory call takes the mount below `auth/` (`ldap` by default,
+ * `corp/ldap` for a nested one).
  *
  * Choices where the spec says "not shown", following the real service (REFERENCE-BEHAVIOUR §2):
  * - The token goes in `X-Secrets-Token`; login is sent without it (it needs none).
