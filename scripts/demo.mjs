@@ -3,8 +3,8 @@
 // validates, plans and applies the example manifest (ACL roles, two workspaces, one seeded with a
 // state file, the directory login's configuration, groups and users), shows that a second plan is
 // clean, logs in through the directory when this machine has slapd (a real directory server, started
-// on a free port with a seeded test directory), changes a role and a workspace behind Converge's back
-// and shows the drift, then stops everything.
+// on a free port with a seeded test directory), replaces the recovery key shares in a rekey ceremony,
+// changes a role and a workspace behind Converge's back and shows the drift, then stops everything.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -20,21 +20,29 @@ function banner(text) {
   process.stdout.write(`\n${bold(`==> ${text}`)}\n`);
 }
 
-/** Starts the sandbox on a free port and reads the `export NAME=value` lines it prints. */
+/**
+ * Starts the sandbox on a free port and reads the `export NAME=value` lines it prints (stdout), and
+ * the recovery key shares it shows once at start (stderr), which the rekey part of the demo uses.
+ */
 async function startSandbox() {
   const child = spawn(
     process.execPath,
     [cli, 'sandbox', '--port', '0', '--config', 'examples/sandbox.yaml'],
-    {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const env = {};
+  const recoveryKeys = [];
   let buffer = '';
+  let errors = '';
+  let forwarding = false;
+  child.stderr.on('data', (chunk) => {
+    // Start-up lines are shown once read; later ones (errors, the stop line) pass straight through.
+    if (forwarding) process.stderr.write(chunk);
+    else errors += chunk;
+  });
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the sandbox did not start within 15 s')), 15_000);
-    child.once('exit', (code) => reject(new Error(`the sandbox exited early (code ${code})`)));
+    child.once('exit', (code) => reject(new Error(`the sandbox exited early (code ${code}): ${errors}`)));
     child.stdout.on('data', (chunk) => {
       buffer += chunk;
       for (const m of buffer.matchAll(/^export (CONVERGE_[A-Z_]+)=(?:'([^']*)'|(\S*))$/gm))
@@ -45,11 +53,16 @@ async function startSandbox() {
       }
     });
   });
-  return { child, env };
+  // Give stderr a moment: the shares are written right after the export lines.
+  await new Promise((r) => setTimeout(r, 100));
+  process.stderr.write(errors);
+  forwarding = true;
+  for (const m of errors.matchAll(/^Recovery Key \d+: ([0-9a-f]+)$/gm)) recoveryKeys.push(m[1]);
+  return { child, env, recoveryKeys };
 }
 
-async function converge(args, env, { expect = [0], input } = {}) {
-  banner(`converge ${args.join(' ')}${input === undefined ? '' : '   (password on stdin)'}`);
+async function converge(args, env, { expect = [0], input, inputLabel = 'password' } = {}) {
+  banner(`converge ${args.join(' ')}${input === undefined ? '' : `   (${inputLabel} on stdin)`}`);
   const child = spawn(process.execPath, [cli, ...args], {
     cwd: root,
     env,
@@ -112,7 +125,7 @@ async function startDirectory() {
 }
 
 const directory = await startDirectory();
-const { child: sandbox, env: sandboxEnv } = await startSandbox();
+const { child: sandbox, env: sandboxEnv, recoveryKeys } = await startSandbox();
 const env = {
   ...process.env,
   ...sandboxEnv,
@@ -138,6 +151,10 @@ try {
   } else {
     banner('slapd is not installed here: skipping `converge ldap login` (apt-get install slapd ldap-utils)');
   }
+  banner('three holders of the recovery key shares the sandbox printed at start replace them');
+  await converge(['rekey', 'start', '--shares', '3', '--threshold', '2'], env);
+  for (const share of recoveryKeys.slice(0, 3))
+    await converge(['rekey', 'submit'], env, { input: share, inputLabel: 'a recovery key share' });
   banner('someone edits role web-readers and workspace web-prod by hand');
   await driftRole(env, 'web-readers');
   await driftWorkspace(env, 'sandbox', 'web-prod');
