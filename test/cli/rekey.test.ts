@@ -113,7 +113,31 @@ describe('what an operator gets wrong', () => {
     expect(r.stderr).toContain('no rekey in progress');
     const argv = await converge(['rekey', 'submit', initial[0]!]);
     expect(argv.code).toBe(1);
-    expect(argv.stderr).toMatch(/too many arguments|unknown/i);
+    expect(argv.stderr).toContain('shares are never taken from the command line');
+    expect(argv.stderr).not.toContain(initial[0]);
+    for (const args of [
+      ['rekey', 'cancel'],
+      ['rekey', 'cancel', '--verification'],
+      ['rekey', 'backup', 'delete'],
+    ]) {
+      const nothing = await converge(args);
+      expect(nothing.code, args.join(' ')).toBe(1);
+      expect(nothing.stderr).toMatch(/no rekey in progress|no backup/);
+    }
+  });
+
+  it('refuses a private key given as a public one, before anything is sent', async () => {
+    const { privateKey } = await generateKey({
+      type: 'ecc',
+      curve: 'curve25519Legacy',
+      userIDs: [{ name: 'x' }],
+    });
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-rekey-')), 'secret.asc');
+    writeFileSync(file, privateKey);
+    const r = await converge(['rekey', 'start', '--shares', '1', '--threshold', '1', '--pgp-keys', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('is a PRIVATE key: nothing was sent');
+    expect(JSON.parse((await ok(['rekey', 'status', '--json'])).stdout).started).toBe(false);
   });
 });
 
@@ -196,6 +220,7 @@ describe('the rekey ceremony', () => {
     const refused = await converge(['rekey', 'submit'], initial[1]);
     expect(refused.code, 'old shares no longer rebuild the key').toBe(1);
     expect(refused.stderr).toContain('recovery key verification failed');
+    expect(refused.stderr).toContain('runs `converge rekey submit` again with a share of the CURRENT key');
 
     // As the real service does, the failed attempt is reset, not dropped: the same rekey starts over.
     const status = JSON.parse((await ok(['rekey', 'status', '--json'])).stdout);

@@ -13,6 +13,7 @@ import type {
   VerificationCompletion,
   VerificationStatus,
 } from '../../clients/secrets.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -33,11 +34,13 @@ export interface SubmitFlags {
   json?: boolean;
 }
 
-const ARMOR = /-----BEGIN PGP PUBLIC KEY BLOCK-----/;
+const ARMOR = /-----BEGIN PGP (PUBLIC|PRIVATE) KEY BLOCK-----/;
 
 /**
  * A public key file as the service wants it: base64 of the binary key. Accepts the binary key
- * (`gpg --export`), ASCII armor (`gpg --export --armor`), or the base64 text already.
+ * (`gpg --export`), ASCII armor (`gpg --export --armor`), or that base64 text. Every form is parsed,
+ * so a private key (an easy slip: `--export-secret-keys`) is refused before anything is sent, and a
+ * file holding several keys is refused rather than silently using the first.
  */
 export async function pgpKeyForService(file: string): Promise<string> {
   let bytes: Buffer;
@@ -47,18 +50,25 @@ export async function pgpKeyForService(file: string): Promise<string> {
     throw new CliError(`cannot read PGP key ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }
   const text = bytes.toString('utf8');
-  if (ARMOR.test(text)) {
-    const { readKey } = await import('openpgp');
-    try {
-      const key = await readKey({ armoredKey: text });
-      return Buffer.from(key.write()).toString('base64');
-    } catch (error) {
-      throw new CliError(`${file} is not a readable PGP public key: ${(error as Error).message}`);
-    }
-  }
   const trimmed = text.trim();
-  if (/^[A-Za-z0-9+/\s]+=*$/.test(trimmed) && trimmed.length > 0) return trimmed.replace(/\s+/g, '');
-  return bytes.toString('base64');
+  const { readKeys } = await import('openpgp');
+  let keys: Awaited<ReturnType<typeof readKeys>>;
+  try {
+    if (ARMOR.test(text)) keys = await readKeys({ armoredKeys: text });
+    else if (/^[A-Za-z0-9+/\s]+=*$/.test(trimmed) && trimmed.length > 0)
+      keys = await readKeys({ binaryKeys: Buffer.from(trimmed.replace(/\s+/g, ''), 'base64') });
+    else keys = await readKeys({ binaryKeys: bytes });
+  } catch (error) {
+    throw new CliError(`${file} is not a readable PGP public key: ${(error as Error).message}`);
+  }
+  if (keys.length !== 1)
+    throw new CliError(`${file} holds ${keys.length} keys: give one public key per file, one file per share`);
+  const key = keys[0]!;
+  if (key.isPrivate())
+    throw new CliError(
+      `${file} is a PRIVATE key: nothing was sent. Give its public key (gpg --export KEYID > key.gpg), and keep the private one to decrypt your share`,
+    );
+  return Buffer.from(key.write()).toString('base64');
 }
 
 function positiveInteger(value: number, flag: string): number {
@@ -85,8 +95,12 @@ function next(count: number, holderOf: string, command: string): string {
 function describeStatus(status: RekeyStatus): string[] {
   const lines = [
     `Rekey in progress (nonce ${status.nonce}).`,
-    `Progress: ${status.progress} of ${status.required} shares of the current recovery key.`,
-    `New key: ${status.n} shares, any ${status.t} of which recover it.`,
+    status.verification_nonce
+      ? 'Current shares: the threshold was reached and the new shares were issued; they take effect once verified.'
+      : `Progress: ${status.progress} of ${status.required} shares of the current recovery key.`,
+    status.n === 1
+      ? 'New key: 1 share, which alone recovers it.'
+      : `New key: ${status.n} shares, any ${status.t} of which recover it.`,
   ];
   if (status.pgp_fingerprints?.length)
     lines.push(
@@ -133,6 +147,25 @@ function completionLines(done: RekeyCompletion): string[] {
   return lines;
 }
 
+/** A share typed on the command line is already in the shell history: refuse it, never echo it. */
+function refuseShareArgument(argument: string | undefined): void {
+  if (argument !== undefined)
+    throw new CliError(
+      'shares are never taken from the command line (shell history, the process list): run on a terminal to be asked, or pipe the share on stdin',
+    );
+}
+
+/** The service's refusal, with what to do next when it matches. */
+async function withHint<T>(call: Promise<T>, pattern: RegExp, hint: string): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof HttpStatusError && pattern.test(error.serviceMessage ?? ''))
+      throw new CliError(`${error.message}\n${hint}`);
+    throw error;
+  }
+}
+
 async function currentStatus(client: SecretsClient): Promise<RekeyStatus> {
   const status = await client.rekeyStatus();
   if (!status.started)
@@ -145,6 +178,10 @@ async function currentStatus(client: SecretsClient): Promise<RekeyStatus> {
 export async function rekeyStartCommand(flags: RekeyStartFlags, io: Io): Promise<number> {
   const shares = positiveInteger(flags.shares, '--shares');
   const threshold = positiveInteger(flags.threshold, '--threshold');
+  if (threshold === 1 && shares > 1)
+    throw new CliError(
+      '--threshold must be at least 2 when there are several shares (1 only with --shares 1)',
+    );
   if (threshold > shares)
     throw new CliError(`--threshold (${threshold}) must not be more than --shares (${shares})`);
   const files = flags.pgpKeys
@@ -159,13 +196,17 @@ export async function rekeyStartCommand(flags: RekeyStartFlags, io: Io): Promise
     throw new CliError('--backup keeps PGP-encrypted shares: give --pgp-keys too');
   const pgpKeys = await Promise.all(files.map(pgpKeyForService));
   return withClient(io, secretsService, async (client) => {
-    const status = await client.rekeyStart({
-      secret_shares: shares,
-      secret_threshold: threshold,
-      ...(pgpKeys.length > 0 ? { pgp_keys: pgpKeys } : {}),
-      ...(flags.backup ? { backup: true } : {}),
-      ...(flags.verify ? { require_verification: true } : {}),
-    });
+    const status = await withHint(
+      client.rekeyStart({
+        secret_shares: shares,
+        secret_threshold: threshold,
+        ...(pgpKeys.length > 0 ? { pgp_keys: pgpKeys } : {}),
+        ...(flags.backup ? { backup: true } : {}),
+        ...(flags.verify ? { require_verification: true } : {}),
+      }),
+      /rekey already in progress/,
+      'one rekey at a time: `converge rekey status` shows it, `converge rekey cancel` stops it',
+    );
     if (flags.json) write(io.stdout, JSON.stringify(status, null, 2));
     else write(io.stdout, [...describeStatus(status), nextSubmit(status)].join('\n'));
     return EXIT.ok;
@@ -202,12 +243,17 @@ export async function rekeyStatusCommand(flags: { json?: boolean }, io: Io): Pro
   });
 }
 
-export async function rekeySubmitCommand(flags: SubmitFlags, io: Io): Promise<number> {
+export async function rekeySubmitCommand(flags: SubmitFlags, io: Io, argument?: string): Promise<number> {
+  refuseShareArgument(argument);
   return withClient(io, secretsService, async (client) => {
     const nonce = flags.nonce ?? (await currentStatus(client)).nonce;
     const share = (await readSecret(io, 'Your share of the current recovery key:', 'key share')).trim();
     if (share === '') throw new CliError('the key share is empty');
-    const answer = await client.rekeySubmit(share, nonce);
+    const answer = await withHint(
+      client.rekeySubmit(share, nonce),
+      /recovery key verification failed|failed to compute recovery key/,
+      'the shares given do not rebuild the current recovery key. The service reset the progress to 0 (the rekey itself stays): every holder, those who already submitted included, runs `converge rekey submit` again with a share of the CURRENT key',
+    );
     if (flags.json) {
       write(io.stdout, JSON.stringify(answer, null, 2));
       return EXIT.ok;
@@ -222,12 +268,23 @@ export async function rekeySubmitCommand(flags: SubmitFlags, io: Io): Promise<nu
   });
 }
 
-export async function rekeyVerifyCommand(flags: SubmitFlags, io: Io): Promise<number> {
+export async function rekeyVerifyCommand(flags: SubmitFlags, io: Io, argument?: string): Promise<number> {
+  refuseShareArgument(argument);
   return withClient(io, secretsService, async (client) => {
-    const nonce = flags.nonce ?? (await client.rekeyVerifyStatus()).nonce;
+    // Checked before asking for a share, so nobody types one for nothing.
+    const status = await currentStatus(client);
+    const nonce = flags.nonce ?? status.verification_nonce;
+    if (!nonce)
+      throw new CliError(
+        'no verification pending: the holders of the current key submit their shares first (`converge rekey status`)',
+      );
     const share = (await readSecret(io, 'Your NEW share:', 'key share')).trim();
     if (share === '') throw new CliError('the key share is empty');
-    const answer = await client.rekeyVerify(share, nonce);
+    const answer = await withHint(
+      client.rekeyVerify(share, nonce),
+      /rekey verification failed|failed to compute key for verification/,
+      'the new shares given do not match. The service reset verification to 0 with a new nonce: every holder of a new share, those who already verified included, runs `converge rekey verify` again',
+    );
     if (flags.json) write(io.stdout, JSON.stringify(answer, null, 2));
     else if (isVerified(answer))
       write(
@@ -251,19 +308,38 @@ export async function rekeyCancelCommand(
   io: Io,
 ): Promise<number> {
   return withClient(io, secretsService, async (client) => {
+    const current = await client.rekeyStatus();
+    if (!current.started) throw new CliError('no rekey in progress: nothing to cancel');
     if (flags.verification) {
+      if (!current.verification_nonce)
+        throw new CliError(
+          'no verification pending: the holders of the current key have not reached the threshold yet (`converge rekey status`)',
+        );
       const status = await client.rekeyVerifyCancel();
       if (flags.json) write(io.stdout, JSON.stringify(status ?? {}, null, 2));
       else
         write(
           io.stdout,
-          `Verification restarted: progress 0${status?.nonce ? `, new verification nonce ${status.nonce}` : ''}. The rekey and the current shares stay as they are.`,
+          `Verification restarted: progress 0${status?.nonce ? `, new verification nonce ${status.nonce}` : ''}. The rekey and the current shares stay as they are; every holder of a new share runs \`converge rekey verify\` again.`,
         );
       return EXIT.ok;
     }
     await client.rekeyCancel();
-    if (flags.json) write(io.stdout, JSON.stringify({ cancelled: true }));
-    else write(io.stdout, 'Rekey cancelled. The current recovery key shares remain valid.');
+    // A backup made at the threshold outlives the cancel, though its shares never took effect.
+    const leftover = current.backup ? await client.rekeyBackup() : undefined;
+    if (flags.json) write(io.stdout, JSON.stringify({ cancelled: true, backupKept: Boolean(leftover) }));
+    else
+      write(
+        io.stdout,
+        [
+          'Rekey cancelled. The current recovery key shares remain valid.',
+          ...(leftover
+            ? [
+                "The backup of the cancelled rekey's encrypted shares is still stored: `converge rekey backup delete` removes it.",
+              ]
+            : []),
+        ].join('\n'),
+      );
     return EXIT.ok;
   });
 }
@@ -274,6 +350,8 @@ export async function rekeyBackupCommand(
   io: Io,
 ): Promise<number> {
   return withClient(io, secretsService, async (client) => {
+    const backup = await client.rekeyBackup();
+    if (!backup) throw new CliError('no backup of encrypted shares is stored');
     if (action === 'delete') {
       await client.rekeyBackupDelete();
       write(
@@ -282,13 +360,17 @@ export async function rekeyBackupCommand(
       );
       return EXIT.ok;
     }
-    const backup = await client.rekeyBackup();
-    if (!backup) throw new CliError('no backup of encrypted shares is stored');
     if (flags.json) write(io.stdout, JSON.stringify(backup, null, 2));
     else {
-      const lines = [`Backup of the encrypted shares of rekey ${backup.nonce}:`];
+      const lines = [
+        `Backup of the encrypted shares of rekey ${backup.nonce} (decrypt one: echo SHARE | base64 -d | gpg --decrypt):`,
+      ];
       for (const [fingerprint, shares] of Object.entries(backup.keys)) {
-        lines.push(`Key ${fingerprint}:`, ...shares.map((s) => `  ${s}`));
+        // Base64, like the shares printed at completion, so the same decrypt line works.
+        const base64 =
+          backup.keys_base64?.[fingerprint] ??
+          shares.map((hex) => Buffer.from(hex, 'hex').toString('base64'));
+        lines.push(`Key ${fingerprint}:`, ...base64.map((b) => `  ${b}`));
       }
       write(io.stdout, lines.join('\n'));
     }

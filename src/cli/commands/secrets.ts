@@ -90,15 +90,17 @@ export const secretsModule: ServiceModule = {
       .description(
         'submit one share of the current recovery key, from a hidden prompt or stdin (never the command line)',
       )
+      .argument('[share]', 'refused: a share is read from a hidden prompt or stdin')
       .option('--nonce <nonce>', 'the rekey nonce (default: the one of the rekey in progress)')
       .option('--json', 'print the answer as JSON (the new shares included, once complete)')
-      .action(action((opts) => rekeySubmitCommand(opts, io)));
+      .action(action((share: string | undefined, opts) => rekeySubmitCommand(opts, io, share)));
     rekey
       .command('verify')
       .description('present one NEW share, from a hidden prompt or stdin, to confirm the new shares')
+      .argument('[share]', 'refused: a share is read from a hidden prompt or stdin')
       .option('--nonce <nonce>', 'the verification nonce (default: the current one)')
       .option('--json', 'print the answer as JSON')
-      .action(action((opts) => rekeyVerifyCommand(opts, io)));
+      .action(action((share: string | undefined, opts) => rekeyVerifyCommand(opts, io, share)));
     rekey
       .command('cancel')
       .description(
