@@ -17,23 +17,26 @@ export function converge(
   args: string[],
   env: Record<string, string | undefined>,
   cwd?: string,
+  input?: string,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH, ...env },
       cwd: cwd ?? process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // No input: stdin is closed, as in CI. Input: piped, as `printf %s "$PW" | converge …`.
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => {
+    child.stdout!.on('data', (d) => {
       stdout += d;
     });
-    child.stderr.on('data', (d) => {
+    child.stderr!.on('data', (d) => {
       stderr += d;
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin?.end(input);
   });
 }
 

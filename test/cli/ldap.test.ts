@@ -4,7 +4,6 @@
  * to log in against a real directory server (Debian's slapd, skipped with a reason where it is
  * missing); and a planted-secret check over every output.
  */
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { LDAP_SEED, slapdSkipReason, useSlapd } from '../support/slapd.js';
-import { CLI, type CliResult } from './helpers.js';
+import { type CliResult, converge as run } from './helpers.js';
 
 const ROOT_TOKEN = `planted-root-token-${randomUUID()}`;
 const sandboxLog: string[] = [];
@@ -33,23 +32,15 @@ afterAll(async () => sandbox?.close());
 const outputs: string[] = [];
 
 /** The built CLI in a child process, with the sandbox's environment and optional stdin. */
-function converge(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, ...sandbox.env(), CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      outputs.push(stdout, stderr);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
+async function converge(
+  args: string[],
+  env: Record<string, string> = {},
+  input?: string,
+): Promise<CliResult> {
+  const runEnv = { ...sandbox.env(), CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1', ...env };
+  const result = await run(args, runEnv, undefined, input ?? '');
+  outputs.push(result.stdout, result.stderr);
+  return result;
 }
 
 function manifest(text: string): string {

@@ -5,14 +5,13 @@
  * keys; verification (restarted once) completes; then a second rekey with the old shares fails and
  * one with the new shares succeeds, which proves the key rotated.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decrypt, generateKey, readKey, readMessage, readPrivateKey } from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { CLI, type CliResult } from './helpers.js';
+import { type CliResult, converge as run } from './helpers.js';
 
 const ROOT = 'rekey-root-token-7f3a';
 let sandbox: RunningSandbox;
@@ -27,23 +26,10 @@ beforeAll(async () => {
 });
 afterAll(async () => sandbox?.close());
 
-function converge(args: string[], input?: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH, ...sandbox.env(), NO_COLOR: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      outputs.push(stdout, stderr);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
+async function converge(args: string[], input?: string): Promise<CliResult> {
+  const result = await run(args, { ...sandbox.env(), NO_COLOR: '1' }, undefined, input ?? '');
+  outputs.push(result.stdout, result.stderr);
+  return result;
 }
 
 async function ok(args: string[], input?: string): Promise<CliResult> {
