@@ -116,7 +116,8 @@ async function loadDocument(
   const resource: ManifestResource = {
     kind: document.kind,
     name: metadata.name,
-    spec: document.spec,
+    // A resource declared absent may leave its spec out.
+    spec: document.spec ?? {},
     source: positions.documentStart(),
     locate: (pointer) => positions.locate(pointer),
     sensitivePointers,

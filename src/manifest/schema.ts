@@ -34,7 +34,8 @@ export function buildManifestSchema(
     title: 'Converge manifest document',
     description: `One document of a Converge manifest: apiVersion ${API_VERSION}, a kind, metadata and the kind's spec.`,
     type: 'object',
-    required: [...ENVELOPE_FIELDS],
+    // `spec` is required by each kind's branch: a resource declared `ensure: absent` needs none.
+    required: ENVELOPE_FIELDS.filter((f) => f !== 'spec'),
     properties: {
       apiVersion: apiVersionSchema(),
       kind: { type: 'string', description: 'What the document describes.' },
@@ -84,7 +85,19 @@ function resourceBranch(kind: ManifestKind): JsonSchema {
         'absent: delete the object (explicitly, in the plan like any other change); default present',
     },
   };
-  return envelope(kind.kind, kind.description, metadata, kind.specSchema);
+  const branch = envelope(kind.kind, kind.description, metadata, kind.specSchema);
+  // An object declared absent is only deleted: its spec says nothing, so it may be left out.
+  return {
+    ...branch,
+    required: ENVELOPE_FIELDS.filter((f) => f !== 'spec'),
+    if: {
+      properties: {
+        metadata: { type: 'object', properties: { ensure: { const: 'absent' } }, required: ['ensure'] },
+      },
+      required: ['metadata'],
+    },
+    else: { required: ['spec'] },
+  };
 }
 
 function builtinBranch(kind: BuiltinKind): JsonSchema {

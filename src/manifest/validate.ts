@@ -423,6 +423,8 @@ function editDistance(a: string, b: string): number {
 function kindRules(document: Record<string, unknown>, context: ValidationContext): ManifestProblem[] {
   const kind = context.kinds.find((k) => k.kind === document.kind);
   if (!kind?.validateSpec) return [];
+  // An object declared absent is only deleted: rules about what it would hold do not apply.
+  if ((document.metadata as { ensure?: string } | undefined)?.ensure === 'absent') return [];
   return kind.validateSpec(document.spec as Record<string, unknown>).map((rule) => ({
     position: context.positions.locate(`/spec${rule.pointer}`),
     message: rule.message,

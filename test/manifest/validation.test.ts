@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { formatPosition, type ManifestKind } from '../../src/manifest/index.js';
 import { manifestValidator } from '../../src/manifest/validate.js';
-import { load, loadErrors, role, testKinds, writeTree } from './helpers.js';
+import { load, loadErrors, role, testKinds, testRoleKind, writeTree } from './helpers.js';
 
 describe('valid documents', () => {
   test('loads resources with positions, defaults and namespaces', async () => {
@@ -108,6 +108,23 @@ spec:
   test('a missing spec is reported at the document', async () => {
     const dir = writeTree({ 'a.yaml': 'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: a }\n' });
     expect(await loadErrors(dir, ['a.yaml'])).toEqual(['a.yaml:1:1: missing required field "spec"']);
+  });
+
+  test('an object declared absent needs no spec (it is only deleted), and its spec rules do not apply', async () => {
+    const ruled = {
+      ...testRoleKind,
+      kind: 'RuledRole',
+      validateSpec: () => [{ pointer: '', message: 'never' }],
+    };
+    const dir = writeTree({
+      'a.yaml':
+        'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: gone, ensure: absent }\n---\napiVersion: converge/v1\nkind: RuledRole\nmetadata: { name: old, ensure: absent }\nspec: { Description: x }\n',
+    });
+    const manifest = await load(dir, ['a.yaml'], { kinds: [testRoleKind, ruled] });
+    expect(manifest.resources.map((r) => [r.name, r.ensure, r.spec])).toEqual([
+      ['gone', 'absent', {}],
+      ['old', 'absent', { Description: 'x', Level: 1 }],
+    ]);
   });
 
   test('unknown fields point at the key and name it', async () => {
