@@ -108,6 +108,11 @@ describe('namespace capabilities', () => {
       ).status,
     ).toBe(403);
     expect((await api('DELETE', '/v1/job/acl-default', as('reader-token'))).status).toBe(403);
+    const stable = await api('PUT', '/v1/job/acl-default/stable', {
+      ...as('reader-token'),
+      body: { JobID: 'acl-default', JobVersion: 0, Stable: true },
+    });
+    expect(stable.status).toBe(403);
   });
 
   it('rights are per namespace: the reader sees nothing in team-a, even a missing job is 403 not 404', async () => {

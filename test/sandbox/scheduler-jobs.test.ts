@@ -335,6 +335,50 @@ describe('versions', () => {
   });
 });
 
+describe('stability', () => {
+  it("sets a version's Stable flag without a new version or JobModifyIndex", async () => {
+    const first = await register(api, jobSpec('stab'));
+    await register(api, jobSpec('stab', { web: 2 }));
+    const before = await getJson(api, '/v1/job/stab');
+    const res = await api('PUT', '/v1/job/stab/stable', {
+      body: { JobID: 'stab', JobVersion: 1, Stable: true },
+    });
+    expect(res.status).toBe(200);
+    const reply = res.json<{ Index: number; JobModifyIndex: number }>();
+    expect(reply.Index).toBeGreaterThan(before.ModifyIndex as number);
+    expect(reply.JobModifyIndex).toBe(before.JobModifyIndex);
+    const job = await getJson(api, '/v1/job/stab');
+    expect(job).toMatchObject({
+      Stable: true,
+      Version: 1,
+      JobModifyIndex: before.JobModifyIndex,
+      ModifyIndex: reply.Index,
+    });
+    // An older version too; then back to false.
+    await api('POST', '/v1/job/stab/stable', { body: { JobID: 'stab', JobVersion: 0, Stable: true } });
+    await api('POST', '/v1/job/stab/stable', { body: { JobID: 'stab', JobVersion: 1, Stable: false } });
+    const versions = (await getJson<{ Versions: Json[] }>(api, '/v1/job/stab/versions')).Versions;
+    expect(versions.map((v) => [v.Version, v.Stable])).toEqual([
+      [1, false],
+      [0, true],
+    ]);
+    expect(first.JobModifyIndex).toBeLessThan(before.JobModifyIndex as number);
+  });
+
+  it.each([
+    [{ JobVersion: 0, Stable: true }, 400, 'JobID must be specified'],
+    [{ JobID: 'other', Stable: true }, 400, 'Job ID does not match'],
+    [
+      { JobID: 'stab', JobVersion: 9, Stable: true },
+      500,
+      'job "stab" in namespace "default" at version 9 not found',
+    ],
+  ])('refuses %j', async (body, status, text) => {
+    const res = await api('PUT', '/v1/job/stab/stable', { body });
+    expect([res.status, res.text]).toEqual([status, text]);
+  });
+});
+
 describe('stop and purge', () => {
   it('stop: a new version with Stop true, allocations stopped, a job-deregister evaluation, status dead', async () => {
     const reg = await register(api, jobSpec('stopme', { web: 2 }));
@@ -554,7 +598,6 @@ describe('not emulated yet', () => {
     ['GET', '/v1/job/x/scale'],
     ['POST', '/v1/job/x/dispatch'],
     ['POST', '/v1/job/x/revert'],
-    ['POST', '/v1/job/x/stable'],
     ['POST', '/v1/job/x/evaluate'],
     ['POST', '/v1/job/x/periodic/force'],
     ['GET', '/v1/job/x/deployments'],

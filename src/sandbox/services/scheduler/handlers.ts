@@ -120,6 +120,8 @@ class SchedulerHandlers {
         return method(['GET'], () => this.evaluations(req, id));
       case 'summary':
         return method(['GET'], () => this.summary(req, id));
+      case 'stable':
+        return method(['PUT', 'POST'], () => this.stable(req, id));
       default:
         return notEmulated(`${req.method} /v1/job/:job_id/${suffix}`);
     }
@@ -222,16 +224,7 @@ class SchedulerHandlers {
 
   /** Register (`/v1/jobs`, `pathId` empty) or update (`/v1/job/:id`). */
   async register(req: SandboxRequest, pathId: string): Promise<SandboxResponse> {
-    let body: unknown;
-    try {
-      body = JSON.parse(await req.text());
-    } catch (err) {
-      // UNCONFIRMED: the real text is Go's JSON decoder error.
-      throw new SchedulerError(400, (err as Error).message);
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw new SchedulerError(400, 'json: cannot unmarshal the request: expected an object');
-    const args = body as Json;
+    const args = await decodeObject(req);
     if (args.Job === undefined || args.Job === null) throw new SchedulerError(400, 'Job must be specified');
     checkJobShape(args.Job);
     const job = args.Job;
@@ -297,6 +290,35 @@ class SchedulerHandlers {
     );
   }
 
+  /** `{JobID, JobVersion, Stable}`: sets a version's Stable flag (the spec's "stability" row). */
+  async stable(req: SandboxRequest, id: string): Promise<SandboxResponse> {
+    const args = await decodeObject(req);
+    if (args.JobID !== undefined && typeof args.JobID !== 'string')
+      throw new SchedulerError(400, 'json: cannot unmarshal JobID: expected string');
+    const version = args.JobVersion ?? 0;
+    if (!Number.isInteger(version) || (version as number) < 0)
+      throw new SchedulerError(400, 'json: cannot unmarshal JobVersion: expected unsigned integer');
+    if (args.Stable !== undefined && args.Stable !== null && typeof args.Stable !== 'boolean')
+      throw new SchedulerError(400, 'json: cannot unmarshal Stable: expected boolean');
+    if (!args.JobID) throw new SchedulerError(400, 'JobID must be specified');
+    if (args.JobID !== id) throw new SchedulerError(400, 'Job ID does not match');
+    const ns = this.authorized(req, 'submit-job');
+    const index = this.store.setStability(ns, id, version as number, args.Stable === true);
+    if (index === undefined)
+      throw new SchedulerError(
+        500,
+        `job "${id}" in namespace "${ns}" at version ${String(version)} not found`,
+      );
+    // The real answer carries the write's Index; the spec names JobModifyIndex (UNCONFIRMED which the
+    // real server fills), so both are sent: the job's JobModifyIndex is unchanged by this write.
+    const job = this.store.job(ns, id);
+    return schedulerJson(
+      req,
+      { Index: index, JobModifyIndex: job?.JobModifyIndex ?? 0 },
+      writeIndexHeaders(index),
+    );
+  }
+
   // ---- helpers ----
 
   /** The request's namespace, once the caller is known to hold `cap` there. */
@@ -326,6 +348,19 @@ class SchedulerHandlers {
       JobSummary: this.store.summary(job.Namespace as string, job.ID as string),
     };
   }
+}
+
+/** The request body as a JSON object; 400 otherwise. UNCONFIRMED: the texts (Go's decoder errors). */
+async function decodeObject(req: SandboxRequest): Promise<Json> {
+  let body: unknown;
+  try {
+    body = JSON.parse(await req.text());
+  } catch (err) {
+    throw new SchedulerError(400, (err as Error).message);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new SchedulerError(400, 'json: cannot unmarshal the request: expected an object');
+  return body as Json;
 }
 
 /** An allocation as the job's allocation list shows it, without the sandbox's bookkeeping fields. */

@@ -222,6 +222,24 @@ export class SchedulerStore {
     return this.evaluate(namespace, id, 'job-deregister', index, index, existing);
   }
 
+  /**
+   * Sets one version's `Stable` flag (the real `UpdateJobStability`): no new version, no new
+   * JobModifyIndex; the current job's ModifyIndex moves when it is that version. Undefined when the
+   * version does not exist.
+   */
+  setStability(namespace: string, id: string, version: number, stable: boolean): number | undefined {
+    const versions = this.versions(namespace, id);
+    const target = versions?.find((v) => v.Version === version);
+    if (!target) return undefined;
+    if (target.Stable === stable) return this.index;
+    const index = this.commit();
+    target.Stable = stable;
+    target.ModifyIndex = index;
+    this.tables.jobs = index;
+    this.changed();
+    return index;
+  }
+
   private upsertVersion(job: Json, existing: Json | undefined, index: number): void {
     const stored: Json = {
       ...job,
