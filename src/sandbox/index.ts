@@ -26,6 +26,8 @@ export type {
   RegistryTokenRights,
   SandboxConfig,
   SandboxTokenConfig,
+  SchedulerConfig,
+  SchedulerTokenRights,
   SecretsConfig,
   SecretsTokenRights,
   WorkspacesConfig,

@@ -175,13 +175,14 @@ describe('blake2b', () => {
   });
 });
 
-describe('services not emulated yet', () => {
-  it('answer 501 saying so, under their own paths, instead of a bare 404', async () => {
+describe('scheduler endpoints not emulated yet', () => {
+  it("answer 501 saying so, in the scheduler's plain-text style, instead of a bare 404", async () => {
     const sandbox = await startSandbox({ token: 'fixed' });
     try {
-      const res = await fetch(`${sandbox.url}/v1/jobs`);
+      const res = await fetch(`${sandbox.url}/v1/jobs/parse`, { method: 'POST', body: '{}' });
       expect(res.status).toBe(501);
-      expect(await res.text()).toContain('does not emulate the scheduler service yet');
+      expect(res.headers.get('content-type')).toContain('text/plain');
+      expect(await res.text()).toContain('not emulated yet');
     } finally {
       await sandbox.close();
     }

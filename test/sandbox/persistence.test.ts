@@ -60,6 +60,7 @@ describe('persistence', () => {
     expect(readdirSync(dir.path).sort()).toEqual([
       'recovery-keys.json', // the recovery key shares of the first start (secrets-rekey.test.ts)
       'registry.json',
+      'scheduler.json',
       'secrets.json',
       'workspaces.json',
     ]);
@@ -138,6 +139,7 @@ describe('persistence', () => {
     expect(readdirSync(dir.path).sort()).toEqual([
       'recovery-keys.json', // the recovery key shares of the first start (secrets-rekey.test.ts)
       'registry.json',
+      'scheduler.json',
       'secrets.json',
       'workspaces.json',
     ]);

@@ -19,12 +19,16 @@
  *   roles: [{ Name: web, Policies: [{ Name: service-read }] }]
  * secrets:                       # see services/secrets/config.ts
  *   mounts: [{ path: corp-ldap, config: { url: "ldap://dir:389" }, groups: [{ name: admins, policies: [admin] }] }]
+ * scheduler:                     # see services/scheduler/config.ts
+ *   namespaces: [team-a]
+ *   nodes: [{ name: node-1, datacenter: dc1 }]
  * workspaces:                    # see services/workspaces/config.ts
  *   organizations: [{ name: acme, projects: [platform], teams: [{ name: devs, access: { "*": { runs: read } } }] }]
  * ```
  */
 import type { FaultsConfig } from '../core/faults.js';
 import type { RegistryConfig, RegistryTokenRights } from '../services/registry/config.js';
+import type { SchedulerConfig, SchedulerTokenRights } from '../services/scheduler/config.js';
 import type { SecretsConfig, SecretsTokenRights } from '../services/secrets/config.js';
 import type { WorkspacesConfig, WorkspacesTokenRights } from '../services/workspaces/config.js';
 
@@ -37,6 +41,8 @@ export interface SandboxTokenConfig {
   workspaces?: WorkspacesTokenRights;
   /** Rights in the secrets service's directory auth method: `{ ldap: read|write|none }`. */
   secrets?: SecretsTokenRights;
+  /** Namespace rules in the scheduler: `{ namespaces: { <ns>|"*": { policy, capabilities } } }`. */
+  scheduler?: SchedulerTokenRights;
   /** Rights in services added as modules, under their names. */
   [service: string]: unknown;
 }
@@ -48,6 +54,8 @@ export interface SandboxConfig {
   workspaces?: WorkspacesConfig;
   /** Directory auth mounts with seeded config, groups and users (see services/secrets/config.ts). */
   secrets?: SecretsConfig;
+  /** Scheduler namespaces besides `default` and the simulated nodes (see services/scheduler/config.ts). */
+  scheduler?: SchedulerConfig;
   /** Sections of services added as modules, under their names. */
   [service: string]: unknown;
 }
@@ -56,6 +64,8 @@ export type {
   FaultsConfig,
   RegistryConfig,
   RegistryTokenRights,
+  SchedulerConfig,
+  SchedulerTokenRights,
   SecretsConfig,
   SecretsTokenRights,
   WorkspacesConfig,

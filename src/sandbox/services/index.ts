@@ -3,8 +3,8 @@
  * module (routes, state, its config section and token rights) and one line here.
  */
 import type { AnyServiceDefinition } from '../core/service.js';
-import { pendingSchedulerService } from './pending/index.js';
 import { registryService } from './registry/index.js';
+import { schedulerService } from './scheduler/index.js';
 import { secretsService } from './secrets/index.js';
 import { workspacesService } from './workspaces/index.js';
 
@@ -13,5 +13,5 @@ export const SANDBOX_SERVICES: readonly AnyServiceDefinition[] = [
   registryService as AnyServiceDefinition,
   workspacesService as AnyServiceDefinition,
   secretsService as AnyServiceDefinition,
-  pendingSchedulerService as AnyServiceDefinition,
+  schedulerService as AnyServiceDefinition,
 ];

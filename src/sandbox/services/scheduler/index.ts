@@ -1,0 +1,51 @@
+/**
+ * The scheduler service (spec part B: workload scheduler jobs), emulating the real scheduler's
+ * `/v1/job...` API for JSON jobs: register, read, list, versions, stop and purge, summaries, and the
+ * evaluations and allocations a simulated scheduler makes on configured nodes. Errors are plain-text
+ * bodies with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.
+ */
+import { defineService } from '../../core/service.js';
+import {
+  checkSchedulerConfig,
+  checkSchedulerTokenRights,
+  namespacesOf,
+  type SchedulerConfig,
+  SchedulerConfigSchema,
+  SchedulerTokenRightsSchema,
+} from './config.js';
+import { registerSchedulerRoutes } from './handlers.js';
+import { schedulerText } from './request.js';
+import { isSchedulerSnapshot, nodeIdOf, SchedulerStore } from './store.js';
+
+/** Without `scheduler.nodes`: three nodes in `dc1`. */
+const DEFAULT_NODES = [1, 2, 3].map((i) => ({ name: `node-${i}`, datacenter: 'dc1' }));
+
+export const schedulerService = defineService<SchedulerConfig>({
+  name: 'scheduler',
+  pathPrefixes: ['/v1/job'],
+  configSchema: SchedulerConfigSchema,
+  tokenRightsSchema: SchedulerTokenRightsSchema,
+  checkConfig: checkSchedulerConfig,
+  checkTokenRights: checkSchedulerTokenRights,
+
+  errorResponse: (status, message) => schedulerText(status, message),
+  methodNotAllowed: () => schedulerText(405, 'Invalid method'),
+  // Go's ServeMux text for a path no handler owns.
+  notFound: () => schedulerText(404, '404 page not found\n'),
+
+  create(ctx, router) {
+    const nodes = (ctx.config?.nodes ?? DEFAULT_NODES).map((n) => ({
+      ID: nodeIdOf(n.name),
+      Name: n.name,
+      Datacenter: n.datacenter ?? 'dc1',
+    }));
+    const store = new SchedulerStore(new Set(namespacesOf(ctx.config)), nodes, () => ctx.markDirty());
+    if (ctx.persisted !== undefined) {
+      if (!isSchedulerSnapshot(ctx.persisted))
+        throw new Error('scheduler state file has an unexpected shape');
+      store.restore(ctx.persisted);
+    }
+    registerSchedulerRoutes(router, { store, tokens: ctx.tokens });
+    return { snapshot: () => store.snapshot() };
+  },
+});

@@ -1,0 +1,143 @@
+/**
+ * What every scheduler endpoint reads from a request: the token, the namespace, the capabilities the
+ * token holds there, and the blocking-query options of reads; plus the real product's response forms
+ * (plain-text errors, JSON bodies, query-meta headers under the spec's and the real names).
+ */
+import { parseGoDuration } from '../../core/duration.js';
+import { jsonResponse, type SandboxRequest, type SandboxResponse, textResponse } from '../../core/http.js';
+import type { SandboxToken, TokenStore } from '../../core/tokens.js';
+import { type Capability, capabilitiesIn, DEFAULT_NAMESPACE, type SchedulerTokenRights } from './config.js';
+import { SchedulerError } from './model.js';
+
+export const TOKEN_HEADER = 'X-Scheduler-Token';
+/** The real product's token header, read too so its clients work unchanged. */
+export const NATIVE_TOKEN_HEADER = 'X-Nomad-Token';
+export const ALL_NAMESPACES = '*';
+
+export function schedulerText(
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+): SandboxResponse {
+  return textResponse(status, text, headers);
+}
+
+export function schedulerJson(
+  req: SandboxRequest,
+  value: unknown,
+  headers: Record<string, string> = {},
+): SandboxResponse {
+  return jsonResponse(200, value, headers, { pretty: req.query.has('pretty') });
+}
+
+/** The answer of every endpoint this slice does not emulate: clear, not a bare 404. */
+export function notEmulated(what: string): never {
+  throw new SchedulerError(
+    501,
+    `not emulated yet: ${what} (the sandbox scheduler emulates JSON jobs only so far)`,
+  );
+}
+
+/**
+ * The real order (`command/agent/http.go parseToken`) with the spec's header first: `X-Scheduler-Token`,
+ * `X-Nomad-Token`, then `Authorization: Bearer <t>` (scheme in any case). Empty: the anonymous token.
+ */
+export function tokenSecretOf(req: SandboxRequest): string {
+  const bearer = /^bearer\s+(\S+)/i.exec(req.header('Authorization') ?? '')?.[1] ?? '';
+  return req.header(TOKEN_HEADER) || req.header(NATIVE_TOKEN_HEADER) || bearer;
+}
+
+/**
+ * The caller: the root token (every capability), a config token, or undefined for the anonymous
+ * token, which holds nothing (the real default when ACLs are on). An unknown secret is 403
+ * `ACL token not found`, as in the real product.
+ */
+export class Caller {
+  constructor(readonly token: SandboxToken | undefined) {}
+
+  static of(req: SandboxRequest, tokens: TokenStore): Caller {
+    const secret = tokenSecretOf(req);
+    if (secret === '') return new Caller(undefined);
+    const token = tokens.lookup(secret);
+    if (!token) throw new SchedulerError(403, 'ACL token not found');
+    return new Caller(token);
+  }
+
+  allows(namespace: string, cap: Capability): boolean {
+    if (!this.token) return false;
+    if (this.token.root) return true;
+    return capabilitiesIn(this.token.rights.scheduler as SchedulerTokenRights | undefined, namespace).has(
+      cap,
+    );
+  }
+
+  /** Any of `caps` in the namespace, else 403 `Permission denied` (the real text). */
+  require(namespace: string, ...caps: Capability[]): void {
+    if (!caps.some((c) => this.allows(namespace, c))) throw new SchedulerError(403, 'Permission denied');
+  }
+
+  /** The request's namespace: `?namespace=`, then the token's default namespace, then `default`. */
+  namespace(req: SandboxRequest): string {
+    return req.query.get('namespace') || this.token?.namespace || DEFAULT_NAMESPACE;
+  }
+}
+
+export interface ReadOptions {
+  minIndex: number;
+  waitMs: number;
+}
+
+/** The real maximum and default of `?wait` (`nomad/structs` MaxBlockingRPCQueryTime), plus jitter. */
+const MAX_WAIT_MS = 300_000;
+const JITTER_FRACTION = 16;
+
+/** `?index` and `?wait` as the real agent parses them; 400 on bad values. UNCONFIRMED: the texts. */
+export function readOptionsOf(req: SandboxRequest, random: () => number = Math.random): ReadOptions {
+  let waitMs = MAX_WAIT_MS;
+  const wait = req.query.get('wait');
+  if (wait) {
+    const parsed = parseGoDuration(wait);
+    if (parsed === undefined) throw new SchedulerError(400, 'Invalid wait time');
+    if (parsed > 0) waitMs = Math.min(parsed, MAX_WAIT_MS);
+  }
+  let minIndex = 0;
+  const index = req.query.get('index');
+  if (index) {
+    if (!/^\d+$/.test(index) || BigInt(index) > 0xffffffffffffffffn)
+      throw new SchedulerError(400, 'Invalid index');
+    minIndex = Number(index);
+  }
+  const stale = req.query.get('stale');
+  if (stale !== null && stale !== '' && parseGoBool(stale) === undefined)
+    throw new SchedulerError(400, `Failed to parse value of "stale" (${stale}) as a bool`);
+  return { minIndex, waitMs: waitMs + random() * (waitMs / JITTER_FRACTION) };
+}
+
+/** Go's `strconv.ParseBool`. */
+export function parseGoBool(value: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
+  return undefined;
+}
+
+/**
+ * Query-meta headers of a read, under the spec's `X-Scheduler-*` names and the real `X-Nomad-*` ones
+ * (the real Go client refuses a response without `X-Nomad-Index`). Index 0 is sent as 1 so a
+ * blocking client never spins on `?index=0`.
+ */
+export function queryMetaHeaders(index: number): Record<string, string> {
+  const i = String(Math.max(1, index));
+  return {
+    'X-Scheduler-Index': i,
+    'X-Scheduler-KnownLeader': 'true',
+    'X-Scheduler-LastContact': '0',
+    'X-Nomad-Index': i,
+    'X-Nomad-KnownLeader': 'true',
+    'X-Nomad-LastContact': '0',
+  };
+}
+
+/** The index header of a write (the real agent's `setIndex`). */
+export function writeIndexHeaders(index: number): Record<string, string> {
+  return { 'X-Scheduler-Index': String(index), 'X-Nomad-Index': String(index) };
+}
