@@ -9,16 +9,17 @@
  * - Lists use the `LIST` method as the spec writes it. An empty list answers 404 `{"errors":[]}`,
  *   which this client reads as "none".
  * - Reads of a missing object answer 404 `{"errors":[]}`: `undefined` here.
- * - Error bodies are `{"errors":["msg", ...]}`; each message becomes a `details` entry of the
- *   `HttpStatusError` and the messages joined are its `serviceMessage`.
+ * - Error bodies are `{"errors":["msg", ...]}`, read like the workspace service's (http/error-details):
+ *   each message becomes a `details` entry of the `HttpStatusError`, all of them its `serviceMessage`.
  * - Configuration, group and user writes set the whole object at its path, so sending one again is
  *   harmless: they are retried like idempotent requests. A login issues a token and is not retried
  *   once sent.
  */
 import type { Dispatcher } from 'undici';
-import { defaultParseError, withQuery } from './http/body.js';
+import { withQuery } from './http/body.js';
+import { errorDetails, parseErrorDocument } from './http/error-details.js';
 import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
-import { HttpStatusError, type ServiceErrorDetail, UnexpectedResponseError } from './http/errors.js';
+import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
 import type {
   LdapConfig,
   LdapConfigInput,
@@ -69,27 +70,6 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** The messages of a `{"errors":[...]}` body, as `details` entries; empty for any other body. */
-export function secretsErrorDetails(body: unknown): ServiceErrorDetail[] {
-  let doc = body;
-  if (typeof body === 'string') {
-    try {
-      doc = JSON.parse(body);
-    } catch {
-      return [];
-    }
-  }
-  const errors = (doc as { errors?: unknown } | null)?.errors;
-  if (!Array.isArray(errors)) return [];
-  return errors.filter((e): e is string => typeof e === 'string' && e !== '').map((detail) => ({ detail }));
-}
-
-/** The HTTP layer's `parseError` for this service: the messages joined, else the layer's default reading. */
-export function parseSecretsError(status: number, bodyText: string, contentType: string | undefined): string {
-  const messages = secretsErrorDetails(bodyText).map((d) => d.detail);
-  return messages.length > 0 ? messages.join('; ') : defaultParseError(status, bodyText, contentType);
-}
-
 /**
  * A mount path below `auth/`, checked and encoded segment by segment: `corp/ldap` stays two segments,
  * and an empty, absolute or `..` path is refused before it could reach another endpoint.
@@ -130,7 +110,7 @@ export class SecretsClient {
       service: 'secrets',
       baseUrl: c.address,
       ...(c.token ? { token: c.token } : {}),
-      parseError: parseSecretsError,
+      parseError: parseErrorDocument,
       ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
       ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
       ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
@@ -412,12 +392,12 @@ export class SecretsClient {
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     if (res.status < 400) return res;
-    const details = secretsErrorDetails(res.body);
+    const details = errorDetails(res.body);
     const routeMissing =
       res.status === 404 && details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''));
     if (res.status === 404 && notFoundOk && !routeMissing) return res;
     const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
-    const serviceMessage = parseSecretsError(res.status, text, res.headers['content-type']);
+    const serviceMessage = parseErrorDocument(res.status, text, res.headers['content-type']);
     const mount = /^\/v1\/auth\/(.+?)\/(config|groups|users|login)(\/|$)/.exec(req.path)?.[1];
     throw new HttpStatusError({
       service: 'secrets',

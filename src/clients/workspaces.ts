@@ -21,7 +21,7 @@ import { type QueryValue, withQuery } from './http/body.js';
 import { createAgent } from './http/agent.js';
 import { HttpClient, type HttpClientOptions, type HttpResponse } from './http/client.js';
 import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
-import { errorDetails, parseWorkspacesError } from './workspaces/errors.js';
+import { errorDetails, parseErrorDocument } from './http/error-details.js';
 import {
   asDocument,
   DocumentError,
@@ -67,7 +67,9 @@ export type {
   WorkspaceListQuery,
   WorkspaceRef,
 } from './workspaces/types.js';
-export { errorDetails, formatErrorDetails, parseWorkspacesError } from './workspaces/errors.js';
+export { errorDetails, formatErrorDetails } from './http/error-details.js';
+/** The workspace service's error bodies are `{"errors":[…]}` documents (JSON:API objects or strings). */
+export const parseWorkspacesError = parseErrorDocument;
 export { parseStateFile, type StateFileInfo, StateFileError } from './workspaces/state-file.js';
 export {
   pushState,
@@ -449,7 +451,7 @@ export class WorkspacesClient {
     if (res.status < 400) return res;
     if (res.status === 404 && call.notFound === 'undefined') return undefined;
     const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
-    const serviceMessage = parseWorkspacesError(res.status, text, res.headers['content-type']);
+    const serviceMessage = parseErrorDocument(res.status, text, res.headers['content-type']);
     throw new HttpStatusError({
       service: 'workspaces',
       method: call.method,

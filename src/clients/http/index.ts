@@ -1,5 +1,6 @@
 /** The shared HTTP layer: one `HttpClient` per service connection, typed errors, env endpoints. */
 export { defaultParseError, isJsonContentType, type QueryValue } from './body.js';
+export { errorDetails, formatErrorDetails, parseErrorDocument } from './error-details.js';
 export {
   bearerAuth,
   HttpClient,

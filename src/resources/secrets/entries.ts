@@ -8,7 +8,6 @@ import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import type {
-  Desired,
   KindContext,
   Observed,
   PlanProblem,
@@ -72,6 +71,29 @@ async function unlessMountMissing<T>(read: Promise<T>, fallback: T): Promise<T> 
   }
 }
 
+/**
+ * Whether a mount exists: one configuration read per run, connection and mount, however many objects
+ * and kinds (groups and users) ask. Keyed by the run's context, so a later run reads again.
+ */
+const mountReads = new WeakMap<KindContext, Map<string, Promise<boolean>>>();
+
+function mountExists(ctx: KindContext, connection: string | undefined, mount: string): Promise<boolean> {
+  let reads = mountReads.get(ctx);
+  if (!reads) mountReads.set(ctx, (reads = new Map()));
+  const id = `${connection ?? ''}\u0000${mount}`;
+  let read = reads.get(id);
+  if (!read) {
+    read = unlessMountMissing(
+      secretsClient(ctx, { ...(connection !== undefined ? { connection } : {}) })
+        .readLdapConfig(mount, callOptions(ctx))
+        .then(() => true),
+      false,
+    );
+    reads.set(id, read);
+  }
+  return read;
+}
+
 /** The parts of the two kinds that do not depend on what an entry holds. */
 export function entryKindBase<Live>(
   kind: string,
@@ -101,28 +123,18 @@ export function entryKindBase<Live>(
     // Converge does not enable auth methods: a mount that is not there is a plan problem at the
     // line that names it, found with one configuration read per mount, before anything is written.
     async check(ctx, desired) {
-      const byMount = new Map<string, Desired<never>[]>();
-      for (const d of desired) {
-        const id = `${d.key.connection ?? ''}\u0000${mountOf(d.key)}`;
-        byMount.set(id, [...(byMount.get(id) ?? []), d]);
-      }
-      const problems: PlanProblem[] = [];
-      for (const group of byMount.values()) {
-        const { key } = group[0]!;
-        try {
-          await secretsClient(ctx, key).readLdapConfig(mountOf(key), callOptions(ctx));
-        } catch (error) {
-          if (!(error instanceof HttpStatusError && error.status === 404)) throw error;
-          for (const d of group) {
-            problems.push({
-              key: d.key,
-              message: `nothing is mounted at auth/${mountOf(d.key)} on the secrets service: enable the directory (LDAP) auth method there, or fix metadata.mount`,
-              ...(d.resource ? { position: d.resource.locate('/metadata/mount') } : {}),
-            });
-          }
-        }
-      }
-      return problems;
+      const found = await Promise.all(
+        desired.map(async (d): Promise<PlanProblem | undefined> =>
+          (await mountExists(ctx, d.key.connection, mountOf(d.key)))
+            ? undefined
+            : {
+                key: d.key,
+                message: `nothing is mounted at auth/${mountOf(d.key)} on the secrets service: enable the directory (LDAP) auth method there, or fix metadata.mount`,
+                ...(d.resource ? { position: d.resource.locate('/metadata/mount') } : {}),
+              },
+        ),
+      );
+      return found.filter((p): p is PlanProblem => p !== undefined);
     },
 
     async observe(ctx, key) {

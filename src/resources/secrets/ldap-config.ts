@@ -19,7 +19,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
-import type { Comparison, Desired, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import type { Comparison, Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
 import {
   contentVersion,
   durationSchema,
@@ -159,6 +159,25 @@ function body(desired: Desired<LdapConfigSpec>, writeOnly: readonly string[]): L
   return out as LdapConfigInput;
 }
 
+async function writeConfig(
+  ctx: KindContext,
+  desired: Desired<LdapConfigSpec>,
+  writeOnly: readonly string[],
+): Promise<Observed<LdapConfig>> {
+  const sent = body(desired, writeOnly);
+  await secretsClient(ctx, desired.key).writeLdapConfig(
+    desired.key.name,
+    sent,
+    ctx.signal ? { signal: ctx.signal } : {},
+  );
+  return observedOf(desired.key, {
+    ...LDAP_CONFIG_DEFAULTS,
+    ...sent,
+    bindpass: '',
+    client_tls_key: '',
+  } as LdapConfig);
+}
+
 const TLS_ORDER = (v: string | undefined, fallback: string) => TLS_VERSIONS.indexOf((v ?? fallback) as never);
 
 /** Rules the service enforces that JSON Schema cannot say, checked before anything is sent. */
@@ -242,22 +261,15 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
     );
   },
 
-  async create(ctx, desired) {
-    const client = secretsClient(ctx, desired.key);
-    const opts = ctx.signal ? { signal: ctx.signal } : {};
-    const sent = WRITE_ONLY.filter((f) => (desired.spec as Record<string, unknown>)[f] !== undefined);
-    await client.writeLdapConfig(desired.key.name, body(desired, sent), opts);
-    const live = await client.readLdapConfig(desired.key.name, opts);
-    return observedOf(desired.key, live ?? { ...LDAP_CONFIG_DEFAULTS });
-  },
-
-  async update(ctx, desired) {
-    const client = secretsClient(ctx, desired.key);
-    const opts = ctx.signal ? { signal: ctx.signal } : {};
-    await client.writeLdapConfig(desired.key.name, body(desired, desired.changedWriteOnly ?? []), opts);
-    const live = await client.readLdapConfig(desired.key.name, opts);
-    return observedOf(desired.key, live ?? { ...LDAP_CONFIG_DEFAULTS });
-  },
+  // Create and update are one write of every field; what was written is what the service now holds
+  // (apart from the write-only fields it never shows), so nothing is read back.
+  create: (ctx, desired) =>
+    writeConfig(
+      ctx,
+      desired,
+      WRITE_ONLY.filter((f) => (desired.spec as Record<string, unknown>)[f] !== undefined),
+    ),
+  update: (ctx, desired) => writeConfig(ctx, desired, desired.changedWriteOnly ?? []),
 
   async delete(ctx, observed) {
     // No delete in the service: the defaults, secrets cleared, are what an unconfigured mount holds.

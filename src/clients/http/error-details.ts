@@ -1,5 +1,6 @@
 /**
- * Reading the workspace service's error bodies. Two shapes occur:
+ * Reading `{"errors":[…]}` error bodies, which the workspace and secrets services send. Two entry
+ * shapes occur:
  * - JSON:API error objects: `{"errors":[{"status":"422","title":"invalid attribute","detail":"Name has
  *   already been taken","source":{"pointer":"/data/attributes/name"}}]}`; `status` is a string in most
  *   answers but an integer in the documented 429 body, so both are read.
@@ -9,8 +10,8 @@
  * `title: detail (at /pointer)`, drops the title when the detail already starts with it, and joins
  * several entries with `; `.
  */
-import { defaultParseError } from '../http/body.js';
-import type { ServiceErrorDetail } from '../http/errors.js';
+import { defaultParseError } from './body.js';
+import type { ServiceErrorDetail } from './errors.js';
 
 /** The entries of an error body; empty when it is not a JSON error document. */
 export function errorDetails(body: unknown): ServiceErrorDetail[] {
@@ -56,16 +57,15 @@ function formatDetail(d: ServiceErrorDetail): string {
 }
 
 /**
- * The HTTP layer's `parseError` hook for this service: used for the statuses the client leaves to the
- * HTTP layer (5xx, and a 429 that ran out of retries). Anything that is not an error document falls
- * back to the layer's default reading (text, or the status text).
+ * A `parseError` hook for services with error documents: the entries on one line, read whatever the
+ * content type says (a proxy may relabel the JSON as text); anything else falls back to the layer's
+ * default reading (text, or the status text).
  */
-export function parseWorkspacesError(
+export function parseErrorDocument(
   status: number,
   bodyText: string,
   contentType: string | undefined,
 ): string {
-  // Read whatever the content type says: a proxy may relabel the service's JSON as text.
   return formatErrorDetails(errorDetails(bodyText)) ?? defaultParseError(status, bodyText, contentType);
 }
 
