@@ -5,9 +5,10 @@
  */
 import { Catalog } from './catalog.js';
 import { registryModule } from './commands/registry.js';
+import { schedulerModule } from './commands/scheduler.js';
 import { secretsModule } from './commands/secrets.js';
 import { workspacesModule } from './commands/workspaces.js';
 
-export const SERVICE_MODULES = [registryModule, workspacesModule, secretsModule] as const;
+export const SERVICE_MODULES = [registryModule, workspacesModule, secretsModule, schedulerModule] as const;
 
 export const defaultCatalog = new Catalog(SERVICE_MODULES);

@@ -14,6 +14,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { defaultParseError } from './http/body.js';
+import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
 import { HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
 import { UnexpectedResponseError } from './http/errors.js';
 import { DEFAULT_RETRY } from './http/retry-policy.js';
@@ -245,12 +246,10 @@ export class RegistryClient {
 
   /** `scoped` plus `index`/`wait`, with a timeout long enough for the server to hold the request. */
   private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const wait = options.wait === undefined ? undefined : waitParameter(options.wait);
+    const wait = options.wait === undefined ? undefined : waitParameter('registry', options.wait);
     const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
     if (options.index !== undefined && options.index > 0) {
-      const heldMs = wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS;
-      // The server adds up to wait/16 of jitter; the normal request timeout still covers the transfer.
-      out.timeoutMs = heldMs + Math.ceil(heldMs / 16) + 60_000;
+      out.timeoutMs = blockingTimeoutMs(wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS);
     }
     return out;
   }
@@ -263,22 +262,6 @@ function segment(value: string, what: string): string {
 }
 
 function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
-  const raw = headers[REGISTRY_INDEX_HEADER];
-  const index = raw === undefined ? Number.NaN : Number(raw);
-  return Number.isSafeInteger(index) ? { value, index } : { value };
-}
-
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** `'30s'` stays `'30s'`; a number of milliseconds becomes whole seconds. */
-function waitParameter(wait: string | number): { text: string; ms: number } {
-  if (typeof wait === 'number') {
-    if (!Number.isFinite(wait) || wait < 0) throw new TypeError(`registry: invalid wait ${wait}`);
-    const seconds = Math.ceil(wait / 1000);
-    return { text: `${seconds}s`, ms: seconds * 1000 };
-  }
-  const match = DURATION.exec(wait.trim());
-  if (!match) throw new TypeError(`registry: invalid wait "${wait}" (expected e.g. "30s" or "5m")`);
-  return { text: wait.trim(), ms: Number(match[1]) * UNIT_MS[match[2]!]! };
+  const index = indexFromHeaders(headers, [REGISTRY_INDEX_HEADER]);
+  return index === undefined ? { value } : { value, index };
 }

@@ -1,0 +1,8 @@
+/** The scheduler's module: its client definition, the Job kind, and the operator commands `converge job …`. */
+import { schedulerService } from '../../clients/scheduler/definition.js';
+import type { ServiceModule } from '../catalog.js';
+
+export const schedulerModule: ServiceModule = {
+  definition: schedulerService,
+  kinds: [],
+};

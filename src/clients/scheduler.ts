@@ -1,0 +1,414 @@
+/**
+ * Client of the scheduler's job endpoints (spec part B), over the shared HTTP layer.
+ *
+ * Choices where the spec says "not shown", following the real scheduler (REFERENCE-BEHAVIOUR §4):
+ * - The token goes in `Authorization: Bearer` (the real agent reads it after its own header).
+ * - Namespaces travel as query `namespace` on every endpoint; the service falls back to the token's
+ *   namespace, then `default`.
+ * - Errors are plain text. The service answers every uncoded error with 500 (a refused check-and-set,
+ *   a validation failure, a dispatch rule), so 500 is not retried: sending those again cannot help.
+ *   502/503/504 and 429 are retried as usual.
+ * - Writes that create something each time (register, dispatch, revert, scale, force launch, evaluate)
+ *   are not retried after the request may have reached the service: a second dispatch is a second
+ *   job, and a second check-and-set register fails on the index the first one moved. Plan and parse
+ *   change nothing, so they are retried like reads.
+ * - Reads of something that may not exist (a job, its summary, versions, scale status) return
+ *   undefined on 404 instead of throwing.
+ */
+import type { Dispatcher } from 'undici';
+import { defaultParseError } from './http/body.js';
+import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
+import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
+import { UnexpectedResponseError } from './http/errors.js';
+import { DEFAULT_RETRY } from './http/retry-policy.js';
+import type {
+  AllOption,
+  Allocation,
+  BlockingOptions,
+  Deployment,
+  DispatchOptions,
+  DispatchResponse,
+  Evaluation,
+  Indexed,
+  Job,
+  JobListItem,
+  JobScaleStatus,
+  JobSummary,
+  JobVersions,
+  JobWriteResponse,
+  ListOptions,
+  NamespaceOption,
+  ParseOptions,
+  PeriodicForceResponse,
+  PlanOptions,
+  PlanResponse,
+  RegisterOptions,
+  RevertOptions,
+  ScaleOptions,
+  ScaleResponse,
+  StabilityResponse,
+  StopOptions,
+} from './scheduler/types.js';
+import { MAX_DISPATCH_PAYLOAD_BYTES } from './scheduler/types.js';
+
+export type * from './scheduler/types.js';
+export { MAX_DISPATCH_PAYLOAD_BYTES } from './scheduler/types.js';
+
+/** The read index header under the spec's name; the real agent's `X-Nomad-Index` is read as well. */
+export const SCHEDULER_INDEX_HEADERS = ['x-scheduler-index', 'x-nomad-index'] as const;
+
+/** The service's default and maximum for a blocking query without `wait`. */
+const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
+
+export interface SchedulerConnection {
+  address: string;
+  token?: string;
+  caCertificate?: string;
+  insecureSkipTlsVerify?: boolean;
+  dispatcher?: Dispatcher;
+  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_SCHEDULER_ADDR`. */
+  addressSource?: string;
+  /** Where the token came from, for 401/403 hints. Default `CONVERGE_SCHEDULER_TOKEN`. */
+  tokenSource?: string;
+  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
+  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
+}
+
+/** The scheduler's bodies on errors are plain text; empty ones fall back to the status text. */
+export function parseSchedulerError(
+  status: number,
+  bodyText: string,
+  contentType: string | undefined,
+): string {
+  return defaultParseError(status, bodyText, contentType);
+}
+
+export function schedulerHttpOptions(
+  connection: Pick<SchedulerConnection, 'address' | 'token'>,
+): Pick<HttpClientOptions, 'service' | 'baseUrl' | 'token' | 'parseError' | 'retry' | 'authHeaders'> {
+  return {
+    service: 'scheduler',
+    baseUrl: connection.address,
+    ...(connection.token ? { token: connection.token } : {}),
+    authHeaders: bearerAuth,
+    parseError: parseSchedulerError,
+    retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
+  };
+}
+
+export class SchedulerClient {
+  readonly http: HttpClient;
+
+  constructor(http: HttpClient) {
+    this.http = http;
+  }
+
+  static fromConnection(connection: SchedulerConnection): SchedulerClient {
+    const { http: extra, ...c } = connection;
+    const base = schedulerHttpOptions(c);
+    return new SchedulerClient(
+      new HttpClient({
+        ...extra,
+        ...base,
+        retry: { ...base.retry, ...extra?.retry },
+        ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
+        ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+        ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
+        ...(c.addressSource ? { addressSource: c.addressSource } : {}),
+        ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
+      }),
+    );
+  }
+
+  /** Attempts sent so far, retries included. */
+  get requestCount(): number {
+    return this.http.requestCount;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+
+  // ---- jobs ----
+
+  /** `GET /v1/jobs`: list items (headers and summary, not whole jobs). Namespace `'*'` lists all. */
+  async listJobs(options: ListOptions = {}): Promise<JobListItem[]> {
+    return (await this.listJobsWithIndex(options)).value;
+  }
+
+  async listJobsWithIndex(options: ListOptions = {}): Promise<Indexed<JobListItem[]>> {
+    const res = await this.http.requestJson<JobListItem[] | null>({
+      method: 'GET',
+      path: '/v1/jobs',
+      ...this.blocking(options, { prefix: options.prefix || undefined }),
+    });
+    return withIndex(res.body ?? [], res.headers);
+  }
+
+  /** `GET /v1/job/:id`; undefined when there is no such job (a stopped job is still returned). */
+  async readJob(id: string, options: BlockingOptions = {}): Promise<Job | undefined> {
+    return (await this.readJobWithIndex(id, options)).value;
+  }
+
+  async readJobWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Job | undefined>> {
+    return this.readOptional<Job>(jobPath(id), options);
+  }
+
+  /** `POST /v1/jobs`: register a new job or a new version of one. */
+  async registerJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
+    return this.write<JobWriteResponse>('POST', '/v1/jobs', options, registerBody(job, options));
+  }
+
+  /** `POST /v1/job/:id`: the same as register, addressed by the job's ID. */
+  async updateJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
+    return this.write<JobWriteResponse>('POST', jobPath(job.ID), options, registerBody(job, options));
+  }
+
+  /**
+   * `POST /v1/job/:id/plan`: what registering `job` would do, changing nothing. The answer's
+   * `JobModifyIndex` is the one to register with for a check-and-set.
+   */
+  async planJob(job: Job, options: PlanOptions = {}): Promise<PlanResponse> {
+    return this.expectJson<PlanResponse>({
+      method: 'POST',
+      path: `${jobPath(job.ID)}/plan`,
+      body: { Job: job, Diff: options.diff ?? true, PolicyOverride: options.policyOverride ?? false },
+      // A dry run: safe to send again.
+      idempotent: true,
+      ...this.scoped(options),
+    });
+  }
+
+  /** `POST /v1/jobs/parse`: a text job specification to the JSON job. Needs no token. */
+  async parseJob(text: string, options: ParseOptions = {}): Promise<Job> {
+    return this.expectJson<Job>({
+      method: 'POST',
+      path: '/v1/jobs/parse',
+      body: {
+        JobHCL: text,
+        Canonicalize: options.canonicalize ?? false,
+        ...(options.variables ? { Variables: options.variables } : {}),
+      },
+      idempotent: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /** `DELETE /v1/job/:id[?purge=true]`: stop, or stop and purge at once. */
+  async stopJob(id: string, options: StopOptions = {}): Promise<JobWriteResponse> {
+    return this.expectJson<JobWriteResponse>({
+      method: 'DELETE',
+      path: jobPath(id),
+      ...this.scoped(options, { purge: options.purge ? 'true' : undefined }),
+    });
+  }
+
+  /** `GET /v1/job/:id/versions[?diffs=true]`, newest first; undefined when there is no such job. */
+  async jobVersions(
+    id: string,
+    options: BlockingOptions & { diffs?: boolean } = {},
+  ): Promise<JobVersions | undefined> {
+    const res = await this.readOptional<JobVersions>(`${jobPath(id)}/versions`, options, {
+      diffs: options.diffs ? 'true' : undefined,
+    });
+    return res.value;
+  }
+
+  /** `GET /v1/job/:id/allocations[?all=true]`. */
+  async jobAllocations(id: string, options: AllOption = {}): Promise<Allocation[]> {
+    return this.readList<Allocation>(`${jobPath(id)}/allocations`, options, { all: allFlag(options) });
+  }
+
+  /** `GET /v1/job/:id/evaluations`. */
+  async jobEvaluations(id: string, options: BlockingOptions = {}): Promise<Evaluation[]> {
+    return this.readList<Evaluation>(`${jobPath(id)}/evaluations`, options);
+  }
+
+  /** `GET /v1/job/:id/deployments[?all=true]`. */
+  async jobDeployments(id: string, options: AllOption = {}): Promise<Deployment[]> {
+    return this.readList<Deployment>(`${jobPath(id)}/deployments`, options, { all: allFlag(options) });
+  }
+
+  /** `GET /v1/job/:id/deployment`: the most recent deployment, or undefined. */
+  async latestDeployment(id: string, options: BlockingOptions = {}): Promise<Deployment | undefined> {
+    const res = await this.readOptional<Deployment | null>(`${jobPath(id)}/deployment`, options);
+    return res.value ?? undefined;
+  }
+
+  /** `GET /v1/job/:id/summary`; undefined when there is no such job. */
+  async jobSummary(id: string, options: BlockingOptions = {}): Promise<JobSummary | undefined> {
+    return (await this.readOptional<JobSummary>(`${jobPath(id)}/summary`, options)).value;
+  }
+
+  /** `POST /v1/job/:id/dispatch`: a new instance of a parameterized job. */
+  async dispatchJob(id: string, options: DispatchOptions = {}): Promise<DispatchResponse> {
+    const body: Record<string, unknown> = {};
+    if (options.payload !== undefined) {
+      const bytes =
+        typeof options.payload === 'string'
+          ? Buffer.from(options.payload, 'utf8')
+          : Buffer.from(options.payload);
+      // Checked here too so the message names the file's size rather than a server error.
+      if (bytes.length > MAX_DISPATCH_PAYLOAD_BYTES)
+        throw new RangeError(
+          `scheduler: dispatch payload is ${bytes.length} bytes; the service accepts at most ${MAX_DISPATCH_PAYLOAD_BYTES}`,
+        );
+      body.Payload = bytes.toString('base64');
+    }
+    if (options.meta) body.Meta = options.meta;
+    return this.write<DispatchResponse>('POST', `${jobPath(id)}/dispatch`, options, body);
+  }
+
+  /** `POST /v1/job/:id/revert`: register `version`'s spec again as a new version. */
+  async revertJob(id: string, version: number, options: RevertOptions = {}): Promise<JobWriteResponse> {
+    const body: Record<string, unknown> = { JobID: id, JobVersion: version };
+    if (options.enforcePriorVersion !== undefined) body.EnforcePriorVersion = options.enforcePriorVersion;
+    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/revert`, options, body);
+  }
+
+  /** `POST /v1/job/:id/stable`: set or clear one version's `Stable` flag. */
+  async setJobStability(
+    id: string,
+    version: number,
+    stable: boolean,
+    options: NamespaceOption = {},
+  ): Promise<StabilityResponse> {
+    return this.expectJson<StabilityResponse>({
+      method: 'POST',
+      path: `${jobPath(id)}/stable`,
+      body: { JobID: id, JobVersion: version, Stable: stable },
+      // Setting a flag to a value: sending it twice leaves the same state.
+      idempotent: true,
+      ...this.scoped(options),
+    });
+  }
+
+  /** `POST /v1/job/:id/evaluate`: a new evaluation of the job, optionally rescheduling failed allocations. */
+  async evaluateJob(
+    id: string,
+    options: NamespaceOption & { forceReschedule?: boolean } = {},
+  ): Promise<JobWriteResponse> {
+    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/evaluate`, options, {
+      JobID: id,
+      EvalOptions: { ForceReschedule: options.forceReschedule ?? false },
+    });
+  }
+
+  /** `POST /v1/job/:id/periodic/force`: launch a periodic job now, overlap or not. */
+  async forcePeriodic(id: string, options: NamespaceOption = {}): Promise<PeriodicForceResponse> {
+    return this.write<PeriodicForceResponse>('POST', `${jobPath(id)}/periodic/force`, options, undefined);
+  }
+
+  /** `GET /v1/job/:id/scale`; undefined when there is no such job. */
+  async jobScaleStatus(id: string, options: BlockingOptions = {}): Promise<JobScaleStatus | undefined> {
+    return (await this.readOptional<JobScaleStatus>(`${jobPath(id)}/scale`, options)).value;
+  }
+
+  /**
+   * `POST /v1/job/:id/scale`: change a group's count and record a scaling event. The service wants
+   * a message or an error; a count of undefined records the event alone.
+   */
+  async scaleJob(id: string, group: string, options: ScaleOptions): Promise<ScaleResponse> {
+    const body: Record<string, unknown> = { Target: { Group: group } };
+    if (options.count !== undefined) body.Count = options.count;
+    if (options.message !== undefined) body.Message = options.message;
+    if (options.error !== undefined) body.Error = options.error;
+    if (options.meta) body.Meta = options.meta;
+    if (options.policyOverride) body.PolicyOverride = true;
+    return this.write<ScaleResponse>('POST', `${jobPath(id)}/scale`, options, body);
+  }
+
+  // ---- helpers ----
+
+  private write<T>(method: string, path: string, options: NamespaceOption, body: unknown): Promise<T> {
+    return this.expectJson<T>({
+      method,
+      path,
+      ...(body === undefined ? {} : { body }),
+      idempotent: false,
+      ...this.scoped(options),
+    });
+  }
+
+  private async readList<T>(
+    path: string,
+    options: BlockingOptions,
+    query: HttpRequest['query'] = {},
+  ): Promise<T[]> {
+    const res = await this.http.requestJson<T[] | null>({
+      method: 'GET',
+      path,
+      ...this.blocking(options, query),
+    });
+    return res.body ?? [];
+  }
+
+  private async readOptional<T>(
+    path: string,
+    options: BlockingOptions,
+    query: HttpRequest['query'] = {},
+  ): Promise<Indexed<T | undefined>> {
+    const res = await this.http.requestJson<T>({
+      method: 'GET',
+      path,
+      okStatuses: [404],
+      ...this.blocking(options, query),
+    });
+    return withIndex(res.status === 404 ? undefined : res.body, res.headers);
+  }
+
+  private async expectJson<T>(req: HttpRequest): Promise<T> {
+    const res = await this.http.requestJson<T>(req);
+    if (res.body === undefined) {
+      throw new UnexpectedResponseError({
+        service: 'scheduler',
+        method: req.method,
+        path: req.path,
+        status: res.status,
+        problem: 'empty response body where the scheduler sends an object',
+      });
+    }
+    return res.body;
+  }
+
+  private scoped(options: NamespaceOption, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
+    const out: Partial<HttpRequest> = { query: { ...query, namespace: options.namespace || undefined } };
+    if (options.signal) out.signal = options.signal;
+    return out;
+  }
+
+  /** `scoped` plus `index`/`wait`, with a timeout long enough for the service to hold the request. */
+  private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
+    const wait = options.wait === undefined ? undefined : waitParameter('scheduler', options.wait);
+    const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
+    if (options.index !== undefined && options.index > 0) {
+      out.timeoutMs = blockingTimeoutMs(wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS);
+    }
+    return out;
+  }
+}
+
+/** Job IDs may contain `/` (dispatched children): each segment is encoded, the slashes kept. */
+function jobPath(id: string): string {
+  if (!id) throw new TypeError('scheduler: job ID must not be empty');
+  return `/v1/job/${id.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+function registerBody(job: Job, options: RegisterOptions): Record<string, unknown> {
+  return {
+    Job: job,
+    EnforceIndex: options.enforceIndex ?? false,
+    JobModifyIndex: options.jobModifyIndex ?? 0,
+    PolicyOverride: options.policyOverride ?? false,
+    PreserveCounts: options.preserveCounts ?? false,
+  };
+}
+
+function allFlag(options: AllOption): string | undefined {
+  return options.all ? 'true' : undefined;
+}
+
+function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
+  const index = indexFromHeaders(headers, SCHEDULER_INDEX_HEADERS);
+  return index === undefined ? { value } : { value, index };
+}
