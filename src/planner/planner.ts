@@ -193,6 +193,46 @@ async function resolveAll(
   );
 }
 
+/** What only the service can make of the manifest (a text job spec parsed), before anything is read. */
+async function prepareAll(
+  desired: readonly Desired[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+  problems: PlanProblem[],
+): Promise<Desired[]> {
+  return Promise.all(
+    desired.map((d) =>
+      limit(async () => {
+        const kind = mustKind(lookup, d.key.kind);
+        if (!kind.prepare || d.ensure === 'absent') return d;
+        const prepared = await kind.prepare(ctx, d);
+        problems.push(...prepared.problems);
+        return prepared.desired;
+      }),
+    ),
+  );
+}
+
+/** The service's own account of what each create would do, for kinds that can ask it. */
+async function addCreateNotes(
+  changes: readonly Change[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+): Promise<void> {
+  await Promise.all(
+    changes.map((c) =>
+      limit(async () => {
+        const kind = mustKind(lookup, c.key.kind);
+        if (c.action !== 'create' || !kind.createNotes || !c.desired) return;
+        const notes = await kind.createNotes(ctx, c.desired);
+        if (notes.length > 0) c.notes = [...(c.notes ?? []), ...notes];
+      }),
+    ),
+  );
+}
+
 /** Reads a kind needs only for some objects, once the objects themselves were read. */
 async function readAllDetails(
   desired: readonly Desired[],
@@ -330,7 +370,8 @@ export async function buildPlan(
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
-  const desired = await resolveAll(desiredInput, lookup, limit, problems);
+  const resolved = await resolveAll(desiredInput, lookup, limit, problems);
+  const desired = await prepareAll(resolved, lookup, ctx, limit, problems);
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
@@ -356,6 +397,7 @@ export async function buildPlan(
     problems.push(...found);
     return change;
   });
+  await addCreateNotes(changes, lookup, ctx, limit);
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {

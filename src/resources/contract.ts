@@ -204,6 +204,21 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    */
   resolve?(desired: Desired<Spec>): Promise<{ desired: Desired<Spec>; problems: PlanProblem[] }>;
   /**
+   * Service-side preparation of the desired object, after `resolve` and before the live object is
+   * read: what only the service can turn into the object it stores (a text job specification, parsed
+   * by the service's own parser). The result must depend on the manifest alone, so a saved plan can
+   * tell whether the manifest changed; problems point into the manifest.
+   */
+  prepare?(
+    ctx: KindContext,
+    desired: Desired<Spec>,
+  ): Promise<{ desired: Desired<Spec>; problems: PlanProblem[] }>;
+  /**
+   * What the service says creating the object would do (allocations placed, capacity shortfalls),
+   * shown with a `create` as `Comparison.notes` are with an update. Called for objects to be created.
+   */
+  createNotes?(ctx: KindContext, desired: Desired<Spec>): Promise<string[]>;
+  /**
    * Plan-time checks that need the service (a referenced policy exists). Called once per kind
    * with every desired object of that kind, so a kind can read what it needs once.
    */

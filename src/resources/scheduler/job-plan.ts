@@ -1,0 +1,149 @@
+/**
+ * The service's plan of a job, in Converge's terms: its structured diff as attribute diffs (paths as a
+ * manifest writes them: `Priority`, `Meta.owner`, `TaskGroups[web].Count`,
+ * `TaskGroups[web].Tasks[server].Config.image`), the service's task annotations as notes on those
+ * diffs, and what the scheduler would do with allocations as notes on the object.
+ */
+import type {
+  AllocMetric,
+  DesiredUpdates,
+  DiffType,
+  FieldDiff,
+  ObjectDiff,
+  PlanResponse,
+} from '../../clients/scheduler.js';
+import type { AttributeDiff } from '../contract.js';
+
+const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
+  Added: 'add',
+  Deleted: 'remove',
+  Edited: 'change',
+};
+
+/** `Meta[owner]` is a map entry: written `Meta.owner` in a manifest. */
+function fieldPath(prefix: string, name: string): string {
+  const entry = /^(.+)\[(.+)\]$/.exec(name);
+  const own = entry ? `${entry[1]}.${entry[2]}` : name;
+  return prefix ? `${prefix}.${own}` : own;
+}
+
+function fieldDiffs(
+  prefix: string,
+  fields: readonly FieldDiff[] | null | undefined,
+  note?: string,
+): AttributeDiff[] {
+  return (fields ?? [])
+    .filter((f) => f.Type !== 'None')
+    .map((f) => {
+      const op = OP[f.Type as Exclude<DiffType, 'None'>];
+      const annotations = [...(f.Annotations ?? []), ...(note ? [note] : [])];
+      return {
+        path: fieldPath(prefix, f.Name),
+        op,
+        ...(op !== 'add' ? { before: f.Old } : {}),
+        ...(op !== 'remove' ? { after: f.New } : {}),
+        ...(annotations.length ? { note: annotations.join('; ') } : {}),
+      };
+    });
+}
+
+/** A nested object's diffs; one that appeared or went away with nothing inside is one diff of its own. */
+function objectDiffs(
+  prefix: string,
+  objects: readonly ObjectDiff[] | null | undefined,
+  note?: string,
+): AttributeDiff[] {
+  return (objects ?? []).flatMap((o) => nodeDiffs(fieldPath(prefix, o.Name), o, note));
+}
+
+function nodeDiffs(
+  at: string,
+  node: { Type: DiffType; Fields?: FieldDiff[] | null; Objects?: ObjectDiff[] | null },
+  note?: string,
+): AttributeDiff[] {
+  if (node.Type === 'None') return [];
+  const inner = [...fieldDiffs(at, node.Fields, note), ...objectDiffs(at, node.Objects, note)];
+  if (inner.length > 0) return inner;
+  const op = OP[node.Type];
+  return [{ path: at, op, ...(note ? { note } : {}) }];
+}
+
+/** Every attribute the service's diff says changes; empty when the job is unchanged (`Type: None`). */
+export function planDiffs(plan: PlanResponse): AttributeDiff[] {
+  const diff = plan.Diff;
+  if (!diff || diff.Type === 'None') return [];
+  const out = [...fieldDiffs('', diff.Fields), ...objectDiffs('', diff.Objects)];
+  for (const group of diff.TaskGroups ?? []) {
+    if (group.Type === 'None') continue;
+    const at = `TaskGroups[${group.Name}]`;
+    const inner = [...fieldDiffs(at, group.Fields), ...objectDiffs(at, group.Objects)];
+    for (const task of group.Tasks ?? []) {
+      if (task.Type === 'None') continue;
+      const note = (task.Annotations ?? []).join('; ') || undefined;
+      inner.push(...nodeDiffs(`${at}.Tasks[${task.Name}]`, task, note));
+    }
+    out.push(...(inner.length > 0 ? inner : [{ path: at, op: OP[group.Type] }]));
+  }
+  return out;
+}
+
+/** The scheduler's words for each kind of allocation change, in the order a reader wants them. */
+const UPDATE_WORDS: [keyof DesiredUpdates, string][] = [
+  ['Place', 'to place'],
+  ['DestructiveUpdate', 'to replace (create/destroy update)'],
+  ['InPlaceUpdate', 'to update in place'],
+  ['Stop', 'to stop'],
+  ['Migrate', 'to migrate'],
+  ['Canary', 'canaries to place'],
+  ['Preemptions', 'to preempt'],
+];
+
+/** `group web: 2 to place, 1 to stop` per group with something to do (unchanged allocations left out). */
+export function allocationNotes(plan: PlanResponse): string[] {
+  const groups = plan.Annotations?.DesiredTGUpdates ?? {};
+  return Object.keys(groups)
+    .sort()
+    .flatMap((name) => {
+      const u = groups[name]!;
+      const parts = UPDATE_WORDS.filter(([k]) => (u[k] ?? 0) > 0).map(([k, words]) => `${u[k]} ${words}`);
+      return parts.length ? [`group ${name}: ${parts.join(', ')}`] : [];
+    });
+}
+
+/** The scheduler's reasons it could not place a group's allocations (capacity, datacenters). */
+export function placementFailureNotes(plan: PlanResponse): string[] {
+  const failed = plan.FailedTGAllocs ?? {};
+  return Object.keys(failed)
+    .sort()
+    .map(
+      (name) =>
+        `group ${name}: cannot place every allocation (${failureReason(failed[name]!)}); the evaluation will wait for capacity`,
+    );
+}
+
+function failureReason(metric: AllocMetric): string {
+  const reasons: string[] = [];
+  const counted = (label: string, counts: Record<string, number> | null | undefined) => {
+    for (const [what, n] of Object.entries(counts ?? {}))
+      reasons.push(`${label} ${what} on ${n} node${n === 1 ? '' : 's'}`);
+  };
+  counted('exhausted', metric.DimensionExhausted);
+  counted('filtered by', metric.ConstraintFiltered);
+  if (reasons.length === 0) {
+    const evaluated = metric.NodesEvaluated ?? 0;
+    reasons.push(
+      evaluated === 0
+        ? "no node in the job's datacenters"
+        : `${evaluated} node${evaluated === 1 ? '' : 's'} evaluated`,
+    );
+  }
+  const more = metric.CoalescedFailures ? `; ${metric.CoalescedFailures} more like it` : '';
+  return `${reasons.join(', ')}${more}`;
+}
+
+/** When a periodic job would launch next, if it is one. */
+export function periodicNote(plan: PlanResponse): string[] {
+  const next = plan.NextPeriodicLaunch;
+  if (!next || next.startsWith('0001-01-01')) return [];
+  return [`next periodic launch ${next}`];
+}

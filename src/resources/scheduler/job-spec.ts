@@ -1,0 +1,174 @@
+/**
+ * What a Job manifest declares, and the job it stands for.
+ *
+ * `spec` holds either the job inline, in the service's own field names (`Type`, `Datacenters`,
+ * `TaskGroups`, …), or `specFile:` naming a `.json` job (`{"Job": {...}}` or the bare job, as the
+ * service's own CLI accepts) or a text job specification (HCL; parsed by the service's parse endpoint,
+ * so it reads exactly as the service would). Converge's own switches are lower-case and so never
+ * collide with the service's capitalised fields: `preserveCounts`, `purgeOnDelete`.
+ *
+ * The job Converge sends always carries the manifest's name as `ID`, its namespace as `Namespace`, and
+ * the ownership marker in `Meta`, so prune can tell jobs Converge registered from anyone else's.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import type { Job } from '../../clients/scheduler.js';
+import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
+
+/** The `Meta` key (and value) that marks a job as registered by Converge. */
+export const OWNERSHIP_META_KEY = 'converge-managed';
+export const OWNERSHIP_META_VALUE = 'true';
+
+export const JobSpecSchema = Type.Object(
+  {
+    specFile: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'a job file, relative to this manifest: .json (the JSON job, or {"Job": …}) or a text job specification (HCL), parsed by the service',
+      }),
+    ),
+    preserveCounts: Type.Optional(
+      Type.Boolean({
+        description:
+          "keep the live task groups' counts (changed by scaling) instead of the manifest's; new groups get the manifest's",
+      }),
+    ),
+    purgeOnDelete: Type.Optional(
+      Type.Boolean({
+        description: 'with ensure: absent, stop and purge the job at once instead of only stopping it',
+      }),
+    ),
+  },
+  {
+    // The inline job: any field in the service's own (capitalised) names; the service validates it.
+    patternProperties: { '^[A-Z][A-Za-z0-9]*$': {} },
+    additionalProperties: false,
+  },
+);
+export type JobSpec = Static<typeof JobSpecSchema> & Record<string, unknown>;
+
+/** What `resolve` and `prepare` leave for the rest of the kind: the job to send, and where it came from. */
+export interface JobLocal {
+  /** Absent only while a text spec still waits for the service's parser (or failed to parse). */
+  job?: Job;
+  /** The text job specification, until parsed. */
+  text?: string;
+  /** The spec file as the manifest names it, for messages. */
+  file?: string;
+}
+
+const CONVERGE_FIELDS = new Set(['specFile', 'preserveCounts', 'purgeOnDelete']);
+
+/** The inline job fields of a spec (everything but Converge's own switches). */
+export function inlineJob(spec: JobSpec): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(spec).filter(([k]) => !CONVERGE_FIELDS.has(k)));
+}
+
+/** Rules the schema says poorly: a job comes from one place, and has groups to run. */
+export function jobSpecRules(spec: JobSpec): { pointer: string; message: string }[] {
+  const inline = Object.keys(inlineJob(spec));
+  if (spec.specFile !== undefined && inline.length > 0)
+    return [
+      {
+        pointer: `/${inline[0]}`,
+        message: `specFile and inline job fields exclude each other (found ${inline.join(', ')} beside specFile)`,
+      },
+    ];
+  if (spec.specFile === undefined && spec.TaskGroups === undefined)
+    return [
+      { pointer: '', message: 'a job needs TaskGroups (the inline job), or specFile naming a job file' },
+    ];
+  return [];
+}
+
+export function localOf(desired: Desired<JobSpec>): JobLocal {
+  return (desired.local ?? {}) as JobLocal;
+}
+
+export function isJsonFile(file: string): boolean {
+  return path.extname(file).toLowerCase() === '.json';
+}
+
+/** Reads the spec file (JSON parsed here, text kept for the service's parser) or takes the inline job. */
+export async function readJobSource(
+  desired: Desired<JobSpec>,
+): Promise<{ local: JobLocal; problems: PlanProblem[] }> {
+  const spec = desired.spec;
+  const file = spec.specFile;
+  if (file === undefined) return finish(desired, { job: inlineJob(spec) as Job }, '');
+  const problem = (message: string): { local: JobLocal; problems: PlanProblem[] } => ({
+    local: { file },
+    problems: [
+      {
+        key: desired.key,
+        message: `${file}: ${message}`,
+        ...(desired.resource ? { position: desired.resource.locate('/spec/specFile') } : {}),
+      },
+    ],
+  });
+  const base = desired.resource ? path.dirname(desired.resource.source.file) : process.cwd();
+  let text: string;
+  try {
+    text = await readFile(path.resolve(base, file), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return problem(code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? String(error)})`);
+  }
+  if (text.trim() === '') return problem('the job specification is empty');
+  if (!isJsonFile(file)) return { local: { file, text }, problems: [] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return problem(`not valid JSON: ${(error as Error).message}`);
+  }
+  const job = isObject(parsed) && isObject(parsed.Job) ? parsed.Job : parsed;
+  if (!isObject(job)) return problem('expected a JSON object: the job, or {"Job": {...}}');
+  return finish(desired, { job: job as Job, file }, '/spec/specFile');
+}
+
+/**
+ * The job as Converge sends it: the manifest's ID and namespace (a different one written in the job
+ * itself is a problem, not silently replaced) and the ownership marker.
+ */
+export function finish(
+  desired: Desired<JobSpec>,
+  local: JobLocal,
+  pointer: string,
+): { local: JobLocal; problems: PlanProblem[] } {
+  const job = local.job!;
+  const key = desired.key;
+  const problems: PlanProblem[] = [];
+  const at = (field: string) =>
+    desired.resource ? { position: desired.resource.locate(pointer || `/spec/${field}`) } : {};
+  const from = local.file ? `${local.file} says` : 'spec says';
+  if (job.ID !== undefined && job.ID !== key.name)
+    problems.push({
+      key,
+      message: `${from} ID "${String(job.ID)}", but metadata.name is "${key.name}"`,
+      ...at('ID'),
+    });
+  if (job.Namespace !== undefined && job.Namespace !== null && job.Namespace !== key.namespace)
+    problems.push({
+      key,
+      message: `${from} Namespace "${String(job.Namespace)}", but metadata.namespace is "${key.namespace ?? 'default'}"`,
+      ...at('Namespace'),
+    });
+  return { local: { ...local, job: stamp(job, key) }, problems };
+}
+
+function stamp(job: Job, key: ResourceKey): Job {
+  const meta = isObject(job.Meta) ? (job.Meta as Record<string, string>) : {};
+  return {
+    ...job,
+    ID: key.name,
+    ...(key.namespace !== undefined ? { Namespace: key.namespace } : {}),
+    Meta: { ...meta, [OWNERSHIP_META_KEY]: OWNERSHIP_META_VALUE },
+  };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

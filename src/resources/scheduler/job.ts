@@ -1,0 +1,279 @@
+/**
+ * Job: a scheduler job. metadata.name is the job ID, metadata.namespace its namespace (`default` when
+ * left out); the spec is the job inline or a job file (see ./job-spec.ts).
+ *
+ * The comparison is the service's own: every plan sends the job to the scheduler's plan endpoint, a
+ * dry run that answers with a structured diff against the stored job (after the service filled in its
+ * defaults, so an unchanged manifest is `noop`), what it would do with allocations, and the
+ * `JobModifyIndex` the diff was made against. Apply registers with check-and-set on that index, so a
+ * job registered or scaled by someone else after the plan is refused, never overwritten.
+ *
+ * A stopped job counts as absent: the service only keeps it until garbage collection, and registering
+ * the same ID again starts it (check-and-set on the stopped job's index).
+ */
+import pLimit from 'p-limit';
+import { Type } from '@sinclair/typebox';
+import { HttpStatusError } from '../../clients/http/index.js';
+import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler.js';
+import { schedulerService } from '../../clients/scheduler/definition.js';
+import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
+import {
+  type JobLocal,
+  type JobSpec,
+  JobSpecSchema,
+  jobSpecRules,
+  localOf,
+  OWNERSHIP_META_KEY,
+  OWNERSHIP_META_VALUE,
+  readJobSource,
+  finish,
+} from './job-spec.js';
+
+export const DEFAULT_JOB_NAMESPACE = 'default';
+
+/** The live job, and after `readDetails` the service's plan of the manifest's job against it. */
+export interface JobLive {
+  job: Job;
+  plan?: PlanResponse;
+}
+
+/** Fields the service sets: left out of `describe` (they are not part of what a manifest declares). */
+const SERVER_FIELDS = new Set([
+  'Status',
+  'StatusDescription',
+  'Stable',
+  'Version',
+  'SubmitTime',
+  'CreateIndex',
+  'ModifyIndex',
+  'JobModifyIndex',
+  'Dispatched',
+  'ParentID',
+  'Stop',
+]);
+
+/** Reads of whole jobs for a list run at most this many at once. */
+const LIST_READ_CONCURRENCY = 8;
+
+function client(ctx: KindContext, key: Pick<ResourceKey, 'connection'>): SchedulerClient {
+  return ctx.client(schedulerService, key.connection);
+}
+
+function namespaceOf(key: ResourceKey): string {
+  return key.namespace ?? DEFAULT_JOB_NAMESPACE;
+}
+
+function call(ctx: KindContext, key: ResourceKey) {
+  return { namespace: namespaceOf(key), ...(ctx.signal ? { signal: ctx.signal } : {}) };
+}
+
+function observedOf(key: ResourceKey, job: Job, plan?: PlanResponse): Observed<JobLive> {
+  return {
+    key,
+    id: job.ID,
+    live: plan ? { job, plan } : { job },
+    ...(job.JobModifyIndex !== undefined ? { version: job.JobModifyIndex } : {}),
+  };
+}
+
+/** Whether a job (or a list item) is one Converge manages as an object: not stopped, not a child. */
+function isDeclarable(job: { Stop?: boolean; ParentID?: string }): boolean {
+  return !job.Stop && !job.ParentID;
+}
+
+/** The job to plan and register: the manifest's, with live counts kept when the manifest says so. */
+function jobToSend(desired: Desired<JobSpec>, live?: Job): Job | undefined {
+  const job = localOf(desired).job;
+  if (!job || !desired.spec.preserveCounts || !live) return job;
+  const counts = new Map((live.TaskGroups ?? []).map((g) => [g.Name, g.Count]));
+  return {
+    ...job,
+    TaskGroups: (job.TaskGroups ?? []).map((g) =>
+      counts.has(g.Name) && counts.get(g.Name) !== undefined ? { ...g, Count: counts.get(g.Name) } : g,
+    ),
+  };
+}
+
+/** A refused check-and-set, told as what it means for the user. */
+function casRefusal(error: unknown, key: ResourceKey): Error | undefined {
+  if (!(error instanceof HttpStatusError)) return undefined;
+  const message = error.serviceMessage ?? error.message;
+  if (!/Enforcing job modify index/i.test(message)) return undefined;
+  return new Error(
+    `job ${key.name} in namespace ${namespaceOf(key)} changed since the plan (registered, scaled or reverted by someone else): not overwritten. Run \`converge plan\` again to review it. (service: ${message})`,
+  );
+}
+
+async function register(
+  ctx: KindContext,
+  desired: Desired<JobSpec>,
+  job: Job,
+  jobModifyIndex: number,
+): Promise<Observed<JobLive>> {
+  try {
+    const res = await client(ctx, desired.key).registerJob(job, {
+      ...call(ctx, desired.key),
+      enforceIndex: true,
+      jobModifyIndex,
+      preserveCounts: desired.spec.preserveCounts ?? false,
+    });
+    return observedOf(desired.key, { ...job, JobModifyIndex: res.JobModifyIndex });
+  } catch (error) {
+    throw casRefusal(error, desired.key) ?? error;
+  }
+}
+
+function requireJob(desired: Desired<JobSpec>): Job {
+  const job = localOf(desired).job;
+  // The planner refuses plans with problems, and a text spec that failed to parse is one.
+  if (!job) throw new Error(`job ${desired.key.name}: its job specification was not parsed`);
+  return job;
+}
+
+export const jobKind: ResourceKind<JobSpec, JobLive> = {
+  kind: 'Job',
+  service: schedulerService.name,
+  description:
+    "A scheduler job: inline in the service's own field names, or specFile naming a .json or text (HCL) job. metadata.name is the job ID.",
+  namespaced: true,
+  namespaceSchema: Type.String({
+    pattern: '^[a-zA-Z0-9-]{1,128}$',
+    description: 'a scheduler namespace: letters, digits and "-" (default: default)',
+  }),
+  effectiveNamespace: (key) => key.namespace ?? DEFAULT_JOB_NAMESPACE,
+  nameSchema: Type.String({
+    // The service refuses spaces and NUL; `/` is how it names dispatched and periodic children.
+    pattern: '^[^\\s/\\u0000]{1,128}$',
+    description: 'the job ID: up to 128 characters, no spaces or "/"',
+  }),
+  specSchema: JobSpecSchema,
+  ownership: 'marker',
+
+  validateSpec: jobSpecRules,
+
+  async resolve(desired) {
+    const { local, problems } = await readJobSource(desired);
+    return { desired: { ...desired, local }, problems };
+  },
+
+  async prepare(ctx, desired) {
+    const local = localOf(desired);
+    if (local.job || local.text === undefined) return { desired, problems: [] };
+    try {
+      const job = await client(ctx, desired.key).parseJob(
+        local.text,
+        ctx.signal ? { signal: ctx.signal } : {},
+      );
+      const done = finish(desired, { job, ...(local.file ? { file: local.file } : {}) }, '/spec/specFile');
+      return { desired: { ...desired, local: done.local satisfies JobLocal }, problems: done.problems };
+    } catch (error) {
+      if (!(error instanceof HttpStatusError) || error.status !== 400) throw error;
+      return {
+        desired,
+        problems: [
+          {
+            key: desired.key,
+            message: `${local.file}: ${error.serviceMessage ?? error.message}`,
+            ...(desired.resource ? { position: desired.resource.locate('/spec/specFile') } : {}),
+          },
+        ],
+      };
+    }
+  },
+
+  async observe(ctx, key) {
+    const job = await client(ctx, key).readJob(key.name, call(ctx, key));
+    return job && isDeclarable(job) ? observedOf(key, job) : undefined;
+  },
+
+  async list(ctx, scope) {
+    const c = client(ctx, scope);
+    const namespace = scope.namespace ?? DEFAULT_JOB_NAMESPACE;
+    const opts = { namespace, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+    // List items carry no Meta (the ownership marker): each job is read whole, a few at a time.
+    const items = (await c.listJobs(opts)).filter(isDeclarable);
+    const limit = pLimit(LIST_READ_CONCURRENCY);
+    const jobs = await Promise.all(items.map((item) => limit(() => c.readJob(item.ID, opts))));
+    return jobs
+      .filter((job): job is Job => job !== undefined && isDeclarable(job))
+      .map((job) =>
+        observedOf(
+          {
+            kind: 'Job',
+            name: job.ID,
+            namespace,
+            ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
+          },
+          job,
+        ),
+      );
+  },
+
+  async readDetails(ctx, desired, observed) {
+    const job = jobToSend(desired, observed.live.job);
+    if (!job) return observed;
+    const plan = await client(ctx, desired.key).planJob(job, { ...call(ctx, desired.key), diff: true });
+    return observedOf(observed.key, observed.live.job, plan);
+  },
+
+  async createNotes(ctx, desired) {
+    const job = localOf(desired).job;
+    if (!job) return [];
+    const plan = await client(ctx, desired.key).planJob(job, { ...call(ctx, desired.key), diff: false });
+    return [...allocationNotes(plan), ...placementFailureNotes(plan), ...periodicNote(plan)];
+  },
+
+  compare(desired, observed) {
+    const plan = observed.live.plan;
+    if (!plan) {
+      return { diffs: [], notes: ['not compared: the service was not asked for a plan of this job'] };
+    }
+    const diffs = planDiffs(plan);
+    // What the scheduler would do with allocations matters when the job changes; a shortfall always.
+    const notes = [
+      ...(diffs.length ? [...allocationNotes(plan), ...periodicNote(plan)] : []),
+      ...placementFailureNotes(plan),
+    ];
+    return { diffs, ...(notes.length ? { notes } : {}) };
+  },
+
+  render(desired) {
+    return { ...(localOf(desired).job ?? desired.spec) };
+  },
+
+  describe(observed) {
+    return Object.fromEntries(Object.entries(observed.live.job).filter(([k]) => !SERVER_FIELDS.has(k)));
+  },
+
+  async create(ctx, desired) {
+    const job = requireJob(desired);
+    // Check-and-set "only if new"; a stopped job of the same ID is started again on its own index.
+    const stopped = await client(ctx, desired.key).readJob(desired.key.name, call(ctx, desired.key));
+    if (stopped && isDeclarable(stopped)) {
+      throw new Error(
+        `job ${desired.key.name} in namespace ${namespaceOf(desired.key)} was registered by someone else since the plan: not overwritten. Run \`converge plan\` again to review it.`,
+      );
+    }
+    return register(ctx, desired, job, stopped?.JobModifyIndex ?? 0);
+  },
+
+  async update(ctx, desired, observed) {
+    const job = jobToSend(desired, observed.live.job) ?? requireJob(desired);
+    // The index the reviewed diff was made against: the plan's, else the one observed with it.
+    const index = observed.live.plan?.JobModifyIndex ?? Number(observed.version ?? 0);
+    return register(ctx, desired, job, index);
+  },
+
+  async delete(ctx, observed, desired) {
+    await client(ctx, observed.key).stopJob(observed.key.name, {
+      ...call(ctx, observed.key),
+      purge: desired?.spec?.purgeOnDelete ?? false,
+    });
+  },
+
+  owns(observed) {
+    const job = observed.live.job;
+    return job.Meta?.[OWNERSHIP_META_KEY] === OWNERSHIP_META_VALUE && !job.ParentID;
+  },
+};

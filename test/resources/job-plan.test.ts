@@ -1,0 +1,129 @@
+/**
+ * The service's plan of a job in Converge's terms: diff paths as a manifest writes them, the service's
+ * annotations kept beside the diffs they explain, and allocation changes as notes.
+ */
+import { describe, expect, it } from 'vitest';
+import type { PlanResponse } from '../../src/clients/scheduler.js';
+import {
+  allocationNotes,
+  periodicNote,
+  placementFailureNotes,
+  planDiffs,
+} from '../../src/resources/scheduler/job-plan.js';
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+function plan(extra: Partial<PlanResponse>): PlanResponse {
+  return { JobModifyIndex: 7, NextPeriodicLaunch: ZERO_TIME, ...extra };
+}
+
+describe('planDiffs', () => {
+  it('is empty for an unchanged job, whatever the allocation annotations say', () => {
+    const p = plan({
+      Diff: {
+        Type: 'None',
+        ID: 'web',
+        Fields: null,
+        Objects: null,
+        TaskGroups: [{ Type: 'None', Name: 'web' }],
+      },
+      Annotations: { DesiredTGUpdates: { web: { Ignore: 3 } } },
+    });
+    expect(planDiffs(p)).toEqual([]);
+    expect(allocationNotes(p)).toEqual([]);
+  });
+
+  it('names job fields, map entries, groups and tasks as the manifest writes them', () => {
+    const p = plan({
+      Diff: {
+        Type: 'Edited',
+        ID: 'web',
+        Fields: [
+          { Type: 'Edited', Name: 'Priority', Old: '50', New: '70' },
+          { Type: 'Added', Name: 'Meta[owner]', Old: '', New: 'team-a' },
+          { Type: 'None', Name: 'Type', Old: 'service', New: 'service' },
+        ],
+        Objects: [
+          {
+            Type: 'Deleted',
+            Name: 'Periodic',
+            Fields: [{ Type: 'Deleted', Name: 'Spec', Old: '@daily', New: '' }],
+          },
+        ],
+        TaskGroups: [
+          {
+            Type: 'Edited',
+            Name: 'web',
+            Fields: [{ Type: 'Edited', Name: 'Count', Old: '2', New: '3' }],
+            Tasks: [
+              {
+                Type: 'Edited',
+                Name: 'server',
+                Annotations: ['forces create/destroy update'],
+                Objects: [
+                  {
+                    Type: 'Edited',
+                    Name: 'Config',
+                    Fields: [{ Type: 'Edited', Name: 'image', Old: 'nginx:1.26', New: 'nginx:1.27' }],
+                  },
+                ],
+              },
+            ],
+          },
+          { Type: 'Added', Name: 'api' },
+        ],
+      },
+    });
+    expect(planDiffs(p)).toEqual([
+      { path: 'Priority', op: 'change', before: '50', after: '70' },
+      { path: 'Meta.owner', op: 'add', after: 'team-a' },
+      { path: 'Periodic.Spec', op: 'remove', before: '@daily' },
+      { path: 'TaskGroups[web].Count', op: 'change', before: '2', after: '3' },
+      {
+        path: 'TaskGroups[web].Tasks[server].Config.image',
+        op: 'change',
+        before: 'nginx:1.26',
+        after: 'nginx:1.27',
+        note: 'forces create/destroy update',
+      },
+      { path: 'TaskGroups[api]', op: 'add' },
+    ]);
+  });
+});
+
+describe('notes', () => {
+  it('says per group what the scheduler would place, replace, update and stop', () => {
+    const p = plan({
+      Annotations: {
+        DesiredTGUpdates: {
+          web: { Place: 1, DestructiveUpdate: 2, Ignore: 0 },
+          api: { Stop: 1, InPlaceUpdate: 1 },
+          idle: { Ignore: 4 },
+        },
+      },
+    });
+    expect(allocationNotes(p)).toEqual([
+      'group api: 1 to update in place, 1 to stop',
+      'group web: 1 to place, 2 to replace (create/destroy update)',
+    ]);
+  });
+
+  it('explains a capacity shortfall by the exhausted dimension', () => {
+    const p = plan({
+      FailedTGAllocs: { web: { NodesEvaluated: 3, DimensionExhausted: { memory: 3 }, CoalescedFailures: 1 } },
+    });
+    expect(placementFailureNotes(p)).toEqual([
+      'group web: cannot place every allocation (exhausted memory on 3 nodes; 1 more like it); the evaluation will wait for capacity',
+    ]);
+    expect(placementFailureNotes(plan({ FailedTGAllocs: { web: { NodesEvaluated: 0 } } }))[0]).toContain(
+      "no node in the job's datacenters",
+    );
+  });
+
+  it('gives the next periodic launch only for periodic jobs', () => {
+    expect(periodicNote(plan({}))).toEqual([]);
+    expect(periodicNote(plan({ NextPeriodicLaunch: '2026-11-24T00:00:00Z' }))).toEqual([
+      'next periodic launch 2026-11-24T00:00:00Z',
+    ]);
+  });
+});
