@@ -1,0 +1,129 @@
+/**
+ * The scheduler's structured job diff (the shape its plan and `versions?diffs=true` return) as text,
+ * after the real scheduler's CLI: one line per changed field, `+` added, `-` deleted, `~` edited
+ * (`Name: "old" => "new"`), objects as `Name {` … `}`, groups and tasks indented under the job.
+ * A pure function of the diff, so `converge job plan`, `converge job history --diffs` and the Job
+ * kind's notes can share one reading of it.
+ */
+import { createColors } from 'picocolors';
+import type {
+  DiffType,
+  FieldDiff,
+  JobDiff,
+  ObjectDiff,
+  TaskDiff,
+  TaskGroupDiff,
+} from '../../clients/scheduler.js';
+
+export interface JobDiffRenderOptions {
+  color?: boolean;
+  /** Also list fields and objects the diff marks `None` (unchanged); hidden by default, as they are noise. */
+  verbose?: boolean;
+  /** Spaces per nesting level. Default 2. */
+  indent?: number;
+}
+
+const SIGN: Record<DiffType, string> = { Added: '+', Deleted: '-', Edited: '~', None: ' ' };
+
+/** Whether the diff changes anything at all (a diff of type `None` with nothing edited below it does not). */
+export function jobDiffHasChanges(diff: JobDiff | null | undefined): boolean {
+  if (!diff) return false;
+  return diff.Type !== 'None';
+}
+
+/** The diff as lines of text (no trailing newline); an empty string when nothing changed. */
+export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiffRenderOptions = {}): string {
+  if (!diff) return '';
+  const c = createColors(options.color ?? false);
+  const paint: Record<DiffType, (s: string) => string> = {
+    Added: c.green,
+    Deleted: c.red,
+    Edited: c.yellow,
+    None: (s) => s,
+  };
+  const step = ' '.repeat(options.indent ?? 2);
+  const verbose = options.verbose ?? false;
+  const out: string[] = [];
+  const shown = (t: DiffType) => verbose || t !== 'None';
+  const head = (type: DiffType, text: string, depth: number) =>
+    out.push(`${step.repeat(depth)}${paint[type](`${SIGN[type]} ${text}`)}`);
+
+  const fields = (list: FieldDiff[] | null | undefined, depth: number) => {
+    const visible = (list ?? []).filter((f) => shown(f.Type));
+    // Aligned names within one block read like a table; Nomad does the same.
+    const width = Math.max(0, ...visible.map((f) => f.Name.length));
+    for (const f of visible) {
+      const name = `${f.Name}:`.padEnd(width + 1);
+      head(f.Type, `${name} ${fieldValue(f)}${annotations(f.Annotations)}`, depth);
+    }
+  };
+  const objects = (list: ObjectDiff[] | null | undefined, depth: number) => {
+    for (const o of (list ?? []).filter((x) => shown(x.Type))) {
+      head(o.Type, `${o.Name} {`, depth);
+      fields(o.Fields, depth + 1);
+      objects(o.Objects, depth + 1);
+      out.push(`${step.repeat(depth)}${paint[o.Type]('  }')}`);
+    }
+  };
+  const task = (t: TaskDiff, depth: number) => {
+    head(t.Type, `Task: ${quote(t.Name)}${annotations(t.Annotations)}`, depth);
+    fields(t.Fields, depth + 1);
+    objects(t.Objects, depth + 1);
+  };
+  const group = (g: TaskGroupDiff, depth: number) => {
+    head(g.Type, `Task Group: ${quote(g.Name)}${updatesNote(g.Updates)}`, depth);
+    fields(g.Fields, depth + 1);
+    objects(g.Objects, depth + 1);
+    for (const t of (g.Tasks ?? []).filter((x) => shown(x.Type))) task(t, depth + 1);
+  };
+
+  head(diff.Type, `Job: ${quote(diff.ID)}`, 0);
+  fields(diff.Fields, 1);
+  objects(diff.Objects, 1);
+  // Groups with no change of their own still list planned updates (an `ignore` count, say) in verbose.
+  for (const g of diff.TaskGroups ?? []) if (shown(g.Type)) group(g, 1);
+  return out.join('\n');
+}
+
+function fieldValue(f: FieldDiff): string {
+  switch (f.Type) {
+    case 'Added':
+      return quote(f.New);
+    case 'Deleted':
+      return quote(f.Old);
+    case 'Edited':
+      return `${quote(f.Old)} => ${quote(f.New)}`;
+    default:
+      return quote(f.New ?? f.Old);
+  }
+}
+
+function quote(s: string | undefined | null): string {
+  return JSON.stringify(s ?? '');
+}
+
+function annotations(list: string[] | null | undefined): string {
+  return list && list.length > 0 ? ` (${list.join(', ')})` : '';
+}
+
+/** The order the real scheduler prints planned updates in, then any it adds later, by name. */
+const UPDATE_ORDER = [
+  'create',
+  'destroy',
+  'migrate',
+  'in-place update',
+  'create/destroy update',
+  'canary',
+  'ignore',
+];
+
+function updatesNote(updates: Record<string, number> | null | undefined): string {
+  const entries = Object.entries(updates ?? {}).filter(([, n]) => n > 0);
+  if (entries.length === 0) return '';
+  const rank = (k: string) => {
+    const i = UPDATE_ORDER.indexOf(k);
+    return i < 0 ? UPDATE_ORDER.length : i;
+  };
+  entries.sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b));
+  return ` (${entries.map(([k, n]) => `${n} ${k}`).join(', ')})`;
+}

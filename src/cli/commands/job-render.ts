@@ -1,0 +1,234 @@
+/**
+ * How `converge job …` shows the scheduler's objects: key/value headers, the per-group summary, the
+ * allocation, evaluation and deployment tables, a plan's dry-run section. Pure functions of the
+ * service's JSON, so the commands stay about requests and the tests can read one format.
+ */
+import { createColors } from 'picocolors';
+import type {
+  AllocMetric,
+  Allocation,
+  Deployment,
+  DesiredUpdates,
+  Evaluation,
+  Job,
+  JobListItem,
+  JobSummary,
+  PlanResponse,
+} from '../../clients/scheduler.js';
+import { table } from '../table.js';
+
+/** The scheduler's IDs are UUIDs; 8 characters identify one in practice, as its own CLI shows them. */
+export function shortId(id: string | undefined | null): string {
+  return (id ?? '').slice(0, 8);
+}
+
+/**
+ * The scheduler's times are Unix nanoseconds; shown as UTC to the second (a terminal's zone would
+ * make the same output differ between machines).
+ */
+export function formatNanos(ns: number | undefined | null): string {
+  if (!ns) return '';
+  return new Date(Math.floor(ns / 1e6)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** `Key  value` rows with the keys aligned; multi-line values stay under their column. */
+export function keyValues(rows: [string, string][]): string {
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows
+    .map(([k, v]) => `${k.padEnd(width)}  ${v.split('\n').join(`\n${' '.repeat(width + 2)}`)}`)
+    .join('\n')
+    .replace(/ +$/gm, '');
+}
+
+export function jobHeader(job: Job): string {
+  return keyValues([
+    ['ID', job.ID],
+    ['Name', job.Name ?? job.ID],
+    ['Namespace', job.Namespace ?? 'default'],
+    ['Type', job.Type ?? ''],
+    ['Priority', String(job.Priority ?? '')],
+    ['Status', job.Stop ? `${job.Status ?? ''} (stopped)` : (job.Status ?? '')],
+    ['Version', String(job.Version ?? '')],
+    ['Stable', String(job.Stable ?? false)],
+    ['Datacenters', (job.Datacenters ?? []).join(', ')],
+    ['Submitted', formatNanos(job.SubmitTime)],
+    ...(job.Periodic?.Enabled ? [['Periodic', job.Periodic.Spec ?? 'yes'] as [string, string]] : []),
+    ...(job.ParameterizedJob ? [['Parameterized', 'yes'] as [string, string]] : []),
+    ...(job.ParentID ? [['Parent', job.ParentID] as [string, string]] : []),
+  ]);
+}
+
+export function summaryTable(summary: JobSummary): string {
+  const groups = Object.keys(summary.Summary ?? {}).sort();
+  if (groups.length === 0) return 'No task groups.';
+  return table(
+    ['GROUP', 'QUEUED', 'STARTING', 'RUNNING', 'COMPLETE', 'FAILED', 'LOST'],
+    groups.map((g) => {
+      const s = summary.Summary[g]!;
+      return [g, s.Queued, s.Starting, s.Running, s.Complete, s.Failed, s.Lost].map(String);
+    }),
+  );
+}
+
+export function deploymentSection(d: Deployment): string {
+  const groups = Object.keys(d.TaskGroups ?? {}).sort();
+  const head = keyValues([
+    ['ID', shortId(d.ID)],
+    ['Job version', String(d.JobVersion ?? '')],
+    ['Status', d.Status],
+    ['Description', d.StatusDescription ?? ''],
+  ]);
+  if (groups.length === 0) return head;
+  const rows = groups.map((g) => {
+    const s = d.TaskGroups![g]!;
+    return [
+      g,
+      String(s.DesiredTotal ?? 0),
+      String(s.PlacedAllocs ?? 0),
+      `${s.HealthyAllocs ?? 0}/${s.DesiredTotal ?? 0}`,
+      String(s.UnhealthyAllocs ?? 0),
+    ];
+  });
+  return `${head}\n\n${table(['GROUP', 'DESIRED', 'PLACED', 'HEALTHY', 'UNHEALTHY'], rows)}`;
+}
+
+/** Newest first, as the scheduler's CLI lists them: the allocation just placed is the one asked about. */
+function newestFirst<T extends { CreateIndex?: number }>(list: T[]): T[] {
+  return [...list].sort((a, b) => (b.CreateIndex ?? 0) - (a.CreateIndex ?? 0));
+}
+
+export function allocationsTable(allocs: Allocation[]): string {
+  if (allocs.length === 0) return 'No allocations.';
+  return table(
+    ['ID', 'GROUP', 'NODE', 'DESIRED', 'STATUS', 'VERSION', 'CREATED'],
+    newestFirst(allocs).map((a) => [
+      shortId(a.ID),
+      a.TaskGroup,
+      a.NodeName ?? shortId(a.NodeID),
+      a.DesiredStatus ?? '',
+      a.ClientStatus ?? '',
+      String(a.JobVersion ?? ''),
+      formatNanos(a.CreateTime),
+    ]),
+  );
+}
+
+export function evaluationsTable(evals: Evaluation[]): string {
+  if (evals.length === 0) return 'No evaluations.';
+  return table(
+    ['ID', 'PRIORITY', 'TRIGGERED BY', 'STATUS', 'PLACEMENT FAILURES'],
+    newestFirst(evals).map((e) => [
+      shortId(e.ID),
+      String(e.Priority ?? ''),
+      e.TriggeredBy ?? '',
+      e.Status,
+      Object.keys(e.FailedTGAllocs ?? {}).length > 0
+        ? Object.keys(e.FailedTGAllocs!).sort().join(', ')
+        : 'none',
+    ]),
+  );
+}
+
+export function deploymentsTable(deployments: Deployment[]): string {
+  if (deployments.length === 0) return 'No deployments.';
+  return table(
+    ['ID', 'JOB VERSION', 'STATUS', 'DESCRIPTION'],
+    newestFirst(deployments).map((d) => [
+      shortId(d.ID),
+      String(d.JobVersion ?? ''),
+      d.Status,
+      d.StatusDescription ?? '',
+    ]),
+  );
+}
+
+export function jobListTable(jobs: JobListItem[], withNamespace: boolean): string {
+  if (jobs.length === 0) return 'No jobs.';
+  const sorted = [...jobs].sort(
+    (a, b) => (a.Namespace ?? '').localeCompare(b.Namespace ?? '') || a.ID.localeCompare(b.ID),
+  );
+  return table(
+    [...(withNamespace ? ['NAMESPACE'] : []), 'ID', 'TYPE', 'PRIORITY', 'STATUS', 'SUBMITTED'],
+    sorted.map((j) => [
+      ...(withNamespace ? [j.Namespace ?? ''] : []),
+      j.ID,
+      j.Type ?? '',
+      String(j.Priority ?? ''),
+      j.Stop ? `${j.Status ?? ''} (stopped)` : (j.Status ?? ''),
+      formatNanos(j.SubmitTime as number | undefined),
+    ]),
+  );
+}
+
+/** Planned allocation changes by the words the scheduler's diff annotations use. */
+const UPDATE_WORDS: [keyof DesiredUpdates, string][] = [
+  ['Place', 'create'],
+  ['Stop', 'destroy'],
+  ['Migrate', 'migrate'],
+  ['InPlaceUpdate', 'in-place update'],
+  ['DestructiveUpdate', 'create/destroy update'],
+  ['Canary', 'canary'],
+  ['Preemptions', 'preemption'],
+  ['Ignore', 'ignore'],
+];
+
+/** `web: 1 create, 2 in-place update` per group; `web: no change` when every count is zero. */
+export function desiredUpdatesLines(updates: Record<string, DesiredUpdates> | null | undefined): string[] {
+  return Object.keys(updates ?? {})
+    .sort()
+    .map((g) => {
+      const u = updates![g]!;
+      const parts = UPDATE_WORDS.filter(([k]) => (u[k] ?? 0) > 0).map(([k, w]) => `${u[k]} ${w}`);
+      return `${g}: ${parts.length > 0 ? parts.join(', ') : 'no change'}`;
+    });
+}
+
+/** Whether the plan would place, stop or change any allocation (what `--detailed-exitcode` reports). */
+export function planChangesAllocations(plan: PlanResponse): boolean {
+  return Object.values(plan.Annotations?.DesiredTGUpdates ?? {}).some((u) =>
+    UPDATE_WORDS.some(([k]) => k !== 'Ignore' && (u[k] ?? 0) > 0),
+  );
+}
+
+/** Why placements failed, as the scheduler's CLI summarises a metric. */
+function metricLines(m: AllocMetric): string[] {
+  const out: string[] = [];
+  const counts = (label: string, map: Record<string, number> | null | undefined) => {
+    for (const [k, n] of Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b)))
+      out.push(`${label} ${JSON.stringify(k)}: ${n} node${n === 1 ? '' : 's'}`);
+  };
+  if (m.NodesEvaluated === 0) out.push('No nodes were eligible for evaluation');
+  for (const [dc, n] of Object.entries(m.NodesAvailable ?? {}).sort(([a], [b]) => a.localeCompare(b)))
+    if (n === 0) out.push(`No nodes are available in datacenter ${JSON.stringify(dc)}`);
+  counts('Constraint', m.ConstraintFiltered);
+  counts('Class exhausted', m.ClassExhausted);
+  counts('Dimension', m.DimensionExhausted);
+  if (m.NodesExhausted) out.push(`Resources exhausted on ${m.NodesExhausted} node(s)`);
+  return out;
+}
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/** The plan's "Scheduler dry-run" section: placement failures, per-group updates, the next launch. */
+export function dryRunSection(plan: PlanResponse, color: boolean): string {
+  const c = createColors(color);
+  const out = ['Scheduler dry-run:'];
+  const failed = Object.entries(plan.FailedTGAllocs ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  if (failed.length === 0) out.push('- All tasks successfully allocated.');
+  else {
+    out.push(c.yellow('- WARNING: Failed to place all allocations.'));
+    for (const [g, m] of failed) {
+      const n = (m.CoalescedFailures ?? 0) + 1;
+      out.push(
+        c.yellow(`  Task Group ${JSON.stringify(g)} (failed to place ${n} allocation${n === 1 ? '' : 's'}):`),
+      );
+      for (const line of metricLines(m)) out.push(`    * ${line}`);
+    }
+  }
+  for (const line of desiredUpdatesLines(plan.Annotations?.DesiredTGUpdates)) out.push(`- ${line}`);
+  if (plan.NextPeriodicLaunch && plan.NextPeriodicLaunch !== ZERO_TIME) {
+    out.push(`- If submitted now, the next periodic launch would be at ${plan.NextPeriodicLaunch}.`);
+  }
+  if (plan.Warnings) out.push(c.yellow(`- Warnings: ${plan.Warnings.trim()}`));
+  return out.join('\n');
+}
