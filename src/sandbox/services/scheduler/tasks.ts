@@ -1,0 +1,76 @@
+/**
+ * The task states a simulated client reports for an allocation: every task is received, its directory
+ * built, its driver prepares it and it starts, as the real client's `TaskStates` show for a healthy
+ * placement (`nomad/structs TaskEvent`). Tasks keep running; batch work is not run to completion.
+ */
+import type { Json } from './model.js';
+
+/** A task event with every field of the real `TaskEvent`, zero-valued unless given. */
+export function taskEvent(type: string, display: string, time: number, extra: Json = {}): Json {
+  return {
+    Type: type,
+    Time: time,
+    Message: '',
+    DisplayMessage: display,
+    Details: {},
+    FailsTask: false,
+    RestartReason: '',
+    SetupError: '',
+    DriverError: '',
+    ExitCode: 0,
+    Signal: 0,
+    KillTimeout: 0,
+    KillError: '',
+    KillReason: '',
+    StartDelay: 0,
+    DownloadError: '',
+    ValidationError: '',
+    DiskLimit: 0,
+    FailedSibling: '',
+    SecretsError: '',
+    TaskSignalReason: '',
+    TaskSignal: '',
+    DriverMessage: '',
+    ...extra,
+  };
+}
+
+/** The `TaskStates` of a freshly placed allocation: each task `running` after the usual four events. */
+export function startedTaskStates(tg: Json, now: number): Record<string, Json> {
+  const started = new Date(now / 1_000_000).toISOString();
+  const states: Record<string, Json> = {};
+  for (const task of tg.Tasks as Json[]) {
+    const driver = (task.Driver as string | undefined) ?? '';
+    states[task.Name as string] = {
+      State: 'running',
+      Failed: false,
+      Restarts: 0,
+      LastRestart: null,
+      StartedAt: started,
+      FinishedAt: null,
+      Events: [
+        taskEvent('Received', 'Task received by client', now),
+        taskEvent('Task Setup', 'Building Task Directory', now, { Message: 'Building Task Directory' }),
+        // The real docker driver reports its image pull this way; other drivers say nothing here.
+        taskEvent('Driver', driver === 'docker' ? 'Downloading image' : `Preparing ${driver} task`, now, {
+          DriverMessage: driver === 'docker' ? 'Downloading image' : `Preparing ${driver} task`,
+        }),
+        taskEvent('Started', 'Task started by client', now),
+      ],
+    };
+  }
+  return states;
+}
+
+/** Marks every task of a stopped allocation dead with the real kill events. */
+export function killTaskStates(states: Record<string, Json>, now: number): void {
+  const finished = new Date(now / 1_000_000).toISOString();
+  for (const state of Object.values(states)) {
+    state.State = 'dead';
+    state.FinishedAt = finished;
+    (state.Events as Json[]).push(
+      taskEvent('Killing', 'Sent interrupt. Waiting 5s before force killing', now),
+      taskEvent('Killed', 'Task successfully killed', now),
+    );
+  }
+}
