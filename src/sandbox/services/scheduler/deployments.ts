@@ -33,6 +33,31 @@ export function deploysGroup(job: Json, tg: Json): boolean {
   return typeof update?.MaxParallel === 'number' && update.MaxParallel > 0;
 }
 
+/**
+ * The groups a new deployment covers (the real reconciler's `computeGroup` rule): those with an
+ * update strategy and a count that had no running allocations before, or had some replaced by a
+ * spec change. A count change of running allocations deploys nothing.
+ */
+export function groupsToDeploy(
+  job: Json,
+  keptRunning: Map<string, number>,
+  replaced: Set<string>,
+): Record<string, Json> {
+  const deploying: Record<string, Json> = {};
+  for (const tg of job.TaskGroups as Json[]) {
+    const name = tg.Name as string;
+    const hadRunning = (keptRunning.get(name) ?? 0) > 0 && !replaced.has(name);
+    if (deploysGroup(job, tg) && (tg.Count as number) > 0 && (!hadRunning || replaced.has(name)))
+      deploying[name] = tg;
+  }
+  return deploying;
+}
+
+/** The sandbox's stand-in for health: a deployment succeeds when every group placed all it wanted. */
+export function placedAll(d: DeploymentRecord): boolean {
+  return Object.values(d.TaskGroups).every((g) => (g.PlacedAllocs as number) >= (g.DesiredTotal as number));
+}
+
 export class DeploymentTable {
   private readonly byId = new Map<string, DeploymentRecord>();
 

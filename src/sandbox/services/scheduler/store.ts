@@ -9,15 +9,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ChangeFeed } from '../../core/blocking.js';
-import {
-  allocatedResources,
-  askOf,
-  NodeUsage,
-  nodesInDatacenters,
-  pickNode,
-  placementFailure,
-} from './capacity.js';
-import { DEPLOYMENT_TEXT, DeploymentTable, deploysGroup, isActive } from './deployments.js';
+import { askOf, NodeUsage, nodesInDatacenters, pickNode, placementFailure } from './capacity.js';
+import { DEPLOYMENT_TEXT, DeploymentTable, groupsToDeploy, isActive, placedAll } from './deployments.js';
 import {
   type AllocRecord,
   type DeploymentRecord,
@@ -33,7 +26,8 @@ import {
   TERMINAL_EVAL,
   TRACKED_VERSIONS,
 } from './model.js';
-import { killTaskStates, startedTaskStates } from './tasks.js';
+import { groupSpec, newAllocation, stopAllocation } from './allocations.js';
+import { jobSummary } from './summary.js';
 
 export interface SchedulerSnapshot {
   index: number;
@@ -166,49 +160,11 @@ export class SchedulerStore {
   summary(namespace: string, id: string): Json | undefined {
     const job = this.job(namespace, id);
     if (!job) return undefined;
-    const groups: Record<string, Record<string, number>> = {};
-    const blank = () => ({ Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 });
-    for (const tg of job.TaskGroups as Json[]) groups[tg.Name as string] = blank();
-    let modifyIndex = job.CreateIndex as number;
-    const field: Record<string, string> = {
-      pending: 'Starting',
-      running: 'Running',
-      complete: 'Complete',
-      failed: 'Failed',
-      lost: 'Lost',
-      unknown: 'Unknown',
-    };
-    for (const a of this.allocsOf(namespace, id, false)) {
-      const g = (groups[a.TaskGroup] ??= blank());
-      const f = field[a.ClientStatus];
-      if (f) g[f]! += 1;
-      modifyIndex = Math.max(modifyIndex, a.ModifyIndex);
-    }
+    const children = [...this.jobs.values()]
+      .map((r) => r.versions[0]!)
+      .filter((c) => c.Namespace === namespace && c.ParentID === id);
     const blocked = this.evalsOf(namespace, id).find((e) => e.Status === 'blocked');
-    for (const [tg, n] of Object.entries((blocked?.QueuedAllocations as Record<string, number>) ?? {})) {
-      const g = (groups[tg] ??= blank());
-      g.Queued = n;
-      modifyIndex = Math.max(modifyIndex, blocked!.ModifyIndex);
-    }
-    // Children of a parameterized or periodic job, counted by their status (the real summary keeps
-    // these counts up to date as children change; counting on read gives the same numbers).
-    const children = { Pending: 0, Running: 0, Dead: 0 };
-    for (const r of this.jobs.values()) {
-      const child = r.versions[0]!;
-      if (child.Namespace !== namespace || child.ParentID !== id) continue;
-      if (child.Status === 'running') children.Running++;
-      else if (child.Status === 'dead') children.Dead++;
-      else children.Pending++;
-      modifyIndex = Math.max(modifyIndex, child.ModifyIndex as number);
-    }
-    return {
-      JobID: id,
-      Namespace: namespace,
-      Summary: groups,
-      Children: children,
-      CreateIndex: job.CreateIndex,
-      ModifyIndex: modifyIndex,
-    };
+    return jobSummary(job, this.allocsOf(namespace, id, false), blocked, children);
   }
 
   /** A job's deployments, newest first; `all` adds those of an earlier job with the same ID. */
@@ -440,7 +396,7 @@ export class SchedulerStore {
         for (const a of mine.slice(tg.Count as number)) stop(a, 'alloc not needed due to job update');
         kept.set(tg.Name as string, mine.slice(0, tg.Count as number));
       }
-      const deployment = this.deploymentFor(job, groups, kept, replaced, index);
+      const deployment = this.deploymentFor(job, kept, replaced, index);
       const eligible = nodesInDatacenters(this.nodes, job);
       const usage = new NodeUsage([...this.allocs.values()].filter(isLive));
       for (const tg of groups) {
@@ -501,7 +457,6 @@ export class SchedulerStore {
    */
   private deploymentFor(
     job: Json,
-    groups: Json[],
     kept: Map<string, AllocRecord[]>,
     replaced: Map<string, number>,
     index: number,
@@ -514,13 +469,8 @@ export class SchedulerStore {
       else if (isActive(d)) this.deploymentStatus(d, 'cancelled', DEPLOYMENT_TEXT.newerJob, index);
     }
     if (current) return isActive(current) ? current : undefined;
-    const deploying: Record<string, Json> = {};
-    for (const tg of groups) {
-      const name = tg.Name as string;
-      const hadRunning = kept.get(name)!.length > 0 && !replaced.has(name);
-      if (deploysGroup(job, tg) && (tg.Count as number) > 0 && (!hadRunning || replaced.has(name)))
-        deploying[name] = tg;
-    }
+    const counts = new Map([...kept].map(([name, allocs]) => [name, allocs.length]));
+    const deploying = groupsToDeploy(job, counts, new Set(replaced.keys()));
     if (Object.keys(deploying).length === 0) return undefined;
     const ms = this.options.deploymentSeconds * 1000;
     const d = this.deployments.create(job, deploying, index, Date.now() + ms);
@@ -554,9 +504,8 @@ export class SchedulerStore {
     if (due.length === 0) return;
     const index = this.commit();
     for (const d of due) {
-      const groups = Object.values(d.TaskGroups);
-      if (groups.every((g) => (g.PlacedAllocs as number) >= (g.DesiredTotal as number))) {
-        for (const g of groups) g.HealthyAllocs = g.PlacedAllocs;
+      if (placedAll(d)) {
+        for (const g of Object.values(d.TaskGroups)) g.HealthyAllocs = g.PlacedAllocs;
         for (const a of this.allocs.values())
           if (a.DeploymentID === d.ID && isLive(a)) {
             a.DeploymentStatus = { Healthy: true, Timestamp: new Date(now).toISOString(), Canary: false };
@@ -625,50 +574,22 @@ export class SchedulerStore {
       evaluation.DeploymentID = deployment!.ID;
       this.tables.deployments = index;
     }
-    const alloc: AllocRecord = {
-      ID: randomUUID(),
-      Namespace: job.Namespace as string,
-      EvalID: evaluation.ID,
-      Name: `${String(job.ID)}.${String(tg.Name)}[${nameIdx}]`,
-      NodeID: node.ID,
-      NodeName: node.Name,
-      JobID: job.ID as string,
-      JobType: job.Type,
-      JobVersion: job.Version,
-      TaskGroup: tg.Name as string,
-      AllocatedResources: allocatedResources(tg),
-      DesiredStatus: 'run',
-      DesiredDescription: '',
-      ClientStatus: 'running',
-      ClientDescription: 'Tasks are running',
-      TaskStates: startedTaskStates(tg, now),
-      DeploymentID: group ? deployment!.ID : '',
-      DeploymentStatus: null,
-      PreviousAllocation: '',
-      NextAllocation: '',
-      RescheduleTracker: null,
-      FollowupEvalID: '',
-      CreateIndex: index,
-      ModifyIndex: index,
-      CreateTime: now,
-      ModifyTime: now,
-      JobCreateIndex: job.CreateIndex as number,
-      GroupSpec: groupSpec(tg),
-    };
+    const alloc = newAllocation({
+      evalId: evaluation.ID,
+      job,
+      tg,
+      nameIdx,
+      node,
+      deploymentId: group ? deployment!.ID : '',
+      index,
+      now,
+    });
     this.allocs.set(alloc.ID, alloc);
     this.tables.allocs = index;
   }
 
   private stopAlloc(a: AllocRecord, why: string, index: number, now: number): void {
-    killTaskStates(a.TaskStates as Record<string, Json>, now);
-    Object.assign(a, {
-      DesiredStatus: 'stop',
-      DesiredDescription: why,
-      ClientStatus: 'complete',
-      ClientDescription: 'All tasks have completed',
-      ModifyIndex: index,
-      ModifyTime: now,
-    });
+    stopAllocation(a, why, index, now);
     this.tables.allocs = index;
   }
 
@@ -745,10 +666,6 @@ export class SchedulerStore {
     this.onChange();
     this.changes.notify();
   }
-}
-
-function groupSpec(tg: Json): string {
-  return specOf({ ...tg, Count: undefined });
 }
 
 function nameIndex(a: AllocRecord): number {
