@@ -1,8 +1,9 @@
 /**
  * The scheduler service (spec part B: workload scheduler jobs), emulating the real scheduler's
- * `/v1/job...` API for JSON jobs: register, read, list, versions, stop and purge, summaries, and the
- * evaluations and allocations a simulated scheduler makes on configured nodes. Errors are plain-text
- * bodies with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.
+ * `/v1/job...` API for JSON jobs: register, read, list, versions, stop and purge, summaries, scale,
+ * dispatch, periodic force, revert and evaluate, and the evaluations, allocations and deployments a
+ * simulated scheduler makes on configured nodes of limited capacity. Errors are plain-text bodies
+ * with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.
  */
 import { defineService } from '../../core/service.js';
 import {
