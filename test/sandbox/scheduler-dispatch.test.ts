@@ -65,6 +65,11 @@ describe('dispatch', () => {
     expect(await getJson<Json[]>(api, `/v1/job/${childId}/allocations`)).toHaveLength(1);
     // The parent itself is never evaluated.
     expect(await getJson<Json[]>(api, '/v1/job/param/evaluations')).toEqual([]);
+    // In the job list only the parent counts as parameterized.
+    const listed = await getJson<Json[]>(api, '/v1/jobs?prefix=param/dispatch-');
+    expect(listed.map((j) => [j.ID, j.ParentID, j.ParameterizedJob])).toEqual([[childId, 'param', false]]);
+    const [parent] = await getJson<Json[]>(api, '/v1/jobs?prefix=param');
+    expect(parent).toMatchObject({ ID: 'param', ParameterizedJob: true });
   });
 
   it("counts the parent's children by status", async () => {

@@ -122,3 +122,16 @@ describe('capabilities of the job operations', () => {
     expect([wrongNs.status, wrongNs.text]).toEqual([404, 'job not found']);
   });
 });
+
+describe('order of checks', () => {
+  it('scale: a body the capability check never sees is refused first (400), the rest after it (403)', async () => {
+    const token = 'read-token';
+    const mismatch = await api('POST', '/v1/job/acl-svc/scale', {
+      token,
+      body: { Target: { Group: 'web', Job: 'other' } },
+    });
+    expect([mismatch.status, mismatch.text]).toEqual([400, 'job ID in payload did not match URL']);
+    const noGroup = await api('POST', '/v1/job/acl-svc/scale', { token, body: { Count: -1 } });
+    expect([noGroup.status, noGroup.text]).toEqual([403, 'Permission denied']);
+  });
+});

@@ -364,7 +364,9 @@ class SchedulerHandlers {
       ...pick('ID', 'ParentID', 'Name', 'Namespace', 'Datacenters', 'Type', 'Priority', 'Stop', 'Status'),
       ...pick('StatusDescription', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex'),
       Periodic: job.Periodic !== null && job.Periodic !== undefined,
-      ParameterizedJob: job.ParameterizedJob !== null && job.ParameterizedJob !== undefined,
+      // The real `IsParameterized()`: a dispatched child keeps the block but is not parameterized.
+      ParameterizedJob:
+        job.ParameterizedJob !== null && job.ParameterizedJob !== undefined && job.Dispatched !== true,
       JobSummary: this.store.summary(job.Namespace as string, job.ID as string),
     };
   }

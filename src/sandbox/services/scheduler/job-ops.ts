@@ -20,7 +20,7 @@ import {
   schedulerText,
   writeIndexHeaders,
 } from './request.js';
-import { checkScaleTarget, parseScaleRequest, scaleStatus } from './scale.js';
+import { checkScaleTarget, parseScaleRequest, scaleStatus, validateScaleRequest } from './scale.js';
 import type { SchedulerStore } from './store.js';
 
 /** Fields the server sets on a stored version; a revert re-registers the spec without them. */
@@ -63,10 +63,11 @@ export class JobOps {
     const args = await decodeBody(req);
     const caller = Caller.of(req, this.tokens);
     const ns = caller.namespace(req);
-    const scale = parseScaleRequest(args, id, ns);
+    const scale = parseScaleRequest(args, id);
     caller.require(ns, 'scale-job', 'submit-job');
     // The spec's table: PolicyOverride needs its own capability, as on register.
     if (scale.policyOverride) caller.require(ns, 'policy-override');
+    validateScaleRequest(scale, ns);
     const job = this.store.job(ns, id);
     if (!job) throw new SchedulerError(404, `job "${id}" not found`);
     const tg = checkScaleTarget(job, scale);

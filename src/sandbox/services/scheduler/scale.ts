@@ -6,6 +6,8 @@
 import { type AllocRecord, type Json, SchedulerError, TERMINAL_CLIENT } from './model.js';
 
 export interface ScaleRequest {
+  /** `Target.Namespace`, or empty. */
+  namespace: string;
   group: string;
   count: number | undefined;
   message: string;
@@ -18,13 +20,14 @@ export interface ScaleRequest {
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Decodes and validates the body, in the real order: decoding (400, Go's typed decoder), the job in
- * `Target` (400 at the HTTP layer), then `Validate` (400s). `Error` is a boolean as in the real
+ * Decodes the body as the real agent does before the token is looked at: Go's typed decoding (400)
+ * and the job named in `Target` (400 at the HTTP layer); `validateScaleRequest` makes the real
+ * `Validate` checks after the capability check. `Error` is a boolean as in the real
  * `api.ScalingRequest` (the spec calls it a string). The real server does not require `Message` or
  * `Error` (the spec says one of them must be given); neither does the sandbox, so clients that send
  * only a count keep working.
  */
-export function parseScaleRequest(args: Json, jobId: string, namespace: string): ScaleRequest {
+export function parseScaleRequest(args: Json, jobId: string): ScaleRequest {
   const bad = (field: string, type: string) =>
     new SchedulerError(400, `json: cannot unmarshal ${field}: expected ${type}`);
   const { Count, Target, Message, Error, Meta, PolicyOverride, JobModifyIndex } = args;
@@ -43,25 +46,27 @@ export function parseScaleRequest(args: Json, jobId: string, namespace: string):
 
   if (target.Job && target.Job !== jobId)
     throw new SchedulerError(400, 'job ID in payload did not match URL');
-  if (target.Namespace && target.Namespace !== namespace)
-    throw new SchedulerError(400, 'namespace in payload did not match header');
-  const group = (target.Group as string | undefined) ?? '';
-  if (group === '') throw new SchedulerError(400, 'missing task group name for scaling action');
-  const count = (Count ?? undefined) as number | undefined;
-  if (count !== undefined) {
-    if (count < 0) throw new SchedulerError(400, "scaling action count can't be negative");
-    if (Error === true)
-      throw new SchedulerError(400, 'scaling action should not contain count if error is true');
-  }
   return {
-    group,
-    count,
+    namespace: (target.Namespace as string | undefined) ?? '',
+    group: (target.Group as string | undefined) ?? '',
+    count: (Count ?? undefined) as number | undefined,
     message: (Message as string | undefined) ?? '',
     error: Error === true,
     meta: (Meta as Json | undefined) ?? null,
     policyOverride: PolicyOverride === true,
     jobModifyIndex: jmi as number,
   };
+}
+
+/** The real `JobScaleRequest.Validate`, after the capability check: 400s in its order and texts. */
+export function validateScaleRequest(req: ScaleRequest, namespace: string): void {
+  if (req.namespace !== '' && req.namespace !== namespace)
+    throw new SchedulerError(400, 'namespace in payload did not match header');
+  if (req.group === '') throw new SchedulerError(400, 'missing task group name for scaling action');
+  if (req.count !== undefined) {
+    if (req.count < 0) throw new SchedulerError(400, "scaling action count can't be negative");
+    if (req.error) throw new SchedulerError(400, 'scaling action should not contain count if error is true');
+  }
 }
 
 /** Checks against the stored job, after the 404 for a missing job: the real order and texts. */

@@ -643,7 +643,11 @@ export class SchedulerStore {
     };
   }
 
+  /** Replaces the whole state with a snapshot's (what a dry run's rollback relies on too). */
   restore(s: SchedulerSnapshot): void {
+    this.jobs.clear();
+    this.evals.clear();
+    this.allocs.clear();
     this.index = s.index;
     for (const j of s.jobs) this.jobs.set(key(j.namespace, j.id), { versions: j.versions });
     for (const e of s.evals) this.evals.set(e.ID, e);
