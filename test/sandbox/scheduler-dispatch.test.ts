@@ -157,6 +157,22 @@ describe('periodic force', () => {
     expect((await getJson(api, '/v1/job/cron/summary')).Children).toMatchObject({ Running: 1 });
   });
 
+  it('a disabled or stopped periodic job is not tracked, so it cannot be forced', async () => {
+    await register(
+      api,
+      jobSpec('cron-off', { work: 1 }, { ...periodic, Periodic: { ...periodic.Periodic, Enabled: false } }),
+    );
+    const off = await api('POST', '/v1/job/cron-off/periodic/force');
+    expect([off.status, off.text]).toEqual([
+      500,
+      'force launch for job "cron-off" failed: can\'t force run non-tracked job "cron-off" (default)',
+    ]);
+    await register(api, jobSpec('cron-stop', { work: 1 }, periodic));
+    await api('DELETE', '/v1/job/cron-stop');
+    expect((await api('POST', '/v1/job/cron-stop/periodic/force')).status).toBe(500);
+    expect(await getJson<Json[]>(api, '/v1/jobs?prefix=cron-')).toHaveLength(2);
+  });
+
   it('a non-periodic job is refused (500); a missing one is "job not found"', async () => {
     const plain = await api('POST', '/v1/job/plain/periodic/force');
     expect([plain.status, plain.text]).toEqual([500, "can't force launch non-periodic job"]);

@@ -169,6 +169,15 @@ export class JobOps {
     if (!parent) throw new SchedulerError(500, 'job not found');
     if (parent.Periodic === null || parent.Periodic === undefined)
       throw new SchedulerError(500, "can't force launch non-periodic job");
+    // The real dispatcher tracks only active periodic jobs (`IsPeriodicActive`: enabled, not stopped,
+    // not parameterized; `Enabled` defaults to true as the real client library fills it).
+    const periodic = parent.Periodic as Json;
+    const active = periodic.Enabled !== false && parent.Stop !== true && !parent.ParameterizedJob;
+    if (!active)
+      throw new SchedulerError(
+        500,
+        `force launch for job "${id}" failed: can't force run non-tracked job "${id}" (${ns})`,
+      );
     const result = this.store.register(periodicChild(parent), {
       enforceIndex: false,
       jobModifyIndex: 0,
