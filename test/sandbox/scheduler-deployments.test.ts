@@ -5,6 +5,8 @@
  * version or a stop, failure when placements fall short, `?all` after a purge and re-register, and
  * persistence across a restart.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type Api, apiFor, tempDir, UUID_RE } from './helpers.js';
@@ -269,6 +271,43 @@ describe('persistence', () => {
         const status = await getJson(api2, '/v1/job/kept/scale');
         const events = (status.TaskGroups as Record<string, Json>).web!.Events as Json[];
         expect(events).toEqual([expect.objectContaining({ Message: 'noted', Count: null })]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('loads a state file written before deployments, scaling events and capacity existed', async () => {
+    const dir = tempDir('scheduler-old-state');
+    try {
+      const config = { scheduler: { nodes: [{ name: 'only', memoryMB: 600 }], deploymentSeconds: 3600 } };
+      const first = await startSandbox({ dataDir: dir.path, config });
+      await register(apiFor(first), jobSpec('old', { web: 2 }, { Update: { MaxParallel: 0 } }));
+      await first.close();
+      // Strip what older versions did not write.
+      const file = join(dir.path, 'scheduler.json');
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as { state: Json };
+      const state = doc.state;
+      delete state.deployments;
+      delete state.scalingEvents;
+      const tables = state.tables as Json;
+      delete tables.deployments;
+      delete tables.scaling;
+      for (const a of state.allocs as Json[]) delete a.AllocatedResources;
+      writeFileSync(file, JSON.stringify(doc));
+
+      const second = await startSandbox({ dataDir: dir.path, config });
+      try {
+        const api2 = apiFor(second);
+        expect(await getJson(api2, '/v1/job/old/deployments')).toEqual([]);
+        const s = await getJson(api2, '/v1/job/old/scale');
+        expect((s.TaskGroups as Record<string, Json>).web).toMatchObject({ Placed: 2, Events: null });
+        // The old allocations hold no capacity, so the 600 MB node still takes two more.
+        await register(api2, jobSpec('new', { web: 2 }, { Update: { MaxParallel: 0 } }));
+        const allocs = await getJson<Json[]>(api2, '/v1/job/new/allocations');
+        expect(allocs).toHaveLength(2);
       } finally {
         await second.close();
       }
