@@ -191,6 +191,13 @@ describe('deployment progress', () => {
     expect(list[0]!.TaskGroups.web).toMatchObject({ DesiredTotal: 3, PlacedAllocs: 3 });
   });
 
+  it('deployments opened one after another each settle', async () => {
+    await register(fastApi, jobSpec('dep-one', { web: 1 }, dc1));
+    await register(fastApi, jobSpec('dep-two', { web: 1 }, dc1));
+    const [one, two] = await Promise.all([settled(fastApi, 'dep-one'), settled(fastApi, 'dep-two')]);
+    expect([one.Status, two.Status]).toEqual(['successful', 'successful']);
+  });
+
   it('fails on the progress deadline when placements fall short', async () => {
     // The tiny node holds one 300 MB task, not two.
     await register(fastApi, jobSpec('dep-short', { web: 2 }, { Datacenters: ['tiny'] }));

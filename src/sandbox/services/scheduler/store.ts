@@ -90,7 +90,9 @@ export class SchedulerStore {
   private readonly scaling = new Map<string, Record<string, Json[]>>();
   /** Round-robin position over the nodes. */
   private cursor = 0;
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  /** One timer, for the earliest running deployment's due time (so restores never pile timers up). */
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerDue = Infinity;
   readonly changes = new ChangeFeed();
 
   constructor(
@@ -100,8 +102,8 @@ export class SchedulerStore {
     private readonly options: StoreOptions = { deploymentSeconds: 10 },
   ) {
     options.shutdown?.addEventListener('abort', () => {
-      for (const t of this.timers) clearTimeout(t);
-      this.timers.clear();
+      clearTimeout(this.timer);
+      this.timer = undefined;
     });
   }
 
@@ -475,7 +477,7 @@ export class SchedulerStore {
     const ms = this.options.deploymentSeconds * 1000;
     const d = this.deployments.create(job, deploying, index, Date.now() + ms);
     this.tables.deployments = index;
-    this.armTimer(ms);
+    this.armTimer();
     return d;
   }
 
@@ -484,14 +486,22 @@ export class SchedulerStore {
     this.tables.deployments = index;
   }
 
-  private armTimer(ms: number): void {
+  /** Makes sure a timer fires when the earliest running deployment is due. */
+  private armTimer(): void {
     if (this.options.shutdown?.aborted) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.settleDeployments();
-    }, ms);
-    timer.unref?.();
-    this.timers.add(timer);
+    const due = Math.min(...this.deployments.running().map((d) => d.DueAt ?? 0));
+    if (!Number.isFinite(due) || (this.timer !== undefined && due >= this.timerDue)) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.settleDeployments();
+        this.armTimer();
+      },
+      Math.max(0, due - Date.now()),
+    );
+    this.timer.unref?.();
   }
 
   /**
@@ -658,7 +668,7 @@ export class SchedulerStore {
     this.scaling.clear();
     for (const e of s.scalingEvents ?? []) this.scaling.set(key(e.namespace, e.id), e.groups);
     // Deployments that were running when the state was saved settle on their own clock again.
-    for (const d of this.deployments.running()) this.armTimer(Math.max(0, (d.DueAt ?? 0) - Date.now()));
+    this.armTimer();
   }
 
   private commit(): number {
