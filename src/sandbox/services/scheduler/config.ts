@@ -6,7 +6,9 @@
  * ```yaml
  * scheduler:
  *   namespaces: [team-a]                           # besides `default`, which always exists
- *   nodes: [{ name: node-1, datacenter: dc1 }]     # default: node-1..node-3 in dc1
+ *   nodes:                                         # default: node-1..node-3 in dc1
+ *     - { name: node-1, datacenter: dc1, cpu: 4000, memoryMB: 8192 }  # capacity defaults as shown
+ *   deploymentSeconds: 10                          # how long a deployment runs before it succeeds
  * tokens:
  *   - name: deployer
  *     secret: deployer-token
@@ -65,7 +67,14 @@ export const SchedulerTokenRightsSchema = Type.Object(
 export type SchedulerTokenRights = Static<typeof SchedulerTokenRightsSchema>;
 
 export const NodeSeedSchema = Type.Object(
-  { name: NonEmpty, datacenter: Type.Optional(NonEmpty) },
+  {
+    name: NonEmpty,
+    datacenter: Type.Optional(NonEmpty),
+    /** Allocatable CPU in MHz, which task `Resources.CPU` asks consume. */
+    cpu: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Allocatable memory in MB, which task `Resources.MemoryMB` asks consume. */
+    memoryMB: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
   { additionalProperties: false },
 );
 export type NodeSeed = Static<typeof NodeSeedSchema>;
@@ -74,12 +83,21 @@ export const SchedulerConfigSchema = Type.Object(
   {
     namespaces: Type.Optional(Type.Array(NonEmpty)),
     nodes: Type.Optional(Type.Array(NodeSeedSchema)),
+    /**
+     * Seconds a deployment stays `running` before it completes (the real one waits for its allocations
+     * to be healthy for `MinHealthyTime`, 10s by default, which is why that is the default here).
+     */
+    deploymentSeconds: Type.Optional(Type.Number({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
 export type SchedulerConfig = Static<typeof SchedulerConfigSchema>;
 
 export const DEFAULT_NAMESPACE = 'default';
+/** A node's capacity when the config gives none: a modest real client's fingerprint. */
+export const DEFAULT_NODE_CPU = 4000;
+export const DEFAULT_NODE_MEMORY_MB = 8192;
+export const DEFAULT_DEPLOYMENT_SECONDS = 10;
 /** The real namespace name rule (`structs.Namespace.Validate`): alphanumerics, `_` and `-`, 1..128. */
 const NAMESPACE_NAME_RE = /^[a-zA-Z0-9-_]{1,128}$/;
 

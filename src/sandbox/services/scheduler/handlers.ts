@@ -9,6 +9,7 @@ import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Handler, Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
 import { CAPABILITIES } from './config.js';
+import { JobOps } from './job-ops.js';
 import {
   type AllocRecord,
   canonicalizeJob,
@@ -93,7 +94,12 @@ export function registerSchedulerRoutes(router: Router, deps: SchedulerDeps): vo
 }
 
 class SchedulerHandlers {
-  constructor(private readonly deps: SchedulerDeps) {}
+  /** Deployments, scale, dispatch, periodic force, revert and evaluate. */
+  private readonly ops: JobOps;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.ops = new JobOps(deps.store, deps.tokens);
+  }
 
   private get store(): SchedulerStore {
     return this.deps.store;
@@ -122,6 +128,20 @@ class SchedulerHandlers {
         return method(['GET'], () => this.summary(req, id));
       case 'stable':
         return method(['PUT', 'POST'], () => this.stable(req, id));
+      case 'deployments':
+        return method(['GET'], () => this.ops.deployments(req, id));
+      case 'deployment':
+        return method(['GET'], () => this.ops.latestDeployment(req, id));
+      case 'scale':
+        return method(['GET', 'PUT', 'POST'], () => this.ops.scale(req, id));
+      case 'dispatch':
+        return method(['PUT', 'POST'], () => this.ops.dispatch(req, id));
+      case 'periodic/force':
+        return method(['PUT', 'POST'], () => this.ops.periodicForce(req, id));
+      case 'revert':
+        return method(['PUT', 'POST'], () => this.ops.revert(req, id));
+      case 'evaluate':
+        return method(['PUT', 'POST'], () => this.ops.evaluate(req, id));
       default:
         return notEmulated(`${req.method} /v1/job/:job_id/${suffix}`);
     }
@@ -344,7 +364,9 @@ class SchedulerHandlers {
       ...pick('ID', 'ParentID', 'Name', 'Namespace', 'Datacenters', 'Type', 'Priority', 'Stop', 'Status'),
       ...pick('StatusDescription', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex'),
       Periodic: job.Periodic !== null && job.Periodic !== undefined,
-      ParameterizedJob: job.ParameterizedJob !== null && job.ParameterizedJob !== undefined,
+      // The real `IsParameterized()`: a dispatched child keeps the block but is not parameterized.
+      ParameterizedJob:
+        job.ParameterizedJob !== null && job.ParameterizedJob !== undefined && job.Dispatched !== true,
       JobSummary: this.store.summary(job.Namespace as string, job.ID as string),
     };
   }

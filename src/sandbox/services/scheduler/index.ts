@@ -1,14 +1,19 @@
 /**
  * The scheduler service (spec part B: workload scheduler jobs), emulating the real scheduler's
- * `/v1/job...` API for JSON jobs: register, read, list, versions, stop and purge, summaries, and the
- * evaluations and allocations a simulated scheduler makes on configured nodes. Errors are plain-text
- * bodies with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.
+ * `/v1/job...` API for JSON jobs: register, read, list, versions, stop and purge, summaries, scale,
+ * dispatch, periodic force, revert and evaluate, and the evaluations, allocations and deployments a
+ * simulated scheduler makes on configured nodes of limited capacity. Errors are plain-text bodies
+ * with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.
  */
 import { defineService } from '../../core/service.js';
 import {
   checkSchedulerConfig,
+  DEFAULT_DEPLOYMENT_SECONDS,
+  DEFAULT_NODE_CPU,
+  DEFAULT_NODE_MEMORY_MB,
   checkSchedulerTokenRights,
   namespacesOf,
+  type NodeSeed,
   type SchedulerConfig,
   SchedulerConfigSchema,
   SchedulerTokenRightsSchema,
@@ -18,7 +23,7 @@ import { schedulerText } from './request.js';
 import { isSchedulerSnapshot, nodeIdOf, SchedulerStore } from './store.js';
 
 /** Without `scheduler.nodes`: three nodes in `dc1`. */
-const DEFAULT_NODES = [1, 2, 3].map((i) => ({ name: `node-${i}`, datacenter: 'dc1' }));
+const DEFAULT_NODES: NodeSeed[] = [1, 2, 3].map((i) => ({ name: `node-${i}`, datacenter: 'dc1' }));
 
 export const schedulerService = defineService<SchedulerConfig>({
   name: 'scheduler',
@@ -38,8 +43,13 @@ export const schedulerService = defineService<SchedulerConfig>({
       ID: nodeIdOf(n.name),
       Name: n.name,
       Datacenter: n.datacenter ?? 'dc1',
+      CPU: n.cpu ?? DEFAULT_NODE_CPU,
+      MemoryMB: n.memoryMB ?? DEFAULT_NODE_MEMORY_MB,
     }));
-    const store = new SchedulerStore(new Set(namespacesOf(ctx.config)), nodes, () => ctx.markDirty());
+    const store = new SchedulerStore(new Set(namespacesOf(ctx.config)), nodes, () => ctx.markDirty(), {
+      deploymentSeconds: ctx.config?.deploymentSeconds ?? DEFAULT_DEPLOYMENT_SECONDS,
+      shutdown: ctx.shutdown,
+    });
     if (ctx.persisted !== undefined) {
       if (!isSchedulerSnapshot(ctx.persisted))
         throw new Error('scheduler state file has an unexpected shape');

@@ -120,7 +120,47 @@ export function canonicalizeJob(input: Json, namespace: string, region: string):
       task.Resources = resources;
     }
   }
+  canonicalizeUpdate(job);
   return job;
+}
+
+const DEFAULT_UPDATE: Json = {
+  Stagger: 30 * NS_PER_SECOND,
+  MaxParallel: 1,
+  HealthCheck: 'checks',
+  MinHealthyTime: 10 * NS_PER_SECOND,
+  HealthyDeadline: 5 * 60 * NS_PER_SECOND,
+  ProgressDeadline: 10 * 60 * NS_PER_SECOND,
+  AutoRevert: false,
+  Canary: 0,
+  AutoPromote: false,
+};
+
+/**
+ * The real `api.Job.Canonicalize` update handling: a service or system job without `Update` gets
+ * `DefaultUpdateStrategy`, unset fields take its defaults, and each group merges the job's block under
+ * its own (a group inherits the job's only when that is non-empty). So every service group ends up
+ * with `MaxParallel: 1` and its registrations make deployments, as with the real product.
+ */
+function canonicalizeUpdate(job: Json): void {
+  const fill = (u: Json) => {
+    for (const [k, v] of Object.entries(DEFAULT_UPDATE)) orDefault(u, k, v);
+    return u;
+  };
+  if (isObject(job.Update)) fill(job.Update);
+  else if (job.Type === 'service' || job.Type === 'system') job.Update = { ...DEFAULT_UPDATE };
+  const jobUpdate = isObject(job.Update) ? job.Update : undefined;
+  const empty = (u: Json) =>
+    Object.entries(u).every(([, v]) => v === null || v === undefined || v === 0 || v === '' || v === false);
+  for (const tg of job.TaskGroups as Json[]) {
+    const own = isObject(tg.Update) ? tg.Update : undefined;
+    if (jobUpdate && own) {
+      const merged: Json = { ...jobUpdate };
+      for (const [k, v] of Object.entries(own)) if (!unset(v)) merged[k] = v;
+      tg.Update = fill(merged);
+    } else if (jobUpdate && !empty(jobUpdate)) tg.Update = { ...jobUpdate };
+    else if (own) fill(own);
+  }
 }
 
 /**
@@ -201,8 +241,12 @@ function stableStringify(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * The real `IsPeriodic() || IsParameterized()`: such jobs are templates and get no evaluation. A
+ * dispatched child keeps its parent's `ParameterizedJob` block but is not parameterized itself.
+ */
 export function isPeriodicOrParameterized(job: Json): boolean {
-  return !unset(job.Periodic) || !unset(job.ParameterizedJob);
+  return !unset(job.Periodic) || (!unset(job.ParameterizedJob) && job.Dispatched !== true);
 }
 
 export function nowNanos(): number {
@@ -240,6 +284,23 @@ export interface NodeInfo {
   ID: string;
   Name: string;
   Datacenter: string;
+  /** Allocatable CPU (MHz) and memory (MB). */
+  CPU: number;
+  MemoryMB: number;
+}
+
+export interface DeploymentRecord extends Json {
+  ID: string;
+  Namespace: string;
+  JobID: string;
+  JobVersion: number;
+  JobCreateIndex: number;
+  Status: string;
+  TaskGroups: Record<string, Json>;
+  CreateIndex: number;
+  ModifyIndex: number;
+  /** Internal: when (ms since the epoch) the sandbox lets it succeed. Not sent. */
+  DueAt?: number;
 }
 
 export const TERMINAL_CLIENT = new Set(['complete', 'failed', 'lost']);

@@ -3,13 +3,17 @@
  * restarts with a data folder); every write takes the next one. Registering a job stores a new version
  * and an evaluation at one index (as the real server submits the evaluation with the job); the
  * simulated scheduler then processes that evaluation at the next index: it places or stops
- * allocations round-robin on the configured nodes, completes the evaluation and sets the job status.
- * No resources are modelled: every node takes any number of allocations.
+ * allocations round-robin on the configured nodes as far as their CPU and memory allow (`capacity.ts`),
+ * completes the evaluation, opens deployments (`deployments.ts`) and sets the job status. A shortfall
+ * leaves a blocked evaluation, which is processed again when a later write frees capacity.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ChangeFeed } from '../../core/blocking.js';
+import { askOf, NodeUsage, nodesInDatacenters, pickNode, placementFailure } from './capacity.js';
+import { DEPLOYMENT_TEXT, DeploymentTable, groupsToDeploy, isActive, placedAll } from './deployments.js';
 import {
   type AllocRecord,
+  type DeploymentRecord,
   type EvalRecord,
   isPeriodicOrParameterized,
   type Json,
@@ -22,20 +26,42 @@ import {
   TERMINAL_EVAL,
   TRACKED_VERSIONS,
 } from './model.js';
+import { groupSpec, newAllocation, stopAllocation } from './allocations.js';
+import { jobSummary } from './summary.js';
 
 export interface SchedulerSnapshot {
   index: number;
   jobs: { namespace: string; id: string; versions: Json[] }[];
   evals: EvalRecord[];
   allocs: AllocRecord[];
-  tables: { jobs: number; evals: number; allocs: number };
+  tables: { jobs: number; evals: number; allocs: number; deployments?: number; scaling?: number };
   cursor: number;
+  /** Absent in state files written before deployments and scaling events were emulated. */
+  deployments?: DeploymentRecord[];
+  scalingEvents?: { namespace: string; id: string; groups: Record<string, Json[]> }[];
 }
+
+export interface StoreOptions {
+  /** How long a deployment runs before the sandbox settles it. */
+  deploymentSeconds: number;
+  /** Aborted when the sandbox closes: pending deployment timers are dropped. */
+  shutdown?: AbortSignal;
+}
+
+/** The real `JobTrackedScalingEvents`: events kept per task group. */
+const TRACKED_SCALING_EVENTS = 20;
 
 export interface RegisterOptions {
   enforceIndex: boolean;
   jobModifyIndex: number;
   preserveCounts: boolean;
+  /** The evaluation's trigger: `job-register` unless a scale, dispatch or periodic launch says otherwise. */
+  triggeredBy?: string;
+  /**
+   * Store a new version even when the spec is unchanged, as the real scale does (it writes the job
+   * straight to the state store, which bumps the version on every upsert).
+   */
+  forceVersion?: boolean;
 }
 
 export interface WriteResult {
@@ -53,33 +79,39 @@ export function nodeIdOf(name: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-/** Datacenter globs (`*`, `dc*`), as job `Datacenters` accept since the real 1.5. */
-function dcMatches(pattern: string, dc: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
-  return re.test(dc);
-}
-
 export class SchedulerStore {
   private index = 0;
   private readonly jobs = new Map<string, JobRecord>();
   private readonly evals = new Map<string, EvalRecord>();
   private readonly allocs = new Map<string, AllocRecord>();
-  private readonly tables = { jobs: 0, evals: 0, allocs: 0 };
+  private readonly tables = { jobs: 0, evals: 0, allocs: 0, deployments: 0, scaling: 0 };
+  private readonly deployments = new DeploymentTable();
+  /** Scaling events by job key, then task group; newest first. */
+  private readonly scaling = new Map<string, Record<string, Json[]>>();
   /** Round-robin position over the nodes. */
   private cursor = 0;
+  /** One timer, for the earliest running deployment's due time (so restores never pile timers up). */
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerDue = Infinity;
   readonly changes = new ChangeFeed();
 
   constructor(
     readonly namespaces: ReadonlySet<string>,
     readonly nodes: readonly NodeInfo[],
     private readonly onChange: () => void = () => {},
-  ) {}
+    private readonly options: StoreOptions = { deploymentSeconds: 10 },
+  ) {
+    options.shutdown?.addEventListener('abort', () => {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    });
+  }
 
   get currentIndex(): number {
     return this.index;
   }
 
-  tableIndex(table: 'jobs' | 'evals' | 'allocs'): number {
+  tableIndex(table: 'jobs' | 'evals' | 'allocs' | 'deployments' | 'scaling'): number {
     return this.tables[table];
   }
 
@@ -130,41 +162,54 @@ export class SchedulerStore {
   summary(namespace: string, id: string): Json | undefined {
     const job = this.job(namespace, id);
     if (!job) return undefined;
-    const groups: Record<string, Record<string, number>> = {};
-    const blank = () => ({ Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 });
-    for (const tg of job.TaskGroups as Json[]) groups[tg.Name as string] = blank();
-    let modifyIndex = job.CreateIndex as number;
-    const field: Record<string, string> = {
-      pending: 'Starting',
-      running: 'Running',
-      complete: 'Complete',
-      failed: 'Failed',
-      lost: 'Lost',
-      unknown: 'Unknown',
-    };
-    for (const a of this.allocsOf(namespace, id, false)) {
-      const g = (groups[a.TaskGroup] ??= blank());
-      const f = field[a.ClientStatus];
-      if (f) g[f]! += 1;
-      modifyIndex = Math.max(modifyIndex, a.ModifyIndex);
-    }
+    const children = [...this.jobs.values()]
+      .map((r) => r.versions[0]!)
+      .filter((c) => c.Namespace === namespace && c.ParentID === id);
     const blocked = this.evalsOf(namespace, id).find((e) => e.Status === 'blocked');
-    for (const [tg, n] of Object.entries((blocked?.QueuedAllocations as Record<string, number>) ?? {})) {
-      const g = (groups[tg] ??= blank());
-      g.Queued = n;
-      modifyIndex = Math.max(modifyIndex, blocked!.ModifyIndex);
-    }
-    return {
-      JobID: id,
-      Namespace: namespace,
-      Summary: groups,
-      Children: { Pending: 0, Running: 0, Dead: 0 },
-      CreateIndex: job.CreateIndex,
-      ModifyIndex: modifyIndex,
-    };
+    return jobSummary(job, this.allocsOf(namespace, id, false), blocked, children);
+  }
+
+  /** A job's deployments, newest first; `all` adds those of an earlier job with the same ID. */
+  deploymentsOf(namespace: string, id: string, all: boolean): DeploymentRecord[] {
+    const job = this.job(namespace, id);
+    return this.deployments.ofJob(namespace, id, job?.CreateIndex as number | undefined, all);
+  }
+
+  /** The most recent deployment of the current job (the real `LatestDeploymentByJobID`). */
+  latestDeployment(namespace: string, id: string): DeploymentRecord | undefined {
+    return this.deploymentsOf(namespace, id, false)[0];
+  }
+
+  scalingEvents(namespace: string, id: string): Record<string, Json[]> {
+    return this.scaling.get(key(namespace, id)) ?? {};
   }
 
   // ---- writes ----
+
+  /** Stores a scaling event for a task group (the real `UpsertScalingEvent`); returns its index. */
+  recordScalingEvent(namespace: string, id: string, group: string, event: Json): number {
+    const index = this.commit();
+    const groups = this.scaling.get(key(namespace, id)) ?? {};
+    groups[group] = [{ ...event, CreateIndex: index }, ...(groups[group] ?? [])].slice(
+      0,
+      TRACKED_SCALING_EVENTS,
+    );
+    this.scaling.set(key(namespace, id), groups);
+    this.tables.scaling = index;
+    this.changed();
+    return index;
+  }
+
+  /**
+   * A new evaluation of an existing job without changing it (the real `Job.Evaluate`, also used by
+   * the real `evaluate` endpoint). Undefined when the job does not exist.
+   */
+  reevaluate(namespace: string, id: string): WriteResult | undefined {
+    const job = this.job(namespace, id);
+    if (!job) return undefined;
+    const index = this.commit();
+    return this.evaluate(namespace, id, 'job-register', index, job.ModifyIndex as number);
+  }
 
   /** Register or update a canonical, valid job; the real `Job.Register` after validation. */
   register(job: Json, opts: RegisterOptions): WriteResult {
@@ -196,11 +241,11 @@ export class SchedulerStore {
     // An unchanged spec stores nothing (the real `SpecChanged` check); the evaluation is still made.
     const index = this.commit();
     let jobModifyIndex = existing?.JobModifyIndex as number;
-    if (!existing || specOf(existing) !== specOf(job)) {
+    if (!existing || opts.forceVersion === true || specOf(existing) !== specOf(job)) {
       this.upsertVersion(job, existing, index);
       jobModifyIndex = index;
     }
-    return this.evaluate(ns, id, 'job-register', index, jobModifyIndex);
+    return this.evaluate(ns, id, opts.triggeredBy ?? 'job-register', index, jobModifyIndex);
   }
 
   /** Stop (a new version with `Stop: true`) or purge; the real `Job.Deregister`. */
@@ -211,6 +256,8 @@ export class SchedulerStore {
     const index = this.commit();
     if (purge) {
       this.jobs.delete(key(namespace, id));
+      // The real purge deletes the job's scaling events with it; deployments stay for `?all`.
+      this.scaling.delete(key(namespace, id));
       this.tables.jobs = index;
     } else {
       this.upsertVersion({ ...structuredClone(existing), Stop: true }, existing, index);
@@ -308,6 +355,7 @@ export class SchedulerStore {
     this.evals.set(evaluation.ID, evaluation);
     this.tables.evals = index;
     this.schedule(evaluation, this.job(ns, id));
+    this.unblock();
     this.changed();
     return { EvalID: evaluation.ID, EvalCreateIndex: index, JobModifyIndex: jobModifyIndex, Index: index };
   }
@@ -317,47 +365,60 @@ export class SchedulerStore {
     const index = this.commit();
     const now = nowNanos();
     evaluation.SnapshotIndex = index - 1;
-    const live = this.allocsOf(evaluation.Namespace, evaluation.JobID, true).filter(
-      (a) => a.DesiredStatus === 'run' && !TERMINAL_CLIENT.has(a.ClientStatus),
-    );
+    const live = this.allocsOf(evaluation.Namespace, evaluation.JobID, true).filter(isLive);
     const stop = (a: AllocRecord, why: string) => this.stopAlloc(a, why, index, now);
     // Earlier blocked evaluations of the job are superseded by this one.
     for (const e of this.evalsOf(evaluation.Namespace, evaluation.JobID))
-      if (e.Status === 'blocked')
+      if (e.Status === 'blocked' && e !== evaluation)
         Object.assign(e, { Status: 'canceled', ModifyIndex: index, ModifyTime: now });
 
     const queued: Record<string, number> = {};
     const failed: Record<string, Json> = {};
     if (!job || job.Stop === true) {
       for (const a of live) stop(a, 'alloc not needed due to job update');
+      for (const d of this.deploymentsOf(evaluation.Namespace, evaluation.JobID, true))
+        if (isActive(d)) this.deploymentStatus(d, 'cancelled', DEPLOYMENT_TEXT.stoppedJob, index);
     } else {
       const groups = job.TaskGroups as Json[];
-      const eligible = this.nodes.filter((n) =>
-        (job.Datacenters as string[]).some((p) => dcMatches(p, n.Datacenter)),
-      );
+      // First every stop, so that the capacity they free is there for this evaluation's placements.
+      const replaced = new Map<string, number>();
       for (const a of live) {
         const tg = groups.find((g) => g.Name === a.TaskGroup);
         if (!tg || a.JobCreateIndex !== job.CreateIndex) stop(a, 'alloc not needed due to job update');
-        else if (a.GroupSpec !== groupSpec(tg)) stop(a, 'alloc is being updated due to job update');
+        else if (a.GroupSpec !== groupSpec(tg)) {
+          stop(a, 'alloc is being updated due to job update');
+          replaced.set(a.TaskGroup, (replaced.get(a.TaskGroup) ?? 0) + 1);
+        }
       }
+      const kept = new Map<string, AllocRecord[]>();
+      for (const tg of groups) {
+        const mine = live
+          .filter((a) => a.TaskGroup === tg.Name && a.DesiredStatus === 'run')
+          .sort((a, b) => nameIndex(a) - nameIndex(b));
+        for (const a of mine.slice(tg.Count as number)) stop(a, 'alloc not needed due to job update');
+        kept.set(tg.Name as string, mine.slice(0, tg.Count as number));
+      }
+      const deployment = this.deploymentFor(job, kept, replaced, index);
+      const eligible = nodesInDatacenters(this.nodes, job);
+      const usage = new NodeUsage([...this.allocs.values()].filter(isLive));
       for (const tg of groups) {
         const name = tg.Name as string;
-        const count = tg.Count as number;
-        const mine = live
-          .filter((a) => a.TaskGroup === name && a.DesiredStatus === 'run')
-          .sort((a, b) => nameIndex(a) - nameIndex(b));
-        for (const a of mine.slice(count)) stop(a, 'alloc not needed due to job update');
-        const used = new Set(mine.slice(0, count).map(nameIndex));
+        const mine = kept.get(name)!;
+        const used = new Set(mine.map(nameIndex));
+        const ask = askOf(tg);
         queued[name] = 0;
-        let missing = count - Math.min(count, mine.length);
+        let missing = (tg.Count as number) - mine.length;
         for (let i = 0; missing > 0; i++) {
           if (used.has(i)) continue;
-          if (eligible.length === 0) {
+          const pick = pickNode(eligible, usage, ask, this.cursor);
+          if (!pick) {
             queued[name] = missing;
-            failed[name] = placementFailure(this.nodes.length);
+            failed[name] = placementFailure(this.nodes, eligible, usage, ask, job, missing);
             break;
           }
-          this.place(evaluation, job, tg, i, eligible, index, now);
+          this.cursor += pick.offset + 1;
+          usage.add(pick.node.ID, ask);
+          this.place(evaluation, job, tg, i, pick.node, deployment, index, now);
           missing--;
         }
       }
@@ -366,11 +427,12 @@ export class SchedulerStore {
       Status: 'complete',
       QueuedAllocations: queued,
       FailedTGAllocs: Object.keys(failed).length > 0 ? failed : null,
+      DeploymentID: evaluation.DeploymentID ?? '',
       ModifyIndex: index,
       ModifyTime: now,
     });
     if (Object.keys(failed).length > 0) {
-      // As the real scheduler: a blocked evaluation waits for capacity (here: forever, nodes are fixed).
+      // As the real scheduler: a blocked evaluation waits until a write frees capacity (see unblock).
       const blocked: EvalRecord = {
         ...structuredClone(evaluation),
         ID: randomUUID(),
@@ -378,6 +440,7 @@ export class SchedulerStore {
         StatusDescription: 'created due to placement conflicts',
         TriggeredBy: 'queued-allocs',
         PreviousEval: evaluation.ID,
+        BlockedEval: '',
         FailedTGAllocs: null,
         CreateIndex: index,
         ModifyIndex: index,
@@ -389,79 +452,154 @@ export class SchedulerStore {
     if (job) this.setStatus(job, index);
   }
 
+  /**
+   * The deployment this evaluation's placements belong to (the real reconciler's rule): an active one
+   * of an older job version is cancelled; a new one opens for the groups with an update strategy that
+   * have no allocations yet or have some replaced by a spec change, unless this version has one.
+   */
+  private deploymentFor(
+    job: Json,
+    kept: Map<string, AllocRecord[]>,
+    replaced: Map<string, number>,
+    index: number,
+  ): DeploymentRecord | undefined {
+    const ns = job.Namespace as string;
+    const id = job.ID as string;
+    let current: DeploymentRecord | undefined;
+    for (const d of this.deploymentsOf(ns, id, true)) {
+      if (d.JobCreateIndex === job.CreateIndex && d.JobVersion === job.Version) current ??= d;
+      else if (isActive(d)) this.deploymentStatus(d, 'cancelled', DEPLOYMENT_TEXT.newerJob, index);
+    }
+    if (current) return isActive(current) ? current : undefined;
+    const counts = new Map([...kept].map(([name, allocs]) => [name, allocs.length]));
+    const deploying = groupsToDeploy(job, counts, new Set(replaced.keys()));
+    if (Object.keys(deploying).length === 0) return undefined;
+    const ms = this.options.deploymentSeconds * 1000;
+    const d = this.deployments.create(job, deploying, index, Date.now() + ms);
+    this.tables.deployments = index;
+    this.armTimer();
+    return d;
+  }
+
+  private deploymentStatus(d: DeploymentRecord, status: string, text: string, index: number): void {
+    this.deployments.setStatus(d, status, text, index);
+    this.tables.deployments = index;
+  }
+
+  /** Makes sure a timer fires when the earliest running deployment is due. */
+  private armTimer(): void {
+    if (this.options.shutdown?.aborted) return;
+    const due = Math.min(...this.deployments.running().map((d) => d.DueAt ?? 0));
+    if (!Number.isFinite(due) || (this.timer !== undefined && due >= this.timerDue)) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.settleDeployments();
+        this.armTimer();
+      },
+      Math.max(0, due - Date.now()),
+    );
+    this.timer.unref?.();
+  }
+
+  /**
+   * Settles the running deployments whose time is up: successful when every group placed what it
+   * wanted (its allocations are then healthy and the job version stable, as the real state store
+   * marks it), else failed on the progress deadline. Harmless when nothing is due.
+   */
+  settleDeployments(now: number = Date.now()): void {
+    const due = this.deployments.running().filter((d) => (d.DueAt ?? 0) <= now);
+    if (due.length === 0) return;
+    const index = this.commit();
+    for (const d of due) {
+      if (placedAll(d)) {
+        for (const g of Object.values(d.TaskGroups)) g.HealthyAllocs = g.PlacedAllocs;
+        for (const a of this.allocs.values())
+          if (a.DeploymentID === d.ID && isLive(a)) {
+            a.DeploymentStatus = { Healthy: true, Timestamp: new Date(now).toISOString(), Canary: false };
+            a.ModifyIndex = index;
+            this.tables.allocs = index;
+          }
+        this.deploymentStatus(d, 'successful', DEPLOYMENT_TEXT.successful, index);
+        const version = this.versions(d.Namespace, d.JobID)?.find(
+          (v) => v.Version === d.JobVersion && v.CreateIndex === d.JobCreateIndex,
+        );
+        if (version && version.Stable !== true) {
+          version.Stable = true;
+          version.ModifyIndex = index;
+          this.tables.jobs = index;
+        }
+      } else {
+        this.deploymentStatus(d, 'failed', DEPLOYMENT_TEXT.progressDeadline, index);
+      }
+      const job = this.job(d.Namespace, d.JobID);
+      if (job) this.setStatus(job, index);
+    }
+    this.changed();
+  }
+
+  /**
+   * Processes again the blocked evaluations that could now place something (the real blocked-evals
+   * tracker unblocks them when a node's capacity changes); oldest first. A processed one completes;
+   * what still does not fit waits in a new blocked evaluation.
+   */
+  private unblock(): void {
+    const blocked = [...this.evals.values()]
+      .filter((e) => e.Status === 'blocked')
+      .sort((a, b) => a.CreateIndex - b.CreateIndex);
+    for (const e of blocked) {
+      if (e.Status !== 'blocked') continue;
+      const job = this.job(e.Namespace, e.JobID);
+      if (job && job.Stop !== true && this.couldPlace(job)) this.schedule(e, job);
+    }
+  }
+
+  private couldPlace(job: Json): boolean {
+    const eligible = nodesInDatacenters(this.nodes, job);
+    const usage = new NodeUsage([...this.allocs.values()].filter(isLive));
+    const live = this.allocsOf(job.Namespace as string, job.ID as string, false).filter(isLive);
+    return (job.TaskGroups as Json[]).some(
+      (tg) =>
+        live.filter((a) => a.TaskGroup === tg.Name).length < (tg.Count as number) &&
+        pickNode(eligible, usage, askOf(tg), 0) !== undefined,
+    );
+  }
+
   private place(
     evaluation: EvalRecord,
     job: Json,
     tg: Json,
     nameIdx: number,
-    eligible: readonly NodeInfo[],
+    node: NodeInfo,
+    deployment: DeploymentRecord | undefined,
     index: number,
     now: number,
   ): void {
-    const node = eligible[this.cursor % eligible.length]!;
-    this.cursor++;
-    const started = new Date(now / 1_000_000).toISOString();
-    const taskStates: Record<string, Json> = {};
-    for (const task of tg.Tasks as Json[]) {
-      taskStates[task.Name as string] = {
-        State: 'running',
-        Failed: false,
-        Restarts: 0,
-        StartedAt: started,
-        FinishedAt: null,
-        Events: [
-          taskEvent('Received', 'Task received by client', now),
-          taskEvent('Task Setup', 'Building Task Directory', now),
-          taskEvent('Started', 'Task started by client', now),
-        ],
-      };
+    const group = deployment?.TaskGroups[tg.Name as string];
+    if (group) {
+      group.PlacedAllocs = (group.PlacedAllocs as number) + 1;
+      deployment!.ModifyIndex = index;
+      evaluation.DeploymentID = deployment!.ID;
+      this.tables.deployments = index;
     }
-    const alloc: AllocRecord = {
-      ID: randomUUID(),
-      Namespace: job.Namespace as string,
-      EvalID: evaluation.ID,
-      Name: `${String(job.ID)}.${String(tg.Name)}[${nameIdx}]`,
-      NodeID: node.ID,
-      NodeName: node.Name,
-      JobID: job.ID as string,
-      JobType: job.Type,
-      JobVersion: job.Version,
-      TaskGroup: tg.Name as string,
-      DesiredStatus: 'run',
-      DesiredDescription: '',
-      ClientStatus: 'running',
-      ClientDescription: 'Tasks are running',
-      TaskStates: taskStates,
-      PreviousAllocation: '',
-      NextAllocation: '',
-      RescheduleTracker: null,
-      FollowupEvalID: '',
-      CreateIndex: index,
-      ModifyIndex: index,
-      CreateTime: now,
-      ModifyTime: now,
-      JobCreateIndex: job.CreateIndex as number,
-      GroupSpec: groupSpec(tg),
-    };
+    const alloc = newAllocation({
+      evalId: evaluation.ID,
+      job,
+      tg,
+      nameIdx,
+      node,
+      deploymentId: group ? deployment!.ID : '',
+      index,
+      now,
+    });
     this.allocs.set(alloc.ID, alloc);
     this.tables.allocs = index;
   }
 
   private stopAlloc(a: AllocRecord, why: string, index: number, now: number): void {
-    const finished = new Date(now / 1_000_000).toISOString();
-    for (const state of Object.values(a.TaskStates as Record<string, Json>)) {
-      state.State = 'dead';
-      state.FinishedAt = finished;
-      (state.Events as Json[]).push(taskEvent('Killed', 'Task successfully killed', now));
-    }
-    Object.assign(a, {
-      DesiredStatus: 'stop',
-      DesiredDescription: why,
-      ClientStatus: 'complete',
-      ClientDescription: 'All tasks have completed',
-      ModifyIndex: index,
-      ModifyTime: now,
-    });
+    stopAllocation(a, why, index, now);
     this.tables.allocs = index;
   }
 
@@ -477,9 +615,8 @@ export class SchedulerStore {
     if (job.Type === 'system' || isPeriodicOrParameterized(job)) {
       status = job.Stop === true ? 'dead' : 'running';
     } else if (
-      this.allocsOf(ns, id, false).some(
-        (a) => a.DesiredStatus === 'run' && !TERMINAL_CLIENT.has(a.ClientStatus),
-      )
+      this.allocsOf(ns, id, false).some(isLive) ||
+      this.deploymentsOf(ns, id, false).some(isActive)
     ) {
       status = 'running';
     } else {
@@ -508,16 +645,30 @@ export class SchedulerStore {
       allocs: [...this.allocs.values()],
       tables: { ...this.tables },
       cursor: this.cursor,
+      deployments: this.deployments.snapshot(),
+      scalingEvents: [...this.scaling.entries()].map(([k, groups]) => {
+        const [namespace, id] = k.split('\u0000') as [string, string];
+        return { namespace, id, groups };
+      }),
     };
   }
 
+  /** Replaces the whole state with a snapshot's (what a dry run's rollback relies on too). */
   restore(s: SchedulerSnapshot): void {
+    this.jobs.clear();
+    this.evals.clear();
+    this.allocs.clear();
     this.index = s.index;
     for (const j of s.jobs) this.jobs.set(key(j.namespace, j.id), { versions: j.versions });
     for (const e of s.evals) this.evals.set(e.ID, e);
     for (const a of s.allocs) this.allocs.set(a.ID, a);
     Object.assign(this.tables, s.tables);
     this.cursor = s.cursor;
+    this.deployments.restore(s.deployments);
+    this.scaling.clear();
+    for (const e of s.scalingEvents ?? []) this.scaling.set(key(e.namespace, e.id), e.groups);
+    // Deployments that were running when the state was saved settle on their own clock again.
+    this.armTimer();
   }
 
   private commit(): number {
@@ -531,35 +682,13 @@ export class SchedulerStore {
   }
 }
 
-function groupSpec(tg: Json): string {
-  return specOf({ ...tg, Count: undefined });
-}
-
 function nameIndex(a: AllocRecord): number {
   return Number(/\[(\d+)\]$/.exec(a.Name as string)?.[1] ?? 0);
 }
 
-function taskEvent(type: string, message: string, time: number): Json {
-  return { Type: type, Time: time, DisplayMessage: message, Message: '', FailsTask: false };
-}
-
-/** The real AllocMetric of a group no node could take; here only a datacenter mismatch causes it. */
-function placementFailure(nodes: number): Json {
-  return {
-    NodesEvaluated: 0,
-    NodesFiltered: 0,
-    NodesInPool: nodes,
-    NodesAvailable: {},
-    ClassFiltered: null,
-    ConstraintFiltered: null,
-    NodesExhausted: 0,
-    ClassExhausted: null,
-    DimensionExhausted: null,
-    QuotaExhausted: null,
-    Scores: null,
-    AllocationTime: 0,
-    CoalescedFailures: 0,
-  };
+/** An allocation that should run and still does: it holds capacity on its node. */
+function isLive(a: AllocRecord): boolean {
+  return a.DesiredStatus === 'run' && !TERMINAL_CLIENT.has(a.ClientStatus);
 }
 
 function compare(a: string, b: string): number {
