@@ -162,6 +162,13 @@ describe('scale without a count', () => {
     expect(event).toMatchObject({ Count: null, PreviousCount: 2, Message: 'just saying', EvalID: null });
   });
 
+  it("an error event given as the spec's string is recorded as an error with that text", async () => {
+    const res = await scale('sc-note', { Target: { Group: 'web' }, Error: 'metrics source down' });
+    expect(res.status).toBe(200);
+    const [event] = (await status('sc-note')).TaskGroups.web!.Events!;
+    expect(event).toMatchObject({ Error: true, Message: 'metrics source down', Count: null });
+  });
+
   it('an error event (Error true) is recorded as such', async () => {
     const res = await scale('sc-note', {
       Target: { Group: 'web' },
@@ -217,7 +224,9 @@ describe('request errors', () => {
       'task group "nope" specified for scaling does not exist in job',
     ],
     [{ Count: 'two', Target: { Group: 'web' } }, 400, 'json: cannot unmarshal Count: expected integer'],
-    [{ Target: { Group: 'web' }, Error: 'yes' }, 400, 'json: cannot unmarshal Error: expected boolean'],
+    [{ Target: { Group: 'web' }, Error: 5 }, 400, 'json: cannot unmarshal Error: expected boolean or string'],
+    [{ Count: 1, Target: { Group: 'web' } }, 400, 'one of Message or Error must be provided'],
+    [{ Count: 1, Target: { Group: 'web' }, Message: '' }, 400, 'one of Message or Error must be provided'],
   ])('%j → %i %s', async (body, code, text) => {
     const res = await scale('sc-status', body);
     expect([res.status, res.text]).toEqual([code, text]);

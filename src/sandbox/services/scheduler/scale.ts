@@ -22,10 +22,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /**
  * Decodes the body as the real agent does before the token is looked at: Go's typed decoding (400)
  * and the job named in `Target` (400 at the HTTP layer); `validateScaleRequest` makes the real
- * `Validate` checks after the capability check. `Error` is a boolean as in the real
- * `api.ScalingRequest` (the spec calls it a string). The real server does not require `Message` or
- * `Error` (the spec says one of them must be given); neither does the sandbox, so clients that send
- * only a count keep working.
+ * `Validate` checks after the capability check.
+ *
+ * Where the spec and the real product differ, the spec wins and the real form is still accepted:
+ * - `Error` is a string in the spec (the error's text) and a boolean in the real `api.ScalingRequest`;
+ *   both are taken. A non-empty string records an error event whose message is that text (or
+ *   `Message`, when both are given).
+ * - The spec requires one of `Message` or `Error`; the real server requires neither. The sandbox
+ *   follows the spec (400, checked after the real checks so their texts keep their order).
  */
 export function parseScaleRequest(args: Json, jobId: string): ScaleRequest {
   const bad = (field: string, type: string) =>
@@ -37,7 +41,8 @@ export function parseScaleRequest(args: Json, jobId: string): ScaleRequest {
   for (const [k, v] of Object.entries(target)) if (typeof v !== 'string') throw bad(`Target.${k}`, 'string');
   if (Message !== undefined && Message !== null && typeof Message !== 'string')
     throw bad('Message', 'string');
-  if (Error !== undefined && Error !== null && typeof Error !== 'boolean') throw bad('Error', 'boolean');
+  if (Error !== undefined && Error !== null && typeof Error !== 'boolean' && typeof Error !== 'string')
+    throw bad('Error', 'boolean or string');
   if (Meta !== undefined && Meta !== null && !isObject(Meta)) throw bad('Meta', 'object');
   if (PolicyOverride !== undefined && PolicyOverride !== null && typeof PolicyOverride !== 'boolean')
     throw bad('PolicyOverride', 'boolean');
@@ -50,8 +55,8 @@ export function parseScaleRequest(args: Json, jobId: string): ScaleRequest {
     namespace: (target.Namespace as string | undefined) ?? '',
     group: (target.Group as string | undefined) ?? '',
     count: (Count ?? undefined) as number | undefined,
-    message: (Message as string | undefined) ?? '',
-    error: Error === true,
+    message: (Message as string | undefined) || (typeof Error === 'string' ? Error : ''),
+    error: Error === true || (typeof Error === 'string' && Error !== ''),
     meta: (Meta as Json | undefined) ?? null,
     policyOverride: PolicyOverride === true,
     jobModifyIndex: jmi as number,
@@ -67,6 +72,9 @@ export function validateScaleRequest(req: ScaleRequest, namespace: string): void
     if (req.count < 0) throw new SchedulerError(400, "scaling action count can't be negative");
     if (req.error) throw new SchedulerError(400, 'scaling action should not contain count if error is true');
   }
+  // The spec's rule (UNCONFIRMED text: the real server has no such check).
+  if (req.message === '' && !req.error)
+    throw new SchedulerError(400, 'one of Message or Error must be provided');
 }
 
 /** Checks against the stored job, after the 404 for a missing job: the real order and texts. */
