@@ -104,6 +104,8 @@ describe('renderJobDiff', () => {
     expect(renderJobDiff(undefined)).toBe('');
     expect(renderJobDiff(null)).toBe('');
     expect(jobDiffHasChanges({ Type: 'None', ID: 'web' })).toBe(false);
+    expect(renderJobDiff({ Type: 'None', ID: 'web' })).toBe('');
+    expect(renderJobDiff({ Type: 'None', ID: 'web' }, { verbose: true })).toBe('  Job: "web"');
     expect(jobDiffHasChanges(diff)).toBe(true);
   });
 });

@@ -506,6 +506,20 @@ describe('job scale', () => {
     expect((await client.readJob(id))!.TaskGroups![0]!.Count).toBe(2);
   });
 
+  it('--error records a failed scaling event with its text, count unchanged', async () => {
+    const id = freshId('scale-error');
+    await registered(serviceJob(id));
+    const r = await converge(['scale', id, 'api', '--error', 'autoscaler could not reach metrics']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(
+      `Job ${id}: scaling error recorded for group api, count unchanged at 2 (no evaluation needed)`,
+    );
+    const event = (await client.jobScaleStatus(id))!.TaskGroups.api!.Events?.[0];
+    expect(event?.Message).toBe('autoscaler could not reach metrics');
+    expect((await client.readJob(id))!.TaskGroups![0]!.Count).toBe(2);
+  });
+
   it('without COUNT records a scaling event only', async () => {
     const id = freshId('scale-event');
     await registered(serviceJob(id));

@@ -25,7 +25,7 @@ export interface JobDiffRenderOptions {
 
 const SIGN: Record<DiffType, string> = { Added: '+', Deleted: '-', Edited: '~', None: ' ' };
 
-/** Whether the diff changes anything at all (a diff of type `None` with nothing edited below it does not). */
+/** Whether the diff changes anything: the service marks the whole job `None` when nothing in it changed. */
 export function jobDiffHasChanges(diff: JobDiff | null | undefined): boolean {
   if (!diff) return false;
   return diff.Type !== 'None';
@@ -33,7 +33,7 @@ export function jobDiffHasChanges(diff: JobDiff | null | undefined): boolean {
 
 /** The diff as lines of text (no trailing newline); an empty string when nothing changed. */
 export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiffRenderOptions = {}): string {
-  if (!diff) return '';
+  if (!diff || (diff.Type === 'None' && !options.verbose)) return '';
   const c = createColors(options.color ?? false);
   const paint: Record<DiffType, (s: string) => string> = {
     Added: c.green,

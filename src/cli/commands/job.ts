@@ -278,7 +278,7 @@ export async function jobPlanCommand(file: string, flags: JobPlanFlags, io: Io):
       write(
         io.stdout,
         [
-          changes && diff ? diff : `No changes to job ${job.ID}.`,
+          diff || `No changes to job ${job.ID}.`,
           dryRunSection(plan, color),
           `Job Modify Index: ${plan.JobModifyIndex}`,
           'To register with that check-and-set index, declare the job in a manifest (kind Job) and run `converge apply`.',
