@@ -99,6 +99,29 @@ function edited(job: Job, image: string): Job {
   return { ...job, TaskGroups: groups };
 }
 
+describe('converge job --help', () => {
+  it.each([
+    'status',
+    'history',
+    'allocs',
+    'evals',
+    'deployments',
+    'plan',
+    'dispatch',
+    'revert',
+    'stable',
+    'evaluate',
+    'force-periodic',
+    'scale',
+    'stop',
+  ])('has help for job %s', async (sub) => {
+    const r = await converge([sub, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Usage: converge job ${sub}`);
+    expect(r.stdout).toContain('--namespace <ns>');
+  });
+});
+
 describe('job status', () => {
   it('shows the header, the group summary and the allocations of a job', async () => {
     const id = freshId('web');
@@ -421,6 +444,15 @@ describe('job dispatch', () => {
     expect(child?.ParentID).toBe(id);
     expect(child?.Meta).toMatchObject({ owner: 'ops', ticket: 'a=b' });
     expect(Buffer.from(String(child?.Payload), 'base64').toString()).toBe('hello');
+
+    // The child's ID has a `/`: the CLI reaches it all the same, and the parent counts it.
+    const childStatus = await converge(['status', m![2]!]);
+    expect(childStatus.code).toBe(0);
+    expect(childStatus.stdout).toMatch(new RegExp(`^Parent +${id}$`, 'm'));
+    expect(childStatus.stdout).not.toContain('Parameterized');
+    expect((await converge(['status', id])).stdout).toMatch(/^Parameterized +yes$/m);
+    const parentStatus = await converge(['status', id]);
+    expect(parentStatus.stdout).toMatch(/^Children: \d+ pending, \d+ running, \d+ dead$/m);
   });
 });
 

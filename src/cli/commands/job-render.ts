@@ -53,9 +53,17 @@ export function jobHeader(job: Job): string {
     ['Datacenters', (job.Datacenters ?? []).join(', ')],
     ['Submitted', formatNanos(job.SubmitTime)],
     ...(job.Periodic?.Enabled ? [['Periodic', job.Periodic.Spec ?? 'yes'] as [string, string]] : []),
-    ...(job.ParameterizedJob ? [['Parameterized', 'yes'] as [string, string]] : []),
+    // A dispatched child keeps its parent's block but is an instance, not a template.
+    ...(job.ParameterizedJob && !job.Dispatched ? [['Parameterized', 'yes'] as [string, string]] : []),
     ...(job.ParentID ? [['Parent', job.ParentID] as [string, string]] : []),
   ]);
+}
+
+/** Children of a periodic or parameterized job, by state: their instances are separate jobs. */
+export function childrenLine(summary: JobSummary): string | undefined {
+  const c = summary.Children;
+  if (!c || c.Pending + c.Running + c.Dead === 0) return undefined;
+  return `Children: ${c.Pending} pending, ${c.Running} running, ${c.Dead} dead`;
 }
 
 export function summaryTable(summary: JobSummary): string {

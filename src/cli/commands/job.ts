@@ -19,6 +19,7 @@ import { table } from '../table.js';
 import { jobDiffHasChanges, renderJobDiff } from './job-diff.js';
 import {
   allocationsTable,
+  childrenLine,
   deploymentSection,
   deploymentsTable,
   dryRunSection,
@@ -156,7 +157,10 @@ export async function jobStatusCommand(id: string | undefined, flags: JobListFla
       return EXIT.ok;
     }
     const sections = [jobHeader(job)];
-    if (summary) sections.push(`Summary\n${summaryTable(summary)}`);
+    if (summary) {
+      const children = childrenLine(summary);
+      sections.push(`Summary\n${summaryTable(summary)}${children ? `\n${children}` : ''}`);
+    }
     if (deployment) sections.push(`Latest Deployment\n${deploymentSection(deployment)}`);
     sections.push(`Allocations\n${allocationsTable(allocations)}`);
     write(io.stdout, sections.join('\n\n'));
