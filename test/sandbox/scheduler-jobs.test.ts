@@ -326,13 +326,6 @@ describe('versions', () => {
     expect(missing.status).toBe(404);
     expect(missing.text).toBe('job versions not found');
   });
-
-  it('diffs are not emulated yet: 501', async () => {
-    await register(api, jobSpec('hist-diff'));
-    const res = await api('GET', '/v1/job/hist-diff/versions?diffs=true');
-    expect(res.status).toBe(501);
-    expect(res.text).toContain('not emulated yet');
-  });
 });
 
 describe('stability', () => {
@@ -591,9 +584,6 @@ describe('request errors', () => {
 
 describe('not emulated yet', () => {
   it.each([
-    ['POST', '/v1/jobs/parse'],
-    ['PUT', '/v1/jobs/parse'],
-    ['POST', '/v1/job/x/plan'],
     ['POST', '/v1/job/x/scale'],
     ['GET', '/v1/job/x/scale'],
     ['POST', '/v1/job/x/dispatch'],

@@ -68,6 +68,8 @@ export class SchedulerStore {
   /** Round-robin position over the nodes. */
   private cursor = 0;
   readonly changes = new ChangeFeed();
+  /** Set while `dryRun` runs: writes then notify nobody and mark nothing for persistence. */
+  private dry = false;
 
   constructor(
     readonly namespaces: ReadonlySet<string>,
@@ -511,7 +513,11 @@ export class SchedulerStore {
     };
   }
 
+  /** Replaces the whole state with `s` (maps are cleared first, so `dryRun` can put state back). */
   restore(s: SchedulerSnapshot): void {
+    this.jobs.clear();
+    this.evals.clear();
+    this.allocs.clear();
     this.index = s.index;
     for (const j of s.jobs) this.jobs.set(key(j.namespace, j.id), { versions: j.versions });
     for (const e of s.evals) this.evals.set(e.ID, e);
@@ -520,12 +526,31 @@ export class SchedulerStore {
     this.cursor = s.cursor;
   }
 
+  /**
+   * Runs `fn` on the current state, then puts the state back as it was: the real plan runs the
+   * scheduler on a snapshot of the state store. `fn` sees its own writes (so the placement logic is
+   * the real one); afterwards nothing is visible: no index advance, no wake-up of blocking queries,
+   * no persistence write. State added to `snapshot`/`restore` is covered automatically.
+   */
+  dryRun<T>(fn: () => T): T {
+    const saved = structuredClone(this.snapshot());
+    const wasDry = this.dry;
+    this.dry = true;
+    try {
+      return fn();
+    } finally {
+      this.restore(saved);
+      this.dry = wasDry;
+    }
+  }
+
   private commit(): number {
     this.index += 1;
     return this.index;
   }
 
   private changed(): void {
+    if (this.dry) return;
     this.onChange();
     this.changes.notify();
   }
