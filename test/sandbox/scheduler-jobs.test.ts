@@ -331,13 +331,6 @@ describe('versions', () => {
     expect(missing.status).toBe(404);
     expect(missing.text).toBe('job versions not found');
   });
-
-  it('diffs are not emulated yet: 501', async () => {
-    await register(api, jobSpec('hist-diff'));
-    const res = await api('GET', '/v1/job/hist-diff/versions?diffs=true');
-    expect(res.status).toBe(501);
-    expect(res.text).toContain('not emulated yet');
-  });
 });
 
 describe('stability', () => {
@@ -596,10 +589,8 @@ describe('request errors', () => {
 
 describe('not emulated yet', () => {
   it.each([
-    ['POST', '/v1/jobs/parse'],
-    ['PUT', '/v1/jobs/parse'],
-    ['POST', '/v1/job/x/plan'],
     ['GET', '/v1/jobs/statuses'],
+    ['GET', '/v1/job/x/submission'],
   ])('%s %s answers 501 in plain text', async (method, path) => {
     const res = await api(method, path, method === 'GET' ? {} : { body: {} });
     expect(res.status).toBe(501);

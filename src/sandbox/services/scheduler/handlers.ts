@@ -10,6 +10,8 @@ import type { Handler, Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
 import { CAPABILITIES } from './config.js';
 import { JobOps } from './job-ops.js';
+import { versionDiffs } from './diff.js';
+import { type PlanDeps, parseHandler, planHandler } from './handlers-plan.js';
 import {
   type AllocRecord,
   canonicalizeJob,
@@ -81,7 +83,7 @@ export function registerSchedulerRoutes(router: Router, deps: SchedulerDeps): vo
   });
   router.add(
     '/v1/jobs/parse',
-    every(() => notEmulated('POST /v1/jobs/parse (HCL jobs)')),
+    every((r) => parseHandler(r, h.planDeps)),
   );
   router.add(
     '/v1/jobs/*rest',
@@ -103,6 +105,11 @@ class SchedulerHandlers {
 
   private get store(): SchedulerStore {
     return this.deps.store;
+  }
+
+  /** What the plan and parse endpoints (handlers-plan.ts) need. */
+  get planDeps(): PlanDeps {
+    return { store: this.deps.store, tokens: this.deps.tokens, region: REGION, decode: decodeObject };
   }
 
   jobSpecific(req: SandboxRequest): Promise<SandboxResponse> | SandboxResponse {
@@ -142,6 +149,8 @@ class SchedulerHandlers {
         return method(['PUT', 'POST'], () => this.ops.revert(req, id));
       case 'evaluate':
         return method(['PUT', 'POST'], () => this.ops.evaluate(req, id));
+      case 'plan':
+        return method(['PUT', 'POST'], () => planHandler(req, id, this.planDeps));
       default:
         return notEmulated(`${req.method} /v1/job/:job_id/${suffix}`);
     }
@@ -185,9 +194,14 @@ class SchedulerHandlers {
 
   async versions(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
+    const rawDiffs = req.query.get('diffs') ?? '';
+    const diffs = rawDiffs === '' ? false : parseGoBool(rawDiffs);
+    if (diffs === undefined)
+      throw new SchedulerError(
+        500,
+        `Failed to parse value of "diffs" (${rawDiffs}) as a bool: strconv.ParseBool: parsing "${rawDiffs}": invalid syntax`,
+      );
     const ns = this.authorized(req, 'read-job');
-    if (parseGoBool(req.query.get('diffs') ?? '') === true)
-      notEmulated('GET /v1/job/:job_id/versions?diffs=true');
     const result = await this.block(req, opts, () => {
       const versions = this.store.versions(ns, id);
       return {
@@ -199,7 +213,13 @@ class SchedulerHandlers {
     if (!result.value) return schedulerText(404, 'job versions not found', meta);
     return schedulerJson(
       req,
-      { Diffs: null, Index: result.index, KnownLeader: true, LastContact: 0, Versions: result.value },
+      {
+        Diffs: diffs ? versionDiffs(result.value) : null,
+        Index: result.index,
+        KnownLeader: true,
+        LastContact: 0,
+        Versions: result.value,
+      },
       meta,
     );
   }

@@ -94,6 +94,8 @@ export class SchedulerStore {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerDue = Infinity;
   readonly changes = new ChangeFeed();
+  /** Set while `dryRun` runs: writes then notify nobody and mark nothing for persistence. */
+  private dry = false;
 
   constructor(
     readonly namespaces: ReadonlySet<string>,
@@ -671,12 +673,31 @@ export class SchedulerStore {
     this.armTimer();
   }
 
+  /**
+   * Runs `fn` on the current state, then puts the state back as it was: the real plan runs the
+   * scheduler on a snapshot of the state store. `fn` sees its own writes (so the placement logic is
+   * the real one); afterwards nothing is visible: no index advance, no wake-up of blocking queries,
+   * no persistence write. State added to `snapshot`/`restore` is covered automatically.
+   */
+  dryRun<T>(fn: () => T): T {
+    const saved = structuredClone(this.snapshot());
+    const wasDry = this.dry;
+    this.dry = true;
+    try {
+      return fn();
+    } finally {
+      this.restore(saved);
+      this.dry = wasDry;
+    }
+  }
+
   private commit(): number {
     this.index += 1;
     return this.index;
   }
 
   private changed(): void {
+    if (this.dry) return;
     this.onChange();
     this.changes.notify();
   }
