@@ -260,8 +260,7 @@ describe('job history, stable', () => {
     expect(r.stderr.trim()).toBe('Error: no job no-such-job in namespace team-a');
   });
 
-  // needs the sandbox's GET /v1/job/:id/versions?diffs=true
-  it.skip('--diffs shows what each version changed, edited fields as old => new', async () => {
+  it('--diffs shows what each version changed, edited fields as old => new', async () => {
     const id = freshId('diffs');
     const v0 = await registered(serviceJob(id));
     await registered(edited(v0, 'nginx:1.26'));
@@ -278,8 +277,7 @@ describe('job history, stable', () => {
     expect(oldest).not.toContain('Diff');
   });
 
-  // needs the sandbox's GET /v1/job/:id/versions?diffs=true
-  it.skip('colours the diff on request (FORCE_COLOR) and never with NO_COLOR', async () => {
+  it('colours the diff on request (FORCE_COLOR) and never with NO_COLOR', async () => {
     const id = freshId('colour');
     const v0 = await registered(serviceJob(id));
     await registered(edited(v0, 'nginx:1.26'));
@@ -339,8 +337,7 @@ describe('job allocs, evals, deployments', () => {
 });
 
 describe('job plan', () => {
-  // needs the sandbox's POST /v1/job/:id/plan
-  it.skip('a new job from a bare JSON job: the diff, the dry run, the index; --detailed-exitcode says changes', async () => {
+  it('a new job from a bare JSON job: the diff, the dry run, the index; --detailed-exitcode says changes', async () => {
     const id = freshId('plan-new');
     const dir = manifestDir({ 'job.json': JSON.stringify(serviceJob(id)) });
     const r = await run(['job', 'plan', `${dir}/job.json`, '--detailed-exitcode'], {
@@ -359,8 +356,7 @@ describe('job plan', () => {
     expect(plain.code).toBe(0);
   });
 
-  // needs the sandbox's POST /v1/job/:id/plan
-  it.skip('an edited job from {"Job": …}: edited fields, per-group updates, the current index; unchanged: exit 0', async () => {
+  it('an edited job from {"Job": …}: edited fields, per-group updates, the current index; unchanged: exit 0', async () => {
     const id = freshId('plan-edit');
     const v0 = await registered(serviceJob(id));
     const index = (await client.readJob(id))!.JobModifyIndex;
@@ -383,8 +379,7 @@ describe('job plan', () => {
     expect(json.JobModifyIndex).toBe(index);
   });
 
-  // needs the sandbox's POST /v1/jobs/parse (and plan)
-  it.skip('a text job spec is parsed by the service first', async () => {
+  it('a text job spec is parsed by the service first', async () => {
     const id = freshId('plan-hcl');
     const hcl = `job "${id}" {\n  datacenters = ["dc1"]\n  group "api" {\n    count = 1\n    task "server" {\n      driver = "docker"\n      config { image = "nginx:1.25" }\n    }\n  }\n}\n`;
     const dir = manifestDir({ 'job.hcl': hcl });

@@ -27,6 +27,7 @@ import {
   formatNanos,
   jobHeader,
   jobListTable,
+  keyValues,
   planChangesAllocations,
   shortId,
   summaryTable,
@@ -195,7 +196,11 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
     // The service pairs Diffs[i] with Versions[i] (newest first): that version against the one before.
     const diffOf = new Map(history.Versions.map((v, i) => [v.Version, history.Diffs?.[i]]));
     const blocks = versions.map((v) => {
-      const head = `Version   ${v.Version ?? ''}\nStable    ${v.Stable ?? false}\nSubmitted ${formatNanos(v.SubmitTime)}`;
+      const head = keyValues([
+        ['Version', String(v.Version ?? '')],
+        ['Stable', String(v.Stable ?? false)],
+        ['Submitted', formatNanos(v.SubmitTime)],
+      ]);
       const diff = diffOf.get(v.Version);
       const oldest = v.Version === versions[versions.length - 1]?.Version;
       const body = oldest
