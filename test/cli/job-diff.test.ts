@@ -139,7 +139,7 @@ describe('the plan dry-run section', () => {
       'Scheduler dry-run:',
       '- WARNING: Failed to place all allocations.',
       '  Task Group "web" (failed to place 2 allocations):',
-      '    * Dimension "memory": 3 nodes',
+      '    * Dimension "memory" exhausted on 3 nodes',
       '- db: 3 ignore',
       '- web: 1 create, 1 destroy, 2 in-place update',
       '- If submitted now, the next periodic launch would be at 2026-11-24T03:00:00Z.',

@@ -389,6 +389,37 @@ describe('job plan', () => {
     expect(r.stdout).toContain(`+ Job: "${id}"`);
   });
 
+  it('warns about placements that would fail, and names the next launch of a periodic job', async () => {
+    const big = serviceJob(freshId('plan-big'));
+    (big.TaskGroups![0]!.Tasks![0]!.Resources as { MemoryMB: number }).MemoryMB = 10_000_000;
+    const cron = batchJob(freshId('plan-cron'), {
+      Periodic: { Enabled: true, Spec: '0 3 * * *', SpecType: 'cron' },
+    });
+    const dir = manifestDir({ 'big.json': JSON.stringify(big), 'cron.json': JSON.stringify({ Job: cron }) });
+    const env = { ...sandbox.env(), NO_COLOR: '1' };
+    const r = await run(['job', 'plan', `${dir}/big.json`], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('- WARNING: Failed to place all allocations.');
+    expect(r.stdout).toContain('  Task Group "api" (failed to place 2 allocations):');
+    expect(r.stdout).toMatch(/^ {4}\* Dimension "memory" exhausted on \d+ nodes?$/m);
+
+    const periodic = await run(['job', 'plan', `${dir}/cron.json`], env);
+    expect(periodic.code).toBe(0);
+    expect(periodic.stdout).toMatch(
+      /^- If submitted now, the next periodic launch would be at \d{4}-\d\d-\d\dT03:00:00Z\.$/m,
+    );
+  });
+
+  it("a text spec the service cannot parse: the service's message", async () => {
+    const dir = manifestDir({ 'bad.hcl': 'job "x" {\n  group "g" {\n' });
+    const r = await run(['job', 'plan', `${dir}/bad.hcl`], { ...sandbox.env(), NO_COLOR: '1' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(
+      /^Error: scheduler: POST \/v1\/jobs\/parse → 400 .*Unclosed configuration block/m,
+    );
+  });
+
   it('a JSON file without a job: refused before any request', async () => {
     const dir = manifestDir({ 'nothing.json': '{"Name": "no id"}' });
     const r = await run(['job', 'plan', `${dir}/nothing.json`], { ...sandbox.env(), NO_COLOR: '1' });

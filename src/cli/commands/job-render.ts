@@ -198,21 +198,27 @@ export function planChangesAllocations(plan: PlanResponse): boolean {
   );
 }
 
-/** Why placements failed, as the scheduler's CLI summarises a metric. */
+/** Why placements failed, in the words and order the scheduler's own CLI uses for a metric. */
 function metricLines(m: AllocMetric): string[] {
   const out: string[] = [];
-  const counts = (label: string, map: Record<string, number> | null | undefined) => {
+  const nodes = (n: number) => `${n} node${n === 1 ? '' : 's'}`;
+  const each = (map: Record<string, number> | null | undefined, line: (k: string, n: number) => string) => {
     for (const [k, n] of Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b)))
-      out.push(`${label} ${JSON.stringify(k)}: ${n} node${n === 1 ? '' : 's'}`);
+      out.push(line(k, n));
   };
   if (m.NodesEvaluated === 0) out.push('No nodes were eligible for evaluation');
-  for (const [dc, n] of Object.entries(m.NodesAvailable ?? {}).sort(([a], [b]) => a.localeCompare(b)))
-    if (n === 0) out.push(`No nodes are available in datacenter ${JSON.stringify(dc)}`);
-  counts('Constraint', m.ConstraintFiltered);
-  counts('Class exhausted', m.ClassExhausted);
-  counts('Dimension', m.DimensionExhausted);
-  if (m.NodesExhausted) out.push(`Resources exhausted on ${m.NodesExhausted} node(s)`);
-  return out;
+  each(m.NodesAvailable, (dc, n) =>
+    n === 0 ? `No nodes are available in datacenter ${JSON.stringify(dc)}` : '',
+  );
+  each(
+    m.ClassFiltered as Record<string, number> | undefined,
+    (k, n) => `Class ${JSON.stringify(k)} filtered ${nodes(n)}`,
+  );
+  each(m.ConstraintFiltered, (k, n) => `Constraint ${JSON.stringify(k)} filtered ${nodes(n)}`);
+  if (m.NodesExhausted) out.push(`Resources exhausted on ${nodes(m.NodesExhausted)}`);
+  each(m.ClassExhausted, (k, n) => `Class ${JSON.stringify(k)} exhausted on ${nodes(n)}`);
+  each(m.DimensionExhausted, (k, n) => `Dimension ${JSON.stringify(k)} exhausted on ${nodes(n)}`);
+  return out.filter(Boolean);
 }
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
