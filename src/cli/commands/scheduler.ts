@@ -5,19 +5,21 @@ import type { ServiceModule } from '../catalog.js';
 import {
   jobAllocsCommand,
   jobDeploymentsCommand,
-  jobDispatchCommand,
   jobEvalsCommand,
-  jobEvaluateCommand,
-  jobForcePeriodicCommand,
   jobHistoryCommand,
   jobPlanCommand,
+  jobStatusCommand,
+  parseCount,
+} from './job.js';
+import {
+  jobDispatchCommand,
+  jobEvaluateCommand,
+  jobForcePeriodicCommand,
   jobRevertCommand,
   jobScaleCommand,
   jobStableCommand,
-  jobStatusCommand,
   jobStopCommand,
-  parseCount,
-} from './job.js';
+} from './job-write.js';
 
 const NAMESPACE_HELP = "the job's namespace (default: the service's default, `default`)";
 const noColor = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');

@@ -1,0 +1,231 @@
+/**
+ * `converge job …` writes a manifest does not declare: dispatch, revert, stability, evaluate, periodic
+ * force, scale, stop. Each checks what it can before sending (a payload's size, a scaling reason, a
+ * confirmation) and prints what happened in one line.
+ */
+import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { confirm, isCancel } from '@clack/prompts';
+import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler.js';
+import { schedulerService } from '../../clients/scheduler/definition.js';
+import { withClient } from '../connections.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { type Io, write } from '../io.js';
+import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';
+import { shortId } from './job-render.js';
+
+export interface JobDispatchFlags extends JobFlags {
+  payloadFile?: string;
+  meta?: string[];
+}
+
+export interface JobRevertFlags extends JobFlags {
+  enforcePriorVersion?: number;
+}
+
+export interface JobStableFlags extends JobFlags {
+  unset?: boolean;
+}
+
+export interface JobEvaluateFlags extends JobFlags {
+  forceReschedule?: boolean;
+}
+
+export interface JobScaleFlags extends JobFlags {
+  message?: string;
+  error?: string;
+}
+
+export interface JobStopFlags extends JobFlags {
+  purge?: boolean;
+  yes?: boolean;
+}
+
+/** `k=v` pairs; the value may contain `=`, the key may not be empty. */
+function parseMeta(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs || pairs.length === 0) return undefined;
+  const meta: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new CliError(`--meta wants key=value, not "${pair}"`);
+    meta[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return meta;
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks);
+}
+
+async function readPayload(file: string, io: Io): Promise<Buffer> {
+  if (file === '-') {
+    if (!io.stdin) throw new CliError('--payload-file - reads standard input, but there is none');
+    return readAll(io.stdin);
+  }
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io: Io): Promise<number> {
+  const meta = parseMeta(flags.meta);
+  let payload: Buffer | undefined;
+  if (flags.payloadFile !== undefined) {
+    payload = await readPayload(flags.payloadFile, io);
+    // Refused here, before any request: the service would only answer a generic 500.
+    if (payload.length > MAX_DISPATCH_PAYLOAD_BYTES) {
+      const name =
+        flags.payloadFile === '-' ? 'the payload on standard input' : `payload file ${flags.payloadFile}`;
+      throw new CliError(
+        `${name} is ${payload.length} bytes; the scheduler accepts at most ${MAX_DISPATCH_PAYLOAD_BYTES} bytes for a dispatch`,
+      );
+    }
+  }
+  return withClient(io, schedulerService, async (client) => {
+    const res = await client.dispatchJob(id, {
+      ...ns(flags),
+      ...(payload !== undefined ? { payload } : {}),
+      ...(meta ? { meta } : {}),
+    });
+    if (flags.json) printJson(io, res);
+    else write(io.stdout, `Job ${id} dispatched: ${res.DispatchedJobID} (evaluation ${shortId(res.EvalID)})`);
+    return EXIT.ok;
+  });
+}
+
+export async function jobRevertCommand(
+  id: string,
+  version: string,
+  flags: JobRevertFlags,
+  io: Io,
+): Promise<number> {
+  const target = parseCount(version, 'VERSION');
+  return withClient(io, schedulerService, async (client) => {
+    const res = await client.revertJob(id, target, {
+      ...ns(flags),
+      ...(flags.enforcePriorVersion !== undefined ? { enforcePriorVersion: flags.enforcePriorVersion } : {}),
+    });
+    if (flags.json) printJson(io, res);
+    else write(io.stdout, `Job ${id} reverted to version ${target} (evaluation ${shortId(res.EvalID)})`);
+    return EXIT.ok;
+  });
+}
+
+export async function jobStableCommand(
+  id: string,
+  version: string,
+  flags: JobStableFlags,
+  io: Io,
+): Promise<number> {
+  const target = parseCount(version, 'VERSION');
+  const stable = !flags.unset;
+  return withClient(io, schedulerService, async (client) => {
+    const res = await client.setJobStability(id, target, stable, ns(flags));
+    if (flags.json) printJson(io, res);
+    else write(io.stdout, `Job ${id} version ${target} marked ${stable ? 'stable' : 'not stable'}`);
+    return EXIT.ok;
+  });
+}
+
+export async function jobEvaluateCommand(id: string, flags: JobEvaluateFlags, io: Io): Promise<number> {
+  return withClient(io, schedulerService, async (client) => {
+    const res = await client.evaluateJob(id, {
+      ...ns(flags),
+      forceReschedule: Boolean(flags.forceReschedule),
+    });
+    if (flags.json) printJson(io, res);
+    else
+      write(
+        io.stdout,
+        `Job ${id} evaluated: evaluation ${shortId(res.EvalID)}${flags.forceReschedule ? ' (failed allocations rescheduled now)' : ''}`,
+      );
+    return EXIT.ok;
+  });
+}
+
+export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: Io): Promise<number> {
+  return withClient(io, schedulerService, async (client) => {
+    const res = await client.forcePeriodic(id, ns(flags));
+    if (flags.json) printJson(io, res);
+    else write(io.stdout, `Job ${id} launched now (evaluation ${shortId(res.EvalID)})`);
+    return EXIT.ok;
+  });
+}
+
+export async function jobScaleCommand(
+  id: string,
+  group: string,
+  count: string | undefined,
+  flags: JobScaleFlags,
+  io: Io,
+): Promise<number> {
+  // The service requires one of them; saying so here saves a round trip and names the flags.
+  if (flags.message === undefined && flags.error === undefined)
+    throw new CliError('say why: --message TEXT (or --error TEXT to record a failed scaling)');
+  if (flags.message !== undefined && flags.error !== undefined)
+    throw new CliError('give one of --message and --error, not both');
+  if (flags.error !== undefined && count !== undefined)
+    throw new CliError('--error records a failed scaling event: it takes no COUNT');
+  const target = count === undefined ? undefined : parseCount(count, 'COUNT');
+  return withClient(io, schedulerService, async (client) => {
+    const job = await requireJob(client, id, flags);
+    const tg = (job.TaskGroups ?? []).find((g) => g.Name === group);
+    if (!tg) {
+      const names = (job.TaskGroups ?? []).map((g) => g.Name).join(', ');
+      throw new CliError(`job ${id} has no task group ${group}${names ? ` (groups: ${names})` : ''}`);
+    }
+    const res = await client.scaleJob(id, group, {
+      ...ns(flags),
+      ...(target !== undefined ? { count: target } : {}),
+      ...(flags.message !== undefined ? { message: flags.message } : {}),
+      ...(flags.error !== undefined ? { error: flags.error } : {}),
+    });
+    if (flags.json) {
+      printJson(io, res);
+      return EXIT.ok;
+    }
+    const evaluation = res.EvalID ? `evaluation ${shortId(res.EvalID)}` : 'no evaluation needed';
+    write(
+      io.stdout,
+      target === undefined
+        ? `Job ${id}: scaling ${flags.error !== undefined ? 'error' : 'event'} recorded for group ${group}, count unchanged at ${tg.Count ?? 1} (${evaluation})`
+        : `Job ${id} scaled: group ${group} ${tg.Count ?? 1} → ${target} (${evaluation})`,
+    );
+    return EXIT.ok;
+  });
+}
+
+export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): Promise<number> {
+  return withClient(io, schedulerService, async (client) => {
+    await requireJob(client, id, flags);
+    const what = flags.purge ? 'stop and purge' : 'stop';
+    if (!flags.yes) {
+      // A prompt needs someone to answer it; in CI the flag states the intent instead.
+      if (!io.stdinIsTTY || !io.stdout.isTTY)
+        throw new CliError(
+          `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
+        );
+      const answer = await confirm({
+        message: `${what} job ${id} in namespace ${nsName(flags)}?`,
+        initialValue: false,
+      });
+      if (isCancel(answer) || answer !== true) {
+        write(io.stderr, `Cancelled; job ${id} was not stopped.`);
+        return EXIT.error;
+      }
+    }
+    const res = await client.stopJob(id, { ...ns(flags), purge: Boolean(flags.purge) });
+    if (flags.json) printJson(io, res);
+    else
+      write(
+        io.stdout,
+        `Job ${id} ${flags.purge ? 'stopped and purged' : 'stopped'} (evaluation ${shortId(res.EvalID)})`,
+      );
+    return EXIT.ok;
+  });
+}
