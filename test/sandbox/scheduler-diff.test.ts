@@ -317,7 +317,7 @@ describe('SchedulerStore.dryRun', () => {
     let marks = 0;
     const store = new SchedulerStore(
       new Set(['default']),
-      [{ ID: 'n1', Name: 'n1', Datacenter: 'dc1' }],
+      [{ ID: 'n1', Name: 'n1', Datacenter: 'dc1', CPU: 4000, MemoryMB: 8192 }],
       () => {
         marks += 1;
       },
