@@ -3,7 +3,9 @@
 // workspaces against the sandbox, with and without added latency. A plan should read each kind with
 // the fewest requests the API allows: for roles, one policy list (for the plan-time check) and one
 // role list; for workspaces, one organization read (the plan-time check that it exists) and one list
-// request per 100 workspaces.
+// request per 100 workspaces; for jobs, one list, one read per job (list items carry no Meta, where
+// the ownership marker is) and one plan request per job (the service's plan is the comparison, and
+// it has no bulk form); a new job costs one plan request (what it would place) and no read.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,6 +67,23 @@ spec: { policies: [u${i}], groups: [group-${i}] }
     ),
   ];
   writeFileSync(path.join(dir, 'directory.yaml'), directory.join('---\n'));
+  const jobs = Array.from(
+    { length: n },
+    (_, i) => `apiVersion: converge/v1
+kind: Job
+metadata: { name: bench-${i} }
+spec:
+  Type: service
+  Datacenters: [dc1]
+  Meta: { index: "${i}" }
+  TaskGroups:
+    - Name: app
+      Count: 1
+      Tasks:
+        - { Name: app, Driver: docker, Config: { image: "app:${i}" }, Resources: { CPU: 10, MemoryMB: 10 } }
+`,
+  );
+  writeFileSync(path.join(dir, 'jobs.yaml'), jobs.join('---\n'));
   return dir;
 }
 
@@ -83,7 +102,7 @@ for (const latencyMs of latencies) {
     });
     const env = { ...process.env, ...sandbox.env() };
     const dir = manifest(n);
-    const total = 4 * n + 1;
+    const total = 5 * n + 1;
     try {
       const load = await step('validate', () => loadDesired([dir], env, catalog));
       const { desired } = load.value;
@@ -118,13 +137,14 @@ for (const latencyMs of latencies) {
 }
 
 const header = [
-  'each of roles, workspaces, groups, users',
+  'each of roles, workspaces, groups, users, jobs',
   'latency',
   'step',
   'time',
   'registry requests',
   'workspaces requests',
   'secrets requests',
+  'scheduler requests',
 ];
 const lines = rows.map((r) => [
   `${r.n}`,
@@ -134,6 +154,7 @@ const lines = rows.map((r) => [
   String(r.requests.registry ?? 0),
   String(r.requests.workspaces ?? 0),
   String(r.requests.secrets ?? 0),
+  String(r.requests.scheduler ?? 0),
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
 const fmt = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');

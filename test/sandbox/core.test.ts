@@ -179,7 +179,7 @@ describe('scheduler endpoints not emulated yet', () => {
   it("answer 501 saying so, in the scheduler's plain-text style, instead of a bare 404", async () => {
     const sandbox = await startSandbox({ token: 'fixed' });
     try {
-      const res = await fetch(`${sandbox.url}/v1/jobs/parse`, { method: 'POST', body: '{}' });
+      const res = await fetch(`${sandbox.url}/v1/jobs/statuses`);
       expect(res.status).toBe(501);
       expect(res.headers.get('content-type')).toContain('text/plain');
       expect(await res.text()).toContain('not emulated yet');

@@ -1,12 +1,13 @@
 /**
  * The scheduler's structured job diff (the real `nomad/structs/diff.go` rules) as a pure function:
  * added, unchanged and edited jobs, flattened field names, nested objects, sets, ordering and the
- * null lists Go's encoder writes; plus the plan annotations built on it.
+ * null lists Go's encoder writes; plus the plan annotations built on it and the store's dry run.
  */
 import { describe, expect, it } from 'vitest';
 import { annotateDiff, desiredUpdates, tasksUpdated } from '../../src/sandbox/services/scheduler/annotate.js';
 import { jobDiff, versionDiffs } from '../../src/sandbox/services/scheduler/diff.js';
 import { type AllocRecord, canonicalizeJob } from '../../src/sandbox/services/scheduler/model.js';
+import { SchedulerStore } from '../../src/sandbox/services/scheduler/store.js';
 import { type Json, jobSpec } from './scheduler-helpers.js';
 
 const canon = (job: Json) => canonicalizeJob(job, 'default', 'global');
@@ -308,5 +309,33 @@ describe('plan annotations', () => {
     annotateDiff(d2, desiredUpdates(base(), inPlace, live, true));
     expect(d2.TaskGroups![0]!.Tasks![0]!.Annotations).toEqual(['forces in-place update']);
     expect(d2.TaskGroups![0]!.Updates).toEqual({ 'in-place update': 2 });
+  });
+});
+
+describe('SchedulerStore.dryRun', () => {
+  it('lets fn see its writes, then restores everything: no index advance, no notification, no persistence mark', async () => {
+    let marks = 0;
+    const store = new SchedulerStore(
+      new Set(['default']),
+      [{ ID: 'n1', Name: 'n1', Datacenter: 'dc1', CPU: 4000, MemoryMB: 8192 }],
+      () => {
+        marks += 1;
+      },
+    );
+    store.register(base(), { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false });
+    const before = { index: store.currentIndex, marks, snapshot: JSON.stringify(store.snapshot()) };
+    const woken = store.changes.next(50, new AbortController().signal);
+    const seen = store.dryRun(() => {
+      const next = base();
+      group(next).Count = 5;
+      store.register(next, { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false });
+      return { index: store.currentIndex, allocs: store.allocsOf('default', 'web', false).length };
+    });
+    expect(seen.index).toBeGreaterThan(before.index);
+    expect(seen.allocs).toBeGreaterThan(2);
+    expect(store.currentIndex).toBe(before.index);
+    expect(marks).toBe(before.marks);
+    expect(await woken).toBe('timeout');
+    expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
   });
 });

@@ -1,6 +1,7 @@
 /** The scheduler's module: its client definition, the Job kind, and the operator commands `converge job …`. */
 import { Option } from 'commander';
 import { schedulerService } from '../../clients/scheduler/definition.js';
+import { jobKind } from '../../resources/scheduler/job.js';
 import type { ServiceModule } from '../catalog.js';
 import {
   jobAllocsCommand,
@@ -27,7 +28,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 export const schedulerModule: ServiceModule = {
   definition: schedulerService,
-  kinds: [],
+  kinds: [jobKind],
   commands(program, { io, action }) {
     const job = program
       .command('job')

@@ -20,11 +20,48 @@ const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
   Edited: 'change',
 };
 
-/** `Meta[owner]` is a map entry: written `Meta.owner` in a manifest. */
+/** `Meta[owner]` is a map entry: written `Meta.owner` in a manifest (list items keep `args[0]`). */
 function fieldPath(prefix: string, name: string): string {
-  const entry = /^(.+)\[(.+)\]$/.exec(name);
+  const entry = /^(Meta|Env)\[(.+)\]$/.exec(name);
   const own = entry ? `${entry[1]}.${entry[2]}` : name;
   return prefix ? `${prefix}.${own}` : own;
+}
+
+/**
+ * The value at a diff path in a job: `a.b`, `TaskGroups[web]` (the list item of that Name), `args[0]`.
+ * Undefined when the path leads nowhere.
+ */
+export function valueAt(root: unknown, path: string): unknown {
+  let at: unknown = root;
+  for (const part of path.match(/[^.[\]]+|\[[^\]]*\]/g) ?? []) {
+    if (at === null || typeof at !== 'object') return undefined;
+    if (part.startsWith('[')) {
+      const inner = part.slice(1, -1);
+      if (!Array.isArray(at)) return undefined;
+      at = /^\d+$/.test(inner)
+        ? at[Number(inner)]
+        : at.find((item: unknown) => (item as { Name?: unknown } | null)?.Name === inner);
+    } else {
+      at = (at as Record<string, unknown>)[part];
+    }
+  }
+  return at;
+}
+
+/**
+ * The service writes every value as a string; the manifest's own value (a number, a boolean) is shown
+ * instead when it is the same value, so `Priority: 70` diffs as 70, not "70".
+ */
+function typed(text: string | undefined, source: unknown, path: string): unknown {
+  if (text === undefined || source === undefined) return text;
+  const value = valueAt(source, path);
+  return (typeof value === 'number' || typeof value === 'boolean') && String(value) === text ? value : text;
+}
+
+/** The jobs the diff was made between, for typed values: the live one and the one sent. */
+export interface DiffSides {
+  before?: unknown;
+  after?: unknown;
 }
 
 function fieldDiffs(
@@ -69,7 +106,15 @@ function nodeDiffs(
 }
 
 /** Every attribute the service's diff says changes; empty when the job is unchanged (`Type: None`). */
-export function planDiffs(plan: PlanResponse): AttributeDiff[] {
+export function planDiffs(plan: PlanResponse, sides: DiffSides = {}): AttributeDiff[] {
+  return rawDiffs(plan).map((d) => ({
+    ...d,
+    ...('before' in d ? { before: typed(d.before as string, sides.before, d.path) } : {}),
+    ...('after' in d ? { after: typed(d.after as string, sides.after, d.path) } : {}),
+  }));
+}
+
+function rawDiffs(plan: PlanResponse): AttributeDiff[] {
   const diff = plan.Diff;
   if (!diff || diff.Type === 'None') return [];
   const out = [...fieldDiffs('', diff.Fields), ...objectDiffs('', diff.Objects)];

@@ -124,6 +124,14 @@ async function register(
   }
 }
 
+/**
+ * The parser's message about a spec file, naming the file: the service parses a text it was sent, so
+ * it calls it `input.hcl` (`Failed to parse job: input.hcl:3,13-4,1: Invalid expression; …`).
+ */
+function parseProblem(file: string, message: string): string {
+  return message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`;
+}
+
 function requireJob(desired: Desired<JobSpec>): Job {
   const job = localOf(desired).job;
   // The planner refuses plans with problems, and a text spec that failed to parse is one.
@@ -174,7 +182,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
         problems: [
           {
             key: desired.key,
-            message: `${local.file}: ${error.serviceMessage ?? error.message}`,
+            message: parseProblem(local.file ?? 'job spec', error.serviceMessage ?? error.message),
             ...(desired.resource ? { position: desired.resource.locate('/spec/specFile') } : {}),
           },
         ],
@@ -229,7 +237,10 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     if (!plan) {
       return { diffs: [], notes: ['not compared: the service was not asked for a plan of this job'] };
     }
-    const diffs = planDiffs(plan);
+    const diffs = planDiffs(plan, {
+      before: observed.live.job,
+      after: jobToSend(desired, observed.live.job),
+    });
     // What the scheduler would do with allocations matters when the job changes; a shortfall always.
     const notes = [
       ...(diffs.length ? [...allocationNotes(plan), ...periodicNote(plan)] : []),

@@ -1,6 +1,7 @@
 /**
  * The scheduler service (spec part B: workload scheduler jobs), emulating the real scheduler's
- * `/v1/job...` API for JSON jobs: register, read, list, versions, stop and purge, summaries, scale,
+ * `/v1/job...` API: register, read, list, versions (with diffs), plan (a dry run with the real diff
+ * and annotations), parse of text (HCL) job specifications, stop and purge, summaries, scale,
  * dispatch, periodic force, revert and evaluate, and the evaluations, allocations and deployments a
  * simulated scheduler makes on configured nodes of limited capacity. Errors are plain-text bodies
  * with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.

@@ -34,7 +34,7 @@ export function schedulerJson(
 export function notEmulated(what: string): never {
   throw new SchedulerError(
     501,
-    `not emulated yet: ${what} (the sandbox scheduler emulates JSON jobs only so far)`,
+    `not emulated yet: ${what} (the sandbox scheduler emulates the job endpoints of the spec, not this one)`,
   );
 }
 
