@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job end to end on the built-in sandbox. Starts `converge sandbox`,
 // validates, plans and applies the example manifest (ACL roles, two workspaces, one seeded with a
-// state file, the directory login's configuration, groups and users), shows that a second plan is
-// clean, logs in through the directory when this machine has slapd (a real directory server, started
-// on a free port with a seeded test directory), replaces the recovery key shares in a rekey ceremony,
-// changes a role and a workspace behind Converge's back and shows the drift, then stops everything.
+// state file, the directory login's configuration, groups and users, a service job from a text job
+// spec and a parameterized job), shows that a second plan is clean, dispatches the parameterized job
+// and scales the service job (which the manifest lets keep its count), logs in through the directory
+// when this machine has slapd (a real directory server, started on a free port with a seeded test
+// directory), replaces the recovery key shares in a rekey ceremony, changes a role and a workspace
+// behind Converge's back and shows the drift, then stops everything.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +116,21 @@ async function driftWorkspace(env, organization, name) {
   if (!res.ok) throw new Error(`could not edit the workspace: ${res.status} ${await res.text()}`);
 }
 
+/**
+ * Waits until a job's latest deployment is no longer running: the scheduler refuses to scale a job
+ * while it deploys (the sandbox's deployments succeed after `deploymentSeconds`).
+ */
+async function deployed(env, job) {
+  const url = `${env.CONVERGE_SCHEDULER_ADDR}/v1/job/${job}/deployment`;
+  const headers = { Authorization: `Bearer ${env.CONVERGE_SCHEDULER_TOKEN}` };
+  for (let i = 0; i < 100; i += 1) {
+    const deployment = await (await fetch(url, { headers })).json();
+    if (!deployment || deployment.Status !== 'running') return deployment?.Status;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the deployment of job ${job} did not finish within 20 s`);
+}
+
 /** The test suite's seeded slapd (users alice, bob…), or undefined where slapd is not installed. */
 async function startDirectory() {
   const { findSlapd, startSlapd, LDAP_SEED } = await tsImport(
@@ -155,6 +172,24 @@ try {
   await converge(['rekey', 'start', '--shares', '3', '--threshold', '2'], env);
   for (const share of recoveryKeys.slice(0, 3))
     await converge(['rekey', 'submit'], env, { input: share, inputLabel: 'a recovery key share' });
+  await converge(['job', 'status'], env);
+  await converge(
+    [
+      'job',
+      'dispatch',
+      'report',
+      '--meta',
+      'customer=acme',
+      '--payload-file',
+      'examples/demo/jobs/report-input.json',
+    ],
+    env,
+  );
+  banner(`job web's deployment: ${await deployed(env, 'web')}`);
+  await converge(['job', 'scale', 'web', 'web', '3', '--message', 'demo: more traffic expected'], env);
+  await converge(['job', 'status', 'web'], env);
+  banner('the scaled job keeps its count (preserveCounts: true), so the plan has nothing to do for it');
+  await converge(['plan', '-f', manifest, '--detailed-exitcode'], env, { expect: [0] });
   banner('someone edits role web-readers and workspace web-prod by hand');
   await driftRole(env, 'web-readers');
   await driftWorkspace(env, 'sandbox', 'web-prod');

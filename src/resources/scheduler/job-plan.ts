@@ -52,10 +52,15 @@ export function valueAt(root: unknown, path: string): unknown {
  * The service writes every value as a string; the manifest's own value (a number, a boolean) is shown
  * instead when it is the same value, so `Priority: 70` diffs as 70, not "70".
  */
-function typed(text: string | undefined, source: unknown, path: string): unknown {
-  if (text === undefined || source === undefined) return text;
+function typed(text: string | undefined, path: string, source: unknown, other: unknown): unknown {
+  if (text === undefined) return text;
   const value = valueAt(source, path);
-  return (typeof value === 'number' || typeof value === 'boolean') && String(value) === text ? value : text;
+  if ((typeof value === 'number' || typeof value === 'boolean') && String(value) === text) return value;
+  // A field the service filled in (a group's Update from the job's) is only on the other side: a
+  // number there makes this number-looking text a number too.
+  if (value === undefined && typeof valueAt(other, path) === 'number' && /^-?\d+(\.\d+)?$/.test(text))
+    return Number(text);
+  return text;
 }
 
 /** The jobs the diff was made between, for typed values: the live one and the one sent. */
@@ -109,8 +114,8 @@ function nodeDiffs(
 export function planDiffs(plan: PlanResponse, sides: DiffSides = {}): AttributeDiff[] {
   return rawDiffs(plan).map((d) => ({
     ...d,
-    ...('before' in d ? { before: typed(d.before as string, sides.before, d.path) } : {}),
-    ...('after' in d ? { after: typed(d.after as string, sides.after, d.path) } : {}),
+    ...('before' in d ? { before: typed(d.before as string, d.path, sides.before, sides.after) } : {}),
+    ...('after' in d ? { after: typed(d.after as string, d.path, sides.after, sides.before) } : {}),
   }));
 }
 

@@ -16,6 +16,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/index.js';
 import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
+import { compact } from '../compare.js';
 import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
 import {
@@ -250,7 +251,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   },
 
   render(desired) {
-    return { ...(localOf(desired).job ?? desired.spec) };
+    // A parsed text spec lists every field, unset ones as null or empty: show what it sets.
+    return compact({ ...(localOf(desired).job ?? desired.spec) });
   },
 
   describe(observed) {
