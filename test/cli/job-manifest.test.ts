@@ -331,6 +331,15 @@ spec: { purgeOnDelete: true }
     expect(await scheduler.readJob('gone-stopped')).toMatchObject({ Stop: true });
     expect(await scheduler.readJob('gone-purged')).toBeUndefined();
     await expectNoop(dir);
+
+    // A stopped job counts as absent: declared again, it is created (started) anew on its own index.
+    writeFileSync(path.join(dir, 'jobs.yaml'), manifestFor('gone-stopped', spec));
+    expect((await planJson(dir)).changes.map((c) => [c.address, c.action])).toEqual([
+      ['Job/default/gone-stopped', 'create'],
+    ]);
+    await applied(dir);
+    expect(await scheduler.readJob('gone-stopped')).toMatchObject({ Stop: false, Status: 'running' });
+    await expectNoop(dir);
   });
 
   it("prunes only jobs carrying the ownership marker, never other teams' jobs", async () => {

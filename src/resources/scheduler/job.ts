@@ -111,6 +111,7 @@ async function register(
   desired: Desired<JobSpec>,
   job: Job,
   jobModifyIndex: number,
+  { rawConflict = false }: { rawConflict?: boolean } = {},
 ): Promise<Observed<JobLive>> {
   try {
     const res = await client(ctx, desired.key).registerJob(job, {
@@ -121,7 +122,7 @@ async function register(
     });
     return observedOf(desired.key, { ...job, JobModifyIndex: res.JobModifyIndex });
   } catch (error) {
-    throw casRefusal(error, desired.key) ?? error;
+    throw (rawConflict ? undefined : casRefusal(error, desired.key)) ?? error;
   }
 }
 
@@ -261,14 +262,21 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
 
   async create(ctx, desired) {
     const job = requireJob(desired);
-    // Check-and-set "only if new"; a stopped job of the same ID is started again on its own index.
-    const stopped = await client(ctx, desired.key).readJob(desired.key.name, call(ctx, desired.key));
-    if (stopped && isDeclarable(stopped)) {
+    // Check-and-set "only if new": one request when the ID is free. A stopped job of the same ID (it
+    // counts as absent) makes that fail; it is then started again on its own index.
+    try {
+      return await register(ctx, desired, job, 0, { rawConflict: true });
+    } catch (error) {
+      if (!(error instanceof HttpStatusError) || !/job already exists/.test(error.serviceMessage ?? ''))
+        throw error;
+    }
+    const existing = await client(ctx, desired.key).readJob(desired.key.name, call(ctx, desired.key));
+    if (existing && isDeclarable(existing)) {
       throw new Error(
         `job ${desired.key.name} in namespace ${namespaceOf(desired.key)} was registered by someone else since the plan: not overwritten. Run \`converge plan\` again to review it.`,
       );
     }
-    return register(ctx, desired, job, stopped?.JobModifyIndex ?? 0);
+    return register(ctx, desired, job, existing?.JobModifyIndex ?? 0);
   },
 
   async update(ctx, desired, observed) {
