@@ -215,19 +215,27 @@ async function prepareAll(
 }
 
 /** The service's own account of what each create would do, for kinds that can ask it. */
-async function addCreateNotes(
+async function previewCreates(
   changes: readonly Change[],
   lookup: KindLookup,
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
+  problems: PlanProblem[],
 ): Promise<void> {
   await Promise.all(
     changes.map((c) =>
       limit(async () => {
         const kind = mustKind(lookup, c.key.kind);
-        if (c.action !== 'create' || !kind.createNotes || !c.desired) return;
-        const notes = await kind.createNotes(ctx, c.desired);
-        if (notes.length > 0) c.notes = [...(c.notes ?? []), ...notes];
+        if (c.action !== 'create' || !kind.previewCreate || !c.desired) return;
+        const d = c.desired;
+        const preview = await kind.previewCreate(ctx, d);
+        if (preview.notes?.length) c.notes = [...(c.notes ?? []), ...preview.notes];
+        for (const p of preview.problems ?? [])
+          problems.push({
+            key: c.key,
+            message: p.message,
+            ...(d.resource ? { position: d.resource.locate(p.pointer ?? '') } : {}),
+          });
       }),
     ),
   );
@@ -397,7 +405,7 @@ export async function buildPlan(
     problems.push(...found);
     return change;
   });
-  await addCreateNotes(changes, lookup, ctx, limit);
+  await previewCreates(changes, lookup, ctx, limit, problems);
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {

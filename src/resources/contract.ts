@@ -215,9 +215,10 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   ): Promise<{ desired: Desired<Spec>; problems: PlanProblem[] }>;
   /**
    * What the service says creating the object would do (allocations placed, capacity shortfalls),
-   * shown with a `create` as `Comparison.notes` are with an update. Called for objects to be created.
+   * shown with a `create` as `Comparison.notes` are with an update, and what it would refuse
+   * (`problems`, pointers relative to the manifest document). Called for objects to be created.
    */
-  createNotes?(ctx: KindContext, desired: Desired<Spec>): Promise<string[]>;
+  previewCreate?(ctx: KindContext, desired: Desired<Spec>): Promise<Pick<Comparison, 'notes' | 'problems'>>;
   /**
    * Plan-time checks that need the service (a referenced policy exists). Called once per kind
    * with every desired object of that kind, so a kind can read what it needs once.

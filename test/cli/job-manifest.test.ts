@@ -122,6 +122,9 @@ describe('a text (HCL) job spec', () => {
     expect(job!.TaskGroups![0]).toMatchObject({ Name: 'web', Count: 2 });
     expect(await scheduler.jobAllocations('hcl-web')).toHaveLength(2);
     await expectNoop(dir);
+    // `converge job plan` of the same file agrees: nothing to change (the ownership marker included).
+    const jobPlan = await converge(['job', 'plan', path.join(dir, 'web.nomad.hcl'), '--detailed-exitcode']);
+    expect(jobPlan.code, jobPlan.stdout).toBe(0);
   });
 
   it('shows a changed image as a destructive update at the manifest path, and converges', async () => {
@@ -171,6 +174,40 @@ describe('a text (HCL) job spec', () => {
     const r = await converge(['plan', '-f', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('other.hcl says ID "other-id", but metadata.name is "declared-id"');
+  });
+});
+
+describe('mistakes in a job', () => {
+  it('a misspelt inline field is refused by validate with a suggestion, before any service is asked', async () => {
+    const dir = folder({
+      'jobs.yaml': manifestFor(
+        'typo',
+        'Type: service\nDatacenter: [dc1]\nTaskGroups:\n  - { Name: g, Cuont: 2, Tasks: [{ Name: t, Driver: docker }] }',
+      ),
+    });
+    const r = await converge(['validate', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('unknown field "Datacenter" in spec; did you mean "Datacenters"?');
+    expect(r.stderr).toContain('unknown field "Cuont" in spec.TaskGroups[0]; did you mean "Count"?');
+  });
+
+  it('a job the scheduler refuses is a problem at its manifest line; the other jobs are still planned', async () => {
+    const dir = folder({
+      'jobs.yaml': `apiVersion: converge/v1
+kind: Job
+metadata: { name: lost, namespace: no-such-namespace }
+spec:
+  Type: service
+  TaskGroups: [{ Name: g, Tasks: [{ Name: t, Driver: docker }] }]
+---
+${manifestFor('fine', 'Type: service\nDatacenters: [dc1]\nTaskGroups: [{ Name: g, Tasks: [{ Name: t, Driver: docker }] }]')}`,
+    });
+    const r = await converge(['plan', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /jobs\.yaml:5:\d+: the scheduler refuses this job: .*nonexistent namespace "no-such-namespace"/,
+    );
+    expect(r.stdout).toContain('+ Job/default/fine');
   });
 });
 

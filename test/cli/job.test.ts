@@ -410,14 +410,15 @@ describe('job plan', () => {
     );
   });
 
-  it("a text spec the service cannot parse: the service's message", async () => {
+  it("a text spec the service cannot parse: the parser's message, naming the file", async () => {
     const dir = manifestDir({ 'bad.hcl': 'job "x" {\n  group "g" {\n' });
     const r = await run(['job', 'plan', `${dir}/bad.hcl`], { ...sandbox.env(), NO_COLOR: '1' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(
-      /^Error: scheduler: POST \/v1\/jobs\/parse → 400 .*Unclosed configuration block/m,
+      /^Error: Failed to parse job: .*bad\.hcl:\d+,\d+-\d+(,\d+)?: Unclosed configuration block/m,
     );
+    expect(r.stderr).not.toContain('input.hcl');
   });
 
   it('a JSON file without a job: refused before any request', async () => {

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { Job, SchedulerClient } from '../../clients/scheduler.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
-import { ServiceError } from '../../clients/http/errors.js';
+import { HttpStatusError, ServiceError } from '../../clients/http/errors.js';
+import { OWNERSHIP_META_KEY, OWNERSHIP_META_VALUE } from '../../resources/scheduler/job-spec.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
@@ -220,9 +221,21 @@ async function readJobFile(client: SchedulerClient, file: string): Promise<Job> 
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(
+      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(error))}`,
+    );
   }
-  if (!file.toLowerCase().endsWith('.json')) return client.parseJob(text);
+  if (!file.toLowerCase().endsWith('.json')) {
+    try {
+      return await client.parseJob(text);
+    } catch (error) {
+      // The service calls the text it was sent `input.hcl`: name the user's file instead.
+      if (error instanceof HttpStatusError && error.status === 400 && error.serviceMessage)
+        throw new CliError(error.serviceMessage.replaceAll('input.hcl', file));
+      throw error;
+    }
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -241,7 +254,14 @@ export async function jobPlanCommand(file: string, flags: JobPlanFlags, io: Io):
     const job = await readJobFile(client, file);
     // The flag wins over the file, as with the scheduler's own CLI; the file's namespace otherwise.
     const namespace = flags.namespace ?? job.Namespace;
-    const toPlan = namespace !== undefined ? { ...job, Namespace: namespace } : job;
+    const scoped = namespace !== undefined ? { ...job, Namespace: namespace } : job;
+    // A job Converge registered carries its ownership marker, which a job file does not: plan with
+    // it, so the comparison is the one `converge plan` makes (Meta changes replace allocations).
+    const live = await client.readJob(job.ID, namespace !== undefined ? { namespace } : {});
+    const toPlan =
+      live?.Meta?.[OWNERSHIP_META_KEY] === OWNERSHIP_META_VALUE
+        ? { ...scoped, Meta: { ...(scoped.Meta ?? {}), [OWNERSHIP_META_KEY]: OWNERSHIP_META_VALUE } }
+        : scoped;
     const plan = await client.planJob(toPlan, {
       diff: true,
       ...(namespace !== undefined ? { namespace } : {}),

@@ -12,13 +12,135 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { Job } from '../../clients/scheduler.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 
 /** The `Meta` key (and value) that marks a job as registered by Converge. */
 export const OWNERSHIP_META_KEY = 'converge-managed';
 export const OWNERSHIP_META_VALUE = 'true';
+
+/** Fields of the service's job objects, by name; the service validates their contents. */
+function fields(names: readonly string[], typed: Record<string, TSchema> = {}): Record<string, TSchema> {
+  return Object.fromEntries(names.map((n) => [n, Type.Optional(typed[n] ?? Type.Unknown())]));
+}
+
+const StringMap = Type.Record(Type.String(), Type.String());
+
+/**
+ * The inline job's fields, as the service's API names them (its job, task group and task objects).
+ * Listing them makes a misspelt field an error with a suggestion, where the service would silently
+ * ignore it (a `Cuont: 3` that never scales anything); contents below these levels are the service's
+ * to check.
+ */
+const TaskSchema = Type.Object(
+  {
+    Name: Type.String({ minLength: 1 }),
+    ...fields(
+      [
+        'Driver',
+        'User',
+        'Lifecycle',
+        'Config',
+        'Constraints',
+        'Affinities',
+        'Env',
+        'Services',
+        'Resources',
+        'RestartPolicy',
+        'Meta',
+        'KillTimeout',
+        'LogConfig',
+        'Artifacts',
+        'Vault',
+        'Consul',
+        'Templates',
+        'DispatchPayload',
+        'VolumeMounts',
+        'CSIPluginConfig',
+        'Leader',
+        'ShutdownDelay',
+        'KillSignal',
+        'Kind',
+        'ScalingPolicies',
+        'Identity',
+        'Identities',
+        'Actions',
+        'Schedule',
+        'Secrets',
+      ],
+      { Driver: Type.String({ minLength: 1 }), Env: StringMap, Meta: StringMap, Leader: Type.Boolean() },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const TaskGroupSchema = Type.Object(
+  {
+    Name: Type.String({ minLength: 1 }),
+    ...fields(
+      [
+        'Count',
+        'Constraints',
+        'Affinities',
+        'Tasks',
+        'Spreads',
+        'Volumes',
+        'RestartPolicy',
+        'Disconnect',
+        'ReschedulePolicy',
+        'EphemeralDisk',
+        'Update',
+        'Migrate',
+        'Networks',
+        'Meta',
+        'Services',
+        'ShutdownDelay',
+        'StopAfterClientDisconnect',
+        'MaxClientDisconnect',
+        'Scaling',
+        'Consul',
+        'PreventRescheduleOnLost',
+      ],
+      {
+        Count: Type.Integer({ minimum: 0 }),
+        Tasks: Type.Array(TaskSchema, { minItems: 1 }),
+        Meta: StringMap,
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const JOB_FIELDS = [
+  'Region',
+  'Namespace',
+  'ID',
+  'Name',
+  'Type',
+  'Priority',
+  'AllAtOnce',
+  'Datacenters',
+  'NodePool',
+  'Constraints',
+  'Affinities',
+  'TaskGroups',
+  'Update',
+  'Multiregion',
+  'Spreads',
+  'Periodic',
+  'ParameterizedJob',
+  'Reschedule',
+  'Migrate',
+  'Meta',
+  'UI',
+  'ConsulNamespace',
+  'VaultNamespace',
+  'SecretsToken',
+  'RegistryToken',
+  'SecretsNamespace',
+  'VersionTag',
+] as const;
 
 export const JobSpecSchema = Type.Object(
   {
@@ -40,12 +162,19 @@ export const JobSpecSchema = Type.Object(
         description: 'with ensure: absent, stop and purge the job at once instead of only stopping it',
       }),
     ),
+    // The inline job, in the service's own field names.
+    ...fields(JOB_FIELDS, {
+      ID: Type.String({ minLength: 1 }),
+      Namespace: Type.String({ minLength: 1 }),
+      Name: Type.String({ minLength: 1 }),
+      Type: Type.String({ minLength: 1 }),
+      Priority: Type.Integer({ minimum: 1 }),
+      Datacenters: Type.Array(Type.String({ minLength: 1 })),
+      TaskGroups: Type.Array(TaskGroupSchema, { minItems: 1 }),
+      Meta: StringMap,
+    }),
   },
-  {
-    // The inline job: any field in the service's own (capitalised) names; the service validates it.
-    patternProperties: { '^[A-Z][A-Za-z0-9]*$': {} },
-    additionalProperties: false,
-  },
+  { additionalProperties: false },
 );
 export type JobSpec = Static<typeof JobSpecSchema> & Record<string, unknown>;
 

@@ -37,6 +37,8 @@ export const DEFAULT_JOB_NAMESPACE = 'default';
 export interface JobLive {
   job: Job;
   plan?: PlanResponse;
+  /** Why the service refused to plan the manifest's job (a wrong field type, a missing namespace). */
+  refused?: string;
 }
 
 /** Fields the service sets: left out of `describe` (they are not part of what a manifest declares). */
@@ -134,6 +136,26 @@ function parseProblem(file: string, message: string): string {
   return message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`;
 }
 
+/**
+ * The service's plan of a job, or its refusal of this job as a problem of the object: the service
+ * answers a job it cannot take with 400 (decoding) or 500 (validation, a missing namespace), and one
+ * bad job should not hide the plan of the others. Other failures (auth, unreachable) still throw.
+ */
+async function planOrRefusal(
+  ctx: KindContext,
+  key: ResourceKey,
+  job: Job,
+  diff: boolean,
+): Promise<{ plan: PlanResponse } | { refused: string }> {
+  try {
+    return { plan: await client(ctx, key).planJob(job, { ...call(ctx, key), diff }) };
+  } catch (error) {
+    if (error instanceof HttpStatusError && (error.status === 400 || error.status === 500))
+      return { refused: `the scheduler refuses this job: ${error.serviceMessage ?? error.message}` };
+    throw error;
+  }
+}
+
 function requireJob(desired: Desired<JobSpec>): Job {
   const job = localOf(desired).job;
   // The planner refuses plans with problems, and a text spec that failed to parse is one.
@@ -223,21 +245,28 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   async readDetails(ctx, desired, observed) {
     const job = jobToSend(desired, observed.live.job);
     if (!job) return observed;
-    const plan = await client(ctx, desired.key).planJob(job, { ...call(ctx, desired.key), diff: true });
-    return observedOf(observed.key, observed.live.job, plan);
+    const planned = await planOrRefusal(ctx, desired.key, job, true);
+    return 'refused' in planned
+      ? { ...observed, live: { job: observed.live.job, refused: planned.refused } }
+      : observedOf(observed.key, observed.live.job, planned.plan);
   },
 
-  async createNotes(ctx, desired) {
+  async previewCreate(ctx, desired) {
     const job = localOf(desired).job;
-    if (!job) return [];
-    const plan = await client(ctx, desired.key).planJob(job, { ...call(ctx, desired.key), diff: false });
-    return [...allocationNotes(plan), ...placementFailureNotes(plan), ...periodicNote(plan)];
+    if (!job) return {};
+    const planned = await planOrRefusal(ctx, desired.key, job, false);
+    if ('refused' in planned) return { problems: [{ message: planned.refused, pointer: '/spec' }] };
+    const plan = planned.plan;
+    return { notes: [...allocationNotes(plan), ...placementFailureNotes(plan), ...periodicNote(plan)] };
   },
 
   compare(desired, observed) {
+    if (observed.live.refused)
+      return { diffs: [], problems: [{ message: observed.live.refused, pointer: '/spec' }] };
     const plan = observed.live.plan;
     if (!plan) {
-      return { diffs: [], notes: ['not compared: the service was not asked for a plan of this job'] };
+      // Only when the job specification itself could not be read or parsed: that problem is reported.
+      return { diffs: [], notes: ['not compared: its job specification has a problem'] };
     }
     const diffs = planDiffs(plan, {
       before: observed.live.job,
