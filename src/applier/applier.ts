@@ -91,7 +91,7 @@ async function ensureNotStale(
   if (!now) throw new StaleChangeError('it was deleted by someone else since the plan');
   if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
     throw new StaleChangeError(
-      `it changed since the plan (version ${change.observedVersion} → ${now.version})`,
+      `it changed since the plan (${kind.versionLabel ?? 'version'} ${change.observedVersion} → ${now.version})`,
     );
   }
   // The same further reads the plan made (a workspace's current state, who holds its lock), so

@@ -148,6 +148,8 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   readonly service: ServiceName;
   /** One line for `--help` and the schema's description. */
   readonly description: string;
+  /** What the service calls the check-and-set token `Observed.version` holds, for messages; default `version`. */
+  readonly versionLabel?: string;
   /** Whether `metadata.namespace` means something for this kind. */
   readonly namespaced: boolean;
   /** What the service calls a namespace, for messages (`organization`); default `namespace`. */

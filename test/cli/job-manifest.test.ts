@@ -297,7 +297,7 @@ TaskGroups:
 
     const r = await converge(['apply', planFile, '--auto-approve']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/Job\/default\/cas-saved.*changed since the plan/);
+    expect(r.stderr).toMatch(/Job\/default\/cas-saved.*changed since the plan \(JobModifyIndex \d+ → \d+\)/);
     expect((await scheduler.readJob('cas-saved'))!.Priority).toBe(90);
   });
 

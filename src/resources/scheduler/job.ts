@@ -169,6 +169,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   description:
     "A scheduler job: inline in the service's own field names, or specFile naming a .json or text (HCL) job. metadata.name is the job ID.",
   namespaced: true,
+  // The job's Version counts spec changes; the check-and-set token is the modify index.
+  versionLabel: 'JobModifyIndex',
   namespaceSchema: Type.String({
     pattern: '^[a-zA-Z0-9-]{1,128}$',
     description: 'a scheduler namespace: letters, digits and "-" (default: default)',
