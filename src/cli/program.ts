@@ -107,9 +107,7 @@ export function buildProgram(
 
   program
     .command('sandbox')
-    .description(
-      'serve a local emulation of the four services on one loopback port',
-    )
+    .description('serve a local emulation of the four services on one loopback port')
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').argParser(port).default(8500))
     .option('--host <address>', 'address to listen on (loopback unless you say otherwise)', '127.0.0.1')
     .option('--token <token>', 'root token for every service (random when absent)')

@@ -114,16 +114,14 @@ describe('SchedulerClient on the wire', () => {
 
   it('sends a dispatch payload base64-encoded, and refuses one over 16384 bytes before sending', async () => {
     const seen: Seen[] = [];
-    pool
-      .intercept({ path: '/v1/job/report/dispatch', method: 'POST' })
-      .reply(
-        capture(seen, 200, {
-          DispatchedJobID: 'report/dispatch-1-abcd',
-          EvalID: 'e',
-          EvalCreateIndex: 3,
-          JobCreateIndex: 3,
-        }),
-      );
+    pool.intercept({ path: '/v1/job/report/dispatch', method: 'POST' }).reply(
+      capture(seen, 200, {
+        DispatchedJobID: 'report/dispatch-1-abcd',
+        EvalID: 'e',
+        EvalCreateIndex: 3,
+        JobCreateIndex: 3,
+      }),
+    );
     await scheduler().dispatchJob('report', { payload: 'hello', meta: { customer: 'acme' } });
     expect(seen[0]!.body).toEqual({
       Payload: Buffer.from('hello').toString('base64'),
