@@ -188,6 +188,7 @@ export class SchedulerClient {
         JobHCL: text,
         Canonicalize: options.canonicalize ?? false,
         ...(options.variables ? { Variables: options.variables } : {}),
+        ...(options.hclv1 ? { HCLv1: true } : {}),
       },
       idempotent: true,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -263,6 +264,8 @@ export class SchedulerClient {
   async revertJob(id: string, version: number, options: RevertOptions = {}): Promise<JobWriteResponse> {
     const body: Record<string, unknown> = { JobID: id, JobVersion: version };
     if (options.enforcePriorVersion !== undefined) body.EnforcePriorVersion = options.enforcePriorVersion;
+    if (options.registryToken) body.RegistryToken = options.registryToken;
+    if (options.secretsToken) body.SecretsToken = options.secretsToken;
     return this.write<JobWriteResponse>('POST', `${jobPath(id)}/revert`, options, body);
   }
 

@@ -140,12 +140,21 @@ describe('SchedulerClient on the wire', () => {
       .times(4);
     const c = scheduler();
     await c.scaleJob('web', 'api', { count: 3, message: 'busy', meta: { by: 'ops' } });
-    await c.revertJob('web', 2, { enforcePriorVersion: 4 });
+    await c.revertJob('web', 2, { enforcePriorVersion: 4, registryToken: 'r-tok', secretsToken: 's-tok' });
     await c.setJobStability('web', 2, true);
     await c.evaluateJob('web', { forceReschedule: true });
     expect(seen.map((s) => [s.path, s.body])).toEqual([
       ['/v1/job/web/scale', { Target: { Group: 'api' }, Count: 3, Message: 'busy', Meta: { by: 'ops' } }],
-      ['/v1/job/web/revert', { JobID: 'web', JobVersion: 2, EnforcePriorVersion: 4 }],
+      [
+        '/v1/job/web/revert',
+        {
+          JobID: 'web',
+          JobVersion: 2,
+          EnforcePriorVersion: 4,
+          RegistryToken: 'r-tok',
+          SecretsToken: 's-tok',
+        },
+      ],
       ['/v1/job/web/stable', { JobID: 'web', JobVersion: 2, Stable: true }],
       ['/v1/job/web/evaluate', { JobID: 'web', EvalOptions: { ForceReschedule: true } }],
     ]);

@@ -333,6 +333,22 @@ describe('versions', () => {
   });
 });
 
+describe('versions and stability together', () => {
+  it('a blocking read of versions wakes when an older version is marked stable, with that index', async () => {
+    await register(api, jobSpec('vblock'));
+    await register(api, jobSpec('vblock', { web: 2 }));
+    const first = await api('GET', '/v1/job/vblock/versions');
+    const index = Number(first.headers.get('x-scheduler-index'));
+    const held = api('GET', `/v1/job/vblock/versions?index=${index}&wait=5s`);
+    await new Promise((r) => setTimeout(r, 100));
+    await api('PUT', '/v1/job/vblock/stable', { body: { JobID: 'vblock', JobVersion: 0, Stable: true } });
+    const woken = await held;
+    expect(Number(woken.headers.get('x-scheduler-index'))).toBeGreaterThan(index);
+    const versions = woken.json<{ Versions: Json[] }>().Versions;
+    expect(versions.find((v) => v.Version === 0)!.Stable).toBe(true);
+  });
+});
+
 describe('stability', () => {
   it("sets a version's Stable flag without a new version or JobModifyIndex", async () => {
     const first = await register(api, jobSpec('stab'));

@@ -106,10 +106,14 @@ describe('scale with a count', () => {
     ]);
   });
 
-  it('the same count still writes a new version (as the real scale does) and PUT works too', async () => {
+  it('the same count records the event but needs no evaluation and no new version (the spec), and PUT works too', async () => {
+    const evals = (await getJson(api, '/v1/job/sc-up/evaluations')).length;
     const res = await scale('sc-up', { Count: 3, Target: { Group: 'web' }, Message: 'again' }, 'PUT');
     expect(res.status).toBe(200);
-    expect((await getJson(api, '/v1/job/sc-up')).Version).toBe(2);
+    expect(res.json()).not.toHaveProperty('EvalID');
+    expect(res.json()).not.toHaveProperty('EvalCreateIndex');
+    expect((await getJson(api, '/v1/job/sc-up/evaluations')).length).toBe(evals);
+    expect((await getJson(api, '/v1/job/sc-up')).Version).toBe(1);
     const events = (await status('sc-up')).TaskGroups.web!.Events!;
     expect(events.map((e) => e.Message)).toEqual(['again', 'more please']);
   });

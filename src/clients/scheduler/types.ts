@@ -361,6 +361,8 @@ export interface ParseOptions {
   canonicalize?: boolean;
   /** HCL variables, as `name=value` lines (the service's `Variables`). */
   variables?: string;
+  /** Ask for the legacy (HCL 1) parser (the spec's `HCLv1`; current releases of the real scheduler parse HCL 2 only). */
+  hclv1?: boolean;
   signal?: AbortSignal;
 }
 
@@ -386,6 +388,9 @@ export interface ScaleOptions extends NamespaceOption {
 export interface RevertOptions extends NamespaceOption {
   /** Refuse unless the job's current version is this one. */
   enforcePriorVersion?: number;
+  /** Tokens the reverted job's integrations need (the spec's `RegistryToken`, `SecretsToken`). */
+  registryToken?: string;
+  secretsToken?: string;
 }
 
 export interface StopOptions extends NamespaceOption {

@@ -312,8 +312,10 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
 
   async update(ctx, desired, observed) {
     const job = jobToSend(desired, observed.live.job) ?? requireJob(desired);
-    // The index the reviewed diff was made against: the plan's, else the one observed with it.
-    const index = observed.live.plan?.JobModifyIndex ?? Number(observed.version ?? 0);
+    // The index observed (and, for a saved plan, checked again just before): a register after that
+    // moved it, so the service refuses this one. The plan's index is the same unless someone
+    // registered between the read and the plan, which then fails the same way.
+    const index = Number(observed.version ?? observed.live.plan?.JobModifyIndex ?? 0);
     return register(ctx, desired, job, index);
   },
 

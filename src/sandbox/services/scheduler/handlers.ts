@@ -205,7 +205,10 @@ class SchedulerHandlers {
     const result = await this.block(req, opts, () => {
       const versions = this.store.versions(ns, id);
       return {
-        index: (versions?.[0]?.ModifyIndex as number | undefined) ?? this.store.tableIndex('jobs'),
+        // The newest change of any version: marking an older version stable moves only its index.
+        index: versions?.length
+          ? Math.max(...versions.map((v) => v.ModifyIndex as number))
+          : this.store.tableIndex('jobs'),
         value: versions,
       };
     });

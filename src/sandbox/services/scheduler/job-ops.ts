@@ -81,7 +81,9 @@ export class JobOps {
       EvalID: null,
     };
     let reply: Json = { JobModifyIndex: job.ModifyIndex };
-    if (scale.count !== undefined) {
+    // The spec: "evaluation created only when the change needs one": a count equal to the group's is
+    // recorded as an event alone (no new version, no evaluation, no EvalID in the answer).
+    if (scale.count !== undefined && scale.count !== tg.Count) {
       // Only a count change is refused during a deployment of this job instance, as in the real one.
       const latest = this.store.latestDeployment(ns, id);
       if (latest && isActive(latest) && latest.JobCreateIndex === job.CreateIndex)

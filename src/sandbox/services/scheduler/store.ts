@@ -490,6 +490,8 @@ export class SchedulerStore {
 
   /** Makes sure a timer fires when the earliest running deployment is due. */
   private armTimer(): void {
+    // A dry run's deployments are thrown away with it; the real state's timer is left as it was.
+    if (this.dry) return;
     if (this.options.shutdown?.aborted) return;
     const due = Math.min(...this.deployments.running().map((d) => d.DueAt ?? 0));
     if (!Number.isFinite(due) || (this.timer !== undefined && due >= this.timerDue)) return;
