@@ -209,36 +209,54 @@ export class SchedulerClient {
     id: string,
     options: BlockingOptions & { diffs?: boolean } = {},
   ): Promise<JobVersions | undefined> {
-    const res = await this.readOptional<JobVersions>(`${jobPath(id)}/versions`, options, {
-      diffs: options.diffs ? 'true' : undefined,
-    });
-    return res.value;
+    return (await this.readJobPart(id, 'versions', options)).value;
   }
 
   /** `GET /v1/job/:id/allocations[?all=true]`. */
   async jobAllocations(id: string, options: AllOption = {}): Promise<Allocation[]> {
-    return this.readList<Allocation>(`${jobPath(id)}/allocations`, options, { all: allFlag(options) });
+    return (await this.readJobPart(id, 'allocations', options)).value ?? [];
   }
 
   /** `GET /v1/job/:id/evaluations`. */
   async jobEvaluations(id: string, options: BlockingOptions = {}): Promise<Evaluation[]> {
-    return this.readList<Evaluation>(`${jobPath(id)}/evaluations`, options);
+    return (await this.readJobPart(id, 'evaluations', options)).value ?? [];
   }
 
   /** `GET /v1/job/:id/deployments[?all=true]`. */
   async jobDeployments(id: string, options: AllOption = {}): Promise<Deployment[]> {
-    return this.readList<Deployment>(`${jobPath(id)}/deployments`, options, { all: allFlag(options) });
+    return (await this.readJobPart(id, 'deployments', options)).value ?? [];
   }
 
   /** `GET /v1/job/:id/deployment`: the most recent deployment, or undefined. */
   async latestDeployment(id: string, options: BlockingOptions = {}): Promise<Deployment | undefined> {
-    const res = await this.readOptional<Deployment | null>(`${jobPath(id)}/deployment`, options);
-    return res.value ?? undefined;
+    return (await this.readJobPart(id, 'deployment', options)).value ?? undefined;
   }
 
   /** `GET /v1/job/:id/summary`; undefined when there is no such job. */
   async jobSummary(id: string, options: BlockingOptions = {}): Promise<JobSummary | undefined> {
-    return (await this.readOptional<JobSummary>(`${jobPath(id)}/summary`, options)).value;
+    return (await this.readJobPart(id, 'summary', options)).value;
+  }
+
+  /**
+   * One of a job's blocking reads with the service's index, to pass as `index` to the next read of
+   * the same endpoint (each has its own index). Undefined value on 404 (no such job).
+   */
+  async readJobPart<P extends keyof JobParts>(
+    id: string,
+    part: P,
+    options: BlockingOptions & { diffs?: boolean; all?: boolean } = {},
+  ): Promise<Indexed<JobParts[P] | undefined>> {
+    const res = await this.http.requestJson<JobParts[P] | null>({
+      method: 'GET',
+      path: `${jobPath(id)}/${part}`,
+      okStatuses: [404],
+      ...this.blocking(options, {
+        diffs: options.diffs ? 'true' : undefined,
+        all: options.all ? 'true' : undefined,
+      }),
+    });
+    const value = res.status === 404 ? undefined : (res.body ?? (EMPTY_PART[part] as JobParts[P]));
+    return withIndex(value, res.headers);
   }
 
   /** `POST /v1/job/:id/dispatch`: a new instance of a parameterized job. */
@@ -304,7 +322,7 @@ export class SchedulerClient {
 
   /** `GET /v1/job/:id/scale`; undefined when there is no such job. */
   async jobScaleStatus(id: string, options: BlockingOptions = {}): Promise<JobScaleStatus | undefined> {
-    return (await this.readOptional<JobScaleStatus>(`${jobPath(id)}/scale`, options)).value;
+    return (await this.readJobPart(id, 'scale', options)).value;
   }
 
   /**
@@ -331,19 +349,6 @@ export class SchedulerClient {
       idempotent: false,
       ...this.scoped(options),
     });
-  }
-
-  private async readList<T>(
-    path: string,
-    options: BlockingOptions,
-    query: HttpRequest['query'] = {},
-  ): Promise<T[]> {
-    const res = await this.http.requestJson<T[] | null>({
-      method: 'GET',
-      path,
-      ...this.blocking(options, query),
-    });
-    return res.body ?? [];
   }
 
   private async readOptional<T>(
@@ -391,6 +396,25 @@ export class SchedulerClient {
   }
 }
 
+/** What each of a job's reads returns, by the last path segment. */
+export interface JobParts {
+  versions: JobVersions;
+  allocations: Allocation[];
+  evaluations: Evaluation[];
+  deployments: Deployment[];
+  deployment: Deployment | null;
+  summary: JobSummary;
+  scale: JobScaleStatus;
+}
+
+/** A list endpoint answering `null` means an empty list. */
+const EMPTY_PART: Partial<Record<keyof JobParts, unknown>> = {
+  allocations: [],
+  evaluations: [],
+  deployments: [],
+  deployment: null,
+};
+
 /** Job IDs may contain `/` (dispatched children): each segment is encoded, the slashes kept. */
 function jobPath(id: string): string {
   if (!id) throw new TypeError('scheduler: job ID must not be empty');
@@ -405,10 +429,6 @@ function registerBody(job: Job, options: RegisterOptions): Record<string, unknow
     PolicyOverride: options.policyOverride ?? false,
     PreserveCounts: options.preserveCounts ?? false,
   };
-}
-
-function allFlag(options: AllOption): string | undefined {
-  return options.all ? 'true' : undefined;
 }
 
 function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {

@@ -222,5 +222,20 @@ describe('operations', () => {
     const after = await held;
     expect(after.index!).toBeGreaterThan(index!);
     expect(after.value!.TaskGroups![0]!.Count).toBe(2);
+
+    // Every job read hands back its own index for the next blocking read.
+    const allocs = await root.readJobPart(id, 'allocations', { namespace: 'team-a' });
+    expect(allocs.value).toHaveLength(2);
+    const nextAllocs = root.readJobPart(id, 'allocations', {
+      namespace: 'team-a',
+      index: allocs.index!,
+      wait: '5s',
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    await root.stopJob(id, { namespace: 'team-a' });
+    const stopped = await nextAllocs;
+    expect(stopped.index!).toBeGreaterThan(allocs.index!);
+    expect(stopped.value!.every((a) => a.DesiredStatus === 'stop')).toBe(true);
+    expect((await root.readJobPart(unique('none'), 'summary')).value).toBeUndefined();
   });
 });
