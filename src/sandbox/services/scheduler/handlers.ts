@@ -4,11 +4,9 @@
  * one: request decoding (400) before the token and its capabilities (403) before validation and state
  * checks (500, as the real agent answers every uncoded error).
  */
-import { blockingQuery, type QueryResult } from '../../core/blocking.js';
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Handler, Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
-import { CAPABILITIES } from './config.js';
 import { JobOps } from './job-ops.js';
 import { versionDiffs } from './diff.js';
 import { type PlanDeps, parseHandler, planHandler } from './handlers-plan.js';
@@ -22,6 +20,9 @@ import {
 } from './model.js';
 import {
   ALL_NAMESPACES,
+  authorizedNamespace,
+  blockOn,
+  decodeObject,
   Caller,
   notEmulated,
   parseGoBool,
@@ -173,7 +174,7 @@ class SchedulerHandlers {
       visible = (n) => n === ns;
     }
     const prefix = req.query.get('prefix') ?? '';
-    const result = await this.block(req, opts, () => ({
+    const result = await blockOn(req, opts, this.store.changes, () => ({
       index: this.store.tableIndex('jobs'),
       value: this.store.listJobs(visible, prefix).map((j) => this.listItem(j)),
     }));
@@ -182,8 +183,8 @@ class SchedulerHandlers {
 
   async read(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const ns = this.authorized(req, 'read-job');
-    const result = await this.block(req, opts, () => {
+    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
+    const result = await blockOn(req, opts, this.store.changes, () => {
       const job = this.store.job(ns, id);
       return { index: (job?.ModifyIndex as number | undefined) ?? this.store.tableIndex('jobs'), value: job };
     });
@@ -201,8 +202,8 @@ class SchedulerHandlers {
         500,
         `Failed to parse value of "diffs" (${rawDiffs}) as a bool: strconv.ParseBool: parsing "${rawDiffs}": invalid syntax`,
       );
-    const ns = this.authorized(req, 'read-job');
-    const result = await this.block(req, opts, () => {
+    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
+    const result = await blockOn(req, opts, this.store.changes, () => {
       const versions = this.store.versions(ns, id);
       return {
         // The newest change of any version: marking an older version stable moves only its index.
@@ -229,9 +230,9 @@ class SchedulerHandlers {
 
   async allocations(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const ns = this.authorized(req, 'read-job');
+    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
     const all = parseGoBool(req.query.get('all') ?? '') === true;
-    const result = await this.block(req, opts, () => ({
+    const result = await blockOn(req, opts, this.store.changes, () => ({
       index: this.store.tableIndex('allocs'),
       value: this.store.allocsOf(ns, id, all).map(allocStub),
     }));
@@ -240,8 +241,8 @@ class SchedulerHandlers {
 
   async evaluations(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const ns = this.authorized(req, 'read-job');
-    const result = await this.block(req, opts, () => ({
+    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
+    const result = await blockOn(req, opts, this.store.changes, () => ({
       index: this.store.tableIndex('evals'),
       value: this.store.evalsOf(ns, id),
     }));
@@ -250,8 +251,8 @@ class SchedulerHandlers {
 
   async summary(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const ns = this.authorized(req, 'read-job');
-    const result = await this.block(req, opts, () => {
+    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
+    const result = await blockOn(req, opts, this.store.changes, () => {
       const summary = this.store.summary(ns, id);
       return {
         index: (summary?.ModifyIndex as number | undefined) ?? this.store.tableIndex('jobs'),
@@ -324,7 +325,7 @@ class SchedulerHandlers {
         500,
         `Failed to parse value of "purge" (${raw}) as a bool: strconv.ParseBool: parsing "${raw}": invalid syntax`,
       );
-    const ns = this.authorized(req, 'submit-job');
+    const ns = authorizedNamespace(req, this.deps.tokens, 'submit-job');
     const result = this.store.deregister(ns, id, purge);
     return schedulerJson(
       req,
@@ -345,7 +346,7 @@ class SchedulerHandlers {
       throw new SchedulerError(400, 'json: cannot unmarshal Stable: expected boolean');
     if (!args.JobID) throw new SchedulerError(400, 'JobID must be specified');
     if (args.JobID !== id) throw new SchedulerError(400, 'Job ID does not match');
-    const ns = this.authorized(req, 'submit-job');
+    const ns = authorizedNamespace(req, this.deps.tokens, 'submit-job');
     const index = this.store.setStability(ns, id, version as number, args.Stable === true);
     if (index === undefined)
       throw new SchedulerError(
@@ -364,22 +365,6 @@ class SchedulerHandlers {
 
   // ---- helpers ----
 
-  /** The request's namespace, once the caller is known to hold `cap` there. */
-  private authorized(req: SandboxRequest, cap: (typeof CAPABILITIES)[number]): string {
-    const caller = Caller.of(req, this.deps.tokens);
-    const ns = caller.namespace(req);
-    caller.require(ns, cap);
-    return ns;
-  }
-
-  private block<T>(
-    req: SandboxRequest,
-    opts: { minIndex: number; waitMs: number },
-    run: () => QueryResult<T>,
-  ): Promise<QueryResult<T>> {
-    return blockingQuery(run, { ...opts, feed: this.store.changes, signal: req.signal });
-  }
-
   /** A job list item: the job's header fields plus its summary. */
   private listItem(job: Json): Json {
     const pick = (...keys: string[]) => Object.fromEntries(keys.map((k) => [k, job[k]]));
@@ -393,19 +378,6 @@ class SchedulerHandlers {
       JobSummary: this.store.summary(job.Namespace as string, job.ID as string),
     };
   }
-}
-
-/** The request body as a JSON object; 400 otherwise. UNCONFIRMED: the texts (Go's decoder errors). */
-async function decodeObject(req: SandboxRequest): Promise<Json> {
-  let body: unknown;
-  try {
-    body = JSON.parse(await req.text());
-  } catch (err) {
-    throw new SchedulerError(400, (err as Error).message);
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new SchedulerError(400, 'json: cannot unmarshal the request: expected an object');
-  return body as Json;
 }
 
 /** An allocation as the job's allocation list shows it, without the sandbox's bookkeeping fields. */

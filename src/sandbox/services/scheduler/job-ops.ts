@@ -4,15 +4,17 @@
  * job_endpoint.go`, then the RPC in `nomad/job_endpoint.go`): body decoding and HTTP-layer checks
  * (400), then the token's capability (403), then state checks (the real codes and texts, uncoded 500).
  */
-import { blockingQuery, type QueryResult } from '../../core/blocking.js';
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { TokenStore } from '../../core/tokens.js';
-import type { Capability } from './config.js';
 import { deploymentView, isActive } from './deployments.js';
 import { checkDispatch, type DispatchRequest, dispatchedChild, periodicChild } from './dispatch.js';
 import { type Json, SchedulerError } from './model.js';
 import {
+  authorizedNamespace,
+  blockOn,
   Caller,
+  decodeObject,
+  parseObject,
   parseGoBool,
   queryMetaHeaders,
   readOptionsOf,
@@ -36,9 +38,9 @@ export class JobOps {
 
   async deployments(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const ns = this.authorized(req, 'read-job');
+    const ns = authorizedNamespace(req, this.tokens, 'read-job');
     const all = parseGoBool(req.query.get('all') ?? '') === true;
-    const result = await this.block(req, opts, () => ({
+    const result = await blockOn(req, opts, this.store.changes, () => ({
       index: this.store.tableIndex('deployments'),
       value: this.store.deploymentsOf(ns, id, all).map(deploymentView),
     }));
@@ -48,8 +50,8 @@ export class JobOps {
   /** The most recent deployment of the job, or `null` (the real answer when there is none). */
   async latestDeployment(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const ns = this.authorized(req, 'read-job');
-    const result = await this.block(req, opts, () => {
+    const ns = authorizedNamespace(req, this.tokens, 'read-job');
+    const result = await blockOn(req, opts, this.store.changes, () => {
       const d = this.store.latestDeployment(ns, id);
       return { index: this.store.tableIndex('deployments'), value: d ? deploymentView(d) : null };
     });
@@ -60,7 +62,7 @@ export class JobOps {
 
   async scale(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     if (req.method === 'GET') return this.scaleStatus(req, id);
-    const args = await decodeBody(req);
+    const args = await decodeObject(req);
     const caller = Caller.of(req, this.tokens);
     const ns = caller.namespace(req);
     const scale = parseScaleRequest(args, id);
@@ -122,7 +124,7 @@ export class JobOps {
     const caller = Caller.of(req, this.tokens);
     const ns = caller.namespace(req);
     caller.require(ns, 'read-job-scaling', 'read-job');
-    const result = await this.block(req, opts, () => {
+    const result = await blockOn(req, opts, this.store.changes, () => {
       const job = this.store.job(ns, id);
       if (!job) return { index: this.store.currentIndex, value: undefined };
       return scaleStatus(job, this.store.allocsOf(ns, id, false), this.store.scalingEvents(ns, id));
@@ -135,12 +137,12 @@ export class JobOps {
   // ---- dispatch and periodic force ----
 
   async dispatch(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const args = await decodeBody(req);
+    const args = await decodeObject(req);
     if (args.JobID !== undefined && args.JobID !== null && typeof args.JobID !== 'string')
       throw new SchedulerError(400, 'json: cannot unmarshal JobID: expected string');
     if (args.JobID && args.JobID !== id) throw new SchedulerError(400, 'Job ID does not match');
     const request = dispatchRequestOf(args);
-    const ns = this.authorized(req, 'dispatch-job');
+    const ns = authorizedNamespace(req, this.tokens, 'dispatch-job');
     const parent = this.store.job(ns, id);
     checkDispatch(parent, id, request);
     const child = dispatchedChild(parent!, request);
@@ -197,7 +199,7 @@ export class JobOps {
 
   /** Re-registers an earlier version's spec as a new version (the real `Job.Revert`). */
   async revert(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const args = await decodeBody(req);
+    const args = await decodeObject(req);
     if (args.JobID !== undefined && args.JobID !== null && typeof args.JobID !== 'string')
       throw new SchedulerError(400, 'json: cannot unmarshal JobID: expected string');
     const version = args.JobVersion ?? 0;
@@ -208,7 +210,7 @@ export class JobOps {
       throw new SchedulerError(400, 'json: cannot unmarshal EnforcePriorVersion: expected unsigned integer');
     if (!args.JobID) throw new SchedulerError(400, 'JobID must be specified');
     if (args.JobID !== id) throw new SchedulerError(400, 'Job ID does not match');
-    const ns = this.authorized(req, 'submit-job');
+    const ns = authorizedNamespace(req, this.tokens, 'submit-job');
     const current = this.store.job(ns, id);
     if (!current) throw new SchedulerError(500, `job "${id}" not found`);
     if (version === current.Version) throw new SchedulerError(500, "can't revert to current version");
@@ -263,7 +265,7 @@ export class JobOps {
       if (!args.JobID) throw new SchedulerError(400, 'Job ID must be specified');
       if (args.JobID !== id) throw new SchedulerError(400, 'JobID not same as job name');
     }
-    const ns = this.authorized(req, 'read-job');
+    const ns = authorizedNamespace(req, this.tokens, 'read-job');
     const job = this.store.job(ns, id);
     if (!job) throw new SchedulerError(500, 'job not found');
     if (job.Periodic !== null && job.Periodic !== undefined)
@@ -279,21 +281,6 @@ export class JobOps {
   }
 
   // ---- helpers ----
-
-  private authorized(req: SandboxRequest, cap: Capability): string {
-    const caller = Caller.of(req, this.tokens);
-    const ns = caller.namespace(req);
-    caller.require(ns, cap);
-    return ns;
-  }
-
-  private block<T>(
-    req: SandboxRequest,
-    opts: { minIndex: number; waitMs: number },
-    run: () => QueryResult<T>,
-  ): Promise<QueryResult<T>> {
-    return blockingQuery(run, { ...opts, feed: this.store.changes, signal: req.signal });
-  }
 }
 
 function withoutServerFields(job: Json): Json {
@@ -326,21 +313,4 @@ function dispatchRequestOf(args: Json): DispatchRequest {
     // Zero or absent: the parent's priority, as the real server fills it.
     priority: priority ? (priority as number) : undefined,
   };
-}
-
-/** The request body as a JSON object; 400 otherwise. UNCONFIRMED: the texts (Go's decoder errors). */
-async function decodeBody(req: SandboxRequest): Promise<Json> {
-  return parseObject(await req.text());
-}
-
-function parseObject(raw: string): Json {
-  let body: unknown;
-  try {
-    body = JSON.parse(raw);
-  } catch (err) {
-    throw new SchedulerError(400, (err as Error).message);
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new SchedulerError(400, 'json: cannot unmarshal the request: expected an object');
-  return body as Json;
 }

@@ -3,11 +3,12 @@
  * token holds there, and the blocking-query options of reads; plus the real product's response forms
  * (plain-text errors, JSON bodies, query-meta headers under the spec's and the real names).
  */
+import { blockingQuery, type ChangeFeed, type QueryResult } from '../../core/blocking.js';
 import { parseGoDuration } from '../../core/duration.js';
 import { jsonResponse, type SandboxRequest, type SandboxResponse, textResponse } from '../../core/http.js';
 import type { SandboxToken, TokenStore } from '../../core/tokens.js';
 import { type Capability, capabilitiesIn, DEFAULT_NAMESPACE, type SchedulerTokenRights } from './config.js';
-import { SchedulerError } from './model.js';
+import { type Json, SchedulerError } from './model.js';
 
 export const TOKEN_HEADER = 'X-Scheduler-Token';
 /** The real product's token header, read too so its clients work unchanged. */
@@ -140,4 +141,40 @@ export function queryMetaHeaders(index: number): Record<string, string> {
 /** The index header of a write (the real agent's `setIndex`). */
 export function writeIndexHeaders(index: number): Record<string, string> {
   return { 'X-Scheduler-Index': String(index), 'X-Nomad-Index': String(index) };
+}
+
+/** A JSON object body; 400 otherwise. UNCONFIRMED: the texts (Go's decoder errors). */
+export function parseObject(raw: string): Json {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch (err) {
+    throw new SchedulerError(400, (err as Error).message);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new SchedulerError(400, 'json: cannot unmarshal the request: expected an object');
+  return body as Json;
+}
+
+/** The request body as a JSON object (`parseObject`). */
+export async function decodeObject(req: SandboxRequest): Promise<Json> {
+  return parseObject(await req.text());
+}
+
+/** The request's namespace, once the caller is known to hold `cap` there (403 otherwise). */
+export function authorizedNamespace(req: SandboxRequest, tokens: TokenStore, cap: Capability): string {
+  const caller = Caller.of(req, tokens);
+  const ns = caller.namespace(req);
+  caller.require(ns, cap);
+  return ns;
+}
+
+/** A read held until the store's index passes `opts.minIndex` (or the wait ends, or the client leaves). */
+export function blockOn<T>(
+  req: SandboxRequest,
+  opts: ReadOptions,
+  feed: ChangeFeed,
+  run: () => QueryResult<T>,
+): Promise<QueryResult<T>> {
+  return blockingQuery(run, { ...opts, feed, signal: req.signal });
 }
