@@ -173,42 +173,32 @@ function changeFor(
   };
 }
 
-/** Local inputs first (files the manifest names): their problems need no service to be found. */
-async function resolveAll(
-  desired: readonly Desired[],
-  lookup: KindLookup,
-  limit: ReturnType<typeof pLimit>,
-  problems: PlanProblem[],
-): Promise<Desired[]> {
-  return Promise.all(
-    desired.map((d) =>
-      limit(async () => {
-        const kind = mustKind(lookup, d.key.kind);
-        if (!kind.resolve || d.ensure === 'absent') return d;
-        const resolved = await kind.resolve(d);
-        problems.push(...resolved.problems);
-        return resolved.desired;
-      }),
-    ),
-  );
-}
+/** A kind's step over one desired object (`resolve`, `prepare`): the object it returns, and problems. */
+type DesiredStep = (
+  kind: AnyResourceKind,
+  d: Desired,
+) => Promise<{ desired: Desired; problems: PlanProblem[] }> | undefined;
 
-/** What only the service can make of the manifest (a text job spec parsed), before anything is read. */
-async function prepareAll(
+/**
+ * Runs a kind step over every desired object that is not declared absent, collecting problems.
+ * Used twice: local inputs first (`resolve`: files the manifest names, whose problems need no
+ * service), then what only the service can make of the manifest (`prepare`: a text job spec parsed).
+ */
+async function refineAll(
   desired: readonly Desired[],
   lookup: KindLookup,
-  ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
+  step: DesiredStep,
 ): Promise<Desired[]> {
   return Promise.all(
     desired.map((d) =>
       limit(async () => {
-        const kind = mustKind(lookup, d.key.kind);
-        if (!kind.prepare || d.ensure === 'absent') return d;
-        const prepared = await kind.prepare(ctx, d);
-        problems.push(...prepared.problems);
-        return prepared.desired;
+        const pending = d.ensure === 'absent' ? undefined : step(mustKind(lookup, d.key.kind), d);
+        if (!pending) return d;
+        const refined = await pending;
+        problems.push(...refined.problems);
+        return refined.desired;
       }),
     ),
   );
@@ -378,8 +368,8 @@ export async function buildPlan(
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
-  const resolved = await resolveAll(desiredInput, lookup, limit, problems);
-  const desired = await prepareAll(resolved, lookup, ctx, limit, problems);
+  const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) => kind.resolve?.(d));
+  const desired = await refineAll(resolved, lookup, limit, problems, (kind, d) => kind.prepare?.(ctx, d));
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
