@@ -16,7 +16,6 @@ import type { Dispatcher } from 'undici';
 import { defaultParseError } from './http/body.js';
 import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
 import { HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
-import { UnexpectedResponseError } from './http/errors.js';
 import { DEFAULT_RETRY } from './http/retry-policy.js';
 import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './registry/types.js';
 
@@ -222,18 +221,8 @@ export class RegistryClient {
     return withIndex(res.status === 404 ? undefined : res.body, res.headers);
   }
 
-  private async expectJson<T>(req: HttpRequest): Promise<T> {
-    const res = await this.http.requestJson<T>(req);
-    if (res.body === undefined) {
-      throw new UnexpectedResponseError({
-        service: 'registry',
-        method: req.method,
-        path: req.path,
-        status: res.status,
-        problem: 'empty response body where the registry sends the object',
-      });
-    }
-    return res.body;
+  private expectJson<T>(req: HttpRequest): Promise<T> {
+    return this.http.requestObject<T>(req, 'the object');
   }
 
   /** Query `ns`, the default-namespace header and the caller's signal. */

@@ -19,7 +19,6 @@ import type { Dispatcher } from 'undici';
 import { defaultParseError } from './http/body.js';
 import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
 import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
-import { UnexpectedResponseError } from './http/errors.js';
 import { DEFAULT_RETRY } from './http/retry-policy.js';
 import type {
   AllOption,
@@ -365,18 +364,8 @@ export class SchedulerClient {
     return withIndex(res.status === 404 ? undefined : res.body, res.headers);
   }
 
-  private async expectJson<T>(req: HttpRequest): Promise<T> {
-    const res = await this.http.requestJson<T>(req);
-    if (res.body === undefined) {
-      throw new UnexpectedResponseError({
-        service: 'scheduler',
-        method: req.method,
-        path: req.path,
-        status: res.status,
-        problem: 'empty response body where the scheduler sends an object',
-      });
-    }
-    return res.body;
+  private expectJson<T>(req: HttpRequest): Promise<T> {
+    return this.http.requestObject<T>(req, 'an object');
   }
 
   private scoped(options: NamespaceOption, query: HttpRequest['query'] = {}): Partial<HttpRequest> {

@@ -356,6 +356,24 @@ export class HttpClient {
     return { status: res.status, headers: res.headers, body: res.body };
   }
 
+  /**
+   * `requestJson` for endpoints whose success always carries the object: an empty body is an
+   * `UnexpectedResponseError` naming what was expected (`the role`), not an undefined to check for.
+   */
+  async requestObject<T>(req: HttpRequest, what: string): Promise<T> {
+    const res = await this.requestJson<T>(req);
+    if (res.body === undefined) {
+      throw new UnexpectedResponseError({
+        service: this.service,
+        method: req.method,
+        path: req.path,
+        status: res.status,
+        problem: `empty response body where the ${this.service} sends ${what}`,
+      });
+    }
+    return res.body;
+  }
+
   /** Releases the pool (only a pool this client built; an injected dispatcher belongs to the caller). */
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
