@@ -8,7 +8,11 @@ import { readFileSync } from 'node:fs';
 import type { Job, SchedulerClient } from '../../clients/scheduler.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError, ServiceError } from '../../clients/http/errors.js';
-import { OWNERSHIP_META_KEY, OWNERSHIP_META_VALUE } from '../../resources/scheduler/job-spec.js';
+import {
+  OWNERSHIP_META_KEY,
+  OWNERSHIP_META_VALUE,
+  parseMessageFor,
+} from '../../resources/scheduler/job-spec.js';
 import { withClient } from '../connections.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
@@ -230,9 +234,8 @@ async function readJobFile(client: SchedulerClient, file: string): Promise<Job> 
     try {
       return await client.parseJob(text);
     } catch (error) {
-      // The service calls the text it was sent `input.hcl`: name the user's file instead.
       if (error instanceof HttpStatusError && error.status === 400 && error.serviceMessage)
-        throw new CliError(error.serviceMessage.replaceAll('input.hcl', file));
+        throw new CliError(parseMessageFor(file, error.serviceMessage));
       throw error;
     }
   }

@@ -301,3 +301,11 @@ function stamp(job: Job, key: ResourceKey): Job {
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/**
+ * The service parser's message about a spec file, naming the file: the service parses a text it was
+ * sent and calls it `input.hcl` (`Failed to parse job: input.hcl:3,13-4,1: Invalid expression; …`).
+ */
+export function parseMessageFor(file: string, message: string): string {
+  return message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`;
+}

@@ -25,6 +25,7 @@ import {
   JobSpecSchema,
   jobSpecRules,
   localOf,
+  parseMessageFor,
   OWNERSHIP_META_KEY,
   OWNERSHIP_META_VALUE,
   readJobSource,
@@ -129,14 +130,6 @@ async function register(
 }
 
 /**
- * The parser's message about a spec file, naming the file: the service parses a text it was sent, so
- * it calls it `input.hcl` (`Failed to parse job: input.hcl:3,13-4,1: Invalid expression; …`).
- */
-function parseProblem(file: string, message: string): string {
-  return message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`;
-}
-
-/**
  * The service's plan of a job, or its refusal of this job as a problem of the object: the service
  * answers a job it cannot take with 400 (decoding) or 500 (validation, a missing namespace), and one
  * bad job should not hide the plan of the others. Other failures (auth, unreachable) still throw.
@@ -208,7 +201,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
         problems: [
           {
             key: desired.key,
-            message: parseProblem(local.file ?? 'job spec', error.serviceMessage ?? error.message),
+            message: parseMessageFor(local.file ?? 'job spec', error.serviceMessage ?? error.message),
             ...(desired.resource ? { position: desired.resource.locate('/spec/specFile') } : {}),
           },
         ],
