@@ -1,0 +1,27 @@
+/**
+ * Allow-lists the operator sets outside the manifest (`CONVERGE_ALLOW_ENV` / `--allow-env`,
+ * `CONVERGE_ALLOW_ADDRESSES` / `--allow-address`): names or globs, from a comma-separated variable and
+ * from repeatable flags, matched with picomatch. `*` never crosses a `/`, so `https://*.corp.example`
+ * matches a host of that domain and not `https://evil.test/.corp.example`.
+ */
+import picomatch from 'picomatch';
+
+export interface AllowList {
+  /** The patterns as the operator wrote them, for messages ("allowed: DEMO_*, TEAM"). */
+  readonly patterns: readonly string[];
+  allows(text: string): boolean;
+}
+
+/** `CONVERGE_ALLOW_ENV="DEMO_*, TEAM"` plus `--allow-env X --allow-env Y`: blanks and empties dropped. */
+export function allowListFrom(variable: string | undefined, flags: readonly string[] = []): AllowList {
+  const patterns = [...(variable ?? '').split(','), ...flags.flatMap((f) => f.split(','))]
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  const matchers = patterns.map((p) => picomatch(p, { dot: true, nobrace: true, noextglob: true }));
+  return {
+    patterns,
+    allows: (text) => matchers.some((m) => m(text)),
+  };
+}
+
+export const EMPTY_ALLOW_LIST: AllowList = { patterns: [], allows: () => false };
