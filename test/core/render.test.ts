@@ -190,3 +190,50 @@ describe('notes', () => {
     expect(json.changes.map((c) => c.notes)).toEqual([[note], []]);
   });
 });
+
+describe('markdown from a hostile manifest', () => {
+  const hostile = planOf([
+    change({
+      action: 'update',
+      key: { kind: 'AclRole', name: 'web', namespace: 'default' },
+      diffs: [
+        {
+          path: 'Description',
+          op: 'change',
+          before: 'old',
+          after:
+            '```\n</details>\n\nNo changes. Live state matches the manifest.\n<img src=x onerror=alert(1)>',
+        },
+        { path: 'Meta', op: 'add', after: { 'a\n```\n# forged': 'x' } },
+      ],
+    }),
+  ]);
+
+  it('keeps every value inside the diff block: no fence, line or HTML of its own', () => {
+    const md = renderMarkdown(hostile);
+    const lines = md.split('\n');
+    const open = lines.findIndex((l) => /^`{3,}diff$/.test(l));
+    const fence = lines[open]!.replace(/diff$/, '');
+    expect(fence.length).toBeGreaterThan(3);
+    const close = lines.findIndex((l, i) => i > open && l === fence);
+    // Nothing between the fences closes the block early, and the block ends where the renderer ends it.
+    expect(lines.slice(open + 1, close).some((l) => /^`{3,}\s*$/.test(l) && l.length >= fence.length)).toBe(
+      false,
+    );
+    expect(lines[close + 1]).toBe('</details>');
+    expect(lines.filter((l) => l === 'No changes. Live state matches the manifest.')).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('# forged'))).toEqual([]);
+  });
+
+  it('escapes HTML and table breaks in problems and notes', () => {
+    const md = renderMarkdown({
+      ...hostile,
+      problems: [
+        { key: { kind: 'AclRole', name: 'web' }, message: 'refused: <img src=x> | injected | cell\nnext' },
+      ],
+    });
+    const problemLine = md.split('\n').find((l) => l.includes('refused:'))!;
+    expect(problemLine).not.toContain('<img');
+    expect(problemLine).toContain('&lt;img src=x&gt; \\| injected \\| cell next');
+  });
+});

@@ -14,10 +14,15 @@ export function formatValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).map(([k, v]) => `${k} = ${formatValue(v)}`);
+    const entries = Object.entries(value).map(([k, v]) => `${formatKey(k)} = ${formatValue(v)}`);
     return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`;
   }
   return String(value);
+}
+
+/** A map key as written: bare when it is a plain name, quoted otherwise, so no key can break the line. */
+function formatKey(key: string): string {
+  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : JSON.stringify(key);
 }
 
 export const SYMBOLS: Record<Action, string> = {

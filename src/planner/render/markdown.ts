@@ -9,8 +9,29 @@ import { changeLines } from './lines.js';
 /** GitHub refuses comments longer than this. */
 export const COMMENT_LIMIT = 65_535;
 
+/**
+ * Text from the manifest or a service inside the comment's markdown: a pull request's author writes
+ * the manifest, so nothing in it may open HTML, close the table cell or forge a line of the plan.
+ */
 function cell(s: string): string {
-  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\|/g, '\\|')
+    .replace(/\r?\n|\r/g, ' ');
+}
+
+/**
+ * A code fence longer than any run of backticks in the block, so a value holding three backticks
+ * cannot close the diff block and write its own markdown after it (CommonMark closes a fence only
+ * with at least as many backticks as opened it).
+ */
+function fenceFor(lines: readonly string[]): string {
+  let longest = 0;
+  for (const line of lines)
+    for (const run of line.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  return '`'.repeat(Math.max(3, longest + 1));
 }
 
 /** The kinds' notes, unchanged objects' included, as a callout: a reviewer should see them. */
@@ -29,7 +50,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   if (plan.problems.length > 0) {
     head.push(`> [!CAUTION]`, `> Planning found ${plan.problems.length} problem(s):`);
     for (const p of plan.problems) {
-      const where = p.position ? `\`${p.position.file}:${p.position.line}\` ` : '';
+      const where = p.position ? `\`${p.position.file.replace(/`/g, "'")}:${p.position.line}\` ` : '';
       head.push(`> - ${where}${cell(p.message)}`);
     }
     head.push('');
@@ -54,17 +75,19 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   }
   head.push('');
 
-  const body: string[] = ['<details><summary>Attribute changes</summary>', '', '```diff'];
+  const diffLines: string[] = [];
   for (const c of changes) {
-    body.push(`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`);
+    diffLines.push(`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`);
     for (const line of changeLines(c)) {
-      body.push(
-        `${line.sign === '~' ? '!' : line.sign}     ${line.text}${line.note ? `  # ${line.note}` : ''}`,
-      );
+      // One line of the plan stays one line: a value's line breaks cannot start a line of their own.
+      const text = `${line.text}${line.note ? `  # ${line.note}` : ''}`.replace(/\r?\n|\r/g, '\\n');
+      diffLines.push(`${line.sign === '~' ? '!' : line.sign}     ${text}`);
     }
-    body.push('');
+    diffLines.push('');
   }
-  const tail = ['```', '</details>', ''];
+  const fence = fenceFor(diffLines);
+  const body = ['<details><summary>Attribute changes</summary>', '', `${fence}diff`, ...diffLines];
+  const tail = [fence, '</details>', ''];
 
   const headText = head.join('\n');
   let bodyText = body.join('\n');
