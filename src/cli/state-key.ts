@@ -34,7 +34,7 @@ export function parseStateKey(text: string, source: string, fix: string): Buffer
     if (trimmed.length % 2 === 0 && trimmed.length >= MIN_STATE_KEY_BYTES * 2) {
       key = Buffer.from(trimmed, 'hex');
     }
-    why = `it holds ${trimmed.length} hex digits, and a key needs an even number of at least ${MIN_STATE_KEY_BYTES * 2}`;
+    why = `it holds ${trimmed.length} hex digit${trimmed.length === 1 ? '' : 's'}, and a key needs an even number of at least ${MIN_STATE_KEY_BYTES * 2}`;
   } else if (BASE64.test(trimmed)) {
     const decoded = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
     const canonical = decoded.toString('base64').replace(/=+$/, '');
