@@ -4,6 +4,7 @@
  * taken over, and the lock never outlives the run. In-process against the sandbox.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATE_LOCK_FILE } from '../../src/cli/state-lock.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { CLI } from './helpers.js';
 
 let sandbox: RunningSandbox;
 let sleeper: ChildProcess | undefined;
@@ -183,5 +185,37 @@ describe('the apply lock on the inventory', () => {
     const r = await runCli(['apply', '-f', manifest('kind: Nonsense\n'), '--auto-approve'], env(stateDir));
     expect(r.code).toBe(1);
     expect(existsSync(path.join(stateDir, STATE_LOCK_FILE))).toBe(false);
+  });
+
+  // The built CLI in a child process (npm run build first): a real signal, and a real process exit.
+  it.each([
+    ['one Ctrl-C (the apply winds down)', 1, 1],
+    ['two Ctrl-C (quits at once)', 2, 130],
+  ])('is released after %s', async (_what, signals, exitCode) => {
+    const slow = await startSandbox({ port: 0, config: { faults: { latencyMs: 400 } } });
+    try {
+      const stateDir = tmp('converge-lock-state-');
+      const lockFile = path.join(stateDir, STATE_LOCK_FILE);
+      const child = spawn(
+        process.execPath,
+        [CLI, 'apply', '-f', roleManifest(`lock-signal-${signals}`), '--auto-approve'],
+        {
+          env: { PATH: process.env.PATH, ...slow.env(), CONVERGE_STATE_DIR: stateDir },
+          stdio: ['ignore', 'ignore', 'ignore'],
+        },
+      );
+      const exited = once(child, 'exit');
+      for (let i = 0; i < 100 && !existsSync(lockFile); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(existsSync(lockFile)).toBe(true);
+      for (let i = 0; i < signals; i++) {
+        child.kill('SIGINT');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const [code] = await exited;
+      expect(code).toBe(exitCode);
+      expect(existsSync(lockFile)).toBe(false);
+    } finally {
+      await slow.close();
+    }
   });
 });
