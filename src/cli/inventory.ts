@@ -2,7 +2,8 @@
  * The local inventory: what Converge keeps between runs on this machine. Today that is the digests of
  * write-only values it applied (see `planner/write-only.ts`), in `.converge/inventory.json` under the
  * current folder (or `CONVERGE_STATE_DIR`), keyed with HMAC-SHA-256. The key comes from
- * `CONVERGE_STATE_KEY`, or is generated once into `.converge/state.key` (mode 0600). A
+ * `CONVERGE_STATE_KEY`, or is generated once into `.converge/state.key` (mode 0600); either way it
+ * must be 32+ random bytes in hex or base64 (state-key.ts). The same key signs saved plans. A
  * workspace-backed inventory, shared by every machine that applies, is planned; until then a fresh
  * checkout (a CI runner) sees each write-only value as "not recorded" and sets it once.
  */
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { canonicalJson } from '../resources/compare.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import { CliError } from './exit-codes.js';
+import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
 
 const FORMAT = 'converge-inventory';
 
@@ -25,7 +27,7 @@ interface InventoryFile {
 export class LocalInventory implements WriteOnlyDigests {
   readonly dir: string;
   private data: InventoryFile | undefined;
-  private key: Buffer | undefined;
+  private key: StateKey | undefined;
   private dirty = false;
 
   constructor(private readonly env: NodeJS.ProcessEnv) {
@@ -52,31 +54,58 @@ export class LocalInventory implements WriteOnlyDigests {
     return this.data;
   }
 
-  /** The HMAC key: CONVERGE_STATE_KEY, else the key file, created on first use. */
-  private hmacKey(): Buffer {
+  get keyFile(): string {
+    return path.join(this.dir, 'state.key');
+  }
+
+  /**
+   * The state key that keys digests and saved plans: CONVERGE_STATE_KEY, else the key file, created
+   * on first use (32 random bytes in hex).
+   */
+  stateKey(): StateKey {
+    if (this.key) return this.key;
+    const existing = this.existingStateKey();
+    if (existing) return existing;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const fresh = randomBytes(32);
+    // `wx`: two runs starting at once must not each write a different key.
+    try {
+      writeFileSync(this.keyFile, `${fresh.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+      return (this.key = stateKeyFrom(fresh, this.keyFile));
+    } catch {
+      return this.existingStateKey()!;
+    }
+  }
+
+  /** The state key if one is set or saved, without creating one (to check a saved plan's MAC). */
+  existingStateKey(): StateKey | undefined {
     if (this.key) return this.key;
     const fromEnv = this.env.CONVERGE_STATE_KEY;
-    if (fromEnv) return (this.key = Buffer.from(fromEnv, 'utf8'));
-    const keyFile = path.join(this.dir, 'state.key');
-    try {
-      this.key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw inventoryError(keyFile, error);
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const fresh = randomBytes(32);
-      // `wx`: two runs starting at once must not each write a different key.
-      try {
-        writeFileSync(keyFile, `${fresh.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-        this.key = fresh;
-      } catch {
-        this.key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex');
-      }
+    if (fromEnv) {
+      const key = parseStateKey(
+        fromEnv,
+        'CONVERGE_STATE_KEY',
+        'set it to such a value, the same in every job that plans or applies',
+      );
+      return (this.key = stateKeyFrom(key, 'CONVERGE_STATE_KEY'));
     }
-    return this.key!;
+    let text: string;
+    try {
+      text = readFileSync(this.keyFile, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw inventoryError(this.keyFile, error);
+    }
+    const key = parseStateKey(
+      text,
+      `the state key file ${this.keyFile}`,
+      'write such a value into it, or delete it to have one generated (write-only values are then set again once)',
+    );
+    return (this.key = stateKeyFrom(key, this.keyFile));
   }
 
   digest(address: string, attribute: string, value: unknown): string {
-    return createHmac('sha256', this.hmacKey())
+    return createHmac('sha256', this.stateKey().key)
       .update(`${address}\u0000${attribute}\u0000${canonicalJson(value)}`)
       .digest('hex');
   }

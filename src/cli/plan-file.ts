@@ -4,8 +4,12 @@
  * asked for — never a secret. `apply FILE` loads the manifest again and refuses when it no longer
  * asks for exactly what was reviewed (a changed spec, a changed state file, a deletion that is no
  * longer wanted), and the applier refuses each object whose live state moved since the plan.
+ *
+ * The file is tamper-evident: it carries an HMAC-SHA-256, made with the state key, over its canonical
+ * content. A plan edited after review (an update turned into a delete) would otherwise be applied as
+ * edited, since the manifest check only covers what the manifest declares.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
@@ -16,6 +20,7 @@ import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
 import { CliError } from './exit-codes.js';
+import type { StateKey } from './state-key.js';
 
 const FORMAT = 'converge-plan';
 const FORMAT_VERSION = 1;
@@ -34,6 +39,21 @@ export interface SavedPlan {
   manifest: string[];
   prune: boolean;
   changes: SavedChange[];
+  /** The fingerprint of the state key that made `mac` (state-key.ts), and where that key came from. */
+  key_id: string;
+  key_source: string;
+  /** HMAC-SHA-256 (hex) with the state key over the canonical JSON of every other field. */
+  mac: string;
+}
+
+const MAC_LABEL = 'converge plan file mac\u0000';
+
+/** The MAC of a plan's content: every field but `mac`, as canonical JSON of its JSON form. */
+function planMac(saved: Omit<SavedPlan, 'mac'> & { mac?: unknown }, key: Buffer): string {
+  const { mac: _mac, ...content } = saved;
+  // Through JSON first, so the writer (with possibly undefined fields) and the reader agree.
+  const canonical = canonicalJson(JSON.parse(JSON.stringify(content)));
+  return createHmac('sha256', key).update(MAC_LABEL).update(canonical).digest('hex');
 }
 
 /**
@@ -66,8 +86,9 @@ export async function writePlanFile(
   catalog: Catalog,
   keyed: WriteOnlyDigests,
   meta: { manifest: string[]; prune: boolean; version: string },
+  key: StateKey,
 ): Promise<void> {
-  const saved: SavedPlan = {
+  const content: Omit<SavedPlan, 'mac'> = {
     format: FORMAT,
     format_version: FORMAT_VERSION,
     converge_version: meta.version,
@@ -75,7 +96,10 @@ export async function writePlanFile(
     manifest: meta.manifest.map((p) => path.resolve(p)),
     prune: meta.prune,
     changes: plan.changes.map((c) => strip(c, catalog, keyed)),
+    key_id: key.id,
+    key_source: key.source,
   };
+  const saved: SavedPlan = { ...content, mac: planMac(content, key.key) };
   // Written beside the target and renamed, so a crash never leaves half a plan.
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
   try {
@@ -117,6 +141,49 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
 }
 
 /**
+ * Refuses a saved plan whose MAC does not verify with this run's state key: one edited after review,
+ * one without a MAC, or one made under another key (the plan and apply jobs must share the key).
+ */
+export function verifyPlanFile(
+  saved: SavedPlan,
+  file: string,
+  current: StateKey | undefined,
+  noKey: string,
+): void {
+  const share =
+    'The job that plans and the job that applies must share CONVERGE_STATE_KEY (or the same state.key file)';
+  const signedBy =
+    typeof saved.key_id === 'string'
+      ? `state key ${saved.key_id} (from ${String(saved.key_source)})`
+      : 'an unknown state key';
+  const again = `run \`${planCommandFor(saved, file)}\` again and review it`;
+  if (typeof saved.mac !== 'string' || saved.mac === '') {
+    throw new CliError(
+      `${file} carries no MAC, so nothing shows it is the plan that was reviewed: refusing it. ${
+        current ? `This run's state key is ${current.id} (from ${current.source}); ` : ''
+      }${again}.`,
+    );
+  }
+  if (!current) {
+    throw new CliError(
+      `${file} was signed with ${signedBy}, and this run has no state key (${noKey}): refusing it. ${share}; set it to the key the plan was made with.`,
+    );
+  }
+  if (saved.key_id !== current.id) {
+    throw new CliError(
+      `${file} was signed with ${signedBy}, but this run's state key is ${current.id} (from ${current.source}): refusing it. ${share}; set it to the key the plan was made with, or ${again}.`,
+    );
+  }
+  const expected = Buffer.from(planMac(saved, current.key), 'hex');
+  const given = Buffer.from(saved.mac, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new CliError(
+      `${file} was changed after it was saved (its MAC does not match state key ${current.id} from ${current.source}): refusing to apply what was not reviewed; ${again}.`,
+    );
+  }
+}
+
+/**
  * Pairs a saved plan with a fresh plan of the same manifest: the saved changes, carrying the fresh
  * plan's desired objects. Refuses when the manifest no longer asks for what was saved: an object's
  * digest differs, a declared object appeared or vanished, or a deletion is no longer wanted.
@@ -141,13 +208,18 @@ export function reconcileSavedPlan(
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
     throw new CliError(
-      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`converge plan ${[
-        ...saved.manifest.map((m) => `-f ${quoteArg(m)}`),
-        ...(saved.prune ? ['--prune'] : []),
-      ].join(' ')} -out ${quoteArg(file)}\` again`,
+      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`${planCommandFor(saved, file)}\` again`,
     );
   }
   return { ...fresh, changes, summary: summarise(changes) };
+}
+
+/** The command that makes the saved plan again. */
+function planCommandFor(saved: SavedPlan, file: string): string {
+  return `converge plan ${[
+    ...(Array.isArray(saved.manifest) ? saved.manifest : []).map((m) => `-f ${quoteArg(String(m))}`),
+    ...(saved.prune ? ['--prune'] : []),
+  ].join(' ')} -out ${quoteArg(file)}`;
 }
 
 /** A path as a shell argument: quoted only when it needs to be. */

@@ -20,6 +20,13 @@ function positiveInt(value: string): number {
   return n;
 }
 
+function wholeSeconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError('must be a whole number of seconds (0 or more)');
+  return n;
+}
+
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -44,6 +51,17 @@ const timeoutOption = () =>
   )
     .argParser(positiveInt)
     .default(120);
+const allowAddressOption = () =>
+  new Option(
+    '--allow-address <address>',
+    'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
+  )
+    .argParser(collect)
+    .default([] as string[], 'none');
+const lockTimeoutOption = () =>
+  new Option('--lock-timeout <seconds>', "how long to wait for another apply's lock on the local inventory")
+    .argParser(wholeSeconds)
+    .default(10);
 const noColorOption = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 
 export function buildProgram(
@@ -67,7 +85,10 @@ export function buildProgram(
     .command('validate')
     .description('check the manifest (syntax, schema, references between files); contacts no service')
     .addOption(fileOption())
-    .action(async (opts: { file: string[] }) => setExit(await validateCommand(opts.file, io, catalog)));
+    .addOption(allowAddressOption())
+    .action(async (opts: { file: string[]; allowAddress: string[] }) =>
+      setExit(await validateCommand(opts.file, io, catalog, { allowAddresses: opts.allowAddress })),
+    );
 
   program
     .command('plan')
@@ -78,6 +99,7 @@ export function buildProgram(
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
+    .addOption(allowAddressOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -97,6 +119,8 @@ export function buildProgram(
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
   apply
+    .addOption(allowAddressOption())
+    .addOption(lockTimeoutOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())

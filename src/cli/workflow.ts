@@ -17,6 +17,7 @@ import type { WriteOnlyDigests } from '../planner/write-only.js';
 import { addressOf, type ConnectionSettings, type Desired, type PruneScope } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { type RunOptions, ServiceConnections } from './connections.js';
+import { connectionAddressProblems } from './connection-addresses.js';
 import { CliError } from './exit-codes.js';
 
 export function desiredOf(resource: ManifestResource): Desired {
@@ -78,10 +79,17 @@ export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: S
   return desired;
 }
 
+/** What the operator exposes to the manifest from outside it (flags of validate, plan and apply). */
+export interface ManifestAccess {
+  /** `--allow-address`: where a Connection may send a token from outside the manifest. */
+  allowAddresses?: readonly string[];
+}
+
 export async function loadDesired(
   paths: string[],
   env: NodeJS.ProcessEnv,
   catalog: Catalog,
+  access: ManifestAccess = {},
 ): Promise<{ manifest: Manifest; desired: Desired[] }> {
   if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
   const manifest = await loadManifest(paths, {
@@ -89,6 +97,13 @@ export async function loadDesired(
     services: catalog.manifestServices,
     env,
   });
+  const untrusted = connectionAddressProblems(
+    manifest.connections,
+    catalog.definitions,
+    env,
+    access.allowAddresses,
+  );
+  if (untrusted.length > 0) throw new ManifestError(untrusted);
   // Settings only: no client is created and no service contacted.
   const settings = new ServiceConnections(env, catalog.definitions, manifest.connections);
   return { manifest, desired: keyedDesired(manifest, catalog, (s, c) => settings.settings(s, c)) };
@@ -166,9 +181,10 @@ export async function planManifest(
     prune: boolean;
     onProgress?: (done: number, total: number) => void;
     writeOnly?: WriteOnlyDigests;
-  } & RunOptions,
+  } & RunOptions &
+    ManifestAccess,
 ): Promise<PlanRun> {
-  const { manifest, desired } = await loadDesired(paths, options.env, catalog);
+  const { manifest, desired } = await loadDesired(paths, options.env, catalog, options);
   const connections = new ServiceConnections(options.env, catalog.definitions, manifest.connections, {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.options ? { options: options.options } : {}),

@@ -27,8 +27,16 @@ export interface BuiltinKind {
   readonly description: string;
   readonly nameSchema: TSchema;
   readonly specSchema: TSchema;
-  /** Adds the document's content to the manifest being built, or returns what is wrong with it. */
-  collect(document: ValidDocument, positions: DocumentPositions, manifest: Manifest): ManifestProblem[];
+  /**
+   * Adds the document's content to the manifest being built, or returns what is wrong with it.
+   * `interpolated` holds the pointers of values that came from `${env:…}` or `${file:…}`.
+   */
+  collect(
+    document: ValidDocument,
+    positions: DocumentPositions,
+    manifest: Manifest,
+    interpolated: ReadonlySet<string>,
+  ): ManifestProblem[];
 }
 
 /** Names of objects Converge itself defines (connections, prune scopes). */
@@ -103,16 +111,22 @@ function connectionKind(services: readonly ManifestService[]): BuiltinKind {
       "A named address and token for one service; resources pick it with metadata.connection instead of the environment's default.",
     nameSchema: LOCAL_NAME_SCHEMA,
     specSchema: connectionSpec(services),
-    collect(document, positions, manifest) {
+    collect(document, positions, manifest, interpolated) {
       const spec = document.spec as ConnectionDocumentSpec;
       const connection: ManifestConnection = {
         name: document.metadata.name,
         service: spec.service,
         address: spec.address,
+        addressPosition: positions.locate('/spec/address'),
         settings: {},
         source: positions.documentStart(),
       };
-      if (spec.token !== undefined) connection.token = spec.token;
+      if (spec.token !== undefined) {
+        connection.token = spec.token;
+        // The CLI sends such a token only to an address the operator allowed (a manifest on a pull
+        // request must not carry the runner's credentials elsewhere); a literal one is the author's own.
+        if (interpolated.has('/spec/token')) connection.tokenFromOutside = true;
+      }
       if (spec.caCertificate !== undefined) connection.caCertificate = spec.caCertificate;
       if (spec.insecureSkipTlsVerify !== undefined)
         connection.insecureSkipTlsVerify = spec.insecureSkipTlsVerify;

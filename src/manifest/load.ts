@@ -111,7 +111,7 @@ async function loadDocument(
 
   const document = value as ValidDocument;
   const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
-  if (builtin) return builtin.collect(document, positions, manifest);
+  if (builtin) return builtin.collect(document, positions, manifest, sensitivePointers);
   const { metadata } = document;
   const resource: ManifestResource = {
     kind: document.kind,

@@ -56,7 +56,14 @@ export interface ManifestConnection {
   name: string;
   service: ServiceName;
   address: string;
+  /** Where the address is written, for errors about it. */
+  addressPosition?: SourcePosition;
   token?: string;
+  /**
+   * The token came from outside the manifest (`${env:…}` or `${file:…}`), not written in it: it may
+   * be the operator's credential, so it goes only to an address the operator configured or allowed.
+   */
+  tokenFromOutside?: boolean;
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
   /** The service's own settings (a workspace connection's `organization`), by key. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -235,8 +236,10 @@ describe('plan and apply against the sandbox', () => {
   it('applies a saved plan from another folder', async () => {
     const dir = manifestDir({ 'r.yaml': role('cli-elsewhere', 'Description: here') });
     const planFile = path.join(dir, 'p.plan');
-    expect((await converge(['plan', '-f', '.', '-out', planFile], env, dir)).code).toBe(0);
-    const r = await converge(['apply', planFile], env, os.tmpdir());
+    // Each folder has its own .converge/: the two runs share the state key that signs the plan, as CI jobs do.
+    const shared = { ...env, CONVERGE_STATE_KEY: randomBytes(32).toString('hex') };
+    expect((await converge(['plan', '-f', '.', '-out', planFile], shared, dir)).code).toBe(0);
+    const r = await converge(['apply', planFile], shared, os.tmpdir());
     expect(r.code).toBe(0);
     expect(await registry('GET', '/role/name/cli-elsewhere')).toBeDefined();
   });

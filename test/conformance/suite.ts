@@ -652,8 +652,13 @@ export function runKindConformance(testCase: ConformanceCase): void {
       await expectConverged(7, m.dir, key, 'after applying through the Connection', secretEnv);
 
       // Error runs: nobody listening, and a token the service refuses (the secret plus a suffix).
-      m.write([connection(`http://127.0.0.1:${await closedPort()}`), object]);
-      const unreachable = await cli(['apply', '-f', m.dir, '--auto-approve'], secretEnv);
+      const closed = `http://127.0.0.1:${await closedPort()}`;
+      m.write([connection(closed), object]);
+      // Allowed outside the manifest, so the token really is sent there and the failure is the network's.
+      const unreachable = await cli(
+        ['apply', '-f', m.dir, '--auto-approve', '--allow-address', closed],
+        secretEnv,
+      );
       expectExit(7, unreachable, 1);
       expect(unreachable.stderr, say(7, 'an unreachable service must be reported')).not.toBe('');
       m.write([connection(sandbox.url, '${env:CONFORMANCE_TOKEN}-refused'), object]);

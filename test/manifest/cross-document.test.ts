@@ -20,7 +20,10 @@ describe('connections', () => {
         name: 'east',
         service: 'registry',
         address: 'https://east.example:8500',
+        addressPosition: { file: 'connections.yaml', line: 7, col: 12 },
         token: 'tok',
+        // Interpolated: the CLI sends it only to an address the operator allowed.
+        tokenFromOutside: true,
         caCertificate: 'PEM\n',
         insecureSkipTlsVerify: false,
         settings: {},
@@ -30,6 +33,7 @@ describe('connections', () => {
         name: 'vault-b',
         service: 'secrets',
         address: 'https://vault-b.example:8500',
+        addressPosition: { file: 'connections.yaml', line: 18, col: 12 },
         settings: {},
         source: { file: 'connections.yaml', line: 13, col: 1 },
       },

@@ -1,6 +1,7 @@
 /**
- * `converge apply`: plan, show, confirm, execute. `apply FILE` executes a saved plan instead, refusing
- * objects that moved since it was made.
+ * `converge apply`: plan, show, confirm, execute. `apply FILE` executes a saved plan instead, after
+ * checking its MAC, refusing objects that moved since it was made. The whole run holds the local
+ * inventory's lock, so two applies on one machine never lose each other's records.
  */
 import { confirm, isCancel } from '@clack/prompts';
 import { applyPlan } from '../../applier/applier.js';
@@ -8,12 +9,13 @@ import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
-import { readPlanFile, reconcileSavedPlan } from '../plan-file.js';
+import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../plan-file.js';
 import { onInterrupt } from '../interrupt.js';
 import { applyProgress } from '../progress.js';
 import type { Catalog } from '../catalog.js';
 import { runHttpOptions } from '../connections.js';
 import { LocalInventory } from '../inventory.js';
+import { acquireStateLock } from '../state-lock.js';
 import { planManifest } from '../workflow.js';
 import { readingProgress } from './plan.js';
 
@@ -27,6 +29,10 @@ export interface ApplyFlags {
   color?: boolean;
   /** Kind options switched on (`force-unlock`). */
   options?: string[];
+  /** Seconds to wait for another apply's lock on the inventory. */
+  lockTimeout?: number;
+  /** Addresses the operator allows manifest Connections to send an outside token to. */
+  allowAddress?: string[];
 }
 
 async function confirmed(): Promise<boolean> {
@@ -45,12 +51,35 @@ export async function applyCommand(
       'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
     );
   }
+  const inventory = new LocalInventory(io.env);
+  // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
+  const currentKey = inventory.existingStateKey();
   const saved = planFile ? await readPlanFile(planFile) : undefined;
+  // Before anything is planned or sent: a plan edited after review must not run at all.
+  if (saved && planFile) {
+    verifyPlanFile(
+      saved,
+      planFile,
+      currentKey,
+      `CONVERGE_STATE_KEY is not set and ${inventory.keyFile} does not exist`,
+    );
+  }
   const paths = saved ? saved.manifest : flags.file;
+  // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
+  if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
-  const inventory = new LocalInventory(io.env);
+  // Held from before planning (which reads the inventory) until after it is saved.
+  const lock = await acquireStateLock(inventory.dir, {
+    command: `converge apply ${planFile ?? paths.map((p) => `-f ${p}`).join(' ')}`,
+    timeoutMs: (flags.lockTimeout ?? 10) * 1000,
+    signal: interrupt.signal,
+    onNote: (note) => write(io.stderr, note),
+  }).catch((error: unknown) => {
+    interrupt.dispose();
+    throw error;
+  });
   const run = await planManifest(paths, catalog, {
     env: io.env,
     writeOnly: inventory,
@@ -59,8 +88,10 @@ export async function applyCommand(
     prune,
     signal: interrupt.signal,
     options: flags.options ?? [],
+    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     ...(progress ? { onProgress: progress } : {}),
   }).catch((error: unknown) => {
+    lock.release();
     interrupt.dispose();
     throw error;
   });
@@ -120,6 +151,7 @@ export async function applyCommand(
     }
     return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;
   } finally {
+    lock.release();
     interrupt.dispose();
     await run.connections.close();
   }

@@ -24,6 +24,8 @@ export interface PlanFlags {
   /** Seconds a request may take, retries included. */
   timeout?: number;
   color?: boolean;
+  /** Addresses the operator allows manifest Connections to send an outside token to. */
+  allowAddress?: string[];
 }
 
 /** A live "reading" line on a terminal while live state is read. */
@@ -38,12 +40,15 @@ export function readingProgress(io: Io): ((done: number, total: number) => void)
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
   const inventory = new LocalInventory(io.env);
+  // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
+  inventory.existingStateKey();
   const run = await planManifest(flags.file, catalog, {
     env: io.env,
     writeOnly: inventory,
     http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
+    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     ...(progress ? { onProgress: progress } : {}),
   });
   try {
@@ -54,11 +59,14 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {
-      await writePlanFile(flags.out, plan, catalog, inventory, {
-        manifest: flags.file,
-        prune: Boolean(flags.prune),
-        version: VERSION,
-      });
+      await writePlanFile(
+        flags.out,
+        plan,
+        catalog,
+        inventory,
+        { manifest: flags.file, prune: Boolean(flags.prune), version: VERSION },
+        inventory.stateKey(),
+      );
       if (!flags.json && !flags.markdown) {
         write(
           io.stdout,

@@ -1,0 +1,192 @@
+/**
+ * A lock on the local inventory folder for the length of an apply. The inventory is read while
+ * planning and written after applying; two applies on one machine that overlap would each write
+ * their own copy and lose the other's records. The lock is a file created with O_EXCL (published by
+ * `link`, so it is never seen half-written) holding who took it, so a second run can say who to wait
+ * for, and a lock left by a process that is gone can be taken over.
+ */
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError } from './exit-codes.js';
+
+export const STATE_LOCK_FILE = 'apply.lock';
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  command: string;
+  /** ISO time the lock was taken. */
+  since: string;
+}
+
+export interface StateLock {
+  readonly file: string;
+  /** Removes the lock file if it is still ours; safe to call more than once. */
+  release(): void;
+}
+
+export interface LockOptions {
+  /** What the holder is doing, shown to whoever waits ("converge apply -f infra/"). */
+  command: string;
+  /** How long to wait for another holder before giving up. */
+  timeoutMs: number;
+  /** Ctrl-C while waiting stops the wait. */
+  signal?: AbortSignal;
+  /** Told when a dead process's lock is taken over. */
+  onNote?: (message: string) => void;
+}
+
+const POLL_MS = 100;
+
+export async function acquireStateLock(dir: string, options: LockOptions): Promise<StateLock> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, STATE_LOCK_FILE);
+  const mine: LockHolder = {
+    pid: process.pid,
+    host: os.hostname(),
+    command: options.command,
+    since: new Date().toISOString(),
+  };
+  const text = `${JSON.stringify(mine)}\n`;
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    if (tryCreate(file, text)) return held(file, text);
+    const current = readHolder(file);
+    if (current === 'gone') continue;
+    if (current !== 'unreadable' && isDeadHere(current.holder)) {
+      if (takeOver(file, current.text)) {
+        options.onNote?.(
+          `Took over the lock ${file}: its holder (pid ${current.holder.pid}, \`${current.holder.command}\`, since ${current.holder.since}) is no longer running.`,
+        );
+      }
+      continue;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) throw busy(file, current, options.timeoutMs);
+    try {
+      await sleep(Math.min(POLL_MS, left), undefined, options.signal ? { signal: options.signal } : {});
+    } catch {
+      throw new CliError(`Interrupted while waiting for the lock ${file}; nothing was changed.`);
+    }
+  }
+}
+
+/** Writes the lock beside its place and links it in: `link` fails if a lock is already there. */
+function tryCreate(file: string, text: string): boolean {
+  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  try {
+    linkSync(tmp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new CliError(
+      `cannot take the lock ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  } finally {
+    unlinkSync(tmp);
+  }
+}
+
+function held(file: string, text: string): StateLock {
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    process.off('exit', release);
+    try {
+      // Only our own lock: never one another run took over meanwhile.
+      if (readFileSync(file, 'utf8') === text) unlinkSync(file);
+    } catch {
+      // Already gone.
+    }
+  };
+  // A second Ctrl-C quits through process.exit: the lock still goes with the process.
+  process.on('exit', release);
+  return { file, release };
+}
+
+type ReadHolder = { holder: LockHolder; text: string } | 'gone' | 'unreadable';
+
+function readHolder(file: string): ReadHolder {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    return 'unreadable';
+  }
+  try {
+    const holder = JSON.parse(text) as Partial<LockHolder>;
+    if (typeof holder.pid !== 'number' || typeof holder.host !== 'string') return 'unreadable';
+    return {
+      holder: {
+        pid: holder.pid,
+        host: holder.host,
+        command: String(holder.command ?? 'unknown'),
+        since: String(holder.since ?? 'unknown'),
+      },
+      text,
+    };
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/** Only a process on this host can be checked; one elsewhere is assumed alive. */
+function isDeadHere(holder: LockHolder): boolean {
+  if (holder.host !== os.hostname() || holder.pid === process.pid) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Moves the stale lock aside and removes it, if it is still the stale one: two runs taking over at
+ * once must not remove the lock the faster one has just taken.
+ */
+function takeOver(file: string, staleText: string): boolean {
+  const aside = `${file}.${randomBytes(4).toString('hex')}.stale`;
+  try {
+    renameSync(file, aside);
+  } catch {
+    return false;
+  }
+  let movedText = '';
+  try {
+    movedText = readFileSync(aside, 'utf8');
+  } catch {
+    // Treated as not ours below.
+  }
+  if (movedText === staleText) {
+    unlinkSync(aside);
+    return true;
+  }
+  // A fresh lock was moved: put it back unless yet another one is there now.
+  try {
+    linkSync(aside, file);
+  } catch {
+    // Another lock holds the place.
+  }
+  unlinkSync(aside);
+  return false;
+}
+
+function busy(file: string, current: ReadHolder, timeoutMs: number): CliError {
+  const who =
+    typeof current === 'object'
+      ? `pid ${current.holder.pid} on ${current.holder.host}, running \`${current.holder.command}\` since ${current.holder.since}`
+      : 'a process that left an unreadable lock file';
+  return new CliError(
+    `another apply holds the lock on the inventory (${file}): ${who}. Waited ${Math.round(timeoutMs / 1000)}s. ` +
+      'Let it finish and run again, or wait longer with --lock-timeout SECONDS; ' +
+      `if that process is no longer running (on another host, say), delete ${file}.`,
+  );
+}

@@ -1,0 +1,221 @@
+/**
+ * Apply holds a lock on the local inventory folder for the whole run: two applies on one machine
+ * never lose each other's records, a second run says who holds the lock, a dead holder's lock is
+ * taken over, and the lock never outlives the run. In-process against the sandbox.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATE_LOCK_FILE } from '../../src/cli/state-lock.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { CLI } from './helpers.js';
+
+let sandbox: RunningSandbox;
+let sleeper: ChildProcess | undefined;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    config: { secrets: { mounts: [{ path: 'lock-a' }, { path: 'lock-b' }] } },
+  });
+});
+afterAll(async () => {
+  sleeper?.kill();
+  await sandbox?.close();
+});
+
+function tmp(prefix: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function manifest(text: string): string {
+  const dir = tmp('converge-lock-');
+  writeFileSync(path.join(dir, 'm.yaml'), text);
+  return dir;
+}
+
+function ldapConfig(mount: string, variable: string): string {
+  return manifest(`apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: ${mount} }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  bindpass: \${env:${variable}}
+  userdn: ou=people,dc=example,dc=test
+`);
+}
+
+function roleManifest(name: string, policy?: string): string {
+  return manifest(
+    `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec:\n  Description: x\n${
+      policy ? `  Policies: [{ Name: ${policy} }]\n` : ''
+    }`,
+  );
+}
+
+function env(stateDir: string): Record<string, string> {
+  return {
+    ...sandbox.env(),
+    CONVERGE_STATE_DIR: stateDir,
+    CONVERGE_ALLOW_ENV: 'TEST_*',
+    TEST_BINDPASS_A: 'bindpass-of-a',
+    TEST_BINDPASS_B: 'bindpass-of-b',
+    NO_COLOR: '1',
+  };
+}
+
+function writeLock(stateDir: string, pid: number): string {
+  const file = path.join(stateDir, STATE_LOCK_FILE);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      pid,
+      host: os.hostname(),
+      command: 'converge apply -f elsewhere/',
+      since: '2030-01-02T03:04:05.000Z',
+    }),
+  );
+  return file;
+}
+
+/** A process that is alive for the length of the test file. */
+function livePid(): number {
+  sleeper ??= spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+  return sleeper.pid!;
+}
+
+async function roleExists(name: string): Promise<boolean> {
+  const res = await fetch(`${sandbox.url}/v1/acl/role/name/${name}`, {
+    headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+  });
+  return res.status === 200;
+}
+
+describe('the apply lock on the inventory', () => {
+  it('lets two concurrent applies both keep their write-only records', async () => {
+    // Both configurations exist already, applied from elsewhere: each run reads the inventory while
+    // planning (nothing recorded here yet) and writes it after applying.
+    const elsewhere = tmp('converge-lock-elsewhere-');
+    for (const [mount, variable] of [
+      ['lock-a', 'TEST_BINDPASS_A'],
+      ['lock-b', 'TEST_BINDPASS_B'],
+    ] as const) {
+      const set = await runCli(
+        ['apply', '-f', ldapConfig(mount, variable), '--auto-approve'],
+        env(elsewhere),
+      );
+      expect(set.code, set.stderr).toBe(0);
+    }
+    const stateDir = tmp('converge-lock-state-');
+    const [a, b] = await Promise.all([
+      runCli(['apply', '-f', ldapConfig('lock-a', 'TEST_BINDPASS_A'), '--auto-approve'], env(stateDir)),
+      runCli(['apply', '-f', ldapConfig('lock-b', 'TEST_BINDPASS_B'), '--auto-approve'], env(stateDir)),
+    ]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const inventory = JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8')) as {
+      writeOnly: Record<string, Record<string, string>>;
+    };
+    expect(Object.keys(inventory.writeOnly).sort()).toEqual(['LdapConfig/lock-a', 'LdapConfig/lock-b']);
+    expect(existsSync(path.join(stateDir, STATE_LOCK_FILE))).toBe(false);
+  });
+
+  it('names the holder after --lock-timeout when a live process holds the lock', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const pid = livePid();
+    const file = writeLock(stateDir, pid);
+    const started = Date.now();
+    const r = await runCli(
+      ['apply', '-f', roleManifest('lock-held'), '--auto-approve', '--lock-timeout', '1'],
+      env(stateDir),
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `another apply holds the lock on the inventory (${file}): pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z`,
+    );
+    expect(r.stderr).toContain('--lock-timeout SECONDS');
+    expect(existsSync(file)).toBe(true);
+    expect(await roleExists('lock-held')).toBe(false);
+  });
+
+  it('stops waiting on Ctrl-C', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    writeLock(stateDir, livePid());
+    const running = runCli(
+      ['apply', '-f', roleManifest('lock-interrupted'), '--auto-approve', '--lock-timeout', '60'],
+      env(stateDir),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.emit('SIGINT', 'SIGINT');
+    const r = await running;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Interrupted while waiting for the lock');
+    expect(await roleExists('lock-interrupted')).toBe(false);
+  });
+
+  it('takes over the lock of a process that is gone, with a note', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const file = writeLock(stateDir, dead);
+    const r = await runCli(['apply', '-f', roleManifest('lock-taken-over'), '--auto-approve'], env(stateDir));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Took over the lock ${file}: its holder (pid ${dead}`);
+    expect(await roleExists('lock-taken-over')).toBe(true);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('is released after an apply that fails', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const r = await runCli(
+      ['apply', '-f', roleManifest('lock-failed', 'no-such-policy'), '--auto-approve'],
+      env(stateDir),
+    );
+    expect(r.code).toBe(1);
+    expect(existsSync(path.join(stateDir, STATE_LOCK_FILE))).toBe(false);
+  });
+
+  it('is released when the manifest is refused', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const r = await runCli(['apply', '-f', manifest('kind: Nonsense\n'), '--auto-approve'], env(stateDir));
+    expect(r.code).toBe(1);
+    expect(existsSync(path.join(stateDir, STATE_LOCK_FILE))).toBe(false);
+  });
+
+  // The built CLI in a child process (npm run build first): a real signal, and a real process exit.
+  it.each([
+    ['one Ctrl-C (the apply winds down)', 1, 1],
+    ['two Ctrl-C (quits at once)', 2, 130],
+  ])('is released after %s', async (_what, signals, exitCode) => {
+    const slow = await startSandbox({ port: 0, config: { faults: { latencyMs: 400 } } });
+    try {
+      const stateDir = tmp('converge-lock-state-');
+      const lockFile = path.join(stateDir, STATE_LOCK_FILE);
+      const child = spawn(
+        process.execPath,
+        [CLI, 'apply', '-f', roleManifest(`lock-signal-${signals}`), '--auto-approve'],
+        {
+          env: { PATH: process.env.PATH, ...slow.env(), CONVERGE_STATE_DIR: stateDir },
+          stdio: ['ignore', 'ignore', 'ignore'],
+        },
+      );
+      const exited = once(child, 'exit');
+      for (let i = 0; i < 100 && !existsSync(lockFile); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(existsSync(lockFile)).toBe(true);
+      for (let i = 0; i < signals; i++) {
+        child.kill('SIGINT');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const [code] = await exited;
+      expect(code).toBe(exitCode);
+      expect(existsSync(lockFile)).toBe(false);
+    } finally {
+      await slow.close();
+    }
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * A manifest Connection cannot carry the operator's credentials to an address of the manifest
+ * author's choosing: a token from outside the manifest goes only to an address the operator
+ * configured or allowed (CONVERGE_ALLOW_ADDRESSES, --allow-address). The "service" is a small HTTP
+ * server that records every request it gets and the token header it carried.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../support/run-cli.js';
+
+const TOKEN = 'planted-connection-token-5c1d9e';
+const ENV_TOKEN = 'planted-env-registry-token-7a2b4f';
+
+interface Seen {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+}
+
+let server: http.Server;
+let address: string;
+const seen: Seen[] = [];
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization });
+    req.resume();
+    res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  address = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+beforeEach(() => {
+  seen.length = 0;
+});
+
+/** A Connection (token from the environment unless given) and a role that uses it. */
+function manifest(connectionAddress: string, token: string | null = '${env:TEST_CONN_TOKEN}'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-conn-'));
+  writeFileSync(
+    path.join(dir, 'm.yaml'),
+    `apiVersion: converge/v1
+kind: Connection
+metadata: { name: elsewhere }
+spec:
+  service: registry
+  address: ${connectionAddress}
+${token === null ? '' : `  token: ${token}\n`}---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: web, connection: elsewhere }
+spec: { Description: web }
+`,
+  );
+  return dir;
+}
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-conn-state-')),
+    // Exposes the variable to the manifest where the env allow-list applies.
+    CONVERGE_ALLOW_ENV: 'TEST_*',
+    TEST_CONN_TOKEN: TOKEN,
+    NO_COLOR: '1',
+    ...extra,
+  };
+}
+
+describe('a manifest Connection with a token from the environment', () => {
+  it.each([
+    ['validate', []],
+    ['plan', []],
+    ['apply', ['--auto-approve']],
+  ])(
+    '%s refuses an address the operator did not allow, at the address, contacting nothing',
+    async (command, flags) => {
+      const dir = manifest(address);
+      const r = await runCli([command, '-f', dir, ...flags], env());
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `${path.join(dir, 'm.yaml')}:6:12: connection "elsewhere" takes its token from outside the manifest and would send it to ${address}`,
+      );
+      expect(r.stderr).toContain(`CONVERGE_ALLOW_ADDRESSES=${address} or --allow-address ${address}`);
+      expect(r.stderr + r.stdout).not.toContain(TOKEN);
+      expect(seen).toEqual([]);
+    },
+  );
+
+  it('sends the token to an address allowed with --allow-address (a glob)', async () => {
+    const r = await runCli(['plan', '-f', manifest(address), '--allow-address', 'http://127.0.0.1:*'], env());
+    expect(seen.length, r.stderr).toBeGreaterThan(0);
+    expect(seen.every((s) => s.authorization === `Bearer ${TOKEN}`)).toBe(true);
+  });
+
+  it('sends the token to an address allowed in CONVERGE_ALLOW_ADDRESSES', async () => {
+    await runCli(
+      ['plan', '-f', manifest(`${address}/`)],
+      env({ CONVERGE_ALLOW_ADDRESSES: `https://other.example, ${address}` }),
+    );
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((s) => s.authorization === `Bearer ${TOKEN}`)).toBe(true);
+  });
+
+  it('is allowed at the address the operator configured for the service', async () => {
+    const r = await runCli(
+      ['validate', '-f', manifest(`${address}/`)],
+      env({ CONVERGE_REGISTRY_ADDR: address }),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it("is refused at another service's configured address", async () => {
+    const r = await runCli(['validate', '-f', manifest(address)], env({ CONVERGE_SCHEDULER_ADDR: address }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('or use the address set in CONVERGE_REGISTRY_ADDR');
+  });
+
+  it('is refused when the token comes through an alias of an interpolated value', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-conn-'));
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: elsewhere, labels: { t: &tok "\${env:TEST_CONN_TOKEN}" } }
+spec: { service: registry, address: "${address}", token: *tok }
+`,
+    );
+    const r = await runCli(['validate', '-f', dir], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('takes its token from outside the manifest');
+  });
+});
+
+describe('a manifest Connection without a token from outside', () => {
+  it("never falls back to the environment's token, even at the configured address", async () => {
+    const r = await runCli(
+      ['plan', '-f', manifest(address, null)],
+      env({ CONVERGE_REGISTRY_ADDR: address, CONVERGE_REGISTRY_TOKEN: ENV_TOKEN }),
+    );
+    expect(seen.length, r.stderr).toBeGreaterThan(0);
+    expect(seen.map((s) => s.authorization)).toEqual(seen.map(() => undefined));
+  });
+
+  it('may send a token written in the manifest itself anywhere: it is the author’s own', async () => {
+    await runCli(['plan', '-f', manifest(address, 'written-in-the-manifest')], env());
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((s) => s.authorization === 'Bearer written-in-the-manifest')).toBe(true);
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Saved plans are tamper-evident: `plan -out` signs the file with the state key, and `apply FILE`
+ * refuses a file edited after review, a file without a MAC, and a file made under another key, before
+ * anything is sent. Against the sandbox, in-process.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stateKeyId } from '../../src/cli/state-key.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { apiFor, type RoleJson } from '../sandbox/helpers.js';
+import { runCli } from '../support/run-cli.js';
+
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => sandbox?.close());
+
+function tmp(prefix: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+async function role(name: string): Promise<RoleJson | undefined> {
+  const res = await apiFor(sandbox)('GET', `/v1/acl/role/name/${name}`);
+  return res.status === 404 ? undefined : res.json<RoleJson>();
+}
+
+/** A role that exists with Description "reviewed-before", and a plan that updates it. */
+async function savedUpdate(name: string, env: Record<string, string>): Promise<string> {
+  const create = await apiFor(sandbox)('PUT', '/v1/acl/role', {
+    body: { Name: name, Description: 'reviewed-before' },
+  });
+  expect(create.status).toBe(200);
+  const dir = tmp('converge-mac-');
+  writeFileSync(
+    path.join(dir, 'r.yaml'),
+    `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec: { Description: reviewed-after }\n`,
+  );
+  const planFile = path.join(dir, 'reviewed.plan');
+  const plan = await runCli(['plan', '-f', dir, '-out', planFile], env);
+  expect(plan.code, plan.stderr).toBe(0);
+  return planFile;
+}
+
+function envWith(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...sandbox.env(), CONVERGE_STATE_DIR: tmp('converge-mac-state-'), NO_COLOR: '1', ...extra };
+}
+
+function edit(file: string, change: (plan: Record<string, unknown>) => void): void {
+  const plan = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  change(plan);
+  writeFileSync(file, JSON.stringify(plan, null, 2));
+}
+
+type SavedChanges = { changes: { action: string; diffs: { after?: unknown }[] }[] };
+
+describe('apply FILE checks the saved plan’s MAC first', () => {
+  it('applies an untouched saved plan', async () => {
+    const env = envWith();
+    const planFile = await savedUpdate('mac-untouched', env);
+    const saved = JSON.parse(readFileSync(planFile, 'utf8')) as Record<string, unknown>;
+    expect(saved.mac).toMatch(/^[0-9a-f]{64}$/);
+    expect(saved.key_source).toBe(path.join(env.CONVERGE_STATE_DIR!, 'state.key'));
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await role('mac-untouched'))?.Description).toBe('reviewed-after');
+  });
+
+  it('refuses a plan whose update was turned into a delete after review; the role stays', async () => {
+    const env = envWith();
+    const planFile = await savedUpdate('mac-delete', env);
+    edit(planFile, (p) => {
+      (p as unknown as SavedChanges).changes[0]!.action = 'delete';
+    });
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${planFile} was changed after it was saved`);
+    expect(r.stderr).toContain('converge plan -f');
+    expect(r.stdout).toBe('');
+    expect((await role('mac-delete'))?.Description).toBe('reviewed-before');
+  });
+
+  it('refuses a plan whose attribute was changed after review', async () => {
+    const env = envWith();
+    const planFile = await savedUpdate('mac-attribute', env);
+    edit(planFile, (p) => {
+      (p as unknown as SavedChanges).changes[0]!.diffs[0]!.after = 'something else';
+    });
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('was changed after it was saved');
+    expect((await role('mac-attribute'))?.Description).toBe('reviewed-before');
+  });
+
+  it('refuses a plan without a MAC', async () => {
+    const env = envWith();
+    const planFile = await savedUpdate('mac-missing', env);
+    edit(planFile, (p) => {
+      delete p.mac;
+    });
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${planFile} carries no MAC`);
+    expect((await role('mac-missing'))?.Description).toBe('reviewed-before');
+  });
+
+  it('refuses a plan made under another state key, naming both keys and how to share one', async () => {
+    const planKey = randomBytes(32);
+    const applyKey = randomBytes(32);
+    const planFile = await savedUpdate(
+      'mac-other-key',
+      envWith({ CONVERGE_STATE_KEY: planKey.toString('hex') }),
+    );
+    const r = await runCli(['apply', planFile], envWith({ CONVERGE_STATE_KEY: applyKey.toString('base64') }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `was signed with state key ${stateKeyId(planKey)} (from CONVERGE_STATE_KEY), but this run's state key is ${stateKeyId(applyKey)} (from CONVERGE_STATE_KEY)`,
+    );
+    expect(r.stderr).toContain('must share CONVERGE_STATE_KEY');
+    expect(r.stderr).not.toContain(planKey.toString('hex'));
+    expect((await role('mac-other-key'))?.Description).toBe('reviewed-before');
+  });
+
+  it('applies in another job that shares CONVERGE_STATE_KEY (the key as hex or as base64)', async () => {
+    const key = randomBytes(32);
+    const planFile = await savedUpdate('mac-shared', envWith({ CONVERGE_STATE_KEY: key.toString('hex') }));
+    const r = await runCli(['apply', planFile], envWith({ CONVERGE_STATE_KEY: key.toString('base64') }));
+    expect(r.code, r.stderr).toBe(0);
+    expect((await role('mac-shared'))?.Description).toBe('reviewed-after');
+  });
+
+  it('refuses when the applying job has no state key at all', async () => {
+    const planFile = await savedUpdate('mac-no-key', envWith());
+    const env = envWith();
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `this run has no state key (CONVERGE_STATE_KEY is not set and ${path.join(env.CONVERGE_STATE_DIR!, 'state.key')} does not exist)`,
+    );
+    expect((await role('mac-no-key'))?.Description).toBe('reviewed-before');
+  });
+});
