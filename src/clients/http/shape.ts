@@ -23,7 +23,8 @@ const MAX_POINTER_CHARS = 120;
 
 // One ajv for every response schema: compiling is the expensive part, and it happens once per schema.
 // allErrors so a few problems can be listed; no coercion, no defaults: the body is only read.
-const ajv = new Ajv({ allErrors: true, strict: true });
+// allowUnionTypes: a few fields are `["array", "string"]` (a list the service may show as text).
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 const compiled = new WeakMap<TSchema, ValidateFunction>();
 
 function validatorFor(schema: TSchema): ValidateFunction {
@@ -76,7 +77,9 @@ export function checkShape<T>(schema: TSchema, body: unknown, context: ShapeCont
  * name the expected type or the missing property, never the value found.
  */
 export function describeProblems(errors: readonly ErrorObject[]): string {
-  const lines = [...new Set(errors.map(describeProblem))];
+  // An if/then or anyOf error only says "the branch failed"; the branch's own errors say why.
+  const specific = errors.filter((e) => e.keyword !== 'if' && e.keyword !== 'anyOf');
+  const lines = [...new Set((specific.length > 0 ? specific : errors).map(describeProblem))];
   if (lines.length === 0) return 'the body does not have the expected shape';
   const shown = lines.slice(0, MAX_PROBLEMS).join('; ');
   return lines.length > MAX_PROBLEMS ? `${shown} (and ${lines.length - MAX_PROBLEMS} more)` : shown;
