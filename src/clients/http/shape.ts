@@ -61,14 +61,23 @@ export interface ShapeContext {
  */
 export function checkShape<T>(schema: TSchema, body: unknown, context: ShapeContext): T {
   const validate = validatorFor(schema);
-  if (validate(body)) return body as T;
+  let problem: string;
+  try {
+    if (validate(body)) return body as T;
+    problem = describeProblems(validate.errors ?? []);
+  } catch (error) {
+    // A recursive schema (a job diff) walks the body as deep as it goes: a hostile nesting of
+    // thousands of levels overflows the stack, which is a wrong shape too, not a crash.
+    if (!(error instanceof RangeError)) throw error;
+    problem = 'the body is nested too deeply';
+  }
   throw new UnexpectedResponseError({
     service: context.service,
     method: context.method.toUpperCase(),
     path: context.path,
     status: context.status,
     ...(context.secrets ? { secrets: context.secrets } : {}),
-    problem: `unexpected response: ${describeProblems(validate.errors ?? [])}`,
+    problem: `unexpected response: ${problem}`,
   });
 }
 
@@ -92,7 +101,6 @@ function describeProblem(error: ErrorObject): string {
 
 /** Control characters of a hostile key would garble the terminal; a long one would flood it. */
 function boundedPointer(pointer: string): string {
-  // eslint-disable-next-line no-control-regex
   const printable = pointer.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return printable.length > MAX_POINTER_CHARS ? `${printable.slice(0, MAX_POINTER_CHARS)}…` : printable;
 }
