@@ -15,8 +15,16 @@
 import type { Dispatcher } from 'undici';
 import { defaultParseError } from './http/body.js';
 import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
+import type { TSchema } from '@sinclair/typebox';
 import { HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
 import { DEFAULT_RETRY } from './http/retry-policy.js';
+import {
+  DeleteResultShape,
+  PolicyListShape,
+  PolicyShape,
+  RoleListShape,
+  RoleShape,
+} from './registry/responses.js';
 import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './registry/types.js';
 
 export type {
@@ -122,13 +130,10 @@ export class RegistryClient {
 
   /** `PUT /v1/acl/role`. */
   async createRole(role: RoleInput, options: NamespaceOption = {}): Promise<Role> {
-    return this.expectJson<Role>({
-      method: 'PUT',
-      path: '/v1/acl/role',
-      body: role,
-      idempotent: false,
-      ...this.scoped(options),
-    });
+    return this.expectJson<Role>(
+      { method: 'PUT', path: '/v1/acl/role', body: role, idempotent: false, ...this.scoped(options) },
+      RoleShape,
+    );
   }
 
   /** `GET /v1/acl/role/:id`; undefined when there is no such role. */
@@ -137,7 +142,7 @@ export class RegistryClient {
   }
 
   async readRoleWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Role | undefined>> {
-    return this.readOptional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options);
+    return this.readOptional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options, RoleShape);
   }
 
   /** `GET /v1/acl/role/name/:name`; undefined when there is no such role. */
@@ -149,26 +154,23 @@ export class RegistryClient {
     name: string,
     options: BlockingOptions = {},
   ): Promise<Indexed<Role | undefined>> {
-    return this.readOptional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options);
+    return this.readOptional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options, RoleShape);
   }
 
   /** `PUT /v1/acl/role/:id`. A body `ID` other than `id` is refused by the registry (400). */
   async updateRole(id: string, role: RoleInput, options: NamespaceOption = {}): Promise<Role> {
-    return this.expectJson<Role>({
-      method: 'PUT',
-      path: `/v1/acl/role/${segment(id, 'role ID')}`,
-      body: role,
-      ...this.scoped(options),
-    });
+    return this.expectJson<Role>(
+      { method: 'PUT', path: `/v1/acl/role/${segment(id, 'role ID')}`, body: role, ...this.scoped(options) },
+      RoleShape,
+    );
   }
 
   /** `DELETE /v1/acl/role/:id`: the registry's `true`/`false` (it says true for a missing role too). */
   async deleteRole(id: string, options: NamespaceOption = {}): Promise<boolean> {
-    const res = await this.http.requestJson<boolean>({
-      method: 'DELETE',
-      path: `/v1/acl/role/${segment(id, 'role ID')}`,
-      ...this.scoped(options),
-    });
+    const res = await this.http.requestJson<boolean>(
+      { method: 'DELETE', path: `/v1/acl/role/${segment(id, 'role ID')}`, ...this.scoped(options) },
+      DeleteResultShape,
+    );
     return res.body === true;
   }
 
@@ -178,11 +180,14 @@ export class RegistryClient {
   }
 
   async listRolesWithIndex(options: ListRolesOptions = {}): Promise<Indexed<Role[]>> {
-    const res = await this.http.requestJson<Role[] | null>({
-      method: 'GET',
-      path: '/v1/acl/roles',
-      ...this.blocking(options, { policy: options.policy || undefined }),
-    });
+    const res = await this.http.requestJson<Role[] | null>(
+      {
+        method: 'GET',
+        path: '/v1/acl/roles',
+        ...this.blocking(options, { policy: options.policy || undefined }),
+      },
+      RoleListShape,
+    );
     return withIndex(res.body ?? [], res.headers);
   }
 
@@ -190,39 +195,42 @@ export class RegistryClient {
 
   /** `GET /v1/acl/policies`. List entries leave out `Rules`. */
   async listPolicies(options: BlockingOptions = {}): Promise<Policy[]> {
-    const res = await this.http.requestJson<Policy[] | null>({
-      method: 'GET',
-      path: '/v1/acl/policies',
-      ...this.blocking(options),
-    });
+    const res = await this.http.requestJson<Policy[] | null>(
+      { method: 'GET', path: '/v1/acl/policies', ...this.blocking(options) },
+      PolicyListShape,
+    );
     return res.body ?? [];
   }
 
   /** `GET /v1/acl/policy/:id`; undefined when there is no such policy. */
   async readPolicy(id: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
-    return (await this.readOptional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options)).value;
+    return (
+      await this.readOptional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options, PolicyShape)
+    ).value;
   }
 
   /** `GET /v1/acl/policy/name/:name`; undefined when there is no such policy. */
   async readPolicyByName(name: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
-    return (await this.readOptional<Policy>(`/v1/acl/policy/name/${segment(name, 'policy name')}`, options))
-      .value;
+    const path = `/v1/acl/policy/name/${segment(name, 'policy name')}`;
+    return (await this.readOptional<Policy>(path, options, PolicyShape)).value;
   }
 
   // Helpers
 
-  private async readOptional<T>(path: string, options: BlockingOptions): Promise<Indexed<T | undefined>> {
-    const res = await this.http.requestJson<T>({
-      method: 'GET',
-      path,
-      okStatuses: [404],
-      ...this.blocking(options),
-    });
+  private async readOptional<T>(
+    path: string,
+    options: BlockingOptions,
+    schema: TSchema,
+  ): Promise<Indexed<T | undefined>> {
+    const res = await this.http.requestJson<T>(
+      { method: 'GET', path, okStatuses: [404], ...this.blocking(options) },
+      schema,
+    );
     return withIndex(res.status === 404 ? undefined : res.body, res.headers);
   }
 
-  private expectJson<T>(req: HttpRequest): Promise<T> {
-    return this.http.requestObject<T>(req, 'the object');
+  private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
+    return this.http.requestObject<T>(req, 'the object', schema);
   }
 
   /** Query `ns`, the default-namespace header and the caller's signal. */

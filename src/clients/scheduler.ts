@@ -15,11 +15,30 @@
  * - Reads of something that may not exist (a job, its summary, versions, scale status) return
  *   undefined on 404 instead of throwing.
  */
+import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { defaultParseError } from './http/body.js';
 import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
 import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
 import { DEFAULT_RETRY } from './http/retry-policy.js';
+import {
+  AllocationListShape,
+  DeploymentListShape,
+  DispatchShape,
+  EvaluationListShape,
+  JobListShape,
+  JobShape,
+  JobSummaryShape,
+  JobVersionsShape,
+  JobWriteShape,
+  LatestDeploymentShape,
+  ParsedJobShape,
+  PeriodicForceShape,
+  PlanShape,
+  ScaleShape,
+  ScaleStatusShape,
+  StabilityShape,
+} from './scheduler/responses.js';
 import type {
   AllOption,
   Allocation,
@@ -136,11 +155,10 @@ export class SchedulerClient {
   }
 
   async listJobsWithIndex(options: ListOptions = {}): Promise<Indexed<JobListItem[]>> {
-    const res = await this.http.requestJson<JobListItem[] | null>({
-      method: 'GET',
-      path: '/v1/jobs',
-      ...this.blocking(options, { prefix: options.prefix || undefined }),
-    });
+    const res = await this.http.requestJson<JobListItem[] | null>(
+      { method: 'GET', path: '/v1/jobs', ...this.blocking(options, { prefix: options.prefix || undefined }) },
+      JobListShape,
+    );
     return withIndex(res.body ?? [], res.headers);
   }
 
@@ -150,17 +168,29 @@ export class SchedulerClient {
   }
 
   async readJobWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Job | undefined>> {
-    return this.readOptional<Job>(jobPath(id), options);
+    return this.readOptional<Job>(jobPath(id), options, JobShape);
   }
 
   /** `POST /v1/jobs`: register a new job or a new version of one. */
   async registerJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
-    return this.write<JobWriteResponse>('POST', '/v1/jobs', options, registerBody(job, options));
+    return this.write<JobWriteResponse>(
+      'POST',
+      '/v1/jobs',
+      options,
+      registerBody(job, options),
+      JobWriteShape,
+    );
   }
 
   /** `POST /v1/job/:id`: the same as register, addressed by the job's ID. */
   async updateJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
-    return this.write<JobWriteResponse>('POST', jobPath(job.ID), options, registerBody(job, options));
+    return this.write<JobWriteResponse>(
+      'POST',
+      jobPath(job.ID),
+      options,
+      registerBody(job, options),
+      JobWriteShape,
+    );
   }
 
   /**
@@ -168,39 +198,48 @@ export class SchedulerClient {
    * `JobModifyIndex` is the one to register with for a check-and-set.
    */
   async planJob(job: Job, options: PlanOptions = {}): Promise<PlanResponse> {
-    return this.expectJson<PlanResponse>({
-      method: 'POST',
-      path: `${jobPath(job.ID)}/plan`,
-      body: { Job: job, Diff: options.diff ?? true, PolicyOverride: options.policyOverride ?? false },
-      // A dry run: safe to send again.
-      idempotent: true,
-      ...this.scoped(options),
-    });
+    return this.expectJson<PlanResponse>(
+      {
+        method: 'POST',
+        path: `${jobPath(job.ID)}/plan`,
+        body: { Job: job, Diff: options.diff ?? true, PolicyOverride: options.policyOverride ?? false },
+        // A dry run: safe to send again.
+        idempotent: true,
+        ...this.scoped(options),
+      },
+      PlanShape,
+    );
   }
 
   /** `POST /v1/jobs/parse`: a text job specification to the JSON job. Needs no token. */
   async parseJob(text: string, options: ParseOptions = {}): Promise<Job> {
-    return this.expectJson<Job>({
-      method: 'POST',
-      path: '/v1/jobs/parse',
-      body: {
-        JobHCL: text,
-        Canonicalize: options.canonicalize ?? false,
-        ...(options.variables ? { Variables: options.variables } : {}),
-        ...(options.hclv1 ? { HCLv1: true } : {}),
+    return this.expectJson<Job>(
+      {
+        method: 'POST',
+        path: '/v1/jobs/parse',
+        body: {
+          JobHCL: text,
+          Canonicalize: options.canonicalize ?? false,
+          ...(options.variables ? { Variables: options.variables } : {}),
+          ...(options.hclv1 ? { HCLv1: true } : {}),
+        },
+        idempotent: true,
+        ...(options.signal ? { signal: options.signal } : {}),
       },
-      idempotent: true,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+      ParsedJobShape,
+    );
   }
 
   /** `DELETE /v1/job/:id[?purge=true]`: stop, or stop and purge at once. */
   async stopJob(id: string, options: StopOptions = {}): Promise<JobWriteResponse> {
-    return this.expectJson<JobWriteResponse>({
-      method: 'DELETE',
-      path: jobPath(id),
-      ...this.scoped(options, { purge: options.purge ? 'true' : undefined }),
-    });
+    return this.expectJson<JobWriteResponse>(
+      {
+        method: 'DELETE',
+        path: jobPath(id),
+        ...this.scoped(options, { purge: options.purge ? 'true' : undefined }),
+      },
+      JobWriteShape,
+    );
   }
 
   /** `GET /v1/job/:id/versions[?diffs=true]`, newest first; undefined when there is no such job. */
@@ -245,15 +284,18 @@ export class SchedulerClient {
     part: P,
     options: BlockingOptions & { diffs?: boolean; all?: boolean } = {},
   ): Promise<Indexed<JobParts[P] | undefined>> {
-    const res = await this.http.requestJson<JobParts[P] | null>({
-      method: 'GET',
-      path: `${jobPath(id)}/${part}`,
-      okStatuses: [404],
-      ...this.blocking(options, {
-        diffs: options.diffs ? 'true' : undefined,
-        all: options.all ? 'true' : undefined,
-      }),
-    });
+    const res = await this.http.requestJson<JobParts[P] | null>(
+      {
+        method: 'GET',
+        path: `${jobPath(id)}/${part}`,
+        okStatuses: [404],
+        ...this.blocking(options, {
+          diffs: options.diffs ? 'true' : undefined,
+          all: options.all ? 'true' : undefined,
+        }),
+      },
+      PART_SHAPES[part],
+    );
     const value = res.status === 404 ? undefined : (res.body ?? (EMPTY_PART[part] as JobParts[P]));
     return withIndex(value, res.headers);
   }
@@ -274,7 +316,7 @@ export class SchedulerClient {
       body.Payload = bytes.toString('base64');
     }
     if (options.meta) body.Meta = options.meta;
-    return this.write<DispatchResponse>('POST', `${jobPath(id)}/dispatch`, options, body);
+    return this.write<DispatchResponse>('POST', `${jobPath(id)}/dispatch`, options, body, DispatchShape);
   }
 
   /** `POST /v1/job/:id/revert`: register `version`'s spec again as a new version. */
@@ -283,7 +325,7 @@ export class SchedulerClient {
     if (options.enforcePriorVersion !== undefined) body.EnforcePriorVersion = options.enforcePriorVersion;
     if (options.registryToken) body.RegistryToken = options.registryToken;
     if (options.secretsToken) body.SecretsToken = options.secretsToken;
-    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/revert`, options, body);
+    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/revert`, options, body, JobWriteShape);
   }
 
   /** `POST /v1/job/:id/stable`: set or clear one version's `Stable` flag. */
@@ -293,14 +335,17 @@ export class SchedulerClient {
     stable: boolean,
     options: NamespaceOption = {},
   ): Promise<StabilityResponse> {
-    return this.expectJson<StabilityResponse>({
-      method: 'POST',
-      path: `${jobPath(id)}/stable`,
-      body: { JobID: id, JobVersion: version, Stable: stable },
-      // Setting a flag to a value: sending it twice leaves the same state.
-      idempotent: true,
-      ...this.scoped(options),
-    });
+    return this.expectJson<StabilityResponse>(
+      {
+        method: 'POST',
+        path: `${jobPath(id)}/stable`,
+        body: { JobID: id, JobVersion: version, Stable: stable },
+        // Setting a flag to a value: sending it twice leaves the same state.
+        idempotent: true,
+        ...this.scoped(options),
+      },
+      StabilityShape,
+    );
   }
 
   /** `POST /v1/job/:id/evaluate`: a new evaluation of the job, optionally rescheduling failed allocations. */
@@ -308,15 +353,14 @@ export class SchedulerClient {
     id: string,
     options: NamespaceOption & { forceReschedule?: boolean } = {},
   ): Promise<JobWriteResponse> {
-    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/evaluate`, options, {
-      JobID: id,
-      EvalOptions: { ForceReschedule: options.forceReschedule ?? false },
-    });
+    const body = { JobID: id, EvalOptions: { ForceReschedule: options.forceReschedule ?? false } };
+    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/evaluate`, options, body, JobWriteShape);
   }
 
   /** `POST /v1/job/:id/periodic/force`: launch a periodic job now, overlap or not. */
   async forcePeriodic(id: string, options: NamespaceOption = {}): Promise<PeriodicForceResponse> {
-    return this.write<PeriodicForceResponse>('POST', `${jobPath(id)}/periodic/force`, options, undefined);
+    const path = `${jobPath(id)}/periodic/force`;
+    return this.write<PeriodicForceResponse>('POST', path, options, undefined, PeriodicForceShape);
   }
 
   /** `GET /v1/job/:id/scale`; undefined when there is no such job. */
@@ -335,37 +379,38 @@ export class SchedulerClient {
     if (options.error !== undefined) body.Error = options.error;
     if (options.meta) body.Meta = options.meta;
     if (options.policyOverride) body.PolicyOverride = true;
-    return this.write<ScaleResponse>('POST', `${jobPath(id)}/scale`, options, body);
+    return this.write<ScaleResponse>('POST', `${jobPath(id)}/scale`, options, body, ScaleShape);
   }
 
   // ---- helpers ----
 
-  private write<T>(method: string, path: string, options: NamespaceOption, body: unknown): Promise<T> {
-    return this.expectJson<T>({
-      method,
-      path,
-      ...(body === undefined ? {} : { body }),
-      idempotent: false,
-      ...this.scoped(options),
-    });
+  private write<T>(
+    method: string,
+    path: string,
+    options: NamespaceOption,
+    body: unknown,
+    schema: TSchema,
+  ): Promise<T> {
+    return this.expectJson<T>(
+      { method, path, ...(body === undefined ? {} : { body }), idempotent: false, ...this.scoped(options) },
+      schema,
+    );
   }
 
   private async readOptional<T>(
     path: string,
     options: BlockingOptions,
-    query: HttpRequest['query'] = {},
+    schema: TSchema,
   ): Promise<Indexed<T | undefined>> {
-    const res = await this.http.requestJson<T>({
-      method: 'GET',
-      path,
-      okStatuses: [404],
-      ...this.blocking(options, query),
-    });
+    const res = await this.http.requestJson<T>(
+      { method: 'GET', path, okStatuses: [404], ...this.blocking(options) },
+      schema,
+    );
     return withIndex(res.status === 404 ? undefined : res.body, res.headers);
   }
 
-  private expectJson<T>(req: HttpRequest): Promise<T> {
-    return this.http.requestObject<T>(req, 'an object');
+  private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
+    return this.http.requestObject<T>(req, 'an object', schema);
   }
 
   private scoped(options: NamespaceOption, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
@@ -395,6 +440,17 @@ export interface JobParts {
   summary: JobSummary;
   scale: JobScaleStatus;
 }
+
+/** What each of a job's reads must look like (see `./scheduler/responses.ts`). */
+const PART_SHAPES: Record<keyof JobParts, TSchema> = {
+  versions: JobVersionsShape,
+  allocations: AllocationListShape,
+  evaluations: EvaluationListShape,
+  deployments: DeploymentListShape,
+  deployment: LatestDeploymentShape,
+  summary: JobSummaryShape,
+  scale: ScaleStatusShape,
+};
 
 /** A list endpoint answering `null` means an empty list. */
 const EMPTY_PART: Partial<Record<keyof JobParts, unknown>> = {

@@ -15,11 +15,27 @@
  *   harmless: they are retried like idempotent requests. A login issues a token and is not retried
  *   once sent.
  */
+import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { withQuery } from './http/body.js';
 import { errorDetails, parseErrorDocument } from './http/error-details.js';
 import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
 import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
+import { checkShape } from './http/shape.js';
+import {
+  KeyListEnvelope,
+  LdapConfigEnvelope,
+  LdapGroupEnvelope,
+  LdapUserEnvelope,
+  LoginEnvelope,
+  RekeyBackupShape,
+  RekeyStatusShape,
+  RekeySubmitShape,
+  RekeyVerifyShape,
+  VerificationStatusShape,
+  VerifyCancelShape,
+  WriteEnvelope,
+} from './secrets/responses.js';
 import type {
   LdapConfig,
   LdapConfigInput,
@@ -132,7 +148,7 @@ export class SecretsClient {
 
   /** `GET auth/<mount>/config`; undefined when the service has none to show (404). */
   async readLdapConfig(mount = DEFAULT_LDAP_MOUNT, opts: CallOptions = {}): Promise<LdapConfig | undefined> {
-    return this.readData<LdapConfig>(`${mountPath(mount)}/config`, opts);
+    return this.readData<LdapConfig>(`${mountPath(mount)}/config`, opts, LdapConfigEnvelope);
   }
 
   /**
@@ -151,7 +167,8 @@ export class SecretsClient {
   }
 
   readLdapGroup(mount: string, name: string, opts: CallOptions = {}): Promise<LdapGroup | undefined> {
-    return this.readData<LdapGroup>(`${mountPath(mount)}/groups/${segment(name, 'group name')}`, opts);
+    const path = `${mountPath(mount)}/groups/${segment(name, 'group name')}`;
+    return this.readData<LdapGroup>(path, opts, LdapGroupEnvelope);
   }
 
   /** `POST auth/<mount>/groups/:name`; policies go as the comma-separated string the spec asks for. */
@@ -178,7 +195,8 @@ export class SecretsClient {
   }
 
   readLdapUser(mount: string, username: string, opts: CallOptions = {}): Promise<LdapUser | undefined> {
-    return this.readData<LdapUser>(`${mountPath(mount)}/users/${segment(username, 'username')}`, opts);
+    const path = `${mountPath(mount)}/users/${segment(username, 'username')}`;
+    return this.readData<LdapUser>(path, opts, LdapUserEnvelope);
   }
 
   /** `POST auth/<mount>/users/:username`; policies and groups as comma-separated strings. */
@@ -221,6 +239,7 @@ export class SecretsClient {
       [password],
     );
     const envelope = this.envelope<unknown>(res, 'POST', path);
+    this.checked(LoginEnvelope, envelope, res, 'POST', path, [password]);
     const auth = envelope.auth as LoginAuth | null;
     if (!auth || typeof auth.client_token !== 'string') {
       throw new UnexpectedResponseError({
@@ -239,14 +258,16 @@ export class SecretsClient {
 
   /** `GET sys/rekey-recovery-key/init`: the rekey in progress, or `started: false`. */
   async rekeyStatus(opts: CallOptions = {}): Promise<RekeyStatus> {
-    return this.sysDocument<RekeyStatus>({ method: 'GET', path: REKEY_INIT }, opts);
+    return this.sysDocument<RekeyStatus>({ method: 'GET', path: REKEY_INIT }, opts, RekeyStatusShape);
   }
 
   /** `PUT sys/rekey-recovery-key/init`: starts a rekey and returns its status (with the new nonce). */
   async rekeyStart(input: RekeyStartInput, opts: CallOptions = {}): Promise<RekeyStatus> {
     const res = await this.send({ method: 'PUT', path: REKEY_INIT, body: input, idempotent: false }, opts);
     const status = this.sysBody<RekeyStatus>(res);
-    return status?.nonce ? status : this.rekeyStatus(opts);
+    // Some services answer the start with the status, others with nothing: then it is read.
+    if (!status?.nonce) return this.rekeyStatus(opts);
+    return this.checked<RekeyStatus>(RekeyStatusShape, status, res, 'PUT', REKEY_INIT);
   }
 
   /** `DELETE sys/rekey-recovery-key/init`: cancels the rekey; the current shares stay valid. */
@@ -266,13 +287,18 @@ export class SecretsClient {
     return this.sysDocument<RekeyStatus | RekeyCompletion>(
       { method: 'PUT', path: REKEY_UPDATE, body: { key, nonce }, idempotent: false },
       opts,
+      RekeySubmitShape,
       [key],
     );
   }
 
   /** `GET sys/rekey-recovery-key/verify`. */
   async rekeyVerifyStatus(opts: CallOptions = {}): Promise<VerificationStatus> {
-    return this.sysDocument<VerificationStatus>({ method: 'GET', path: REKEY_VERIFY }, opts);
+    return this.sysDocument<VerificationStatus>(
+      { method: 'GET', path: REKEY_VERIFY },
+      opts,
+      VerificationStatusShape,
+    );
   }
 
   /** `PUT sys/rekey-recovery-key/verify` with one share of the new set and the verification nonce. */
@@ -284,6 +310,7 @@ export class SecretsClient {
     return this.sysDocument<VerificationStatus | VerificationCompletion>(
       { method: 'PUT', path: REKEY_VERIFY, body: { key, nonce }, idempotent: false },
       opts,
+      RekeyVerifyShape,
       [key],
     );
   }
@@ -291,13 +318,18 @@ export class SecretsClient {
   /** `DELETE sys/rekey-recovery-key/verify`: restarts verification with a new nonce. */
   async rekeyVerifyCancel(opts: CallOptions = {}): Promise<VerificationStatus | undefined> {
     const res = await this.send({ method: 'DELETE', path: REKEY_VERIFY }, opts);
-    return this.sysBody<VerificationStatus>(res);
+    const status = this.sysBody<VerificationStatus>(res);
+    return status && this.checked(VerifyCancelShape, status, res, 'DELETE', REKEY_VERIFY);
   }
 
   /** `GET sys/rekey/recovery-key-backup`; undefined when none is stored. */
   async rekeyBackup(opts: CallOptions = {}): Promise<RekeyBackup | undefined> {
     try {
-      return await this.sysDocument<RekeyBackup>({ method: 'GET', path: REKEY_BACKUP }, opts);
+      return await this.sysDocument<RekeyBackup>(
+        { method: 'GET', path: REKEY_BACKUP },
+        opts,
+        RekeyBackupShape,
+      );
     } catch (error) {
       // The service answers 400 "no backed-up keys found" rather than 404 when there is none.
       if (error instanceof HttpStatusError && /no backed-up keys/i.test(error.serviceMessage ?? ''))
@@ -316,6 +348,7 @@ export class SecretsClient {
   private async sysDocument<T>(
     req: HttpRequest,
     opts: CallOptions,
+    schema: TSchema,
     secrets: readonly string[] = [],
   ): Promise<T> {
     const res = await this.send(req, opts, secrets);
@@ -329,7 +362,7 @@ export class SecretsClient {
         problem: 'expected a JSON document',
       });
     }
-    return body;
+    return this.checked<T>(schema, body, res, req.method, req.path, secrets);
   }
 
   /** The document of a sys answer: top-level fields, or the envelope's `data`. */
@@ -341,25 +374,43 @@ export class SecretsClient {
     return (wrapped ? data : body) as T;
   }
 
-  private async readData<T>(path: string, opts: CallOptions): Promise<T | undefined> {
+  private async readData<T>(path: string, opts: CallOptions, schema: TSchema): Promise<T | undefined> {
     const res = await this.send({ method: 'GET', path }, opts, [], true);
     if (res.status === 404) return undefined;
-    const data = this.envelope<T>(res, 'GET', path).data;
-    return data ?? undefined;
+    const envelope = this.envelope<T>(res, 'GET', path);
+    return this.checked<SecretsEnvelope<T>>(schema, envelope, res, 'GET', path).data ?? undefined;
   }
 
   private async list(path: string, opts: CallOptions): Promise<string[]> {
     const res = await this.send({ method: 'LIST', path }, opts, [], true);
     if (res.status === 404) return [];
-    const keys = this.envelope<{ keys?: unknown }>(res, 'LIST', path).data?.keys;
-    return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [];
+    const envelope = this.envelope<{ keys?: string[] | null }>(res, 'LIST', path);
+    return this.checked<typeof envelope>(KeyListEnvelope, envelope, res, 'LIST', path).data?.keys ?? [];
   }
 
   /** A write; returns the service's warnings (it answers 204 without a body when it has none). */
   private async write(path: string, body: unknown, opts: CallOptions): Promise<string[]> {
     const res = await this.send({ method: 'POST', path, body, idempotent: true }, opts);
     if (res.status === 204 || res.body === undefined || typeof res.body === 'string') return [];
-    return (res.body as Partial<SecretsEnvelope>).warnings ?? [];
+    return this.checked<Partial<SecretsEnvelope>>(WriteEnvelope, res.body, res, 'POST', path).warnings ?? [];
+  }
+
+  /** `body` as `T` when it has the shape `schema` describes; an `UnexpectedResponseError` otherwise. */
+  private checked<T>(
+    schema: TSchema,
+    body: unknown,
+    res: HttpResponse,
+    method: string,
+    path: string,
+    secrets: readonly string[] = [],
+  ): T {
+    return checkShape<T>(schema, body, {
+      service: 'secrets',
+      method,
+      path,
+      status: res.status,
+      secrets: [this.#token, ...secrets],
+    });
   }
 
   private envelope<T>(res: HttpResponse, method: string, path: string): SecretsEnvelope<T> {

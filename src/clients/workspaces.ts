@@ -22,6 +22,7 @@ import { createAgent } from './http/agent.js';
 import { HttpClient, type HttpClientOptions, type HttpResponse } from './http/client.js';
 import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
 import { errorDetails, parseErrorDocument } from './http/error-details.js';
+import { checkShape } from './http/shape.js';
 import {
   asDocument,
   DocumentError,
@@ -36,6 +37,7 @@ import {
   workspaceBody,
 } from './workspaces/json-api.js';
 import { walkPages } from './workspaces/pages.js';
+import { JsonApiDocumentShape } from './workspaces/responses.js';
 import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './workspaces/query.js';
 import { textBodies } from './workspaces/text-bodies.js';
 import type {
@@ -500,9 +502,19 @@ export class WorkspacesClient {
     return { stateVersion: toStateVersion(resource), included: doc.included ?? [] };
   }
 
-  /** The body of a 2xx answer as a JSON:API document, or an `UnexpectedResponseError`. */
+  /**
+   * The body of a 2xx answer as a JSON:API document whose parts have the types the client reads, or
+   * an `UnexpectedResponseError`.
+   */
   private document(res: HttpResponse, method: string, path: string): JsonApiDocument {
-    return this.shape(() => asDocument(res.body), res, method, path);
+    const doc = this.shape(() => asDocument(res.body), res, method, path);
+    return checkShape<JsonApiDocument>(JsonApiDocumentShape, doc, {
+      service: 'workspaces',
+      method,
+      path: `${this.basePath}${path}`,
+      status: res.status,
+      secrets: [this.#token],
+    });
   }
 
   private shape<T>(read: () => T, res: HttpResponse, method: string, path: string): T {

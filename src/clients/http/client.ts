@@ -17,6 +17,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
@@ -31,6 +32,7 @@ import {
 } from './errors.js';
 import { AdaptiveRateLimiter } from './rate-limiter.js';
 import { redactPath } from './redact.js';
+import { checkShape } from './shape.js';
 import {
   backoffDelayMs,
   classifyNetworkError,
@@ -337,8 +339,10 @@ export class HttpClient {
   /**
    * Like `request`, for endpoints that answer JSON: a 2xx answer with a non-JSON body (an HTML page
    * from a proxy) is an `UnexpectedResponseError`. Non-JSON bodies of `okStatuses` come back undefined.
+   * With a `schema`, a 2xx JSON body must match it (see `shape.ts`): a mismatch is an
+   * `UnexpectedResponseError` naming what is wrong, never a TypeError later in a kind.
    */
-  async requestJson<T>(req: HttpRequest): Promise<JsonResponse<T>> {
+  async requestJson<T>(req: HttpRequest, schema?: TSchema): Promise<JsonResponse<T>> {
     const res = await this.request<T>(req);
     if (typeof res.body === 'string') {
       if (res.status >= 200 && res.status < 300) {
@@ -353,6 +357,15 @@ export class HttpClient {
       }
       return { status: res.status, headers: res.headers, body: undefined };
     }
+    if (schema && res.body !== undefined && res.status >= 200 && res.status < 300) {
+      checkShape(schema, res.body, {
+        service: this.service,
+        method: req.method,
+        path: this.resolve(req.path, req.query).path,
+        status: res.status,
+        secrets: [this.#token],
+      });
+    }
     return { status: res.status, headers: res.headers, body: res.body };
   }
 
@@ -360,8 +373,8 @@ export class HttpClient {
    * `requestJson` for endpoints whose success always carries the object: an empty body is an
    * `UnexpectedResponseError` naming what was expected (`the role`), not an undefined to check for.
    */
-  async requestObject<T>(req: HttpRequest, what: string): Promise<T> {
-    const res = await this.requestJson<T>(req);
+  async requestObject<T>(req: HttpRequest, what: string, schema?: TSchema): Promise<T> {
+    const res = await this.requestJson<T>(req, schema);
     if (res.body === undefined) {
       throw new UnexpectedResponseError({
         service: this.service,

@@ -23,4 +23,5 @@ export {
 } from './errors.js';
 export { AdaptiveRateLimiter } from './rate-limiter.js';
 export { redactPath } from './redact.js';
+export { checkShape, nullable, type ShapeContext } from './shape.js';
 export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';
