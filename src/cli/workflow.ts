@@ -3,6 +3,7 @@
  * desired objects with complete keys, and plan against live state. Nothing here is written to a
  * service.
  */
+import { allowListFrom } from '../common/allow-list.js';
 import { loadManifest } from '../manifest/index.js';
 import {
   formatPosition,
@@ -78,16 +79,23 @@ export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: S
   return desired;
 }
 
+/** What the operator lets a manifest read, outside it: `--allow-env` beside CONVERGE_ALLOW_ENV. */
+export interface ManifestAccess {
+  allowEnv?: readonly string[];
+}
+
 export async function loadDesired(
   paths: string[],
   env: NodeJS.ProcessEnv,
   catalog: Catalog,
+  access: ManifestAccess = {},
 ): Promise<{ manifest: Manifest; desired: Desired[] }> {
   if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
   const manifest = await loadManifest(paths, {
     kinds: catalog.kinds,
     services: catalog.manifestServices,
     env,
+    allowEnv: allowListFrom(env.CONVERGE_ALLOW_ENV, access.allowEnv),
   });
   // Settings only: no client is created and no service contacted.
   const settings = new ServiceConnections(env, catalog.definitions, manifest.connections);
@@ -166,9 +174,10 @@ export async function planManifest(
     prune: boolean;
     onProgress?: (done: number, total: number) => void;
     writeOnly?: WriteOnlyDigests;
-  } & RunOptions,
+  } & RunOptions &
+    ManifestAccess,
 ): Promise<PlanRun> {
-  const { manifest, desired } = await loadDesired(paths, options.env, catalog);
+  const { manifest, desired } = await loadDesired(paths, options.env, catalog, options);
   const connections = new ServiceConnections(options.env, catalog.definitions, manifest.connections, {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.options ? { options: options.options } : {}),

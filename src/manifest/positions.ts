@@ -4,6 +4,7 @@
  * they are right for every document of a multi-document file.
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import { effectivePairs } from './merge-keys.js';
 import { splitPointer } from './pointer.js';
 import type { SourcePosition } from './types.js';
 
@@ -66,7 +67,8 @@ export class DocumentPositions {
     for (const segment of splitPointer(pointer)) {
       const node = this.dealias(target.node);
       if (isMap(node)) {
-        const pair = node.items.find((item) => keyName(item) === segment);
+        // A merged value (`<<: *defaults`) is where the anchored map writes it.
+        const pair = effectivePairs(this.doc, node).get(segment);
         if (!pair?.value) return { ...target, complete: false };
         target = { node: pair.value as Node, key: pair.key as Node, complete: true };
       } else if (isSeq(node) && /^\d+$/.test(segment) && Number(segment) < node.items.length) {

@@ -19,6 +19,8 @@ import { readingProgress } from './plan.js';
 
 export interface ApplyFlags {
   file: string[];
+  /** `--allow-env`: variables the manifest may read, beside CONVERGE_ALLOW_ENV. */
+  allowEnv?: string[];
   autoApprove?: boolean;
   prune?: boolean;
   parallelism: number;
@@ -57,6 +59,7 @@ export async function applyCommand(
     http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune,
+    allowEnv: flags.allowEnv ?? [],
     signal: interrupt.signal,
     options: flags.options ?? [],
     ...(progress ? { onProgress: progress } : {}),

@@ -6,10 +6,15 @@ import { formatPosition, ManifestError, type ManifestProblem } from '../../manif
 import type { Catalog } from '../catalog.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { loadDesired } from '../workflow.js';
+import { type ManifestAccess, loadDesired } from '../workflow.js';
 
-export async function validateCommand(paths: string[], io: Io, catalog: Catalog): Promise<number> {
-  const { manifest, desired } = await loadDesired(paths, io.env, catalog);
+export async function validateCommand(
+  paths: string[],
+  io: Io,
+  catalog: Catalog,
+  access: ManifestAccess = {},
+): Promise<number> {
+  const { manifest, desired } = await loadDesired(paths, io.env, catalog, access);
   const problems: ManifestProblem[] = [];
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);

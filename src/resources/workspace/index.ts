@@ -253,7 +253,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const statePath = desired.spec.state;
     if (statePath === undefined || !desired.resource) return { desired, problems: [] };
     try {
-      const state = await readLocalState(desired.resource.source.file, statePath);
+      const state = await readLocalState(desired, statePath);
       return { desired: { ...desired, local: { state } satisfies WorkspaceLocal }, problems: [] };
     } catch (error) {
       return {
