@@ -41,47 +41,65 @@ export interface ConfinementOptions {
   cache: Map<string, Promise<TextFileResult>>;
 }
 
-export function confinedFileReader({
-  root,
-  base,
-  protectedFolders,
-  cache,
-}: ConfinementOptions): ManifestFileReader {
+/**
+ * Where a reference really leads, when a manifest may read it: refused when absolute, outside the
+ * root (by its text, then once symbolic links are resolved) or in Converge's state folder. Nothing is
+ * read; a file that does not exist is `notFound`.
+ */
+export async function confine(
+  { root, base, protectedFolders }: ConfinementOptions,
+  reference: string,
+): Promise<{ ok: true; real: string } | { ok: false; reason: string; notFound?: true }> {
   const where = `the manifest root (${root.display})`;
+  if (path.isAbsolute(reference)) {
+    return {
+      ok: false,
+      reason: `is an absolute path: name a file inside ${where}, relative to the manifest file`,
+    };
+  }
+  const lexical = path.resolve(base, reference);
+  if (!isInside(root.folder, lexical)) {
+    return {
+      ok: false,
+      reason: `is outside ${where}: a manifest reads only files inside the folder given with -f`,
+    };
+  }
+  let real: string;
+  try {
+    real = await realpath(lexical);
+  } catch (error) {
+    const notFound = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return { ok: false, reason: describeFsError(error), ...(notFound ? { notFound: true as const } : {}) };
+  }
+  if (!isInside(root.real, real)) {
+    return {
+      ok: false,
+      reason: `is a symbolic link that leads outside ${where}: a manifest reads only files inside it`,
+    };
+  }
+  const state = protectedFolders.find((p) => isInside(p.folder, lexical) || isInside(p.real, real));
+  if (state) {
+    return {
+      ok: false,
+      reason: `is in Converge's state folder (${state.display}), which a manifest may never read`,
+    };
+  }
+  return { ok: true, real };
+}
+
+export function confinedFileReader(options: ConfinementOptions): ManifestFileReader {
+  const { cache } = options;
   return async (reference, maxBytes) => {
-    if (path.isAbsolute(reference)) {
-      return refused(`is an absolute path: name a file inside ${where}, relative to the manifest file`);
-    }
-    const lexical = path.resolve(base, reference);
-    if (!isInside(root.folder, lexical)) {
-      return refused(`is outside ${where}: a manifest reads only files inside the folder given with -f`);
-    }
-    let real: string;
-    try {
-      real = await realpath(lexical);
-    } catch (error) {
-      const notFound = (error as NodeJS.ErrnoException).code === 'ENOENT';
-      return { ok: false, reason: describeFsError(error), ...(notFound ? { notFound: true as const } : {}) };
-    }
-    if (!isInside(root.real, real)) {
-      return refused(`is a symbolic link that leads outside ${where}: a manifest reads only files inside it`);
-    }
-    const state = protectedFolders.find((p) => isInside(p.folder, lexical) || isInside(p.real, real));
-    if (state) {
-      return refused(`is in Converge's state folder (${state.display}), which a manifest may never read`);
-    }
-    const key = `${maxBytes}\u0000${real}`;
+    const confined = await confine(options, reference);
+    if (!confined.ok) return confined;
+    const key = `${maxBytes}\u0000${confined.real}`;
     let pending = cache.get(key);
     if (!pending) {
-      pending = readTextFile(real, maxBytes);
+      pending = readTextFile(confined.real, maxBytes);
       cache.set(key, pending);
     }
     return pending;
   };
-}
-
-function refused(reason: string): ManifestFileResult {
-  return { ok: false, reason };
 }
 
 /** Whether `child` is `parent` or lies under it (both absolute and normalised). */

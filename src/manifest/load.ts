@@ -6,7 +6,13 @@ import path from 'node:path';
 import { isMap } from 'yaml';
 import { type AllowList, allowListFrom } from '../common/allow-list.js';
 import { builtinKinds, type ValidDocument } from './builtins.js';
-import { confinedFileReader, type ManifestFileReader, stateFolders } from './confined-files.js';
+import {
+  confine,
+  confinedFileReader,
+  type ConfinementOptions,
+  type ManifestFileReader,
+  stateFolders,
+} from './confined-files.js';
 import { crossCheck } from './crosscheck.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
 import { envAccess, type EnvLookup } from './env-access.js';
@@ -69,15 +75,21 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     const parsed = parseManifestText(file.display, read.text);
     problems.push(...parsed.problems);
     // One reader per file: `${file:}` and the files kinds read later follow the same rules.
-    const readFile = confinedFileReader({
+    const confinement: ConfinementOptions = {
       root: file.root,
       base: path.dirname(file.absolute),
       protectedFolders,
       cache: referencedFiles,
-    });
+    };
+    const readFile = confinedFileReader(confinement);
     const sources = interpolationSources(file.display, readEnv, readFile);
     for (const document of parsed.documents) {
-      const documentProblems = await loadDocument(document, sources, readFile, { kinds, services }, manifest);
+      const documentProblems = await loadDocument(
+        document,
+        { sources, confinement, readFile },
+        { kinds, services },
+        manifest,
+      );
       problems.push(...documentProblems);
       if (documentProblems.length > 0) {
         const name = connectionName(document);
@@ -93,8 +105,11 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 
 async function loadDocument(
   { doc, positions }: ParsedDocument,
-  sources: InterpolationSources,
-  readFile: ManifestFileReader,
+  {
+    sources,
+    confinement,
+    readFile,
+  }: { sources: InterpolationSources; confinement: ConfinementOptions; readFile: ManifestFileReader },
   { kinds, services }: { kinds: readonly ManifestKind[]; services: readonly ManifestService[] },
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
@@ -135,6 +150,9 @@ async function loadDocument(
   const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
   if (builtin) return builtin.collect(document, positions, manifest);
   const { metadata } = document;
+  const kind = kinds.find((k) => k.kind === document.kind);
+  const refusedFiles = await refusedLocalFiles(kind, document, confinement, positions);
+  if (refusedFiles.length > 0) return refusedFiles;
   const resource: ManifestResource = {
     kind: document.kind,
     name: metadata.name,
@@ -145,7 +163,7 @@ async function loadDocument(
     sensitivePointers,
     readFile,
   };
-  const namespaceField = kinds.find((k) => k.kind === document.kind)?.namespaceField ?? 'namespace';
+  const namespaceField = kind?.namespaceField ?? 'namespace';
   const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
   if (typeof namespace === 'string') resource.namespace = namespace;
   if (metadata.connection !== undefined) resource.connection = metadata.connection;
@@ -153,6 +171,31 @@ async function loadDocument(
   if (metadata.ensure === 'absent') resource.ensure = 'absent';
   manifest.resources.push(resource);
   return [];
+}
+
+/**
+ * The local files a document names (a job's `specFile`) that it may not read: refused here, at the
+ * value, so a manifest that names `/etc/passwd` fails before any service is contacted. Files that do
+ * not exist are the kind's to report when it reads them.
+ */
+async function refusedLocalFiles(
+  kind: ManifestKind | undefined,
+  document: ValidDocument,
+  confinement: ConfinementOptions,
+  positions: ParsedDocument['positions'],
+): Promise<ManifestProblem[]> {
+  const problems: ManifestProblem[] = [];
+  for (const field of kind?.localFiles ?? []) {
+    const reference = document.spec?.[field];
+    if (typeof reference !== 'string') continue;
+    const confined = await confine(confinement, reference);
+    if (confined.ok || ('notFound' in confined && confined.notFound)) continue;
+    problems.push({
+      position: positions.locate(`/spec/${field}`),
+      message: `spec.${field}: ${reference} ${confined.reason}`,
+    });
+  }
+  return problems;
 }
 
 /** `metadata.name` of a `kind: Connection` document, read from the AST (the document may be invalid). */

@@ -238,6 +238,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     description: '1 to 90 letters, digits, "-" or "_"; unique in the organization',
   }),
   specSchema: WorkspaceSpecSchema,
+  localFiles: ['state'],
   ownership: 'marker',
   effectiveNamespace: (key, settings) => organizationIn(key, settings),
   options: [
