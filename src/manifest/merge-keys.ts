@@ -8,7 +8,6 @@
  * map win over merged ones, and of several merged maps the earlier wins.
  */
 import {
-  type Alias,
   type Document,
   isAlias,
   isMap,
@@ -20,16 +19,13 @@ import {
   visit,
   type YAMLMap,
 } from 'yaml';
+import { aliasTargets, dealias } from './aliases.js';
 import { keyName } from './positions.js';
 
 /** With `merge` on, yaml gives a plain `<<` key a symbol for a value (a quoted "<<" stays a string). */
 export function isMergePair(pair: Pair<unknown, unknown>): boolean {
   const key = pair.key;
   return isScalar(key) && typeof key.value === 'symbol' && key.value.description === '<<';
-}
-
-function dealias(doc: Document.Parsed, node: unknown): unknown {
-  return isAlias(node) ? node.resolve(doc) : node;
 }
 
 /**
@@ -72,17 +68,11 @@ export function effectivePairs(doc: Document.Parsed, map: YAMLMap): Map<string, 
 export function expansionExceeds(doc: Document.Parsed, limit: number): boolean {
   const root = doc.contents as Node | null;
   if (!root) return false;
-  // Each alias stands for the last anchor of its name before it, as yaml resolves it; one pass.
-  const targets = new Map<Alias, Node>();
-  const anchors = new Map<string, Node>();
+  const targets = aliasTargets(doc);
   let ownNodes = 0;
   visit(doc, {
-    Node(_key, node) {
+    Node() {
       ownNodes++;
-      if (isAlias(node)) {
-        const target = anchors.get(node.source);
-        if (target) targets.set(node, target);
-      } else if (node.anchor) anchors.set(node.anchor, node);
     },
   });
   const cap = ownNodes + limit;

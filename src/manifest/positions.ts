@@ -4,6 +4,7 @@
  * they are right for every document of a multi-document file.
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import { aliasTargets } from './aliases.js';
 import { effectivePairs } from './merge-keys.js';
 import { splitPointer } from './pointer.js';
 import type { SourcePosition } from './types.js';
@@ -83,7 +84,7 @@ export class DocumentPositions {
   private dealias(node: Node | null): Node | null {
     // Pointers into an aliased collection continue inside the anchored node. One step is enough:
     // an alias never points at another alias.
-    return isAlias(node) ? ((node.resolve(this.doc) as Node | undefined) ?? node) : node;
+    return isAlias(node) ? ((aliasTargets(this.doc).get(node) as Node | undefined) ?? node) : node;
   }
 }
 

@@ -10,6 +10,7 @@
  * The walk uses an explicit stack, not recursion, so depth alone cannot overflow the call stack.
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Scalar } from 'yaml';
+import { aliasTargets, dealias } from './aliases.js';
 import { expandReferences, type InterpolationSources, mayNeedExpansion } from './interpolate.js';
 import { effectivePairs, isMergePair, mergeSources } from './merge-keys.js';
 import { joinPointer } from './pointer.js';
@@ -82,7 +83,7 @@ export async function prepareDocument(
     if (isAlias(node)) {
       result.hasAliases = true;
       result.firstAlias ??= node;
-      const target = node.resolve(doc);
+      const target = aliasTargets(doc).get(node);
       if (target && ancestors.has(target)) {
         reject(node, `alias *${node.source} refers to a value that contains it, which would make a cycle`);
       }
@@ -191,7 +192,7 @@ export function interpolatedPointersThroughAliases(
   const stack: { node: Node; pointer: string }[] = [{ node: root, pointer: '' }];
   while (stack.length > 0) {
     const { node: maybeAlias, pointer } = stack.pop()!;
-    const node = isAlias(maybeAlias) ? (maybeAlias.resolve(doc) as Node | undefined) : maybeAlias;
+    const node = dealias(doc, maybeAlias) as Node | undefined;
     if (!node) continue;
     if (isScalar(node)) {
       if (scalars.has(node)) pointers.add(pointer);
