@@ -150,6 +150,8 @@ const env = {
   // Without slapd the configuration still validates, plans and applies; only login needs a server.
   DEMO_LDAP_URL: directory?.server.url ?? 'ldap://127.0.0.1:389',
   DEMO_LDAP_BINDPASS: directory?.seed.bind.password ?? 'demo-bind-password',
+  // The manifest reads only the variables the operator exposes: exactly the three it uses.
+  CONVERGE_ALLOW_ENV: 'USER_TEAM_LABEL,DEMO_LDAP_URL,DEMO_LDAP_BINDPASS',
 };
 let failed = false;
 try {

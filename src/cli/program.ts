@@ -42,6 +42,14 @@ const fileOption = () =>
   new Option('-f, --file <path>', 'manifest file or folder (repeatable; folders are read recursively)')
     .argParser(collect)
     .default([] as string[], 'none');
+/** Variables `${env:NAME}` may read, beside CONVERGE_ALLOW_ENV; nothing else is readable. */
+const allowEnvOption = () =>
+  new Option(
+    '--allow-env <name>',
+    'let ${env:NAME} read this variable (a name or glob like DEMO_*; repeatable, commas allowed); adds to CONVERGE_ALLOW_ENV',
+  )
+    .argParser(collect)
+    .default([] as string[], 'none');
 const parallelismOption = () =>
   new Option('--parallelism <n>', 'how many requests may run at once').argParser(positiveInt).default(10);
 const timeoutOption = () =>
@@ -85,15 +93,22 @@ export function buildProgram(
     .command('validate')
     .description('check the manifest (syntax, schema, references between files); contacts no service')
     .addOption(fileOption())
+    .addOption(allowEnvOption())
     .addOption(allowAddressOption())
-    .action(async (opts: { file: string[]; allowAddress: string[] }) =>
-      setExit(await validateCommand(opts.file, io, catalog, { allowAddresses: opts.allowAddress })),
+    .action(async (opts: { file: string[]; allowEnv: string[]; allowAddress: string[] }) =>
+      setExit(
+        await validateCommand(opts.file, io, catalog, {
+          allowEnv: opts.allowEnv,
+          allowAddresses: opts.allowAddress,
+        }),
+      ),
     );
 
   program
     .command('plan')
     .description('show what apply would change, attribute by attribute')
     .addOption(fileOption())
+    .addOption(allowEnvOption())
     .option('--json', 'print the plan as one JSON object (stable, with format_version)')
     .option('--markdown', 'print the plan as markdown for a pull-request comment')
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
@@ -113,6 +128,7 @@ export function buildProgram(
     .description('plan, confirm, and make live state match the manifest; or apply a saved plan FILE')
     .argument('[planfile]', 'a plan saved with `converge plan -out FILE`')
     .addOption(fileOption())
+    .addOption(allowEnvOption())
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
     .option('--prune', 'also delete objects Converge owns that the manifest no longer declares');
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.

@@ -3,6 +3,7 @@
  * desired objects with complete keys, and plan against live state. Nothing here is written to a
  * service.
  */
+import { allowListFrom } from '../common/allow-list.js';
 import { loadManifest } from '../manifest/index.js';
 import {
   formatPosition,
@@ -81,6 +82,8 @@ export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: S
 
 /** What the operator exposes to the manifest from outside it (flags of validate, plan and apply). */
 export interface ManifestAccess {
+  /** `--allow-env`, beside CONVERGE_ALLOW_ENV: the variables `${env:NAME}` may read. */
+  allowEnv?: readonly string[];
   /** `--allow-address`: where a Connection may send a token from outside the manifest. */
   allowAddresses?: readonly string[];
 }
@@ -96,6 +99,7 @@ export async function loadDesired(
     kinds: catalog.kinds,
     services: catalog.manifestServices,
     env,
+    allowEnv: allowListFrom(env.CONVERGE_ALLOW_ENV, access.allowEnv),
   });
   const untrusted = connectionAddressProblems(
     manifest.connections,

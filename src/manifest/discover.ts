@@ -4,8 +4,9 @@
  * relative path so that the same folder always loads (and reports errors) in the same order.
  */
 import type { Dirent } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { isInside, type ManifestRoot, manifestRoot, type ProtectedFolder } from './confined-files.js';
 import { describeFsError } from './text-file.js';
 import type { ManifestProblem } from './types.js';
 
@@ -13,6 +14,8 @@ export interface ManifestFile {
   /** The path as shown to the user: as given, or the given folder joined with the relative path. */
   display: string;
   absolute: string;
+  /** The folder this file may read files under: the folder given with -f, or the given file's folder. */
+  root: ManifestRoot;
 }
 
 export interface DiscoveryResult {
@@ -22,7 +25,12 @@ export interface DiscoveryResult {
 
 const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml']);
 
-export async function discoverManifestFiles(paths: readonly string[], cwd: string): Promise<DiscoveryResult> {
+/** `protectedFolders`: Converge's own state, which a link found in a folder may not lead into either. */
+export async function discoverManifestFiles(
+  paths: readonly string[],
+  cwd: string,
+  protectedFolders: readonly ProtectedFolder[] = [],
+): Promise<DiscoveryResult> {
   const files: ManifestFile[] = [];
   const problems: ManifestProblem[] = [];
   // A file named twice (directly and through its folder, say) is read once, at its first place.
@@ -47,14 +55,24 @@ export async function discoverManifestFiles(paths: readonly string[], cwd: strin
     }
     if (!isFolder) {
       // A file named explicitly is read whatever its extension: the user chose it.
-      add({ display, absolute });
+      add({ display, absolute, root: await manifestRoot(path.dirname(absolute), path.dirname(display)) });
       continue;
     }
+    const root = await manifestRoot(absolute, display);
     const found: string[] = [];
     const unreadable: string[] = [];
-    await collectManifestFiles(absolute, '', found, unreadable);
+    const leadingOut: string[] = [];
+    await collectManifestFiles(root, '', { found, unreadable, leadingOut }, protectedFolders);
     for (const relative of unreadable) {
       problems.push(pathProblem(path.join(display, relative), 'folder cannot be read'));
+    }
+    for (const relative of leadingOut) {
+      problems.push(
+        pathProblem(
+          path.join(display, relative),
+          `is a symbolic link that leads outside the manifest root (${display}) or into Converge's state: not read`,
+        ),
+      );
     }
     if (found.length === 0) {
       problems.push(pathProblem(display, 'folder has no .yaml or .yml files'));
@@ -63,7 +81,7 @@ export async function discoverManifestFiles(paths: readonly string[], cwd: strin
     // Plain code-unit order, not locale order, so the result is the same on every machine.
     found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     for (const relative of found) {
-      add({ display: path.join(display, relative), absolute: path.join(absolute, relative) });
+      add({ display: path.join(display, relative), absolute: path.join(absolute, relative), root });
     }
   }
   return { files, problems };
@@ -72,17 +90,20 @@ export async function discoverManifestFiles(paths: readonly string[], cwd: strin
 /**
  * Appends to `found` the manifest files under `folder`, as paths relative to the folder given by the
  * user. Hidden entries (dot-files and dot-folders such as `.git`) and `node_modules` are skipped.
- * Symbolic links to files are followed; links to folders are not, so a link cycle cannot loop.
+ * Symbolic links to files are followed when they stay inside the root (a link out is how a hostile
+ * manifest folder would make Converge read someone else's file); links to folders are not followed,
+ * so a link cycle cannot loop.
  */
 async function collectManifestFiles(
-  root: string,
+  root: ManifestRoot,
   relativeFolder: string,
-  found: string[],
-  unreadable: string[],
+  out: { found: string[]; unreadable: string[]; leadingOut: string[] },
+  protectedFolders: readonly ProtectedFolder[],
 ): Promise<void> {
+  const { found, unreadable, leadingOut } = out;
   let entries: Dirent[];
   try {
-    entries = await readdir(path.join(root, relativeFolder), { withFileTypes: true });
+    entries = await readdir(path.join(root.folder, relativeFolder), { withFileTypes: true });
   } catch {
     unreadable.push(relativeFolder);
     return;
@@ -91,15 +112,23 @@ async function collectManifestFiles(
     if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
     const relative = relativeFolder === '' ? entry.name : path.join(relativeFolder, entry.name);
     if (entry.isDirectory()) {
-      await collectManifestFiles(root, relative, found, unreadable);
+      await collectManifestFiles(root, relative, out, protectedFolders);
       continue;
     }
     if (!MANIFEST_EXTENSIONS.has(path.extname(entry.name).toLowerCase())) continue;
     if (entry.isFile()) {
       found.push(relative);
     } else if (entry.isSymbolicLink()) {
-      const target = await stat(path.join(root, relative)).catch(() => undefined);
-      if (target?.isFile()) found.push(relative);
+      const link = path.join(root.folder, relative);
+      const target = await stat(link).catch(() => undefined);
+      if (!target?.isFile()) continue;
+      const real = await realpath(link).catch(() => undefined);
+      const allowed =
+        real !== undefined &&
+        isInside(root.real, real) &&
+        !protectedFolders.some((p) => isInside(p.real, real));
+      if (allowed) found.push(relative);
+      else leadingOut.push(relative);
     }
   }
 }

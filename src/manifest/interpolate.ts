@@ -5,9 +5,12 @@
  * point at the exact value it came from.
  */
 
+import type { EnvLookup } from './env-access.js';
+
 export interface InterpolationSources {
-  env(name: string): string | undefined;
-  /** The contents of a file referenced from the manifest, or why it cannot be used. */
+  /** A variable the operator exposed, or why the manifest may not have it. */
+  env(name: string): EnvLookup;
+  /** The contents of a file inside the manifest root, or why it cannot be used. */
   file(reference: string): Promise<{ ok: true; text: string } | { ok: false; reason: string }>;
 }
 
@@ -58,13 +61,14 @@ export async function expandReferences(raw: string, sources: InterpolationSource
     index = end + 1;
 
     if (source === 'env' && ENV_NAME.test(argument)) {
-      const envValue = sources.env(argument);
-      if (envValue === undefined) {
-        errors.push(`environment variable ${argument} is not set (referenced as ${reference})`);
-        value += reference;
-      } else {
-        value += envValue;
+      const found = sources.env(argument);
+      if ('value' in found) {
+        value += found.value;
         interpolated = true;
+      } else {
+        const reason = 'refused' in found ? found.refused : `environment variable ${argument} is not set`;
+        errors.push(`${reason} (referenced as ${reference})`);
+        value += reference;
       }
     } else if (source === 'env') {
       errors.push(

@@ -18,6 +18,7 @@ export type ManifestKind = Pick<
       | 'namespaceSchema'
       | 'sensitive'
       | 'writeOnly'
+      | 'localFiles'
     >
   >;
 

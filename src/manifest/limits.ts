@@ -25,6 +25,13 @@ export const MAX_NESTING_DEPTH = 64;
  */
 export const MAX_ALIAS_COUNT = 100;
 
+/**
+ * How many values aliases and merge keys may add to a document that uses merge keys. A merge copies
+ * the anchored map (a plain alias shares it), so yaml's alias count alone would let a large anchor
+ * be copied a hundred times; a real manifest's merges add a few hundred values.
+ */
+export const MAX_MERGE_EXPANSION_NODES = 1_000_000;
+
 /** Limits read best in MiB; sizes near a limit need the exact count ("1048577 bytes", not "1 MiB"). */
 export function formatBytes(bytes: number): string {
   if (bytes % MiB === 0 && bytes > 0) return `${bytes / MiB} MiB`;

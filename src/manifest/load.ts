@@ -4,9 +4,18 @@
  */
 import path from 'node:path';
 import { isMap } from 'yaml';
+import { type AllowList, allowListFrom } from '../common/allow-list.js';
 import { builtinKinds, type ValidDocument } from './builtins.js';
+import {
+  confine,
+  confinedFileReader,
+  type ConfinementOptions,
+  type ManifestFileReader,
+  stateFolders,
+} from './confined-files.js';
 import { crossCheck } from './crosscheck.js';
-import { discoverManifestFiles, type ManifestFile, pathProblem } from './discover.js';
+import { discoverManifestFiles, pathProblem } from './discover.js';
+import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
@@ -24,7 +33,12 @@ export interface LoadManifestOptions {
   services?: readonly ManifestService[];
   /** Where `${env:NAME}` looks; defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** Folder that relative paths start from; defaults to `process.cwd()`. */
+  /**
+   * The variables `${env:NAME}` may read (names or globs). Default: those `CONVERGE_ALLOW_ENV` of
+   * `env` lists, so nothing unless the operator says so. Converge's credentials are never readable.
+   */
+  allowEnv?: AllowList;
+  /** Folder that relative paths (and the default state folder `.converge`) start from; defaults to `process.cwd()`. */
   cwd?: string;
 }
 
@@ -37,11 +51,14 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const services = options.services ?? servicesOfKinds(kinds);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
+  const readEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV));
+  // Converge's own state is never readable from a manifest, even when it lies inside the root.
+  const protectedFolders = await stateFolders(env, cwd);
   // Compile first: a broken kind schema is a programming error and should fail loudly, not per file.
   manifestValidator(kinds, services);
 
   const manifest: Manifest = { files: [], resources: [], connections: [], pruneScopes: [] };
-  const discovery = await discoverManifestFiles(paths, cwd);
+  const discovery = await discoverManifestFiles(paths, cwd, protectedFolders);
   const problems: ManifestProblem[] = [...discovery.problems];
   // A file referenced from many values is read once per load.
   const referencedFiles = new Map<string, Promise<TextFileResult>>();
@@ -57,9 +74,22 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     manifest.files.push(file.display);
     const parsed = parseManifestText(file.display, read.text);
     problems.push(...parsed.problems);
-    const sources = interpolationSources(file, env, referencedFiles);
+    // One reader per file: `${file:}` and the files kinds read later follow the same rules.
+    const confinement: ConfinementOptions = {
+      root: file.root,
+      base: path.dirname(file.absolute),
+      protectedFolders,
+      cache: referencedFiles,
+    };
+    const readFile = confinedFileReader(confinement);
+    const sources = interpolationSources(file.display, readEnv, readFile);
     for (const document of parsed.documents) {
-      const documentProblems = await loadDocument(document, sources, { kinds, services }, manifest);
+      const documentProblems = await loadDocument(
+        document,
+        { sources, confinement, readFile },
+        { kinds, services },
+        manifest,
+      );
       problems.push(...documentProblems);
       if (documentProblems.length > 0) {
         const name = connectionName(document);
@@ -75,7 +105,11 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 
 async function loadDocument(
   { doc, positions }: ParsedDocument,
-  sources: InterpolationSources,
+  {
+    sources,
+    confinement,
+    readFile,
+  }: { sources: InterpolationSources; confinement: ConfinementOptions; readFile: ManifestFileReader },
   { kinds, services }: { kinds: readonly ManifestKind[]; services: readonly ManifestService[] },
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
@@ -90,13 +124,16 @@ async function loadDocument(
   const prepared = await prepareDocument(doc, positions, sources);
   if (prepared.rejected) return prepared.problems;
 
-  const converted = documentToValue(doc, positions, prepared.firstAlias);
+  const converted = documentToValue(doc, positions, prepared.firstAlias, {
+    hasMergeKeys: prepared.hasMergeKeys,
+  });
   if (!converted.ok) return [...prepared.problems, converted.problem];
   const value = converted.value;
 
-  const sensitivePointers = prepared.hasAliases
-    ? interpolatedPointersThroughAliases(doc, prepared.interpolatedScalars)
-    : prepared.interpolatedPointers;
+  const sensitivePointers =
+    prepared.hasAliases || prepared.hasMergeKeys
+      ? interpolatedPointersThroughAliases(doc, prepared.interpolatedScalars)
+      : prepared.interpolatedPointers;
   const problems = [
     ...prepared.problems,
     ...validateDocument(value, {
@@ -113,6 +150,9 @@ async function loadDocument(
   const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
   if (builtin) return builtin.collect(document, positions, manifest, sensitivePointers);
   const { metadata } = document;
+  const kind = kinds.find((k) => k.kind === document.kind);
+  const refusedFiles = await refusedLocalFiles(kind, document, confinement, positions);
+  if (refusedFiles.length > 0) return refusedFiles;
   const resource: ManifestResource = {
     kind: document.kind,
     name: metadata.name,
@@ -121,8 +161,9 @@ async function loadDocument(
     source: positions.documentStart(),
     locate: (pointer) => positions.locate(pointer),
     sensitivePointers,
+    readFile,
   };
-  const namespaceField = kinds.find((k) => k.kind === document.kind)?.namespaceField ?? 'namespace';
+  const namespaceField = kind?.namespaceField ?? 'namespace';
   const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
   if (typeof namespace === 'string') resource.namespace = namespace;
   if (metadata.connection !== undefined) resource.connection = metadata.connection;
@@ -130,6 +171,31 @@ async function loadDocument(
   if (metadata.ensure === 'absent') resource.ensure = 'absent';
   manifest.resources.push(resource);
   return [];
+}
+
+/**
+ * The local files a document names (a job's `specFile`) that it may not read: refused here, at the
+ * value, so a manifest that names `/etc/passwd` fails before any service is contacted. Files that do
+ * not exist are the kind's to report when it reads them.
+ */
+async function refusedLocalFiles(
+  kind: ManifestKind | undefined,
+  document: ValidDocument,
+  confinement: ConfinementOptions,
+  positions: ParsedDocument['positions'],
+): Promise<ManifestProblem[]> {
+  const problems: ManifestProblem[] = [];
+  for (const field of kind?.localFiles ?? []) {
+    const reference = document.spec?.[field];
+    if (typeof reference !== 'string') continue;
+    const confined = await confine(confinement, reference);
+    if (confined.ok || ('notFound' in confined && confined.notFound)) continue;
+    problems.push({
+      position: positions.locate(`/spec/${field}`),
+      message: `spec.${field}: ${reference} ${confined.reason}`,
+    });
+  }
+  return problems;
 }
 
 /** `metadata.name` of a `kind: Connection` document, read from the AST (the document may be invalid). */
@@ -140,23 +206,16 @@ function connectionName({ doc }: ParsedDocument): string | undefined {
 }
 
 function interpolationSources(
-  file: ManifestFile,
-  env: NodeJS.ProcessEnv,
-  cache: Map<string, Promise<TextFileResult>>,
+  display: string,
+  env: (name: string) => EnvLookup,
+  readFile: ManifestFileReader,
 ): InterpolationSources {
   return {
-    // Own properties only: `${env:constructor}` must not find Object.prototype.constructor.
-    env: (name) => (Object.hasOwn(env, name) ? env[name] : undefined),
+    env,
     async file(reference) {
       // Relative to the manifest file's folder, not to where the CLI runs.
-      const absolute = path.resolve(path.dirname(file.absolute), reference);
-      const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(file.display), reference);
-      let pending = cache.get(absolute);
-      if (!pending) {
-        pending = readTextFile(absolute, MAX_INTERPOLATED_FILE_BYTES);
-        cache.set(absolute, pending);
-      }
-      const result = await pending;
+      const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(display), reference);
+      const result = await readFile(reference, MAX_INTERPOLATED_FILE_BYTES);
       return result.ok ? result : { ok: false, reason: `${shown} ${result.reason}` };
     },
   };

@@ -40,7 +40,9 @@ export function parseManifestText(file: string, text: string): ParsedFile {
     schema: 'core',
     // YAML 1.1 extras (!!binary, !!set, !!timestamp...) are not manifest values.
     resolveKnownTags: false,
-    merge: false,
+    // Merge keys (`<<: *defaults`) are ordinary YAML in Kubernetes-style manifests. prepare.ts checks
+    // what they merge, and to-value.ts bounds how far they expand.
+    merge: true,
     // yaml's duplicate-key check compares each key with every earlier one (100k keys took minutes);
     // prepare.ts checks duplicates with a Set instead.
     uniqueKeys: false,

@@ -4,6 +4,8 @@
  * they are right for every document of a multi-document file.
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
+import { aliasTargets } from './aliases.js';
+import { effectivePairs } from './merge-keys.js';
 import { splitPointer } from './pointer.js';
 import type { SourcePosition } from './types.js';
 
@@ -66,7 +68,8 @@ export class DocumentPositions {
     for (const segment of splitPointer(pointer)) {
       const node = this.dealias(target.node);
       if (isMap(node)) {
-        const pair = node.items.find((item) => keyName(item) === segment);
+        // A merged value (`<<: *defaults`) is where the anchored map writes it.
+        const pair = effectivePairs(this.doc, node).get(segment);
         if (!pair?.value) return { ...target, complete: false };
         target = { node: pair.value as Node, key: pair.key as Node, complete: true };
       } else if (isSeq(node) && /^\d+$/.test(segment) && Number(segment) < node.items.length) {
@@ -81,7 +84,7 @@ export class DocumentPositions {
   private dealias(node: Node | null): Node | null {
     // Pointers into an aliased collection continue inside the anchored node. One step is enough:
     // an alias never points at another alias.
-    return isAlias(node) ? ((node.resolve(this.doc) as Node | undefined) ?? node) : node;
+    return isAlias(node) ? ((aliasTargets(this.doc).get(node) as Node | undefined) ?? node) : node;
   }
 }
 

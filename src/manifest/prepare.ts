@@ -4,11 +4,15 @@
  *   object prototypes (`__proto__`, `constructor`, `prototype`), duplicate keys, non-string keys,
  *   and aliases that point into themselves (they would make a cyclic object);
  * - expands `${env:...}` / `${file:...}` in string values in place, so that positions stay exact
- *   and aliases of an interpolated value get the expanded text too.
+ *   and aliases of an interpolated value get the expanded text too;
+ * - checks merge keys (`<<`): each merges a map, an alias of one, or a list of them. The anchored
+ *   maps are checked where they are written, so their keys meet the same rules.
  * The walk uses an explicit stack, not recursion, so depth alone cannot overflow the call stack.
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Scalar } from 'yaml';
+import { aliasTargets, dealias } from './aliases.js';
 import { expandReferences, type InterpolationSources, mayNeedExpansion } from './interpolate.js';
+import { effectivePairs, isMergePair, mergeSources } from './merge-keys.js';
 import { joinPointer } from './pointer.js';
 import { type DocumentPositions, keyName } from './positions.js';
 import type { ManifestProblem } from './types.js';
@@ -24,6 +28,8 @@ export interface PreparedDocument {
   /** Pointers of interpolated values, found without following aliases. */
   interpolatedPointers: Set<string>;
   hasAliases: boolean;
+  /** Whether a map merges others (`<<`): its expansion is bounded before conversion. */
+  hasMergeKeys: boolean;
   /** The first alias, where an alias-bomb error points. */
   firstAlias?: Node;
 }
@@ -55,6 +61,7 @@ export async function prepareDocument(
     failedPointers: new Set(),
     interpolatedPointers: new Set(),
     hasAliases: false,
+    hasMergeKeys: false,
   };
   const reject = (node: Node | null | undefined, message: string) => {
     result.problems.push({ position: positions.ofNode(node), message });
@@ -76,7 +83,7 @@ export async function prepareDocument(
     if (isAlias(node)) {
       result.hasAliases = true;
       result.firstAlias ??= node;
-      const target = node.resolve(doc);
+      const target = aliasTargets(doc).get(node);
       if (target && ancestors.has(target)) {
         reject(node, `alias *${node.source} refers to a value that contains it, which would make a cycle`);
       }
@@ -112,6 +119,30 @@ export async function prepareDocument(
       const seen = new Map<string, Node>();
       for (const pair of node.items) {
         const key = pair.key as Node | null;
+        if (isMergePair(pair)) {
+          result.hasMergeKeys = true;
+          if (seen.has('<<')) {
+            reject(
+              key,
+              `duplicate merge key "<<" (first on line ${positions.ofNode(seen.get('<<')).line}): merge several maps with <<: [*a, *b]`,
+            );
+            continue;
+          }
+          seen.set('<<', key!);
+          if (!mergeSources(doc, pair.value)) {
+            reject(
+              (pair.value as Node | null) ?? key,
+              'a merge key "<<" takes a mapping, an alias of one (<<: *defaults), or a list of them (<<: [*a, *b])',
+            );
+            continue;
+          }
+          // Merged keys land in this map: interpolation in an inline merged map is recorded here.
+          const value = pair.value as Node;
+          for (const item of isSeq(value) ? value.items : [value]) {
+            if (item) children.push({ node: item as Node, pointer });
+          }
+          continue;
+        }
         const name = keyName(pair);
         if (!isScalar(key) || name === undefined) {
           reject(key ?? node, 'keys must be plain strings (not empty, not collections or aliases)');
@@ -147,8 +178,8 @@ export async function prepareDocument(
 }
 
 /**
- * Pointers of every place an interpolated value shows up once aliases are followed: `token: *tok`
- * is as secret as the anchored value. Only needed for documents that use aliases, and only called
+ * Pointers of every place an interpolated value shows up once aliases and merge keys are followed:
+ * `token: *tok` is as secret as the anchored value. Only needed for documents that use aliases, and only called
  * after yaml's toJS has accepted the document (so the alias expansion is known to be bounded).
  */
 export function interpolatedPointersThroughAliases(
@@ -161,15 +192,14 @@ export function interpolatedPointersThroughAliases(
   const stack: { node: Node; pointer: string }[] = [{ node: root, pointer: '' }];
   while (stack.length > 0) {
     const { node: maybeAlias, pointer } = stack.pop()!;
-    const node = isAlias(maybeAlias) ? (maybeAlias.resolve(doc) as Node | undefined) : maybeAlias;
+    const node = dealias(doc, maybeAlias) as Node | undefined;
     if (!node) continue;
     if (isScalar(node)) {
       if (scalars.has(node)) pointers.add(pointer);
     } else if (isMap(node)) {
-      for (const pair of node.items) {
-        const name = keyName(pair);
-        if (name !== undefined && pair.value)
-          stack.push({ node: pair.value as Node, pointer: joinPointer(pointer, name) });
+      // Merged keys too: `<<: *with-secret` carries the anchored map's secrets into this one.
+      for (const [name, pair] of effectivePairs(doc, node)) {
+        if (pair.value) stack.push({ node: pair.value as Node, pointer: joinPointer(pointer, name) });
       }
     } else if (isSeq(node)) {
       node.items.forEach((item, index) => {

@@ -5,7 +5,8 @@
  * aliases can nest a value deeper than the text shows.
  */
 import type { Document, Node } from 'yaml';
-import { MAX_ALIAS_COUNT, MAX_NESTING_DEPTH } from './limits.js';
+import { MAX_ALIAS_COUNT, MAX_MERGE_EXPANSION_NODES, MAX_NESTING_DEPTH } from './limits.js';
+import { expansionExceeds } from './merge-keys.js';
 import type { DocumentPositions } from './positions.js';
 import type { ManifestProblem } from './types.js';
 
@@ -15,8 +16,16 @@ export function documentToValue(
   doc: Document.Parsed,
   positions: DocumentPositions,
   firstAlias: Node | undefined,
+  { hasMergeKeys = false }: { hasMergeKeys?: boolean } = {},
 ): ToValueResult {
   const aliasPosition = positions.ofNode(firstAlias ?? doc.contents);
+  const bomb: ManifestProblem = {
+    position: aliasPosition,
+    message: `aliases expand to too much data (more than ${MAX_ALIAS_COUNT} times the anchored values); is this a YAML "billion laughs" bomb?`,
+  };
+  // A merge copies the anchored map where a plain alias shares it: bound the copies before yaml
+  // makes them, or a large anchor merged a hundred times fills memory before yaml's count stops it.
+  if (hasMergeKeys && expansionExceeds(doc, MAX_MERGE_EXPANSION_NODES)) return { ok: false, problem: bomb };
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -24,15 +33,7 @@ export function documentToValue(
     if (error instanceof RangeError) {
       return { ok: false, problem: { position: aliasPosition, message: tooDeep() } };
     }
-    if (error instanceof ReferenceError && /alias/i.test(error.message)) {
-      return {
-        ok: false,
-        problem: {
-          position: aliasPosition,
-          message: `aliases expand to too much data (more than ${MAX_ALIAS_COUNT} times the anchored values); is this a YAML "billion laughs" bomb?`,
-        },
-      };
-    }
+    if (error instanceof ReferenceError && /alias/i.test(error.message)) return { ok: false, problem: bomb };
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, problem: { position: positions.ofNode(doc.contents), message: `YAML: ${message}` } };
   }

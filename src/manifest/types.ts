@@ -5,6 +5,7 @@
  */
 
 import { formatPosition, type ServiceName, type SourcePosition } from '../common/types.js';
+import type { ManifestFileReader } from './confined-files.js';
 
 export { formatPosition, type ServiceName, type SourcePosition };
 
@@ -49,6 +50,12 @@ export interface ManifestResource {
    * variable's value unless the variable is marked sensitive.
    */
   sensitivePointers: ReadonlySet<string>;
+  /**
+   * Reads a file this document names (a job's `specFile`, a workspace's state file), relative to the
+   * manifest file, with the rules of `${file:}`: only inside the manifest root once symbolic links are
+   * resolved, never Converge's state folder, at most `maxBytes`. Kinds read local files only this way.
+   */
+  readFile: ManifestFileReader;
 }
 
 /** A named connection declared in the manifest (`kind: Connection`). */

@@ -188,6 +188,13 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    * value, and shows a changed one as `(sensitive value changed)`.
    */
   readonly writeOnly?: readonly string[];
+  /**
+   * Spec fields that name a local file, relative to the manifest (`specFile`, `state`), as top-level
+   * field names. The manifest layer refuses, at load and at the value's line, any that lies outside
+   * the manifest root or in Converge's state folder, so no service is contacted for such a manifest;
+   * the kind reads them later through `resource.readFile`, under the same rules.
+   */
+  readonly localFiles?: readonly string[];
 
   /**
    * Manifest rules JSON Schema says poorly (fields that exclude each other), checked by `validate`

@@ -37,7 +37,14 @@ async function converge(
   env: Record<string, string> = {},
   input?: string,
 ): Promise<CliResult> {
-  const runEnv = { ...sandbox.env(), CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1', ...env };
+  const runEnv = {
+    ...sandbox.env(),
+    CONVERGE_STATE_DIR: stateDir,
+    NO_COLOR: '1',
+    // The variables these manifests interpolate, exposed as an operator would.
+    CONVERGE_ALLOW_ENV: 'PLANTED_*,KEY,BINDPASS',
+    ...env,
+  };
   const result = await run(args, runEnv, undefined, input ?? '');
   outputs.push(result.stdout, result.stderr);
   return result;

@@ -603,6 +603,8 @@ export function runKindConformance(testCase: ConformanceCase): void {
         ...Object.fromEntries(Object.entries(env).filter(([name]) => !name.endsWith('_TOKEN'))),
         CONFORMANCE_TOKEN: planted,
         CONFORMANCE_SPEC_SECRET: specSecret,
+        // The manifest reads only the variables the operator exposes.
+        CONVERGE_ALLOW_ENV: 'CONFORMANCE_TOKEN,CONFORMANCE_SPEC_SECRET',
       };
       expect(
         secretEnv[`${envVarPrefix(kind.service)}_TOKEN`],

@@ -14,7 +14,7 @@ describe('connections', () => {
       'ca.pem': 'PEM\n',
       'roles.yaml': roleOn('web', 'east'),
     });
-    const manifest = await load(dir, ['.'], { env: { EAST_TOKEN: 'tok' } });
+    const manifest = await load(dir, ['.'], { env: { EAST_TOKEN: 'tok', CONVERGE_ALLOW_ENV: 'EAST_TOKEN' } });
     expect(manifest.connections).toEqual([
       {
         name: 'east',

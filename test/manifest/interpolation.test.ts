@@ -4,7 +4,10 @@ import { load, loadErrors, role, testRoleKind, writeTree } from './helpers.js';
 
 describe('expandReferences', () => {
   const sources: InterpolationSources = {
-    env: (name) => ({ A: 'alpha', B: 'beta', EMPTY: '' })[name],
+    env: (name) => {
+      const value = ({ A: 'alpha', B: 'beta', EMPTY: '' } as Record<string, string>)[name];
+      return value === undefined ? { missing: true } : { value };
+    },
     file: async (reference) =>
       reference === 'x.txt' ? { ok: true, text: 'X\n' } : { ok: false, reason: `${reference} not found` },
   };
@@ -51,7 +54,9 @@ spec:
 `,
       'infra/certs/ca.pem': '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n',
     });
-    const manifest = await load(dir, ['infra'], { env: { OWNER: 'ops', TOKEN: 's3cret' } });
+    const manifest = await load(dir, ['infra'], {
+      env: { OWNER: 'ops', TOKEN: 's3cret', CONVERGE_ALLOW_ENV: 'OWNER,TOKEN' },
+    });
     const [web] = manifest.resources;
     expect(web!.spec).toEqual({
       Description: 'owner ops / cert -----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n',
@@ -73,19 +78,21 @@ spec:
   });
 
   test('defaults to process.env', async () => {
-    const dir = writeTree({ 'a.yaml': role('a', '  Token: ${env:CONVERGE_TEST_TOKEN}\n') });
-    process.env.CONVERGE_TEST_TOKEN = 'from-process';
+    const dir = writeTree({ 'a.yaml': role('a', '  Token: ${env:CONVERGE_TEST_VALUE}\n') });
+    process.env.CONVERGE_TEST_VALUE = 'from-process';
+    process.env.CONVERGE_ALLOW_ENV = 'CONVERGE_TEST_VALUE';
     try {
       const manifest = await load(dir, ['a.yaml'], { env: undefined });
       expect(manifest.resources[0]!.spec.Token).toBe('from-process');
     } finally {
-      delete process.env.CONVERGE_TEST_TOKEN;
+      delete process.env.CONVERGE_TEST_VALUE;
+      delete process.env.CONVERGE_ALLOW_ENV;
     }
   });
 
   test('does not look up inherited properties of the env object', async () => {
     const dir = writeTree({ 'a.yaml': role('a', '  Token: ${env:constructor}\n') });
-    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+    expect(await loadErrors(dir, ['a.yaml'], { env: { CONVERGE_ALLOW_ENV: 'constructor' } })).toEqual([
       'a.yaml:7:10: environment variable constructor is not set (referenced as ${env:constructor})',
     ]);
   });
@@ -104,7 +111,8 @@ spec:
     - Name: "\${env:OK} \${env:MISSING_TWO}"
 `,
     });
-    expect(await loadErrors(dir, ['sub/a.yaml'], { env: { OK: 'ok' } })).toEqual([
+    const env = { OK: 'ok', CONVERGE_ALLOW_ENV: 'OK,MISSING_*' };
+    expect(await loadErrors(dir, ['sub/a.yaml'], { env })).toEqual([
       'sub/a.yaml:6:16: environment variable MISSING_ONE is not set (referenced as ${env:MISSING_ONE})',
       'sub/a.yaml:7:10: cannot use ${file:nope/key.txt}: sub/nope/key.txt not found',
       'sub/a.yaml:10:13: environment variable MISSING_TWO is not set (referenced as ${env:MISSING_TWO})',
@@ -133,14 +141,16 @@ spec:
       'a.yaml':
         'apiVersion: converge/v1\nkind: TestRole\nmetadata:\n  name: ${env:NAME}\nspec: { Description: x }\n',
     });
-    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+    expect(await loadErrors(dir, ['a.yaml'], { env: { CONVERGE_ALLOW_ENV: 'NAME' } })).toEqual([
       'a.yaml:4:9: environment variable NAME is not set (referenced as ${env:NAME})',
     ]);
   });
 
   test('schema errors never echo an interpolated value', async () => {
     const dir = writeTree({ 'a.yaml': role('a', '  Mode: ${env:SECRET}\n') });
-    const lines = await loadErrors(dir, ['a.yaml'], { env: { SECRET: 'hunter2' } });
+    const lines = await loadErrors(dir, ['a.yaml'], {
+      env: { SECRET: 'hunter2', CONVERGE_ALLOW_ENV: 'SECRET' },
+    });
     expect(lines).toEqual([
       'a.yaml:7:9: spec.Mode must be one of "read", "write", got (an interpolated value, not shown)',
     ]);
@@ -170,7 +180,7 @@ spec:
   Token: *token
 `,
     });
-    const manifest = await load(dir, ['a.yaml'], { env: { TOKEN: 't' } });
+    const manifest = await load(dir, ['a.yaml'], { env: { TOKEN: 't', CONVERGE_ALLOW_ENV: 'TOKEN' } });
     expect(manifest.resources[0]!.spec).toMatchObject({ Description: 't', Token: 't' });
     expect([...manifest.resources[0]!.sensitivePointers].sort()).toEqual([
       '/spec/Description',

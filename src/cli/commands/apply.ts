@@ -21,6 +21,8 @@ import { readingProgress } from './plan.js';
 
 export interface ApplyFlags {
   file: string[];
+  /** `--allow-env`: variables the manifest may read, beside CONVERGE_ALLOW_ENV. */
+  allowEnv?: string[];
   autoApprove?: boolean;
   prune?: boolean;
   parallelism: number;
@@ -86,6 +88,7 @@ export async function applyCommand(
     http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune,
+    allowEnv: flags.allowEnv ?? [],
     signal: interrupt.signal,
     options: flags.options ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),

@@ -15,6 +15,8 @@ import { planManifest } from '../workflow.js';
 
 export interface PlanFlags {
   file: string[];
+  /** `--allow-env`: variables the manifest may read, beside CONVERGE_ALLOW_ENV. */
+  allowEnv?: string[];
   json?: boolean;
   markdown?: boolean;
   detailedExitcode?: boolean;
@@ -49,6 +51,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
+    allowEnv: flags.allowEnv ?? [],
     ...(progress ? { onProgress: progress } : {}),
   });
   try {

@@ -10,11 +10,14 @@
  * The job Converge sends always carries the manifest's name as `ID`, its namespace as `Namespace`, and
  * the ownership marker in `Meta`, so prune can tell jobs Converge registered from anyone else's.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { Job } from '../../clients/scheduler.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
+import { readLocalFile, unreadableReason } from '../local-file.js';
+
+/** Largest job specification file read: far above any real job, and bounded all the same. */
+const MAX_JOB_SPEC_BYTES = 4 * 1024 * 1024;
 
 /** The `Meta` key (and value) that marks a job as registered by Converge. */
 export const OWNERSHIP_META_KEY = 'converge-managed';
@@ -237,14 +240,10 @@ export async function readJobSource(
       },
     ],
   });
-  const base = desired.resource ? path.dirname(desired.resource.source.file) : process.cwd();
-  let text: string;
-  try {
-    text = await readFile(path.resolve(base, file), 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return problem(code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? String(error)})`);
-  }
+  // Only inside the manifest root: a `specFile: /etc/passwd` would otherwise go to the parse endpoint.
+  const read = await readLocalFile(desired, file, MAX_JOB_SPEC_BYTES);
+  if (!read.ok) return problem(unreadableReason(read));
+  const text = read.text;
   if (text.trim() === '') return problem('the job specification is empty');
   if (!isJsonFile(file)) return { local: { file, text }, problems: [] };
   let parsed: unknown;

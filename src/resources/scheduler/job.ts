@@ -170,11 +170,16 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   }),
   effectiveNamespace: (key) => key.namespace ?? DEFAULT_JOB_NAMESPACE,
   nameSchema: Type.String({
-    // The service refuses spaces and NUL; `/` is how it names dispatched and periodic children.
-    pattern: '^[^\\s/\\u0000]{1,128}$',
-    description: 'the job ID: up to 128 characters, no spaces or "/"',
+    // The ID is a path segment of every job URL (`/v1/job/:job_id`), so what a path would read as
+    // structure is refused like every other kind's names: `.` and `..`, `/` (also how the service
+    // names dispatched and periodic children), `?`, `#`, `%`, whitespace (the service refuses
+    // spaces) and control characters (it refuses NUL).
+    pattern: '^(?!\\.\\.?$)[^\\s/?#%\\u0000-\\u001f\\u007f]{1,128}$',
+    description:
+      'the job ID: up to 128 characters, not "." or "..", without whitespace, control characters, "/", "?", "#" or "%"',
   }),
   specSchema: JobSpecSchema,
+  localFiles: ['specFile'],
   ownership: 'marker',
 
   validateSpec: jobSpecRules,

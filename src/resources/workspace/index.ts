@@ -238,6 +238,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     description: '1 to 90 letters, digits, "-" or "_"; unique in the organization',
   }),
   specSchema: WorkspaceSpecSchema,
+  localFiles: ['state'],
   ownership: 'marker',
   effectiveNamespace: (key, settings) => organizationIn(key, settings),
   options: [
@@ -253,7 +254,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const statePath = desired.spec.state;
     if (statePath === undefined || !desired.resource) return { desired, problems: [] };
     try {
-      const state = await readLocalState(desired.resource.source.file, statePath);
+      const state = await readLocalState(desired, statePath);
       return { desired: { ...desired, local: { state } satisfies WorkspaceLocal }, problems: [] };
     } catch (error) {
       return {

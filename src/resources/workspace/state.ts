@@ -5,8 +5,8 @@
  * workspace, so it needs nothing and only earns a note. Anything else would overwrite someone's state
  * (another lineage, the same serial with other content), so it is a plan problem, never a push.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+import type { ManifestResource } from '../../manifest/types.js';
+import { readLocalFile, unreadableReason } from '../local-file.js';
 import type { StateFileInfo } from '../../clients/workspaces/state-file.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import type { AttributeDiff } from '../contract.js';
@@ -24,19 +24,20 @@ export interface LocalState {
   info: StateFileInfo;
 }
 
-/** Reads and checks the state file a manifest names, relative to the manifest file's folder. */
-export async function readLocalState(manifestFile: string, statePath: string): Promise<LocalState> {
-  const absolute = path.resolve(path.dirname(manifestFile), statePath);
-  let text: string;
-  try {
-    text = await readFile(absolute, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(
-      `cannot read state file ${statePath}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(error))}`,
-    );
-  }
-  return { path: statePath, info: parseStateFile(text, statePath) };
+/** Largest state file read for seeding; states of large configurations run to tens of MiB. */
+const MAX_STATE_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads and checks the state file a manifest names, relative to the manifest file's folder and only
+ * inside the manifest root (the manifest's confined reader).
+ */
+export async function readLocalState(
+  desired: { resource?: ManifestResource },
+  statePath: string,
+): Promise<LocalState> {
+  const read = await readLocalFile(desired, statePath, MAX_STATE_FILE_BYTES);
+  if (!read.ok) throw new Error(`cannot read state file ${statePath}: ${unreadableReason(read)}`);
+  return { path: statePath, info: parseStateFile(read.text, statePath) };
 }
 
 export function describeState(s: { serial: number; lineage: string }): string {

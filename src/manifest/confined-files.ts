@@ -1,0 +1,154 @@
+/**
+ * Files a manifest may read: `${file:path}`, a Job's `specFile`, a Workspace's state file. A manifest
+ * may come from anyone (a pull request), so it reads only files inside its root (the folder given
+ * with `-f`, or the folder of a file given with `-f`), after resolving symbolic links, and never
+ * Converge's own state (the inventory and the state key), even when that lies inside the root, as it
+ * does when CI runs in the repository's top folder. Every refusal is decided before anything is read.
+ */
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { describeFsError, readTextFile, type TextFileResult } from './text-file.js';
+
+/** The folder a manifest file may read under. */
+export interface ManifestRoot {
+  /** Absolute, as given (symbolic links not resolved): what relative paths are compared with first. */
+  folder: string;
+  /** The same folder with symbolic links resolved: where a file must really be. */
+  real: string;
+  /** As the user gave it, for messages. */
+  display: string;
+}
+
+/** A failed read says why in words (without the path: the caller names the file as its user wrote it). */
+export type ManifestFileResult = TextFileResult | { ok: false; reason: string; notFound?: true };
+
+/** Reads a file named relative to one manifest file, within that file's root; at most `maxBytes`. */
+export type ManifestFileReader = (reference: string, maxBytes: number) => Promise<ManifestFileResult>;
+
+/** A folder no manifest may read from, however it names it. */
+export interface ProtectedFolder {
+  folder: string;
+  real: string;
+  display: string;
+}
+
+export interface ConfinementOptions {
+  root: ManifestRoot;
+  /** The manifest file's folder (absolute): relative references start there. */
+  base: string;
+  protectedFolders: readonly ProtectedFolder[];
+  /** Shared by every reader of one load, so a file named from many values is read once. */
+  cache: Map<string, Promise<TextFileResult>>;
+}
+
+/**
+ * Where a reference really leads, when a manifest may read it: refused when absolute, outside the
+ * root (by its text, then once symbolic links are resolved) or in Converge's state folder. Nothing is
+ * read; a file that does not exist is `notFound`.
+ */
+export async function confine(
+  { root, base, protectedFolders }: ConfinementOptions,
+  reference: string,
+): Promise<{ ok: true; real: string } | { ok: false; reason: string; notFound?: true }> {
+  const where = `the manifest root (${root.display})`;
+  if (path.isAbsolute(reference)) {
+    return {
+      ok: false,
+      reason: `is an absolute path: name a file inside ${where}, relative to the manifest file`,
+    };
+  }
+  const lexical = path.resolve(base, reference);
+  if (!isInside(root.folder, lexical)) {
+    return {
+      ok: false,
+      reason: `is outside ${where}: a manifest reads only files inside the folder given with -f`,
+    };
+  }
+  let real: string;
+  try {
+    real = await realpath(lexical);
+  } catch (error) {
+    const notFound = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return { ok: false, reason: describeFsError(error), ...(notFound ? { notFound: true as const } : {}) };
+  }
+  if (!isInside(root.real, real)) {
+    return {
+      ok: false,
+      reason: `is a symbolic link that leads outside ${where}: a manifest reads only files inside it`,
+    };
+  }
+  const state = protectedFolders.find((p) => isInside(p.folder, lexical) || isInside(p.real, real));
+  if (state) {
+    return {
+      ok: false,
+      reason: `is in Converge's state folder (${state.display}), which a manifest may never read`,
+    };
+  }
+  return { ok: true, real };
+}
+
+export function confinedFileReader(options: ConfinementOptions): ManifestFileReader {
+  const { cache } = options;
+  return async (reference, maxBytes) => {
+    const confined = await confine(options, reference);
+    if (!confined.ok) return confined;
+    const key = `${maxBytes}\u0000${confined.real}`;
+    let pending = cache.get(key);
+    if (!pending) {
+      pending = readTextFile(confined.real, maxBytes);
+      cache.set(key, pending);
+    }
+    return pending;
+  };
+}
+
+/** Whether `child` is `parent` or lies under it (both absolute and normalised). */
+export function isInside(parent: string, child: string): boolean {
+  const relative = path.relative(parent, child);
+  return (
+    relative === '' ||
+    (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative))
+  );
+}
+
+/** `folder` with symbolic links resolved; as it is when it does not exist (nothing under it can). */
+export async function realFolder(folder: string): Promise<string> {
+  try {
+    return await realpath(folder);
+  } catch {
+    return folder;
+  }
+}
+
+/**
+ * Converge's own state: `CONVERGE_STATE_DIR` (default `.converge` under `cwd`, as the inventory
+ * computes it), and the default `.converge` too, since an earlier run may have left its key there.
+ */
+export async function stateFolders(env: NodeJS.ProcessEnv, cwd: string): Promise<ProtectedFolder[]> {
+  const given = [env.CONVERGE_STATE_DIR || '.converge', '.converge'];
+  const folders: ProtectedFolder[] = [];
+  for (const display of new Set(given)) {
+    const folder = path.resolve(cwd, display);
+    folders.push({ folder, real: await realFolder(folder), display });
+  }
+  return folders;
+}
+
+/** A root for a manifest folder given with -f, or for the folder of a file given with -f. */
+export async function manifestRoot(folder: string, display: string): Promise<ManifestRoot> {
+  return { folder, real: await realFolder(folder), display };
+}
+
+/**
+ * The reader for objects that did not come from a manifest file (a program building Desired objects
+ * itself, the conformance suite): confined to the current folder, with the same rules.
+ */
+export async function currentFolderReader(env: NodeJS.ProcessEnv = process.env): Promise<ManifestFileReader> {
+  const cwd = process.cwd();
+  return confinedFileReader({
+    root: await manifestRoot(cwd, '.'),
+    base: cwd,
+    protectedFolders: await stateFolders(env, cwd),
+    cache: new Map(),
+  });
+}

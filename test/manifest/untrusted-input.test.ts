@@ -1,0 +1,267 @@
+/**
+ * A manifest may come from anyone (a pull request) while the process holds Converge's tokens: it
+ * reads only the variables the operator exposes and only files inside its root, never Converge's
+ * credentials or state. YAML merge keys work, with every guard of plain aliases kept.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { allowListFrom } from '../../src/common/allow-list.js';
+import { readLocalFile } from '../../src/resources/local-file.js';
+import { load, loadErrors, role, writeTree } from './helpers.js';
+
+const head = 'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: a }\n';
+
+describe('${file:} stays inside the manifest root', () => {
+  test('an absolute path is refused, and the file is not read', async () => {
+    const dir = writeTree({ 'a.yaml': role('a', '  Token: ${file:/etc/hostname}\n') });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toEqual([
+      'a.yaml:7:10: cannot use ${file:/etc/hostname}: /etc/hostname is an absolute path: name a file inside the manifest root (.), relative to the manifest file',
+    ]);
+  });
+
+  test('".." that leaves the root is refused, even when the file exists', async () => {
+    const dir = writeTree({
+      'outside.txt': 'outside',
+      'infra/a.yaml': role('a', '  Token: ${file:../outside.txt}\n'),
+    });
+    expect(await loadErrors(dir, ['infra'])).toEqual([
+      'infra/a.yaml:7:10: cannot use ${file:../outside.txt}: outside.txt is outside the manifest root (infra): a manifest reads only files inside the folder given with -f',
+    ]);
+    // ".." that stays inside the root is fine.
+    const inside = writeTree({
+      'infra/ca.pem': 'pem',
+      'infra/roles/a.yaml': role('a', '  Token: ${file:../ca.pem}\n'),
+    });
+    expect((await load(inside, ['infra'])).resources[0]!.spec.Token).toBe('pem');
+  });
+
+  test('the root of a file given with -f is its folder', async () => {
+    const dir = writeTree({
+      'secret.txt': 'secret',
+      'infra/a.yaml': role('a', '  Token: ${file:../secret.txt}\n'),
+    });
+    expect(await loadErrors(dir, ['infra/a.yaml'])).toEqual([
+      'infra/a.yaml:7:10: cannot use ${file:../secret.txt}: secret.txt is outside the manifest root (infra): a manifest reads only files inside the folder given with -f',
+    ]);
+  });
+
+  test('a symbolic link inside the root that leads out is refused; one that stays inside is read', async () => {
+    const outside = writeTree({ hostname: 'the-host\n' });
+    const dir = writeTree({
+      'a.yaml': role('a', '  Token: ${file:link.txt}\n  Policies: [{ Name: "${file:inner.txt}" }]\n'),
+      'real.txt': 'inner',
+    });
+    fs.symlinkSync(path.join(outside, 'hostname'), path.join(dir, 'link.txt'));
+    fs.symlinkSync('real.txt', path.join(dir, 'inner.txt'));
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toEqual([
+      'a.yaml:7:10: cannot use ${file:link.txt}: link.txt is a symbolic link that leads outside the manifest root (.): a manifest reads only files inside it',
+    ]);
+    expect(lines.join('\n')).not.toContain('the-host');
+    fs.rmSync(path.join(dir, 'link.txt'));
+    fs.writeFileSync(path.join(dir, 'link.txt'), 'x');
+    expect((await load(dir, ['a.yaml'])).resources[0]!.spec.Policies).toEqual([{ Name: 'inner' }]);
+  });
+
+  test("Converge's state folder is never readable, even inside the root", async () => {
+    const dir = writeTree({
+      '.converge/state.key': 'ab'.repeat(32),
+      'ci-state/inventory.json': '{}',
+      'a.yaml': role(
+        'a',
+        '  Token: ${file:.converge/state.key}\n  Policies: [{ Name: "${file:./ci-state/inventory.json}" }]\n',
+      ),
+    });
+    // The default state folder (.converge under the current folder) and CONVERGE_STATE_DIR.
+    const lines = await loadErrors(dir, ['.'], { env: { CONVERGE_STATE_DIR: 'ci-state' } });
+    expect(lines).toEqual([
+      "a.yaml:7:10: cannot use ${file:.converge/state.key}: .converge/state.key is in Converge's state folder (.converge), which a manifest may never read",
+      "a.yaml:8:22: cannot use ${file:./ci-state/inventory.json}: ci-state/inventory.json is in Converge's state folder (ci-state), which a manifest may never read",
+    ]);
+    expect(lines.join('\n')).not.toContain('abab');
+  });
+
+  test('a manifest file found through a link that leads out of the folder is refused', async () => {
+    const outside = writeTree({ 'other.yaml': role('other') });
+    const dir = writeTree({ 'a.yaml': role('a') });
+    fs.symlinkSync(path.join(outside, 'other.yaml'), path.join(dir, 'linked.yaml'));
+    expect(await loadErrors(dir, ['.'])).toEqual([
+      "linked.yaml: is a symbolic link that leads outside the manifest root (.) or into Converge's state: not read",
+    ]);
+  });
+
+  test('an object that did not come from a manifest file reads within the current folder', async () => {
+    const read = await readLocalFile({}, '/etc/hostname', 1024);
+    expect(read).toMatchObject({ ok: false, reason: expect.stringContaining('is an absolute path') });
+    const missing = await readLocalFile({}, 'no-such-file.hcl', 1024);
+    expect(missing).toMatchObject({ ok: false, notFound: true });
+  });
+});
+
+describe('${env:} reads only what the operator exposes', () => {
+  const doc = (reference: string) => role('a', `  Token: "${reference}"\n`);
+
+  test('nothing is readable by default, set or not: the error names the variable and how to expose it', async () => {
+    const dir = writeTree({ 'a.yaml': doc('${env:HOME_SECRET}') });
+    const lines = await loadErrors(dir, ['a.yaml'], { env: { HOME_SECRET: 'do-not-print' } });
+    expect(lines).toEqual([
+      'a.yaml:7:10: environment variable HOME_SECRET is not exposed to the manifest: allow it with --allow-env HOME_SECRET or CONVERGE_ALLOW_ENV=HOME_SECRET (referenced as ${env:HOME_SECRET})',
+    ]);
+    expect(lines.join('\n')).not.toContain('do-not-print');
+    expect(await loadErrors(dir, ['a.yaml'], { env: {} })).toEqual(lines);
+  });
+
+  test('a glob exposes the names it matches, from CONVERGE_ALLOW_ENV or from the caller', async () => {
+    const dir = writeTree({ 'a.yaml': doc('${env:DEMO_X}') });
+    const env = { DEMO_X: 'x', CONVERGE_ALLOW_ENV: 'DEMO_*' };
+    expect((await load(dir, ['a.yaml'], { env })).resources[0]!.spec.Token).toBe('x');
+    const allowEnv = allowListFrom(undefined, ['OTHER,DEMO_*']);
+    expect((await load(dir, ['a.yaml'], { env: { DEMO_X: 'y' }, allowEnv })).resources[0]!.spec.Token).toBe(
+      'y',
+    );
+    expect(
+      await loadErrors(dir, ['a.yaml'], { env: { DEMO_X: 'x', CONVERGE_ALLOW_ENV: 'DEMO' } }),
+    ).toHaveLength(1);
+  });
+
+  test.each(['CONVERGE_REGISTRY_TOKEN', 'CONVERGE_SECRETS_TOKEN', 'CONVERGE_STATE_KEY'])(
+    '%s is never readable, even under *',
+    async (name) => {
+      const dir = writeTree({ 'a.yaml': doc(`\${env:${name}}`) });
+      const lines = await loadErrors(dir, ['a.yaml'], {
+        env: { [name]: 'the-credential', CONVERGE_ALLOW_ENV: '*' },
+      });
+      expect(lines).toEqual([
+        `a.yaml:7:10: environment variable ${name} is one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`,
+      ]);
+    },
+  );
+
+  test("a variable holding a credential's value is refused, and the value is not printed", async () => {
+    const token = 'registry-token-0123456789';
+    const dir = writeTree({ 'a.yaml': doc('${env:COPY} ${env:WRAPPED}') });
+    const env = {
+      CONVERGE_REGISTRY_TOKEN: token,
+      COPY: token,
+      WRAPPED: `Bearer ${token}`,
+      CONVERGE_ALLOW_ENV: '*',
+    };
+    const lines = await loadErrors(dir, ['a.yaml'], { env });
+    expect(lines).toEqual([
+      "a.yaml:7:10: environment variable COPY holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:COPY})",
+      "a.yaml:7:10: environment variable WRAPPED holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:WRAPPED})",
+    ]);
+    expect(lines.join('\n')).not.toContain(token);
+  });
+});
+
+describe('YAML merge keys', () => {
+  test('merge: keys written in the map win, and the earlier of several merged maps', async () => {
+    const dir = writeTree({
+      'a.yaml': `${head}spec:
+  Description: x
+  Policies:
+    - &first { Name: first }
+    - <<: *first
+    - <<: [{ Name: inline-one }, { Name: inline-two }]
+    - <<: *first
+      Name: own
+`,
+    });
+    const manifest = await load(dir, ['a.yaml']);
+    expect(manifest.resources[0]!.spec.Policies).toEqual([
+      { Name: 'first' },
+      { Name: 'first' },
+      { Name: 'inline-one' },
+      { Name: 'own' },
+    ]);
+  });
+
+  test('a merge-based alias bomb is refused quickly with the alias error', { timeout: 10_000 }, async () => {
+    // A large anchor merged many times: yaml would copy it each time before its alias count stops it.
+    const keys = Array.from({ length: 20_000 }, (_, i) => `k${i}: ${i}`).join(', ');
+    const merges = Array.from({ length: 300 }, (_, i) => `    - { <<: *big, Name: n${i} }`).join('\n');
+    const dir = writeTree({
+      'a.yaml': `${head}spec:\n  Description: x\n  Big: &big { ${keys} }\n  Policies:\n${merges}\n`,
+    });
+    const started = Date.now();
+    const heapBefore = process.memoryUsage().heapUsed;
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:8:13: aliases expand to too much data (more than 100 times the anchored values); is this a YAML "billion laughs" bomb?',
+    ]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(500 * 1024 * 1024);
+  });
+
+  test("a small anchor merged too often meets yaml's alias count", async () => {
+    const merges = Array.from({ length: 150 }, (_, i) => `    - { <<: *p, Name: n${i} }`).join('\n');
+    const dir = writeTree({
+      'a.yaml': `${head}spec:\n  Description: x\n  Policies:\n    - &p { Name: p }\n${merges}\n`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:8:13: aliases expand to too much data (more than 100 times the anchored values); is this a YAML "billion laughs" bomb?',
+    ]);
+  });
+
+  test('forbidden keys inside a merged map, duplicate keys and bad merge values are still refused', async () => {
+    const dir = writeTree({
+      'a.yaml': `${head}spec:
+  Description: x
+  Policies:
+    - &bad { __proto__: { polluted: true }, Name: a }
+    - <<: *bad
+      Name: b
+      Name: c
+    - <<: just a string
+`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:7:14: key "__proto__" is not allowed: it could change object prototypes',
+      'a.yaml:10:7: duplicate key "Name" (first defined on line 9)',
+      'a.yaml:11:11: a merge key "<<" takes a mapping, an alias of one (<<: *defaults), or a list of them (<<: [*a, *b])',
+    ]);
+  });
+
+  test('a schema error on a merged value points at the anchored value', async () => {
+    const dir = writeTree({
+      'a.yaml': `${head}spec:
+  Description: x
+  Policies:
+    - &p { Name: "" }
+    - <<: *p
+`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:7:18: spec.Policies[0].Name must not be empty',
+      'a.yaml:7:18: spec.Policies[1].Name must not be empty',
+    ]);
+  });
+
+  test('interpolation in an anchored map reaches the merged copies, which stay sensitive', async () => {
+    const dir = writeTree({
+      'a.yaml': `${head}spec:
+  Description: x
+  Policies:
+    - &p { Name: "\${env:POLICY}" }
+    - <<: *p
+    - { <<: { Name: "\${env:POLICY}" } }
+`,
+    });
+    const manifest = await load(dir, ['a.yaml'], {
+      env: { POLICY: 'secret-policy', CONVERGE_ALLOW_ENV: 'POLICY' },
+    });
+    const [resource] = manifest.resources;
+    expect(resource!.spec.Policies).toEqual([
+      { Name: 'secret-policy' },
+      { Name: 'secret-policy' },
+      { Name: 'secret-policy' },
+    ]);
+    expect([...resource!.sensitivePointers].sort()).toEqual([
+      '/spec/Policies/0/Name',
+      '/spec/Policies/1/Name',
+      '/spec/Policies/2/Name',
+    ]);
+  });
+});
