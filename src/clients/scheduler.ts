@@ -155,12 +155,24 @@ export class SchedulerClient {
 
   /** `POST /v1/jobs`: register a new job or a new version of one. */
   async registerJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
-    return this.write<JobWriteResponse>('POST', '/v1/jobs', options, registerBody(job, options));
+    return this.write<JobWriteResponse>(
+      'POST',
+      '/v1/jobs',
+      options,
+      registerBody(job, options),
+      jobSecrets(job),
+    );
   }
 
   /** `POST /v1/job/:id`: the same as register, addressed by the job's ID. */
   async updateJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
-    return this.write<JobWriteResponse>('POST', jobPath(job.ID), options, registerBody(job, options));
+    return this.write<JobWriteResponse>(
+      'POST',
+      jobPath(job.ID),
+      options,
+      registerBody(job, options),
+      jobSecrets(job),
+    );
   }
 
   /**
@@ -172,6 +184,7 @@ export class SchedulerClient {
       method: 'POST',
       path: `${jobPath(job.ID)}/plan`,
       body: { Job: job, Diff: options.diff ?? true, PolicyOverride: options.policyOverride ?? false },
+      secrets: jobSecrets(job),
       // A dry run: safe to send again.
       idempotent: true,
       ...this.scoped(options),
@@ -283,7 +296,13 @@ export class SchedulerClient {
     if (options.enforcePriorVersion !== undefined) body.EnforcePriorVersion = options.enforcePriorVersion;
     if (options.registryToken) body.RegistryToken = options.registryToken;
     if (options.secretsToken) body.SecretsToken = options.secretsToken;
-    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/revert`, options, body);
+    return this.write<JobWriteResponse>(
+      'POST',
+      `${jobPath(id)}/revert`,
+      options,
+      body,
+      [options.registryToken, options.secretsToken].filter((t): t is string => !!t),
+    );
   }
 
   /** `POST /v1/job/:id/stable`: set or clear one version's `Stable` flag. */
@@ -340,11 +359,18 @@ export class SchedulerClient {
 
   // ---- helpers ----
 
-  private write<T>(method: string, path: string, options: NamespaceOption, body: unknown): Promise<T> {
+  private write<T>(
+    method: string,
+    path: string,
+    options: NamespaceOption,
+    body: unknown,
+    secrets: readonly string[] = [],
+  ): Promise<T> {
     return this.expectJson<T>({
       method,
       path,
       ...(body === undefined ? {} : { body }),
+      ...(secrets.length > 0 ? { secrets } : {}),
       idempotent: false,
       ...this.scoped(options),
     });
@@ -408,6 +434,16 @@ const EMPTY_PART: Partial<Record<keyof JobParts, unknown>> = {
 function jobPath(id: string): string {
   if (!id) throw new TypeError('scheduler: job ID must not be empty');
   return `/v1/job/${id.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * The tokens a job may carry for its integrations (the spec's `SecretsToken` and `RegistryToken`, and
+ * the real product's names for them): scrubbed from any error about the request that sent them.
+ */
+const JOB_TOKEN_FIELDS = ['SecretsToken', 'RegistryToken', 'VaultToken', 'ConsulToken'] as const;
+
+function jobSecrets(job: Job): string[] {
+  return JOB_TOKEN_FIELDS.map((f) => job[f]).filter((v): v is string => typeof v === 'string' && v !== '');
 }
 
 function registerBody(job: Job, options: RegisterOptions): Record<string, unknown> {
