@@ -20,6 +20,7 @@ import { withQuery } from './http/body.js';
 import { errorDetails, parseErrorDocument } from './http/error-details.js';
 import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
 import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
+import { scrubSecrets } from './http/scrub.js';
 import type {
   LdapConfig,
   LdapConfigInput,
@@ -245,7 +246,9 @@ export class SecretsClient {
         problem: 'the login answer has no auth.client_token',
       });
     }
-    return { auth, warnings: envelope.warnings ?? [] };
+    // Warnings are the service's text too, printed under a successful login: scrubbed like an error.
+    const warnings = (envelope.warnings ?? []).map((w) => scrubSecrets(String(w), [this.#token, password]));
+    return { auth, warnings };
   }
 
   // Recovery-key rekey (spec part 2). The service answers these with the status document itself;
@@ -378,7 +381,8 @@ export class SecretsClient {
   ): Promise<string[]> {
     const res = await this.send({ method: 'POST', path, body, idempotent: true }, opts, secrets);
     if (res.status === 204 || res.body === undefined || typeof res.body === 'string') return [];
-    return (res.body as Partial<SecretsEnvelope>).warnings ?? [];
+    const warnings = (res.body as Partial<SecretsEnvelope>).warnings ?? [];
+    return warnings.map((w) => scrubSecrets(String(w), [this.#token, ...secrets]));
   }
 
   private envelope<T>(res: HttpResponse, method: string, path: string): SecretsEnvelope<T> {

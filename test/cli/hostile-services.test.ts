@@ -112,6 +112,25 @@ describe('converge ldap login against a service that echoes the password back', 
     expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
   });
 
+  it('keeps it out of the warnings of a successful login', async () => {
+    const address = await serve((_req, res, body) =>
+      reply(res, 200, {
+        auth: {
+          client_token: 'issued-token',
+          policies: ['dev'],
+          metadata: {},
+          lease_duration: 60,
+          renewable: false,
+        },
+        warnings: [echo(body)],
+      }),
+    );
+    const result = await runCli(['ldap', 'login', 'alice'], env(address), { stdin: `${password}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Warning: refused');
+    expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
+  });
+
   it('keeps it out of the CONVERGE_DEBUG=1 stack print', async () => {
     const result = await login(500, { CONVERGE_DEBUG: '1' });
     expect(result.stderr).toMatch(/\n\s+at /);
