@@ -20,13 +20,30 @@ import type { Io } from './io.js';
 
 /**
  * What every client of a run does over HTTP: retries are reported on standard error as they happen
- * (a slow service is never silent), and each request gives up at the deadline (`--timeout`).
+ * (a slow service is never silent), each request gives up at the deadline (`--timeout`), and no
+ * answer is read past CONVERGE_MAX_RESPONSE_BYTES.
  */
-export function runHttpOptions(io: Pick<Io, 'stderr'>, timeoutSeconds?: number): RunHttpOptions {
+export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
+  const maxResponseBytes = maxResponseBytesFromEnv(io.env);
   return {
     onRetry: (event) => io.stderr.write(`${formatRetryEvent(event)}\n`),
     ...(timeoutSeconds !== undefined ? { deadlineMs: timeoutSeconds * 1000 } : {}),
+    ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
   };
+}
+
+export const MAX_RESPONSE_BYTES_VAR = 'CONVERGE_MAX_RESPONSE_BYTES';
+
+/** CONVERGE_MAX_RESPONSE_BYTES: a whole number of bytes; unset or empty keeps the default (64 MiB). */
+export function maxResponseBytesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env[MAX_RESPONSE_BYTES_VAR]?.trim();
+  if (!raw) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
+    throw new CliError(
+      `${MAX_RESPONSE_BYTES_VAR} must be a whole number of bytes, at least 1 (134217728 for 128 MiB), not "${raw}"`,
+    );
+  }
+  return Number(raw);
 }
 
 export interface RunOptions {
@@ -93,7 +110,9 @@ export class ServiceConnections implements KindContext {
         ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
       };
     }
-    return this.http ? { ...config, http: this.http } : config;
+    // The run's signal reaches every request the kinds make, whether or not a kind passes its own.
+    const http = this.signal ? { ...this.http, signal: this.signal } : this.http;
+    return http ? { ...config, http } : config;
   }
 
   client<C extends ServiceClient>(service: ServiceDefinition<C>, connection?: string): C {

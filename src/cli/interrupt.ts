@@ -1,7 +1,8 @@
 /**
  * Ctrl-C during work that holds something (a workspace lock around a state push, changes in flight):
- * the first signal aborts cleanly — nothing new starts, what holds a lock releases it — and the second
- * quits at once.
+ * the first signal aborts cleanly — nothing new starts, requests in flight and every wait (rate limit,
+ * retry) are aborted through the signal every HTTP client of the run holds, what holds a lock releases
+ * it (lock and unlock requests are exempt) — and the second quits at once.
  */
 import type { Io } from './io.js';
 
@@ -18,7 +19,7 @@ export function onInterrupt(io: Io): Interrupt {
       process.exit(130);
     }
     io.stderr.write(
-      `\nInterrupted (${signal}): starting nothing new, finishing what is in flight and releasing locks. Press Ctrl-C again to quit at once.\n`,
+      `\nInterrupted (${signal}): stopping requests in flight, starting nothing new and releasing locks. Press Ctrl-C again to quit at once.\n`,
     );
     controller.abort(new Error(`interrupted by ${signal}`));
   };

@@ -3,12 +3,14 @@
  * its exit code; errors are turned into one clear message by `run`.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { scrubSecrets } from '../clients/http/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import type { Catalog, CommandContext } from './catalog.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
 import { planCommand } from './commands/plan.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
+import { debugTrace, environmentSecrets } from './debug-trace.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { type Io, write } from './io.js';
 import { defaultCatalog } from './services.js';
@@ -220,8 +222,11 @@ function reportError(error: unknown, io: Io): number {
     write(io.stderr, `Error: ${error.message}`);
     return error.exitCode;
   }
+  // Service errors come scrubbed of every secret of their request; the process's own credentials
+  // are scrubbed once more here, from whatever error reaches this point.
+  const secrets = environmentSecrets(io.env);
   const message = error instanceof Error ? error.message : String(error);
-  write(io.stderr, `Error: ${message}`);
-  if (io.env.CONVERGE_DEBUG && error instanceof Error && error.stack) write(io.stderr, error.stack);
+  write(io.stderr, `Error: ${scrubSecrets(message, secrets)}`);
+  if (io.env.CONVERGE_DEBUG && error instanceof Error) write(io.stderr, debugTrace(error, secrets));
   return EXIT.error;
 }

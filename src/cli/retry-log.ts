@@ -3,9 +3,9 @@
  * until the next. Pure, so the caller decides where lines go (standard error, a progress area) and
  * tests need no terminal.
  *
- * No secrets: the HTTP layer redacts secret query parameters from the path before any event is made,
- * and the other fields are a service name, a method, numbers and a reason built from a status code or
- * a network error code, never from a body or a header.
+ * No secrets: the HTTP layer redacts secret query parameters from the path and passes path and reason
+ * through the same scrubber as its errors (every secret the request carries) before any event is
+ * made; the other fields are a service name, a method and numbers, never from a body or a header.
  */
 import { formatDuration } from '../clients/http/errors.js';
 import type { RetryEvent } from '../clients/http/index.js';

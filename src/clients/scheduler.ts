@@ -179,6 +179,7 @@ export class SchedulerClient {
       options,
       registerBody(job, options),
       JobWriteShape,
+      jobSecrets(job),
     );
   }
 
@@ -190,6 +191,7 @@ export class SchedulerClient {
       options,
       registerBody(job, options),
       JobWriteShape,
+      jobSecrets(job),
     );
   }
 
@@ -203,6 +205,7 @@ export class SchedulerClient {
         method: 'POST',
         path: `${jobPath(job.ID)}/plan`,
         body: { Job: job, Diff: options.diff ?? true, PolicyOverride: options.policyOverride ?? false },
+        secrets: jobSecrets(job),
         // A dry run: safe to send again.
         idempotent: true,
         ...this.scoped(options),
@@ -325,7 +328,14 @@ export class SchedulerClient {
     if (options.enforcePriorVersion !== undefined) body.EnforcePriorVersion = options.enforcePriorVersion;
     if (options.registryToken) body.RegistryToken = options.registryToken;
     if (options.secretsToken) body.SecretsToken = options.secretsToken;
-    return this.write<JobWriteResponse>('POST', `${jobPath(id)}/revert`, options, body, JobWriteShape);
+    return this.write<JobWriteResponse>(
+      'POST',
+      `${jobPath(id)}/revert`,
+      options,
+      body,
+      JobWriteShape,
+      [options.registryToken, options.secretsToken].filter((t): t is string => !!t),
+    );
   }
 
   /** `POST /v1/job/:id/stable`: set or clear one version's `Stable` flag. */
@@ -390,9 +400,17 @@ export class SchedulerClient {
     options: NamespaceOption,
     body: unknown,
     schema: TSchema,
+    secrets: readonly string[] = [],
   ): Promise<T> {
     return this.expectJson<T>(
-      { method, path, ...(body === undefined ? {} : { body }), idempotent: false, ...this.scoped(options) },
+      {
+        method,
+        path,
+        ...(body === undefined ? {} : { body }),
+        ...(secrets.length > 0 ? { secrets } : {}),
+        idempotent: false,
+        ...this.scoped(options),
+      },
       schema,
     );
   }
@@ -464,6 +482,16 @@ const EMPTY_PART: Partial<Record<keyof JobParts, unknown>> = {
 function jobPath(id: string): string {
   if (!id) throw new TypeError('scheduler: job ID must not be empty');
   return `/v1/job/${id.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * The tokens a job may carry for its integrations (the spec's `SecretsToken` and `RegistryToken`, and
+ * the real product's names for them): scrubbed from any error about the request that sent them.
+ */
+const JOB_TOKEN_FIELDS = ['SecretsToken', 'RegistryToken', 'VaultToken', 'ConsulToken'] as const;
+
+function jobSecrets(job: Job): string[] {
+  return JOB_TOKEN_FIELDS.map((f) => job[f]).filter((v): v is string => typeof v === 'string' && v !== '');
 }
 
 function registerBody(job: Job, options: RegisterOptions): Record<string, unknown> {

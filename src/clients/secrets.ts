@@ -36,6 +36,7 @@ import {
   VerifyCancelShape,
   WriteEnvelope,
 } from './secrets/responses.js';
+import { scrubSecrets } from './http/scrub.js';
 import type {
   LdapConfig,
   LdapConfigInput,
@@ -101,6 +102,20 @@ export function mountPath(mount: string): string {
   return `/v1/auth/${segments.map(encodeURIComponent).join('/')}`;
 }
 
+/**
+ * The write-only fields of a directory configuration (the service never shows them): the bind
+ * password and the client key are secret, and the certificate is treated alike, so that a service
+ * echoing the refused body back cannot print any of them.
+ */
+const LDAP_CONFIG_SECRET_FIELDS = ['bindpass', 'client_tls_key', 'client_tls_cert'] as const;
+
+function ldapConfigSecrets(config: LdapConfigInput): string[] {
+  const fields = config as Partial<Record<(typeof LDAP_CONFIG_SECRET_FIELDS)[number], unknown>>;
+  return LDAP_CONFIG_SECRET_FIELDS.map((f) => fields[f]).filter(
+    (v): v is string => typeof v === 'string' && v !== '',
+  );
+}
+
 function segment(value: string, what: string): string {
   if (!value) throw new TypeError(`secrets: ${what} must not be empty`);
   return encodeURIComponent(value);
@@ -156,7 +171,7 @@ export class SecretsClient {
    * and keeps the others, so callers that mean "exactly this" send every field.
    */
   async writeLdapConfig(mount: string, config: LdapConfigInput, opts: CallOptions = {}): Promise<string[]> {
-    return this.write(`${mountPath(mount)}/config`, config, opts);
+    return this.write(`${mountPath(mount)}/config`, config, opts, ldapConfigSecrets(config));
   }
 
   // Groups
@@ -250,7 +265,9 @@ export class SecretsClient {
         problem: 'the login answer has no auth.client_token',
       });
     }
-    return { auth, warnings: envelope.warnings ?? [] };
+    // Warnings are the service's text too, printed under a successful login: scrubbed like an error.
+    const warnings = (envelope.warnings ?? []).map((w) => scrubSecrets(String(w), [this.#token, password]));
+    return { auth, warnings };
   }
 
   // Recovery-key rekey (spec part 2). The service answers these with the status document itself;
@@ -389,10 +406,18 @@ export class SecretsClient {
   }
 
   /** A write; returns the service's warnings (it answers 204 without a body when it has none). */
-  private async write(path: string, body: unknown, opts: CallOptions): Promise<string[]> {
-    const res = await this.send({ method: 'POST', path, body, idempotent: true }, opts);
+  private async write(
+    path: string,
+    body: unknown,
+    opts: CallOptions,
+    secrets: readonly string[] = [],
+  ): Promise<string[]> {
+    const res = await this.send({ method: 'POST', path, body, idempotent: true }, opts, secrets);
     if (res.status === 204 || res.body === undefined || typeof res.body === 'string') return [];
-    return this.checked<Partial<SecretsEnvelope>>(WriteEnvelope, res.body, res, 'POST', path).warnings ?? [];
+    const warnings =
+      this.checked<Partial<SecretsEnvelope>>(WriteEnvelope, res.body, res, 'POST', path, secrets).warnings ??
+      [];
+    return warnings.map((w) => scrubSecrets(String(w), [this.#token, ...secrets]));
   }
 
   /** `body` as `T` when it has the shape `schema` describes; an `UnexpectedResponseError` otherwise. */
@@ -436,10 +461,13 @@ export class SecretsClient {
     secrets: readonly string[] = [],
     notFoundOk = false,
   ): Promise<HttpResponse> {
+    // The HTTP layer scrubs them from what it builds itself (5xx, retries, network errors), and the
+    // error below from the 4xx this client reads.
     const res = await this.http.request({
       ...req,
       accept: 'application/json',
       okStatuses: CLIENT_ERRORS,
+      ...(secrets.length > 0 ? { secrets } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     if (res.status < 400) return res;

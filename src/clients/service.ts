@@ -16,11 +16,21 @@ export interface ConnectionSetting {
   readonly description: string;
 }
 
-/** HTTP behaviour a run chooses for every service (timeouts, retry reporting), never the token. */
+/**
+ * HTTP behaviour a run chooses for every service (timeouts, retry reporting, the response size cap,
+ * the run's interrupt `signal`), never the token.
+ */
 export type RunHttpOptions = Partial<
   Pick<
     HttpClientOptions,
-    'onRetry' | 'onRequest' | 'requestTimeoutMs' | 'connectTimeoutMs' | 'deadlineMs' | 'dispatcher'
+    | 'onRetry'
+    | 'onRequest'
+    | 'requestTimeoutMs'
+    | 'connectTimeoutMs'
+    | 'deadlineMs'
+    | 'dispatcher'
+    | 'maxResponseBytes'
+    | 'signal'
   >
 >;
 

@@ -119,6 +119,8 @@ interface Call {
   query?: Record<string, QueryValue>;
   body?: unknown;
   signal?: AbortSignal;
+  /** False for lock and unlock: once sent, only the answer tells who holds the lock (see state-push). */
+  interruptible?: false;
   /** Answer 404 with undefined instead of throwing. */
   notFound?: 'undefined';
 }
@@ -302,6 +304,7 @@ export class WorkspacesClient {
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/lock`,
       body: { reason: reason ?? '' },
+      interruptible: false,
     });
   }
 
@@ -310,6 +313,7 @@ export class WorkspacesClient {
     return this.workspaceCall({
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/unlock`,
+      interruptible: false,
     });
   }
 
@@ -444,6 +448,7 @@ export class WorkspacesClient {
       ...(call.query ? { query: call.query } : {}),
       ...(call.body !== undefined ? { body: call.body } : {}),
       ...(call.signal ? { signal: call.signal } : {}),
+      ...(call.interruptible === false ? { interruptible: false } : {}),
       contentType: JSON_API,
       accept: JSON_API,
       // The spec asks for the media type on every request, bodiless ones included.

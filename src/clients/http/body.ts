@@ -56,15 +56,16 @@ export function decodeBody(text: string, contentType: string | undefined): Decod
 /**
  * A service-neutral reading of an error body: the JSON shapes the four services use
  * (`{"errors":["msg"]}`, `{"errors":[{"title","detail"}]}`, `{"message"}`/`{"error"}`), else the
- * trimmed text, else the status text. Long bodies (an HTML error page) are cut short.
+ * trimmed text, else the status text. Not cut short here: the error that shows it scrubs secrets
+ * first and truncates after (`scrub.ts`), so that a secret at the cut is not left half shown.
  */
 export function defaultParseError(status: number, bodyText: string, contentType: string | undefined): string {
   const text = bodyText.trim();
   if (text && isJsonContentType(contentType)) {
     const fromJson = messageFromJson(text);
-    if (fromJson) return truncate(fromJson);
+    if (fromJson) return fromJson;
   }
-  return text ? truncate(text) : (STATUS_CODES[status] ?? '');
+  return text || (STATUS_CODES[status] ?? '');
 }
 
 function messageFromJson(text: string): string | undefined {
@@ -92,10 +93,4 @@ function messageFromJson(text: string): string | undefined {
     if (typeof record[key] === 'string' && record[key]) return record[key] as string;
   }
   return undefined;
-}
-
-const MAX_MESSAGE = 500;
-
-function truncate(text: string): string {
-  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
 }

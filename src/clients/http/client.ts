@@ -13,7 +13,13 @@
  *
  * Two limits bound a request: each attempt has `requestTimeoutMs`, and the whole request (attempts,
  * retry waits, rate-limit waits) has `deadlineMs`, so a service that accepts connections but never
- * answers fails the command in minutes rather than after every attempt's full timeout.
+ * answers fails the command in minutes rather than after every attempt's full timeout. A wait that
+ * would run past the deadline is not slept: the request fails at once. The run's `signal` (Ctrl-C)
+ * ends every wait and every attempt of every request, besides each request's own signal.
+ *
+ * A hostile service cannot exhaust the process either: an answer is read as a stream against
+ * `maxResponseBytes`, and refused as soon as it (or its Content-Length) passes it. Every text it
+ * writes into an error is scrubbed of the request's secrets (`scrub.ts`).
  */
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -29,9 +35,11 @@ import {
   type ServiceErrorInit,
   TimeoutError,
   UnexpectedResponseError,
+  WaitTimeoutError,
 } from './errors.js';
-import { AdaptiveRateLimiter } from './rate-limiter.js';
-import { redactPath } from './redact.js';
+import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter.js';
+import { redactPath, secretQueryValues } from './redact.js';
+import { scrubSecrets } from './scrub.js';
 import { checkShape } from './shape.js';
 import {
   backoffDelayMs,
@@ -92,6 +100,16 @@ export interface HttpClientOptions {
   onRetry?: (event: RetryEvent) => void;
   /** Random source for jitter; tests make it deterministic. */
   random?: () => number;
+  /**
+   * The most bytes of one answer read into memory. Default 64 MiB (`DEFAULT_MAX_RESPONSE_BYTES`); a
+   * larger answer fails the request (not retried) instead of growing the process without bound.
+   */
+  maxResponseBytes?: number;
+  /**
+   * Aborts every request of the client, in flight or waiting (the run's Ctrl-C), on top of each
+   * request's own `signal`. Requests marked `interruptible: false` are left to finish.
+   */
+  signal?: AbortSignal;
 }
 
 export interface HttpRequest {
@@ -114,6 +132,16 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Send the token. Default true; never sent to an origin other than `baseUrl`'s. */
   authenticate?: boolean;
+  /**
+   * Secret values the request carries (a password, a secret body field, a token in the body): any
+   * error or log line about the request is scrubbed of them in every encoding, like the token.
+   */
+  secrets?: readonly string[];
+  /**
+   * Default true: the client's run `signal` aborts the request. False for a request that must run to
+   * its answer once started, such as the unlock that releases a lock after an interrupt.
+   */
+  interruptible?: boolean;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -186,10 +214,24 @@ interface Run {
   rateLimited: number;
   /** The request would carry the token (if there is one), so a 401/403 may be about it. */
   tokenExpected: boolean;
+  /** Everything to scrub from the request's errors and events: token, `req.secrets`, query secrets. */
+  secrets: readonly (string | undefined)[];
+  /** The request's own signal joined with the client's run signal (when it applies). */
+  signal: AbortSignal | undefined;
 }
 
 /** Marks the abort this client caused itself when an attempt ran out of time. */
 class AttemptTimeout extends Error {}
+
+/** An answer longer than `maxResponseBytes`, announced or counted: reading stopped there. */
+class ResponseTooLarge extends Error {
+  constructor(
+    readonly status: number,
+    readonly announcedBytes: number | undefined,
+  ) {
+    super('response too large');
+  }
+}
 
 /** How a timed-out attempt is retried: like a broken connection, since the request may have arrived. */
 const ATTEMPT_TIMEOUT: NetworkFailure = {
@@ -216,6 +258,11 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_DEADLINE_MS = 120_000;
 /** A retry with less time than this (or than one attempt's limit, if shorter) before the deadline is not sent. */
 const MIN_USEFUL_ATTEMPT_MS = 1_000;
+/**
+ * 64 MiB: far above any answer the four services give (a large state version list is a few MiB),
+ * and low enough that a service streaming without end cannot push the process into swap.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export class HttpClient {
   readonly service: ServiceName;
@@ -233,6 +280,8 @@ export class HttpClient {
   private readonly addressSource: string;
   private readonly tokenSource: string;
   private readonly random: () => number;
+  private readonly maxResponseBytes: number;
+  private readonly runSignal?: AbortSignal;
   private readonly byMethod: Record<string, number> = {};
   private attempts = 0;
   private retries = 0;
@@ -261,6 +310,10 @@ export class HttpClient {
     this.addressSource = options.addressSource ?? `${envVarPrefix(options.service)}_ADDR`;
     this.tokenSource = options.tokenSource ?? `${envVarPrefix(options.service)}_TOKEN`;
     this.random = options.random ?? Math.random;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    if (!(this.maxResponseBytes > 0))
+      throw new RangeError(`maxResponseBytes must be positive, not ${this.maxResponseBytes}`);
+    if (options.signal) this.runSignal = options.signal;
     if (options.adaptiveRateLimit !== false) this.limiter = new AdaptiveRateLimiter();
     if (options.onRequest) this.onRequest = options.onRequest;
     if (options.onRetry) this.onRetry = options.onRetry;
@@ -304,24 +357,30 @@ export class HttpClient {
    * `ServiceError` on failure.
    */
   async request<T = unknown>(req: HttpRequest): Promise<HttpResponse<T>> {
-    const run = this.begin(req);
-    for (run.attempt = 1; ; run.attempt++) {
-      if (req.signal?.aborted) throw req.signal.reason;
-      await this.limiter?.acquire(req.signal);
-      this.count(run.method, run.displayPath, run.attempt);
-      // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
-      const attemptTimeoutMs = Math.max(1, Math.min(run.timeoutMs, this.timeLeft(run)));
-      let result: AttemptResult;
-      try {
-        result = await this.send(run, attemptTimeoutMs);
-      } catch (err) {
-        await this.afterNetworkFailure(run, err, attemptTimeoutMs);
-        continue;
+    const joined = this.joinSignals(req);
+    const run = this.begin(req, joined.signal);
+    try {
+      for (run.attempt = 1; ; run.attempt++) {
+        if (run.signal?.aborted) throw run.signal.reason;
+        await this.waitForRateLimit(run);
+        this.count(run.method, run.displayPath, run.attempt);
+        // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
+        const attemptTimeoutMs = Math.max(1, Math.min(run.timeoutMs, this.timeLeft(run)));
+        let result: AttemptResult;
+        try {
+          result = await this.send(run, attemptTimeoutMs);
+        } catch (err) {
+          if (err instanceof ResponseTooLarge) throw this.tooLargeError(run, err);
+          await this.afterNetworkFailure(run, err, attemptTimeoutMs);
+          continue;
+        }
+        this.limiter?.observe(result.headers);
+        if ((result.status >= 200 && result.status < 300) || req.okStatuses?.includes(result.status))
+          return this.accepted<T>(run, result);
+        await this.afterStatusFailure(run, result);
       }
-      this.limiter?.observe(result.headers);
-      if ((result.status >= 200 && result.status < 300) || req.okStatuses?.includes(result.status))
-        return this.accepted<T>(run, result);
-      await this.afterStatusFailure(run, result);
+    } finally {
+      joined.dispose();
     }
   }
 
@@ -350,7 +409,7 @@ export class HttpClient {
           service: this.service,
           method: req.method.toUpperCase(),
           path: this.resolve(req.path, req.query).path,
-          secrets: [this.#token],
+          secrets: this.secretsOf(req),
           status: res.status,
           problem: `expected a JSON body, got ${res.headers['content-type'] ?? 'no content type'}`,
         });
@@ -363,7 +422,7 @@ export class HttpClient {
         method: req.method,
         path: this.resolve(req.path, req.query).path,
         status: res.status,
-        secrets: [this.#token],
+        secrets: this.secretsOf(req),
       });
     }
     return { status: res.status, headers: res.headers, body: res.body };
@@ -380,6 +439,7 @@ export class HttpClient {
         service: this.service,
         method: req.method,
         path: req.path,
+        secrets: this.secretsOf(req),
         status: res.status,
         problem: `empty response body where the ${this.service} sends ${what}`,
       });
@@ -433,10 +493,10 @@ export class HttpClient {
     return headers;
   }
 
-  /** One attempt: send, read the whole body, all within `timeoutMs`. */
+  /** One attempt: send, read the whole body (up to `maxResponseBytes`), all within `timeoutMs`. */
   private async send(run: Run, timeoutMs: number): Promise<AttemptResult> {
     const { target, method, headers, payload } = run;
-    const callerSignal = run.req.signal;
+    const callerSignal = run.signal;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new AttemptTimeout()), timeoutMs);
     // Forwarded by hand rather than AbortSignal.any, which leaked listeners on long-lived signals in Node 20.
@@ -454,7 +514,7 @@ export class HttpClient {
         headersTimeout: timeoutMs + 1_000,
         bodyTimeout: timeoutMs + 1_000,
       });
-      const text = await res.body.text();
+      const text = await this.readCapped(res);
       return { status: res.statusCode, headers: normaliseHeaders(res.headers), text };
     } catch (err) {
       if (controller.signal.reason instanceof AttemptTimeout && !callerSignal?.aborted)
@@ -464,6 +524,87 @@ export class HttpClient {
       clearTimeout(timer);
       callerSignal?.removeEventListener('abort', forwardAbort);
     }
+  }
+
+  /**
+   * The body as text, counted as it streams in: refused at once when its Content-Length is over the
+   * cap, and the stream destroyed (which closes the connection) the moment the count passes it.
+   */
+  private async readCapped(res: Dispatcher.ResponseData): Promise<string> {
+    const announced = Number(res.headers['content-length']);
+    if (Number.isFinite(announced) && announced > this.maxResponseBytes) {
+      res.body.destroy();
+      throw new ResponseTooLarge(res.statusCode, announced);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > this.maxResponseBytes) {
+        res.body.destroy();
+        throw new ResponseTooLarge(res.statusCode, undefined);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
+  }
+
+  private tooLargeError(run: Run, err: ResponseTooLarge): Error {
+    const limit = formatBytes(this.maxResponseBytes);
+    const size =
+      err.announcedBytes !== undefined
+        ? `its Content-Length is ${formatBytes(err.announcedBytes)}`
+        : 'reading stopped there';
+    return new UnexpectedResponseError({
+      ...this.errorBase(run),
+      status: err.status,
+      problem: `response body larger than the ${limit} limit (${size}); if the service really sends that much, raise the limit with CONVERGE_MAX_RESPONSE_BYTES (bytes)`,
+    });
+  }
+
+  /**
+   * The rate limiter's wait, unless it would run past the deadline (leaving the attempt no useful
+   * time): then the request fails at once, since sleeping only to time out hides the cause longer.
+   */
+  private async waitForRateLimit(run: Run): Promise<void> {
+    if (!this.limiter) return;
+    const usefulAttemptMs = Math.min(run.timeoutMs, MIN_USEFUL_ATTEMPT_MS);
+    try {
+      await this.limiter.acquire(run.signal, this.timeLeft(run) - usefulAttemptMs);
+    } catch (err) {
+      if (!(err instanceof RateLimitWaitTooLong)) throw err;
+      throw new WaitTimeoutError({
+        ...this.errorBase(run, true),
+        attempts: run.attempt - 1,
+        waitMs: err.waitMs,
+        reason: `the service's rate limit (X-RateLimit-Limit ${err.announced}, throttled to ${err.appliedPerSecond} requests/s)`,
+      });
+    }
+  }
+
+  /**
+   * The request's signal joined with the run's. Joined by hand rather than with AbortSignal.any,
+   * which leaked listeners on long-lived signals in Node 20; `dispose` removes the listeners.
+   */
+  private joinSignals(req: HttpRequest): { signal: AbortSignal | undefined; dispose: () => void } {
+    const run = req.interruptible === false ? undefined : this.runSignal;
+    if (!run || run === req.signal) return { signal: req.signal, dispose: () => undefined };
+    if (!req.signal) return { signal: run, dispose: () => undefined };
+    const own = req.signal;
+    const controller = new AbortController();
+    const onRun = () => controller.abort(run.reason);
+    const onOwn = () => controller.abort(own.reason);
+    if (own.aborted) onOwn();
+    else if (run.aborted) onRun();
+    run.addEventListener('abort', onRun, { once: true });
+    own.addEventListener('abort', onOwn, { once: true });
+    return {
+      signal: controller.signal,
+      dispose: () => {
+        run.removeEventListener('abort', onRun);
+        own.removeEventListener('abort', onOwn);
+      },
+    };
   }
 
   private networkError(
@@ -503,7 +644,7 @@ export class HttpClient {
   }
 
   /** Everything one request's attempts share, computed once. */
-  private begin(req: HttpRequest): Run {
+  private begin(req: HttpRequest, signal: AbortSignal | undefined): Run {
     const method = req.method.toUpperCase();
     const target = this.resolve(req.path, req.query);
     const { payload, contentType } = encodeBody(req.body, req.contentType);
@@ -526,7 +667,14 @@ export class HttpClient {
       rateLimited: 0,
       // Only a request that would carry the token can be refused for it: not a download elsewhere.
       tokenExpected: req.authenticate !== false && target.sameOrigin,
+      secrets: [...this.secretsOf(req), ...secretQueryValues(target.path)],
+      signal,
     };
+  }
+
+  /** What to scrub from a request's errors: the token and the secrets the request carries. */
+  private secretsOf(req: HttpRequest): (string | undefined)[] {
+    return [this.#token, ...(req.secrets ?? [])];
   }
 
   private accepted<T>(run: Run, result: AttemptResult): HttpResponse<T> {
@@ -543,7 +691,7 @@ export class HttpClient {
 
   /** Waits for the next attempt after a network failure, or throws the error that ends the request. */
   private async afterNetworkFailure(run: Run, err: unknown, attemptTimeoutMs: number): Promise<void> {
-    const signal = run.req.signal;
+    const signal = run.signal;
     if (signal?.aborted) throw signal.reason;
     const failure = err instanceof AttemptTimeout ? ATTEMPT_TIMEOUT : classifyNetworkError(err);
     if (failure === undefined) throw this.unclassifiedError(run, err);
@@ -613,17 +761,19 @@ export class HttpClient {
   ): Promise<void> {
     const usefulAttemptMs = Math.min(run.timeoutMs, MIN_USEFUL_ATTEMPT_MS);
     if (next.delayMs + usefulAttemptMs > this.timeLeft(run)) throw giveUp(true);
+    // Built from status codes and network codes, but scrubbed all the same: a log line is as public
+    // as an error, and the path may hold a secret the service's own routes put there.
     this.onRetry?.({
       service: this.service,
       method: run.method,
-      path: run.displayPath,
+      path: scrubSecrets(run.displayPath, run.secrets),
       attempt: run.attempt,
-      reason: next.reason,
+      reason: scrubSecrets(next.reason, run.secrets),
       delayMs: next.delayMs,
       maxAttempts: run.attempt + next.retriesLeft,
     });
     if (next.delayMs <= 0) return;
-    const signal = run.req.signal;
+    const signal = run.signal;
     // timers/promises rejects with its own AbortError; callers expect the reason they aborted with.
     await delay(next.delayMs, undefined, { signal }).catch((err: unknown) => {
       throw signal?.aborted ? signal.reason : err;
@@ -649,7 +799,7 @@ export class HttpClient {
       method: run.method,
       path: run.target.path,
       attempts: run.attempt,
-      secrets: [this.#token],
+      secrets: run.secrets,
     };
     if (deadline) base.deadline = { elapsedMs: performance.now() - run.startedAt, limitMs: run.deadlineMs };
     return base;
@@ -662,6 +812,20 @@ export class HttpClient {
 
 export function bearerAuth(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
+}
+
+/** `64 MiB`, `1.5 KiB`, `512 bytes`: limits are set in bytes, read in binary units. */
+function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0
+    ? `${bytes} bytes`
+    : `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
 function normaliseHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -4,11 +4,14 @@
  * service is slow" without parsing messages.
  *
  * Secrets: an error never holds request headers, the path is stored with secret query parameters
- * redacted, and texts that came from elsewhere (the service's message, a socket error) are scrubbed of
- * the connection's token before they are stored. `cause` is a sanitised copy, never the raw error.
+ * redacted, and texts that came from elsewhere (the service's message, its details, a socket error)
+ * go through the one scrubber (`scrub.ts`) with every secret of the request (the token, a password,
+ * a secret body field) before they are stored, and are cut short only after that. `cause` is a
+ * sanitised copy, never the raw error, so no stack or message printed later can hold more.
  */
 import { STATUS_CODES } from 'node:http';
-import { redactPath, scrubSecrets } from './redact.js';
+import { redactPath } from './redact.js';
+import { scrubAndTruncate, scrubSecrets } from './scrub.js';
 
 export type ServiceErrorKind = 'status' | 'connection' | 'timeout' | 'response';
 
@@ -19,7 +22,10 @@ export interface ServiceErrorInit {
   path: string;
   /** How many attempts were made, retries included. */
   attempts?: number;
-  /** Strings to scrub from every text the error stores (the connection's token). Not kept. */
+  /**
+   * Strings to scrub from every text the error stores: the connection's token and every secret the
+   * request carried (`HttpRequest.secrets`). Not kept.
+   */
   secrets?: readonly (string | undefined)[];
   cause?: unknown;
   /** Set when the request's deadline, not its retry budget, ended the retries. */
@@ -63,7 +69,7 @@ export class ServiceError extends Error {
     if (init.deadline) this.deadlineMs = init.deadline.limitMs;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.serviceMessage !== undefined) {
-      this.serviceMessage = scrubSecrets(extra.serviceMessage, init.secrets ?? []);
+      this.serviceMessage = scrubAndTruncate(extra.serviceMessage, init.secrets ?? []);
     }
   }
 
@@ -126,7 +132,10 @@ export class HttpStatusError extends ServiceError {
       details?: readonly ServiceErrorDetail[];
     },
   ) {
-    const text = init.serviceMessage?.trim() || STATUS_CODES[init.status] || 'unknown status';
+    // Scrubbed before it is cut: cutting first could leave half a secret that no longer matches.
+    const own = init.serviceMessage?.trim();
+    const text =
+      (own && scrubAndTruncate(own, init.secrets ?? [])) || STATUS_CODES[init.status] || 'unknown status';
     super('status', init, `${init.status} ${text}${init.note ? ` (${init.note})` : ''}`, {
       status: init.status,
       serviceMessage: init.serviceMessage,
@@ -192,6 +201,28 @@ export class TimeoutError extends ServiceError {
 
   override toJSON(): Record<string, unknown> {
     return { ...super.toJSON(), address: this.address, phase: this.phase, timeoutMs: this.timeoutMs };
+  }
+}
+
+/**
+ * A wait before sending (the service's announced rate limit) would have run past the request's
+ * deadline, so it was not slept: failing at once says why, where sleeping would only time out later.
+ */
+export class WaitTimeoutError extends ServiceError {
+  /** How long the request would have had to wait. */
+  readonly waitMs: number;
+
+  constructor(init: ServiceErrorInit & { waitMs: number; reason: string }) {
+    super(
+      'timeout',
+      init,
+      `${init.reason} would hold the request ${formatDuration(init.waitMs)} before sending, past its deadline; allow more time (--timeout) or send fewer requests at once (--parallelism)`,
+    );
+    this.waitMs = init.waitMs;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), waitMs: this.waitMs };
   }
 }
 

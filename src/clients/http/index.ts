@@ -3,6 +3,7 @@ export { defaultParseError, isJsonContentType, type QueryValue } from './body.js
 export { errorDetails, formatErrorDetails, parseErrorDocument } from './error-details.js';
 export {
   bearerAuth,
+  DEFAULT_MAX_RESPONSE_BYTES,
   HttpClient,
   type HttpClientOptions,
   type HttpRequest,
@@ -20,8 +21,10 @@ export {
   type ServiceErrorKind,
   TimeoutError,
   UnexpectedResponseError,
+  WaitTimeoutError,
 } from './errors.js';
 export { AdaptiveRateLimiter } from './rate-limiter.js';
 export { redactPath } from './redact.js';
 export { checkShape, nullable, type ShapeContext } from './shape.js';
+export { MAX_MESSAGE_LENGTH, REDACTED, scrubAndTruncate, scrubSecrets } from './scrub.js';
 export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';

@@ -5,14 +5,39 @@
  *
  * A token bucket that lets the balance go negative: each caller reserves its token at once and sleeps
  * for its place in the queue, so concurrent callers are spaced out fairly without a timer per queue.
+ *
+ * The header comes from the service, so it is not trusted as it is: an announced limit is clamped to
+ * [MIN_ANNOUNCED_LIMIT, MAX_ANNOUNCED_LIMIT] requests per second (a `0.000001` would otherwise space
+ * requests days apart), and a caller says how long it may wait at most (what is left of its deadline).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 
 export const RATE_SHARE = 0.66;
 export const BURST_SHARE = 0.33;
+/**
+ * The lowest limit believed: 1 request/s. No service the clients talk to throttles below it (the
+ * workspace service announces 30), and below it a plan of a few dozen objects would take minutes.
+ */
+export const MIN_ANNOUNCED_LIMIT = 1;
+/** The highest limit believed: beyond 10,000 requests/s throttling means nothing for one process. */
+export const MAX_ANNOUNCED_LIMIT = 10_000;
+
+/** The caller's place in the queue is further away than it may wait: nothing was reserved. */
+export class RateLimitWaitTooLong extends Error {
+  constructor(
+    readonly waitMs: number,
+    /** The header's value, as the service sent it. */
+    readonly announced: number,
+    /** The rate actually kept to (66% of the clamped limit), rounded for a message. */
+    readonly appliedPerSecond: number,
+  ) {
+    super(`the rate limit asks for a wait of ${waitMs} ms`);
+  }
+}
 
 export class AdaptiveRateLimiter {
   private limit?: number;
+  private announced?: number;
   private ratePerMs = 0;
   private burst = 1;
   private tokens = 0;
@@ -20,15 +45,18 @@ export class AdaptiveRateLimiter {
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  /** The limit the service announced, if any. */
+  /** The limit the service announced, if any (as it sent it, before clamping). */
   get announcedLimit(): number | undefined {
-    return this.limit;
+    return this.announced;
   }
 
   /** Reads `X-RateLimit-Limit` from a response; a new value reconfigures the bucket. */
   observe(headers: Record<string, string>): void {
-    const value = Number(headers['x-ratelimit-limit']);
-    if (!Number.isFinite(value) || value <= 0 || value === this.limit) return;
+    const announced = Number(headers['x-ratelimit-limit']);
+    if (!Number.isFinite(announced) || announced <= 0 || announced === this.announced) return;
+    this.announced = announced;
+    const value = Math.min(MAX_ANNOUNCED_LIMIT, Math.max(MIN_ANNOUNCED_LIMIT, announced));
+    if (value === this.limit) return;
     const first = this.limit === undefined;
     this.refill();
     this.limit = value;
@@ -45,10 +73,19 @@ export class AdaptiveRateLimiter {
     return this.tokens >= 0 ? 0 : Math.ceil(-this.tokens / this.ratePerMs);
   }
 
-  /** Waits for the caller's place; an abort rejects with the signal's own reason, as `fetch` does. */
-  async acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * Waits for the caller's place; an abort rejects with the signal's own reason, as `fetch` does. A
+   * place further than `maxWaitMs` away is not taken: `RateLimitWaitTooLong` at once.
+   */
+  async acquire(signal?: AbortSignal, maxWaitMs = Infinity): Promise<void> {
+    if (signal?.aborted) throw signal.reason;
     const wait = this.reserve();
     if (wait <= 0) return;
+    if (wait > maxWaitMs) {
+      this.tokens += 1; // give the place back: this caller will not use it
+      const applied = Math.round(this.ratePerMs * 1000 * 100) / 100;
+      throw new RateLimitWaitTooLong(wait, this.announced ?? this.limit ?? 0, applied);
+    }
     // timers/promises rejects with its own AbortError; callers compare against the reason they gave.
     await delay(wait, undefined, { signal }).catch((err: unknown) => {
       throw signal?.aborted ? signal.reason : err;

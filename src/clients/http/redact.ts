@@ -1,13 +1,15 @@
 /**
- * Keeps secrets out of everything an error or a log line can show. Tokens travel in headers, which
- * errors never copy, but a service may echo a token back in its error body and a caller may put one in
- * a query string (the registry accepts `?token=`), so both paths are scrubbed here.
+ * Keeps secrets out of the paths an error or a log line shows: a caller may put a credential in a
+ * query string (the registry accepts `?token=`). Texts a service wrote go through `scrub.ts`.
  */
+
+import { REDACTED } from './scrub.js';
+
+// One scrubber for every text (raw, JSON-escaped, URL-encoded and base64 forms): see scrub.ts.
+export { REDACTED, scrubSecrets } from './scrub.js';
 
 /** Query parameters whose values are credentials, compared case-insensitively. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'access_token', 'secret', 'password', 'x-secrets-token']);
-
-export const REDACTED = '[redacted]';
 
 /** `/v1/acl/roles?token=abc&ns=x` → `/v1/acl/roles?token=[redacted]&ns=x`; other parameters untouched. */
 export function redactPath(pathWithQuery: string): string {
@@ -26,15 +28,19 @@ export function redactPath(pathWithQuery: string): string {
 }
 
 /**
- * Replaces every occurrence of each secret in `text`. Secrets shorter than 4 characters are left
- * alone: scrubbing them would shred ordinary words, and no real token is that short.
+ * The values of the secret query parameters in a path (decoded), so that a service echoing one back
+ * in its error body gets it scrubbed like the token.
  */
-export function scrubSecrets(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) out = out.split(secret).join(REDACTED);
+export function secretQueryValues(pathWithQuery: string): string[] {
+  const at = pathWithQuery.indexOf('?');
+  if (at < 0) return [];
+  const values: string[] = [];
+  for (const pair of pathWithQuery.slice(at + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || !SECRET_QUERY_PARAMS.has(safeDecode(pair.slice(0, eq)).toLowerCase())) continue;
+    values.push(safeDecode(pair.slice(eq + 1)));
   }
-  return out;
+  return values;
 }
 
 function safeDecode(s: string): string {

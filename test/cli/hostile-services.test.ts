@@ -1,0 +1,185 @@
+/**
+ * The CLI against services that echo a refused request back, in-process (`runCli`) with real servers
+ * on 127.0.0.1: the LDAP bind password on `apply`, the password of `converge ldap login` on a 400, on
+ * a 500 after a retry and with CONVERGE_DEBUG=1. Nothing Converge prints may hold the secret in any
+ * encoding. And the limits a run sets for every client: CONVERGE_MAX_RESPONSE_BYTES, and the run's
+ * interrupt signal reaching requests whose kind passes none.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ServiceConnections } from '../../src/cli/connections.js';
+import { registryService } from '../../src/clients/registry/definition.js';
+import { type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
+import { runCli } from '../support/run-cli.js';
+
+const TOKEN = `hostile-token-${randomUUID()}`;
+const servers: HostileServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function serve(handler: Parameters<typeof hostileServer>[0]): Promise<string> {
+  const server = await hostileServer(handler);
+  servers.push(server);
+  return server.url;
+}
+
+function env(address: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CONVERGE_SECRETS_ADDR: address,
+    CONVERGE_SECRETS_TOKEN: TOKEN,
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-hostile-state-')),
+    NO_COLOR: '1',
+    ...extra,
+  };
+}
+
+/** The request body as the service got it, written back raw, JSON-quoted and in base64. */
+function echo(body: string): string {
+  return `refused ${body} | quoted ${JSON.stringify(body)} | b64 ${Buffer.from(body).toString('base64')} | b64url ${Buffer.from(`.${body}`).toString('base64url')}`;
+}
+
+describe('an LdapConfig applied against a service that echoes the body back', () => {
+  it('never prints the bind password, JSON-escaped or in base64', async () => {
+    const bindpass = `bind"pa\\ss-${randomUUID()}`;
+    let posted = 0;
+    const address = await serve((req, res, body) => {
+      if (req.method === 'POST' && req.url === '/v1/auth/ldap/config') {
+        posted++;
+        // Only the field, so that the echo sits within the part of the message that is shown.
+        const sent = JSON.stringify({ bindpass: (JSON.parse(body) as { bindpass: string }).bindpass });
+        return reply(res, 400, { errors: [echo(sent)] });
+      }
+      reply(res, 404, { errors: [] });
+    });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-hostile-'));
+    writeFileSync(
+      path.join(dir, 'ldap.yaml'),
+      `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: ldap }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  bindpass: \${env:HOSTILE_BINDPASS}
+  userdn: ou=people,dc=example,dc=test
+`,
+    );
+    const result = await runCli(
+      ['apply', '-f', dir, '--auto-approve'],
+      env(address, { HOSTILE_BINDPASS: bindpass, CONVERGE_ALLOW_ENV: 'HOSTILE_BINDPASS' }),
+    );
+    expect(posted).toBe(1);
+    expect(result.code).not.toBe(0);
+    const shown = result.stdout + result.stderr;
+    expect(shown).toContain('[redacted]');
+    expect(leaks(shown, bindpass)).toEqual([]);
+    expect(leaks(shown, TOKEN)).toEqual([]);
+  });
+});
+
+describe('converge ldap login against a service that echoes the password back', () => {
+  const password = `s3cr"et\\pw-${randomUUID()}`;
+
+  async function login(status: number, extra: Record<string, string> = {}) {
+    let attempts = 0;
+    const address = await serve((req, res, body) => {
+      attempts++;
+      // One 429 first: a retry (and its log line) happens before the final answer.
+      if (status >= 500 && attempts === 1)
+        return reply(res, 429, { errors: [echo(body)] }, { 'retry-after': '0' });
+      reply(res, status, { errors: [echo(body), `url ${encodeURIComponent(password)}`] });
+    });
+    const result = await runCli(['ldap', 'login', 'alice'], env(address, extra), { stdin: `${password}\n` });
+    return { ...result, attempts };
+  }
+
+  it('keeps it out of a 400', async () => {
+    const result = await login(400);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('400');
+    expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
+  });
+
+  it('keeps it out of a 500 after a retry, and out of the retry line', async () => {
+    const result = await login(500);
+    expect(result.attempts).toBe(2);
+    expect(result.stderr).toMatch(/attempt 1 failed \(429/);
+    expect(result.stderr).toContain('500');
+    expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
+  });
+
+  it('keeps it out of the warnings of a successful login', async () => {
+    const address = await serve((_req, res, body) =>
+      reply(res, 200, {
+        auth: {
+          client_token: 'issued-token',
+          policies: ['dev'],
+          metadata: {},
+          lease_duration: 60,
+          renewable: false,
+        },
+        warnings: [echo(body)],
+      }),
+    );
+    const result = await runCli(['ldap', 'login', 'alice'], env(address), { stdin: `${password}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Warning: refused');
+    expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
+  });
+
+  it('keeps it out of the CONVERGE_DEBUG=1 stack print', async () => {
+    const result = await login(500, { CONVERGE_DEBUG: '1' });
+    expect(result.stderr).toMatch(/\n\s+at /);
+    expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
+    expect(leaks(result.stdout + result.stderr, TOKEN)).toEqual([]);
+  });
+});
+
+describe('limits a run sets for every service', () => {
+  it('reads CONVERGE_MAX_RESPONSE_BYTES and refuses a larger answer, naming the limit', async () => {
+    const address = await serve((_req, res) => reply(res, 200, { data: { url: 'x'.repeat(4096) } }));
+    const result = await runCli(
+      ['ldap', 'get', 'config'],
+      env(address, { CONVERGE_MAX_RESPONSE_BYTES: '1024' }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('response body larger than the 1 KiB limit');
+    expect(result.stderr).toContain('CONVERGE_MAX_RESPONSE_BYTES');
+  });
+
+  it('says what is wrong with a CONVERGE_MAX_RESPONSE_BYTES that is not a number of bytes', async () => {
+    const result = await runCli(
+      ['ldap', 'get', 'config'],
+      env('http://127.0.0.1:9', { CONVERGE_MAX_RESPONSE_BYTES: '64MB' }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('CONVERGE_MAX_RESPONSE_BYTES must be a whole number of bytes');
+  });
+
+  it("gives the run's interrupt signal to every client, also for kinds that pass none", async () => {
+    let contacted = 0;
+    const address = await serve((_req, res) => {
+      contacted++;
+      reply(res, 200, []);
+    });
+    const interrupt = new AbortController();
+    const reason = new Error('interrupted by SIGINT');
+    interrupt.abort(reason);
+    const connections = new ServiceConnections(
+      { CONVERGE_REGISTRY_ADDR: address, CONVERGE_REGISTRY_TOKEN: TOKEN },
+      [registryService],
+      [],
+      { signal: interrupt.signal },
+    );
+    try {
+      await expect(connections.client(registryService).listRoles()).rejects.toBe(reason);
+      expect(contacted).toBe(0);
+    } finally {
+      await connections.close();
+    }
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * Hostile services for the tests: a real HTTP server on 127.0.0.1 (port 0) whose handler the test
+ * writes, and an oracle that looks for a secret in any encoding in what Converge printed or threw.
+ * The oracle decodes base64 itself rather than reusing the scrubber's approach, so that a gap in one
+ * is not hidden by the same gap in the other.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+export interface HostileServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function hostileServer(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<HostileServer> {
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handler(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Sends a JSON answer. */
+export function reply(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** Every way an echoing service may write the value back: what `leaks` looks for. */
+export function echoForms(value: string) {
+  const json = JSON.stringify(value).slice(1, -1);
+  return {
+    raw: value,
+    json,
+    url: encodeURIComponent(value),
+    form: new URLSearchParams({ v: value }).toString().slice(2),
+    base64: Buffer.from(value).toString('base64'),
+    base64url: Buffer.from(value).toString('base64url'),
+    base64OfJson: Buffer.from(json).toString('base64'),
+  };
+}
+
+/**
+ * The forms of `secret` found in `text`: raw, JSON-escaped, URL-encoded, and any base64 run (either
+ * alphabet, any alignment) that decodes to bytes holding the secret raw or JSON-escaped.
+ */
+export function leaks(text: string, secret: string): string[] {
+  const found: string[] = [];
+  const { raw, json, url, form } = echoForms(secret);
+  for (const [name, form_] of Object.entries({ raw, json, url, form }))
+    if (text.includes(form_)) found.push(name);
+  for (const run of text.match(/[A-Za-z0-9+/_-]{6,}/g) ?? []) {
+    const std = run.replace(/-/g, '+').replace(/_/g, '/');
+    for (let skip = 0; skip < 4; skip++) {
+      const part = std.slice(skip);
+      const decoded = Buffer.from(part.slice(0, part.length - (part.length % 4)), 'base64').toString(
+        'latin1',
+      );
+      const utf8 = Buffer.from(decoded, 'latin1').toString('utf8');
+      if ([raw, json].some((f) => decoded.includes(f) || utf8.includes(f))) {
+        found.push(`base64 run ${run.slice(0, 12)}…`);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/** Every 8-character piece of `secret` that appears in `text` (none may, once scrubbed). */
+export function pieces(text: string, secret: string, size = 8): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + size <= secret.length; i++) {
+    const piece = secret.slice(i, i + size);
+    if (text.includes(piece)) out.push(piece);
+  }
+  return out;
+}
