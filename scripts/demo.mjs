@@ -156,6 +156,9 @@ const env = {
 let failed = false;
 try {
   banner(`sandbox running at ${sandboxEnv.CONVERGE_REGISTRY_ADDR}`);
+  banner(
+    `the manifest may read only the variables exposed to it: CONVERGE_ALLOW_ENV=${env.CONVERGE_ALLOW_ENV}`,
+  );
   await converge(['validate', '-f', manifest], env);
   await converge(['plan', '-f', manifest], env);
   await converge(['apply', '-f', manifest, '--auto-approve'], env);
