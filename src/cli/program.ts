@@ -111,12 +111,12 @@ export function buildProgram(
     .description('show what apply would change, attribute by attribute')
     .addOption(fileOption())
     .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
     .option('--json', 'print the plan as one JSON object (stable, with format_version)')
     .option('--markdown', 'print the plan as markdown for a pull-request comment')
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
-    .addOption(allowAddressOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -131,13 +131,13 @@ export function buildProgram(
     .argument('[planfile]', 'a plan saved with `converge plan -out FILE`')
     .addOption(fileOption())
     .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
     .option('--prune', 'also delete objects Converge owns that the manifest no longer declares');
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
   apply
-    .addOption(allowAddressOption())
     .addOption(lockTimeoutOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
