@@ -4,7 +4,7 @@
  * relative path so that the same folder always loads (and reports errors) in the same order.
  */
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside, type ManifestRoot, manifestRoot, type ProtectedFolder } from './confined-files.js';
 import { describeFsError } from './text-file.js';
@@ -46,6 +46,16 @@ export async function discoverManifestFiles(
   for (const given of paths) {
     const display = path.normalize(given);
     const absolute = path.resolve(cwd, given);
+    const link = await linkOnTheWay(cwd, absolute);
+    if (link !== undefined) {
+      problems.push(
+        pathProblem(
+          display,
+          `${link === absolute ? 'is' : `lies under ${path.relative(cwd, link) || link}, which is`} a symbolic link: a checked-out link would move the manifest root (and what it may read) elsewhere; give the path it leads to with -f`,
+        ),
+      );
+      continue;
+    }
     let isFolder: boolean;
     try {
       isFolder = (await stat(absolute)).isDirectory();
@@ -85,6 +95,32 @@ export async function discoverManifestFiles(
     }
   }
   return { files, problems };
+}
+
+/**
+ * The first symbolic link on the way to a path given with -f: the path itself, or, for a path under
+ * the current folder, any folder between the two. A pull request can commit `infra -> ../..`; the
+ * folders above the current one are the operator's own and are not looked at.
+ */
+async function linkOnTheWay(cwd: string, absolute: string): Promise<string | undefined> {
+  const steps: string[] = [];
+  if (isInside(cwd, absolute)) {
+    let at = cwd;
+    for (const part of path
+      .relative(cwd, absolute)
+      .split(path.sep)
+      .filter((p) => p !== '')) {
+      at = path.join(at, part);
+      steps.push(at);
+    }
+  } else {
+    steps.push(absolute);
+  }
+  for (const step of steps) {
+    const stats = await lstat(step).catch(() => undefined);
+    if (stats?.isSymbolicLink()) return step;
+  }
+  return undefined;
 }
 
 /**

@@ -92,6 +92,31 @@ describe('${file:} stays inside the manifest root', () => {
     ]);
   });
 
+  test('a folder given with -f that is a link (infra -> ../..) is refused: it would move the root', async () => {
+    const outside = writeTree({ 'creds.txt': 'BASE_SECRET', 'other/x.yaml': role('x') });
+    const dir = writeTree({ 'evil/e.yaml': role('e', '  Token: ${file:../../creds.txt}\n') });
+    fs.symlinkSync(path.relative(dir, outside), path.join(dir, 'infra'));
+    const lines = await loadErrors(dir, ['infra']);
+    expect(lines).toEqual([
+      'infra: is a symbolic link: a checked-out link would move the manifest root (and what it may read) elsewhere; give the path it leads to with -f',
+    ]);
+  });
+
+  test('a manifest file given with -f that is a link, or lies under a linked folder, is refused', async () => {
+    const outside = writeTree({ 'kubeconfig.yaml': role('k', '  Token: stolen\n') });
+    const dir = writeTree({ 'pr/real/a.yaml': role('a') });
+    fs.symlinkSync(path.join(outside, 'kubeconfig.yaml'), path.join(dir, 'pr', 'main.yaml'));
+    fs.symlinkSync('real', path.join(dir, 'pr', 'linked'));
+    const lines = await loadErrors(dir, ['pr/main.yaml', 'pr/linked/a.yaml']);
+    expect(lines).toEqual([
+      'pr/linked/a.yaml: lies under pr/linked, which is a symbolic link: a checked-out link would move the manifest root (and what it may read) elsewhere; give the path it leads to with -f',
+      'pr/main.yaml: is a symbolic link: a checked-out link would move the manifest root (and what it may read) elsewhere; give the path it leads to with -f',
+    ]);
+    expect(lines.join('\n')).not.toContain('stolen');
+    // The real path, given as it is, still loads.
+    expect((await load(dir, ['pr/real/a.yaml'])).resources.map((r) => r.name)).toEqual(['a']);
+  });
+
   test('an object that did not come from a manifest file reads within the current folder', async () => {
     const read = await readLocalFile({}, '/etc/hostname', 1024);
     expect(read).toMatchObject({ ok: false, reason: expect.stringContaining('is an absolute path') });
