@@ -335,6 +335,72 @@ describe('transitions (spec table)', () => {
   });
 });
 
+describe('Authentication 3: "Rekey submissions are authorized by recovery key shares plus the operation nonce."', () => {
+  it('a holder with no token reads the status, submits shares with the nonce and completes the rekey', async () => {
+    const { api, keys } = await fresh();
+    const started = await start(api, { secret_shares: 3, secret_threshold: 2 });
+    const holder = (method: string, path: string, body?: unknown) =>
+      api(method, path, { token: null, ...(body !== undefined ? { body } : {}) });
+
+    const read = await holder('GET', INIT);
+    expect(read.status, read.text).toBe(200);
+    expect(read.json<Status>()).toEqual(started);
+    const first = await holder('PUT', UPDATE, { key: keys[0], nonce: started.nonce });
+    expect(first.status, first.text).toBe(200);
+    expect(first.json<Status>().progress).toBe(1);
+    await holder('PUT', UPDATE, { key: keys[1], nonce: started.nonce });
+    const done = await holder('PUT', UPDATE, { key: keys[2], nonce: started.nonce });
+    expect(done.status, done.text).toBe(200);
+    expect(done.json<Completion>()).toMatchObject({ complete: true, nonce: started.nonce });
+    expect(done.json<Completion>().keys).toHaveLength(3);
+  });
+
+  it('a holder with no token reads the verification status and verifies with the new shares and the verification nonce', async () => {
+    const { api, keys } = await fresh();
+    const started = await start(api, { secret_shares: 3, secret_threshold: 2, require_verification: true });
+    const done = (await submitAll(api, started.nonce, keys.slice(0, 3))).json<Completion>();
+    const nonce = done.verification_nonce!;
+
+    const read = await api('GET', VERIFY, { token: null });
+    expect(read.status, read.text).toBe(200);
+    expect(read.json<VerificationStatus>()).toMatchObject({ nonce, progress: 0, t: 2, n: 3 });
+    const one = await api('PUT', VERIFY, { token: null, body: { key: done.keys[0], nonce } });
+    expect(one.status, one.text).toBe(200);
+    expect(one.json<VerificationStatus>().progress).toBe(1);
+    const two = await api('PUT', VERIFY, { token: null, body: { key: done.keys[1], nonce } });
+    expect(two.status, two.text).toBe(200);
+    expect(two.json()).toEqual({ nonce, complete: true });
+    expect(await status(api)).toMatchObject({ started: false, required: 2 });
+  });
+
+  it('the nonce still authorizes: a token-free submission with a wrong or missing nonce is 400', async () => {
+    const { api, keys } = await fresh();
+    const started = await start(api, { secret_shares: 3, secret_threshold: 2 });
+    for (const nonce of ['not-the-nonce', undefined]) {
+      expectError(
+        await api('PUT', UPDATE, { token: null, body: { key: keys[0], ...(nonce ? { nonce } : {}) } }),
+        400,
+        `incorrect nonce supplied; nonce for this rekey operation is "${started.nonce}"`,
+      );
+    }
+    expect((await status(api)).progress).toBe(0);
+  });
+
+  it('a token sent with a submission is neither required nor checked, as the real handlers ignore it', async () => {
+    const { api, keys } = await fresh();
+    const started = await start(api, { secret_shares: 3, secret_threshold: 2 });
+    for (const [token, key] of [
+      ['writer-token', keys[0]],
+      ['no-such-token', keys[1]],
+    ] as const) {
+      const res = await api('PUT', UPDATE, { token, body: { key, nonce: started.nonce } });
+      expect(res.status, `${token}: ${res.text}`).toBe(200);
+      expect((await api('GET', INIT, { token })).status).toBe(200);
+    }
+    expect((await status(api)).progress).toBe(2);
+  });
+});
+
 describe('rejections', () => {
   it('secret_threshold greater than secret_shares: 400', async () => {
     const { api } = await fresh();
@@ -568,15 +634,12 @@ describe('rejections', () => {
     expect((await api('DELETE', INIT)).status).toBe(204);
   });
 
-  it('needs the root token (403 permission denied); other methods are 405', async () => {
+  it('start, cancel, cancel verification and the backup need the root token (403 permission denied); other methods are 405', async () => {
     const { api } = await fresh();
+    // Status reads and submissions need none: 'Authentication 3' below.
     for (const [method, path] of [
-      ['GET', INIT],
       ['PUT', INIT],
       ['DELETE', INIT],
-      ['PUT', UPDATE],
-      ['GET', VERIFY],
-      ['PUT', VERIFY],
       ['DELETE', VERIFY],
       ...BACKUP_PATHS.flatMap((p) => [
         ['GET', p],

@@ -20,6 +20,7 @@
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Router } from '../../core/router.js';
 import type { SecretsAccess } from './access.js';
+import { localNameKey } from './local-names.js';
 import { handleLogin } from './login.js';
 import type { MountState } from './model.js';
 import { applyConfigWrite, compareGo, configReadData, groupFromBody, userFromBody } from './normalize.js';
@@ -141,9 +142,11 @@ async function handleConfig(
 }
 
 /**
- * Names are lower-cased for reads and writes unless the mount is case sensitive. The real delete does
- * NOT lower-case (`pathGroupDelete`/`pathUserDelete` use the name as given), so deleting `Admins` leaves a
- * stored `admins` in place (and still answers 204); the sandbox keeps that quirk.
+ * Group names are folded by `localNameKey` for reads and writes. The delete is NOT folded: the real
+ * `pathGroupDelete` (`builtin/credential/ldap/path_groups.go`) deletes `group/<name as given>`, so
+ * deleting `Admins` leaves a stored `admins` in place (and still answers 204). The sandbox keeps that
+ * on purpose (issue 16): a client that trusts a case-insensitive group delete is wrong against the
+ * real service too, and the sandbox should show it. Users differ: see `handleUser`.
  */
 async function handleGroup(
   req: SandboxRequest,
@@ -152,7 +155,7 @@ async function handleGroup(
   name: string,
   store: SecretsStore,
 ): Promise<SandboxResponse> {
-  const key = store.configOf(mount).case_sensitive_names ? name : name.toLowerCase();
+  const key = localNameKey(store.configOf(mount), name);
   switch (op) {
     case 'read': {
       const group = mount.groups.get(key);
@@ -164,6 +167,7 @@ async function handleGroup(
       return writeResponse(warnings);
     }
     case 'delete':
+      // As given, not `key`: the real service's quirk, kept (see above).
       store.deleteGroup(mount, name);
       return noContent();
     default:
@@ -171,7 +175,14 @@ async function handleGroup(
   }
 }
 
-/** Users as groups; `groups` reads back as one comma-separated string, `policies` as a list. */
+/**
+ * Users as groups, but every operation folds the name, delete included. The spec lower-cases names in
+ * local definitions "for matching" when `case_sensitive_names` is false, and a user delete that
+ * answered 204 for `MARYJANE` while `maryjane` kept her policies would be a silent no-op on a
+ * security operation (issue 16). The real `pathUserDelete` (`path_users.go`) deletes the name as
+ * given; here the spec's rule wins. `groups` reads back as one comma-separated string, `policies` as
+ * a list.
+ */
 async function handleUser(
   req: SandboxRequest,
   op: Operation,
@@ -179,8 +190,8 @@ async function handleUser(
   name: string,
   store: SecretsStore,
 ): Promise<SandboxResponse> {
-  const caseSensitive = store.configOf(mount).case_sensitive_names;
-  const key = caseSensitive ? name : name.toLowerCase();
+  const config = store.configOf(mount);
+  const key = localNameKey(config, name);
   switch (op) {
     case 'read': {
       const user = mount.users.get(key);
@@ -189,12 +200,12 @@ async function handleUser(
         : errorResponse(404, []);
     }
     case 'update': {
-      const { user, warnings } = userFromBody(await readJsonBody(req), caseSensitive);
+      const { user, warnings } = userFromBody(await readJsonBody(req), config.case_sensitive_names);
       store.putUser(mount, key, user);
       return writeResponse(warnings);
     }
     case 'delete':
-      store.deleteUser(mount, name);
+      store.deleteUser(mount, key);
       return noContent();
     default:
       throw unsupportedOperation();

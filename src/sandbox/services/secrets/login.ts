@@ -16,6 +16,7 @@ import { readJsonBody } from './request.js';
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import { remoteAddressAllowed, type SecretsAccess } from './access.js';
 import { DirectoryLoginError, directoryLogin } from './directory-login.js';
+import { localNameKey } from './local-names.js';
 import { directorySettingsOf, type LdapConfigRecord, type MountState } from './model.js';
 import { convertFields, removeDuplicates, sanitizePolicies } from './normalize.js';
 import { envelope, permissionDenied, SecretsError } from './vault.js';
@@ -97,7 +98,7 @@ export function localPolicies(
   username: string,
   directoryGroups: readonly string[],
 ): string[] {
-  const fold = (name: string) => (config.case_sensitive_names ? name : name.toLowerCase());
+  const fold = (name: string) => localNameKey(config, name);
   const user = mount.users.get(fold(username));
   const groups = [...(user?.groups ?? []), ...directoryGroups].map(fold);
   const policies: string[] = [];

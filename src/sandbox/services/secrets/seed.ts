@@ -7,6 +7,7 @@
  */
 import type { ServiceConfigIssue } from '../../core/service.js';
 import type { MountSeed, SecretsConfig } from './config.js';
+import { localNameKey } from './local-names.js';
 import { DEFAULT_MOUNT } from './model.js';
 import { applyConfigWrite, groupFromBody, userFromBody } from './normalize.js';
 import { mountPathProblem, type SecretsStore } from './store.js';
@@ -58,8 +59,9 @@ function seedMount(store: SecretsStore, seed: MountSeed, i: number): ServiceConf
       refused(['config'], err);
     }
   }
-  const caseSensitive = store.configOf(mount).case_sensitive_names;
-  const key = (name: string) => (caseSensitive ? name : name.toLowerCase());
+  const mountConfig = store.configOf(mount);
+  const caseSensitive = mountConfig.case_sensitive_names;
+  const key = (name: string) => localNameKey(mountConfig, name);
   const groupNames = new Map<string, number>();
   seed.groups?.forEach((group, j) => {
     const name = key(group.name);

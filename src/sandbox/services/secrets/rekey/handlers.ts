@@ -18,8 +18,9 @@
  * envelope, 400 "no backed-up keys found" when none, 204 on delete, 405 "unsupported operation" for
  * other operations.
  *
- * The real rekey endpoints need no token (the nonce and shares authorise them); here every one needs
- * the root token (403 "permission denied" before anything else), as the sandbox's other `sys/` paths.
+ * Who may take which step is `authorization.ts`: status reads and submissions need no token (the
+ * shares and the nonce authorise them); start, cancel, cancel verification and the backup need the
+ * root token (403 "permission denied" before anything else).
  */
 import type { SandboxRequest, SandboxResponse } from '../../../core/http.js';
 import type { Router } from '../../../core/router.js';
@@ -35,6 +36,7 @@ import {
   UNSUPPORTED_OPERATION,
   vaultJson,
 } from '../vault.js';
+import { authorizeRekeyStep, type RekeyStep } from './authorization.js';
 import type { RekeyCeremony } from './ceremony.js';
 import { decodeKey } from './shamir.js';
 import type { RekeyInitRequest } from './state.js';
@@ -44,10 +46,11 @@ const BACKUP_PATHS = ['/v1/sys/rekey/recovery-key-backup', `${PREFIX}/backup`];
 
 type Handler = (req: SandboxRequest) => Promise<SandboxResponse>;
 
-function guarded(access: SecretsAccess, handler: Handler, opts: { rootFirst: boolean }): Handler {
+/** The step's authorization first (before the body is read), then the handler; errors as the real ones. */
+function guarded(access: SecretsAccess, handler: Handler, step?: RekeyStep): Handler {
   return async (req) => {
     try {
-      if (opts.rootFirst) access.requireRoot(req);
+      if (step) authorizeRekeyStep(access, req, step);
       return await handler(req);
     } catch (err) {
       if (err instanceof SecretsError) return fromError(err);
@@ -63,64 +66,59 @@ export function registerRekeyRoutes(
   deps: { ceremony: RekeyCeremony; access: SecretsAccess },
 ): void {
   const { ceremony, access } = deps;
-  const raw = (handler: Handler) => guarded(access, handler, { rootFirst: true });
+  const step = (name: RekeyStep, handler: Handler) => guarded(access, handler, name);
 
-  const initPut = raw(async (req) => ok(await ceremony.start(initRequestOf(await readJsonBody(req)))));
+  const initPut = step('start', async (req) =>
+    ok(await ceremony.start(initRequestOf(await readJsonBody(req)))),
+  );
   router.add(`${PREFIX}/init`, {
-    GET: raw(async () => ok(await ceremony.status())),
+    GET: step('status', async () => ok(await ceremony.status())),
     PUT: initPut,
     POST: initPut,
-    DELETE: raw(async (req) => {
+    DELETE: step('cancel', async (req) => {
       await ceremony.cancel(await cancelNonceOf(req));
       return noContent();
     }),
   });
 
-  const update = raw(async (req) => {
+  const update = step('submit', async (req) => {
     const { key, nonce } = await submissionOf(req, 'RekeyUpdateRequest');
     return ok(await ceremony.update(key, nonce));
   });
   router.add(`${PREFIX}/update`, Object.fromEntries(SECRETS_METHODS.map((m) => [m, update])));
 
-  const verifyPut = raw(async (req) => {
+  const verifyPut = step('verify', async (req) => {
     const { key, nonce } = await submissionOf(req, 'RekeyVerificationUpdateRequest');
     return ok(await ceremony.verify(key, nonce));
   });
   router.add(`${PREFIX}/verify`, {
-    GET: raw(async () => ok(await ceremony.verificationStatus())),
+    GET: step('verification-status', async () => ok(await ceremony.verificationStatus())),
     PUT: verifyPut,
     POST: verifyPut,
-    DELETE: raw(async () => ok(await ceremony.restartVerification())),
+    DELETE: step('cancel-verification', async () => ok(await ceremony.restartVerification())),
   });
 
   // A sys/ backend path: the operation first (a bad `?list` is 400), then the token.
-  const backup = guarded(
-    access,
-    async (req) => {
-      const op = operationOf(req);
-      access.requireRoot(req);
-      if (op === 'read') {
-        const saved = ceremony.backup();
-        if (!saved) throw new SecretsError(400, 'no backed-up keys found');
-        const keysBase64 = Object.fromEntries(
-          Object.entries(saved.keys).map(([fp, list]) => [
-            fp,
-            list.map((hex) => Buffer.from(hex, 'hex').toString('base64')),
-          ]),
-        );
-        return envelope(
-          { data: { nonce: saved.nonce, keys: saved.keys, keys_base64: keysBase64 } },
-          'system',
-        );
-      }
-      if (op === 'delete') {
-        ceremony.deleteBackup();
-        return noContent();
-      }
-      return errorResponse(405, [UNSUPPORTED_OPERATION]);
-    },
-    { rootFirst: false },
-  );
+  const backup = guarded(access, async (req) => {
+    const op = operationOf(req);
+    authorizeRekeyStep(access, req, 'backup');
+    if (op === 'read') {
+      const saved = ceremony.backup();
+      if (!saved) throw new SecretsError(400, 'no backed-up keys found');
+      const keysBase64 = Object.fromEntries(
+        Object.entries(saved.keys).map(([fp, list]) => [
+          fp,
+          list.map((hex) => Buffer.from(hex, 'hex').toString('base64')),
+        ]),
+      );
+      return envelope({ data: { nonce: saved.nonce, keys: saved.keys, keys_base64: keysBase64 } }, 'system');
+    }
+    if (op === 'delete') {
+      ceremony.deleteBackup();
+      return noContent();
+    }
+    return errorResponse(405, [UNSUPPORTED_OPERATION]);
+  });
   for (const path of BACKUP_PATHS)
     router.add(path, Object.fromEntries(SECRETS_METHODS.map((m) => [m, backup])));
 }
