@@ -194,3 +194,42 @@ spec:
     expect(after).toContain('{"ServiceName":"api","Datacenters":["dc1"]}');
   });
 });
+
+describe("a job's registration tokens", () => {
+  it('never show in the plan, its JSON or markdown, or a saved plan file', async () => {
+    const secret = `job-secrets-token-${randomUUID()}`;
+    const registry = `job-registry-token-${randomUUID()}`;
+    const { dir, stateDir } = workspace({
+      'jobs.yaml': job(
+        'tokens',
+        [
+          'SecretsToken: ${env:JOB_SECRETS_TOKEN}',
+          `RegistryToken: ${registry}`,
+          'Type: batch',
+          'Datacenters: [dc1]',
+          'TaskGroups:',
+          '    - Name: g',
+          '      Tasks:',
+          '        - { Name: t, Driver: docker, Config: { image: "busybox" } }',
+        ].join('\n  '),
+      ),
+    });
+    const e = env(stateDir, { JOB_SECRETS_TOKEN: secret, CONVERGE_ALLOW_ENV: 'JOB_*' });
+    const out = path.join(stateDir, '..', 'plan.json');
+    const runs = [
+      await runCli(['plan', '-f', dir], e),
+      await runCli(['plan', '-f', dir, '--json'], e),
+      await runCli(['plan', '-f', dir, '--markdown'], e),
+      await runCli(['plan', '-f', dir, '-out', out], e),
+    ];
+    for (const r of runs) {
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toContain('(sensitive value)');
+      expect(r.stdout).not.toContain(secret);
+      expect(r.stdout).not.toContain(registry);
+    }
+    const saved = readFileSync(out, 'utf8');
+    expect(saved).not.toContain(secret);
+    expect(saved).not.toContain(registry);
+  });
+});

@@ -180,6 +180,9 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   }),
   specSchema: JobSpecSchema,
   localFiles: ['specFile'],
+  // Tokens the service checks at registration and never stores (it clears them before the job is
+  // kept): masked in every plan, never in a saved plan, scrubbed from errors.
+  sensitive: ['SecretsToken', 'RegistryToken'],
   ownership: 'marker',
 
   validateSpec: jobSpecRules,
