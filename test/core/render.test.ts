@@ -237,3 +237,23 @@ describe('markdown from a hostile manifest', () => {
     expect(problemLine).toContain('&lt;img src=x&gt; \\| injected \\| cell next');
   });
 });
+
+describe('markdown notes and problems name objects in code spans their names cannot end', () => {
+  it('a backtick in a job ID does not let HTML out of the code span', () => {
+    const name = 'md`<b>x<img_src=x_onerror=alert(1)>';
+    const address = `Job/default/${name}`;
+    const md = renderMarkdown(
+      planOf([
+        change({
+          action: 'noop',
+          key: { kind: 'Job', name, namespace: 'default' },
+          address,
+          notes: ['group web: 1 to place'],
+        }),
+      ]),
+    );
+    const note = md.split('\n').find((l) => l.includes('group web'))!;
+    // Two backticks around a name holding one: the span ends only after the whole address.
+    expect(note).toBe(`> - \`\`${address}\`\`: group web: 1 to place`);
+  });
+});

@@ -23,6 +23,18 @@ function cell(s: string): string {
 }
 
 /**
+ * A code span that its text cannot end: delimited by more backticks than the longest run inside it
+ * (a job ID may hold a backtick), padded with spaces where the text touches a backtick.
+ */
+function inlineCode(text: string): string {
+  const flat = text.replace(/\r?\n|\r/g, ' ');
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const ticks = '`'.repeat(longest + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${ticks}${pad}${flat}${pad}${ticks}`;
+}
+
+/**
  * A code fence longer than any run of backticks in the block, so a value holding three backticks
  * cannot close the diff block and write its own markdown after it (CommonMark closes a fence only
  * with at least as many backticks as opened it).
@@ -38,7 +50,7 @@ function fenceFor(lines: readonly string[]): string {
 function noteLines(plan: Plan): string[] {
   const noted = plan.changes.filter((c) => c.notes?.length);
   if (noted.length === 0) return [];
-  const items = noted.flatMap((c) => (c.notes ?? []).map((n) => `> - \`${c.address}\`: ${cell(n)}`));
+  const items = noted.flatMap((c) => (c.notes ?? []).map((n) => `> - ${inlineCode(c.address)}: ${cell(n)}`));
   return ['> [!NOTE]', ...items, ''];
 }
 
@@ -50,7 +62,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   if (plan.problems.length > 0) {
     head.push(`> [!CAUTION]`, `> Planning found ${plan.problems.length} problem(s):`);
     for (const p of plan.problems) {
-      const where = p.position ? `\`${p.position.file.replace(/`/g, "'")}:${p.position.line}\` ` : '';
+      const where = p.position ? `${inlineCode(`${p.position.file}:${p.position.line}`)} ` : '';
       head.push(`> - ${where}${cell(p.message)}`);
     }
     head.push('');
