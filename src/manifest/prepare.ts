@@ -84,7 +84,12 @@ export async function prepareDocument(
       result.hasAliases = true;
       result.firstAlias ??= node;
       const target = aliasTargets(doc).get(node);
-      if (target && ancestors.has(target)) {
+      if (!target) {
+        reject(
+          node,
+          `alias *${node.source} has no anchor &${node.source} before it in this document (an anchor does not reach into other documents)`,
+        );
+      } else if (ancestors.has(target)) {
         reject(node, `alias *${node.source} refers to a value that contains it, which would make a cycle`);
       }
       continue;
@@ -130,9 +135,14 @@ export async function prepareDocument(
           }
           seen.set('<<', key!);
           if (!mergeSources(doc, pair.value)) {
+            const value = pair.value as Node | null;
+            const named = isSeq(value) ? (value.items as Node[]) : [value];
+            const dangling = named.find((n) => isAlias(n) && !aliasTargets(doc).get(n));
             reject(
-              (pair.value as Node | null) ?? key,
-              'a merge key "<<" takes a mapping, an alias of one (<<: *defaults), or a list of them (<<: [*a, *b])',
+              dangling ?? value ?? key,
+              dangling && isAlias(dangling)
+                ? `alias *${dangling.source} has no anchor &${dangling.source} before it in this document (an anchor does not reach into other documents)`
+                : 'a merge key "<<" takes a mapping, an alias of one (<<: *defaults), or a list of them (<<: [*a, *b])',
             );
             continue;
           }

@@ -183,6 +183,17 @@ describe('${env:} reads only what the operator exposes', () => {
 });
 
 describe('YAML merge keys', () => {
+  test('an alias, or a merge of one, without its anchor says so (not "billion laughs")', async () => {
+    const dir = writeTree({
+      'a.yaml': role('a', '  Token: *nope\n'),
+      'b.yaml': role('b', '  <<: *gone\n'),
+    });
+    expect(await loadErrors(dir, ['.'])).toEqual([
+      'a.yaml:7:10: alias *nope has no anchor &nope before it in this document (an anchor does not reach into other documents)',
+      'b.yaml:7:7: alias *gone has no anchor &gone before it in this document (an anchor does not reach into other documents)',
+    ]);
+  });
+
   test('merge: keys written in the map win, and the earlier of several merged maps', async () => {
     const dir = writeTree({
       'a.yaml': `${head}spec:
