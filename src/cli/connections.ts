@@ -103,7 +103,7 @@ export class ServiceConnections implements KindContext {
       config = {
         address: c.address,
         addressSource: `the address of ${where}`,
-        tokenSource: `the token of ${where}`,
+        tokenSource: where,
         settings: c.settings,
         ...(c.token !== undefined ? { token: c.token } : {}),
         ...(c.caCertificate !== undefined ? { caCertificate: c.caCertificate } : {}),

@@ -153,3 +153,29 @@ describe('a manifest Connection without a token from outside', () => {
     expect(seen.every((s) => s.authorization === 'Bearer written-in-the-manifest')).toBe(true);
   });
 });
+
+describe('a refused request on a manifest Connection', () => {
+  it('names the connection to fix, in words that read', async () => {
+    const refusing = http.createServer((req, res) => {
+      req.resume();
+      const message = req.headers.authorization ? 'ACL not found' : 'Permission denied';
+      res.writeHead(403, { 'Content-Type': 'text/plain' }).end(message);
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const at = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+    try {
+      const withToken = await runCli(['plan', '-f', manifest(at), '--allow-address', at], env());
+      expect(withToken.code).toBe(1);
+      expect(withToken.stderr).toMatch(
+        /\(check the token in connection "elsewhere" \(.*m\.yaml:\d+:\d+\): the service refused it\)/,
+      );
+      const without = await runCli(['plan', '-f', manifest(at, null)], env());
+      expect(without.code).toBe(1);
+      expect(without.stderr).toMatch(
+        /\(no token was sent: give connection "elsewhere" \(.*m\.yaml:\d+:\d+\) a token\)/,
+      );
+    } finally {
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
+  });
+});

@@ -30,7 +30,10 @@ export function tokenHint(
   token: TokenState,
 ): string | undefined {
   if (status !== 401 && status !== 403) return undefined;
-  if (!token.sent) return `no token was sent: set ${token.source}`;
+  if (!token.sent)
+    return token.source.startsWith('CONVERGE_')
+      ? `no token was sent: set ${token.source}`
+      : `no token was sent: give ${token.source} a token`;
   if (status === 401 || UNKNOWN_TOKEN.test(serviceMessage ?? ''))
     return `check the token in ${token.source}: the service refused it`;
   // The secrets service answers a bare "permission denied" for an unknown token and for a missing
