@@ -74,6 +74,23 @@ describe('register, read, plan', () => {
     expect((await root.jobEvaluations(id))[0]).toMatchObject({ TriggeredBy: 'job-register' });
   });
 
+  it('accepts the canonical job the service reads back (every listed field, null where unused) in read, versions, list and plan', async () => {
+    const id = unique('canon');
+    const minimal: Job = {
+      ID: id,
+      Type: 'batch',
+      TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }],
+    };
+    await root.registerJob(minimal);
+    const job = (await root.readJob(id)) as Record<string, unknown>;
+    expect(job).toMatchObject({ Constraints: null, Meta: null, Periodic: null, Update: null, Migrate: null });
+    const task = (job.TaskGroups as { Tasks: Record<string, unknown>[] }[])[0]!.Tasks[0]!;
+    expect(task).toMatchObject({ Env: null, Meta: null, Secrets: null });
+    expect((await root.jobVersions(id))?.Versions).toHaveLength(1);
+    expect((await root.listJobs({ prefix: id })).map((j) => j.ID)).toEqual([id]);
+    expect((await root.planJob(job as Job)).Diff?.Type).toBe('None');
+  });
+
   it('refuses a stale check-and-set with the service message, and a reader with 403', async () => {
     const id = unique('cas');
     const reg = await root.registerJob(service(id));

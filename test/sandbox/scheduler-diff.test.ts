@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { annotateDiff, desiredUpdates, tasksUpdated } from '../../src/sandbox/services/scheduler/annotate.js';
 import { jobDiff, versionDiffs } from '../../src/sandbox/services/scheduler/diff.js';
-import { type AllocRecord, canonicalizeJob } from '../../src/sandbox/services/scheduler/model.js';
+import { canonicalizeJob } from '../../src/sandbox/services/scheduler/canonicalize.js';
+import type { AllocRecord } from '../../src/sandbox/services/scheduler/model.js';
 import { SchedulerStore } from '../../src/sandbox/services/scheduler/store.js';
 import { type Json, jobSpec } from './scheduler-helpers.js';
 
@@ -53,9 +54,15 @@ describe('jobDiff', () => {
     const tg = d.TaskGroups![0]!;
     expect(tg).toMatchObject({ Type: 'Added', Name: 'web', Updates: null });
     expect(tg.Fields).toContainEqual({ Type: 'Added', Name: 'Count', Old: '', New: '2', Annotations: null });
-    // Objects come in the real code's order (not sorted): restart policy, ephemeral disk, then the
-    // update strategy every canonical service group gets.
-    expect(tg.Objects!.map((o) => o.Name)).toEqual(['RestartPolicy', 'EphemeralDisk', 'Update']);
+    // Objects come in the real code's order (not sorted): restart policy, the migrate strategy and
+    // reschedule policy every canonical service group gets, ephemeral disk, then the update strategy.
+    expect(tg.Objects!.map((o) => o.Name)).toEqual([
+      'RestartPolicy',
+      'Migrate',
+      'ReschedulePolicy',
+      'EphemeralDisk',
+      'Update',
+    ]);
     const t = tg.Tasks![0]!;
     expect(t).toMatchObject({ Type: 'Added', Name: 'app', Annotations: null });
     expect(t.Fields).toContainEqual({

@@ -66,7 +66,11 @@ export interface JobDiff {
 
 type Flat = Record<string, string>;
 
-/** Job fields the real `Job.Diff` filters out, plus `Payload` (a byte slice, never primitive in Go). */
+/**
+ * Job fields the real `Job.Diff` filters out, plus `Payload` (a byte slice, never primitive in Go),
+ * and the spec's names for the real token fields: a submit token is never stored (submit-tokens.ts),
+ * and no diff shall ever carry one even so.
+ */
 const JOB_FILTER = [
   'ID',
   'Status',
@@ -80,6 +84,10 @@ const JOB_FILTER = [
   'SubmitTime',
   'NomadTokenID',
   'VaultToken',
+  'SchedulerTokenID',
+  'SecretsToken',
+  'RegistryToken',
+  'ConsulToken',
   'Payload',
 ];
 /** Group durations that are pointers in the real struct, so the primitive flattening skips them. */

@@ -5,7 +5,8 @@
  */
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { TokenStore } from '../../core/tokens.js';
-import { canonicalizeJob, checkJobShape, type Json, SchedulerError, validateJob } from './model.js';
+import { admitJob } from './admission.js';
+import { checkJobShape, type Json, SchedulerError, validateJob } from './model.js';
 import { parseJobRequest } from './parse.js';
 import { planJob } from './plan.js';
 import { Caller, schedulerJson, writeIndexHeaders } from './request.js';
@@ -48,7 +49,7 @@ export async function planHandler(
     caller.namespace(req);
   caller.require(ns, 'submit-job');
   if (policyOverride) caller.require(ns, 'policy-override');
-  const canonical = canonicalizeJob(job, ns, deps.region);
+  const canonical = admitJob(job, ns, deps.region);
   const invalid = validateJob(canonical);
   if (invalid) throw new SchedulerError(500, invalid);
   if (!deps.store.namespaces.has(ns))

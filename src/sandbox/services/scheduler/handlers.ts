@@ -10,14 +10,8 @@ import type { TokenStore } from '../../core/tokens.js';
 import { JobOps } from './job-ops.js';
 import { versionDiffs } from './diff.js';
 import { type PlanDeps, parseHandler, planHandler } from './handlers-plan.js';
-import {
-  type AllocRecord,
-  canonicalizeJob,
-  checkJobShape,
-  type Json,
-  SchedulerError,
-  validateJob,
-} from './model.js';
+import { admitJob } from './admission.js';
+import { type AllocRecord, checkJobShape, type Json, SchedulerError, validateJob } from './model.js';
 import {
   ALL_NAMESPACES,
   authorizedNamespace,
@@ -299,7 +293,7 @@ class SchedulerHandlers {
       caller.namespace(req);
     caller.require(ns, 'submit-job');
     if (policyOverride) caller.require(ns, 'policy-override');
-    const canonical = canonicalizeJob(job, ns, REGION);
+    const canonical = admitJob(job, ns, REGION);
     const invalid = validateJob(canonical);
     if (invalid) throw new SchedulerError(500, invalid);
     // UNCONFIRMED: the real state store's text for a namespace that does not exist.

@@ -19,7 +19,8 @@ import {
   SchedulerConfigSchema,
   SchedulerTokenRightsSchema,
 } from './config.js';
-import { registerSchedulerRoutes } from './handlers.js';
+import { admitSnapshot } from './admission.js';
+import { REGION, registerSchedulerRoutes } from './handlers.js';
 import { schedulerText } from './request.js';
 import { isSchedulerSnapshot, nodeIdOf, SchedulerStore } from './store.js';
 
@@ -54,7 +55,8 @@ export const schedulerService = defineService<SchedulerConfig>({
     if (ctx.persisted !== undefined) {
       if (!isSchedulerSnapshot(ctx.persisted))
         throw new Error('scheduler state file has an unexpected shape');
-      store.restore(ctx.persisted);
+      // Versions an earlier sandbox stored read back canonical and without submit tokens.
+      store.restore(admitSnapshot(ctx.persisted, REGION));
     }
     registerSchedulerRoutes(router, { store, tokens: ctx.tokens });
     return { snapshot: () => store.snapshot() };

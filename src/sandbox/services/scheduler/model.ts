@@ -1,8 +1,8 @@
 /**
  * The scheduler's data: jobs as the JSON objects clients send (kept free-form, so fields this slice
  * does not model survive a round trip), plus the evaluations and allocations the simulated scheduler
- * makes. Canonicalisation and validation follow the real product (`api/jobs.go Canonicalize`,
- * `nomad/structs Job.Validate`), limited to what this slice needs.
+ * makes. Validation follows the real product (`nomad/structs Job.Validate`), limited to what this
+ * slice needs; canonicalisation has its own module (canonicalize.ts).
  */
 export type Json = Record<string, unknown>;
 
@@ -20,7 +20,6 @@ export class SchedulerError extends Error {
 export const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'] as const;
 /** The real `job_tracked_versions` default: older versions are dropped. */
 export const TRACKED_VERSIONS = 6;
-const NS_PER_SECOND = 1_000_000_000;
 
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -71,97 +70,6 @@ export function checkJobShape(job: unknown): asserts job is Json {
 }
 
 const unset = (v: unknown) => v === undefined || v === null;
-const orDefault = (obj: Json, key: string, value: unknown) => {
-  if (unset(obj[key])) obj[key] = value;
-};
-
-/**
- * Fills the defaults the real product fills on register (`api/jobs.go` and `api/tasks.go`
- * `Canonicalize`), minimally: the job header, group counts and the group and task blocks whose
- * defaults every client sees when it reads a job back. Durations are nanoseconds, as in the real JSON.
- */
-export function canonicalizeJob(input: Json, namespace: string, region: string): Json {
-  const job: Json = structuredClone(input);
-  job.Namespace = namespace;
-  // The real agent replaces an empty or `global` region with its own (here: the configured one).
-  if (unset(job.Region) || job.Region === '' || job.Region === 'global') job.Region = region;
-  if (unset(job.Name) || job.Name === '') job.Name = job.ID;
-  orDefault(job, 'ParentID', '');
-  orDefault(job, 'Type', 'service');
-  orDefault(job, 'Priority', 50);
-  orDefault(job, 'AllAtOnce', false);
-  orDefault(job, 'Datacenters', ['*']); // the default since the real 1.5 (glob over every datacenter)
-  orDefault(job, 'NodePool', 'default');
-  orDefault(job, 'Stop', false);
-  orDefault(job, 'Dispatched', false);
-  orDefault(job, 'Meta', null);
-  orDefault(job, 'Periodic', null);
-  orDefault(job, 'ParameterizedJob', null);
-  orDefault(job, 'TaskGroups', []);
-  const batch = job.Type === 'batch' || job.Type === 'sysbatch';
-  for (const tg of job.TaskGroups as Json[]) {
-    orDefault(tg, 'Count', 1);
-    orDefault(tg, 'EphemeralDisk', { Sticky: false, Migrate: false, SizeMB: 300 });
-    // `api.NewDefaultRestartPolicy` by job type: service 2 attempts in 30m, batch 3 in 24h; 15s delay.
-    orDefault(tg, 'RestartPolicy', {
-      Attempts: batch ? 3 : 2,
-      Interval: (batch ? 24 * 3600 : 30 * 60) * NS_PER_SECOND,
-      Delay: 15 * NS_PER_SECOND,
-      Mode: 'fail',
-    });
-    orDefault(tg, 'Tasks', []);
-    for (const task of tg.Tasks as Json[]) {
-      orDefault(task, 'KillTimeout', 5 * NS_PER_SECOND);
-      orDefault(task, 'LogConfig', { MaxFiles: 10, MaxFileSizeMB: 10 });
-      orDefault(task, 'Leader', false);
-      const resources: Json = isObject(task.Resources) ? task.Resources : {};
-      orDefault(resources, 'CPU', 100);
-      orDefault(resources, 'MemoryMB', 300);
-      task.Resources = resources;
-    }
-  }
-  canonicalizeUpdate(job);
-  return job;
-}
-
-const DEFAULT_UPDATE: Json = {
-  Stagger: 30 * NS_PER_SECOND,
-  MaxParallel: 1,
-  HealthCheck: 'checks',
-  MinHealthyTime: 10 * NS_PER_SECOND,
-  HealthyDeadline: 5 * 60 * NS_PER_SECOND,
-  ProgressDeadline: 10 * 60 * NS_PER_SECOND,
-  AutoRevert: false,
-  Canary: 0,
-  AutoPromote: false,
-};
-
-/**
- * The real `api.Job.Canonicalize` update handling: a service or system job without `Update` gets
- * `DefaultUpdateStrategy`, unset fields take its defaults, and each group merges the job's block under
- * its own (a group inherits the job's only when that is non-empty). So every service group ends up
- * with `MaxParallel: 1` and its registrations make deployments, as with the real product.
- */
-function canonicalizeUpdate(job: Json): void {
-  const fill = (u: Json) => {
-    for (const [k, v] of Object.entries(DEFAULT_UPDATE)) orDefault(u, k, v);
-    return u;
-  };
-  if (isObject(job.Update)) fill(job.Update);
-  else if (job.Type === 'service' || job.Type === 'system') job.Update = { ...DEFAULT_UPDATE };
-  const jobUpdate = isObject(job.Update) ? job.Update : undefined;
-  const empty = (u: Json) =>
-    Object.entries(u).every(([, v]) => v === null || v === undefined || v === 0 || v === '' || v === false);
-  for (const tg of job.TaskGroups as Json[]) {
-    const own = isObject(tg.Update) ? tg.Update : undefined;
-    if (jobUpdate && own) {
-      const merged: Json = { ...jobUpdate };
-      for (const [k, v] of Object.entries(own)) if (!unset(v)) merged[k] = v;
-      tg.Update = fill(merged);
-    } else if (jobUpdate && !empty(jobUpdate)) tg.Update = { ...jobUpdate };
-    else if (own) fill(own);
-  }
-}
 
 /**
  * The real `Job.Validate` checks this slice relies on, collected as a multierror; their texts are the

@@ -7,7 +7,8 @@
  */
 import { HclSyntaxError, parseHcl } from './hcl.js';
 import { jobFromHcl, JobSpecError } from './jobspec.js';
-import { canonicalizeJob, type Json, SchedulerError } from './model.js';
+import { canonicalizeJob } from './canonicalize.js';
+import { type Json, SchedulerError } from './model.js';
 
 const FILENAME = 'input.hcl';
 
