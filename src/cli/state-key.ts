@@ -9,6 +9,13 @@ import { CliError } from './exit-codes.js';
 
 export const MIN_STATE_KEY_BYTES = 32;
 
+/**
+ * Fewer distinct byte values than this and a key is not random: 32 random bytes take about 30
+ * distinct values (fewer than 16 happens with a probability far below 1e-10), while a key typed as
+ * `0000…`, `zzzz…` or `AAAA…=` (zero bytes in base64) takes one to three. Length alone cannot tell.
+ */
+export const MIN_DISTINCT_KEY_BYTES = 16;
+
 /** A usable key and where it came from, for messages ("CONVERGE_STATE_KEY", a state.key path). */
 export interface StateKey {
   readonly key: Buffer;
@@ -49,7 +56,11 @@ export function parseStateKey(text: string, source: string, fix: string): Buffer
   } else {
     why = trimmed === '' ? 'it is empty' : 'it is neither hex nor base64';
   }
-  if (key) return key;
+  if (key) {
+    const distinct = new Set(key).size;
+    if (distinct >= MIN_DISTINCT_KEY_BYTES) return key;
+    why = `it does not look random: its ${key.length} bytes take only ${distinct} distinct value${distinct === 1 ? '' : 's'}, and a key needs at least ${MIN_DISTINCT_KEY_BYTES} (32 random bytes take about 30)`;
+  }
   throw new CliError(
     `${source} is not a usable state key: ${why}. A state key is ${MIN_STATE_KEY_BYTES} or more random bytes as hex or base64 (make one with \`openssl rand -hex 32\`); ${fix}`,
   );

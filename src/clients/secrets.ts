@@ -17,6 +17,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
+import { printable } from '../common/printable.js';
 import { withQuery } from './http/body.js';
 import { errorDetails, parseErrorDocument } from './http/error-details.js';
 import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
@@ -265,8 +266,11 @@ export class SecretsClient {
         problem: 'the login answer has no auth.client_token',
       });
     }
-    // Warnings are the service's text too, printed under a successful login: scrubbed like an error.
-    const warnings = (envelope.warnings ?? []).map((w) => scrubSecrets(String(w), [this.#token, password]));
+    // Warnings are the service's text too, printed under a successful login: scrubbed like an error,
+    // and one printable line each, so they cannot forge output lines.
+    const warnings = (envelope.warnings ?? []).map((w) =>
+      printable(scrubSecrets(String(w), [this.#token, password])),
+    );
     return { auth, warnings };
   }
 
@@ -417,7 +421,7 @@ export class SecretsClient {
     const warnings =
       this.checked<Partial<SecretsEnvelope>>(WriteEnvelope, res.body, res, 'POST', path, secrets).warnings ??
       [];
-    return warnings.map((w) => scrubSecrets(String(w), [this.#token, ...secrets]));
+    return warnings.map((w) => printable(scrubSecrets(String(w), [this.#token, ...secrets])));
   }
 
   /** `body` as `T` when it has the shape `schema` describes; an `UnexpectedResponseError` otherwise. */

@@ -3,7 +3,16 @@
  * while the process holds Converge's tokens, so `${env:NAME}` reads only what the operator exposes
  * outside the manifest (`CONVERGE_ALLOW_ENV`, `--allow-env`), and never Converge's own credentials,
  * not even under `*`: a plan printed into a pull-request comment must not be a way to read them.
+ *
+ * "Never" includes a copy under another name in another encoding: a variable holding a token in
+ * base64, or the state key in upper-case hex or in base64, is refused like the token itself. What
+ * counts as holding a credential is what the error scrubber would remove (`scrubSecrets`), so the
+ * two agree on every encoding. The state key is also looked for in its file (`state.key` of the
+ * state folder), which a CI job may have exported too.
  */
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { scrubSecrets } from '../clients/http/scrub.js';
 import type { AllowList } from '../common/allow-list.js';
 
 /** What `${env:NAME}` finds: the value, nothing, or a refusal in words (never quoting a value). */
@@ -20,13 +29,35 @@ function isCredentialName(name: string): boolean {
  */
 const MIN_CONTAINED_CREDENTIAL = 8;
 
-export function envAccess(env: NodeJS.ProcessEnv, allow: AllowList): (name: string) => EnvLookup {
+/** A state key file is a few dozen characters; anything far larger is not one and is not read. */
+const MAX_STATE_KEY_FILE_BYTES = 64 * 1024;
+
+interface Credential {
+  /** How messages name it: the variable, or the state key file. */
+  name: string;
+  /** The value as written, and the other encodings of the same bytes (for the state key). */
+  forms: string[];
+}
+
+export function envAccess(
+  env: NodeJS.ProcessEnv,
+  allow: AllowList,
+  /** Where the default state folder `.converge` is; defaults to `process.cwd()`. */
+  cwd: string = process.cwd(),
+): (name: string) => EnvLookup {
   // Own properties only: `${env:constructor}` must not find Object.prototype.constructor.
   const read = (name: string) => (Object.hasOwn(env, name) ? env[name] : undefined);
-  const credentials = Object.keys(env)
-    .filter(isCredentialName)
-    .map((name) => ({ name, value: read(name) }))
-    .filter((c): c is { name: string; value: string } => c.value !== undefined && c.value.trim() !== '');
+  const credentials: Credential[] = [
+    ...Object.keys(env)
+      .filter(isCredentialName)
+      .map((name) => ({ name, value: read(name) }))
+      .filter((c): c is { name: string; value: string } => c.value !== undefined && c.value.trim() !== '')
+      .map(({ name, value }) => ({
+        name,
+        forms: name.toUpperCase() === 'CONVERGE_STATE_KEY' ? keyForms(value) : [value.trim()],
+      })),
+    ...stateKeyFiles(env, cwd),
+  ];
   const hint = (name: string) => `--allow-env ${name} or CONVERGE_ALLOW_ENV=${name}`;
 
   return (name) => {
@@ -42,12 +73,9 @@ export function envAccess(env: NodeJS.ProcessEnv, allow: AllowList): (name: stri
     }
     const value = read(name);
     if (value === undefined) return { missing: true };
-    // A copy of a token under another name (`MY_TOKEN=$CONVERGE_REGISTRY_TOKEN`) is still the token.
-    const copied = credentials.find(
-      (c) =>
-        value.trim() === c.value.trim() ||
-        (c.value.length >= MIN_CONTAINED_CREDENTIAL && value.includes(c.value)),
-    );
+    // A copy of a token under another name (`MY_TOKEN=$CONVERGE_REGISTRY_TOKEN`) is still the token,
+    // and so is the token in base64 or another letter case.
+    const copied = credentials.find((c) => c.forms.some((form) => holds(value, form)));
     if (copied) {
       return {
         refused: `environment variable ${name} holds the value of ${copied.name}, one of Converge's credentials, which a manifest may never read`,
@@ -55,4 +83,56 @@ export function envAccess(env: NodeJS.ProcessEnv, allow: AllowList): (name: stri
     }
     return { value };
   };
+}
+
+/** Whether `value` holds `credential` in any form the error scrubber removes. */
+function holds(value: string, credential: string): boolean {
+  if (value.trim() === credential) return true;
+  return credential.length >= MIN_CONTAINED_CREDENTIAL && scrubSecrets(value, [credential]) !== value;
+}
+
+/**
+ * The state key files a run may use (`state.key` in `CONVERGE_STATE_DIR`, and in the default
+ * `.converge`, where an earlier run may have left one), when they exist and can be read: never
+ * created here, and an unreadable one simply is not compared.
+ */
+function stateKeyFiles(env: NodeJS.ProcessEnv, cwd: string): Credential[] {
+  const folders = new Set([env.CONVERGE_STATE_DIR || '.converge', '.converge']);
+  const out: Credential[] = [];
+  for (const folder of folders) {
+    const shown = path.join(folder, 'state.key');
+    const file = path.resolve(cwd, shown);
+    try {
+      const stat = statSync(file);
+      if (!stat.isFile() || stat.size > MAX_STATE_KEY_FILE_BYTES) continue;
+      const text = readFileSync(file, 'utf8').trim();
+      if (text !== '') out.push({ name: `the state key file ${shown}`, forms: keyForms(text) });
+    } catch {
+      // Missing or unreadable: nothing of it can leak through a variable that was set from it.
+    }
+  }
+  return out;
+}
+
+/**
+ * A state key as written, and the same bytes as hex and base64 (both alphabets, without padding,
+ * which a padded copy contains): the key read from hex is as much the key in base64.
+ */
+function keyForms(text: string): string[] {
+  const written = text.trim();
+  const std = written.replace(/-/g, '+').replace(/_/g, '/');
+  const bytes = /^([0-9a-f]{2})+$/i.test(written)
+    ? Buffer.from(written, 'hex')
+    : /^[A-Za-z0-9+/]+={0,2}$/.test(std)
+      ? Buffer.from(std, 'base64')
+      : undefined;
+  if (!bytes || bytes.length === 0) return [written];
+  return [
+    ...new Set([
+      written,
+      bytes.toString('hex'),
+      bytes.toString('base64').replace(/=+$/, ''),
+      bytes.toString('base64url'),
+    ]),
+  ];
 }

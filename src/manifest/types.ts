@@ -4,6 +4,7 @@
  * apply error) can point the user at `file:line:col`.
  */
 
+import { printable } from '../common/printable.js';
 import { formatPosition, type ServiceName, type SourcePosition } from '../common/types.js';
 import type { ManifestFileReader } from './confined-files.js';
 
@@ -106,11 +107,16 @@ export interface ManifestProblem {
   message: string;
 }
 
-/** Thrown by the manifest layer with every problem found, not only the first. */
+/**
+ * Thrown by the manifest layer with every problem found, not only the first. One line per problem,
+ * each made printable: a message may quote a key, a value or a file name from a manifest anyone
+ * may have written, and a control character in one must not start a line of its own (a CI command)
+ * or rewrite the terminal.
+ */
 export class ManifestError extends Error {
   readonly problems: ManifestProblem[];
   constructor(problems: ManifestProblem[]) {
-    super(problems.map((p) => `${formatPosition(p.position)}: ${p.message}`).join('\n'));
+    super(problems.map((p) => printable(`${formatPosition(p.position)}: ${p.message}`)).join('\n'));
     this.name = 'ManifestError';
     this.problems = problems;
   }

@@ -4,6 +4,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formatsPlugin from 'ajv-formats';
+import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
 import type { DocumentPositions } from './positions.js';
@@ -178,9 +179,10 @@ function describeError(error: ErrorObject, document: unknown, context: Validatio
   const shown = (data: unknown, at = pointer) =>
     secret(at) ? '(sensitive value, not shown)' : showValue(data, at, context.sensitivePointers);
   const described = describeSchema(error.parentSchema);
+  // Messages quote keys and values of the document as written: one printable line, whatever they hold.
   const at = (message: string, position = positions.locate(pointer)): ManifestProblem => ({
     position,
-    message,
+    message: printable(message),
   });
 
   switch (error.keyword) {

@@ -81,6 +81,51 @@ spec:
   });
 });
 
+describe("an LdapConfig applied against a Go service that echoes the body in Go's own encoding", () => {
+  it('never prints the bind password: <>& as \\u0026…, ö raw, or lower-cased by a proxy', async () => {
+    // The review's password: every character an encoder may treat differently.
+    const bindpass = 'Bind-P@ss/wörd+"q"&=1<a>';
+    // Go's json.Marshal escapes <, > and & but leaves non-ASCII as it is.
+    const goMarshal = (value: unknown) =>
+      JSON.stringify(value).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const address = await serve((req, res, body) => {
+      if (req.method === 'POST' && req.url === '/v1/auth/ldap/config') {
+        const { bindpass: sent } = JSON.parse(body) as { bindpass: string };
+        return reply(res, 400, {
+          errors: [
+            `invalid config ${goMarshal({ bindpass: sent })}`,
+            `proxy: ${encodeURIComponent(sent).toLowerCase()}`,
+          ],
+        });
+      }
+      reply(res, 404, { errors: [] });
+    });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-hostile-'));
+    writeFileSync(
+      path.join(dir, 'ldap.yaml'),
+      `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: ldap }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  bindpass: \${env:HOSTILE_BINDPASS}
+  userdn: ou=people,dc=example,dc=test
+`,
+    );
+    const result = await runCli(
+      ['apply', '-f', dir, '--auto-approve'],
+      env(address, { HOSTILE_BINDPASS: bindpass, CONVERGE_ALLOW_ENV: 'HOSTILE_BINDPASS' }),
+    );
+    expect(result.code).not.toBe(0);
+    const shown = (result.stdout + result.stderr).toLowerCase();
+    expect(shown).toContain('invalid config {"bindpass":"[redacted]"}');
+    expect(shown).toContain('proxy: [redacted]');
+    for (const piece of ['p@ss', 'wörd', 'p%40ss', 'w%c3%b6rd', '\\u0026=1'])
+      expect(shown).not.toContain(piece);
+  });
+});
+
 describe('converge ldap login against a service that echoes the password back', () => {
   const password = `s3cr"et\\pw-${randomUUID()}`;
 

@@ -86,6 +86,39 @@ describe('a weak state.key file', () => {
   );
 });
 
+describe('a key of the right length that is not random', () => {
+  const notRandom: [string, string][] = [
+    ['64 hex zeros', '0'.repeat(64)],
+    ['64 × z, read as base64', 'z'.repeat(64)],
+    ['base64 of 32 zero bytes', Buffer.alloc(32).toString('base64')],
+    ['a short pattern repeated', 'deadbeef'.repeat(8)],
+  ];
+
+  it.each(notRandom)(
+    '(%s) is refused from CONVERGE_STATE_KEY, naming it and not the value',
+    async (_what, value) => {
+      const r = await plan({ CONVERGE_STATE_DIR: stateDir(), CONVERGE_STATE_KEY: value });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^Error: CONVERGE_STATE_KEY is not a usable state key: it does not look random: its \d+ bytes take only [1-4] distinct values?, and a key needs at least 16/,
+      );
+      expect(r.stderr).toContain('openssl rand -hex 32');
+      expect(r.stderr).not.toContain(value);
+      expect(r.stdout).toBe('');
+    },
+  );
+
+  it.each(notRandom)('(%s) is refused from state.key, naming the file', async (_what, value) => {
+    const d = stateDir(`${value}\n`);
+    const r = await plan({ CONVERGE_STATE_DIR: d });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `the state key file ${path.join(d, 'state.key')} is not a usable state key: it does not look random`,
+    );
+    expect(r.stderr).not.toContain(value);
+  });
+});
+
 describe('a strong key', () => {
   it.each([
     ['64 hex digits', randomBytes(32).toString('hex')],

@@ -25,6 +25,57 @@ describe('scrubSecrets', () => {
     }
   });
 
+  describe('every JSON encoder and letter case a real service or proxy may use', () => {
+    // The secrets of the red-team review: an LDAP bind password, a login password, a rekey share.
+    const bindpass = 'Bind-P@ss/wörd+"q"&=1<a>';
+    const login = 'Lo&gin<pw>ö';
+    const share = 'f6ac2cef0b9d41e7a35c88d2f1e04b6a';
+    const u = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    /** How an encoder writes `value` in a JSON string: which characters it \u-escapes, and `/`. */
+    const encoded = (value: string, escaped: RegExp | undefined, slash: boolean) => {
+      let text = JSON.stringify(value).slice(1, -1);
+      if (slash) text = text.replace(/\//g, '\\/');
+      return escaped ? text.replace(escaped, u) : text;
+    };
+    const styles: [string, RegExp | undefined][] = [
+      ['nothing', undefined],
+      ["<>& only (Go's encoding/json, non-ASCII raw)", /[<>&]/g],
+      ['non-ASCII only (Python ensure_ascii)', /[\u007f-\uffff]/g],
+      ['<>& and non-ASCII', /[<>&\u007f-\uffff]/g],
+    ];
+
+    it.each(styles.flatMap(([what, re]) => [false, true].map((slash) => [what, slash, re] as const)))(
+      'escaping %s, with \\/ %s',
+      (_what, slash, escaped) => {
+        for (const secret of [bindpass, login]) {
+          const form = encoded(secret, escaped, slash);
+          // Quoted inside a JSON message too: the request body echoed by a Go service.
+          const twice = encoded(JSON.stringify({ p: secret }), escaped, slash);
+          expect(scrubSecrets(`400 bad "${form}" end`, [secret])).toBe(`400 bad "${REDACTED}" end`);
+          expect(scrubSecrets(`400 ${twice}`, [secret])).not.toContain(secret.slice(0, 6));
+        }
+      },
+    );
+
+    it("removes Go's own echo of the bind password: <>& escaped, ö raw", () => {
+      const go = '"Bind-P@ss/wörd+\\"q\\"\\u0026=1\\u003ca\\u003e"';
+      expect(scrubSecrets(`{"error":${go}}`, [bindpass])).toBe(`{"error":"${REDACTED}"}`);
+    });
+
+    it('removes a secret echoed in another letter case; base64 stays case-sensitive', () => {
+      const lowerUrl = encodeURIComponent(bindpass).toLowerCase();
+      expect(lowerUrl).toMatch(/^bind-p%40ss%2fw%c3%b6rd/);
+      expect(scrubSecrets(`proxy: ${lowerUrl}`, [bindpass])).toBe(`proxy: ${REDACTED}`);
+      expect(scrubSecrets(`share ${share.toUpperCase()} refused`, [share])).toBe(`share ${REDACTED} refused`);
+      expect(scrubSecrets(`LOGIN ${login.toUpperCase()}`, [login])).toBe(`LOGIN ${REDACTED}`);
+      // Another case of a base64 run is other bytes, and ordinary text must survive.
+      const swapped = Buffer.from(`x ${bindpass}`)
+        .toString('base64')
+        .replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
+      expect(scrubSecrets(`run ${swapped}`, [bindpass])).toBe(`run ${swapped}`);
+    });
+  });
+
   it('replaces a whole base64 run that holds the secret at any of the three byte alignments', () => {
     for (const prefix of ['', 'a', 'ab', 'abc', '{"password":"']) {
       for (const alphabet of ['base64', 'base64url'] as const) {

@@ -3,10 +3,12 @@
  * reads only the variables the operator exposes and only files inside its root, never Converge's
  * credentials or state. YAML merge keys work, with every guard of plain aliases kept.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { allowListFrom } from '../../src/common/allow-list.js';
+import { envAccess } from '../../src/manifest/env-access.js';
 import { readLocalFile } from '../../src/resources/local-file.js';
 import { load, loadErrors, role, writeTree } from './helpers.js';
 
@@ -179,6 +181,73 @@ describe('${env:} reads only what the operator exposes', () => {
       "a.yaml:7:10: environment variable WRAPPED holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:WRAPPED})",
     ]);
     expect(lines.join('\n')).not.toContain(token);
+  });
+
+  test('a credential in another encoding or letter case is refused all the same', async () => {
+    const token = 'registry-token-0123456789';
+    const key = randomBytes(32);
+    const refs = ['B64', 'WRAPPED_B64', 'KEY_UPPER', 'KEY_B64', 'KEY_B64URL'];
+    const dir = writeTree({ 'a.yaml': doc(refs.map((r) => `\${env:${r}}`).join(' ')) });
+    const env = {
+      CONVERGE_REGISTRY_TOKEN: token,
+      CONVERGE_STATE_KEY: key.toString('hex'),
+      B64: Buffer.from(token).toString('base64'),
+      WRAPPED_B64: Buffer.from(`Authorization: Bearer ${token}`).toString('base64'),
+      KEY_UPPER: key.toString('hex').toUpperCase(),
+      KEY_B64: key.toString('base64'),
+      KEY_B64URL: `key=${key.toString('base64url')}`,
+      CONVERGE_ALLOW_ENV: '*',
+    };
+    const lines = await loadErrors(dir, ['a.yaml'], { env });
+    const holds = (name: string, credential: string) =>
+      `a.yaml:7:10: environment variable ${name} holds the value of ${credential}, one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`;
+    expect(lines).toEqual([
+      holds('B64', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('WRAPPED_B64', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('KEY_UPPER', 'CONVERGE_STATE_KEY'),
+      holds('KEY_B64', 'CONVERGE_STATE_KEY'),
+      holds('KEY_B64URL', 'CONVERGE_STATE_KEY'),
+    ]);
+    // An ordinary variable beside them is still read.
+    const plain = writeTree({ 'a.yaml': doc('${env:PLAIN}') });
+    expect(
+      (await load(plain, ['a.yaml'], { env: { ...env, PLAIN: 'just-text' } })).resources[0]!.spec.Token,
+    ).toBe('just-text');
+  });
+
+  test("a variable holding the state key file's contents is refused; the file is never created", async () => {
+    const key = randomBytes(32);
+    const stateDir = writeTree({ 'state.key': `${key.toString('hex')}\n` });
+    const dir = writeTree({ 'a.yaml': doc('${env:COPY} ${env:AS_B64}') });
+    const env = {
+      CONVERGE_STATE_DIR: stateDir,
+      COPY: key.toString('hex'),
+      AS_B64: key.toString('base64'),
+      CONVERGE_ALLOW_ENV: '*',
+    };
+    const lines = await loadErrors(dir, ['a.yaml'], { env });
+    const file = path.join(stateDir, 'state.key');
+    expect(lines).toEqual(
+      ['COPY', 'AS_B64'].map(
+        (name) =>
+          `a.yaml:7:10: environment variable ${name} holds the value of the state key file ${file}, one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`,
+      ),
+    );
+    expect(lines.join('\n')).not.toContain(key.toString('hex'));
+    // The default state folder, .converge under the current folder, is read too.
+    const cwd = writeTree({ '.converge/state.key': key.toString('base64') });
+    const readEnv = envAccess({ COPY: key.toString('hex') }, allowListFrom('*'), cwd);
+    expect(readEnv('COPY')).toEqual({
+      refused: expect.stringContaining(
+        'holds the value of the state key file .converge/state.key',
+      ) as unknown,
+    });
+    // Without a key file nothing is refused, and none is made.
+    const empty = writeTree({});
+    expect(envAccess({ COPY: 'x'.repeat(64) }, allowListFrom('*'), empty)('COPY')).toEqual({
+      value: 'x'.repeat(64),
+    });
+    expect(fs.existsSync(path.join(empty, '.converge'))).toBe(false);
   });
 });
 

@@ -15,6 +15,7 @@ import type {
   JobSummary,
   PlanResponse,
 } from '../../clients/scheduler.js';
+import { printable } from '../../common/printable.js';
 import { table } from '../table.js';
 
 /** The scheduler's IDs are UUIDs; 8 characters identify one in practice, as its own CLI shows them. */
@@ -243,6 +244,7 @@ export function dryRunSection(plan: PlanResponse, color: boolean): string {
   if (plan.NextPeriodicLaunch && plan.NextPeriodicLaunch !== ZERO_TIME) {
     out.push(`- If submitted now, the next periodic launch would be at ${plan.NextPeriodicLaunch}.`);
   }
-  if (plan.Warnings) out.push(c.yellow(`- Warnings: ${plan.Warnings.trim()}`));
+  // The service's text: one printable line, so it cannot forge lines of the plan or a CI command.
+  if (plan.Warnings) out.push(c.yellow(`- Warnings: ${printable(plan.Warnings.trim())}`));
   return out.join('\n');
 }

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Job, SchedulerClient } from '../../clients/scheduler.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError, ServiceError } from '../../clients/http/errors.js';
+import { printable } from '../../common/printable.js';
 import {
   OWNERSHIP_META_KEY,
   OWNERSHIP_META_VALUE,
@@ -243,7 +244,8 @@ async function readJobFile(client: SchedulerClient, file: string): Promise<Job> 
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`${file} is not valid JSON: ${(error as Error).message}`);
+    // The parser quotes the text it choked on: shown as one printable line.
+    throw new CliError(printable(`${file} is not valid JSON: ${(error as Error).message}`));
   }
   const job =
     parsed && typeof parsed === 'object' && 'Job' in parsed ? (parsed as { Job: unknown }).Job : parsed;

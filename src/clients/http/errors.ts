@@ -8,10 +8,16 @@
  * go through the one scrubber (`scrub.ts`) with every secret of the request (the token, a password,
  * a secret body field) before they are stored, and are cut short only after that. `cause` is a
  * sanitised copy, never the raw error, so no stack or message printed later can hold more.
+ *
+ * Terminal and log safety: those texts are also made one printable line (`printable`) after
+ * scrubbing (escaping first would hide a secret holding a newline from the scrubber) and before
+ * cutting: a hostile service's `\n::error::…` or ESC sequence must not become a CI workflow command
+ * or rewrite the lines of a plan on a terminal.
  */
 import { STATUS_CODES } from 'node:http';
+import { printable } from '../../common/printable.js';
 import { redactPath } from './redact.js';
-import { scrubAndTruncate, scrubSecrets } from './scrub.js';
+import { scrubSecrets, truncate } from './scrub.js';
 
 export type ServiceErrorKind = 'status' | 'connection' | 'timeout' | 'response';
 
@@ -52,9 +58,10 @@ export class ServiceError extends Error {
   ) {
     const path = redactPath(init.path);
     const attempts = init.attempts ?? 1;
-    const message = scrubSecrets(
+    const message = untrusted(
       `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline)}`,
       init.secrets ?? [],
+      Infinity,
     );
     super(
       message,
@@ -69,7 +76,7 @@ export class ServiceError extends Error {
     if (init.deadline) this.deadlineMs = init.deadline.limitMs;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.serviceMessage !== undefined) {
-      this.serviceMessage = scrubAndTruncate(extra.serviceMessage, init.secrets ?? []);
+      this.serviceMessage = untrusted(extra.serviceMessage, init.secrets ?? []);
     }
   }
 
@@ -134,8 +141,7 @@ export class HttpStatusError extends ServiceError {
   ) {
     // Scrubbed before it is cut: cutting first could leave half a secret that no longer matches.
     const own = init.serviceMessage?.trim();
-    const text =
-      (own && scrubAndTruncate(own, init.secrets ?? [])) || STATUS_CODES[init.status] || 'unknown status';
+    const text = (own && untrusted(own, init.secrets ?? [])) || STATUS_CODES[init.status] || 'unknown status';
     super('status', init, `${init.status} ${text}${init.note ? ` (${init.note})` : ''}`, {
       status: init.status,
       serviceMessage: init.serviceMessage,
@@ -158,9 +164,9 @@ function scrubDetail(
 ): ServiceErrorDetail {
   const out: ServiceErrorDetail = {};
   if (detail.status !== undefined) out.status = detail.status;
-  if (detail.title !== undefined) out.title = scrubSecrets(detail.title, secrets);
-  if (detail.detail !== undefined) out.detail = scrubSecrets(detail.detail, secrets);
-  if (detail.pointer !== undefined) out.pointer = scrubSecrets(detail.pointer, secrets);
+  if (detail.title !== undefined) out.title = untrusted(detail.title, secrets, Infinity);
+  if (detail.detail !== undefined) out.detail = untrusted(detail.detail, secrets, Infinity);
+  if (detail.pointer !== undefined) out.pointer = untrusted(detail.pointer, secrets, Infinity);
   return out;
 }
 
@@ -255,9 +261,17 @@ export function formatDuration(ms: number): string {
 /** A plain Error with the original's name, code and scrubbed message: enough to debug, nothing more. */
 function sanitiseCause(cause: unknown, secrets: readonly (string | undefined)[]): Error {
   const original = cause as { name?: unknown; code?: unknown; message?: unknown };
-  const copy = new Error(scrubSecrets(String(original?.message ?? cause), secrets));
+  const copy = new Error(untrusted(String(original?.message ?? cause), secrets, Infinity));
   if (typeof original?.name === 'string') copy.name = original.name;
   if (typeof original?.code === 'string') (copy as Error & { code?: string }).code = original.code;
   copy.stack = `${copy.name}: ${copy.message}`;
   return copy;
+}
+
+/**
+ * A text from elsewhere as an error may hold it: every secret scrubbed, then one printable line, then
+ * cut to `max` characters, in that order (see the top of this file).
+ */
+function untrusted(text: string, secrets: readonly (string | undefined)[], max?: number): string {
+  return truncate(printable(scrubSecrets(text, secrets)), max);
 }

@@ -5,10 +5,13 @@
  * take on the way back:
  *
  * - raw;
- * - JSON-escaped, as it sits inside a JSON string (standard escaping, Go's `\u003c` style for `<>&`
- *   and non-ASCII, `\/` for `/`, and escaped twice for a JSON body quoted inside a JSON message);
- * - URL-encoded (`encodeURIComponent`, and form encoding with `+` for spaces), percent digits in
- *   either case;
+ * - JSON-escaped, as it sits inside a JSON string, as any common encoder writes it: `<>&` as
+ *   `\u003c` or raw (Go escapes them), non-ASCII as `\u00f6` or raw (Python's `ensure_ascii`
+ *   escapes it, Go does not), `/` as `\/` or raw, in every combination; and escaped twice, for a
+ *   JSON body quoted inside a JSON message;
+ * - URL-encoded (`encodeURIComponent`, and form encoding with `+` for spaces);
+ * - all of the above in any letter case: escape digits come in either case, a proxy may lower-case
+ *   what it echoes, and hex (a rekey share) is the same secret in upper case;
  * - base64 (standard and URL-safe, padded or not) of any of the forms above, at any of the three
  *   byte alignments it can have inside a longer base64 run: a run that holds one is replaced whole,
  *   since its neighbouring characters carry bits of the secret too.
@@ -55,75 +58,76 @@ function matcherFor(secrets: Secrets): ((text: string) => string) | undefined {
   if (values.length === 0) return undefined;
   const key = JSON.stringify(values);
   if (cache.has(key)) return cache.get(key);
-  const forms = values.flatMap(textForms);
-  const literal = new RegExp(
-    [...new Set(forms.map((f) => f.pattern))].sort((a, b) => b.length - a.length).join('|'),
-    'g',
-  );
-  const cores = [...new Set(forms.flatMap((f) => base64Cores(f.text)))];
+  const texts = [...new Set(values.flatMap(textForms))];
+  // Case-insensitive: escape digits come in either case (`\u00e9`, `%2F`), a proxy may lower-case
+  // what it echoes, and a hex secret (a rekey share) is the same secret in upper case.
+  const literal = new RegExp(alternation(texts), 'gi');
+  // Base64 is case-sensitive: another case is other bytes.
+  const core = new RegExp(alternation([...new Set(texts.flatMap(base64Cores))]));
   const matcher = (text: string) =>
-    text
-      .replace(BASE64_RUN, (run) => (cores.some((core) => run.includes(core)) ? REDACTED : run))
-      .replace(literal, REDACTED);
+    text.replace(BASE64_RUN, (run) => (core.test(run) ? REDACTED : run)).replace(literal, REDACTED);
   // A run scrubs a handful of secret sets; the bound only keeps a long-lived library user safe.
   if (cache.size > 100) cache.clear();
   cache.set(key, matcher);
   return matcher;
 }
 
-interface TextForm {
-  /** The form as bytes would carry it (for its base64 forms). */
-  text: string;
-  /** A regular expression matching it, escape digits in either case. */
-  pattern: string;
+/** One pattern matching any of `texts`, longest first so a longer form is replaced whole. */
+function alternation(texts: string[]): string {
+  return [...texts]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join('|');
 }
 
-/** Every textual form of one secret. */
-function textForms(secret: string): TextForm[] {
-  const json = jsonEscape(secret);
-  const jsonTexts = [
-    json,
-    goJsonEscape(secret),
-    json.replace(/\//g, '\\/'),
-    goJsonEscape(secret).replace(/\//g, '\\/'),
-    jsonEscape(json),
-  ];
-  const urlTexts = [
+/**
+ * Which characters a JSON encoder writes as `\uXXXX` beyond what every encoder escapes (`"`, `\`,
+ * controls), and whether it writes `/` as `\/`. Encoders differ: Go's `encoding/json` (the services'
+ * language) escapes `<`, `>`, `&` (and U+2028/U+2029) but leaves non-ASCII raw; Python's
+ * `ensure_ascii` escapes non-ASCII and DEL but not `<>&`; PHP escapes non-ASCII and `/`. Every
+ * combination is a form.
+ */
+interface JsonStyle {
+  html: boolean;
+  nonAscii: boolean;
+  slash: boolean;
+}
+
+const JSON_STYLES: readonly JsonStyle[] = [false, true].flatMap((html) =>
+  [false, true].flatMap((nonAscii) => [false, true].map((slash) => ({ html, nonAscii, slash }))),
+);
+
+const STANDARD: JsonStyle = { html: false, nonAscii: false, slash: false };
+
+/** Every textual (not base64) form of one secret. */
+function textForms(secret: string): string[] {
+  const json = JSON_STYLES.flatMap((style) => [
+    jsonEscape(secret, style),
+    // Escaped twice: the request body (which Converge wrote with JSON.stringify) quoted inside the
+    // service's JSON message, or a body the service itself encoded and then quoted.
+    jsonEscape(jsonEscape(secret, STANDARD), style),
+    jsonEscape(jsonEscape(secret, style), style),
+  ]);
+  const url = [
     encodeURIComponent(secret),
     encodeURIComponent(secret).replace(/%20/g, '+'),
     new URLSearchParams({ s: secret }).toString().slice(2),
   ];
-  const forms: TextForm[] = [{ text: secret, pattern: escapeRegExp(secret) }];
-  for (const text of jsonTexts) forms.push({ text, pattern: hexInsensitive(text, /\\u[0-9a-fA-F]{4}/g) });
-  for (const text of urlTexts) forms.push({ text, pattern: hexInsensitive(text, /%[0-9a-fA-F]{2}/g) });
-  return forms;
+  return [secret, ...json, ...url];
 }
 
-/** Inside a JSON string: what `JSON.stringify` writes between the quotes. */
-function jsonEscape(value: string): string {
-  return JSON.stringify(value).slice(1, -1);
+/** `value` as one JSON encoder writes it between the quotes of a string. */
+function jsonEscape(value: string, style: JsonStyle): string {
+  let text = JSON.stringify(value).slice(1, -1);
+  // Safe after stringify: a backslash of the value is already `\\`, so `/` stands for itself.
+  if (style.slash) text = text.replace(/\//g, '\\/');
+  if (style.html) text = text.replace(/[<>&\u2028\u2029]/g, unicodeEscape);
+  if (style.nonAscii) text = text.replace(/[\u007f-\uffff]/g, unicodeEscape);
+  return text;
 }
 
-/** Go's `encoding/json` (the services' language): also `<`, `>`, `&` and non-ASCII as `\uXXXX`. */
-function goJsonEscape(value: string): string {
-  return jsonEscape(value).replace(
-    /[<>&\u007f-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
-
-/** A regular expression for `text` in which the hex digits of each escape (`\u00e9`, `%2F`) match either case. */
-function hexInsensitive(text: string, escapes: RegExp): string {
-  let out = '';
-  let last = 0;
-  for (const m of text.matchAll(escapes)) {
-    out += escapeRegExp(text.slice(last, m.index));
-    out += [...m[0]]
-      .map((c) => (/[a-fA-F]/.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : escapeRegExp(c)))
-      .join('');
-    last = m.index + m[0].length;
-  }
-  return out + escapeRegExp(text.slice(last));
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 function escapeRegExp(text: string): string {

@@ -13,6 +13,7 @@
 import path from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { Job } from '../../clients/scheduler.js';
+import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';
 
@@ -250,7 +251,8 @@ export async function readJobSource(
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return problem(`not valid JSON: ${(error as Error).message}`);
+    // The parser quotes the text it choked on: the file's bytes, shown as one printable line.
+    return problem(`not valid JSON: ${printable((error as Error).message)}`);
   }
   const job = isObject(parsed) && isObject(parsed.Job) ? parsed.Job : parsed;
   if (!isObject(job)) return problem('expected a JSON object: the job, or {"Job": {...}}');
@@ -275,13 +277,15 @@ export function finish(
   if (job.ID !== undefined && job.ID !== key.name)
     problems.push({
       key,
-      message: `${from} ID "${String(job.ID)}", but metadata.name is "${key.name}"`,
+      message: printable(`${from} ID "${String(job.ID)}", but metadata.name is "${key.name}"`),
       ...at('ID'),
     });
   if (job.Namespace !== undefined && job.Namespace !== null && job.Namespace !== key.namespace)
     problems.push({
       key,
-      message: `${from} Namespace "${String(job.Namespace)}", but metadata.namespace is "${key.namespace ?? 'default'}"`,
+      message: printable(
+        `${from} Namespace "${String(job.Namespace)}", but metadata.namespace is "${key.namespace ?? 'default'}"`,
+      ),
       ...at('Namespace'),
     });
   return { local: { ...local, job: stamp(job, key) }, problems };
@@ -304,7 +308,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /**
  * The service parser's message about a spec file, naming the file: the service parses a text it was
  * sent and calls it `input.hcl` (`Failed to parse job: input.hcl:3,13-4,1: Invalid expression; …`).
+ * One printable line: the parser quotes the spec's text, and the service may be hostile.
  */
 export function parseMessageFor(file: string, message: string): string {
-  return message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`;
+  return printable(
+    message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`,
+  );
 }
