@@ -51,7 +51,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const services = options.services ?? servicesOfKinds(kinds);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const readEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV));
+  const readEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
   // Converge's own state is never readable from a manifest, even when it lies inside the root.
   const protectedFolders = await stateFolders(env, cwd);
   // Compile first: a broken kind schema is a programming error and should fail loudly, not per file.
