@@ -1,13 +1,12 @@
 /**
  * `converge sandbox`: starts the sandbox, prints the `export CONVERGE_...` lines a shell needs to use
- * it (stdout, so `eval "$(converge sandbox ...)"`-style use works), on stderr the secrets service's
- * recovery key shares when this start made the key (once, as the real service's initialisation shows
- * them) and a one-line note, and
- * runs until SIGINT or SIGTERM, then closes cleanly (state flushed) and resolves with the exit code.
+ * it (stdout, so `eval "$(converge sandbox ...)"`-style use works), on stderr the services' startup
+ * notes (the secrets service's recovery key shares when this start made the key, once, as the real
+ * service's initialisation shows them) and a one-line note, and runs until SIGINT or SIGTERM, then
+ * closes cleanly (state flushed) and resolves with the exit code.
  * Problems the user can fix (port in use, bad config) are one clear line on stderr and exit code 1.
  */
-import { join } from 'node:path';
-import { type InitialKeyShares, type RunningSandbox, startSandbox } from './index.js';
+import { type RunningSandbox, startSandbox } from './index.js';
 
 export interface SandboxCommandOptions {
   port?: number;
@@ -63,7 +62,7 @@ export async function runSandboxCommand(
   for (const [name, value] of Object.entries(sandbox.env())) {
     io.stdout.write(`export ${name}=${shellQuote(value)}\n`);
   }
-  if (sandbox.recoveryKeys) io.stderr.write(recoveryKeysText(sandbox.recoveryKeys, opts.data));
+  for (const note of sandbox.startupNotes) io.stderr.write(note);
   const storage = opts.data !== undefined ? `data in ${opts.data}` : 'in memory';
   io.stderr.write(`converge sandbox: listening on ${sandbox.url} (${storage}); stop with Ctrl-C\n`);
 
@@ -77,21 +76,6 @@ export async function runSandboxCommand(
     `converge sandbox: stopped${opts.data !== undefined ? `; state saved in ${opts.data}` : ''}\n`,
   );
   return 0;
-}
-
-/**
- * The shares as the real `operator init` lists them (`Recovery Key 1: <hex>`), with the threshold and a
- * warning that they are not shown again; on stderr, so the export lines on stdout stay parseable.
- */
-function recoveryKeysText(shares: InitialKeyShares, dataDir: string | undefined): string {
-  const lines = shares.keys.map((key, i) => `Recovery Key ${i + 1}: ${key}`);
-  lines.push(
-    `Recovery key initialized with ${shares.keys.length} key shares and a key threshold of ${shares.threshold}.`,
-    `converge sandbox: the recovery key shares are shown only this once${
-      dataDir !== undefined ? ` (a development copy is in ${join(dataDir, 'recovery-keys.json')})` : ''
-    }; keep them to rekey.`,
-  );
-  return `${lines.join('\n')}\n`;
 }
 
 /** Resolves on the first SIGINT/SIGTERM (or abort); the handlers are removed again afterwards. */

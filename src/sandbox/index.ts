@@ -5,37 +5,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { loadConfigFile } from './config/load.js';
 import type { SandboxConfig } from './config/types.js';
 import { SandboxConfigError, validateSandboxConfig } from './config/validate.js';
 import { FaultInjector } from './core/faults.js';
-import { JsonStateFile, PersistenceScheduler } from './core/persistence.js';
+import { createServices } from './core/create-services.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
-import type { AnyServiceDefinition, InitialKeyShares, ServiceInstance } from './core/service.js';
+import type { AnyServiceDefinition, SandboxServiceExtras, ServiceInstance } from './core/service.js';
 import { envVarPrefix } from '../common/types.js';
 import { TokenStore } from './core/tokens.js';
 import { SANDBOX_SERVICES } from './services/index.js';
 
-export type {
-  FaultsConfig,
-  RegistryConfig,
-  RegistryTokenRights,
-  SandboxConfig,
-  SandboxTokenConfig,
-  SchedulerConfig,
-  SchedulerTokenRights,
-  SecretsConfig,
-  SecretsTokenRights,
-  WorkspacesConfig,
-  WorkspacesTokenRights,
-} from './config/types.js';
+export type { FaultsConfig, SandboxConfig, SandboxTokenConfig } from './config/types.js';
+export type * from './services/public-types.js';
 export { type ConfigProblem, SandboxConfigError } from './config/validate.js';
 export { StateFileError } from './core/persistence.js';
-export type { InitialKeyShares } from './core/service.js';
 export { SandboxStartError } from './core/server.js';
 
 export interface SandboxOptions {
@@ -55,19 +41,18 @@ export interface SandboxOptions {
   services?: readonly AnyServiceDefinition[];
 }
 
-export interface RunningSandbox {
+/**
+ * A started sandbox. Besides what every sandbox has, it carries what its services add
+ * (`SandboxServiceExtras`, such as the secrets service's `recoveryKeys`).
+ */
+export interface RunningSandbox extends SandboxServiceExtras {
   /** e.g. http://127.0.0.1:41234 */
   url: string;
   port: number;
   host: string;
   rootToken: string;
-  /**
-   * The secrets service's recovery key shares when this start created the key (no data folder, or
-   * one without a saved seal): hex and base64, in order, with the threshold. Undefined when the key
-   * was restored from the data folder (its shares were shown by the run that made it) or the secrets
-   * service is not emulated. With a data folder they are also in `<dataDir>/recovery-keys.json`.
-   */
-  recoveryKeys: InitialKeyShares | undefined;
+  /** Text to show the user once, from the services (each ends in a newline); `converge sandbox` prints it on stderr. */
+  startupNotes: readonly string[];
   /**
    * CONVERGE_<SERVICE>_ADDR (the url, no path prefix) and CONVERGE_<SERVICE>_TOKEN for every emulated
    * service, plus what services add (CONVERGE_WORKSPACES_ORGANIZATION).
@@ -97,16 +82,17 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   // than Node's default of 10 at once, which is expected rather than a leak.
   setMaxListeners(0, shutdown.signal);
   const router = new Router();
-  const { schedulers, recoveryKeys } = await createServices(services, {
+  const started = await createServices(services, {
     config,
     tokens,
     router,
     shutdown: shutdown.signal,
     log,
     dataDir: opts.dataDir,
+    debounceMs: PERSIST_DEBOUNCE_MS,
   });
-
-  if (recoveryKeys && opts.dataDir !== undefined) writeRecoveryKeysFile(opts.dataDir, recoveryKeys);
+  const extras = mergeExtras(services, started.instances);
+  for (const instance of started.instances) instance.created?.();
 
   const faults = config.faults ? new FaultInjector(config.faults) : undefined;
   const server = new SandboxServer({ router, services, faults, shutdown, log });
@@ -118,16 +104,17 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     throw err;
   }
   // Seeding on start is a change too: the data folder holds a complete state from the first moment.
-  for (const scheduler of schedulers) scheduler.markDirty();
+  for (const saver of started.savers) saver.markDirty();
 
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   let closing: Promise<void> | undefined;
   return {
+    ...extras,
     url,
     port: address.port,
     host,
     rootToken,
-    recoveryKeys,
+    startupNotes: started.instances.flatMap((instance) => instance.startupNotes ?? []),
     env() {
       const env: Record<string, string> = {};
       for (const service of services) {
@@ -143,7 +130,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
       closing ??= (async () => {
         await server.close();
         // Saved after the server has stopped, so no write can slip in after the last save.
-        const results = await Promise.allSettled(schedulers.map((s) => s.close()));
+        const results = await Promise.allSettled(started.savers.map((s) => s.close()));
         const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
       })();
@@ -173,63 +160,25 @@ function resolveConfig(
   return config;
 }
 
-interface ServiceSetup {
-  config: SandboxConfig;
-  tokens: TokenStore;
-  router: Router;
-  shutdown: AbortSignal;
-  log: (line: string) => void;
-  dataDir: string | undefined;
-}
+/** What every sandbox has, by name: a service's extra may not take one of these names. */
+const HANDLE_KEYS = new Set(['url', 'port', 'host', 'rootToken', 'startupNotes', 'env', 'close']);
 
-/**
- * Creates every service (restoring saved state) and, with a data folder, one persistence scheduler
- * each; also the key shares a service made on this start.
- */
-async function createServices(
+/** The services' extras as one object; two services (or a service and the handle) sharing a name is a bug. */
+function mergeExtras(
   services: readonly AnyServiceDefinition[],
-  setup: ServiceSetup,
-): Promise<{ schedulers: PersistenceScheduler[]; recoveryKeys: InitialKeyShares | undefined }> {
-  const schedulers: PersistenceScheduler[] = [];
-  let recoveryKeys: InitialKeyShares | undefined;
-  for (const service of services) {
-    const file = setup.dataDir !== undefined ? new JsonStateFile(setup.dataDir, service.name) : undefined;
-    let scheduler: PersistenceScheduler | undefined;
-    const instance: ServiceInstance = await service.create(
-      {
-        config: (setup.config as Record<string, unknown>)[service.name] as never,
-        tokens: setup.tokens,
-        persisted: file?.load(),
-        // Changes made while the service seeds itself are saved by the first markDirty after listening.
-        markDirty: () => scheduler?.markDirty(),
-        shutdown: setup.shutdown,
-        log: setup.log,
-      },
-      setup.router,
-    );
-    const snapshot = instance.snapshot?.bind(instance);
-    if (file && snapshot) {
-      scheduler = new PersistenceScheduler(file, snapshot, {
-        debounceMs: PERSIST_DEBOUNCE_MS,
-        onError: (err) => setup.log(`sandbox: cannot save ${file.path}: ${err.message}`),
-      });
-      schedulers.push(scheduler);
+  instances: readonly ServiceInstance[],
+): SandboxServiceExtras {
+  const merged: Record<string, unknown> = {};
+  const owner = new Map<string, string>();
+  instances.forEach((instance, i) => {
+    const name = services[i]!.name;
+    for (const [key, value] of Object.entries(instance.extras ?? {})) {
+      const taken = HANDLE_KEYS.has(key) ? 'the sandbox' : owner.get(key);
+      if (taken !== undefined)
+        throw new Error(`sandbox service ${name}: extra "${key}" is already ${taken}'s`);
+      owner.set(key, `service ${name}`);
+      merged[key] = value;
     }
-    recoveryKeys ??= instance.recoveryKeys;
-  }
-  return { schedulers, recoveryKeys };
-}
-
-/**
- * `<dataDir>/recovery-keys.json` (mode 0600): the shares made on this start, for development only,
- * so a sandbox with a data folder keeps them beside its state. A real service shows them once and
- * keeps no copy.
- */
-function writeRecoveryKeysFile(dataDir: string, shares: InitialKeyShares): void {
-  mkdirSync(dataDir, { recursive: true });
-  const path = join(dataDir, 'recovery-keys.json');
-  const body = { keys: shares.keys, keys_base64: shares.keysBase64, threshold: shares.threshold };
-  writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
-  // An existing file keeps its mode on write.
-  chmodSync(path, 0o600);
+  });
+  return merged as SandboxServiceExtras;
 }

@@ -1,5 +1,8 @@
-/** `converge sandbox`: delegates to the sandbox, which runs until SIGINT or SIGTERM. */
-import { runSandboxCommand } from '../../sandbox/command.js';
+/**
+ * `converge sandbox`: delegates to the sandbox, which runs until SIGINT or SIGTERM. The sandbox is
+ * imported here, when the command runs, so that every other command starts without loading it and
+ * its dependencies (WebAssembly HCL parser, OpenPGP, LDAP client, cron parser).
+ */
 import type { Io } from '../io.js';
 
 export interface SandboxFlags {
@@ -11,6 +14,7 @@ export interface SandboxFlags {
 }
 
 export async function sandboxCommand(flags: SandboxFlags, io: Io): Promise<number> {
+  const { runSandboxCommand } = await import('../../sandbox/command.js');
   return runSandboxCommand(
     {
       port: flags.port,

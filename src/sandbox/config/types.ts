@@ -1,7 +1,9 @@
 /**
  * The sandbox config file (YAML) as TypeScript. The core owns `tokens` and `faults`; every service
  * owns one top-level section named after it and one rights entry of the same name in each token.
- * The matching JSON schema is assembled in `./schema.ts` from the service modules.
+ * The matching JSON schema is assembled in `./schema.ts` from the service modules; the matching
+ * types are added by each service's `config.ts` to `SandboxServiceSections` and
+ * `SandboxServiceTokenRights` below (declaration merging), so this file names no service.
  *
  * ```yaml
  * tokens:
@@ -27,47 +29,28 @@
  * ```
  */
 import type { FaultsConfig } from '../core/faults.js';
-import type { RegistryConfig, RegistryTokenRights } from '../services/registry/config.js';
-import type { SchedulerConfig, SchedulerTokenRights } from '../services/scheduler/config.js';
-import type { SecretsConfig, SecretsTokenRights } from '../services/secrets/config.js';
-import type { WorkspacesConfig, WorkspacesTokenRights } from '../services/workspaces/config.js';
 
-export interface SandboxTokenConfig {
+/** Each service's top-level section, `<name>?: <its config type>`, added by the service module. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface SandboxServiceSections {}
+
+/** Each service's rights entry in a token, `<name>?: <its rights type>`, added by the service module. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface SandboxServiceTokenRights {}
+
+export interface SandboxTokenConfig extends SandboxServiceTokenRights {
   name: string;
   secret: string;
   namespace?: string;
-  registry?: RegistryTokenRights;
-  /** Who the token is in the workspace service: a user (with teams), a team, or an organization. */
-  workspaces?: WorkspacesTokenRights;
-  /** Rights in the secrets service's directory auth method: `{ ldap: read|write|none }`. */
-  secrets?: SecretsTokenRights;
-  /** Namespace rules in the scheduler: `{ namespaces: { <ns>|"*": { policy, capabilities } } }`. */
-  scheduler?: SchedulerTokenRights;
-  /** Rights in services added as modules, under their names. */
+  /** Rights in services passed to `startSandbox({ services })`, under their names. */
   [service: string]: unknown;
 }
 
-export interface SandboxConfig {
+export interface SandboxConfig extends SandboxServiceSections {
   tokens?: SandboxTokenConfig[];
   faults?: FaultsConfig;
-  registry?: RegistryConfig;
-  workspaces?: WorkspacesConfig;
-  /** Directory auth mounts with seeded config, groups and users (see services/secrets/config.ts). */
-  secrets?: SecretsConfig;
-  /** Scheduler namespaces besides `default` and the simulated nodes (see services/scheduler/config.ts). */
-  scheduler?: SchedulerConfig;
-  /** Sections of services added as modules, under their names. */
+  /** Sections of services passed to `startSandbox({ services })`, under their names. */
   [service: string]: unknown;
 }
 
-export type {
-  FaultsConfig,
-  RegistryConfig,
-  RegistryTokenRights,
-  SchedulerConfig,
-  SchedulerTokenRights,
-  SecretsConfig,
-  SecretsTokenRights,
-  WorkspacesConfig,
-  WorkspacesTokenRights,
-};
+export type { FaultsConfig };

@@ -117,23 +117,23 @@ export function validateSandboxConfig(value: unknown, opts: ValidateOptions): Sa
 
 function checkTokens(config: SandboxConfig): ServiceConfigIssue[] {
   const issues: ServiceConfigIssue[] = [];
-  const names = new Map<string, number>();
-  const secrets = new Map<string, number>();
+  const byName = new Map<string, number>();
+  const bySecret = new Map<string, number>();
   config.tokens?.forEach((token, i) => {
-    const sameName = names.get(token.name);
+    const sameName = byName.get(token.name);
     if (sameName !== undefined)
       issues.push({
         path: ['tokens', i, 'name'],
         message: `duplicate token name (also tokens[${sameName}])`,
       });
-    else names.set(token.name, i);
-    const sameSecret = secrets.get(token.secret);
+    else byName.set(token.name, i);
+    const sameSecret = bySecret.get(token.secret);
     if (sameSecret !== undefined) {
       issues.push({
         path: ['tokens', i, 'secret'],
         message: `duplicate token secret (also tokens[${sameSecret}])`,
       });
-    } else secrets.set(token.secret, i);
+    } else bySecret.set(token.secret, i);
   });
   return issues;
 }

@@ -120,7 +120,7 @@ function syncDirectory(dir: string): void {
   }
 }
 
-export class PersistenceScheduler {
+export class StateSaver {
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
   private chain: Promise<void> = Promise.resolve();

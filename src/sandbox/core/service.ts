@@ -29,26 +29,36 @@ export interface ServiceContext<Config = unknown> {
   /** Aborted when the sandbox closes: pending blocking queries must answer then. */
   shutdown: AbortSignal;
   log(line: string): void;
+  /** The data folder (`--data`), when state is kept; a service may keep files of its own there. */
+  dataDir: string | undefined;
 }
 
 /**
- * Key shares a service created on this start, shown to the user once (the secrets service's recovery
- * key, as the real service's initialisation prints it). Absent when they were made by an earlier run.
+ * What services add to the object `startSandbox` returns, one property per thing a caller may need
+ * that only the service knows (the secrets service's recovery key shares). Empty here: each service
+ * module adds its own properties with a `declare module` block, so the core never names them.
  */
-export interface InitialKeyShares {
-  /** The shares in hex, in order. */
-  keys: string[];
-  /** The same shares in base64. */
-  keysBase64: string[];
-  /** How many of them rebuild the key. */
-  threshold: number;
-}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface SandboxServiceExtras {}
 
 export interface ServiceInstance {
   /** A JSON-serialisable copy of the state, written to `<dataDir>/<name>.json`; absent: no state. */
   snapshot?(): unknown;
-  /** Shares created on this start (fresh data folder or none); printed once by `converge sandbox`. */
-  recoveryKeys?: InitialKeyShares;
+  /**
+   * Properties for the running sandbox object (declared in `SandboxServiceExtras`); a name another
+   * service or the sandbox itself already uses is refused at start.
+   */
+  extras?: Partial<SandboxServiceExtras>;
+  /**
+   * Text `converge sandbox` prints once on stderr after the export lines, each ending in a newline
+   * (the recovery key shares a fresh start made, as the real service's initialisation shows them).
+   */
+  startupNotes?: string[];
+  /**
+   * Called once every service has been created, before the port opens (a start that fails while
+   * creating a later service leaves nothing behind).
+   */
+  created?(): void;
 }
 
 export interface SandboxServiceDefinition<Config = unknown> {

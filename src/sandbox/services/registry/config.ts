@@ -67,3 +67,13 @@ export const RegistryConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 export type RegistryConfig = Static<typeof RegistryConfigSchema>;
+
+// The service's section and token rights in the typed sandbox config (`SandboxConfig`).
+declare module '../../config/types.js' {
+  interface SandboxServiceSections {
+    registry?: RegistryConfig;
+  }
+  interface SandboxServiceTokenRights {
+    registry?: RegistryTokenRights;
+  }
+}

@@ -155,3 +155,15 @@ export function capabilitiesIn(rights: SchedulerTokenRights | undefined, namespa
   if (rule?.policy === 'deny') caps.clear();
   return caps;
 }
+
+// The service's section and token rights in the typed sandbox config (`SandboxConfig`).
+declare module '../../config/types.js' {
+  interface SandboxServiceSections {
+    /** Scheduler namespaces besides `default` and the simulated nodes. */
+    scheduler?: SchedulerConfig;
+  }
+  interface SandboxServiceTokenRights {
+    /** Namespace rules in the scheduler: `{ namespaces: { <ns>|"*": { policy, capabilities } } }`. */
+    scheduler?: SchedulerTokenRights;
+  }
+}

@@ -122,3 +122,15 @@ export const SecretsConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 export type SecretsConfig = Static<typeof SecretsConfigSchema>;
+
+// The service's section and token rights in the typed sandbox config (`SandboxConfig`).
+declare module '../../config/types.js' {
+  interface SandboxServiceSections {
+    /** Directory auth mounts with seeded config, groups and users, and the recovery key's shares and threshold. */
+    secrets?: SecretsConfig;
+  }
+  interface SandboxServiceTokenRights {
+    /** Rights in the secrets service's directory auth method: `{ ldap: read|write|none }`. */
+    secrets?: SecretsTokenRights;
+  }
+}

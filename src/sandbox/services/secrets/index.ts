@@ -4,10 +4,10 @@
  * and the recovery-key rekey ceremony under `/v1/sys/rekey-recovery-key/` (`rekey/`). The method is
  * mounted at `auth/ldap` from the start; the config section adds mounts at any path. The seal
  * supports recovery keys: a fresh start (no saved seal) makes a recovery key and hands its shares to
- * the sandbox to show once (`recoveryKeys`).
+ * the sandbox to show once (`recovery-keys.ts`).
  */
 import { randomUUID } from 'node:crypto';
-import { defineService, type InitialKeyShares, type ServiceConfigIssue } from '../../core/service.js';
+import { defineService, type ServiceConfigIssue, type ServiceInstance } from '../../core/service.js';
 import { SecretsAccess } from './access.js';
 import {
   type RecoverySeed,
@@ -16,6 +16,7 @@ import {
   SecretsTokenRightsSchema,
 } from './config.js';
 import { registerAuthRoutes, registerSysFallback } from './handlers.js';
+import { type InitialKeyShares, recoveryKeysNote, writeRecoveryKeysFile } from './recovery-keys.js';
 import { RekeyCeremony } from './rekey/ceremony.js';
 import { registerRekeyRoutes } from './rekey/handlers.js';
 import {
@@ -109,9 +110,21 @@ export const secretsService = defineService<SecretsConfig>({
     registerSysFallback(router, deps);
     return {
       snapshot: () => ({ ...store.snapshot(), recovery: machine.snapshot() }),
-      ...(recoveryKeys ? { recoveryKeys } : {}),
+      ...(recoveryKeys ? initialSharesOutputs(recoveryKeys, ctx.dataDir) : {}),
     };
   },
 });
+
+/**
+ * Where a fresh key's shares go: the running sandbox's `recoveryKeys`, a note `converge sandbox`
+ * prints once, and with a data folder a development copy, written once every service has started.
+ */
+function initialSharesOutputs(shares: InitialKeyShares, dataDir: string | undefined): ServiceInstance {
+  return {
+    extras: { recoveryKeys: shares },
+    startupNotes: [recoveryKeysNote(shares, dataDir)],
+    ...(dataDir !== undefined ? { created: () => writeRecoveryKeysFile(dataDir, shares) } : {}),
+  };
+}
 
 export { SecretsError };

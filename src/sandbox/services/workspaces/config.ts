@@ -124,3 +124,14 @@ export const DEFAULT_ENGINE_VERSION = '1.9.8';
 export const DEFAULT_ORGANIZATION = 'sandbox';
 export const OWNERS_TEAM = 'owners';
 export const DEFAULT_PROJECT_NAME = 'Default Project';
+
+// The service's section and token rights in the typed sandbox config (`SandboxConfig`).
+declare module '../../config/types.js' {
+  interface SandboxServiceSections {
+    workspaces?: WorkspacesConfig;
+  }
+  interface SandboxServiceTokenRights {
+    /** Who the token is in the workspace service: a user (with teams), a team, or an organization. */
+    workspaces?: WorkspacesTokenRights;
+  }
+}
