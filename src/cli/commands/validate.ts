@@ -3,10 +3,11 @@
  * reads the local files objects name (a workspace's state file), so CI catches those too.
  */
 import { formatPosition, ManifestError, type ManifestProblem } from '../../manifest/types.js';
-import type { Catalog } from '../catalog.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { connect, desiredObjects, loadManifest, type ManifestAccess } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { loadDesired, type ManifestAccess } from '../workflow.js';
+import { requireManifestPaths } from '../manifest-paths.js';
 
 export async function validateCommand(
   paths: string[],
@@ -14,7 +15,11 @@ export async function validateCommand(
   catalog: Catalog,
   access: ManifestAccess = {},
 ): Promise<number> {
-  const { manifest, desired } = await loadDesired(paths, io.env, catalog, access);
+  requireManifestPaths(paths);
+  const manifest = await loadManifest(paths, { env: io.env, catalog, ...access });
+  // Settings only: no client is made and no service contacted.
+  const connections = connect(manifest, { env: io.env, catalog });
+  const desired = desiredObjects(manifest, connections, catalog);
   const problems: ManifestProblem[] = [];
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);

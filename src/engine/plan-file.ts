@@ -19,7 +19,7 @@ import { addressOf, type Desired } from '../resources/contract.js';
 import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
-import { CliError } from './exit-codes.js';
+import { EngineError } from './errors.js';
 import type { StateKey } from './state-key.js';
 
 const FORMAT = 'converge-plan';
@@ -110,7 +110,7 @@ export async function writePlanFile(
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT' ? `its folder ${path.dirname(file)} does not exist` : (code ?? String(error));
-    throw new CliError(`cannot write plan file ${file}: ${why}`);
+    throw new EngineError(`cannot write plan file ${file}: ${why}`);
   }
 }
 
@@ -119,7 +119,7 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new CliError(
+    throw new EngineError(
       `cannot read plan file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   }
@@ -127,13 +127,13 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   try {
     saved = JSON.parse(text) as SavedPlan;
   } catch {
-    throw new CliError(`${file} is not a Converge plan file (not JSON)`);
+    throw new EngineError(`${file} is not a Converge plan file (not JSON)`);
   }
   if (saved?.format !== FORMAT || !Array.isArray(saved.changes) || !Array.isArray(saved.manifest)) {
-    throw new CliError(`${file} is not a Converge plan file`);
+    throw new EngineError(`${file} is not a Converge plan file`);
   }
   if (saved.format_version !== FORMAT_VERSION) {
-    throw new CliError(
+    throw new EngineError(
       `${file} has plan format ${saved.format_version}; this Converge reads format ${FORMAT_VERSION}`,
     );
   }
@@ -158,26 +158,26 @@ export function verifyPlanFile(
       : 'an unknown state key';
   const again = `run \`${planCommandFor(saved, file)}\` again and review it`;
   if (typeof saved.mac !== 'string' || saved.mac === '') {
-    throw new CliError(
+    throw new EngineError(
       `${file} carries no MAC, so nothing shows it is the plan that was reviewed: refusing it. ${
         current ? `This run's state key is ${current.id} (from ${current.source}); ` : ''
       }${again}.`,
     );
   }
   if (!current) {
-    throw new CliError(
+    throw new EngineError(
       `${file} was signed with ${signedBy}, and this run has no state key (${noKey}): refusing it. ${share}; set it to the key the plan was made with.`,
     );
   }
   if (saved.key_id !== current.id) {
-    throw new CliError(
+    throw new EngineError(
       `${file} was signed with ${signedBy}, but this run's state key is ${current.id} (from ${current.source}): refusing it. ${share}; set it to the key the plan was made with, or ${again}.`,
     );
   }
   const expected = Buffer.from(planMac(saved, current.key), 'hex');
   const given = Buffer.from(saved.mac, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new CliError(
+    throw new EngineError(
       `${file} was changed after it was saved (its MAC does not match state key ${current.id} from ${current.source}): refusing to apply what was not reviewed; ${again}.`,
     );
   }
@@ -207,7 +207,7 @@ export function reconcileSavedPlan(
   const savedAddresses = new Set(saved.changes.map((c) => c.address));
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
-    throw new CliError(
+    throw new EngineError(
       `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`${planCommandFor(saved, file)}\` again`,
     );
   }
