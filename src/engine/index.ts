@@ -3,6 +3,7 @@
  * program that embeds Converge). A run is
  *
  * ```ts
+ * const inventory = new LocalInventory(process.env);
  * const run = await plan(['infra/'], { prune: true, writeOnly: inventory });
  * try {
  *   if (hasChanges(run.plan)) await apply(run, { inventory });
@@ -11,9 +12,10 @@
  * }
  * ```
  *
- * or, step by step, `loadManifest` → `connect` (the run's one `ServiceConnections`) → `plan(manifest,
- * { connections })` → `apply`. Saved plans (`writePlanFile`, `readPlanFile`, `verifyPlanFile`,
- * `reconcileSavedPlan`) and the local inventory with its state key and apply lock are here too.
+ * or, step by step, `loadManifest` → `connect` (the run's one `ServiceConnections`) →
+ * `plan(manifest, { connections })` → `apply`. `validate` checks a manifest without contacting any
+ * service. Saved plans (`writePlanFile`, `readPlanFile`, `verifyPlanFile`, `reconcileSavedPlan`) and
+ * the local inventory with its state key and apply lock are here too.
  * Nothing here prints, prompts or exits: failures are thrown (`ManifestError`, `EngineError`, service
  * errors), and progress is reported through callbacks.
  */
@@ -33,6 +35,7 @@ export {
   readPlanFile,
   reconcileSavedPlan,
   type SavedPlan,
+  type WritePlanOptions,
   verifyPlanFile,
   writePlanFile,
 } from './plan-file.js';
@@ -53,4 +56,6 @@ export {
   type PlanRun,
   type PlanRunOptions,
   type SavedDigests,
+  validate,
+  type ValidManifest,
 } from './workflow.js';

@@ -20,6 +20,7 @@ import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
 import { EngineError } from './errors.js';
+import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
 
 const FORMAT = 'converge-plan';
@@ -80,22 +81,32 @@ function strip(change: Change, catalog: Catalog, keyed: WriteOnlyDigests): Saved
   return desired ? { ...rest, digest: desiredDigest(desired, catalog, keyed) } : rest;
 }
 
-export async function writePlanFile(
-  file: string,
-  plan: Plan,
-  catalog: Catalog,
-  keyed: WriteOnlyDigests,
-  meta: { manifest: string[]; prune: boolean; version: string },
-  key: StateKey,
-): Promise<void> {
+/** What a saved plan records beside the plan, and the keys that protect it. */
+export interface WritePlanOptions {
+  /** The manifest paths the plan was made from (recorded absolute, so it applies from any folder). */
+  manifest: readonly string[];
+  prune: boolean;
+  /** The Converge version that made the plan. */
+  version: string;
+  /** Keys the digests of secret values (the inventory), so they cannot be guessed from the file. */
+  digests: WriteOnlyDigests;
+  /** Signs the file (the inventory's `stateKey()`); `apply` checks it with the same key. */
+  key: StateKey;
+  /** The services and kinds the plan was made with; default: `defaultCatalog`. */
+  catalog?: Catalog;
+}
+
+/** Saves a plan for a later `apply FILE`: secrets masked, mode 0600, written whole or not at all. */
+export async function writePlanFile(file: string, plan: Plan, options: WritePlanOptions): Promise<void> {
+  const { key, digests, catalog = defaultCatalog } = options;
   const content: Omit<SavedPlan, 'mac'> = {
     format: FORMAT,
     format_version: FORMAT_VERSION,
-    converge_version: meta.version,
+    converge_version: options.version,
     created_at: new Date().toISOString(),
-    manifest: meta.manifest.map((p) => path.resolve(p)),
-    prune: meta.prune,
-    changes: plan.changes.map((c) => strip(c, catalog, keyed)),
+    manifest: options.manifest.map((p) => path.resolve(p)),
+    prune: options.prune,
+    changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
     key_source: key.source,
   };
@@ -114,6 +125,7 @@ export async function writePlanFile(
   }
 }
 
+/** Reads a saved plan, refusing what is not one or is of another format; `verifyPlanFile` checks its MAC. */
 export async function readPlanFile(file: string): Promise<SavedPlan> {
   let text: string;
   try {
@@ -191,10 +203,15 @@ export function verifyPlanFile(
 export function reconcileSavedPlan(
   saved: SavedPlan,
   fresh: Plan,
-  file: string,
-  catalog: Catalog,
-  keyed: WriteOnlyDigests,
+  options: {
+    /** The saved plan's file, for messages. */
+    file: string;
+    /** The same digests the plan was saved with (the inventory). */
+    digests: WriteOnlyDigests;
+    catalog?: Catalog;
+  },
 ): Plan {
+  const { file, digests: keyed, catalog = defaultCatalog } = options;
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {

@@ -7,7 +7,7 @@ import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
 import { allowListFrom } from '../common/allow-list.js';
 import { loadManifest as loadManifestFiles } from '../manifest/index.js';
-import { type Manifest, ManifestError } from '../manifest/types.js';
+import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import { buildPlan } from '../planner/planner.js';
 import type { Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
@@ -99,6 +99,38 @@ export function desiredObjects(
   catalog: Catalog = defaultCatalog,
 ): Desired[] {
   return keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
+}
+
+/** A manifest that validated, and its objects with complete keys. */
+export interface ValidManifest {
+  manifest: Manifest;
+  desired: Desired[];
+}
+
+/**
+ * Everything that can be checked without a service: the manifest (`loadManifest`), complete keys and
+ * objects declared twice (`desiredObjects`), and the local files objects name (a workspace's state
+ * file), so CI catches those too. Throws a `ManifestError` listing every problem, sorted by position.
+ */
+export async function validate(paths: readonly string[], options: LoadOptions = {}): Promise<ValidManifest> {
+  const catalog = options.catalog ?? defaultCatalog;
+  const manifest = await loadManifest(paths, options);
+  // Settings only: no client is made and no service contacted.
+  const connections = connect(manifest, { catalog, ...(options.env ? { env: options.env } : {}) });
+  const desired = desiredObjects(manifest, connections, catalog);
+  const problems: ManifestProblem[] = [];
+  for (const d of desired) {
+    const kind = catalog.kind(d.key.kind);
+    if (!kind?.resolve || d.ensure === 'absent' || !d.resource) continue;
+    const resolved = await kind.resolve(d);
+    for (const p of resolved.problems)
+      problems.push({ position: p.position ?? d.resource.source, message: p.message });
+  }
+  if (problems.length > 0) {
+    problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
+    throw new ManifestError(problems);
+  }
+  return { manifest, desired };
 }
 
 export interface PlanRunOptions extends LoadOptions, ConnectOptions {

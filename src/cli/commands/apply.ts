@@ -105,7 +105,9 @@ export async function applyCommand(
       return EXIT.error;
     }
     const plan =
-      saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile, catalog, inventory) : run.plan;
+      saved && planFile
+        ? reconcileSavedPlan(saved, run.plan, { file: planFile, digests: inventory, catalog })
+        : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
     if (plan.problems.length > 0) {

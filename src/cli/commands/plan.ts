@@ -65,14 +65,14 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {
-      await writePlanFile(
-        flags.out,
-        plan,
+      await writePlanFile(flags.out, plan, {
         catalog,
-        inventory,
-        { manifest: flags.file, prune: Boolean(flags.prune), version: VERSION },
-        inventory.stateKey(),
-      );
+        manifest: flags.file,
+        prune: Boolean(flags.prune),
+        version: VERSION,
+        digests: inventory,
+        key: inventory.stateKey(),
+      });
       if (!flags.json && !flags.markdown) {
         write(
           io.stdout,
