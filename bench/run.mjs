@@ -10,11 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { applyPlan } from '../dist/applier/applier.js';
-import { ServiceConnections } from '../dist/cli/connections.js';
-import { defaultCatalog as catalog } from '../dist/cli/services.js';
-import { loadDesired } from '../dist/cli/workflow.js';
-import { buildPlan } from '../dist/planner/planner.js';
+import { apply, connect, desiredObjects, loadManifest, plan as planRun } from '../dist/engine/index.js';
 import { startSandbox } from '../dist/sandbox/index.js';
 
 const sizes = (process.env.BENCH_SIZES ?? '50,500').split(',').map(Number);
@@ -104,11 +100,17 @@ for (const latencyMs of latencies) {
     const dir = manifest(n);
     const total = 5 * n + 1;
     try {
-      const load = await step('validate', () => loadDesired([dir], env, catalog));
-      const { desired } = load.value;
+      const load = await step('validate', async () => {
+        const loaded = await loadManifest([dir], { env });
+        // What `converge validate` does after loading: complete keys, from settings alone.
+        desiredObjects(loaded, connect(loaded, { env }));
+        return loaded;
+      });
+      const manifest = load.value;
       rows.push({ n, latencyMs, step: 'validate', ms: load.ms, requests: {} });
+      // Each step gets connections of its own, so its request counts are its own.
       const measure = async (label, fn) => {
-        const connections = new ServiceConnections(env, catalog.definitions);
+        const connections = connect(manifest, { env });
         try {
           const r = await step(label, () => fn(connections));
           rows.push({ n, latencyMs, step: label, ms: r.ms, requests: connections.requestCounts() });
@@ -117,15 +119,16 @@ for (const latencyMs of latencies) {
           await connections.close();
         }
       };
-      const plan = await measure('plan (all new)', (c) =>
-        buildPlan(desired, catalog.kind, c, { parallelism }),
-      );
+      const plan = await measure('plan (all new)', async (c) => {
+        const run = await planRun(manifest, { env, parallelism, connections: c });
+        return run.plan;
+      });
       await measure('apply', async (c) => {
-        const r = await applyPlan(plan, catalog.kind, c, { parallelism });
+        const r = await apply({ plan, connections: c }, { parallelism });
         if (r.counts.applied !== total) throw new Error(`applied ${r.counts.applied} of ${total}`);
       });
       await measure('plan (no changes)', async (c) => {
-        const p = await buildPlan(desired, catalog.kind, c, { parallelism });
+        const { plan: p } = await planRun(manifest, { env, parallelism, connections: c });
         if (p.summary.noop !== total)
           throw new Error(`expected ${total} unchanged: ${JSON.stringify(p.summary)}`);
       });

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderManifestSchemaJson } from '../src/manifest/index.js';
-import { defaultCatalog } from '../src/cli/services.js';
+import { defaultCatalog } from '../src/engine/services.js';
 
 const target = fileURLToPath(new URL('../schemas/manifest.schema.json', import.meta.url));
 writeFileSync(target, renderManifestSchemaJson(defaultCatalog.kinds, defaultCatalog.manifestServices));

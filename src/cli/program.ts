@@ -5,7 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { scrubSecrets } from '../clients/http/scrub.js';
 import { ManifestError } from '../manifest/types.js';
-import type { Catalog, CommandContext } from './catalog.js';
+import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
 import { planCommand } from './commands/plan.js';
 import { sandboxCommand } from './commands/sandbox.js';
@@ -13,6 +13,7 @@ import { validateCommand } from './commands/validate.js';
 import { debugTrace, environmentSecrets } from './debug-trace.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { type Io, write } from './io.js';
+import type { CliCatalog, CommandContext } from './service-module.js';
 import { defaultCatalog } from './services.js';
 import { VERSION } from './version.js';
 
@@ -77,7 +78,7 @@ const noColorOption = () => new Option('--no-color', 'plain output, no colours (
 export function buildProgram(
   io: Io,
   setExit: (code: number) => void,
-  catalog: Catalog = defaultCatalog,
+  catalog: CliCatalog = defaultCatalog,
 ): Command {
   const program = new Command('converge')
     .description(
@@ -190,7 +191,7 @@ export function normaliseArgs(args: string[]): string[] {
 }
 
 /** Runs the CLI with the given arguments (without `node` and the script) and returns the exit code. */
-export async function run(args: string[], io: Io, catalog: Catalog = defaultCatalog): Promise<number> {
+export async function run(args: string[], io: Io, catalog: CliCatalog = defaultCatalog): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram(
     io,
@@ -221,6 +222,11 @@ function reportError(error: unknown, io: Io): number {
   if (error instanceof CliError) {
     write(io.stderr, `Error: ${error.message}`);
     return error.exitCode;
+  }
+  // The engine's own refusals (a plan file that does not verify, a held lock) read as they are.
+  if (error instanceof EngineError) {
+    write(io.stderr, `Error: ${error.message}`);
+    return EXIT.error;
   }
   // Service errors come scrubbed of every secret of their request; the process's own credentials
   // are scrubbed once more here, from whatever error reaches this point.

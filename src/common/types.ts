@@ -1,7 +1,7 @@
 /**
  * Types every layer may import (manifest, resources, planner, clients, CLI, sandbox): a service's
  * name and a position in a manifest file. Nothing here knows a particular service; the services are
- * listed only by the composition roots (`cli/services.ts`, `sandbox/services/index.ts`).
+ * listed only by the composition roots (`engine/services.ts`, `sandbox/services/index.ts`).
  */
 
 /** A service's name, as it appears in `CONVERGE_<NAME>_ADDR` (upper-cased) and `Connection.service`. */

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STATE_LOCK_FILE } from '../../src/cli/state-lock.js';
+import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { CLI } from './helpers.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceConnections } from '../../src/cli/connections.js';
+import { ServiceConnections } from '../../src/engine/connections.js';
 import { registryService } from '../../src/clients/registry/definition.js';
 import { type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stateKeyId } from '../../src/cli/state-key.js';
+import { stateKeyId } from '../../src/engine/state-key.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { apiFor, type RoleJson } from '../sandbox/helpers.js';
 import { runCli } from '../support/run-cli.js';

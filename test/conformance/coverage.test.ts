@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { defaultCatalog } from '../../src/cli/services.js';
+import { defaultCatalog } from '../../src/engine/services.js';
 
 /** `AclRole` → `acl-role`. */
 function conformanceFileOf(kind: string): string {

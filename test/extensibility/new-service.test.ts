@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Catalog } from '../../src/cli/catalog.js';
+import { Catalog } from '../../src/engine/catalog.js';
 import type { Io } from '../../src/cli/io.js';
 import { run } from '../../src/cli/program.js';
 import { SERVICE_MODULES } from '../../src/cli/services.js';

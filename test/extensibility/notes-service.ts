@@ -6,7 +6,7 @@
  * secret back in its error as careless services do, so tests can check that errors are scrubbed.
  */
 import { Type } from '@sinclair/typebox';
-import type { ServiceModule } from '../../src/cli/catalog.js';
+import type { CliServiceModule } from '../../src/cli/service-module.js';
 import { HttpClient } from '../../src/clients/http/client.js';
 import { defineService as defineClientService, type ServiceDefinition } from '../../src/clients/service.js';
 import { jsonResponse, type SandboxRequest } from '../../src/sandbox/core/http.js';
@@ -198,7 +198,7 @@ export const noteKind: ResourceKind<NoteSpecT, StoredNote> = {
   },
 };
 
-export const notesModule: ServiceModule = {
+export const notesModule: CliServiceModule = {
   definition: notesService,
   kinds: [noteKind],
   commands(program, { io, action }) {
@@ -207,7 +207,7 @@ export const notesModule: ServiceModule = {
       .description('list notes')
       .action(
         action(async () => {
-          const { withClient } = await import('../../src/cli/connections.js');
+          const { withClient } = await import('../../src/cli/service-client.js');
           const notes = await withClient(io, notesService, (c) => c.list());
           io.stdout.write(`${notes.map((n) => n.Name).join('\n')}\n`);
           return 0;

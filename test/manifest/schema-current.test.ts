@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { renderManifestSchemaJson } from '../../src/manifest/index.js';
 import { manifestValidator } from '../../src/manifest/validate.js';
-import { defaultCatalog } from '../../src/cli/services.js';
+import { defaultCatalog } from '../../src/engine/services.js';
 
 test('schemas/manifest.schema.json is current (regenerate with `npm run schema`)', () => {
   const checkedIn = readFileSync(new URL('../../schemas/manifest.schema.json', import.meta.url), 'utf8');

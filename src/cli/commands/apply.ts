@@ -4,19 +4,19 @@
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
 import { confirm, isCancel } from '@clack/prompts';
-import { applyPlan } from '../../applier/applier.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { LocalInventory } from '../../engine/inventory.js';
+import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
+import { acquireStateLock } from '../../engine/state-lock.js';
+import { apply, plan as planRun } from '../../engine/workflow.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { type Io, useColor, write } from '../io.js';
-import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../plan-file.js';
 import { onInterrupt } from '../interrupt.js';
+import { type Io, useColor, write } from '../io.js';
+import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
-import type { Catalog } from '../catalog.js';
-import { runHttpOptions } from '../connections.js';
-import { LocalInventory } from '../inventory.js';
-import { acquireStateLock } from '../state-lock.js';
-import { planManifest } from '../workflow.js';
+import { runHttpOptions } from '../service-client.js';
 import { readingProgress } from './plan.js';
 
 export interface ApplyFlags {
@@ -68,7 +68,7 @@ export async function applyCommand(
   }
   const paths = saved ? saved.manifest : flags.file;
   // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
-  if (paths.length === 0) throw new CliError('no manifest given: pass -f FILE or -f FOLDER');
+  requireManifestPaths(paths);
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
@@ -82,7 +82,8 @@ export async function applyCommand(
     interrupt.dispose();
     throw error;
   });
-  const run = await planManifest(paths, catalog, {
+  const run = await planRun(paths, {
+    catalog,
     env: io.env,
     writeOnly: inventory,
     http: runHttpOptions(io, flags.timeout),
@@ -104,7 +105,9 @@ export async function applyCommand(
       return EXIT.error;
     }
     const plan =
-      saved && planFile ? reconcileSavedPlan(saved, run.plan, planFile, catalog, inventory) : run.plan;
+      saved && planFile
+        ? reconcileSavedPlan(saved, run.plan, { file: planFile, digests: inventory, catalog })
+        : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
     if (plan.problems.length > 0) {
@@ -129,14 +132,17 @@ export async function applyCommand(
     }
 
     const progressOut = applyProgress(io);
-    const result = await applyPlan(plan, catalog.kind, run.connections, {
-      parallelism: flags.parallelism,
-      checkStale: Boolean(saved),
-      onEvent: progressOut.onEvent,
-      writeOnly: inventory,
-    });
+    const result = await apply(
+      { plan, connections: run.connections },
+      {
+        catalog,
+        parallelism: flags.parallelism,
+        checkStale: Boolean(saved),
+        onEvent: progressOut.onEvent,
+        inventory,
+      },
+    );
     progressOut.end();
-    inventory.save();
     const { applied, failed, skipped, stale } = result.counts;
     write(
       io.stdout,

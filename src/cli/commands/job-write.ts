@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { confirm, isCancel } from '@clack/prompts';
 import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
-import { withClient } from '../connections.js';
+import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';

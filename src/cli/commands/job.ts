@@ -14,7 +14,7 @@ import {
   OWNERSHIP_META_VALUE,
   parseMessageFor,
 } from '../../resources/scheduler/job-spec.js';
-import { withClient } from '../connections.js';
+import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { table } from '../table.js';

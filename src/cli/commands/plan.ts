@@ -4,14 +4,15 @@ import { renderHuman } from '../../planner/render/human.js';
 import { renderJson } from '../../planner/render/json.js';
 import { renderMarkdown } from '../../planner/render/markdown.js';
 import { hasChanges } from '../../planner/types.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { LocalInventory } from '../../engine/inventory.js';
+import { writePlanFile } from '../../engine/plan-file.js';
+import { plan as planRun } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
-import { writePlanFile } from '../plan-file.js';
+import { requireManifestPaths } from '../manifest-paths.js';
+import { runHttpOptions } from '../service-client.js';
 import { VERSION } from '../version.js';
-import type { Catalog } from '../catalog.js';
-import { runHttpOptions } from '../connections.js';
-import { LocalInventory } from '../inventory.js';
-import { planManifest } from '../workflow.js';
 
 export interface PlanFlags {
   file: string[];
@@ -40,11 +41,13 @@ export function readingProgress(io: Io): ((done: number, total: number) => void)
 }
 
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
+  requireManifestPaths(flags.file);
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
   const inventory = new LocalInventory(io.env);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   inventory.existingStateKey();
-  const run = await planManifest(flags.file, catalog, {
+  const run = await planRun(flags.file, {
+    catalog,
     env: io.env,
     writeOnly: inventory,
     http: runHttpOptions(io, flags.timeout),
@@ -62,14 +65,14 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {
-      await writePlanFile(
-        flags.out,
-        plan,
+      await writePlanFile(flags.out, plan, {
         catalog,
-        inventory,
-        { manifest: flags.file, prune: Boolean(flags.prune), version: VERSION },
-        inventory.stateKey(),
-      );
+        manifest: flags.file,
+        prune: Boolean(flags.prune),
+        version: VERSION,
+        digests: inventory,
+        key: inventory.stateKey(),
+      });
       if (!flags.json && !flags.markdown) {
         write(
           io.stdout,

@@ -1,12 +1,10 @@
-/** The registry's module: its client definition, the AclRole kind, and `converge role get|list`. */
-import { registryService } from '../../clients/registry/definition.js';
-import { aclRoleKind } from '../../resources/acl-role.js';
-import type { ServiceModule } from '../catalog.js';
+/** The registry's module on the command line: the engine's (the AclRole kind) and `converge role get|list`. */
+import { registryModule as engineModule } from '../../engine/services.js';
+import type { CliServiceModule } from '../service-module.js';
 import { roleGetCommand, roleListCommand } from './role.js';
 
-export const registryModule: ServiceModule = {
-  definition: registryService,
-  kinds: [aclRoleKind],
+export const registryModule: CliServiceModule = {
+  ...engineModule,
   commands(program, { io, action }) {
     const role = program.command('role').description('read registry ACL roles');
     role

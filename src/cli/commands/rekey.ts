@@ -15,7 +15,7 @@ import type {
 } from '../../clients/secrets.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { secretsService } from '../../clients/secrets/definition.js';
-import { withClient } from '../connections.js';
+import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { readSecret } from '../secret-input.js';

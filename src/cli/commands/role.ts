@@ -1,7 +1,7 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
 import type { Role } from '../../clients/registry.js';
 import { registryService } from '../../clients/registry/definition.js';
-import { withClient } from '../connections.js';
+import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { table } from '../table.js';

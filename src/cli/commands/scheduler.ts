@@ -1,8 +1,7 @@
-/** The scheduler's module: its client definition, the Job kind, and the operator commands `converge job …`. */
+/** The scheduler's module on the command line: the engine's (the Job kind) and the operator commands `converge job …`. */
 import { Option } from 'commander';
-import { schedulerService } from '../../clients/scheduler/definition.js';
-import { jobKind } from '../../resources/scheduler/job.js';
-import type { ServiceModule } from '../catalog.js';
+import { schedulerModule as engineModule } from '../../engine/services.js';
+import type { CliServiceModule } from '../service-module.js';
 import {
   jobAllocsCommand,
   jobDeploymentsCommand,
@@ -26,9 +25,8 @@ const NAMESPACE_HELP = "the job's namespace (default: the service's default, `de
 const noColor = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export const schedulerModule: ServiceModule = {
-  definition: schedulerService,
-  kinds: [jobKind],
+export const schedulerModule: CliServiceModule = {
+  ...engineModule,
   commands(program, { io, action }) {
     const job = program
       .command('job')

@@ -1,13 +1,10 @@
 /**
- * The secrets service's module: its client definition, the directory (LDAP) kinds, and the operator
- * commands `converge ldap login|groups|users|get` and the recovery-key ceremony `converge rekey …`.
+ * The secrets service's module on the command line: the engine's (the directory (LDAP) kinds) and the
+ * operator commands `converge ldap login|groups|users|get` and the recovery-key ceremony `converge rekey …`.
  */
 import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets.js';
-import { secretsService } from '../../clients/secrets/definition.js';
-import { ldapConfigKind } from '../../resources/secrets/ldap-config.js';
-import { ldapGroupKind } from '../../resources/secrets/ldap-group.js';
-import { ldapUserKind } from '../../resources/secrets/ldap-user.js';
-import type { ServiceModule } from '../catalog.js';
+import { secretsModule as engineModule } from '../../engine/services.js';
+import type { CliServiceModule } from '../service-module.js';
 import { ldapGetCommand, ldapListCommand, ldapLoginCommand } from './ldap.js';
 import {
   rekeyBackupCommand,
@@ -20,10 +17,8 @@ import {
 
 const MOUNT_HELP = 'mount path of the auth method below auth/';
 
-export const secretsModule: ServiceModule = {
-  definition: secretsService,
-  // Listed in apply order: a mount's configuration, then its groups, then the users naming them.
-  kinds: [ldapConfigKind, ldapGroupKind, ldapUserKind],
+export const secretsModule: CliServiceModule = {
+  ...engineModule,
   commands(program, { io, action }) {
     const ldap = program
       .command('ldap')

@@ -6,7 +6,7 @@ import { HttpStatusError } from '../../clients/http/errors.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
-import { withClient } from '../connections.js';
+import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';

@@ -1,12 +1,12 @@
 /**
- * `converge validate -f PATH`: the manifest alone, no service contacted. Besides syntax and schema it
- * reads the local files objects name (a workspace's state file), so CI catches those too.
+ * `converge validate -f PATH`: the manifest alone, no service contacted (see the engine's `validate`):
+ * syntax, schema, references, and the local files objects name.
  */
-import { formatPosition, ManifestError, type ManifestProblem } from '../../manifest/types.js';
-import type { Catalog } from '../catalog.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { type ManifestAccess, validate } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { loadDesired, type ManifestAccess } from '../workflow.js';
+import { requireManifestPaths } from '../manifest-paths.js';
 
 export async function validateCommand(
   paths: string[],
@@ -14,19 +14,8 @@ export async function validateCommand(
   catalog: Catalog,
   access: ManifestAccess = {},
 ): Promise<number> {
-  const { manifest, desired } = await loadDesired(paths, io.env, catalog, access);
-  const problems: ManifestProblem[] = [];
-  for (const d of desired) {
-    const kind = catalog.kind(d.key.kind);
-    if (!kind?.resolve || d.ensure === 'absent' || !d.resource) continue;
-    const resolved = await kind.resolve(d);
-    for (const p of resolved.problems)
-      problems.push({ position: p.position ?? d.resource.source, message: p.message });
-  }
-  if (problems.length > 0) {
-    problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
-    throw new ManifestError(problems);
-  }
+  requireManifestPaths(paths);
+  const { manifest } = await validate(paths, { env: io.env, catalog, ...access });
   const n = manifest.resources.length;
   write(
     io.stdout,

@@ -3,7 +3,7 @@ import { confirm, isCancel } from '@clack/prompts';
 import type { Workspace } from '../../clients/workspaces.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
-import { withClient } from '../connections.js';
+import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { table } from '../table.js';

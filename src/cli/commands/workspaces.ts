@@ -1,11 +1,10 @@
 /**
- * The workspace service's module: its client definition, the Workspace kind, and the operator
+ * The workspace service's module on the command line: the engine's (the Workspace kind) and the operator
  * commands `converge workspace …` and `converge state …`.
  */
 import type { Command } from 'commander';
-import { workspacesService } from '../../clients/workspaces/definition.js';
-import { workspaceKind } from '../../resources/workspace/index.js';
-import type { CommandContext, ServiceModule } from '../catalog.js';
+import { workspacesModule as engineModule } from '../../engine/services.js';
+import type { CliServiceModule, CommandContext } from '../service-module.js';
 import { stateListCommand, statePullCommand, statePushCommand, stateShowCommand } from './state.js';
 import {
   workspaceDeleteCommand,
@@ -93,9 +92,8 @@ function stateCommands(program: Command, { io, action }: CommandContext): void {
     .action(action((id: string, opts) => stateShowCommand(id, opts, io)));
 }
 
-export const workspacesModule: ServiceModule = {
-  definition: workspacesService,
-  kinds: [workspaceKind],
+export const workspacesModule: CliServiceModule = {
+  ...engineModule,
   commands(program, context) {
     workspaceCommands(program, context);
     stateCommands(program, context);

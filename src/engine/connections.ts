@@ -14,20 +14,26 @@ import type {
 import { formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
-import { CliError } from './exit-codes.js';
-import { formatRetryEvent } from './retry-log.js';
-import type { Io } from './io.js';
+import { EngineError } from './errors.js';
+
+/** How a front end wants the HTTP of a run to behave; the rest comes from the environment. */
+export interface HttpSettings {
+  /** Where retry events go (the CLI prints a line on standard error for each). */
+  onRetry?: RunHttpOptions['onRetry'];
+  /** A request gives up after this long, retries included (`--timeout`). */
+  timeoutSeconds?: number;
+}
 
 /**
- * What every client of a run does over HTTP: retries are reported on standard error as they happen
- * (a slow service is never silent), each request gives up at the deadline (`--timeout`), and no
- * answer is read past CONVERGE_MAX_RESPONSE_BYTES.
+ * What every client of a run does over HTTP: retries are reported as they happen (so a slow service
+ * is never silent), each request gives up at the deadline, and no answer is read past
+ * CONVERGE_MAX_RESPONSE_BYTES.
  */
-export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
-  const maxResponseBytes = maxResponseBytesFromEnv(io.env);
+export function httpOptions(env: NodeJS.ProcessEnv, settings: HttpSettings = {}): RunHttpOptions {
+  const maxResponseBytes = maxResponseBytesFromEnv(env);
   return {
-    onRetry: (event) => io.stderr.write(`${formatRetryEvent(event)}\n`),
-    ...(timeoutSeconds !== undefined ? { deadlineMs: timeoutSeconds * 1000 } : {}),
+    ...(settings.onRetry ? { onRetry: settings.onRetry } : {}),
+    ...(settings.timeoutSeconds !== undefined ? { deadlineMs: settings.timeoutSeconds * 1000 } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
   };
 }
@@ -39,7 +45,7 @@ export function maxResponseBytesFromEnv(env: NodeJS.ProcessEnv): number | undefi
   const raw = env[MAX_RESPONSE_BYTES_VAR]?.trim();
   if (!raw) return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
-    throw new CliError(
+    throw new EngineError(
       `${MAX_RESPONSE_BYTES_VAR} must be a whole number of bytes, at least 1 (134217728 for 128 MiB), not "${raw}"`,
     );
   }
@@ -77,7 +83,8 @@ export class ServiceConnections implements KindContext {
 
   private declaredConnection(service: string, connection: string): ManifestConnection {
     const c = this.declared.find((d) => d.name === connection && d.service === service);
-    if (!c) throw new CliError(`no ${service} connection named "${connection}" is declared in the manifest`);
+    if (!c)
+      throw new EngineError(`no ${service} connection named "${connection}" is declared in the manifest`);
     return c;
   }
 
@@ -95,7 +102,7 @@ export class ServiceConnections implements KindContext {
       try {
         config = connectionFromEnv(service, this.env);
       } catch (error) {
-        throw new CliError(error instanceof Error ? error.message : String(error));
+        throw new EngineError(error instanceof Error ? error.message : String(error));
       }
     } else {
       const c = this.declaredConnection(service.name, connection);
@@ -135,24 +142,5 @@ export class ServiceConnections implements KindContext {
 
   async close(): Promise<void> {
     await Promise.all([...this.clients.values()].map(({ client }) => client.close()));
-  }
-}
-
-/**
- * Runs a one-off operator command with one service's client from the environment, and closes the
- * connection pool afterwards whatever happens.
- */
-export async function withClient<C extends ServiceClient, T>(
-  io: Pick<Io, 'env' | 'stderr'>,
-  service: ServiceDefinition<C>,
-  fn: (client: C) => Promise<T>,
-): Promise<T> {
-  const connections = new ServiceConnections(io.env, [service], [], {
-    http: runHttpOptions(io),
-  });
-  try {
-    return await fn(connections.client(service));
-  } finally {
-    await connections.close();
   }
 }

@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import path from 'node:path';
 import { canonicalJson } from '../resources/compare.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import { CliError } from './exit-codes.js';
+import { EngineError } from './errors.js';
 import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
 
 const FORMAT = 'converge-inventory';
@@ -48,7 +48,9 @@ export class LocalInventory implements WriteOnlyDigests {
     }
     const parsed = text === undefined ? undefined : (JSON.parse(text) as Partial<InventoryFile>);
     if (parsed !== undefined && parsed.format !== FORMAT) {
-      throw new CliError(`${this.file} is not a Converge inventory; move it away or set CONVERGE_STATE_DIR`);
+      throw new EngineError(
+        `${this.file} is not a Converge inventory; move it away or set CONVERGE_STATE_DIR`,
+      );
     }
     this.data = { format: FORMAT, format_version: 1, writeOnly: parsed?.writeOnly ?? {} };
     return this.data;
@@ -145,6 +147,6 @@ export class LocalInventory implements WriteOnlyDigests {
   }
 }
 
-function inventoryError(file: string, error: unknown): CliError {
-  return new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+function inventoryError(file: string, error: unknown): EngineError {
+  return new EngineError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
 }

@@ -1,39 +1,32 @@
 /**
- * The catalog: every service Converge knows, each as one module (client definition, kinds, operator
- * commands). The CLI, the planner's kind lookup and the manifest schema all read it; the list of
+ * The catalog: every service Converge knows, each as one module (client definition and kinds). The
+ * planner's and applier's kind lookup, the manifest schema and every front end read it; the list of
  * modules itself lives in `./services.ts`, the only shared file that names services.
  */
-import type { Command } from 'commander';
 import type { AnyServiceDefinition } from '../clients/service.js';
 import type { ManifestService } from '../manifest/index.js';
 import type { AnyResourceKind, KindOption } from '../resources/contract.js';
-import type { Io } from './io.js';
 
-/** What a service module's commands receive. */
-export interface CommandContext {
-  io: Io;
-  catalog: Catalog;
-  /** Wraps a command handler so that its exit code becomes the process's. */
-  action<A extends unknown[]>(handler: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
-}
-
+/** One service as the engine sees it. Front ends extend it (the CLI adds the service's commands). */
 export interface ServiceModule {
   readonly definition: AnyServiceDefinition;
   /** The manifest kinds kept in this service. */
   readonly kinds: readonly AnyResourceKind[];
-  /** Adds the service's operator commands (`converge role …`) to the program. */
-  commands?(program: Command, context: CommandContext): void;
 }
 
-export class Catalog {
-  readonly modules: readonly ServiceModule[];
+/**
+ * The services of a run. Generic over the module type so that a front end's catalog keeps what it
+ * added to each module (the CLI's commands) while the engine reads only definitions and kinds.
+ */
+export class Catalog<M extends ServiceModule = ServiceModule> {
+  readonly modules: readonly M[];
   readonly kinds: readonly AnyResourceKind[];
   readonly definitions: readonly AnyServiceDefinition[];
   /** What the manifest layer needs: service names and their Connection settings. */
   readonly manifestServices: readonly ManifestService[];
   private readonly kindsByName: ReadonlyMap<string, AnyResourceKind>;
 
-  constructor(modules: readonly ServiceModule[]) {
+  constructor(modules: readonly M[]) {
     this.modules = modules;
     this.definitions = modules.map((m) => m.definition);
     this.kinds = modules.flatMap((m) => m.kinds);

@@ -10,7 +10,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CliError } from './exit-codes.js';
+import { EngineError } from './errors.js';
 
 export const STATE_LOCK_FILE = 'apply.lock';
 
@@ -69,7 +69,7 @@ export async function acquireStateLock(dir: string, options: LockOptions): Promi
     try {
       await sleep(Math.min(POLL_MS, left), undefined, options.signal ? { signal: options.signal } : {});
     } catch {
-      throw new CliError(`Interrupted while waiting for the lock ${file}; nothing was changed.`);
+      throw new EngineError(`Interrupted while waiting for the lock ${file}; nothing was changed.`);
     }
   }
 }
@@ -83,7 +83,7 @@ function tryCreate(file: string, text: string): boolean {
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new CliError(
+    throw new EngineError(
       `cannot take the lock ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   } finally {
@@ -179,12 +179,12 @@ function takeOver(file: string, staleText: string): boolean {
   return false;
 }
 
-function busy(file: string, current: ReadHolder, timeoutMs: number): CliError {
+function busy(file: string, current: ReadHolder, timeoutMs: number): EngineError {
   const who =
     typeof current === 'object'
       ? `pid ${current.holder.pid} on ${current.holder.host}, running \`${current.holder.command}\` since ${current.holder.since}`
       : 'a process that left an unreadable lock file';
-  return new CliError(
+  return new EngineError(
     `another apply holds the lock on the inventory (${file}): ${who}. Waited ${Math.round(timeoutMs / 1000)}s. ` +
       'Let it finish and run again, or wait longer with --lock-timeout SECONDS; ' +
       `if that process is no longer running (on another host, say), delete ${file}.`,

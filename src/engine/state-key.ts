@@ -5,7 +5,7 @@
  * a plan file or an inventory guess the secrets behind the digests, or forge a plan.
  */
 import { createHash } from 'node:crypto';
-import { CliError } from './exit-codes.js';
+import { EngineError } from './errors.js';
 
 export const MIN_STATE_KEY_BYTES = 32;
 
@@ -29,7 +29,7 @@ const HEX = /^[0-9a-fA-F]+$/;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 /**
- * The key bytes of `text` (surrounding blanks ignored), or a CliError naming `source` and never
+ * The key bytes of `text` (surrounding blanks ignored), or an EngineError naming `source` and never
  * quoting the value. A value made only of hex digits is read as hex, so 63 hex digits are refused
  * rather than read as 47 bytes of base64.
  */
@@ -61,7 +61,7 @@ export function parseStateKey(text: string, source: string, fix: string): Buffer
     if (distinct >= MIN_DISTINCT_KEY_BYTES) return key;
     why = `it does not look random: its ${key.length} bytes take only ${distinct} distinct value${distinct === 1 ? '' : 's'}, and a key needs at least ${MIN_DISTINCT_KEY_BYTES} (32 random bytes take about 30)`;
   }
-  throw new CliError(
+  throw new EngineError(
     `${source} is not a usable state key: ${why}. A state key is ${MIN_STATE_KEY_BYTES} or more random bytes as hex or base64 (make one with \`openssl rand -hex 32\`); ${fix}`,
   );
 }

@@ -19,7 +19,8 @@ import { addressOf, type Desired } from '../resources/contract.js';
 import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
-import { CliError } from './exit-codes.js';
+import { EngineError } from './errors.js';
+import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
 
 const FORMAT = 'converge-plan';
@@ -80,22 +81,32 @@ function strip(change: Change, catalog: Catalog, keyed: WriteOnlyDigests): Saved
   return desired ? { ...rest, digest: desiredDigest(desired, catalog, keyed) } : rest;
 }
 
-export async function writePlanFile(
-  file: string,
-  plan: Plan,
-  catalog: Catalog,
-  keyed: WriteOnlyDigests,
-  meta: { manifest: string[]; prune: boolean; version: string },
-  key: StateKey,
-): Promise<void> {
+/** What a saved plan records beside the plan, and the keys that protect it. */
+export interface WritePlanOptions {
+  /** The manifest paths the plan was made from (recorded absolute, so it applies from any folder). */
+  manifest: readonly string[];
+  prune: boolean;
+  /** The Converge version that made the plan. */
+  version: string;
+  /** Keys the digests of secret values (the inventory), so they cannot be guessed from the file. */
+  digests: WriteOnlyDigests;
+  /** Signs the file (the inventory's `stateKey()`); `apply` checks it with the same key. */
+  key: StateKey;
+  /** The services and kinds the plan was made with; default: `defaultCatalog`. */
+  catalog?: Catalog;
+}
+
+/** Saves a plan for a later `apply FILE`: secrets masked, mode 0600, written whole or not at all. */
+export async function writePlanFile(file: string, plan: Plan, options: WritePlanOptions): Promise<void> {
+  const { key, digests, catalog = defaultCatalog } = options;
   const content: Omit<SavedPlan, 'mac'> = {
     format: FORMAT,
     format_version: FORMAT_VERSION,
-    converge_version: meta.version,
+    converge_version: options.version,
     created_at: new Date().toISOString(),
-    manifest: meta.manifest.map((p) => path.resolve(p)),
-    prune: meta.prune,
-    changes: plan.changes.map((c) => strip(c, catalog, keyed)),
+    manifest: options.manifest.map((p) => path.resolve(p)),
+    prune: options.prune,
+    changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
     key_source: key.source,
   };
@@ -110,16 +121,17 @@ export async function writePlanFile(
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT' ? `its folder ${path.dirname(file)} does not exist` : (code ?? String(error));
-    throw new CliError(`cannot write plan file ${file}: ${why}`);
+    throw new EngineError(`cannot write plan file ${file}: ${why}`);
   }
 }
 
+/** Reads a saved plan, refusing what is not one or is of another format; `verifyPlanFile` checks its MAC. */
 export async function readPlanFile(file: string): Promise<SavedPlan> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new CliError(
+    throw new EngineError(
       `cannot read plan file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   }
@@ -127,13 +139,13 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   try {
     saved = JSON.parse(text) as SavedPlan;
   } catch {
-    throw new CliError(`${file} is not a Converge plan file (not JSON)`);
+    throw new EngineError(`${file} is not a Converge plan file (not JSON)`);
   }
   if (saved?.format !== FORMAT || !Array.isArray(saved.changes) || !Array.isArray(saved.manifest)) {
-    throw new CliError(`${file} is not a Converge plan file`);
+    throw new EngineError(`${file} is not a Converge plan file`);
   }
   if (saved.format_version !== FORMAT_VERSION) {
-    throw new CliError(
+    throw new EngineError(
       `${file} has plan format ${saved.format_version}; this Converge reads format ${FORMAT_VERSION}`,
     );
   }
@@ -158,26 +170,26 @@ export function verifyPlanFile(
       : 'an unknown state key';
   const again = `run \`${planCommandFor(saved, file)}\` again and review it`;
   if (typeof saved.mac !== 'string' || saved.mac === '') {
-    throw new CliError(
+    throw new EngineError(
       `${file} carries no MAC, so nothing shows it is the plan that was reviewed: refusing it. ${
         current ? `This run's state key is ${current.id} (from ${current.source}); ` : ''
       }${again}.`,
     );
   }
   if (!current) {
-    throw new CliError(
+    throw new EngineError(
       `${file} was signed with ${signedBy}, and this run has no state key (${noKey}): refusing it. ${share}; set it to the key the plan was made with.`,
     );
   }
   if (saved.key_id !== current.id) {
-    throw new CliError(
+    throw new EngineError(
       `${file} was signed with ${signedBy}, but this run's state key is ${current.id} (from ${current.source}): refusing it. ${share}; set it to the key the plan was made with, or ${again}.`,
     );
   }
   const expected = Buffer.from(planMac(saved, current.key), 'hex');
   const given = Buffer.from(saved.mac, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new CliError(
+    throw new EngineError(
       `${file} was changed after it was saved (its MAC does not match state key ${current.id} from ${current.source}): refusing to apply what was not reviewed; ${again}.`,
     );
   }
@@ -191,10 +203,15 @@ export function verifyPlanFile(
 export function reconcileSavedPlan(
   saved: SavedPlan,
   fresh: Plan,
-  file: string,
-  catalog: Catalog,
-  keyed: WriteOnlyDigests,
+  options: {
+    /** The saved plan's file, for messages. */
+    file: string;
+    /** The same digests the plan was saved with (the inventory). */
+    digests: WriteOnlyDigests;
+    catalog?: Catalog;
+  },
 ): Plan {
+  const { file, digests: keyed, catalog = defaultCatalog } = options;
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
@@ -207,7 +224,7 @@ export function reconcileSavedPlan(
   const savedAddresses = new Set(saved.changes.map((c) => c.address));
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
-    throw new CliError(
+    throw new EngineError(
       `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`${planCommandFor(saved, file)}\` again`,
     );
   }

@@ -1,0 +1,73 @@
+/**
+ * The manifest's objects as the planner wants them: one Desired per document, with its effective
+ * namespace filled in, and each object declared once.
+ */
+import {
+  formatPosition,
+  type Manifest,
+  ManifestError,
+  type ManifestProblem,
+  type ManifestResource,
+} from '../manifest/types.js';
+import { addressOf, type ConnectionSettings, type Desired } from '../resources/contract.js';
+import type { Catalog } from './catalog.js';
+
+/** A connection's settings without contacting its service: `ServiceConnections.settings`. */
+export type SettingsOf = (service: string, connection?: string) => ConnectionSettings;
+
+export function desiredOf(resource: ManifestResource): Desired {
+  return {
+    key: {
+      kind: resource.kind,
+      name: resource.name,
+      ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
+      ...(resource.connection !== undefined ? { connection: resource.connection } : {}),
+    },
+    spec: resource.spec,
+    resource,
+    ...(resource.ensure === 'absent' ? { ensure: 'absent' as const } : {}),
+  };
+}
+
+/**
+ * Desired objects with their effective namespace filled in (a role without one is in `default`, a
+ * workspace in the connection's organization), so that two documents for one object are caught
+ * however each spells its namespace, and plans, saved plans and prune compare like with like.
+ */
+export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: SettingsOf): Desired[] {
+  const problems: ManifestProblem[] = [];
+  const first = new Map<string, ManifestResource>();
+  const desired: Desired[] = [];
+  for (const resource of manifest.resources) {
+    const d = desiredOf(resource);
+    const kind = catalog.kind(d.key.kind);
+    if (kind?.effectiveNamespace && d.key.namespace === undefined) {
+      try {
+        d.key = {
+          ...d.key,
+          namespace: kind.effectiveNamespace(d.key, settingsOf(kind.service, d.key.connection)),
+        };
+      } catch (error) {
+        problems.push({ position: resource.source, message: (error as Error).message });
+        continue;
+      }
+    }
+    const address = addressOf(d.key);
+    const earlier = first.get(address);
+    if (earlier) {
+      problems.push({
+        position: resource.source,
+        message: `${address} is declared twice: at ${formatPosition(earlier.source)} and here${
+          earlier.namespace !== resource.namespace
+            ? ' (one names the default namespace, the other leaves it out)'
+            : ''
+        }`,
+      });
+      continue;
+    }
+    first.set(address, resource);
+    desired.push(d);
+  }
+  if (problems.length > 0) throw new ManifestError(problems);
+  return desired;
+}

@@ -1,0 +1,61 @@
+/**
+ * The engine: what every front end of Converge calls (the CLI, a reconcile loop, the benchmark, a
+ * program that embeds Converge). A run is
+ *
+ * ```ts
+ * const inventory = new LocalInventory(process.env);
+ * const run = await plan(['infra/'], { prune: true, writeOnly: inventory });
+ * try {
+ *   if (hasChanges(run.plan)) await apply(run, { inventory });
+ * } finally {
+ *   await run.connections.close();
+ * }
+ * ```
+ *
+ * or, step by step, `loadManifest` → `connect` (the run's one `ServiceConnections`) →
+ * `plan(manifest, { connections })` → `apply`. `validate` checks a manifest without contacting any
+ * service. Saved plans (`writePlanFile`, `readPlanFile`, `verifyPlanFile`, `reconcileSavedPlan`) and
+ * the local inventory with its state key and apply lock are here too.
+ * Nothing here prints, prompts or exits: failures are thrown (`ManifestError`, `EngineError`, service
+ * errors), and progress is reported through callbacks.
+ */
+export { Catalog, type ServiceModule } from './catalog.js';
+export { connectionAddressProblems, ALLOW_ADDRESSES_VARIABLE } from './connection-addresses.js';
+export {
+  httpOptions,
+  type HttpSettings,
+  MAX_RESPONSE_BYTES_VAR,
+  maxResponseBytesFromEnv,
+  type RunOptions,
+  ServiceConnections,
+} from './connections.js';
+export { EngineError } from './errors.js';
+export { LocalInventory } from './inventory.js';
+export {
+  readPlanFile,
+  reconcileSavedPlan,
+  type SavedPlan,
+  type WritePlanOptions,
+  verifyPlanFile,
+  writePlanFile,
+} from './plan-file.js';
+export { defaultCatalog, SERVICE_MODULES } from './services.js';
+export { parseStateKey, type StateKey } from './state-key.js';
+export { acquireStateLock, type LockOptions, type StateLock } from './state-lock.js';
+export {
+  apply,
+  type ApplyRunOptions,
+  connect,
+  type ConnectOptions,
+  desiredObjects,
+  type EngineOptions,
+  loadManifest,
+  type LoadOptions,
+  type ManifestAccess,
+  plan,
+  type PlanRun,
+  type PlanRunOptions,
+  type SavedDigests,
+  validate,
+  type ValidManifest,
+} from './workflow.js';

@@ -1,0 +1,228 @@
+/**
+ * The steps every front end takes: load and validate the manifest, connect to its services (once per
+ * run), plan against live state, apply the plan. Loading and planning write nothing to a service.
+ */
+import type { ApplyEvent, ApplyResult } from '../applier/applier.js';
+import { applyPlan } from '../applier/applier.js';
+import type { RunHttpOptions } from '../clients/service.js';
+import { allowListFrom } from '../common/allow-list.js';
+import { loadManifest as loadManifestFiles } from '../manifest/index.js';
+import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
+import { buildPlan } from '../planner/planner.js';
+import type { Plan } from '../planner/types.js';
+import type { WriteOnlyDigests } from '../planner/write-only.js';
+import type { Desired } from '../resources/contract.js';
+import type { Catalog } from './catalog.js';
+import { connectionAddressProblems } from './connection-addresses.js';
+import { ServiceConnections } from './connections.js';
+import { keyedDesired } from './desired.js';
+import { EngineError } from './errors.js';
+import { pruneScopes } from './prune-scopes.js';
+import { defaultCatalog } from './services.js';
+
+/** What every step reads: the services and kinds, and the environment. */
+export interface EngineOptions {
+  /** The services and kinds of the run; default: the four Converge ships (`defaultCatalog`). */
+  catalog?: Catalog;
+  /**
+   * The environment: `CONVERGE_<SERVICE>_*` connections, `CONVERGE_ALLOW_ENV`, the state folder and
+   * key, and the variables `${env:NAME}` may read once allowed. Default: `process.env`.
+   */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What the operator exposes to the manifest from outside it (flags of validate, plan and apply). */
+export interface ManifestAccess {
+  /** `--allow-env`, beside CONVERGE_ALLOW_ENV: the variables `${env:NAME}` may read. */
+  allowEnv?: readonly string[];
+  /** `--allow-address`: where a Connection may send a token from outside the manifest. */
+  allowAddresses?: readonly string[];
+}
+
+export type LoadOptions = EngineOptions & ManifestAccess;
+
+/**
+ * Loads and validates the manifest at `paths` (files or folders): syntax, schema, references between
+ * documents, and that no Connection would carry an outside token to an address the operator did not
+ * allow. Contacts no service. Throws a `ManifestError` listing every problem with its position.
+ */
+export async function loadManifest(paths: readonly string[], options: LoadOptions = {}): Promise<Manifest> {
+  if (paths.length === 0) throw new EngineError('no manifest given: name at least one file or folder');
+  const { catalog = defaultCatalog, env = process.env } = options;
+  const manifest = await loadManifestFiles([...paths], {
+    kinds: catalog.kinds,
+    services: catalog.manifestServices,
+    env,
+    allowEnv: allowListFrom(env.CONVERGE_ALLOW_ENV, options.allowEnv),
+  });
+  const untrusted = connectionAddressProblems(
+    manifest.connections,
+    catalog.definitions,
+    env,
+    options.allowAddresses,
+  );
+  if (untrusted.length > 0) throw new ManifestError(untrusted);
+  return manifest;
+}
+
+export interface ConnectOptions extends EngineOptions {
+  /** Aborts every request of the run and every wait (rate limit, retry). */
+  signal?: AbortSignal;
+  /** Kind options switched on (`force-unlock`). */
+  options?: readonly string[];
+  /** HTTP behaviour for every client of the run: see `httpOptions` (timeouts, retry reporting). */
+  http?: RunHttpOptions;
+}
+
+/**
+ * The run's connections to the services the manifest uses: from the environment, or from the
+ * manifest's Connections. Clients are made on first use, so a manifest that uses one service needs
+ * only that service's variables. Close it when the run ends.
+ */
+export function connect(manifest: Manifest | undefined, options: ConnectOptions = {}): ServiceConnections {
+  const { catalog = defaultCatalog, env = process.env } = options;
+  return new ServiceConnections(env, catalog.definitions, manifest?.connections ?? [], {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.options ? { options: options.options } : {}),
+    ...(options.http ? { http: options.http } : {}),
+  });
+}
+
+/**
+ * The manifest's objects with complete keys: each one's effective namespace is filled in from its
+ * connection's settings (read without contacting the service), and an object declared twice, however
+ * each document spells its namespace, is a `ManifestError`.
+ */
+export function desiredObjects(
+  manifest: Manifest,
+  connections: ServiceConnections,
+  catalog: Catalog = defaultCatalog,
+): Desired[] {
+  return keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
+}
+
+/** A manifest that validated, and its objects with complete keys. */
+export interface ValidManifest {
+  manifest: Manifest;
+  desired: Desired[];
+}
+
+/**
+ * Everything that can be checked without a service: the manifest (`loadManifest`), complete keys and
+ * objects declared twice (`desiredObjects`), and the local files objects name (a workspace's state
+ * file), so CI catches those too. Throws a `ManifestError` listing every problem, sorted by position.
+ */
+export async function validate(paths: readonly string[], options: LoadOptions = {}): Promise<ValidManifest> {
+  const catalog = options.catalog ?? defaultCatalog;
+  const manifest = await loadManifest(paths, options);
+  // Settings only: no client is made and no service contacted.
+  const connections = connect(manifest, { catalog, ...(options.env ? { env: options.env } : {}) });
+  const desired = desiredObjects(manifest, connections, catalog);
+  const problems: ManifestProblem[] = [];
+  for (const d of desired) {
+    const kind = catalog.kind(d.key.kind);
+    if (!kind?.resolve || d.ensure === 'absent' || !d.resource) continue;
+    const resolved = await kind.resolve(d);
+    for (const p of resolved.problems)
+      problems.push({ position: p.position ?? d.resource.source, message: p.message });
+  }
+  if (problems.length > 0) {
+    problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
+    throw new ManifestError(problems);
+  }
+  return { manifest, desired };
+}
+
+export interface PlanRunOptions extends LoadOptions, ConnectOptions {
+  /** How many reads may be in flight at once (default 10). */
+  parallelism?: number;
+  /** Also plan deletions of owned objects the manifest no longer declares (`--prune`). */
+  prune?: boolean;
+  /** Called as reads finish, for progress output. */
+  onProgress?: (done: number, total: number) => void;
+  /** What Converge last applied to write-only attributes (the inventory). */
+  writeOnly?: WriteOnlyDigests;
+  /** Plan over these connections (made with `connect`) instead of making the run's own. */
+  connections?: ServiceConnections;
+}
+
+/** A planned run: the manifest, its objects, the plan, and the connections to apply it over. */
+export interface PlanRun {
+  manifest: Manifest;
+  desired: Desired[];
+  plan: Plan;
+  /** The run's one set of connections; `apply` reuses it. The caller closes it. */
+  connections: ServiceConnections;
+}
+
+/**
+ * Plans a manifest (paths to load, or one already loaded) against live state. Writes nothing to any
+ * service. On success the caller owns `connections` and closes it; on failure they are closed here.
+ */
+export async function plan(
+  source: readonly string[] | Manifest,
+  options: PlanRunOptions = {},
+): Promise<PlanRun> {
+  const catalog = options.catalog ?? defaultCatalog;
+  const manifest = isManifest(source) ? source : await loadManifest(source, options);
+  const connections = options.connections ?? connect(manifest, options);
+  try {
+    const desired = desiredObjects(manifest, connections, catalog);
+    const prune = options.prune
+      ? pruneScopes(manifest, desired, catalog, (s, c) => connections.settings(s, c))
+      : undefined;
+    const planned = await buildPlan(desired, catalog.kind, connections, {
+      parallelism: options.parallelism ?? 10,
+      ...(prune ? { prune } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
+    });
+    planned.requests = connections.requestCounts();
+    return { manifest, desired, plan: planned, connections };
+  } catch (error) {
+    await connections.close();
+    throw error;
+  }
+}
+
+function isManifest(source: readonly string[] | Manifest): source is Manifest {
+  return !Array.isArray(source);
+}
+
+/** Where write-only digests are kept across runs and saved after an apply (the `LocalInventory`). */
+export interface SavedDigests extends WriteOnlyDigests {
+  save(): void;
+}
+
+export interface ApplyRunOptions {
+  /** The services and kinds the plan was made with; default: `defaultCatalog`. */
+  catalog?: Catalog;
+  /** How many changes may run at once (default 10). */
+  parallelism?: number;
+  /** Re-read each object first and refuse those that moved since the plan (a saved plan). */
+  checkStale?: boolean;
+  /** Progress: each change as it starts and ends. */
+  onEvent?: (event: ApplyEvent) => void;
+  /** The inventory: digests of write-only values are recorded in it, and it is saved afterwards. */
+  inventory?: SavedDigests;
+}
+
+/**
+ * Applies a plan over the connections it was made with: creates and updates in dependency order,
+ * deletions after, as many at once as `parallelism` allows. A failed change skips those depending on
+ * it; the result says, for each change, what happened.
+ */
+export async function apply(
+  run: Pick<PlanRun, 'plan' | 'connections'>,
+  options: ApplyRunOptions = {},
+): Promise<ApplyResult> {
+  const catalog = options.catalog ?? defaultCatalog;
+  const result = await applyPlan(run.plan, catalog.kind, run.connections, {
+    parallelism: options.parallelism ?? 10,
+    ...(options.checkStale ? { checkStale: true } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(options.inventory ? { writeOnly: options.inventory } : {}),
+  });
+  options.inventory?.save();
+  return result;
+}
