@@ -2,7 +2,7 @@
  * The secrets service's module: its client definition, the directory (LDAP) kinds, and the operator
  * commands `converge ldap login|groups|users|get` and the recovery-key ceremony `converge rekey …`.
  */
-import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets.js';
+import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { ldapConfigKind } from '../../resources/secrets/ldap-config.js';
 import { ldapGroupKind } from '../../resources/secrets/ldap-group.js';

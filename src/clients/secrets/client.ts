@@ -17,12 +17,12 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { printable } from '../common/printable.js';
-import { withQuery } from './http/body.js';
-import { errorDetails, parseErrorDocument } from './http/error-details.js';
-import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
-import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
-import { checkShape } from './http/shape.js';
+import { printable } from '../../common/printable.js';
+import { withQuery } from '../http/body.js';
+import { errorDetails, parseErrorDocument } from '../http/error-details.js';
+import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from '../http/client.js';
+import { HttpStatusError, UnexpectedResponseError } from '../http/errors.js';
+import { checkShape } from '../http/shape.js';
 import {
   KeyListEnvelope,
   LdapConfigEnvelope,
@@ -36,8 +36,8 @@ import {
   VerificationStatusShape,
   VerifyCancelShape,
   WriteEnvelope,
-} from './secrets/responses.js';
-import { scrubSecrets } from './http/scrub.js';
+} from './responses.js';
+import { scrubSecrets } from '../http/scrub.js';
 import type {
   LdapConfig,
   LdapConfigInput,
@@ -46,7 +46,7 @@ import type {
   LoginAuth,
   LoginResult,
   SecretsEnvelope,
-} from './secrets/types.js';
+} from './types.js';
 
 import type {
   RekeyBackup,
@@ -55,10 +55,10 @@ import type {
   RekeyStatus,
   VerificationCompletion,
   VerificationStatus,
-} from './secrets/rekey-types.js';
+} from './rekey-types.js';
 
-export * from './secrets/rekey-types.js';
-export * from './secrets/types.js';
+export * from './rekey-types.js';
+export * from './types.js';
 
 export const SECRETS_TOKEN_HEADER = 'X-Secrets-Token';
 export const DEFAULT_LDAP_MOUNT = 'ldap';

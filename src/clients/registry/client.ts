@@ -13,19 +13,13 @@
  *   marked non-idempotent: a 5xx or a broken connection after sending is not retried.
  */
 import type { Dispatcher } from 'undici';
-import { defaultParseError } from './http/body.js';
-import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
+import { defaultParseError } from '../http/body.js';
+import { blockingTimeoutMs, indexFromHeaders, waitParameter } from '../http/blocking-query.js';
 import type { TSchema } from '@sinclair/typebox';
-import { HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
-import { DEFAULT_RETRY } from './http/retry-policy.js';
-import {
-  DeleteResultShape,
-  PolicyListShape,
-  PolicyShape,
-  RoleListShape,
-  RoleShape,
-} from './registry/responses.js';
-import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './registry/types.js';
+import { HttpClient, type HttpClientOptions, type HttpRequest } from '../http/client.js';
+import { DEFAULT_RETRY } from '../http/retry-policy.js';
+import { DeleteResultShape, PolicyListShape, PolicyShape, RoleListShape, RoleShape } from './responses.js';
+import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './types.js';
 
 export type {
   BlockingOptions,
@@ -37,7 +31,7 @@ export type {
   Role,
   RoleInput,
   ServiceIdentity,
-} from './registry/types.js';
+} from './types.js';
 
 export const REGISTRY_NAMESPACE_HEADER = 'x-registry-namespace';
 export const REGISTRY_INDEX_HEADER = 'x-registry-index';

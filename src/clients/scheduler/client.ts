@@ -17,10 +17,10 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { defaultParseError } from './http/body.js';
-import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
-import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
-import { DEFAULT_RETRY } from './http/retry-policy.js';
+import { defaultParseError } from '../http/body.js';
+import { blockingTimeoutMs, indexFromHeaders, waitParameter } from '../http/blocking-query.js';
+import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from '../http/client.js';
+import { DEFAULT_RETRY } from '../http/retry-policy.js';
 import {
   AllocationListShape,
   DeploymentListShape,
@@ -38,7 +38,7 @@ import {
   ScaleShape,
   ScaleStatusShape,
   StabilityShape,
-} from './scheduler/responses.js';
+} from './responses.js';
 import type {
   AllOption,
   Allocation,
@@ -66,11 +66,11 @@ import type {
   ScaleResponse,
   StabilityResponse,
   StopOptions,
-} from './scheduler/types.js';
-import { MAX_DISPATCH_PAYLOAD_BYTES } from './scheduler/types.js';
+} from './types.js';
+import { MAX_DISPATCH_PAYLOAD_BYTES } from './types.js';
 
-export type * from './scheduler/types.js';
-export { MAX_DISPATCH_PAYLOAD_BYTES } from './scheduler/types.js';
+export type * from './types.js';
+export { MAX_DISPATCH_PAYLOAD_BYTES } from './types.js';
 
 /** The read index header under the spec's name; the real agent's `X-Nomad-Index` is read as well. */
 export const SCHEDULER_INDEX_HEADERS = ['x-scheduler-index', 'x-nomad-index'] as const;

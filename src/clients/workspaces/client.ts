@@ -17,12 +17,12 @@
  *   its own secret) and comes back as the exact text that was uploaded.
  */
 import type { Dispatcher } from 'undici';
-import { type QueryValue, withQuery } from './http/body.js';
-import { createAgent } from './http/agent.js';
-import { HttpClient, type HttpClientOptions, type HttpResponse } from './http/client.js';
-import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
-import { errorDetails, parseErrorDocument } from './http/error-details.js';
-import { checkShape } from './http/shape.js';
+import { type QueryValue, withQuery } from '../http/body.js';
+import { createAgent } from '../http/agent.js';
+import { HttpClient, type HttpClientOptions, type HttpResponse } from '../http/client.js';
+import { HttpStatusError, UnexpectedResponseError } from '../http/errors.js';
+import { errorDetails, parseErrorDocument } from '../http/error-details.js';
+import { checkShape } from '../http/shape.js';
 import {
   asDocument,
   DocumentError,
@@ -35,11 +35,11 @@ import {
   toStateVersion,
   toWorkspace,
   workspaceBody,
-} from './workspaces/json-api.js';
-import { walkPages } from './workspaces/pages.js';
-import { JsonApiDocumentShape } from './workspaces/responses.js';
-import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './workspaces/query.js';
-import { textBodies } from './workspaces/text-bodies.js';
+} from './json-api.js';
+import { walkPages } from './pages.js';
+import { JsonApiDocumentShape } from './responses.js';
+import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './query.js';
+import { textBodies } from './text-bodies.js';
 import type {
   JsonApiDocument,
   JsonApiResource,
@@ -52,7 +52,7 @@ import type {
   Workspace,
   WorkspaceListQuery,
   WorkspaceRef,
-} from './workspaces/types.js';
+} from './types.js';
 
 export type {
   JsonApiDocument,
@@ -68,17 +68,17 @@ export type {
   Workspace,
   WorkspaceListQuery,
   WorkspaceRef,
-} from './workspaces/types.js';
-export { errorDetails, formatErrorDetails } from './http/error-details.js';
+} from './types.js';
+export { errorDetails, formatErrorDetails } from '../http/error-details.js';
 /** The workspace service's error bodies are `{"errors":[…]}` documents (JSON:API objects or strings). */
 export const parseWorkspacesError = parseErrorDocument;
-export { parseStateFile, type StateFileInfo, StateFileError } from './workspaces/state-file.js';
+export { parseStateFile, type StateFileInfo, StateFileError } from './state-file.js';
 export {
   pushState,
   type PushStateOptions,
   WorkspaceLockedError,
   WorkspaceUnlockError,
-} from './workspaces/state-push.js';
+} from './state-push.js';
 
 /** The service's API prefix; `address` is the service root, as `CONVERGE_WORKSPACES_ADDR` holds it. */
 export const WORKSPACES_API_PREFIX = '/api/v2';
