@@ -12,11 +12,10 @@
  * - Create is a PUT that is not idempotent (a second create fails with "already exists"), so it is
  *   marked non-idempotent: a 5xx or a broken connection after sending is not retried.
  */
-import type { Dispatcher } from 'undici';
-import { defaultParseError } from '../http/body.js';
-import { blockingTimeoutMs, indexFromHeaders, waitParameter } from '../http/blocking-query.js';
 import type { TSchema } from '@sinclair/typebox';
-import { HttpClient, type HttpClientOptions, type HttpRequest } from '../http/client.js';
+import { blockingQuery, withIndex } from '../http/blocking-query.js';
+import { HttpClient, type HttpRequest } from '../http/client.js';
+import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
 import { DeleteResultShape, PolicyListShape, PolicyShape, RoleListShape, RoleShape } from './responses.js';
 import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './types.js';
@@ -35,24 +34,14 @@ export type {
 
 export const REGISTRY_NAMESPACE_HEADER = 'x-registry-namespace';
 export const REGISTRY_INDEX_HEADER = 'x-registry-index';
+const INDEX_HEADERS = [REGISTRY_INDEX_HEADER];
 
 /** The registry's server-side default for a blocking query without `wait`. */
 const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
 
-export interface RegistryConnection {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  dispatcher?: Dispatcher;
+export interface RegistryConnection extends ClientConnection {
   /** Sent as `X-Registry-Namespace` on every request (see the module comment). */
   defaultNamespace?: string;
-  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_REGISTRY_ADDR`. */
-  addressSource?: string;
-  /** Where the token came from, for 401/403 hints. Default `CONVERGE_REGISTRY_TOKEN`. */
-  tokenSource?: string;
-  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
-  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 
 export interface RegistryClientOptions {
@@ -64,27 +53,14 @@ export interface ListRolesOptions extends BlockingOptions {
   policy?: string;
 }
 
-/** The registry's error bodies are plain text; empty ones fall back to the status text. */
-export function parseRegistryError(
-  status: number,
-  bodyText: string,
-  contentType: string | undefined,
-): string {
-  return defaultParseError(status, bodyText, contentType);
-}
-
-/** HTTP-layer options the registry needs, for callers that build the `HttpClient` themselves. */
-export function registryHttpOptions(
-  connection: Pick<RegistryConnection, 'address' | 'token'>,
-): Pick<HttpClientOptions, 'service' | 'baseUrl' | 'token' | 'parseError' | 'retry'> {
-  return {
-    service: 'registry',
-    baseUrl: connection.address,
-    ...(connection.token ? { token: connection.token } : {}),
-    parseError: parseRegistryError,
-    retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
-  };
-}
+/**
+ * Error bodies are plain text, which the HTTP layer's default reading takes as they are; 500 is not
+ * retried (see the module comment).
+ */
+const REGISTRY_HTTP: ServiceHttp = {
+  service: 'registry',
+  retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
+};
 
 export class RegistryClient {
   readonly http: HttpClient;
@@ -96,19 +72,9 @@ export class RegistryClient {
   }
 
   static fromConnection(connection: RegistryConnection): RegistryClient {
-    const { http: extra, ...c } = connection;
-    const base = registryHttpOptions(c);
-    const http = new HttpClient({
-      ...extra,
-      ...base,
-      retry: { ...base.retry, ...extra?.retry },
-      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
-      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-      ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
-      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
-      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
-    });
-    return new RegistryClient(http, c.defaultNamespace ? { defaultNamespace: c.defaultNamespace } : {});
+    const http = new HttpClient(connectionHttpOptions(connection, REGISTRY_HTTP));
+    const { defaultNamespace } = connection;
+    return new RegistryClient(http, defaultNamespace ? { defaultNamespace } : {});
   }
 
   /** Attempts sent so far, retries included. */
@@ -182,7 +148,7 @@ export class RegistryClient {
       },
       RoleListShape,
     );
-    return withIndex(res.body ?? [], res.headers);
+    return withIndex(res.body ?? [], res.headers, INDEX_HEADERS);
   }
 
   // Policies (read-only: roles link to them, Converge does not manage them)
@@ -211,16 +177,13 @@ export class RegistryClient {
 
   // Helpers
 
-  private async readOptional<T>(
-    path: string,
-    options: BlockingOptions,
-    schema: TSchema,
-  ): Promise<Indexed<T | undefined>> {
-    const res = await this.http.requestJson<T>(
-      { method: 'GET', path, okStatuses: [404], ...this.blocking(options) },
+  /** A GET of what may not exist: undefined on 404. */
+  private async readOptional<T>(path: string, options: BlockingOptions, schema: TSchema) {
+    const res = await this.http.requestOptional<T>(
+      { method: 'GET', path, ...this.blocking(options) },
       schema,
     );
-    return withIndex(res.status === 404 ? undefined : res.body, res.headers);
+    return withIndex(res.body, res.headers, INDEX_HEADERS);
   }
 
   private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
@@ -237,12 +200,8 @@ export class RegistryClient {
 
   /** `scoped` plus `index`/`wait`, with a timeout long enough for the server to hold the request. */
   private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const wait = options.wait === undefined ? undefined : waitParameter('registry', options.wait);
-    const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
-    if (options.index !== undefined && options.index > 0) {
-      out.timeoutMs = blockingTimeoutMs(wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS);
-    }
-    return out;
+    const held = blockingQuery('registry', options, DEFAULT_BLOCKING_WAIT_MS);
+    return { ...this.scoped(options, { ...query, ...held.query }), ...held.timeout };
   }
 }
 
@@ -250,9 +209,4 @@ export class RegistryClient {
 function segment(value: string, what: string): string {
   if (!value) throw new TypeError(`registry: ${what} must not be empty`);
   return encodeURIComponent(value);
-}
-
-function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
-  const index = indexFromHeaders(headers, [REGISTRY_INDEX_HEADER]);
-  return index === undefined ? { value } : { value, index };
 }

@@ -16,10 +16,9 @@
  *   undefined on 404 instead of throwing.
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { Dispatcher } from 'undici';
-import { defaultParseError } from '../http/body.js';
-import { blockingTimeoutMs, indexFromHeaders, waitParameter } from '../http/blocking-query.js';
-import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from '../http/client.js';
+import { blockingQuery, withIndex } from '../http/blocking-query.js';
+import { bearerAuth, HttpClient, type HttpRequest } from '../http/client.js';
+import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
 import {
   AllocationListShape,
@@ -78,41 +77,17 @@ export const SCHEDULER_INDEX_HEADERS = ['x-scheduler-index', 'x-nomad-index'] as
 /** The service's default and maximum for a blocking query without `wait`. */
 const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
 
-export interface SchedulerConnection {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  dispatcher?: Dispatcher;
-  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_SCHEDULER_ADDR`. */
-  addressSource?: string;
-  /** Where the token came from, for 401/403 hints. Default `CONVERGE_SCHEDULER_TOKEN`. */
-  tokenSource?: string;
-  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
-  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
-}
+export type SchedulerConnection = ClientConnection;
 
-/** The scheduler's bodies on errors are plain text; empty ones fall back to the status text. */
-export function parseSchedulerError(
-  status: number,
-  bodyText: string,
-  contentType: string | undefined,
-): string {
-  return defaultParseError(status, bodyText, contentType);
-}
-
-export function schedulerHttpOptions(
-  connection: Pick<SchedulerConnection, 'address' | 'token'>,
-): Pick<HttpClientOptions, 'service' | 'baseUrl' | 'token' | 'parseError' | 'retry' | 'authHeaders'> {
-  return {
-    service: 'scheduler',
-    baseUrl: connection.address,
-    ...(connection.token ? { token: connection.token } : {}),
-    authHeaders: bearerAuth,
-    parseError: parseSchedulerError,
-    retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
-  };
-}
+/**
+ * Error bodies are plain text, which the HTTP layer's default reading takes as they are; 500 is not
+ * retried (see the module comment).
+ */
+const SCHEDULER_HTTP: ServiceHttp = {
+  service: 'scheduler',
+  authHeaders: bearerAuth,
+  retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
+};
 
 export class SchedulerClient {
   readonly http: HttpClient;
@@ -122,20 +97,7 @@ export class SchedulerClient {
   }
 
   static fromConnection(connection: SchedulerConnection): SchedulerClient {
-    const { http: extra, ...c } = connection;
-    const base = schedulerHttpOptions(c);
-    return new SchedulerClient(
-      new HttpClient({
-        ...extra,
-        ...base,
-        retry: { ...base.retry, ...extra?.retry },
-        ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
-        ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-        ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
-        ...(c.addressSource ? { addressSource: c.addressSource } : {}),
-        ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
-      }),
-    );
+    return new SchedulerClient(new HttpClient(connectionHttpOptions(connection, SCHEDULER_HTTP)));
   }
 
   /** Attempts sent so far, retries included. */
@@ -159,7 +121,7 @@ export class SchedulerClient {
       { method: 'GET', path: '/v1/jobs', ...this.blocking(options, { prefix: options.prefix || undefined }) },
       JobListShape,
     );
-    return withIndex(res.body ?? [], res.headers);
+    return withIndex(res.body ?? [], res.headers, SCHEDULER_INDEX_HEADERS);
   }
 
   /** `GET /v1/job/:id`; undefined when there is no such job (a stopped job is still returned). */
@@ -287,11 +249,10 @@ export class SchedulerClient {
     part: P,
     options: BlockingOptions & { diffs?: boolean; all?: boolean } = {},
   ): Promise<Indexed<JobParts[P] | undefined>> {
-    const res = await this.http.requestJson<JobParts[P] | null>(
+    const res = await this.http.requestOptional<JobParts[P] | null>(
       {
         method: 'GET',
         path: `${jobPath(id)}/${part}`,
-        okStatuses: [404],
         ...this.blocking(options, {
           diffs: options.diffs ? 'true' : undefined,
           all: options.all ? 'true' : undefined,
@@ -300,7 +261,7 @@ export class SchedulerClient {
       PART_SHAPES[part],
     );
     const value = res.status === 404 ? undefined : (res.body ?? (EMPTY_PART[part] as JobParts[P]));
-    return withIndex(value, res.headers);
+    return withIndex(value, res.headers, SCHEDULER_INDEX_HEADERS);
   }
 
   /** `POST /v1/job/:id/dispatch`: a new instance of a parameterized job. */
@@ -415,16 +376,13 @@ export class SchedulerClient {
     );
   }
 
-  private async readOptional<T>(
-    path: string,
-    options: BlockingOptions,
-    schema: TSchema,
-  ): Promise<Indexed<T | undefined>> {
-    const res = await this.http.requestJson<T>(
-      { method: 'GET', path, okStatuses: [404], ...this.blocking(options) },
+  /** A GET of what may not exist: undefined on 404. */
+  private async readOptional<T>(path: string, options: BlockingOptions, schema: TSchema) {
+    const res = await this.http.requestOptional<T>(
+      { method: 'GET', path, ...this.blocking(options) },
       schema,
     );
-    return withIndex(res.status === 404 ? undefined : res.body, res.headers);
+    return withIndex(res.body, res.headers, SCHEDULER_INDEX_HEADERS);
   }
 
   private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
@@ -439,12 +397,8 @@ export class SchedulerClient {
 
   /** `scoped` plus `index`/`wait`, with a timeout long enough for the service to hold the request. */
   private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const wait = options.wait === undefined ? undefined : waitParameter('scheduler', options.wait);
-    const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
-    if (options.index !== undefined && options.index > 0) {
-      out.timeoutMs = blockingTimeoutMs(wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS);
-    }
-    return out;
+    const held = blockingQuery('scheduler', options, DEFAULT_BLOCKING_WAIT_MS);
+    return { ...this.scoped(options, { ...query, ...held.query }), ...held.timeout };
   }
 }
 
@@ -502,9 +456,4 @@ function registerBody(job: Job, options: RegisterOptions): Record<string, unknow
     PolicyOverride: options.policyOverride ?? false,
     PreserveCounts: options.preserveCounts ?? false,
   };
-}
-
-function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
-  const index = indexFromHeaders(headers, SCHEDULER_INDEX_HEADERS);
-  return index === undefined ? { value } : { value, index };
 }
