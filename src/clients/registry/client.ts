@@ -13,10 +13,11 @@
  *   marked non-idempotent: a 5xx or a broken connection after sending is not retried.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { blockingQuery, withIndex } from '../http/blocking-query.js';
+import { BlockingReads } from '../http/blocking-reads.js';
 import { HttpClient, type HttpRequest } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import { DeleteResultShape, PolicyListShape, PolicyShape, RoleListShape, RoleShape } from './responses.js';
 import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './types.js';
 
@@ -34,7 +35,6 @@ export type {
 
 export const REGISTRY_NAMESPACE_HEADER = 'x-registry-namespace';
 export const REGISTRY_INDEX_HEADER = 'x-registry-index';
-const INDEX_HEADERS = [REGISTRY_INDEX_HEADER];
 
 /** The registry's server-side default for a blocking query without `wait`. */
 const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
@@ -62,28 +62,25 @@ const REGISTRY_HTTP: ServiceHttp = {
   retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
 };
 
-export class RegistryClient {
-  readonly http: HttpClient;
+export class RegistryClient extends HttpServiceClient {
   private readonly defaultNamespace?: string;
+  private readonly reads: BlockingReads<BlockingOptions>;
 
   constructor(http: HttpClient, options: RegistryClientOptions = {}) {
-    this.http = http;
+    super(http);
     if (options.defaultNamespace) this.defaultNamespace = options.defaultNamespace;
+    this.reads = new BlockingReads(http, {
+      name: 'registry',
+      indexHeaders: [REGISTRY_INDEX_HEADER],
+      defaultWaitMs: DEFAULT_BLOCKING_WAIT_MS,
+      scoped: (scope, query) => this.scoped(scope, query),
+    });
   }
 
   static fromConnection(connection: RegistryConnection): RegistryClient {
     const http = new HttpClient(connectionHttpOptions(connection, REGISTRY_HTTP));
     const { defaultNamespace } = connection;
     return new RegistryClient(http, defaultNamespace ? { defaultNamespace } : {});
-  }
-
-  /** Attempts sent so far, retries included. */
-  get requestCount(): number {
-    return this.http.requestCount;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
   }
 
   // Roles
@@ -102,7 +99,7 @@ export class RegistryClient {
   }
 
   async readRoleWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Role | undefined>> {
-    return this.readOptional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options, RoleShape);
+    return this.reads.optional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options, RoleShape);
   }
 
   /** `GET /v1/acl/role/name/:name`; undefined when there is no such role. */
@@ -114,7 +111,7 @@ export class RegistryClient {
     name: string,
     options: BlockingOptions = {},
   ): Promise<Indexed<Role | undefined>> {
-    return this.readOptional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options, RoleShape);
+    return this.reads.optional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options, RoleShape);
   }
 
   /** `PUT /v1/acl/role/:id`. A body `ID` other than `id` is refused by the registry (400). */
@@ -144,11 +141,11 @@ export class RegistryClient {
       {
         method: 'GET',
         path: '/v1/acl/roles',
-        ...this.blocking(options, { policy: options.policy || undefined }),
+        ...this.reads.request(options, { policy: options.policy || undefined }),
       },
       RoleListShape,
     );
-    return withIndex(res.body ?? [], res.headers, INDEX_HEADERS);
+    return this.reads.indexed(res.body ?? [], res.headers);
   }
 
   // Policies (read-only: roles link to them, Converge does not manage them)
@@ -156,7 +153,7 @@ export class RegistryClient {
   /** `GET /v1/acl/policies`. List entries leave out `Rules`. */
   async listPolicies(options: BlockingOptions = {}): Promise<Policy[]> {
     const res = await this.http.requestJson<Policy[] | null>(
-      { method: 'GET', path: '/v1/acl/policies', ...this.blocking(options) },
+      { method: 'GET', path: '/v1/acl/policies', ...this.reads.request(options) },
       PolicyListShape,
     );
     return res.body ?? [];
@@ -165,26 +162,17 @@ export class RegistryClient {
   /** `GET /v1/acl/policy/:id`; undefined when there is no such policy. */
   async readPolicy(id: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
     return (
-      await this.readOptional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options, PolicyShape)
+      await this.reads.optional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options, PolicyShape)
     ).value;
   }
 
   /** `GET /v1/acl/policy/name/:name`; undefined when there is no such policy. */
   async readPolicyByName(name: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
     const path = `/v1/acl/policy/name/${segment(name, 'policy name')}`;
-    return (await this.readOptional<Policy>(path, options, PolicyShape)).value;
+    return (await this.reads.optional<Policy>(path, options, PolicyShape)).value;
   }
 
   // Helpers
-
-  /** A GET of what may not exist: undefined on 404. */
-  private async readOptional<T>(path: string, options: BlockingOptions, schema: TSchema) {
-    const res = await this.http.requestOptional<T>(
-      { method: 'GET', path, ...this.blocking(options) },
-      schema,
-    );
-    return withIndex(res.body, res.headers, INDEX_HEADERS);
-  }
 
   private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
     return this.http.requestObject<T>(req, 'the object', schema);
@@ -196,12 +184,6 @@ export class RegistryClient {
     if (this.defaultNamespace) out.headers = { [REGISTRY_NAMESPACE_HEADER]: this.defaultNamespace };
     if (options.signal) out.signal = options.signal;
     return out;
-  }
-
-  /** `scoped` plus `index`/`wait`, with a timeout long enough for the server to hold the request. */
-  private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const held = blockingQuery('registry', options, DEFAULT_BLOCKING_WAIT_MS);
-    return { ...this.scoped(options, { ...query, ...held.query }), ...held.timeout };
   }
 }
 

@@ -16,10 +16,11 @@
  *   undefined on 404 instead of throwing.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { blockingQuery, withIndex } from '../http/blocking-query.js';
+import { BlockingReads } from '../http/blocking-reads.js';
 import { bearerAuth, HttpClient, type HttpRequest } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { DEFAULT_RETRY } from '../http/retry-policy.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import {
   AllocationListShape,
   DeploymentListShape,
@@ -89,24 +90,16 @@ const SCHEDULER_HTTP: ServiceHttp = {
   retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
 };
 
-export class SchedulerClient {
-  readonly http: HttpClient;
-
-  constructor(http: HttpClient) {
-    this.http = http;
-  }
+export class SchedulerClient extends HttpServiceClient {
+  private readonly reads: BlockingReads<BlockingOptions> = new BlockingReads(this.http, {
+    name: 'scheduler',
+    indexHeaders: SCHEDULER_INDEX_HEADERS,
+    defaultWaitMs: DEFAULT_BLOCKING_WAIT_MS,
+    scoped: (scope, query) => this.scoped(scope, query),
+  });
 
   static fromConnection(connection: SchedulerConnection): SchedulerClient {
     return new SchedulerClient(new HttpClient(connectionHttpOptions(connection, SCHEDULER_HTTP)));
-  }
-
-  /** Attempts sent so far, retries included. */
-  get requestCount(): number {
-    return this.http.requestCount;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
   }
 
   // ---- jobs ----
@@ -118,10 +111,14 @@ export class SchedulerClient {
 
   async listJobsWithIndex(options: ListOptions = {}): Promise<Indexed<JobListItem[]>> {
     const res = await this.http.requestJson<JobListItem[] | null>(
-      { method: 'GET', path: '/v1/jobs', ...this.blocking(options, { prefix: options.prefix || undefined }) },
+      {
+        method: 'GET',
+        path: '/v1/jobs',
+        ...this.reads.request(options, { prefix: options.prefix || undefined }),
+      },
       JobListShape,
     );
-    return withIndex(res.body ?? [], res.headers, SCHEDULER_INDEX_HEADERS);
+    return this.reads.indexed(res.body ?? [], res.headers);
   }
 
   /** `GET /v1/job/:id`; undefined when there is no such job (a stopped job is still returned). */
@@ -130,7 +127,7 @@ export class SchedulerClient {
   }
 
   async readJobWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Job | undefined>> {
-    return this.readOptional<Job>(jobPath(id), options, JobShape);
+    return this.reads.optional<Job>(jobPath(id), options, JobShape);
   }
 
   /** `POST /v1/jobs`: register a new job or a new version of one. */
@@ -253,7 +250,7 @@ export class SchedulerClient {
       {
         method: 'GET',
         path: `${jobPath(id)}/${part}`,
-        ...this.blocking(options, {
+        ...this.reads.request(options, {
           diffs: options.diffs ? 'true' : undefined,
           all: options.all ? 'true' : undefined,
         }),
@@ -261,7 +258,7 @@ export class SchedulerClient {
       PART_SHAPES[part],
     );
     const value = res.status === 404 ? undefined : (res.body ?? (EMPTY_PART[part] as JobParts[P]));
-    return withIndex(value, res.headers, SCHEDULER_INDEX_HEADERS);
+    return this.reads.indexed(value, res.headers);
   }
 
   /** `POST /v1/job/:id/dispatch`: a new instance of a parameterized job. */
@@ -376,15 +373,6 @@ export class SchedulerClient {
     );
   }
 
-  /** A GET of what may not exist: undefined on 404. */
-  private async readOptional<T>(path: string, options: BlockingOptions, schema: TSchema) {
-    const res = await this.http.requestOptional<T>(
-      { method: 'GET', path, ...this.blocking(options) },
-      schema,
-    );
-    return withIndex(res.body, res.headers, SCHEDULER_INDEX_HEADERS);
-  }
-
   private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
     return this.http.requestObject<T>(req, 'an object', schema);
   }
@@ -393,12 +381,6 @@ export class SchedulerClient {
     const out: Partial<HttpRequest> = { query: { ...query, namespace: options.namespace || undefined } };
     if (options.signal) out.signal = options.signal;
     return out;
-  }
-
-  /** `scoped` plus `index`/`wait`, with a timeout long enough for the service to hold the request. */
-  private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const held = blockingQuery('scheduler', options, DEFAULT_BLOCKING_WAIT_MS);
-    return { ...this.scoped(options, { ...query, ...held.query }), ...held.timeout };
   }
 }
 

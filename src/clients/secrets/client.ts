@@ -20,6 +20,7 @@ import { errorDetails, parseErrorDocument } from '../http/error-details.js';
 import { HttpClient, type HttpRequest, type HttpResponse } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { HttpStatusError, type ServiceErrorDetail } from '../http/errors.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import {
   KeyListEnvelope,
   LdapConfigEnvelope,
@@ -128,23 +129,9 @@ const SECRETS_HTTP: ServiceHttp = {
   routeMissing: missingMount,
 };
 
-export class SecretsClient {
-  readonly http: HttpClient;
-
-  constructor(http: HttpClient) {
-    this.http = http;
-  }
-
+export class SecretsClient extends HttpServiceClient {
   static fromConnection(connection: SecretsConnection): SecretsClient {
     return new SecretsClient(new HttpClient(connectionHttpOptions(connection, SECRETS_HTTP)));
-  }
-
-  get requestCount(): number {
-    return this.http.requestCount;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
   }
 
   // Configuration

@@ -22,6 +22,7 @@ import { createAgent } from '../http/agent.js';
 import { HttpClient, type HttpResponse, type RequestContext } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { errorDetails, parseErrorDocument } from '../http/error-details.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import {
   asDocument,
   DocumentError,
@@ -112,14 +113,13 @@ export function workspacesBaseUrl(address: string): string {
   return trimmed.endsWith(WORKSPACES_API_PREFIX) ? trimmed : `${trimmed}${WORKSPACES_API_PREFIX}`;
 }
 
-export class WorkspacesClient {
-  readonly http: HttpClient;
+export class WorkspacesClient extends HttpServiceClient {
   readonly defaultOrganization: string | undefined;
   private readonly openDownloads?: WorkspacesClientOptions['openDownloads'];
   private downloads?: { http: HttpClient; close(): Promise<void> };
 
   constructor(http: HttpClient, options: WorkspacesClientOptions = {}) {
-    this.http = http;
+    super(http);
     this.defaultOrganization = options.defaultOrganization || undefined;
     if (options.openDownloads) this.openDownloads = options.openDownloads;
   }
@@ -155,11 +155,11 @@ export class WorkspacesClient {
   }
 
   /** Attempts sent so far, retries and downloads included. */
-  get requestCount(): number {
-    return this.http.requestCount + (this.downloads?.http.requestCount ?? 0);
+  override get requestCount(): number {
+    return super.requestCount + (this.downloads?.http.requestCount ?? 0);
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await Promise.all([this.http.close(), this.downloads?.close()]);
   }
 
