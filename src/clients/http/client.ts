@@ -25,6 +25,7 @@ import { STATUS_CODES } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
+import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
@@ -40,7 +41,6 @@ import {
 } from './errors.js';
 import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter.js';
 import { redactPath, secretQueryValues } from './redact.js';
-import { printable } from '../../common/printable.js';
 import { scrubSecrets } from './scrub.js';
 import { checkShape } from './shape.js';
 import {
