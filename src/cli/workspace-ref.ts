@@ -1,5 +1,5 @@
 /** Parses the WORKSPACE argument of the workspace and state commands: `org/name`, `name`, or a `ws-` id. */
-import type { WorkspaceRef, WorkspacesClient } from '../clients/workspaces.js';
+import type { WorkspaceRef, WorkspacesClient } from '../clients/workspaces/client.js';
 import { CliError } from './exit-codes.js';
 
 export function parseWorkspaceRef(arg: string, defaultOrganization: string | undefined): WorkspaceRef {

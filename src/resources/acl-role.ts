@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { registryService } from '../clients/registry/definition.js';
-import type { RegistryClient, Role } from '../clients/registry.js';
+import type { RegistryClient, Role } from '../clients/registry/client.js';
 import { compact, diffValues, sortBy } from './compare.js';
 import type {
   Comparison,

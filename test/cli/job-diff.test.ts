@@ -3,7 +3,7 @@
  * shape in, the lines an operator reads out (signs, `old => new`, nesting, colour only on request).
  */
 import { describe, expect, it } from 'vitest';
-import type { JobDiff, PlanResponse } from '../../src/clients/scheduler.js';
+import type { JobDiff, PlanResponse } from '../../src/clients/scheduler/client.js';
 import { jobDiffHasChanges, renderJobDiff } from '../../src/cli/commands/job-diff.js';
 import {
   desiredUpdatesLines,

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceConnections } from '../../src/engine/connections.js';
 import { defaultCatalog } from '../../src/engine/services.js';
 import { schedulerService } from '../../src/clients/scheduler/definition.js';
-import type { SchedulerClient } from '../../src/clients/scheduler.js';
+import type { SchedulerClient } from '../../src/clients/scheduler/client.js';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import type { KindContext } from '../../src/resources/contract.js';
 import { type JobLive, jobKind } from '../../src/resources/scheduler/job.js';

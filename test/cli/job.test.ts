@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Job, SchedulerClient } from '../../src/clients/scheduler.js';
+import { type Job, SchedulerClient } from '../../src/clients/scheduler/client.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type CliResult, converge as run, manifestDir } from './helpers.js';
 

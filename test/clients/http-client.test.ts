@@ -1,5 +1,6 @@
 /** The shared HTTP layer against an undici MockAgent: retries, rate limits, parsing, auth, secrets. */
 import { inspect } from 'node:util';
+import { Type } from '@sinclair/typebox';
 import type { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -10,6 +11,7 @@ import {
   type RetryEvent,
   ServiceError,
   UnexpectedResponseError,
+  errorDetails,
 } from '../../src/clients/http/index.js';
 import { caught, everyRendering, jsonHeaders, mockAgent, mockedClient, ORIGIN, TOKEN } from './helpers.js';
 
@@ -597,5 +599,61 @@ describe('token hints on 401 and 403', () => {
     expect((notFound as Error).message).toBe('registry: GET /a → 404 ACL not found');
     expect((unauthenticated as Error).message).toBe('registry: GET /b → 403 signature expired');
     expect((elsewhere as Error).message).toBe('registry: GET /blob → 403 expired link');
+  });
+});
+
+describe("the service's error reading, owned by the HTTP layer", () => {
+  const errorsDoc = (...detail: string[]) => ({
+    errors: detail.map((d) => ({ title: 'refused', detail: d })),
+  });
+
+  it('keeps the details of a 4xx body, but not of a 5xx', async () => {
+    pool
+      .intercept({ path: '/v1/a', method: 'POST' })
+      .reply(422, errorsDoc('name taken'), { headers: jsonHeaders });
+    pool.intercept({ path: '/v1/b', method: 'POST' }).reply(503, errorsDoc('down'), { headers: jsonHeaders });
+    const client = mockedClient(agent, { errorDetails });
+    const refused = (await caught(client.request({ method: 'POST', path: '/v1/a' }))) as HttpStatusError;
+    expect(refused.details).toEqual([{ title: 'refused', detail: 'name taken' }]);
+    const down = (await caught(client.request({ method: 'POST', path: '/v1/b' }))) as HttpStatusError;
+    expect(down.details).toEqual([]);
+  });
+
+  it('refuses a 404 for a missing route even where 404 means absent, with the note', async () => {
+    pool.intercept({ path: '/v1/gone', method: 'GET' }).reply(404, errorsDoc('no handler for route'), {
+      headers: jsonHeaders,
+    });
+    pool
+      .intercept({ path: '/v1/absent', method: 'GET' })
+      .reply(404, { errors: [] }, { headers: jsonHeaders });
+    const routeMissing = (path: string, details: readonly { detail?: string }[]) =>
+      details.some((d) => d.detail === 'no handler for route') ? { note: `is ${path} mounted?` } : undefined;
+    const client = mockedClient(agent, { errorDetails, routeMissing });
+    const err = await caught(client.requestOptional({ method: 'GET', path: '/v1/gone' }));
+    expect((err as Error).message).toContain('(is /v1/gone mounted?)');
+    await expect(client.requestOptional({ method: 'GET', path: '/v1/absent' })).resolves.toMatchObject({
+      status: 404,
+      body: undefined,
+    });
+  });
+
+  it('requires a body where the service always sends one, and checks part of a body on request', async () => {
+    pool.intercept({ path: '/v1/x', method: 'GET' }).reply(200, '', { headers: jsonHeaders });
+    const client = mockedClient(agent);
+    const err = await caught(client.requestJson({ method: 'GET', path: '/v1/x' }, undefined, 'the role'));
+    expect(err).toBeInstanceOf(UnexpectedResponseError);
+    expect((err as Error).message).toContain('empty response body where the registry sends the role');
+    const shape = Type.Object({ ID: Type.String() });
+    expect(() => client.checkBody({ method: 'GET', path: '/v1/x' }, 200, shape, {})).toThrow(
+      "registry: GET /v1/x → 200 unexpected response: the body must have required property 'ID'",
+    );
+  });
+
+  it('scrubs the request secrets from a service text shown on success, on one line', async () => {
+    const client = mockedClient(agent);
+    expect(client.serviceText({ secrets: ['hunter2'] }, `warning: hunter2 and ${TOKEN}\nnext`)).not.toMatch(
+      /hunter2|\n/,
+    );
+    expect(client.serviceText({}, `echo ${TOKEN}`)).not.toContain(TOKEN);
   });
 });

@@ -17,8 +17,8 @@ import {
   type RetryEvent,
   TimeoutError,
 } from '../../src/clients/http/index.js';
-import { RegistryClient } from '../../src/clients/registry.js';
-import { WorkspacesClient } from '../../src/clients/workspaces.js';
+import { RegistryClient } from '../../src/clients/registry/client.js';
+import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { caught, everyRendering, TOKEN } from './helpers.js';
 
 const closers: (() => Promise<void>)[] = [];

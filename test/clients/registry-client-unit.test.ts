@@ -5,7 +5,7 @@
 import type { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, UnexpectedResponseError } from '../../src/clients/http/index.js';
-import { RegistryClient } from '../../src/clients/registry.js';
+import { RegistryClient } from '../../src/clients/registry/client.js';
 import { caught, jsonHeaders, mockAgent, ORIGIN, TOKEN } from './helpers.js';
 
 let agent: MockAgent;

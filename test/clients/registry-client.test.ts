@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectionError, connectionFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
 import { registryService } from '../../src/clients/registry/definition.js';
-import { type Policy, RegistryClient } from '../../src/clients/registry.js';
+import { type Policy, RegistryClient } from '../../src/clients/registry/client.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { caught, everyRendering } from './helpers.js';
 

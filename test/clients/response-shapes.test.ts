@@ -11,10 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnexpectedResponseError } from '../../src/clients/http/index.js';
-import { RegistryClient } from '../../src/clients/registry.js';
-import { SchedulerClient } from '../../src/clients/scheduler.js';
-import { SecretsClient } from '../../src/clients/secrets.js';
-import { WorkspacesClient } from '../../src/clients/workspaces.js';
+import { RegistryClient } from '../../src/clients/registry/client.js';
+import { SchedulerClient } from '../../src/clients/scheduler/client.js';
+import { SecretsClient } from '../../src/clients/secrets/client.js';
+import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { runCli } from '../support/run-cli.js';
 import { caught, everyRendering } from './helpers.js';
 

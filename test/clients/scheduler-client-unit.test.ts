@@ -6,7 +6,7 @@
 import type { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError } from '../../src/clients/http/index.js';
-import { SchedulerClient } from '../../src/clients/scheduler.js';
+import { SchedulerClient } from '../../src/clients/scheduler/client.js';
 import { caught, jsonHeaders, mockAgent, ORIGIN, TOKEN } from './helpers.js';
 
 let agent: MockAgent;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
 import { schedulerService } from '../../src/clients/scheduler/definition.js';
-import { type Job, SchedulerClient } from '../../src/clients/scheduler.js';
+import { type Job, SchedulerClient } from '../../src/clients/scheduler/client.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { caught } from './helpers.js';
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
-import { SecretsClient } from '../../src/clients/secrets.js';
+import { SecretsClient } from '../../src/clients/secrets/client.js';
 import { secretsService } from '../../src/clients/secrets/definition.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { caught, everyRendering, jsonHeaders, mockAgent } from './helpers.js';

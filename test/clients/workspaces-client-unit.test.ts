@@ -8,7 +8,7 @@ import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectionFromEnv, HttpStatusError, UnexpectedResponseError } from '../../src/clients/http/index.js';
 import { workspacesService } from '../../src/clients/workspaces/definition.js';
-import { WorkspacesClient } from '../../src/clients/workspaces.js';
+import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { describeLockHolder } from '../../src/clients/workspaces/lock-holder.js';
 
 const ORIGIN = 'http://tfe.test';

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFromEnv, HttpStatusError } from '../../src/clients/http/index.js';
 import { workspacesService } from '../../src/clients/workspaces/definition.js';
-import { type Workspace, WorkspacesClient } from '../../src/clients/workspaces.js';
+import { type Workspace, WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import { pushState, WorkspaceLockedError } from '../../src/clients/workspaces/state-push.js';
 import { type SandboxConfig, startSandbox } from '../../src/sandbox/index.js';

@@ -5,7 +5,7 @@
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError } from '../../src/clients/http/index.js';
-import { WorkspacesClient } from '../../src/clients/workspaces.js';
+import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import {
   pushState,

@@ -1,6 +1,6 @@
 /** AclRole runs the kind conformance suite (see ./suite.ts for the rules). */
 import { registryService } from '../../src/clients/registry/definition.js';
-import type { Role } from '../../src/clients/registry.js';
+import type { Role } from '../../src/clients/registry/client.js';
 import { runKindConformance } from './suite.js';
 
 const NAMESPACE = 'default';

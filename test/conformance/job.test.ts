@@ -1,6 +1,6 @@
 /** Job runs the kind conformance suite (see ./suite.ts for the rules). */
 import { schedulerService } from '../../src/clients/scheduler/definition.js';
-import type { Job } from '../../src/clients/scheduler.js';
+import type { Job } from '../../src/clients/scheduler/client.js';
 import type { JobLive } from '../../src/resources/scheduler/job.js';
 import { runKindConformance } from './suite.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Role } from '../../src/clients/registry.js';
+import type { Role } from '../../src/clients/registry/client.js';
 import { aclRoleKind } from '../../src/resources/acl-role.js';
 import type { Desired, Observed } from '../../src/resources/contract.js';
 

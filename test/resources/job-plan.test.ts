@@ -3,7 +3,7 @@
  * annotations kept beside the diffs they explain, and allocation changes as notes.
  */
 import { describe, expect, it } from 'vitest';
-import type { PlanResponse } from '../../src/clients/scheduler.js';
+import type { PlanResponse } from '../../src/clients/scheduler/client.js';
 import {
   allocationNotes,
   periodicNote,

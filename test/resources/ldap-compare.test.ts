@@ -4,7 +4,7 @@
  * service's lower-casing, defaults for fields left out.
  */
 import { describe, expect, it } from 'vitest';
-import { LDAP_CONFIG_DEFAULTS, type LdapConfig } from '../../src/clients/secrets.js';
+import { LDAP_CONFIG_DEFAULTS, type LdapConfig } from '../../src/clients/secrets/client.js';
 import type { Desired, Observed } from '../../src/resources/contract.js';
 import { ldapConfigKind, type LdapConfigSpec } from '../../src/resources/secrets/ldap-config.js';
 import { ldapGroupKind } from '../../src/resources/secrets/ldap-group.js';

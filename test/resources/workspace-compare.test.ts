@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Workspace } from '../../src/clients/workspaces.js';
+import type { Workspace } from '../../src/clients/workspaces/client.js';
 import { diffAttributes, updateBody } from '../../src/resources/workspace/compare.js';
 import { workspaceRules } from '../../src/resources/workspace/schema.js';
 import { workspaceKind } from '../../src/resources/workspace/index.js';

@@ -5,7 +5,7 @@
  * Vault's LDAP auth method) would see them. One slapd and one sandbox for the whole file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretsClient } from '../../src/clients/secrets.js';
+import { SecretsClient } from '../../src/clients/secrets/client.js';
 import { startSandbox, type RunningSandbox, type SecretsConfig } from '../../src/sandbox/index.js';
 import { ERR_NULL_BIND, ERR_USER_BIND_FAILED } from '../../src/sandbox/services/secrets/directory-login.js';
 import { refusingLoopbackPort } from '../support/ports.js';

@@ -13,7 +13,7 @@ import type {
   ObjectDiff,
   TaskDiff,
   TaskGroupDiff,
-} from '../../clients/scheduler.js';
+} from '../../clients/scheduler/client.js';
 
 export interface JobDiffRenderOptions {
   color?: boolean;

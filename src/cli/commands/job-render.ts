@@ -14,7 +14,7 @@ import type {
   JobListItem,
   JobSummary,
   PlanResponse,
-} from '../../clients/scheduler.js';
+} from '../../clients/scheduler/client.js';
 import { printable } from '../../common/printable.js';
 import { table } from '../table.js';
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { confirm, isCancel } from '@clack/prompts';
-import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler.js';
+import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';

@@ -5,7 +5,7 @@
  * not a command: that is `converge apply` with a Job manifest, which registers with check-and-set.
  */
 import { readFileSync } from 'node:fs';
-import type { Job, SchedulerClient } from '../../clients/scheduler.js';
+import type { Job, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError, ServiceError } from '../../clients/http/errors.js';
 import { printable } from '../../common/printable.js';

@@ -4,7 +4,7 @@
  * the process list): a terminal prompt asks for it, or it is read from stdin. The client token is
  * printed only when asked for (`--show-token`, `--json`).
  */
-import type { LdapConfig, LoginResult, SecretsClient } from '../../clients/secrets.js';
+import type { LdapConfig, LoginResult, SecretsClient } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';

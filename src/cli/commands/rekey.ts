@@ -12,7 +12,7 @@ import type {
   SecretsClient,
   VerificationCompletion,
   VerificationStatus,
-} from '../../clients/secrets.js';
+} from '../../clients/secrets/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { withClient } from '../service-client.js';

@@ -1,5 +1,5 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
-import type { Role } from '../../clients/registry.js';
+import type { Role } from '../../clients/registry/client.js';
 import { registryService } from '../../clients/registry/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';

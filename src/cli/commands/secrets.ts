@@ -2,7 +2,7 @@
  * The secrets service's module on the command line: the engine's (the directory (LDAP) kinds) and the
  * operator commands `converge ldap login|groups|users|get` and the recovery-key ceremony `converge rekey …`.
  */
-import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets.js';
+import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/client.js';
 import { secretsModule as engineModule } from '../../engine/services.js';
 import type { CliServiceModule } from '../service-module.js';
 import { ldapGetCommand, ldapListCommand, ldapLoginCommand } from './ldap.js';

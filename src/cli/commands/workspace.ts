@@ -1,6 +1,6 @@
 /** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
 import { confirm, isCancel } from '@clack/prompts';
-import type { Workspace } from '../../clients/workspaces.js';
+import type { Workspace } from '../../clients/workspaces/client.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { withClient } from '../service-client.js';

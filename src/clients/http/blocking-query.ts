@@ -1,8 +1,23 @@
 /**
  * Blocking-query parameters shared by the services that hold a read until an index moves (the
  * registry and the scheduler): `?index=N&wait=30s`, and a request timeout long enough for the service
- * to hold the request for the whole wait.
+ * to hold the request for the whole wait, and the index the answer carries for the next read.
  */
+
+/**
+ * Blocking-query parameters for reads: the call returns when the object's index moves past `index` or
+ * after `wait` (a duration such as `'30s'`, `'5m'`, or milliseconds).
+ */
+export interface BlockingParameters {
+  index?: number;
+  wait?: string | number;
+}
+
+/** A read's value and the service's index at the time (for the next blocking read). */
+export interface Indexed<T> {
+  value: T;
+  index?: number;
+}
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -39,4 +54,29 @@ export function indexFromHeaders(
     if (Number.isSafeInteger(index)) return index;
   }
   return undefined;
+}
+
+/**
+ * The query (`index`, `wait`) of a blocking read, and, when it blocks (an index past 0), a request
+ * timeout long enough for the service to hold it for the whole wait (`defaultWaitMs` without one).
+ */
+export function blockingQuery(
+  service: string,
+  options: BlockingParameters,
+  defaultWaitMs: number,
+): { query: { index: number | undefined; wait: string | undefined }; timeout: { timeoutMs?: number } } {
+  const wait = options.wait === undefined ? undefined : waitParameter(service, options.wait);
+  const query = { index: options.index, wait: wait?.text };
+  if (options.index === undefined || options.index <= 0) return { query, timeout: {} };
+  return { query, timeout: { timeoutMs: blockingTimeoutMs(wait?.ms ?? defaultWaitMs) } };
+}
+
+/** `value` with the index of the first of `names` in `headers`, when there is one. */
+export function withIndex<T>(
+  value: T,
+  headers: Record<string, string>,
+  names: readonly string[],
+): Indexed<T> {
+  const index = indexFromHeaders(headers, names);
+  return index === undefined ? { value } : { value, index };
 }

@@ -25,6 +25,7 @@ import { STATUS_CODES } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TSchema } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
+import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
@@ -32,6 +33,7 @@ import {
   ConnectionError,
   formatDuration,
   HttpStatusError,
+  type ServiceErrorDetail,
   type ServiceErrorInit,
   TimeoutError,
   UnexpectedResponseError,
@@ -77,6 +79,18 @@ export interface HttpClientOptions {
   retry?: Partial<RetryOptions>;
   /** The service's own message from an error body. Default: `defaultParseError`. */
   parseError?: (status: number, bodyText: string, contentType: string | undefined) => string | undefined;
+  /**
+   * The entries of a structured error body (`{"errors":[…]}`), kept as the `details` of a 4xx
+   * `HttpStatusError` (not of 429 or 5xx: details point at what the caller sent, which those are not
+   * about). Default: none.
+   */
+  errorDetails?: (bodyText: string) => ServiceErrorDetail[];
+  /**
+   * For a 404: whether the service has no route for the path at all (an auth method not mounted
+   * there) rather than no such object, and what to check then. Such a 404 is an error even for a
+   * request that takes 404 back as "absent" (`okStatuses`), with the `note` in its message.
+   */
+  routeMissing?: (path: string, details: readonly ServiceErrorDetail[]) => { note?: string } | undefined;
   /** Injected for tests (an undici `MockAgent`). The client does not close an injected dispatcher. */
   dispatcher?: Dispatcher;
   /** Sockets per origin for the built-in agent. Default 10 (terraform's default parallelism). */
@@ -151,6 +165,9 @@ export interface HttpResponse<T = unknown> {
   /** Parsed JSON for JSON content types, text otherwise, undefined when empty. */
   body: T | string | undefined;
 }
+
+/** Which request an error or a shape check is about: what its message names and what it scrubs. */
+export type RequestContext = Pick<HttpRequest, 'method' | 'path' | 'query' | 'secrets'>;
 
 export interface JsonResponse<T> {
   status: number;
@@ -289,6 +306,8 @@ export class HttpClient {
   readonly #token: string | undefined;
   readonly #authHeaders: (token: string) => Record<string, string>;
   private readonly parseError: NonNullable<HttpClientOptions['parseError']>;
+  private readonly errorDetails?: HttpClientOptions['errorDetails'];
+  private readonly routeMissing?: HttpClientOptions['routeMissing'];
   private readonly onRequest?: HttpClientOptions['onRequest'];
   private readonly onRetry?: HttpClientOptions['onRetry'];
 
@@ -306,6 +325,8 @@ export class HttpClient {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.parseError = options.parseError ?? defaultParseError;
+    if (options.errorDetails) this.errorDetails = options.errorDetails;
+    if (options.routeMissing) this.routeMissing = options.routeMissing;
     this.userAgent = options.userAgent ?? defaultUserAgent();
     this.addressSource = options.addressSource ?? `${envVarPrefix(options.service)}_ADDR`;
     this.tokenSource = options.tokenSource ?? `${envVarPrefix(options.service)}_TOKEN`;
@@ -375,8 +396,7 @@ export class HttpClient {
           continue;
         }
         this.limiter?.observe(result.headers);
-        if ((result.status >= 200 && result.status < 300) || req.okStatuses?.includes(result.status))
-          return this.accepted<T>(run, result);
+        if (this.isAnswer(run, result)) return this.accepted<T>(run, result);
         await this.afterStatusFailure(run, result);
       }
     } finally {
@@ -385,46 +405,29 @@ export class HttpClient {
   }
 
   /**
-   * The hint naming the token's setting for a 401/403 answer to an authenticated request, for service
-   * clients that read such answers themselves (the workspace client takes 4xx back to read JSON:API).
-   */
-  tokenHint(status: number, serviceMessage: string | undefined): string | undefined {
-    return hintForToken(status, serviceMessage, {
-      sent: this.#token !== undefined,
-      source: this.tokenSource,
-    });
-  }
-
-  /**
    * Like `request`, for endpoints that answer JSON: a 2xx answer with a non-JSON body (an HTML page
    * from a proxy) is an `UnexpectedResponseError`. Non-JSON bodies of `okStatuses` come back undefined.
    * With a `schema`, a 2xx JSON body must match it (see `shape.ts`): a mismatch is an
-   * `UnexpectedResponseError` naming what is wrong, never a TypeError later in a kind.
+   * `UnexpectedResponseError` naming what is wrong, never a TypeError later in a kind. With `required`
+   * (what the service sends: `an object`), a 2xx without a body is one too.
    */
-  async requestJson<T>(req: HttpRequest, schema?: TSchema): Promise<JsonResponse<T>> {
+  async requestJson<T>(req: HttpRequest, schema?: TSchema, required?: string): Promise<JsonResponse<T>> {
     const res = await this.request<T>(req);
+    const success = res.status >= 200 && res.status < 300;
     if (typeof res.body === 'string') {
-      if (res.status >= 200 && res.status < 300) {
-        throw new UnexpectedResponseError({
-          service: this.service,
-          method: req.method.toUpperCase(),
-          path: this.resolve(req.path, req.query).path,
-          secrets: this.secretsOf(req),
-          status: res.status,
-          problem: `expected a JSON body, got ${res.headers['content-type'] ?? 'no content type'}`,
-        });
+      if (success) {
+        const got = res.headers['content-type'] ?? 'no content type';
+        throw this.unexpected(req, res.status, `expected a JSON body, got ${got}`);
       }
       return { status: res.status, headers: res.headers, body: undefined };
     }
-    if (schema && res.body !== undefined && res.status >= 200 && res.status < 300) {
-      checkShape(schema, res.body, {
-        service: this.service,
-        method: req.method,
-        path: this.resolve(req.path, req.query).path,
-        status: res.status,
-        secrets: this.secretsOf(req),
-      });
-    }
+    if (success && res.body === undefined && required !== undefined)
+      throw this.unexpected(
+        req,
+        res.status,
+        `empty response body where the ${this.service} sends ${required}`,
+      );
+    if (schema && res.body !== undefined && success) this.checkBody(req, res.status, schema, res.body);
     return { status: res.status, headers: res.headers, body: res.body };
   }
 
@@ -433,18 +436,50 @@ export class HttpClient {
    * `UnexpectedResponseError` naming what was expected (`the role`), not an undefined to check for.
    */
   async requestObject<T>(req: HttpRequest, what: string, schema?: TSchema): Promise<T> {
-    const res = await this.requestJson<T>(req, schema);
-    if (res.body === undefined) {
-      throw new UnexpectedResponseError({
-        service: this.service,
-        method: req.method,
-        path: req.path,
-        secrets: this.secretsOf(req),
-        status: res.status,
-        problem: `empty response body where the ${this.service} sends ${what}`,
-      });
-    }
-    return res.body;
+    return (await this.requestJson<T>(req, schema, what)).body as T;
+  }
+
+  /**
+   * `requestJson` for reads of what may not exist: a 404 answers with an undefined body (and its
+   * status and headers, for an index) instead of an error.
+   */
+  async requestOptional<T>(req: HttpRequest, schema?: TSchema, required?: string): Promise<JsonResponse<T>> {
+    const res = await this.requestJson<T>({ ...req, okStatuses: [404] }, schema, required);
+    return res.status === 404 ? { ...res, body: undefined } : res;
+  }
+
+  /**
+   * `body` as `T` when it has the shape `schema` describes, for a part of an answer that the service
+   * client reads itself (a document inside an envelope); an `UnexpectedResponseError` otherwise.
+   */
+  checkBody<T>(req: RequestContext, status: number, schema: TSchema, body: unknown): T {
+    return checkShape<T>(schema, body, {
+      service: this.service,
+      method: req.method,
+      path: this.resolve(req.path, req.query).path,
+      status,
+      secrets: this.secretsOf(req),
+    });
+  }
+
+  /** An `UnexpectedResponseError` about an answer to `req`, scrubbed of the request's secrets. */
+  unexpected(req: RequestContext, status: number, problem: string): UnexpectedResponseError {
+    return new UnexpectedResponseError({
+      service: this.service,
+      method: req.method.toUpperCase(),
+      path: this.resolve(req.path, req.query).path,
+      secrets: this.secretsOf(req),
+      status,
+      problem,
+    });
+  }
+
+  /**
+   * A text the service sent to be shown on success (a warning): scrubbed of the request's secrets
+   * like an error, and one printable line, so it cannot forge output lines.
+   */
+  serviceText(req: Pick<HttpRequest, 'secrets'>, text: string): string {
+    return printable(scrubSecrets(text, this.secretsOf(req)));
   }
 
   /** Releases the pool (only a pool this client built; an injected dispatcher belongs to the caller). */
@@ -673,8 +708,30 @@ export class HttpClient {
   }
 
   /** What to scrub from a request's errors: the token and the secrets the request carries. */
-  private secretsOf(req: HttpRequest): (string | undefined)[] {
+  private secretsOf(req: Pick<HttpRequest, 'secrets'>): (string | undefined)[] {
     return [this.#token, ...(req.secrets ?? [])];
+  }
+
+  /** 2xx, or a status the request takes back (`okStatuses`), unless it is a 404 for a missing route. */
+  private isAnswer(run: Run, result: AttemptResult): boolean {
+    const { status } = result;
+    if (status >= 200 && status < 300) return true;
+    if (!run.req.okStatuses?.includes(status)) return false;
+    return status !== 404 || this.missingRoute(run, result) === undefined;
+  }
+
+  /** The `routeMissing` verdict on a 404, or undefined when the 404 is about an object. */
+  private missingRoute(run: Run, result: AttemptResult): { note?: string } | undefined {
+    if (result.status !== 404 || !this.routeMissing) return undefined;
+    return this.routeMissing(run.req.path, this.errorDetails?.(result.text) ?? []);
+  }
+
+  /** The hint naming the token's setting for a 401/403 answer to an authenticated request. */
+  private tokenHint(status: number, serviceMessage: string | undefined): string | undefined {
+    return hintForToken(status, serviceMessage, {
+      sent: this.#token !== undefined,
+      source: this.tokenSource,
+    });
   }
 
   private accepted<T>(run: Run, result: AttemptResult): HttpResponse<T> {
@@ -718,15 +775,17 @@ export class HttpClient {
   private async afterStatusFailure(run: Run, result: AttemptResult): Promise<void> {
     const { status } = result;
     const serviceMessage = this.parseError(status, result.text, result.headers['content-type']) ?? undefined;
+    const details = status < 500 && status !== 429 ? (this.errorDetails?.(result.text) ?? []) : [];
     const statusError = (extra: { note?: string; retryAfterMs?: number }, deadline = false) =>
-      new HttpStatusError({ ...this.errorBase(run, deadline), status, serviceMessage, ...extra });
+      new HttpStatusError({ ...this.errorBase(run, deadline), status, serviceMessage, details, ...extra });
     // 429 has its own budget: a rate-limited request cost the service nothing.
     const rateLimit = status === 429;
     const used = rateLimit ? run.rateLimited : run.failures;
     const budget = rateLimit ? this.retry.maxRateLimitRetries : this.retry.maxRetries;
     const retryable = rateLimit || (run.idempotent && this.retry.statuses.includes(status));
     if (!retryable || used >= budget) {
-      throw statusError({ note: run.tokenExpected ? this.tokenHint(status, serviceMessage) : undefined });
+      const tokenNote = run.tokenExpected ? this.tokenHint(status, serviceMessage) : undefined;
+      throw statusError({ note: this.missingRoute(run, result)?.note ?? tokenNote });
     }
     const askedMs = serverRequestedWaitMs(result.headers, status);
     const asked =

@@ -1,6 +1,6 @@
 /** The registry as Converge reaches it: `CONVERGE_REGISTRY_*`, a bearer token, the role client. */
 import { bearerAuth } from '../http/client.js';
-import { RegistryClient } from '../registry.js';
+import { RegistryClient } from './client.js';
 import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
 
 export const registryService: ServiceDefinition<RegistryClient> = defineService<RegistryClient>({

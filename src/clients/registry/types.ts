@@ -1,4 +1,5 @@
 /** The registry's ACL objects as its API sends them (spec part A; field names are the service's own). */
+import type { BlockingParameters } from '../http/blocking-query.js';
 
 /** A role's link to a policy: by ID, by Name, or both (responses carry both). */
 export interface PolicyLink {
@@ -54,17 +55,8 @@ export interface NamespaceOption {
   signal?: AbortSignal;
 }
 
-/**
- * Blocking-query parameters for reads: the call returns when the object's index moves past `index` or
- * after `wait` (a duration such as `'30s'`, `'5m'`, or milliseconds).
- */
-export interface BlockingOptions extends NamespaceOption {
-  index?: number;
-  wait?: string | number;
-}
+/** Blocking-query parameters for reads (see `BlockingParameters`), in a namespace. */
+export interface BlockingOptions extends NamespaceOption, BlockingParameters {}
 
 /** A read together with the `X-Registry-Index` it was answered at, for the next blocking query. */
-export interface Indexed<T> {
-  value: T;
-  index?: number;
-}
+export type { Indexed } from '../http/blocking-query.js';

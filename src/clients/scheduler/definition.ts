@@ -1,6 +1,6 @@
 /** The scheduler as Converge reaches it: `CONVERGE_SCHEDULER_*`, a bearer token, the job client. */
 import { bearerAuth } from '../http/client.js';
-import { SchedulerClient } from '../scheduler.js';
+import { SchedulerClient } from './client.js';
 import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
 
 export const schedulerService: ServiceDefinition<SchedulerClient> = defineService<SchedulerClient>({

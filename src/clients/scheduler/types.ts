@@ -3,6 +3,7 @@
  * Jobs are free-form beyond the fields Converge reads: the manifest carries the service's own job JSON
  * and the client passes it through untouched.
  */
+import type { BlockingParameters } from '../http/blocking-query.js';
 
 /** Any JSON object of the service (a job, a task group, an allocation) not modelled field by field. */
 export type JsonObject = Record<string, unknown>;
@@ -326,20 +327,11 @@ export interface NamespaceOption {
   signal?: AbortSignal;
 }
 
-/**
- * Blocking-query parameters for reads: the call returns when the object's index moves past `index` or
- * after `wait` (a duration such as `'30s'`, `'5m'`, or milliseconds).
- */
-export interface BlockingOptions extends NamespaceOption {
-  index?: number;
-  wait?: string | number;
-}
+/** Blocking-query parameters for reads (see `BlockingParameters`), in a namespace. */
+export interface BlockingOptions extends NamespaceOption, BlockingParameters {}
 
 /** A read's value and the service's index at the time (for the next blocking read). */
-export interface Indexed<T> {
-  value: T;
-  index?: number;
-}
+export type { Indexed } from '../http/blocking-query.js';
 
 export interface RegisterOptions extends NamespaceOption {
   /** Check-and-set: apply only if the stored job's `JobModifyIndex` equals `jobModifyIndex` (0 = only if new). */

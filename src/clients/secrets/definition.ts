@@ -1,5 +1,5 @@
 /** The secrets service as Converge reaches it: `CONVERGE_SECRETS_*`, `X-Secrets-Token`, the LDAP client. */
-import { SecretsClient, secretsAuth } from '../secrets.js';
+import { SecretsClient, secretsAuth } from './client.js';
 import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
 
 export const secretsService: ServiceDefinition<SecretsClient> = defineService<SecretsClient>({

@@ -5,7 +5,7 @@
  */
 import { bearerAuth } from '../http/client.js';
 import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
-import { WorkspacesClient } from '../workspaces.js';
+import { WorkspacesClient } from './client.js';
 
 export const workspacesService: ServiceDefinition<WorkspacesClient> = defineService<WorkspacesClient>({
   name: 'workspaces',

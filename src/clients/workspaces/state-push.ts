@@ -13,7 +13,7 @@
  *   broke is followed by a best-effort unlock, since it may have been taken.
  */
 import { HttpStatusError, isServiceError } from '../http/errors.js';
-import type { WorkspacesClient } from '../workspaces.js';
+import type { WorkspacesClient } from './client.js';
 import { describeLockHolder } from './lock-holder.js';
 import type { StateFileInfo } from './state-file.js';
 import type { StateVersion } from './types.js';

@@ -11,7 +11,7 @@ import type {
   FieldDiff,
   ObjectDiff,
   PlanResponse,
-} from '../../clients/scheduler.js';
+} from '../../clients/scheduler/client.js';
 import type { AttributeDiff } from '../contract.js';
 
 const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {

@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { Job } from '../../clients/scheduler.js';
+import type { Job } from '../../clients/scheduler/client.js';
 import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';

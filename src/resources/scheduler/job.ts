@@ -14,7 +14,7 @@
 import pLimit from 'p-limit';
 import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/index.js';
-import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler.js';
+import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { compact } from '../compare.js';
 import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { parseGoDuration } from '../../common/go-duration.js';
-import { DEFAULT_LDAP_MOUNT, type SecretsClient } from '../../clients/secrets.js';
+import { DEFAULT_LDAP_MOUNT, type SecretsClient } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { canonicalJson } from '../compare.js';
 import type { KindContext, ResourceKey } from '../contract.js';

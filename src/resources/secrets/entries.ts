@@ -5,7 +5,7 @@
  * configuration.
  */
 import pLimit from 'p-limit';
-import type { SecretsClient } from '../../clients/secrets.js';
+import type { SecretsClient } from '../../clients/secrets/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import type {
   KindContext,

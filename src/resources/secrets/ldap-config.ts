@@ -16,7 +16,7 @@
  * defaults back. Disabling the mount itself is outside Converge.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets.js';
+import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
 import type { Comparison, Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';

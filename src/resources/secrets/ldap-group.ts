@@ -4,7 +4,7 @@
  * default); spec.policies is a YAML list, sent as the comma-separated string the service takes.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { LdapGroup } from '../../clients/secrets.js';
+import type { LdapGroup } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues } from '../compare.js';
 import type { Desired, KindContext, ResourceKind } from '../contract.js';

@@ -5,7 +5,7 @@
  * A user is applied after the groups it names and its mount's configuration.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { LdapUser } from '../../clients/secrets.js';
+import type { LdapUser } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues } from '../compare.js';
 import type { Desired, KindContext, ResourceKey, ResourceKind } from '../contract.js';

@@ -3,7 +3,7 @@
  * counts: attributes it sets, plus those with a fixed create default (an omitted `auto-apply` means
  * false). Server-filled attributes (ids, timestamps, metrics, permissions) never do.
  */
-import type { Workspace } from '../../clients/workspaces.js';
+import type { Workspace } from '../../clients/workspaces/client.js';
 import { deepEqual, diffValues } from '../compare.js';
 import type { AttributeDiff } from '../contract.js';
 import { CONVERGE_KEYS, CREATE_DEFAULTS, CREATE_ONLY, type WorkspaceSpec } from './schema.js';

@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { workspacesService } from '../../clients/workspaces/definition.js';
-import type { Project, Workspace, WorkspacesClient } from '../../clients/workspaces.js';
+import type { Project, Workspace, WorkspacesClient } from '../../clients/workspaces/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';

@@ -1,8 +1,11 @@
 /**
  * `Hash` of roles and policies: base64 of BLAKE2b-256 over the user-set fields, written in the same
  * order as the real registry's `SetHash`, so a role in the default namespace hashes exactly as there.
+ *
+ * BLAKE2b comes from `@noble/hashes` (audited): node:crypto offers only the fixed 512-bit variant,
+ * and BLAKE2b-256 is not a truncation of it (the digest length is part of the parameter block).
  */
-import { blake2b256 } from './blake2b.js';
+import { blake2b } from '@noble/hashes/blake2.js';
 import { DEFAULT_NAMESPACE, type NodeIdentity, type ServiceIdentity } from './model.js';
 
 export function roleHash(role: {
@@ -31,4 +34,9 @@ export function policyHash(policy: {
   return Buffer.from(
     blake2b256([policy.Name, policy.Description, policy.Rules, ...policy.Datacenters]),
   ).toString('base64');
+}
+
+/** BLAKE2b-256 over the concatenation of `parts` (what Go's `hash.Write` calls amount to). */
+function blake2b256(parts: readonly string[]): Uint8Array {
+  return blake2b(Buffer.from(parts.join(''), 'utf8'), { dkLen: 32 });
 }

@@ -38,37 +38,12 @@ import {
   parseDN,
   renderGoTemplate,
 } from './ldap-filters.js';
+import type { LdapDirectoryFields } from '../../../clients/secrets/ldap-config.js';
 
-export type TlsVersion = 'tls10' | 'tls11' | 'tls12' | 'tls13';
+export type { TlsVersion } from '../../../clients/secrets/ldap-config.js';
 
 /** The mount's effective directory settings (spec field names; durations in seconds, defaults filled). */
-export interface DirectorySettings {
-  /** Comma-separated server URLs, tried in order. */
-  url: string;
-  connection_timeout: number;
-  request_timeout: number;
-  starttls: boolean;
-  tls_min_version: TlsVersion;
-  tls_max_version: TlsVersion;
-  insecure_tls: boolean;
-  certificate: string;
-  client_tls_cert: string;
-  client_tls_key: string;
-  binddn: string;
-  bindpass: string;
-  userdn: string;
-  userattr: string;
-  discoverdn: boolean;
-  deny_null_bind: boolean;
-  upndomain: string;
-  userfilter: string;
-  anonymous_group_search: boolean;
-  groupfilter: string;
-  groupdn: string;
-  groupattr: string;
-  case_sensitive_names: boolean;
-  max_page_size: number;
-}
+export type DirectorySettings = LdapDirectoryFields;
 
 export interface DirectoryLoginResult {
   /** The DN the user bound as. */

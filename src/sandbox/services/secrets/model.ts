@@ -3,67 +3,26 @@
  * seconds; lists as arrays), its local groups and its local users. Names are stored as the write
  * produced them (lower-cased unless `case_sensitive_names`), as the real service keys its storage.
  */
-import type { DirectorySettings, TlsVersion } from './directory-login.js';
+import {
+  LDAP_SPEC_DEFAULTS,
+  type LdapConfigFields,
+  type LdapTokenFields,
+} from '../../../clients/secrets/ldap-config.js';
+import type { DirectorySettings } from './directory-login.js';
 
-export const TLS_VERSIONS: readonly TlsVersion[] = ['tls10', 'tls11', 'tls12', 'tls13'];
+export { TLS_VERSIONS } from '../../../clients/secrets/ldap-config.js';
 
 /** `token_type` as stored and read back; `default` is the real service's name for "the mount's default". */
 export type TokenType = 'default' | 'service' | 'batch';
 
-export interface TokenSettings {
-  token_ttl: number;
-  token_max_ttl: number;
-  token_explicit_max_ttl: number;
-  token_period: number;
-  token_policies: string[];
-  token_bound_cidrs: string[];
-  token_no_default_policy: boolean;
-  token_num_uses: number;
-  token_type: TokenType;
-}
+export type TokenSettings = LdapTokenFields<TokenType>;
 
-export interface LdapConfigRecord extends DirectorySettings, TokenSettings {
-  username_as_alias: boolean;
-}
+/** A mount's configuration: the wire format's fields (the client's description of them). */
+export type LdapConfigRecord = LdapConfigFields<TokenType>;
 
-/** Every field of the spec's table with its default. */
+/** Every field of the spec's table with its default, with lists of its own to change. */
 export function defaultLdapConfig(): LdapConfigRecord {
-  return {
-    url: 'ldap://127.0.0.1',
-    case_sensitive_names: false,
-    connection_timeout: 30,
-    request_timeout: 90,
-    starttls: false,
-    tls_min_version: 'tls12',
-    tls_max_version: 'tls12',
-    insecure_tls: false,
-    certificate: '',
-    client_tls_cert: '',
-    client_tls_key: '',
-    binddn: '',
-    bindpass: '',
-    userdn: '',
-    userattr: 'cn',
-    discoverdn: false,
-    deny_null_bind: true,
-    upndomain: '',
-    userfilter: '',
-    anonymous_group_search: false,
-    groupfilter: '',
-    groupdn: '',
-    groupattr: '',
-    username_as_alias: false,
-    max_page_size: 0,
-    token_ttl: 0,
-    token_max_ttl: 0,
-    token_explicit_max_ttl: 0,
-    token_period: 0,
-    token_policies: [],
-    token_bound_cidrs: [],
-    token_no_default_policy: false,
-    token_num_uses: 0,
-    token_type: 'default',
-  };
+  return { ...LDAP_SPEC_DEFAULTS, token_policies: [], token_bound_cidrs: [] };
 }
 
 export interface GroupRecord {

@@ -4,6 +4,7 @@
  * encrypting the new recovery key. One step runs at a time (the real core holds its rekey lock for
  * the whole update), so a submission cannot interleave with another or with a cancel while it awaits.
  */
+import type { RekeyCompletion, VerificationCompletion } from '../../../../clients/secrets/rekey-types.js';
 import { SecretsError } from '../vault.js';
 import { encryptShare, PgpKeyError, readPgpKeys } from './pgp.js';
 import { generateRecoveryKey } from './seal.js';
@@ -18,23 +19,11 @@ import {
   type VerificationStatus,
 } from './state.js';
 
-/** The answer of the update that reaches the threshold (`RekeyUpdateResponse`). */
-export interface RekeyCompletion {
-  nonce: string;
-  complete: true;
-  keys: string[];
-  keys_base64: string[];
-  pgp_fingerprints: string[] | null;
-  backup: boolean;
-  verification_required: boolean;
-  verification_nonce?: string;
-}
-
-/** The answer of the verification that reaches the threshold (`RekeyVerificationUpdateResponse`). */
-export interface VerificationCompletion {
-  nonce: string;
-  complete: true;
-}
+/**
+ * The answers of the update and of the verification that reach the threshold
+ * (`RekeyUpdateResponse`, `RekeyVerificationUpdateResponse`), as the client reads them.
+ */
+export type { RekeyCompletion, VerificationCompletion } from '../../../../clients/secrets/rekey-types.js';
 
 export class RekeyCeremony {
   private tail: Promise<unknown> = Promise.resolve();

@@ -20,6 +20,10 @@
  * it); the sandbox persists it with the rest, so a `--data` sandbox picks up where it stopped.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type {
+  RekeyStatus,
+  VerificationStatus as ClientVerificationStatus,
+} from '../../../../clients/secrets/rekey-types.js';
 import { SecretsError } from '../vault.js';
 import { isSealRecord, keyMatches, recoveryConfigProblem, type SealRecord, sealFor } from './seal.js';
 import { fromHex, MAX_KEY_BYTES, MIN_KEY_BYTES, toHex } from './shamir.js';
@@ -64,28 +68,14 @@ export interface RecoveryState {
   backup?: RekeyBackup;
 }
 
-/** `GET init` (`RekeyStatusResponse`); `pgp_fingerprints` is Go's nil slice (null) without PGP. */
-export interface RekeyStatus {
-  nonce: string;
-  started: boolean;
-  t: number;
-  n: number;
-  progress: number;
-  required: number;
-  pgp_fingerprints: string[] | null;
-  backup: boolean;
-  verification_required: boolean;
-  verification_nonce?: string;
-}
+/**
+ * `GET init` (`RekeyStatusResponse`; `pgp_fingerprints` is Go's nil slice, null, without PGP), as the
+ * client reads it: one wire description for both.
+ */
+export type { RekeyStatus } from '../../../../clients/secrets/rekey-types.js';
 
-/** `GET verify` (`RekeyVerificationStatusResponse`). */
-export interface VerificationStatus {
-  nonce: string;
-  started: boolean;
-  t: number;
-  n: number;
-  progress: number;
-}
+/** `GET verify` (`RekeyVerificationStatusResponse`): the client's shape, which the sandbox always fills. */
+export type VerificationStatus = Required<ClientVerificationStatus>;
 
 /** A submission either adds progress or reaches the threshold with the parts to combine. */
 export type Submission = { kind: 'progress' } | { kind: 'threshold'; parts: Uint8Array[]; threshold: number };

@@ -9,20 +9,20 @@
  * - Retries are the HTTP layer's: 429 is always retried (POST and PATCH included, as go-tfe does),
  *   honouring `Retry-After`/`X-RateLimit-Reset`; 5xx only for GET/PUT/DELETE, so a create, update,
  *   lock or state upload is never sent twice. `X-RateLimit-Limit` throttles the client on any answer.
- * - 4xx answers (but 429) are taken back from the HTTP layer and thrown here as `HttpStatusError`
- *   carrying `details` (title, detail, `source.pointer` of each JSON:API error); the message is one
- *   line, `title: detail (at /pointer)`. 5xx messages are read the same way, without `details`.
+ * - Error answers are the HTTP layer's `HttpStatusError`; this client gives it the JSON:API reading:
+ *   4xx (but 429) carry `details` (title, detail, `source.pointer` of each JSON:API error), and the
+ *   message is one line, `title: detail (at /pointer)`. 5xx messages are read the same way, without
+ *   `details`.
  * - Reads answer `undefined` for 404 (the service also says 404 when the caller may not see it).
  * - The download of a hosted state file never carries the token (it goes to a storage URL that holds
  *   its own secret) and comes back as the exact text that was uploaded.
  */
-import type { Dispatcher } from 'undici';
-import { type QueryValue, withQuery } from './http/body.js';
-import { createAgent } from './http/agent.js';
-import { HttpClient, type HttpClientOptions, type HttpResponse } from './http/client.js';
-import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
-import { errorDetails, parseErrorDocument } from './http/error-details.js';
-import { checkShape } from './http/shape.js';
+import type { QueryValue } from '../http/body.js';
+import { createAgent } from '../http/agent.js';
+import { HttpClient, type HttpResponse, type RequestContext } from '../http/client.js';
+import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
+import { errorDetails, parseErrorDocument } from '../http/error-details.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import {
   asDocument,
   DocumentError,
@@ -35,11 +35,11 @@ import {
   toStateVersion,
   toWorkspace,
   workspaceBody,
-} from './workspaces/json-api.js';
-import { walkPages } from './workspaces/pages.js';
-import { JsonApiDocumentShape } from './workspaces/responses.js';
-import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './workspaces/query.js';
-import { textBodies } from './workspaces/text-bodies.js';
+} from './json-api.js';
+import { walkPages } from './pages.js';
+import { JsonApiDocumentShape } from './responses.js';
+import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './query.js';
+import { textBodies } from './text-bodies.js';
 import type {
   JsonApiDocument,
   JsonApiResource,
@@ -52,7 +52,7 @@ import type {
   Workspace,
   WorkspaceListQuery,
   WorkspaceRef,
-} from './workspaces/types.js';
+} from './types.js';
 
 export type {
   JsonApiDocument,
@@ -68,47 +68,29 @@ export type {
   Workspace,
   WorkspaceListQuery,
   WorkspaceRef,
-} from './workspaces/types.js';
-export { errorDetails, formatErrorDetails } from './http/error-details.js';
+} from './types.js';
+export { errorDetails, formatErrorDetails } from '../http/error-details.js';
 /** The workspace service's error bodies are `{"errors":[…]}` documents (JSON:API objects or strings). */
 export const parseWorkspacesError = parseErrorDocument;
-export { parseStateFile, type StateFileInfo, StateFileError } from './workspaces/state-file.js';
+export { parseStateFile, type StateFileInfo, StateFileError } from './state-file.js';
 export {
   pushState,
   type PushStateOptions,
   WorkspaceLockedError,
   WorkspaceUnlockError,
-} from './workspaces/state-push.js';
+} from './state-push.js';
 
 /** The service's API prefix; `address` is the service root, as `CONVERGE_WORKSPACES_ADDR` holds it. */
 export const WORKSPACES_API_PREFIX = '/api/v2';
 
-/** 4xx statuses taken back from the HTTP layer to be read here; 429 stays with its retry logic. */
-const CLIENT_ERRORS: readonly number[] = Array.from({ length: 100 }, (_, i) => 400 + i).filter(
-  (s) => s !== 429,
-);
-
-export interface WorkspacesConnection {
-  /** The service root (`https://app.example.com`); `/api/v2` is added unless it is already there. */
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  dispatcher?: Dispatcher;
-  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_WORKSPACES_ADDR`. */
-  addressSource?: string;
-  /** Where the token came from, for 401/403 hints. Default `CONVERGE_WORKSPACES_TOKEN`. */
-  tokenSource?: string;
+/** `address` is the service root (`https://app.example.com`); `/api/v2` is added unless it is there. */
+export interface WorkspacesConnection extends ClientConnection {
   /** Used when a call names no organization (`CONVERGE_WORKSPACES_ORGANIZATION`, a Connection's). */
   defaultOrganization?: string;
-  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
-  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 
 export interface WorkspacesClientOptions {
   defaultOrganization?: string;
-  /** The connection's token, only to scrub it from error texts this client builds itself. */
-  token?: string;
   /** Builds the token-less client for hosted downloads, on first use. */
   openDownloads?: () => { http: HttpClient; close(): Promise<void> };
 }
@@ -131,42 +113,26 @@ export function workspacesBaseUrl(address: string): string {
   return trimmed.endsWith(WORKSPACES_API_PREFIX) ? trimmed : `${trimmed}${WORKSPACES_API_PREFIX}`;
 }
 
-export class WorkspacesClient {
-  readonly http: HttpClient;
+export class WorkspacesClient extends HttpServiceClient {
   readonly defaultOrganization: string | undefined;
-  readonly #token: string | undefined;
-  private readonly basePath: string;
   private readonly openDownloads?: WorkspacesClientOptions['openDownloads'];
   private downloads?: { http: HttpClient; close(): Promise<void> };
 
   constructor(http: HttpClient, options: WorkspacesClientOptions = {}) {
-    this.http = http;
+    super(http);
     this.defaultOrganization = options.defaultOrganization || undefined;
-    this.#token = options.token;
-    this.basePath = new URL(http.baseUrl).pathname.replace(/\/+$/, '');
     if (options.openDownloads) this.openDownloads = options.openDownloads;
   }
 
   static fromConnection(connection: WorkspacesConnection): WorkspacesClient {
     const { http: extra, ...c } = connection;
-    const injected = c.dispatcher ?? extra?.dispatcher;
-    const shared = {
-      ...extra,
-      service: 'workspaces' as const,
-      baseUrl: workspacesBaseUrl(c.address),
-      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
-      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
-      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
-    };
-    const http = new HttpClient({
-      ...shared,
-      ...(c.token ? { token: c.token } : {}),
-      parseError: extra?.parseError ?? parseWorkspacesError,
-      ...(injected ? { dispatcher: injected } : {}),
-    });
+    const where: ServiceHttp = { service: 'workspaces', baseUrl: workspacesBaseUrl(c.address) };
+    const http = new HttpClient(
+      connectionHttpOptions(connection, { ...where, parseError: parseErrorDocument, errorDetails }),
+    );
     // A second HttpClient without any token, so a download can never send it, whatever the URL.
     const openDownloads = () => {
+      const injected = c.dispatcher ?? extra?.dispatcher;
       const owned = injected
         ? undefined
         : createAgent({
@@ -177,24 +143,23 @@ export class WorkspacesClient {
             keepAliveTimeoutMs: extra?.keepAliveTimeoutMs ?? 4_000,
           });
       const downloads = new HttpClient({
-        ...shared,
+        ...connectionHttpOptions({ ...connection, token: undefined }, where),
         dispatcher: (injected ?? owned!).compose(textBodies),
       });
       return { http: downloads, close: async () => owned?.close() };
     };
     return new WorkspacesClient(http, {
       ...(c.defaultOrganization ? { defaultOrganization: c.defaultOrganization } : {}),
-      ...(c.token ? { token: c.token } : {}),
       openDownloads,
     });
   }
 
   /** Attempts sent so far, retries and downloads included. */
-  get requestCount(): number {
-    return this.http.requestCount + (this.downloads?.http.requestCount ?? 0);
+  override get requestCount(): number {
+    return super.requestCount + (this.downloads?.http.requestCount ?? 0);
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await Promise.all([this.http.close(), this.downloads?.close()]);
   }
 
@@ -207,10 +172,12 @@ export class WorkspacesClient {
 
   /** `GET /account/details`: the user behind the token; undefined for team and organization tokens (404). */
   async whoAmI(): Promise<{ id: string; type: 'users'; username?: string } | undefined> {
-    const res = await this.call({ method: 'GET', path: '/account/details', notFound: 'undefined' });
-    if (!res) return undefined;
-    const doc = this.document(res, 'GET', '/account/details');
-    const user = this.shape(() => singleResource(doc, 'users'), res, 'GET', '/account/details');
+    const found = await this.resource(
+      { method: 'GET', path: '/account/details', notFound: 'undefined' },
+      'users',
+    );
+    if (!found) return undefined;
+    const user = found.resource;
     const username = user.attributes?.username;
     return { id: user.id, type: 'users', ...(typeof username === 'string' ? { username } : {}) };
   }
@@ -242,11 +209,9 @@ export class WorkspacesClient {
   ): Promise<{ workspace: Workspace; included: JsonApiResource[] } | undefined> {
     const path = this.workspacePath(ref);
     const query = includeQuery(opts.include);
-    const res = await this.call({ method: 'GET', path, query, notFound: 'undefined' });
-    if (!res) return undefined;
-    const doc = this.document(res, 'GET', path);
-    const included = doc.included ?? [];
-    const resource = this.shape(() => singleResource(doc, 'workspaces'), res, 'GET', path);
+    const found = await this.resource({ method: 'GET', path, query, notFound: 'undefined' }, 'workspaces');
+    if (!found) return undefined;
+    const { resource, included } = found;
     return { workspace: toWorkspace(resource, included, this.refOrganization(ref)), included };
   }
 
@@ -332,12 +297,9 @@ export class WorkspacesClient {
    * both, as the real service answers).
    */
   async readOrganization(name: string): Promise<Organization | undefined> {
-    const path = orgPath(name);
-    const res = await this.call({ method: 'GET', path, notFound: 'undefined' });
-    if (!res) return undefined;
-    const doc = this.document(res, 'GET', path);
-    const resource = this.shape(() => singleResource(doc, 'organizations'), res, 'GET', path);
-    return { name: resource.id, attributes: resource.attributes ?? {} };
+    const call: Call = { method: 'GET', path: orgPath(name), notFound: 'undefined' };
+    const resource = (await this.resource(call, 'organizations'))?.resource;
+    return resource && { name: resource.id, attributes: resource.attributes ?? {} };
   }
 
   // Projects
@@ -364,15 +326,16 @@ export class WorkspacesClient {
     input: StateVersionInput,
     opts: RequestOptions = {},
   ): Promise<StateVersion> {
-    const path = `/workspaces/${segment(workspaceId, 'workspace id')}/state-versions`;
-    const res = await this.call({
-      method: 'POST',
-      path,
-      body: stateVersionBody(input),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    const doc = this.document(res!, 'POST', path);
-    return toStateVersion(this.shape(() => singleResource(doc, 'state-versions'), res!, 'POST', path));
+    const found = await this.resource(
+      {
+        method: 'POST',
+        path: `/workspaces/${segment(workspaceId, 'workspace id')}/state-versions`,
+        body: stateVersionBody(input),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      },
+      'state-versions',
+    );
+    return toStateVersion(found!.resource);
   }
 
   /** Every state version of a workspace, all pages (the service lists newest first). */
@@ -440,7 +403,10 @@ export class WorkspacesClient {
 
   // Helpers
 
-  /** Sends one request the JSON:API way; 4xx become `HttpStatusError` with `details` here. */
+  /**
+   * Sends one request the JSON:API way; an error status is the HTTP layer's `HttpStatusError` (with the
+   * `details` of the JSON:API errors). A 404 answers undefined where the call says so.
+   */
   private async call(call: Call): Promise<HttpResponse | undefined> {
     const res = await this.http.request({
       method: call.method,
@@ -453,30 +419,26 @@ export class WorkspacesClient {
       accept: JSON_API,
       // The spec asks for the media type on every request, bodiless ones included.
       headers: { 'content-type': JSON_API },
-      okStatuses: CLIENT_ERRORS,
+      ...(call.notFound ? { okStatuses: [404] } : {}),
     });
-    if (res.status < 400) return res;
-    if (res.status === 404 && call.notFound === 'undefined') return undefined;
-    const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
-    const serviceMessage = parseErrorDocument(res.status, text, res.headers['content-type']);
-    throw new HttpStatusError({
-      service: 'workspaces',
-      method: call.method,
-      path: withQuery(`${this.basePath}${call.path}`, call.query),
-      secrets: [this.#token],
-      status: res.status,
-      serviceMessage,
-      // 401/403 only: the 404s this service gives for what a token may not see get no hint (see there).
-      note: this.http.tokenHint(res.status, serviceMessage),
-      details: errorDetails(res.body),
-    });
+    return res.status === 404 ? undefined : res;
+  }
+
+  /** The single `type` resource a call answers, with the document's `included`; undefined as `call`. */
+  private async resource(
+    call: Call,
+    type: string,
+  ): Promise<{ resource: JsonApiResource; included: JsonApiResource[] } | undefined> {
+    const res = await this.call(call);
+    if (!res) return undefined;
+    const doc = this.document(res, call);
+    const resource = this.read(() => singleResource(doc, type), res, call);
+    return { resource, included: doc.included ?? [] };
   }
 
   private async workspaceCall(call: Call, organization?: string): Promise<Workspace> {
-    const res = await this.call(call);
-    const doc = this.document(res!, call.method, call.path);
-    const resource = this.shape(() => singleResource(doc, 'workspaces'), res!, call.method, call.path);
-    return toWorkspace(resource, doc.included ?? [], organization);
+    const { resource, included } = (await this.resource(call, 'workspaces'))!;
+    return toWorkspace(resource, included, organization);
   }
 
   private async listPage<T>(
@@ -486,9 +448,10 @@ export class WorkspacesClient {
     type: string,
     map: (resource: JsonApiResource, included: JsonApiResource[]) => T,
   ): Promise<{ items: T[]; pagination: Pagination }> {
-    const res = await this.call({ method: 'GET', path, query });
-    const doc = this.document(res!, 'GET', path);
-    const resources = this.shape(() => resourceList(doc, type), res!, 'GET', path);
+    const call: Call = { method: 'GET', path, query };
+    const res = (await this.call(call))!;
+    const doc = this.document(res, call);
+    const resources = this.read(() => resourceList(doc, type), res, call);
     const included = doc.included ?? [];
     return {
       items: resources.map((r) => map(r, included)),
@@ -500,41 +463,27 @@ export class WorkspacesClient {
     path: string,
     include: string[] | undefined,
   ): Promise<{ stateVersion: StateVersion; included: JsonApiResource[] } | undefined> {
-    const res = await this.call({ method: 'GET', path, query: includeQuery(include), notFound: 'undefined' });
-    if (!res) return undefined;
-    const doc = this.document(res, 'GET', path);
-    const resource = this.shape(() => singleResource(doc, 'state-versions'), res, 'GET', path);
-    return { stateVersion: toStateVersion(resource), included: doc.included ?? [] };
+    const call: Call = { method: 'GET', path, query: includeQuery(include), notFound: 'undefined' };
+    const found = await this.resource(call, 'state-versions');
+    return found && { stateVersion: toStateVersion(found.resource), included: found.included };
   }
 
   /**
    * The body of a 2xx answer as a JSON:API document whose parts have the types the client reads, or
    * an `UnexpectedResponseError`.
    */
-  private document(res: HttpResponse, method: string, path: string): JsonApiDocument {
-    const doc = this.shape(() => asDocument(res.body), res, method, path);
-    return checkShape<JsonApiDocument>(JsonApiDocumentShape, doc, {
-      service: 'workspaces',
-      method,
-      path: `${this.basePath}${path}`,
-      status: res.status,
-      secrets: [this.#token],
-    });
+  private document(res: HttpResponse, call: Call): JsonApiDocument {
+    const doc = this.read(() => asDocument(res.body), res, call);
+    return this.http.checkBody<JsonApiDocument>(endpoint(call), res.status, JsonApiDocumentShape, doc);
   }
 
-  private shape<T>(read: () => T, res: HttpResponse, method: string, path: string): T {
+  /** `read()` of a document, its `DocumentError` an `UnexpectedResponseError` about the call. */
+  private read<T>(read: () => T, res: HttpResponse, call: Call): T {
     try {
       return read();
     } catch (err) {
       if (!(err instanceof DocumentError)) throw err;
-      throw new UnexpectedResponseError({
-        service: 'workspaces',
-        method,
-        path: `${this.basePath}${path}`,
-        secrets: [this.#token],
-        status: res.status,
-        problem: err.message,
-      });
+      throw this.http.unexpected(endpoint(call), res.status, err.message);
     }
   }
 
@@ -556,6 +505,11 @@ export class WorkspacesClient {
     if ('id' in ref) return `/workspaces/${segment(ref.id, 'workspace id')}`;
     return `${orgPath(this.organization(ref.organization))}/workspaces/${segment(ref.name, 'workspace name')}`;
   }
+}
+
+/** A call as a document's errors name it: the endpoint, without its page or include query. */
+function endpoint(call: Call): RequestContext {
+  return { method: call.method, path: call.path };
 }
 
 function orgPath(organization: string): string {

@@ -12,20 +12,14 @@
  * - Create is a PUT that is not idempotent (a second create fails with "already exists"), so it is
  *   marked non-idempotent: a 5xx or a broken connection after sending is not retried.
  */
-import type { Dispatcher } from 'undici';
-import { defaultParseError } from './http/body.js';
-import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
 import type { TSchema } from '@sinclair/typebox';
-import { HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
-import { DEFAULT_RETRY } from './http/retry-policy.js';
-import {
-  DeleteResultShape,
-  PolicyListShape,
-  PolicyShape,
-  RoleListShape,
-  RoleShape,
-} from './registry/responses.js';
-import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './registry/types.js';
+import { BlockingReads } from '../http/blocking-reads.js';
+import { HttpClient, type HttpRequest } from '../http/client.js';
+import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
+import { DEFAULT_RETRY } from '../http/retry-policy.js';
+import { HttpServiceClient } from '../http/service-client.js';
+import { DeleteResultShape, PolicyListShape, PolicyShape, RoleListShape, RoleShape } from './responses.js';
+import type { BlockingOptions, Indexed, NamespaceOption, Policy, Role, RoleInput } from './types.js';
 
 export type {
   BlockingOptions,
@@ -37,7 +31,7 @@ export type {
   Role,
   RoleInput,
   ServiceIdentity,
-} from './registry/types.js';
+} from './types.js';
 
 export const REGISTRY_NAMESPACE_HEADER = 'x-registry-namespace';
 export const REGISTRY_INDEX_HEADER = 'x-registry-index';
@@ -45,20 +39,9 @@ export const REGISTRY_INDEX_HEADER = 'x-registry-index';
 /** The registry's server-side default for a blocking query without `wait`. */
 const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
 
-export interface RegistryConnection {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  dispatcher?: Dispatcher;
+export interface RegistryConnection extends ClientConnection {
   /** Sent as `X-Registry-Namespace` on every request (see the module comment). */
   defaultNamespace?: string;
-  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_REGISTRY_ADDR`. */
-  addressSource?: string;
-  /** Where the token came from, for 401/403 hints. Default `CONVERGE_REGISTRY_TOKEN`. */
-  tokenSource?: string;
-  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
-  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
 }
 
 export interface RegistryClientOptions {
@@ -70,60 +53,34 @@ export interface ListRolesOptions extends BlockingOptions {
   policy?: string;
 }
 
-/** The registry's error bodies are plain text; empty ones fall back to the status text. */
-export function parseRegistryError(
-  status: number,
-  bodyText: string,
-  contentType: string | undefined,
-): string {
-  return defaultParseError(status, bodyText, contentType);
-}
+/**
+ * Error bodies are plain text, which the HTTP layer's default reading takes as they are; 500 is not
+ * retried (see the module comment).
+ */
+const REGISTRY_HTTP: ServiceHttp = {
+  service: 'registry',
+  retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
+};
 
-/** HTTP-layer options the registry needs, for callers that build the `HttpClient` themselves. */
-export function registryHttpOptions(
-  connection: Pick<RegistryConnection, 'address' | 'token'>,
-): Pick<HttpClientOptions, 'service' | 'baseUrl' | 'token' | 'parseError' | 'retry'> {
-  return {
-    service: 'registry',
-    baseUrl: connection.address,
-    ...(connection.token ? { token: connection.token } : {}),
-    parseError: parseRegistryError,
-    retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
-  };
-}
-
-export class RegistryClient {
-  readonly http: HttpClient;
+export class RegistryClient extends HttpServiceClient {
   private readonly defaultNamespace?: string;
+  private readonly reads: BlockingReads<BlockingOptions>;
 
   constructor(http: HttpClient, options: RegistryClientOptions = {}) {
-    this.http = http;
+    super(http);
     if (options.defaultNamespace) this.defaultNamespace = options.defaultNamespace;
+    this.reads = new BlockingReads(http, {
+      name: 'registry',
+      indexHeaders: [REGISTRY_INDEX_HEADER],
+      defaultWaitMs: DEFAULT_BLOCKING_WAIT_MS,
+      scoped: (scope, query) => this.scoped(scope, query),
+    });
   }
 
   static fromConnection(connection: RegistryConnection): RegistryClient {
-    const { http: extra, ...c } = connection;
-    const base = registryHttpOptions(c);
-    const http = new HttpClient({
-      ...extra,
-      ...base,
-      retry: { ...base.retry, ...extra?.retry },
-      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
-      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-      ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
-      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
-      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
-    });
-    return new RegistryClient(http, c.defaultNamespace ? { defaultNamespace: c.defaultNamespace } : {});
-  }
-
-  /** Attempts sent so far, retries included. */
-  get requestCount(): number {
-    return this.http.requestCount;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+    const http = new HttpClient(connectionHttpOptions(connection, REGISTRY_HTTP));
+    const { defaultNamespace } = connection;
+    return new RegistryClient(http, defaultNamespace ? { defaultNamespace } : {});
   }
 
   // Roles
@@ -142,7 +99,7 @@ export class RegistryClient {
   }
 
   async readRoleWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Role | undefined>> {
-    return this.readOptional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options, RoleShape);
+    return this.reads.optional<Role>(`/v1/acl/role/${segment(id, 'role ID')}`, options, RoleShape);
   }
 
   /** `GET /v1/acl/role/name/:name`; undefined when there is no such role. */
@@ -154,7 +111,7 @@ export class RegistryClient {
     name: string,
     options: BlockingOptions = {},
   ): Promise<Indexed<Role | undefined>> {
-    return this.readOptional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options, RoleShape);
+    return this.reads.optional<Role>(`/v1/acl/role/name/${segment(name, 'role name')}`, options, RoleShape);
   }
 
   /** `PUT /v1/acl/role/:id`. A body `ID` other than `id` is refused by the registry (400). */
@@ -184,11 +141,11 @@ export class RegistryClient {
       {
         method: 'GET',
         path: '/v1/acl/roles',
-        ...this.blocking(options, { policy: options.policy || undefined }),
+        ...this.reads.request(options, { policy: options.policy || undefined }),
       },
       RoleListShape,
     );
-    return withIndex(res.body ?? [], res.headers);
+    return this.reads.indexed(res.body ?? [], res.headers);
   }
 
   // Policies (read-only: roles link to them, Converge does not manage them)
@@ -196,7 +153,7 @@ export class RegistryClient {
   /** `GET /v1/acl/policies`. List entries leave out `Rules`. */
   async listPolicies(options: BlockingOptions = {}): Promise<Policy[]> {
     const res = await this.http.requestJson<Policy[] | null>(
-      { method: 'GET', path: '/v1/acl/policies', ...this.blocking(options) },
+      { method: 'GET', path: '/v1/acl/policies', ...this.reads.request(options) },
       PolicyListShape,
     );
     return res.body ?? [];
@@ -205,29 +162,17 @@ export class RegistryClient {
   /** `GET /v1/acl/policy/:id`; undefined when there is no such policy. */
   async readPolicy(id: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
     return (
-      await this.readOptional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options, PolicyShape)
+      await this.reads.optional<Policy>(`/v1/acl/policy/${segment(id, 'policy ID')}`, options, PolicyShape)
     ).value;
   }
 
   /** `GET /v1/acl/policy/name/:name`; undefined when there is no such policy. */
   async readPolicyByName(name: string, options: BlockingOptions = {}): Promise<Policy | undefined> {
     const path = `/v1/acl/policy/name/${segment(name, 'policy name')}`;
-    return (await this.readOptional<Policy>(path, options, PolicyShape)).value;
+    return (await this.reads.optional<Policy>(path, options, PolicyShape)).value;
   }
 
   // Helpers
-
-  private async readOptional<T>(
-    path: string,
-    options: BlockingOptions,
-    schema: TSchema,
-  ): Promise<Indexed<T | undefined>> {
-    const res = await this.http.requestJson<T>(
-      { method: 'GET', path, okStatuses: [404], ...this.blocking(options) },
-      schema,
-    );
-    return withIndex(res.status === 404 ? undefined : res.body, res.headers);
-  }
 
   private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
     return this.http.requestObject<T>(req, 'the object', schema);
@@ -240,25 +185,10 @@ export class RegistryClient {
     if (options.signal) out.signal = options.signal;
     return out;
   }
-
-  /** `scoped` plus `index`/`wait`, with a timeout long enough for the server to hold the request. */
-  private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const wait = options.wait === undefined ? undefined : waitParameter('registry', options.wait);
-    const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
-    if (options.index !== undefined && options.index > 0) {
-      out.timeoutMs = blockingTimeoutMs(wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS);
-    }
-    return out;
-  }
 }
 
 /** An id or name as one path segment; an empty one would silently hit the list or create endpoint. */
 function segment(value: string, what: string): string {
   if (!value) throw new TypeError(`registry: ${what} must not be empty`);
   return encodeURIComponent(value);
-}
-
-function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
-  const index = indexFromHeaders(headers, [REGISTRY_INDEX_HEADER]);
-  return index === undefined ? { value } : { value, index };
 }

@@ -16,11 +16,11 @@
  *   undefined on 404 instead of throwing.
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { Dispatcher } from 'undici';
-import { defaultParseError } from './http/body.js';
-import { blockingTimeoutMs, indexFromHeaders, waitParameter } from './http/blocking-query.js';
-import { bearerAuth, HttpClient, type HttpClientOptions, type HttpRequest } from './http/client.js';
-import { DEFAULT_RETRY } from './http/retry-policy.js';
+import { BlockingReads } from '../http/blocking-reads.js';
+import { bearerAuth, HttpClient, type HttpRequest } from '../http/client.js';
+import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
+import { DEFAULT_RETRY } from '../http/retry-policy.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import {
   AllocationListShape,
   DeploymentListShape,
@@ -38,7 +38,7 @@ import {
   ScaleShape,
   ScaleStatusShape,
   StabilityShape,
-} from './scheduler/responses.js';
+} from './responses.js';
 import type {
   AllOption,
   Allocation,
@@ -66,11 +66,11 @@ import type {
   ScaleResponse,
   StabilityResponse,
   StopOptions,
-} from './scheduler/types.js';
-import { MAX_DISPATCH_PAYLOAD_BYTES } from './scheduler/types.js';
+} from './types.js';
+import { MAX_DISPATCH_PAYLOAD_BYTES } from './types.js';
 
-export type * from './scheduler/types.js';
-export { MAX_DISPATCH_PAYLOAD_BYTES } from './scheduler/types.js';
+export type * from './types.js';
+export { MAX_DISPATCH_PAYLOAD_BYTES } from './types.js';
 
 /** The read index header under the spec's name; the real agent's `X-Nomad-Index` is read as well. */
 export const SCHEDULER_INDEX_HEADERS = ['x-scheduler-index', 'x-nomad-index'] as const;
@@ -78,73 +78,28 @@ export const SCHEDULER_INDEX_HEADERS = ['x-scheduler-index', 'x-nomad-index'] as
 /** The service's default and maximum for a blocking query without `wait`. */
 const DEFAULT_BLOCKING_WAIT_MS = 5 * 60_000;
 
-export interface SchedulerConnection {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  dispatcher?: Dispatcher;
-  /** Where the address came from, for "cannot reach" hints. Default `CONVERGE_SCHEDULER_ADDR`. */
-  addressSource?: string;
-  /** Where the token came from, for 401/403 hints. Default `CONVERGE_SCHEDULER_TOKEN`. */
-  tokenSource?: string;
-  /** Anything else of the HTTP layer (timeouts and `deadlineMs`, retry, hooks). */
-  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
-}
+export type SchedulerConnection = ClientConnection;
 
-/** The scheduler's bodies on errors are plain text; empty ones fall back to the status text. */
-export function parseSchedulerError(
-  status: number,
-  bodyText: string,
-  contentType: string | undefined,
-): string {
-  return defaultParseError(status, bodyText, contentType);
-}
+/**
+ * Error bodies are plain text, which the HTTP layer's default reading takes as they are; 500 is not
+ * retried (see the module comment).
+ */
+const SCHEDULER_HTTP: ServiceHttp = {
+  service: 'scheduler',
+  authHeaders: bearerAuth,
+  retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
+};
 
-export function schedulerHttpOptions(
-  connection: Pick<SchedulerConnection, 'address' | 'token'>,
-): Pick<HttpClientOptions, 'service' | 'baseUrl' | 'token' | 'parseError' | 'retry' | 'authHeaders'> {
-  return {
-    service: 'scheduler',
-    baseUrl: connection.address,
-    ...(connection.token ? { token: connection.token } : {}),
-    authHeaders: bearerAuth,
-    parseError: parseSchedulerError,
-    retry: { statuses: DEFAULT_RETRY.statuses.filter((s) => s !== 500) },
-  };
-}
-
-export class SchedulerClient {
-  readonly http: HttpClient;
-
-  constructor(http: HttpClient) {
-    this.http = http;
-  }
+export class SchedulerClient extends HttpServiceClient {
+  private readonly reads: BlockingReads<BlockingOptions> = new BlockingReads(this.http, {
+    name: 'scheduler',
+    indexHeaders: SCHEDULER_INDEX_HEADERS,
+    defaultWaitMs: DEFAULT_BLOCKING_WAIT_MS,
+    scoped: (scope, query) => this.scoped(scope, query),
+  });
 
   static fromConnection(connection: SchedulerConnection): SchedulerClient {
-    const { http: extra, ...c } = connection;
-    const base = schedulerHttpOptions(c);
-    return new SchedulerClient(
-      new HttpClient({
-        ...extra,
-        ...base,
-        retry: { ...base.retry, ...extra?.retry },
-        ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
-        ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-        ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
-        ...(c.addressSource ? { addressSource: c.addressSource } : {}),
-        ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
-      }),
-    );
-  }
-
-  /** Attempts sent so far, retries included. */
-  get requestCount(): number {
-    return this.http.requestCount;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+    return new SchedulerClient(new HttpClient(connectionHttpOptions(connection, SCHEDULER_HTTP)));
   }
 
   // ---- jobs ----
@@ -156,10 +111,14 @@ export class SchedulerClient {
 
   async listJobsWithIndex(options: ListOptions = {}): Promise<Indexed<JobListItem[]>> {
     const res = await this.http.requestJson<JobListItem[] | null>(
-      { method: 'GET', path: '/v1/jobs', ...this.blocking(options, { prefix: options.prefix || undefined }) },
+      {
+        method: 'GET',
+        path: '/v1/jobs',
+        ...this.reads.request(options, { prefix: options.prefix || undefined }),
+      },
       JobListShape,
     );
-    return withIndex(res.body ?? [], res.headers);
+    return this.reads.indexed(res.body ?? [], res.headers);
   }
 
   /** `GET /v1/job/:id`; undefined when there is no such job (a stopped job is still returned). */
@@ -168,7 +127,7 @@ export class SchedulerClient {
   }
 
   async readJobWithIndex(id: string, options: BlockingOptions = {}): Promise<Indexed<Job | undefined>> {
-    return this.readOptional<Job>(jobPath(id), options, JobShape);
+    return this.reads.optional<Job>(jobPath(id), options, JobShape);
   }
 
   /** `POST /v1/jobs`: register a new job or a new version of one. */
@@ -287,12 +246,11 @@ export class SchedulerClient {
     part: P,
     options: BlockingOptions & { diffs?: boolean; all?: boolean } = {},
   ): Promise<Indexed<JobParts[P] | undefined>> {
-    const res = await this.http.requestJson<JobParts[P] | null>(
+    const res = await this.http.requestOptional<JobParts[P] | null>(
       {
         method: 'GET',
         path: `${jobPath(id)}/${part}`,
-        okStatuses: [404],
-        ...this.blocking(options, {
+        ...this.reads.request(options, {
           diffs: options.diffs ? 'true' : undefined,
           all: options.all ? 'true' : undefined,
         }),
@@ -300,7 +258,7 @@ export class SchedulerClient {
       PART_SHAPES[part],
     );
     const value = res.status === 404 ? undefined : (res.body ?? (EMPTY_PART[part] as JobParts[P]));
-    return withIndex(value, res.headers);
+    return this.reads.indexed(value, res.headers);
   }
 
   /** `POST /v1/job/:id/dispatch`: a new instance of a parameterized job. */
@@ -415,18 +373,6 @@ export class SchedulerClient {
     );
   }
 
-  private async readOptional<T>(
-    path: string,
-    options: BlockingOptions,
-    schema: TSchema,
-  ): Promise<Indexed<T | undefined>> {
-    const res = await this.http.requestJson<T>(
-      { method: 'GET', path, okStatuses: [404], ...this.blocking(options) },
-      schema,
-    );
-    return withIndex(res.status === 404 ? undefined : res.body, res.headers);
-  }
-
   private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
     return this.http.requestObject<T>(req, 'an object', schema);
   }
@@ -434,16 +380,6 @@ export class SchedulerClient {
   private scoped(options: NamespaceOption, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
     const out: Partial<HttpRequest> = { query: { ...query, namespace: options.namespace || undefined } };
     if (options.signal) out.signal = options.signal;
-    return out;
-  }
-
-  /** `scoped` plus `index`/`wait`, with a timeout long enough for the service to hold the request. */
-  private blocking(options: BlockingOptions, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
-    const wait = options.wait === undefined ? undefined : waitParameter('scheduler', options.wait);
-    const out = this.scoped(options, { ...query, index: options.index, wait: wait?.text });
-    if (options.index !== undefined && options.index > 0) {
-      out.timeoutMs = blockingTimeoutMs(wait?.ms ?? DEFAULT_BLOCKING_WAIT_MS);
-    }
     return out;
   }
 }
@@ -502,9 +438,4 @@ function registerBody(job: Job, options: RegisterOptions): Record<string, unknow
     PolicyOverride: options.policyOverride ?? false,
     PreserveCounts: options.preserveCounts ?? false,
   };
-}
-
-function withIndex<T>(value: T, headers: Record<string, string>): Indexed<T> {
-  const index = indexFromHeaders(headers, SCHEDULER_INDEX_HEADERS);
-  return index === undefined ? { value } : { value, index };
 }

@@ -16,13 +16,11 @@
  *   once sent.
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { Dispatcher } from 'undici';
-import { printable } from '../common/printable.js';
-import { withQuery } from './http/body.js';
-import { errorDetails, parseErrorDocument } from './http/error-details.js';
-import { HttpClient, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http/client.js';
-import { HttpStatusError, UnexpectedResponseError } from './http/errors.js';
-import { checkShape } from './http/shape.js';
+import { errorDetails, parseErrorDocument } from '../http/error-details.js';
+import { HttpClient, type HttpRequest, type HttpResponse } from '../http/client.js';
+import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
+import { HttpStatusError, type ServiceErrorDetail } from '../http/errors.js';
+import { HttpServiceClient } from '../http/service-client.js';
 import {
   KeyListEnvelope,
   LdapConfigEnvelope,
@@ -36,8 +34,7 @@ import {
   VerificationStatusShape,
   VerifyCancelShape,
   WriteEnvelope,
-} from './secrets/responses.js';
-import { scrubSecrets } from './http/scrub.js';
+} from './responses.js';
 import type {
   LdapConfig,
   LdapConfigInput,
@@ -46,7 +43,7 @@ import type {
   LoginAuth,
   LoginResult,
   SecretsEnvelope,
-} from './secrets/types.js';
+} from './types.js';
 
 import type {
   RekeyBackup,
@@ -55,10 +52,10 @@ import type {
   RekeyStatus,
   VerificationCompletion,
   VerificationStatus,
-} from './secrets/rekey-types.js';
+} from './rekey-types.js';
 
-export * from './secrets/rekey-types.js';
-export * from './secrets/types.js';
+export * from './rekey-types.js';
+export * from './types.js';
 
 export const SECRETS_TOKEN_HEADER = 'X-Secrets-Token';
 export const DEFAULT_LDAP_MOUNT = 'ldap';
@@ -73,16 +70,7 @@ export function secretsAuth(token: string): Record<string, string> {
   return { [SECRETS_TOKEN_HEADER]: token };
 }
 
-export interface SecretsConnection {
-  address: string;
-  token?: string;
-  caCertificate?: string;
-  insecureSkipTlsVerify?: boolean;
-  dispatcher?: Dispatcher;
-  addressSource?: string;
-  tokenSource?: string;
-  http?: Partial<Omit<HttpClientOptions, 'service' | 'baseUrl' | 'token'>>;
-}
+export type SecretsConnection = ClientConnection;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -122,42 +110,28 @@ function segment(value: string, what: string): string {
   return encodeURIComponent(value);
 }
 
-/** Client errors the client turns into typed errors itself (with `details` and a mount hint). */
-const CLIENT_ERRORS = [400, 401, 403, 404, 405, 409, 412, 422];
+/**
+ * A 404 whose messages say the service has no handler for the path is about the mount, not a missing
+ * object: never "none", and the error asks whether the auth method is mounted where the call said.
+ */
+function missingMount(path: string, details: readonly ServiceErrorDetail[]): { note?: string } | undefined {
+  if (!details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''))) return undefined;
+  const mount = /^\/v1\/auth\/(.+?)\/(config|groups|users|login)(\/|$)/.exec(path)?.[1];
+  return mount ? { note: `is the directory auth method mounted at auth/${decodeURIComponent(mount)}?` } : {};
+}
 
-export class SecretsClient {
-  readonly http: HttpClient;
-  readonly #token: string | undefined;
+/** The token header, `{"errors":[…]}` bodies read into a message and `details`, the mount hint. */
+const SECRETS_HTTP: ServiceHttp = {
+  service: 'secrets',
+  authHeaders: secretsAuth,
+  parseError: parseErrorDocument,
+  errorDetails,
+  routeMissing: missingMount,
+};
 
-  constructor(http: HttpClient, token?: string) {
-    this.http = http;
-    this.#token = token;
-  }
-
+export class SecretsClient extends HttpServiceClient {
   static fromConnection(connection: SecretsConnection): SecretsClient {
-    const { http: extra, ...c } = connection;
-    const http = new HttpClient({
-      ...extra,
-      authHeaders: secretsAuth,
-      service: 'secrets',
-      baseUrl: c.address,
-      ...(c.token ? { token: c.token } : {}),
-      parseError: parseErrorDocument,
-      ...(c.caCertificate ? { caCertificate: c.caCertificate } : {}),
-      ...(c.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
-      ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
-      ...(c.addressSource ? { addressSource: c.addressSource } : {}),
-      ...(c.tokenSource ? { tokenSource: c.tokenSource } : {}),
-    });
-    return new SecretsClient(http, c.token);
-  }
-
-  get requestCount(): number {
-    return this.http.requestCount;
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+    return new SecretsClient(new HttpClient(connectionHttpOptions(connection, SECRETS_HTTP)));
   }
 
   // Configuration
@@ -197,10 +171,8 @@ export class SecretsClient {
   }
 
   async deleteLdapGroup(mount: string, name: string, opts: CallOptions = {}): Promise<void> {
-    await this.send(
-      { method: 'DELETE', path: `${mountPath(mount)}/groups/${segment(name, 'group name')}` },
-      opts,
-    );
+    const path = `${mountPath(mount)}/groups/${segment(name, 'group name')}`;
+    await this.http.request(this.request({ method: 'DELETE', path }, opts));
   }
 
   // Users
@@ -230,10 +202,8 @@ export class SecretsClient {
   }
 
   async deleteLdapUser(mount: string, username: string, opts: CallOptions = {}): Promise<void> {
-    await this.send(
-      { method: 'DELETE', path: `${mountPath(mount)}/users/${segment(username, 'username')}` },
-      opts,
-    );
+    const path = `${mountPath(mount)}/users/${segment(username, 'username')}`;
+    await this.http.request(this.request({ method: 'DELETE', path }, opts));
   }
 
   // Login
@@ -249,28 +219,17 @@ export class SecretsClient {
     opts: CallOptions = {},
   ): Promise<LoginResult> {
     const path = `${mountPath(mount)}/login/${segment(username, 'username')}`;
-    const res = await this.send(
+    const req = this.request(
       { method: 'POST', path, body: { password }, authenticate: false, idempotent: false },
       opts,
       [password],
     );
-    const envelope = this.envelope<unknown>(res, 'POST', path);
-    this.checked(LoginEnvelope, envelope, res, 'POST', path, [password]);
-    const auth = envelope.auth as LoginAuth | null;
-    if (!auth || typeof auth.client_token !== 'string') {
-      throw new UnexpectedResponseError({
-        service: 'secrets',
-        method: 'POST',
-        path,
-        status: res.status,
-        problem: 'the login answer has no auth.client_token',
-      });
-    }
-    // Warnings are the service's text too, printed under a successful login: scrubbed like an error,
-    // and one printable line each, so they cannot forge output lines.
-    const warnings = (envelope.warnings ?? []).map((w) =>
-      printable(scrubSecrets(String(w), [this.#token, password])),
-    );
+    const res = await this.http.requestJson<SecretsEnvelope<unknown>>(req, LoginEnvelope, ENVELOPE);
+    const auth = res.body!.auth as LoginAuth | null;
+    if (!auth || typeof auth.client_token !== 'string')
+      throw this.http.unexpected(req, res.status, 'the login answer has no auth.client_token');
+    // Warnings are the service's text too, printed under a successful login.
+    const warnings = (res.body!.warnings ?? []).map((w) => this.http.serviceText(req, String(w)));
     return { auth, warnings };
   }
 
@@ -284,16 +243,17 @@ export class SecretsClient {
 
   /** `PUT sys/rekey-recovery-key/init`: starts a rekey and returns its status (with the new nonce). */
   async rekeyStart(input: RekeyStartInput, opts: CallOptions = {}): Promise<RekeyStatus> {
-    const res = await this.send({ method: 'PUT', path: REKEY_INIT, body: input, idempotent: false }, opts);
-    const status = this.sysBody<RekeyStatus>(res);
+    const req = this.request({ method: 'PUT', path: REKEY_INIT, body: input, idempotent: false }, opts);
+    const res = await this.http.request(req);
+    const status = sysBody<RekeyStatus>(res);
     // Some services answer the start with the status, others with nothing: then it is read.
     if (!status?.nonce) return this.rekeyStatus(opts);
-    return this.checked<RekeyStatus>(RekeyStatusShape, status, res, 'PUT', REKEY_INIT);
+    return this.http.checkBody<RekeyStatus>(req, res.status, RekeyStatusShape, status);
   }
 
   /** `DELETE sys/rekey-recovery-key/init`: cancels the rekey; the current shares stay valid. */
   async rekeyCancel(opts: CallOptions = {}): Promise<void> {
-    await this.send({ method: 'DELETE', path: REKEY_INIT }, opts);
+    await this.http.request(this.request({ method: 'DELETE', path: REKEY_INIT }, opts));
   }
 
   /**
@@ -338,9 +298,10 @@ export class SecretsClient {
 
   /** `DELETE sys/rekey-recovery-key/verify`: restarts verification with a new nonce. */
   async rekeyVerifyCancel(opts: CallOptions = {}): Promise<VerificationStatus | undefined> {
-    const res = await this.send({ method: 'DELETE', path: REKEY_VERIFY }, opts);
-    const status = this.sysBody<VerificationStatus>(res);
-    return status && this.checked(VerifyCancelShape, status, res, 'DELETE', REKEY_VERIFY);
+    const req = this.request({ method: 'DELETE', path: REKEY_VERIFY }, opts);
+    const res = await this.http.request(req);
+    const status = sysBody<VerificationStatus>(res);
+    return status && this.http.checkBody(req, res.status, VerifyCancelShape, status);
   }
 
   /** `GET sys/rekey/recovery-key-backup`; undefined when none is stored. */
@@ -361,7 +322,7 @@ export class SecretsClient {
 
   /** `DELETE sys/rekey/recovery-key-backup`. */
   async rekeyBackupDelete(opts: CallOptions = {}): Promise<void> {
-    await this.send({ method: 'DELETE', path: REKEY_BACKUP }, opts);
+    await this.http.request(this.request({ method: 'DELETE', path: REKEY_BACKUP }, opts));
   }
 
   // Helpers
@@ -372,41 +333,29 @@ export class SecretsClient {
     schema: TSchema,
     secrets: readonly string[] = [],
   ): Promise<T> {
-    const res = await this.send(req, opts, secrets);
-    const body = this.sysBody<T>(res);
-    if (body === undefined) {
-      throw new UnexpectedResponseError({
-        service: 'secrets',
-        method: req.method,
-        path: req.path,
-        status: res.status,
-        problem: 'expected a JSON document',
-      });
-    }
-    return this.checked<T>(schema, body, res, req.method, req.path, secrets);
+    const sent = this.request(req, opts, secrets);
+    const res = await this.http.request(sent);
+    const body = sysBody<T>(res);
+    if (body === undefined) throw this.http.unexpected(sent, res.status, 'expected a JSON document');
+    return this.http.checkBody<T>(sent, res.status, schema, body);
   }
 
-  /** The document of a sys answer: top-level fields, or the envelope's `data`. */
-  private sysBody<T>(res: HttpResponse): T | undefined {
-    if (typeof res.body !== 'object' || res.body === null) return undefined;
-    const body = res.body as Record<string, unknown>;
-    const data = body.data;
-    const wrapped = typeof data === 'object' && data !== null && !('nonce' in body) && !('started' in body);
-    return (wrapped ? data : body) as T;
-  }
-
+  /** `GET` of an enveloped object; undefined on 404 (the service's "none"). */
   private async readData<T>(path: string, opts: CallOptions, schema: TSchema): Promise<T | undefined> {
-    const res = await this.send({ method: 'GET', path }, opts, [], true);
-    if (res.status === 404) return undefined;
-    const envelope = this.envelope<T>(res, 'GET', path);
-    return this.checked<SecretsEnvelope<T>>(schema, envelope, res, 'GET', path).data ?? undefined;
+    const req = this.request({ method: 'GET', path }, opts);
+    const res = await this.http.requestOptional<SecretsEnvelope<T>>(req, schema, ENVELOPE);
+    return res.body?.data ?? undefined;
   }
 
+  /** `LIST` of the names below `path`; an empty list answers 404 (see the module comment). */
   private async list(path: string, opts: CallOptions): Promise<string[]> {
-    const res = await this.send({ method: 'LIST', path }, opts, [], true);
-    if (res.status === 404) return [];
-    const envelope = this.envelope<{ keys?: string[] | null }>(res, 'LIST', path);
-    return this.checked<typeof envelope>(KeyListEnvelope, envelope, res, 'LIST', path).data?.keys ?? [];
+    const req = this.request({ method: 'LIST', path }, opts);
+    const res = await this.http.requestOptional<SecretsEnvelope<{ keys?: string[] | null }>>(
+      req,
+      KeyListEnvelope,
+      ENVELOPE,
+    );
+    return res.body?.data?.keys ?? [];
   }
 
   /** A write; returns the service's warnings (it answers 204 without a body when it has none). */
@@ -416,86 +365,35 @@ export class SecretsClient {
     opts: CallOptions,
     secrets: readonly string[] = [],
   ): Promise<string[]> {
-    const res = await this.send({ method: 'POST', path, body, idempotent: true }, opts, secrets);
+    const req = this.request({ method: 'POST', path, body, idempotent: true }, opts, secrets);
+    const res = await this.http.request(req);
     if (res.status === 204 || res.body === undefined || typeof res.body === 'string') return [];
-    const warnings =
-      this.checked<Partial<SecretsEnvelope>>(WriteEnvelope, res.body, res, 'POST', path, secrets).warnings ??
-      [];
-    return warnings.map((w) => printable(scrubSecrets(String(w), [this.#token, ...secrets])));
-  }
-
-  /** `body` as `T` when it has the shape `schema` describes; an `UnexpectedResponseError` otherwise. */
-  private checked<T>(
-    schema: TSchema,
-    body: unknown,
-    res: HttpResponse,
-    method: string,
-    path: string,
-    secrets: readonly string[] = [],
-  ): T {
-    return checkShape<T>(schema, body, {
-      service: 'secrets',
-      method,
-      path,
-      status: res.status,
-      secrets: [this.#token, ...secrets],
-    });
-  }
-
-  private envelope<T>(res: HttpResponse, method: string, path: string): SecretsEnvelope<T> {
-    if (typeof res.body !== 'object' || res.body === null) {
-      throw new UnexpectedResponseError({
-        service: 'secrets',
-        method,
-        path,
-        status: res.status,
-        problem: 'expected a JSON response envelope',
-      });
-    }
-    return res.body as SecretsEnvelope<T>;
+    const answer = this.http.checkBody<Partial<SecretsEnvelope>>(req, res.status, WriteEnvelope, res.body);
+    return (answer.warnings ?? []).map((w) => this.http.serviceText(req, String(w)));
   }
 
   /**
-   * Sends one request; 4xx become `HttpStatusError` with the service's messages as `details`, and a
-   * 404 on an unknown route names the mount. `notFoundOk`: a 404 is returned instead (reads, lists).
+   * `req` with what every call of this client sends: JSON, the caller's signal, and the secrets the
+   * request carries (scrubbed by the HTTP layer from every error and warning about it).
    */
-  private async send(
-    req: HttpRequest,
-    opts: CallOptions,
-    secrets: readonly string[] = [],
-    notFoundOk = false,
-  ): Promise<HttpResponse> {
-    // The HTTP layer scrubs them from what it builds itself (5xx, retries, network errors), and the
-    // error below from the 4xx this client reads.
-    const res = await this.http.request({
+  private request(req: HttpRequest, opts: CallOptions, secrets: readonly string[] = []): HttpRequest {
+    return {
       ...req,
       accept: 'application/json',
-      okStatuses: CLIENT_ERRORS,
       ...(secrets.length > 0 ? { secrets } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    if (res.status < 400) return res;
-    const details = errorDetails(res.body);
-    const routeMissing =
-      res.status === 404 && details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''));
-    if (res.status === 404 && notFoundOk && !routeMissing) return res;
-    const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? '');
-    const serviceMessage = parseErrorDocument(res.status, text, res.headers['content-type']);
-    const mount = /^\/v1\/auth\/(.+?)\/(config|groups|users|login)(\/|$)/.exec(req.path)?.[1];
-    throw new HttpStatusError({
-      service: 'secrets',
-      method: req.method,
-      path: withQuery(req.path, req.query),
-      secrets: [this.#token, ...secrets],
-      status: res.status,
-      serviceMessage,
-      note:
-        routeMissing && mount
-          ? `is the directory auth method mounted at auth/${decodeURIComponent(mount)}?`
-          : req.authenticate === false
-            ? undefined
-            : this.http.tokenHint(res.status, serviceMessage),
-      details,
-    });
+    };
   }
+}
+
+/** What a directory answer carries its object in, for the "empty body" error. */
+const ENVELOPE = 'a response envelope';
+
+/** The document of a sys answer: top-level fields, or the envelope's `data`. */
+function sysBody<T>(res: HttpResponse): T | undefined {
+  if (typeof res.body !== 'object' || res.body === null) return undefined;
+  const body = res.body as Record<string, unknown>;
+  const data = body.data;
+  const wrapped = typeof data === 'object' && data !== null && !('nonce' in body) && !('started' in body);
+  return (wrapped ? data : body) as T;
 }
