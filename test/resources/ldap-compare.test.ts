@@ -57,6 +57,26 @@ describe('LdapConfig compare', () => {
     expect(diffs).toEqual([]);
   });
 
+  it('shows a duration changed in the form the manifest wrote it, the live side in the same form', () => {
+    const diffs = ldapConfigKind.compare(
+      desiredConfig({ token_ttl: '2h', token_max_ttl: 86400, token_period: '90m' }),
+      liveConfig({ token_ttl: 3600, token_max_ttl: 43200, token_period: 5430 }),
+    ).diffs;
+    expect(diffs).toEqual([
+      { path: 'token_max_ttl', op: 'change', before: 43200, after: 86400 },
+      { path: 'token_period', op: 'change', before: '1h30m30s', after: '90m' },
+      { path: 'token_ttl', op: 'change', before: '1h', after: '2h' },
+    ]);
+  });
+
+  it('shows a duration dropped from the manifest, and a deleted configuration, as durations', () => {
+    const diffs = ldapConfigKind.compare(desiredConfig({}), liveConfig({ token_ttl: 3600 })).diffs;
+    expect(diffs).toEqual([{ path: 'token_ttl', op: 'change', before: '1h', after: '0s' }]);
+    expect(
+      ldapConfigKind.describe(liveConfig({ url: 'ldap://dir', token_ttl: 3600, connection_timeout: 90 })),
+    ).toEqual({ url: 'ldap://dir', connection_timeout: '1m30s', token_ttl: '1h' });
+  });
+
   it('checks the rules the service enforces before anything is sent', () => {
     const problems = ldapConfigKind.validateSpec!({
       userattr: 'uid',

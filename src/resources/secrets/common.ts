@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { parseGoDuration } from '../../common/go-duration.js';
+import { formatSeconds, parseGoDuration } from '../../common/go-duration.js';
 import { DEFAULT_LDAP_MOUNT, type SecretsClient } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { canonicalJson } from '../compare.js';
@@ -58,6 +58,24 @@ export function durationSeconds(value: number | string | undefined): number | un
   if (/^\d+$/.test(text)) return Number(text);
   const ms = parseGoDuration(text);
   return ms === undefined || ms < 0 ? undefined : Math.floor(ms / 1000);
+}
+
+/**
+ * A duration the service counts in seconds, shown in the form the manifest wrote the field in, so a
+ * plan reads like the manifest: `"1h" -> "2h"` rather than `3600 -> 7200`. A field written as seconds
+ * (a number, or a string of digits) stays seconds; one written as a duration, or left to the default,
+ * becomes a duration (`3600` → `"1h"`). The manifest's own text is shown for its side, untouched.
+ */
+export function durationInManifestForm(
+  written: unknown,
+  seconds: unknown,
+  side: 'desired' | 'live',
+): unknown {
+  if (typeof seconds !== 'number') return seconds;
+  if (typeof written === 'number' || (typeof written === 'string' && /^\s*\d+\s*$/.test(written)))
+    return seconds;
+  if (side === 'desired' && typeof written === 'string') return written;
+  return formatSeconds(seconds);
 }
 
 /** The manifest form of a duration: an integer of seconds or a Go duration string. */

@@ -19,9 +19,18 @@ import { type Static, Type } from '@sinclair/typebox';
 import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
-import type { Comparison, Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import type {
+  AttributeDiff,
+  Comparison,
+  Desired,
+  KindContext,
+  Observed,
+  ResourceKey,
+  ResourceKind,
+} from '../contract.js';
 import {
   contentVersion,
+  durationInManifestForm,
   durationSchema,
   durationSeconds,
   MOUNT_SCHEMA,
@@ -124,6 +133,20 @@ function normalise(field: keyof LdapConfig, value: unknown): unknown {
   if (field === 'groupattr') return value === '' ? 'cn' : value;
   if (field === 'token_type') return value === '' ? 'default' : value;
   return value;
+}
+
+/**
+ * A diff of a duration field in the manifest's form: both sides are compared in seconds (the form the
+ * service stores), but a manifest that wrote `token_ttl: 1h` reads `"1h" -> "2h"`.
+ */
+function inManifestForm(diff: AttributeDiff, spec: LdapConfigSpec): AttributeDiff {
+  if (!DURATIONS.has(diff.path)) return diff;
+  const written = (spec as Record<string, unknown>)[diff.path];
+  return {
+    ...diff,
+    ...('before' in diff ? { before: durationInManifestForm(written, diff.before, 'live') } : {}),
+    ...('after' in diff ? { after: durationInManifestForm(written, diff.after, 'desired') } : {}),
+  };
 }
 
 /** Every compared field: the given value, or the default for one left out. */
@@ -238,12 +261,11 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
 
   compare(desired, observed): Comparison {
     const live = observed.live;
-    return {
-      diffs: diffValues(
-        shown(canonical(desired.spec as Partial<Record<keyof LdapConfig, unknown>>), live),
-        shown(canonical(live), live),
-      ),
-    };
+    const diffs = diffValues(
+      shown(canonical(desired.spec as Partial<Record<keyof LdapConfig, unknown>>), live),
+      shown(canonical(live), live),
+    );
+    return { diffs: diffs.map((d) => inManifestForm(d, desired.spec)) };
   },
 
   render(desired) {
@@ -253,11 +275,14 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
   },
 
   describe(observed) {
-    // Only what differs from the defaults: a configuration reads like the manifest that made it.
+    // Only what differs from the defaults, durations as durations (`1h`, not 3600): a configuration
+    // reads like the manifest that made it.
     const live = canonical(observed.live);
     const defaults = canonical({});
     return Object.fromEntries(
-      Object.entries(shown(live, observed.live)).filter(([f, v]) => !deepEqual(v, defaults[f])),
+      Object.entries(shown(live, observed.live))
+        .filter(([f, v]) => !deepEqual(v, defaults[f]))
+        .map(([f, v]) => [f, DURATIONS.has(f) ? durationInManifestForm(undefined, v, 'live') : v]),
     );
   },
 
