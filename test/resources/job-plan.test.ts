@@ -91,6 +91,68 @@ describe('planDiffs', () => {
   });
 });
 
+describe('durations in a plan', () => {
+  it('shows the nanoseconds the service diffs as the durations a job file writes', () => {
+    const p = plan({
+      Diff: {
+        Type: 'Edited',
+        ID: 'web',
+        Fields: null,
+        Objects: [
+          {
+            Type: 'Edited',
+            Name: 'Update',
+            Fields: [{ Type: 'Edited', Name: 'Stagger', Old: '30000000000', New: '45000000000' }],
+          },
+        ],
+        TaskGroups: [
+          {
+            Type: 'Edited',
+            Name: 'web',
+            Objects: [
+              {
+                Type: 'Edited',
+                Name: 'Update',
+                Fields: [
+                  { Type: 'Edited', Name: 'HealthyDeadline', Old: '60000000000', New: '300000000000' },
+                ],
+              },
+              {
+                Type: 'Added',
+                Name: 'RestartPolicy',
+                Fields: [{ Type: 'Added', Name: 'Interval', Old: '', New: '86400000000000' }],
+              },
+            ],
+            Tasks: [
+              {
+                Type: 'Edited',
+                Name: 'server',
+                Fields: [{ Type: 'Edited', Name: 'KillTimeout', Old: '5000000000', New: '1500000000' }],
+                Objects: [
+                  {
+                    Type: 'Edited',
+                    Name: 'Config',
+                    Fields: [{ Type: 'Edited', Name: 'Timeout', Old: '10', New: '20' }],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const after = { TaskGroups: [{ Name: 'web', Tasks: [{ Name: 'server', Config: { Timeout: 20 } }] }] };
+    expect(planDiffs(p, { after }).map((d) => [d.path, d.before, d.after])).toEqual([
+      ['Update.Stagger', '30s', '45s'],
+      ['TaskGroups[web].Update.HealthyDeadline', '1m', '5m'],
+      ['TaskGroups[web].RestartPolicy.Interval', undefined, '24h'],
+      ['TaskGroups[web].Tasks[server].KillTimeout', '5s', '1.5s'],
+      // A driver's own setting that happens to be called Timeout is the user's number.
+      ['TaskGroups[web].Tasks[server].Config.Timeout', 10, 20],
+    ]);
+  });
+});
+
 describe('notes', () => {
   it('says per group what the scheduler would place, replace, update and stop', () => {
     const p = plan({

@@ -13,6 +13,7 @@ import type {
   PlanResponse,
 } from '../../clients/scheduler/client.js';
 import type { AttributeDiff } from '../contract.js';
+import { diffWithDurations } from './job-durations.js';
 
 const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
   Added: 'add',
@@ -110,13 +111,18 @@ function nodeDiffs(
   return [{ path: at, op, ...(note ? { note } : {}) }];
 }
 
-/** Every attribute the service's diff says changes; empty when the job is unchanged (`Type: None`). */
+/**
+ * Every attribute the service's diff says changes; empty when the job is unchanged (`Type: None`).
+ * Durations show as the job file writes them (`"1m"`), not the service's nanoseconds.
+ */
 export function planDiffs(plan: PlanResponse, sides: DiffSides = {}): AttributeDiff[] {
-  return rawDiffs(plan).map((d) => ({
-    ...d,
-    ...('before' in d ? { before: typed(d.before as string, d.path, sides.before, sides.after) } : {}),
-    ...('after' in d ? { after: typed(d.after as string, d.path, sides.after, sides.before) } : {}),
-  }));
+  return rawDiffs(plan).map((d) =>
+    diffWithDurations({
+      ...d,
+      ...('before' in d ? { before: typed(d.before as string, d.path, sides.before, sides.after) } : {}),
+      ...('after' in d ? { after: typed(d.after as string, d.path, sides.after, sides.before) } : {}),
+    }),
+  );
 }
 
 function rawDiffs(plan: PlanResponse): AttributeDiff[] {

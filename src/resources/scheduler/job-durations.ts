@@ -1,0 +1,85 @@
+/**
+ * The scheduler counts every duration of a job in nanoseconds (spec part B: "Duration fields
+ * (intervals, delays, timeouts) are integers"), where a job file writes `1m` or `24h`. A plan shows
+ * them as Go durations again, so `HealthyDeadline = 60000000000` reads `HealthyDeadline = "1m"`.
+ *
+ * Fields are recognised by name: these names are durations wherever the job API uses them.
+ */
+import { formatNanoseconds } from '../../common/go-duration.js';
+import type { AttributeDiff } from '../contract.js';
+
+/**
+ * The job API's duration fields. Spec part B lists them by object: task group `ShutdownDelay`,
+ * `StopAfterClientDisconnect`; `RestartPolicy` and `ReschedulePolicy` `Interval`, `Delay`,
+ * `MaxDelay`; `Migrate` and `Update` `HealthyDeadline`, `MinHealthyTime`, `ProgressDeadline`,
+ * `Stagger`; task `KillTimeout`, `ShutdownDelay`; template `Splay`; service check `Interval`,
+ * `Timeout`. The rest are the same service's durations the spec's examples do not show (a group's
+ * `MaxClientDisconnect`, `Disconnect.LostAfter` and `StopOnClientAfter`, a check restart's `Grace`).
+ */
+export const JOB_DURATION_FIELDS: ReadonlySet<string> = new Set([
+  'ShutdownDelay',
+  'StopAfterClientDisconnect',
+  'MaxClientDisconnect',
+  'LostAfter',
+  'StopOnClientAfter',
+  'Interval',
+  'Delay',
+  'MaxDelay',
+  'HealthyDeadline',
+  'MinHealthyTime',
+  'ProgressDeadline',
+  'Stagger',
+  'KillTimeout',
+  'Splay',
+  'Timeout',
+  'Grace',
+]);
+
+/**
+ * Maps whose keys are the user's own (a driver's config, environment, metadata): a key there that
+ * happens to be called `Timeout` is not the scheduler's duration.
+ */
+const FREE_FORM = new Set(['Config', 'Env', 'Meta']);
+
+/** A nanosecond count as a Go duration; anything else (a null, a text) as it is. */
+function asDuration(value: unknown): unknown {
+  if (typeof value === 'number' && Number.isInteger(value)) return formatNanoseconds(value);
+  // The service's diffs carry every value as text.
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return formatNanoseconds(Number(value));
+  return value;
+}
+
+/** A job (or any part of one) with its duration fields written as Go durations. */
+export function withDurations<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => withDurations(v)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      JOB_DURATION_FIELDS.has(k) ? asDuration(v) : FREE_FORM.has(k) ? v : withDurations(v),
+    ]),
+  ) as T;
+}
+
+/** The field a diff path ends in: `Interval` for `TaskGroups[web].RestartPolicy.Interval`. */
+function fieldOf(path: string): string {
+  return path.slice(path.lastIndexOf('.') + 1);
+}
+
+/** Whether a path runs through a user's own map (`…Config.Timeout`, `Meta.Interval`). */
+function inFreeForm(path: string): boolean {
+  return path
+    .split('.')
+    .slice(0, -1)
+    .some((part) => FREE_FORM.has(part.replace(/\[.*$/, '')));
+}
+
+/** A diff of a duration field with both sides as Go durations. */
+export function diffWithDurations(diff: AttributeDiff): AttributeDiff {
+  if (!JOB_DURATION_FIELDS.has(fieldOf(diff.path)) || inFreeForm(diff.path)) return diff;
+  return {
+    ...diff,
+    ...('before' in diff ? { before: asDuration(diff.before) } : {}),
+    ...('after' in diff ? { after: asDuration(diff.after) } : {}),
+  };
+}
