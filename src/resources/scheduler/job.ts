@@ -16,10 +16,11 @@ import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/index.js';
 import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
-import { compact } from '../compare.js';
 import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
+import { createView, deleteView } from './job-view.js';
 import {
+  isJsonFile,
   type JobLocal,
   type JobSpec,
   JobSpecSchema,
@@ -41,21 +42,6 @@ export interface JobLive {
   /** Why the service refused to plan the manifest's job (a wrong field type, a missing namespace). */
   refused?: string;
 }
-
-/** Fields the service sets: left out of `describe` (they are not part of what a manifest declares). */
-const SERVER_FIELDS = new Set([
-  'Status',
-  'StatusDescription',
-  'Stable',
-  'Version',
-  'SubmitTime',
-  'CreateIndex',
-  'ModifyIndex',
-  'JobModifyIndex',
-  'Dispatched',
-  'ParentID',
-  'Stop',
-]);
 
 /** Reads of whole jobs for a list run at most this many at once. */
 const LIST_READ_CONCURRENCY = 8;
@@ -284,12 +270,14 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   },
 
   render(desired) {
-    // A parsed text spec lists every field, unset ones as null or empty: show what it sets.
-    return compact({ ...(localOf(desired).job ?? desired.spec) });
+    const local = localOf(desired);
+    if (!local.job) return createView(desired.spec as Job, false);
+    // A text spec was parsed by the service, which lists every field: only the ones it sets are shown.
+    return createView(local.job, local.file !== undefined && !isJsonFile(local.file));
   },
 
   describe(observed) {
-    return Object.fromEntries(Object.entries(observed.live.job).filter(([k]) => !SERVER_FIELDS.has(k)));
+    return deleteView(observed.live.job);
   },
 
   async create(ctx, desired) {

@@ -1,0 +1,59 @@
+/**
+ * What a plan shows of a whole job: the job to create as its manifest wrote it, the job to delete by
+ * what identifies it. Both with durations as durations.
+ */
+import type { Job } from '../../clients/scheduler/client.js';
+import { compact } from '../compare.js';
+import { withDurations } from './job-durations.js';
+
+/** Maps whose entries the user wrote, zero values included (`privileged = false` in a config). */
+const FREE_FORM = new Set(['Config', 'Env', 'Meta']);
+
+/** Zero values that still say something: a group scaled to nothing. */
+const MEANINGFUL_ZERO = new Set(['Count']);
+
+function isZero(value: unknown): boolean {
+  return value === '' || value === false || value === 0;
+}
+
+/**
+ * The job without the zero values a text job's parser fills in for every field the file leaves out
+ * (`User = ""`, `Leader = false`, `ShutdownDelay = 0`, `KillSignal = ""`, `Dispatched = false`):
+ * each is the service's default, so leaving it out of the plan says the same thing, shorter.
+ */
+function withoutParserZeros(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutParserZeros);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k, v]) => MEANINGFUL_ZERO.has(k) || !isZero(v))
+      .map(([k, v]) => [k, FREE_FORM.has(k) ? v : withoutParserZeros(v)]),
+  );
+}
+
+/**
+ * The job to create as the plan shows it. An inline or JSON job is what the manifest wrote (nulls
+ * and empty lists aside). A text job comes back from the service's parser with every field, so its
+ * zero values are left out, and its `Name`, which the parser copies from the ID, unless it differs.
+ */
+export function createView(job: Job, fromText: boolean): Record<string, unknown> {
+  if (!fromText) return withDurations(compact({ ...job }));
+  const { Name, ...rest } = withoutParserZeros(job) as Job;
+  return withDurations(compact({ ...rest, ...(Name !== undefined && Name !== job.ID ? { Name } : {}) }));
+}
+
+/**
+ * The job to delete as the plan shows it: what identifies it and what it runs (type, datacenters,
+ * a periodic schedule, its groups and their counts). The live job holds every default the service
+ * filled in, which says nothing about what goes away.
+ */
+export function deleteView(job: Job): Record<string, unknown> {
+  return compact({
+    ID: job.ID,
+    Namespace: job.Namespace,
+    Type: job.Type,
+    Datacenters: job.Datacenters,
+    ...(job.Periodic?.Spec ? { Periodic: { Spec: job.Periodic.Spec } } : {}),
+    TaskGroups: (job.TaskGroups ?? []).map((g) => ({ Name: g.Name, Count: g.Count })),
+  });
+}
