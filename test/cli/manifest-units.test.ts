@@ -1,0 +1,139 @@
+/**
+ * Plans in the manifest's own units and forms, as a user reads them against the sandbox: a duration
+ * written `1h` changes as `"1h" -> "2h"`, job durations read `1m` and `24h` (never nanoseconds), a
+ * job created from a text spec shows what the file wrote (not the parser's empty defaults), and a job
+ * deleted shows what identifies it.
+ *
+ * The lines are matched one by one, not as a whole plan: how nested values are laid out is the
+ * renderers' business; the values inside them are the kinds'.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    token: `root-${randomUUID()}`,
+    config: { secrets: { mounts: [{ path: 'units' }] } },
+  });
+});
+afterAll(async () => sandbox?.close());
+
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-units-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
+async function converge(args: string[]) {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-units-state-'));
+  return runCli(args, { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: stateDir });
+}
+
+async function plan(dir: string): Promise<string> {
+  const r = await converge(['plan', '-f', dir]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+function jobHcl(id: string, healthyDeadline: string): string {
+  return `job "${id}" {
+  datacenters = ["dc1"]
+  type        = "service"
+
+  update {
+    healthy_deadline = "${healthyDeadline}"
+  }
+
+  group "web" {
+    count = 2
+
+    restart {
+      interval = "24h"
+      delay    = "15s"
+    }
+
+    task "server" {
+      driver = "docker"
+      config {
+        image = "nginx:1.27"
+      }
+      resources {
+        cpu    = 100
+        memory = 128
+      }
+    }
+  }
+}
+`;
+}
+
+function manifest(id: string, ttl: string, ensure = ''): string {
+  return `apiVersion: converge/v1
+kind: Job
+metadata: { name: ${id}${ensure} }
+spec: { specFile: job.hcl }
+---
+apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: units }
+spec:
+  url: ldap://127.0.0.1:1
+  userdn: ou=people,dc=example,dc=test
+  token_ttl: ${ttl}
+`;
+}
+
+describe('values in the manifest’s own units and forms', () => {
+  const id = `units-${randomUUID().slice(0, 8)}`;
+  const dir = folder({ 'job.hcl': jobHcl(id, '1m'), 'units.yaml': manifest(id, '1h') });
+
+  it('creates a job from a text spec showing what the file wrote, durations as durations', async () => {
+    const out = await plan(dir);
+    expect(out).toMatch(/\+ Type\s+= "service"/);
+    expect(out).toContain('HealthyDeadline = "1m"');
+    expect(out).toContain('Interval = "24h"');
+    expect(out).toContain('Delay = "15s"');
+    expect(out).toContain('image = "nginx:1.27"');
+    expect(out).toMatch(/\+ token_ttl\s+= "1h"/);
+    // The parser's empty defaults, its copy of the ID as Name, and nanoseconds are not shown.
+    for (const noise of ['User = ""', 'Leader = false', 'ShutdownDelay', 'KillSignal', 'Kind = ""'])
+      expect(out).not.toContain(noise);
+    expect(out).not.toMatch(/\+ Name\s+=/);
+    expect(out).not.toMatch(/Dispatched|60000000000|86400000000000/);
+  });
+
+  it('changes durations in the form the manifest wrote them', async () => {
+    const applied = await converge(['apply', '-f', dir, '--auto-approve']);
+    expect(applied.code, `${applied.stdout}\n${applied.stderr}`).toBe(0);
+    writeFileSync(path.join(dir, 'job.hcl'), jobHcl(id, '5m'));
+    writeFileSync(path.join(dir, 'units.yaml'), manifest(id, '2h'));
+
+    const out = await plan(dir);
+    expect(out).toMatch(/~ token_ttl\s+= "1h" -> "2h"/);
+    expect(out).toMatch(/~ (TaskGroups\[web\]\.Update\.)?HealthyDeadline\s+= "1m" -> "5m"/);
+    expect(out).not.toMatch(/3600|7200|60000000000|300000000000/);
+  });
+
+  it('deletes a job showing its identity, type, datacenters and groups, not every default', async () => {
+    writeFileSync(path.join(dir, 'units.yaml'), manifest(id, '2h', ', ensure: absent'));
+    const out = await plan(dir);
+    // The job's block: from its address to the blank line that ends it.
+    const start = out.indexOf(`- Job/default/${id}`);
+    const deleted = out.slice(start, out.indexOf('\n\n', start));
+    expect(deleted).toMatch(/- ID\s+= "units-/);
+    expect(deleted).toMatch(/- Type\s+= "service"/);
+    expect(deleted).toMatch(/- Datacenters\s+= \["dc1"\]/);
+    expect(deleted).toContain('Name = "web"');
+    expect(deleted).toContain('Count = 2');
+    for (const noise of ['Priority', 'RestartPolicy', 'Tasks', 'Status', 'Meta', 'Update'])
+      expect(deleted).not.toContain(noise);
+  });
+});
