@@ -43,7 +43,7 @@ async function plan(dir: string): Promise<string> {
   return r.stdout;
 }
 
-function jobHcl(id: string, healthyDeadline: string): string {
+function jobHcl(id: string, healthyDeadline: string, count = '    count = 2\n'): string {
   return `job "${id}" {
   datacenters = ["dc1"]
   type        = "service"
@@ -53,8 +53,7 @@ function jobHcl(id: string, healthyDeadline: string): string {
   }
 
   group "web" {
-    count = 2
-
+${count}
     restart {
       interval = "24h"
       delay    = "15s"
@@ -135,5 +134,22 @@ describe('values in the manifest’s own units and forms', () => {
     expect(deleted).toContain('Count = 2');
     for (const noise of ['Priority', 'RestartPolicy', 'Tasks', 'Status', 'Meta', 'Update'])
       expect(deleted).not.toContain(noise);
+  });
+});
+
+describe('what the service adds to a job to create', () => {
+  it('is told where it matters: a group without a count runs the default', async () => {
+    const id = `units-${randomUUID().slice(0, 8)}`;
+    const dir = folder({
+      'job.hcl': jobHcl(id, '1m', ''),
+      'job.yaml': `apiVersion: converge/v1
+kind: Job
+metadata: { name: ${id} }
+spec: { specFile: job.hcl }
+`,
+    });
+    const out = await plan(dir);
+    expect(out).toContain('# group web: Count not set: the scheduler runs 1 (its default)');
+    expect(out).toContain('# group web: 1 to place');
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/clients/scheduler/client.js';
 import type { Desired, Observed } from '../../src/resources/contract.js';
 import { type JobLive, jobKind } from '../../src/resources/scheduler/job.js';
+import { serviceDefaultNotes } from '../../src/resources/scheduler/job-view.js';
 import type { JobLocal, JobSpec } from '../../src/resources/scheduler/job-spec.js';
 
 const key = { kind: 'Job', name: 'web', namespace: 'default' };
@@ -97,6 +98,23 @@ describe('a job to create', () => {
       AllAtOnce: false,
       TaskGroups: [{ Name: 'web', Count: 1, ShutdownDelay: '5s' }],
     });
+  });
+});
+
+describe('what the service adds to a job to create', () => {
+  it('tells the count a group without one runs, and nothing for groups that set theirs', () => {
+    const job: Job = {
+      ID: 'web',
+      TaskGroups: [
+        { Name: 'web', Count: null as unknown as number },
+        { Name: 'api', Scaling: { Min: 2, Max: 5 } },
+        { Name: 'idle', Count: 0 },
+      ],
+    };
+    expect(serviceDefaultNotes(job)).toEqual([
+      'group web: Count not set: the scheduler runs 1 (its default)',
+      'group api: Count not set: the scheduler runs 2 (its scaling minimum)',
+    ]);
   });
 });
 

@@ -57,3 +57,19 @@ export function deleteView(job: Job): Record<string, unknown> {
     TaskGroups: (job.TaskGroups ?? []).map((g) => ({ Name: g.Name, Count: g.Count })),
   });
 }
+
+/**
+ * What the service adds to a job to create that changes what runs, told beside the plan because the
+ * manifest does not say it: a group without a count runs the service's default (its scaling
+ * minimum, or 1). Other defaults the service fills in (a priority, a region) change nothing a
+ * reviewer decides on, and are left out.
+ */
+export function serviceDefaultNotes(job: Job): string[] {
+  return (job.TaskGroups ?? [])
+    .filter((g) => g.Count === undefined || g.Count === null)
+    .map((g) => {
+      const min = (g.Scaling as { Min?: unknown } | null | undefined)?.Min;
+      const count = typeof min === 'number' ? `${min} (its scaling minimum)` : '1 (its default)';
+      return `group ${g.Name}: Count not set: the scheduler runs ${count}`;
+    });
+}

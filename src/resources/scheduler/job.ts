@@ -18,7 +18,7 @@ import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
-import { createView, deleteView } from './job-view.js';
+import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
 import {
   isJsonFile,
   type JobLocal,
@@ -246,7 +246,14 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     const planned = await planOrRefusal(ctx, desired.key, job, false);
     if ('refused' in planned) return { problems: [{ message: planned.refused, pointer: '/spec' }] };
     const plan = planned.plan;
-    return { notes: [...allocationNotes(plan), ...placementFailureNotes(plan), ...periodicNote(plan)] };
+    return {
+      notes: [
+        ...serviceDefaultNotes(job),
+        ...allocationNotes(plan),
+        ...placementFailureNotes(plan),
+        ...periodicNote(plan),
+      ],
+    };
   },
 
   compare(desired, observed) {
