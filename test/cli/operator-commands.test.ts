@@ -258,3 +258,37 @@ describe('apply of a stale saved plan', () => {
     expect(r.stderr).toContain('run `converge plan` again and review');
   });
 });
+
+describe('rekey submit, when a key the service was given cannot encrypt', () => {
+  it('says why the threshold failed and what to do next', async () => {
+    // Started around `rekey start`'s check (another tool, or a key that expired since).
+    const signOnly = await generateKey({
+      type: 'ecc',
+      curve: 'curve25519Legacy',
+      userIDs: [{ name: 'signs only' }],
+      subkeys: [],
+      format: 'object',
+    });
+    const api = apiFor(sandbox);
+    const started = await api('PUT', '/v1/sys/rekey-recovery-key/init', {
+      body: {
+        secret_shares: 1,
+        secret_threshold: 1,
+        pgp_keys: [Buffer.from(signOnly.publicKey.write()).toString('base64')],
+      },
+    });
+    expect(started.status, started.text).toBe(200);
+    const e = env();
+    const shares = sandbox.recoveryKeys!.keys.slice(0, sandbox.recoveryKeys!.threshold);
+    const answers = [];
+    for (const share of shares) answers.push(await runCli(['rekey', 'submit'], e, { stdin: share }));
+    const last = answers.at(-1)!;
+    expect(last.code).toBe(1);
+    expect(last.stderr).toContain('failed to encrypt shares');
+    expect(last.stderr).toContain(
+      'a PGP key this rekey was started with cannot encrypt the new shares. The service reset the progress to 0 and submitting again fails the same way: `converge rekey cancel`, then `converge rekey start` again with keys that can encrypt',
+    );
+    expect((await runCli(['rekey', 'status'], e)).stdout).toContain('Progress: 0 of 3 shares');
+    expect((await runCli(['rekey', 'cancel'], e)).code).toBe(0);
+  });
+});

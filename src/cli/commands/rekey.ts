@@ -279,9 +279,14 @@ export async function rekeySubmitCommand(flags: SubmitFlags, io: Io, argument?: 
     const share = (await readSecret(io, 'Your share of the current recovery key:', 'key share')).trim();
     if (share === '') throw new CliError('the key share is empty');
     const answer = await withHint(
-      client.rekeySubmit(share, nonce),
-      /recovery key verification failed|failed to compute recovery key/,
-      'the shares given do not rebuild the current recovery key. The service reset the progress to 0 (the rekey itself stays): every holder, those who already submitted included, runs `converge rekey submit` again with a share of the CURRENT key',
+      withHint(
+        client.rekeySubmit(share, nonce),
+        /recovery key verification failed|failed to compute recovery key/,
+        'the shares given do not rebuild the current recovery key. The service reset the progress to 0 (the rekey itself stays): every holder, those who already submitted included, runs `converge rekey submit` again with a share of the CURRENT key',
+      ),
+      // `rekey start` checks each key now; a rekey started elsewhere, or a key that expired since, still lands here.
+      /failed to encrypt shares/,
+      'a PGP key this rekey was started with cannot encrypt the new shares. The service reset the progress to 0 and submitting again fails the same way: `converge rekey cancel`, then `converge rekey start` again with keys that can encrypt',
     );
     if (flags.json) {
       write(io.stdout, JSON.stringify(answer, null, 2));
