@@ -21,6 +21,10 @@ export interface ChangeResult {
   durationMs: number;
 }
 
+/**
+ * `start` when a change is about to be sent (after the staleness check, when asked for), `finish`
+ * when it is done. A change refused or skipped before anything was sent gets `finish` alone.
+ */
 export interface ApplyEvent {
   type: 'start' | 'finish';
   change: Change;
@@ -105,9 +109,8 @@ async function execute(
   kind: AnyResourceKind,
   ctx: KindContext,
   change: Change,
-  checkStale: boolean,
+  observed: Observed | undefined,
 ): Promise<void> {
-  const observed = checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
   const desired = change.desired;
   switch (change.action) {
     case 'create':
@@ -170,11 +173,14 @@ export async function applyPlan(
           // Timed from here, not from when it was queued: waiting for a free slot is the other
           // changes' time, and counting it would report every change at parallelism 1 as slow.
           const started = Date.now();
-          options.onEvent?.({ type: 'start', change, done, total: work.length });
           const kind = lookup(change.key.kind);
           try {
             if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
-            await execute(kind, ctx, change, options.checkStale ?? false);
+            // The re-read comes before the 'start' event: a stale object is refused with nothing
+            // sent, so no progress line may first have said it was being changed.
+            const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
+            options.onEvent?.({ type: 'start', change, done, total: work.length });
+            await execute(kind, ctx, change, observed);
             recordWriteOnly(kind, change, options.writeOnly);
             return {
               address: change.address,

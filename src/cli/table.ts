@@ -1,10 +1,28 @@
 /** A plain, aligned text table for list commands (no borders: easy to grep and to read). */
+import { printable } from '../common/printable.js';
+
+/**
+ * One cell as one line: a value with several lines (a role's description, a deployment's status
+ * text) would start a line under the first column and break every row after it, so only its first
+ * non-empty line is shown, with an ellipsis saying there is more (`--json` keeps the full text).
+ * What is left is made printable, so a service's text cannot rewrite the table either.
+ */
+export function cell(value: string): string {
+  const lines = value.split(/\r\n|\r|\n/);
+  const first = lines.findIndex((l) => l.trim() !== '');
+  if (first === -1) return printable(value.trim());
+  const shown = lines[first]!.trimEnd();
+  const more = lines.slice(first + 1).some((l) => l.trim() !== '');
+  return printable(more ? `${shown} …` : shown);
+}
+
 export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+  const cells = rows.map((r) => r.map(cell));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const line = (row: string[]) =>
+    row
+      .map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
+  return [line(headers), ...cells.map(line)].join('\n');
 }

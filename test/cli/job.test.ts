@@ -465,7 +465,7 @@ describe('job dispatch', () => {
     ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const m = /^Job (\S+) dispatched: (\S+) \(evaluation ([0-9a-f]{8})\)$/.exec(r.stdout.trim());
+    const m = /^Job (\S+) dispatched: (\S+) \(evaluation ([0-9a-f]{8})\)$/m.exec(r.stdout.trim());
     expect(m?.[1]).toBe(id);
     const child = await client.readJob(m![2]!);
     expect(child?.ParentID).toBe(id);
@@ -521,7 +521,11 @@ describe('job revert, evaluate, force-periodic', () => {
     const r = await converge(['force-periodic', id]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toMatch(new RegExp(`^Job ${id} launched now \\(evaluation [0-9a-f]{8}\\)$`));
+    expect(r.stdout.trim()).toMatch(
+      new RegExp(
+        `^Job ${id} launched now: ${id}/periodic-\\d+ \\(evaluation [0-9a-f]{8}\\)\nNext: \`converge job status ${id}/periodic-\\d+\` follows it\\.$`,
+      ),
+    );
     const children = await client.listJobs({ prefix: `${id}/` });
     expect(children.length).toBe(1);
   });

@@ -131,6 +131,25 @@ describe('applier', () => {
     expect(store.objects.get('Thing/a')?.value).toEqual({ v: 3 });
   });
 
+  it('announces no start for a stale change: it is refused before anything is sent', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { v: 2 }), desired('Thing', 'c', {})],
+      lookup,
+      noContext,
+    );
+    store.objects.set('Thing/a', { value: { v: 3 }, version: 2 });
+    const events: string[] = [];
+    await applyPlan(plan, lookup, noContext, {
+      checkStale: true,
+      onEvent: (e) => events.push(`${e.type} ${e.change.address}${e.result ? ` ${e.result.status}` : ''}`),
+    });
+    expect(events.filter((e) => e.includes('Thing/a'))).toEqual(['finish Thing/a stale']);
+    expect(events.filter((e) => e.includes('Thing/c'))).toEqual(['start Thing/c', 'finish Thing/c applied']);
+  });
+
   it('reports progress events for every change', async () => {
     const store = memoryStore();
     const lookup = lookupOf(memoryKind(store));

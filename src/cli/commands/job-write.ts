@@ -12,6 +12,7 @@ import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';
+import { forcedChild, nextStatusLine } from './job-next.js';
 import { shortId } from './job-render.js';
 
 export interface JobDispatchFlags extends JobFlags {
@@ -93,7 +94,14 @@ export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io
       ...(meta ? { meta } : {}),
     });
     if (flags.json) printJson(io, res);
-    else write(io.stdout, `Job ${id} dispatched: ${res.DispatchedJobID} (evaluation ${shortId(res.EvalID)})`);
+    else
+      write(
+        io.stdout,
+        [
+          `Job ${id} dispatched: ${res.DispatchedJobID} (evaluation ${shortId(res.EvalID)})`,
+          nextStatusLine(res.DispatchedJobID, flags),
+        ].join('\n'),
+      );
     return EXIT.ok;
   });
 }
@@ -151,8 +159,25 @@ export async function jobEvaluateCommand(id: string, flags: JobEvaluateFlags, io
 export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: Io): Promise<number> {
   return withClient(io, schedulerService, async (client) => {
     const res = await client.forcePeriodic(id, ns(flags));
-    if (flags.json) printJson(io, res);
-    else write(io.stdout, `Job ${id} launched now (evaluation ${shortId(res.EvalID)})`);
+    const child = await forcedChild(client, id, res, flags);
+    // --json keeps the service's answer and adds the child it does not name.
+    if (flags.json) printJson(io, child ? { ...res, ChildJobID: child } : res);
+    else if (child)
+      write(
+        io.stdout,
+        [
+          `Job ${id} launched now: ${child} (evaluation ${shortId(res.EvalID)})`,
+          nextStatusLine(child, flags),
+        ].join('\n'),
+      );
+    else
+      write(
+        io.stdout,
+        [
+          `Job ${id} launched now (evaluation ${shortId(res.EvalID)}); its child job was not found.`,
+          `Next: \`converge job status --prefix ${id}/periodic-\` lists its children.`,
+        ].join('\n'),
+      );
     return EXIT.ok;
   });
 }

@@ -6,6 +6,7 @@
  * shares are printed once, or only encrypted to the operators' PGP keys when those were given.
  */
 import { readFileSync } from 'node:fs';
+import type { Key } from 'openpgp';
 import type {
   RekeyCompletion,
   RekeyStatus,
@@ -19,6 +20,7 @@ import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { readSecret } from '../secret-input.js';
+import { printable } from '../../common/printable.js';
 
 export interface RekeyStartFlags {
   shares: number;
@@ -68,7 +70,34 @@ export async function pgpKeyForService(file: string): Promise<string> {
     throw new CliError(
       `${file} is a PRIVATE key: nothing was sent. Give its public key (gpg --export KEYID > key.gpg), and keep the private one to decrypt your share`,
     );
+  await refuseUnlessItEncrypts(file, key);
   return Buffer.from(key.write()).toString('base64');
+}
+
+/**
+ * The service encrypts each new share to its key only once the last holder has submitted: a key
+ * that cannot encrypt (a sign-only key, its encryption subkey expired or revoked) would then fail
+ * the whole ceremony after everyone's work, and reset its progress. openpgp asks the same question
+ * here, before anything is sent: `getEncryptionKey` throws when no key or subkey may encrypt now.
+ */
+async function refuseUnlessItEncrypts(file: string, key: Key): Promise<void> {
+  try {
+    await key.getEncryptionKey();
+  } catch (error) {
+    // openpgp's own words name the key by its short id; the reason after them, when any, is kept.
+    const detail = (error as Error).message.replace(
+      /^Could not find valid encryption key packet in key \w+:?\s*/,
+      '',
+    );
+    const why = printable(detail === '' ? 'it has no valid encryption key or subkey' : detail);
+    throw new CliError(
+      [
+        `${file}: PGP key ${key.getFingerprint().toUpperCase()} cannot encrypt (${why}): nothing was sent.`,
+        "Each new share is encrypted to its holder's key; give a key with a valid encryption subkey",
+        '(add one with `gpg --quick-add-key FINGERPRINT cv25519 encr`, then export the public key again).',
+      ].join('\n'),
+    );
+  }
 }
 
 function positiveInteger(value: number, flag: string): number {
@@ -250,9 +279,14 @@ export async function rekeySubmitCommand(flags: SubmitFlags, io: Io, argument?: 
     const share = (await readSecret(io, 'Your share of the current recovery key:', 'key share')).trim();
     if (share === '') throw new CliError('the key share is empty');
     const answer = await withHint(
-      client.rekeySubmit(share, nonce),
-      /recovery key verification failed|failed to compute recovery key/,
-      'the shares given do not rebuild the current recovery key. The service reset the progress to 0 (the rekey itself stays): every holder, those who already submitted included, runs `converge rekey submit` again with a share of the CURRENT key',
+      withHint(
+        client.rekeySubmit(share, nonce),
+        /recovery key verification failed|failed to compute recovery key/,
+        'the shares given do not rebuild the current recovery key. The service reset the progress to 0 (the rekey itself stays): every holder, those who already submitted included, runs `converge rekey submit` again with a share of the CURRENT key',
+      ),
+      // `rekey start` checks each key now; a rekey started elsewhere, or a key that expired since, still lands here.
+      /failed to encrypt shares/,
+      'a PGP key this rekey was started with cannot encrypt the new shares. The service reset the progress to 0 and submitting again fails the same way: `converge rekey cancel`, then `converge rekey start` again with keys that can encrypt',
     );
     if (flags.json) {
       write(io.stdout, JSON.stringify(answer, null, 2));

@@ -1,6 +1,8 @@
 /** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
 import { confirm, isCancel } from '@clack/prompts';
-import type { Workspace } from '../../clients/workspaces/client.js';
+import type { Workspace, WorkspaceRef, WorkspacesClient } from '../../clients/workspaces/client.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
+import { printable } from '../../common/printable.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { withClient } from '../service-client.js';
@@ -130,7 +132,7 @@ export async function workspaceLockCommand(
       action === 'lock'
         ? await client.lockWorkspace(id, flags.reason ?? '')
         : action === 'unlock'
-          ? await client.unlockWorkspace(id)
+          ? await unlockOwn(client, ref, id)
           : await client.forceUnlockWorkspace(id);
     // The action's answer does not include the holder; after a lock it is the caller, by definition.
     const state = !w.attributes.locked
@@ -141,6 +143,37 @@ export async function workspaceLockCommand(
     write(io.stdout, `${describeRef(ref)} (${w.id}): ${state}`);
     return EXIT.ok;
   });
+}
+
+/**
+ * `unlock` releases only the caller's own lock. The service's refusal names the holder by id
+ * (`User user-83Fp…`) while the plan and `workspace show` name them (`user bob`), so on a 409 the
+ * workspace is read again with its holder included and the refusal is worded the way the plan
+ * words it, with the commands that do release someone else's lock.
+ */
+async function unlockOwn(client: WorkspacesClient, ref: WorkspaceRef, id: string): Promise<Workspace> {
+  try {
+    return await client.unlockWorkspace(id);
+  } catch (error) {
+    if (!(error instanceof HttpStatusError) || error.status !== 409) throw error;
+    const w = await client.readWorkspace({ id }, { include: READ_INCLUDES });
+    const name = describeRef(ref);
+    if (w && !w.attributes.locked)
+      throw new CliError(
+        `workspace ${name} is not locked: nothing to unlock (the service answered 409 Conflict)`,
+      );
+    if (!w?.lockedBy) throw error;
+    // The holder's name and reason are the service's text: one printable line each.
+    const who = printable(describeLockHolder(w.lockedBy, w.lockedByName));
+    const reason = w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '';
+    throw new CliError(
+      [
+        `workspace ${name} is locked by ${who}${reason}: only they may unlock it (the service answered 409 Conflict).`,
+        `To release it anyway (admin access): \`converge workspace force-unlock ${name}\`,`,
+        'or `converge apply --force-unlock` where the manifest says `locked: false`.',
+      ].join('\n'),
+    );
+  }
 }
 
 export async function workspaceDeleteCommand(

@@ -1,0 +1,294 @@
+/**
+ * Operator commands that fail early and say what is next (issue 18), in-process against the
+ * sandbox: a PGP key that cannot encrypt is refused at `rekey start`; `workspace unlock` on someone
+ * else's lock names the holder as the plan does and the commands that override; `job dispatch` and
+ * `job force-periodic` print the child job and how to follow it; list tables keep one line a row;
+ * a stale saved plan is refused before any progress line says the object is being changed.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generateKey } from 'openpgp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Job, SchedulerClient } from '../../src/clients/scheduler/client.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { apiFor } from '../sandbox/helpers.js';
+import { runCli } from '../support/run-cli.js';
+
+const ORG = 'acme-ops';
+let sandbox: RunningSandbox;
+let scheduler: SchedulerClient;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    config: {
+      workspaces: {
+        organizations: [
+          {
+            name: ORG,
+            teams: [{ name: 'devs', access: { '*': { runs: 'read', lock: true } } }],
+          },
+        ],
+      },
+      tokens: [{ name: 'bob', secret: 'bob-token', workspaces: { user: 'bob', teams: { [ORG]: ['devs'] } } }],
+    },
+  });
+  scheduler = SchedulerClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
+});
+afterAll(async () => {
+  await scheduler?.close();
+  await sandbox?.close();
+});
+
+function tmp(prefix: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...sandbox.env(), CONVERGE_STATE_DIR: tmp('converge-ops-state-'), NO_COLOR: '1', ...extra };
+}
+
+/** A folder holding `files`; returns its absolute path. */
+function folder(files: Record<string, string>): string {
+  const dir = tmp('converge-ops-');
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
+describe('rekey start', () => {
+  it('refuses a PGP key that cannot encrypt, naming the file and the fingerprint, before sending', async () => {
+    const good = await generateKey({
+      type: 'ecc',
+      curve: 'curve25519Legacy',
+      userIDs: [{ name: 'can encrypt' }],
+      format: 'object',
+    });
+    // A primary key alone (Ed25519, signing only): what `gpg --quick-gen-key … sign` makes.
+    const signOnly = await generateKey({
+      type: 'ecc',
+      curve: 'curve25519Legacy',
+      userIDs: [{ name: 'signs only' }],
+      subkeys: [],
+      format: 'object',
+    });
+    const dir = folder({
+      'alice.asc': good.publicKey.armor(),
+      'bob.asc': signOnly.publicKey.armor(),
+    });
+    const e = env();
+    const r = await runCli(
+      [
+        'rekey',
+        'start',
+        '--shares',
+        '2',
+        '--threshold',
+        '2',
+        '--pgp-keys',
+        `${dir}/alice.asc,${dir}/bob.asc`,
+      ],
+      e,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      [
+        `Error: ${dir}/bob.asc: PGP key ${signOnly.publicKey.getFingerprint().toUpperCase()} cannot encrypt (it has no valid encryption key or subkey): nothing was sent.`,
+        "Each new share is encrypted to its holder's key; give a key with a valid encryption subkey",
+        '(add one with `gpg --quick-add-key FINGERPRINT cv25519 encr`, then export the public key again).',
+        '',
+      ].join('\n'),
+    );
+    const status = await runCli(['rekey', 'status'], e);
+    expect(status.stdout).toContain('No rekey in progress.');
+  });
+});
+
+describe('workspace unlock on someone else lock', () => {
+  it('names the holder as the plan does, and the commands that release it', async () => {
+    const name = 'ops-theirs';
+    const dir = folder({
+      'ws.yaml': `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name}, namespace: ${ORG} }\nspec: { locked: false }\n`,
+    });
+    const root = env();
+    const bob = { ...root, CONVERGE_WORKSPACES_TOKEN: 'bob-token' };
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], root)).code).toBe(0);
+    expect((await runCli(['workspace', 'lock', `${ORG}/${name}`, '--reason', 'freeze'], bob)).code).toBe(0);
+
+    const plan = await runCli(['plan', '-f', dir], root);
+    expect(plan.stdout).toContain(
+      '# locked by user bob (reason: "freeze"): released only with --force-unlock',
+    );
+
+    const r = await runCli(['workspace', 'unlock', `${ORG}/${name}`], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      [
+        `Error: workspace ${ORG}/${name} is locked by user bob (reason: "freeze"): only they may unlock it (the service answered 409 Conflict).`,
+        `To release it anyway (admin access): \`converge workspace force-unlock ${ORG}/${name}\`,`,
+        'or `converge apply --force-unlock` where the manifest says `locked: false`.',
+        '',
+      ].join('\n'),
+    );
+
+    const forced = await runCli(['workspace', 'force-unlock', `${ORG}/${name}`], root);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(/: unlocked\n$/);
+    const again = await runCli(['workspace', 'unlock', `${ORG}/${name}`], root);
+    expect(again.stderr).toBe(
+      `Error: workspace ${ORG}/${name} is not locked: nothing to unlock (the service answered 409 Conflict)\n`,
+    );
+  });
+});
+
+function batchJob(id: string, extra: Partial<Job>): Job {
+  return {
+    ID: id,
+    Name: id,
+    Type: 'batch',
+    Datacenters: ['dc1'],
+    TaskGroups: [
+      {
+        Name: 'run',
+        Count: 1,
+        Tasks: [
+          {
+            Name: 'main',
+            Driver: 'exec',
+            Config: { command: '/bin/true' },
+            Resources: { CPU: 50, MemoryMB: 32 },
+          },
+        ],
+      },
+    ],
+    ...extra,
+  };
+}
+
+describe('job commands that start a child job', () => {
+  it('force-periodic prints the child job and the command that follows it', async () => {
+    await scheduler.registerJob(
+      batchJob('ops-cron', { Periodic: { Enabled: true, Spec: '0 3 * * *', SpecType: 'cron' } }),
+    );
+    const r = await runCli(['job', 'force-periodic', 'ops-cron'], env());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const m = /^Job ops-cron launched now: (ops-cron\/periodic-\d+) \(evaluation [0-9a-f]{8}\)\n/.exec(
+      r.stdout,
+    );
+    expect(m, r.stdout).not.toBeNull();
+    const child = m![1]!;
+    expect(r.stdout.split('\n')[1]).toBe(`Next: \`converge job status ${child}\` follows it.`);
+    expect((await scheduler.readJob(child))?.ParentID).toBe('ops-cron');
+
+    const json = JSON.parse((await runCli(['job', 'force-periodic', 'ops-cron', '--json'], env())).stdout);
+    expect(json.ChildJobID).toMatch(/^ops-cron\/periodic-\d+$/);
+    expect(json.EvalID).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('dispatch prints the child job and the command that follows it', async () => {
+    await scheduler.registerJob(batchJob('ops-param', { ParameterizedJob: { Payload: 'optional' } }));
+    const r = await runCli(['job', 'dispatch', 'ops-param'], env());
+    expect(r.code).toBe(0);
+    const [first, next] = r.stdout.trimEnd().split('\n');
+    const child = /^Job ops-param dispatched: (\S+) \(evaluation [0-9a-f]{8}\)$/.exec(first ?? '')?.[1];
+    expect(child).toMatch(/^ops-param\/dispatch-/);
+    expect(next).toBe(`Next: \`converge job status ${child}\` follows it.`);
+  });
+});
+
+describe('list tables', () => {
+  it('cut a multi-line cell to its first line with an ellipsis; --json keeps the full text', async () => {
+    const api = apiFor(sandbox);
+    const description = 'Read access for CI\nOwned by platform\nTicket: PLAT-123\n';
+    const created = await api('PUT', '/v1/acl/role', {
+      body: { Name: 'ops-multiline', Description: description },
+    });
+    expect(created.status).toBe(200);
+    const { ID } = created.json<{ ID: string }>();
+    await api('PUT', '/v1/acl/role', { body: { Name: 'ops-one-line', Description: 'one line' } });
+
+    const e = env();
+    const r = await runCli(['role', 'list'], e);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    const header = lines[0]!;
+    const row = lines.find((l) => l.startsWith('ops-multiline'))!;
+    // Still a table: one line a role, every row's description under the header's.
+    expect(lines.filter((l) => l.includes('Owned by') || l.includes('PLAT-123'))).toEqual([]);
+    expect(row.slice(header.indexOf('DESCRIPTION'))).toBe('Read access for CI …');
+    expect(row).toContain(ID);
+    expect(lines.find((l) => l.startsWith('ops-one-line'))!.slice(header.indexOf('DESCRIPTION'))).toBe(
+      'one line',
+    );
+
+    const json = JSON.parse((await runCli(['role', 'list', '--json'], e)).stdout) as {
+      Name: string;
+      Description: string;
+    }[];
+    expect(json.find((x) => x.Name === 'ops-multiline')?.Description).toBe(description);
+  });
+});
+
+describe('apply of a stale saved plan', () => {
+  it('refuses the object before any progress line says it is being changed', async () => {
+    const api = apiFor(sandbox);
+    await api('PUT', '/v1/acl/role', { body: { Name: 'ops-stale', Description: 'reviewed-before' } });
+    const dir = folder({
+      'r.yaml':
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ops-stale }\nspec: { Description: reviewed-after }\n',
+    });
+    const e = env();
+    const planFile = path.join(dir, 'reviewed.plan');
+    expect((await runCli(['plan', '-f', dir, '-out', planFile], e)).code).toBe(0);
+
+    // Someone else changes the role between the review and the apply.
+    const live = (await api('GET', '/v1/acl/role/name/ops-stale')).json<{ ID: string }>();
+    await api('PUT', `/v1/acl/role/${live.ID}`, {
+      body: { ID: live.ID, Name: 'ops-stale', Description: 'changed-by-someone-else' },
+    });
+
+    const r = await runCli(['apply', planFile], e);
+    expect(r.code).not.toBe(0);
+    const progress = r.stdout.split('\n').filter((l) => l.startsWith('AclRole/'));
+    expect(progress).toHaveLength(1);
+    expect(progress[0]).toMatch(/^AclRole\/\S*ops-stale: STALE: it changed since the plan/);
+    expect(r.stdout).not.toContain('updating…');
+    expect(r.stderr).toContain('run `converge plan` again and review');
+  });
+});
+
+describe('rekey submit, when a key the service was given cannot encrypt', () => {
+  it('says why the threshold failed and what to do next', async () => {
+    // Started around `rekey start`'s check (another tool, or a key that expired since).
+    const signOnly = await generateKey({
+      type: 'ecc',
+      curve: 'curve25519Legacy',
+      userIDs: [{ name: 'signs only' }],
+      subkeys: [],
+      format: 'object',
+    });
+    const api = apiFor(sandbox);
+    const started = await api('PUT', '/v1/sys/rekey-recovery-key/init', {
+      body: {
+        secret_shares: 1,
+        secret_threshold: 1,
+        pgp_keys: [Buffer.from(signOnly.publicKey.write()).toString('base64')],
+      },
+    });
+    expect(started.status, started.text).toBe(200);
+    const e = env();
+    const shares = sandbox.recoveryKeys!.keys.slice(0, sandbox.recoveryKeys!.threshold);
+    const answers = [];
+    for (const share of shares) answers.push(await runCli(['rekey', 'submit'], e, { stdin: share }));
+    const last = answers.at(-1)!;
+    expect(last.code).toBe(1);
+    expect(last.stderr).toContain('failed to encrypt shares');
+    expect(last.stderr).toContain(
+      'a PGP key this rekey was started with cannot encrypt the new shares. The service reset the progress to 0 and submitting again fails the same way: `converge rekey cancel`, then `converge rekey start` again with keys that can encrypt',
+    );
+    expect((await runCli(['rekey', 'status'], e)).stdout).toContain('Progress: 0 of 3 shares');
+    expect((await runCli(['rekey', 'cancel'], e)).code).toBe(0);
+  });
+});
