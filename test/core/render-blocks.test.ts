@@ -433,3 +433,30 @@ describe('an object that could not be compared', () => {
     );
   });
 });
+
+describe('the lines of a multi-line value from an untrusted manifest', () => {
+  const hostile = planOf([
+    jobChange({
+      action: 'update',
+      diffs: [
+        {
+          path: 'Meta.description',
+          op: 'change',
+          before: 'first\nsecond\n',
+          after: 'first\n::error file=x::INJECTED\n\u001b[2K\u001b[1A\r\u202eevil\n',
+        },
+      ],
+    }),
+  ]);
+
+  it('act on no terminal or CI log: controls and bidi escaped, no line a workflow command', () => {
+    for (const shown of [human(hostile), renderMarkdown(hostile)]) {
+      expect(shown).not.toMatch(/[\u001b\r\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+      expect(shown.split('\n').filter((line) => line.replace(/^[-+!~ ]+/, '').startsWith('::'))).toEqual([]);
+      // A lone carriage return breaks the line like a newline: it cannot overwrite what came before.
+      expect(shown).toContain('\\u001b[2K\\u001b[1A\n');
+      expect(shown).toContain('\\u202eevil\n');
+      expect(shown).toContain('\\u003a:error file=x::INJECTED');
+    }
+  });
+});
