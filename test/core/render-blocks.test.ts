@@ -460,3 +460,27 @@ describe('the lines of a multi-line value from an untrusted manifest', () => {
     }
   });
 });
+
+describe('a multi-line string inside a created object', () => {
+  it('is a heredoc in a block, not one line of escaped newlines', () => {
+    const plan = planOf([
+      jobChange({
+        action: 'create',
+        after: { Templates: [{ DestPath: 'local/app.conf', EmbeddedTmpl: 'port = 8080\nmode = "fast"\n' }] },
+      }),
+    ]);
+    expect(human(plan)).toContain(
+      [
+        '      + Templates = [',
+        '          + {',
+        '              + DestPath     = "local/app.conf"',
+        '              + EmbeddedTmpl = <<-EOT',
+        '                    port = 8080',
+        '                    mode = "fast"',
+        '                EOT',
+        '            },',
+        '        ]',
+      ].join('\n'),
+    );
+  });
+});

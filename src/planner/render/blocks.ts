@@ -44,6 +44,8 @@ function isShort(value: unknown): boolean {
   if (isMultiline(value)) return false;
   if (typeof value !== 'object' || value === null) return true;
   if (isNamedList(value) && value.some((item) => Object.keys(item).length > 1)) return false;
+  // A multi-line string inside (a template's data) reads as a heredoc in a block, not as `\n`s.
+  if (JSON.stringify(value).includes('\\n')) return false;
   return formatValue(value).length <= INLINE_WIDTH;
 }
 
