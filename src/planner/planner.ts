@@ -168,6 +168,7 @@ function changeFor(
       after,
       diffs: maskDiffs(secrets, diffs),
       ...(comparison.notes?.length ? { notes: [...comparison.notes] } : {}),
+      ...(comparison.notCompared ? { notCompared: comparison.notCompared } : {}),
     },
     problems,
   };

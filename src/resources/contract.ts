@@ -89,6 +89,11 @@ export interface Comparison {
    * workspace has moved on from): shown with the object in every rendering, noop included.
    */
   notes?: string[];
+  /**
+   * Why the object could not be compared at all (its specification could not be read): the plan
+   * then cannot say whether it changes, and says so instead of calling it up to date.
+   */
+  notCompared?: string;
 }
 
 /** A problem found while planning (a referenced object missing, say), tied to the manifest. */

@@ -89,7 +89,7 @@ describe('human rendering', () => {
 describe('json rendering', () => {
   it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
     const json = planToJson(sample, '9.9.9');
-    expect(json.format_version).toBe('1.1');
+    expect(json.format_version).toBe('1.2');
     expect(json.converge_version).toBe('9.9.9');
     expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
       ['AclRole', 'new', 'create'],
@@ -103,7 +103,8 @@ describe('json rendering', () => {
       before: 'old',
       after: 'new',
     });
-    expect(json.summary).toEqual({ create: 1, update: 1, replace: 0, delete: 1, noop: 1 });
+    expect(json.summary).toEqual({ create: 1, update: 1, replace: 0, delete: 1, noop: 1, unplanned: 0 });
+    expect(json.complete).toBe(true);
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
   });
 });

@@ -41,6 +41,11 @@ export const VERBS: Record<Action, string> = {
   noop: 'is up to date',
 };
 
-export function summaryLine(s: Record<Action, number>): string {
-  return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop} unchanged.`;
+/**
+ * `Plan: 1 to add, …, 2 unchanged.`; objects that could not be planned are counted apart, never as
+ * unchanged: `unplannedNoop` of the noop ones were not compared, `unplanned` objects in all.
+ */
+export function summaryLine(s: Record<Action, number>, unplanned = 0, unplannedNoop = 0): string {
+  const notPlanned = unplanned > 0 ? `, ${unplanned} not planned` : '';
+  return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop - unplannedNoop} unchanged${notPlanned}.`;
 }

@@ -3,12 +3,16 @@ import { createColors } from 'picocolors';
 import type { Action, Plan } from '../types.js';
 import { SYMBOLS, summaryLine, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
+import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
 export interface HumanRenderOptions {
   color: boolean;
   /** Also list unchanged objects (one line each). */
   showNoop?: boolean;
 }
+
+/** Nested blocks indent by four, as terraform's. */
+const INDENT = '    ';
 
 export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   const c = createColors(options.color);
@@ -22,35 +26,43 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   const signPaint = { '+': c.green, '-': c.red, '~': c.yellow, ' ': (s: string) => s };
   const out: string[] = [];
 
-  if (plan.problems.length > 0) {
-    out.push(c.red(c.bold(`Planning found ${plan.problems.length} problem(s):`)));
-    for (const p of plan.problems) {
-      const where = p.position ? `${p.position.file}:${p.position.line}:${p.position.col}: ` : '';
-      out.push(`  ${where}${p.message}`);
-    }
+  // What could not be planned comes first: the rest of the plan is not the whole difference.
+  const unplanned = unplannedObjects(plan);
+  if (unplanned.length > 0) {
+    out.push(c.red(c.bold(`${unplannedHeadline(unplanned.length)}:`)));
+    for (const u of unplanned) for (const reason of u.reasons) out.push(`  ${u.address}: ${reason}`);
     out.push('');
   }
 
   const changes = plan.changes.filter((ch) => ch.action !== 'noop');
-  // Unchanged objects stay hidden unless the kind left a note on them: a note is meant to be read.
-  const shown = plan.changes.filter((ch) => ch.action !== 'noop' || ch.notes?.length);
-  out.push(
-    changes.length === 0
-      ? c.green('No changes.') + ' Live state matches the manifest.'
-      : 'Converge will perform the following actions:',
+  const notCompared = plan.changes.filter((ch) => ch.action === 'noop' && isUnplanned(ch, unplanned));
+  // Unchanged objects stay hidden unless the kind left a note on them or could not compare them.
+  const shown = plan.changes.filter(
+    (ch) => ch.action !== 'noop' || ch.notes?.length || notCompared.includes(ch),
   );
-  if (shown.length > 0) out.push('');
-  for (const ch of shown) {
-    const why = ch.reason ? ` (${ch.reason})` : '';
-    out.push(c.bold(`  # ${heading(ch)} ${VERBS[ch.action]}${why}`));
+  if (changes.length > 0)
     out.push(
-      `  ${paint[ch.action](SYMBOLS[ch.action])} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`,
+      unplanned.length > 0
+        ? 'For the objects it could plan, Converge would perform the following actions:'
+        : 'Converge will perform the following actions:',
     );
+  else if (unplanned.length === 0) out.push(c.green('No changes.') + ' Live state matches the manifest.');
+  if (shown.length > 0 && out[out.length - 1] !== '') out.push('');
+  for (const ch of shown) {
+    const unknown = notCompared.includes(ch);
+    const why = ch.reason ? ` (${ch.reason})` : '';
+    const verb = unknown ? 'could not be planned' : VERBS[ch.action];
+    const symbol = unknown ? c.red('?') : paint[ch.action](SYMBOLS[ch.action]);
+    out.push(c.bold(`  # ${heading(ch)} ${verb}${why}`));
+    out.push(`  ${symbol} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`);
+    if (ch.notCompared) out.push(c.dim(`      # not compared: ${ch.notCompared}`));
     for (const note of ch.notes ?? []) out.push(c.dim(`      # ${note}`));
     for (const line of changeLines(ch)) {
       const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
       const note = line.note ? c.dim(` # ${line.note}`) : '';
-      out.push(`      ${signPaint[line.sign](line.sign)} ${line.text}${forces}${note}`);
+      out.push(
+        `      ${INDENT.repeat(line.depth)}${signPaint[line.sign](line.sign)} ${line.text}${forces}${note}`,
+      );
     }
     out.push('');
   }
@@ -58,6 +70,6 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     for (const ch of plan.changes.filter((x) => x.action === 'noop' && !shown.includes(x)))
       out.push(c.dim(`  = ${ch.address} (unchanged)`));
   }
-  out.push(c.bold(summaryLine(plan.summary)));
+  out.push(c.bold(summaryLine(plan.summary, unplanned.length, notCompared.length)));
   return `${out.join('\n')}\n`;
 }

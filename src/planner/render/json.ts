@@ -3,9 +3,10 @@
  * field is removed or changes meaning (as terraform's `show -json`).
  */
 import type { Plan } from '../types.js';
+import { unplannedObjects } from './unplanned.js';
 
-// 1.1: `notes` on every change.
-export const PLAN_JSON_FORMAT_VERSION = '1.1';
+// 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
+export const PLAN_JSON_FORMAT_VERSION = '1.2';
 
 export interface PlanJson {
   format_version: string;
@@ -23,6 +24,8 @@ export interface PlanJson {
     depends_on: string[];
     /** The kind's remarks on the object, also on noop changes; empty when there are none. */
     notes: string[];
+    /** Why the kind could not compare the object (its action is then unknown), or null. */
+    not_compared: string | null;
     diffs: Array<{
       path: string;
       op: string;
@@ -34,12 +37,16 @@ export interface PlanJson {
     before: Record<string, unknown> | null;
     after: Record<string, unknown> | null;
   }>;
-  summary: Plan['summary'];
+  /** False when any object could not be planned: the plan is then not the whole difference. */
+  complete: boolean;
+  /** `unplanned`: how many objects could not be planned (a problem, or not compared). */
+  summary: Plan['summary'] & { unplanned: number };
   problems: Array<{ address: string; message: string; source: string | null }>;
   requests: Record<string, number>;
 }
 
 export function planToJson(plan: Plan, version: string): PlanJson {
+  const unplanned = unplannedObjects(plan).length;
   return {
     format_version: PLAN_JSON_FORMAT_VERSION,
     converge_version: version,
@@ -55,6 +62,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       reason: c.reason ?? null,
       depends_on: c.dependsOn,
       notes: c.notes ?? [],
+      not_compared: c.notCompared ?? null,
       diffs: c.diffs.map((d) => ({
         path: d.path,
         op: d.op,
@@ -66,7 +74,8 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       before: c.before,
       after: c.after,
     })),
-    summary: plan.summary,
+    complete: unplanned === 0,
+    summary: { ...plan.summary, unplanned },
     problems: plan.problems.map((p) => ({
       address: `${p.key.kind}/${p.key.name}`,
       message: p.message,

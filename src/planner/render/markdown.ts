@@ -2,9 +2,11 @@
  * `plan --markdown`: for a pull-request comment. A summary table up front, attribute diffs folded in
  * a `diff` block, and the whole kept under the 65,535 characters a comment may hold.
  */
+import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
 import { SYMBOLS, summaryLine } from './format.js';
 import { changeLines } from './lines.js';
+import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
 /** GitHub refuses comments longer than this. */
 export const COMMENT_LIMIT = 65_535;
@@ -56,36 +58,52 @@ function noteLines(plan: Plan): string[] {
 
 export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): string {
   const limit = options.limit ?? COMMENT_LIMIT;
+  const unplanned = unplannedObjects(plan);
+  const notCompared = plan.changes.filter((c) => c.action === 'noop' && isUnplanned(c, unplanned));
   const changes = plan.changes.filter((c) => c.action !== 'noop');
   const head: string[] = [];
-  head.push(`### Converge plan`, '', `**${summaryLine(plan.summary)}**`, '');
-  if (plan.problems.length > 0) {
-    head.push(`> [!CAUTION]`, `> Planning found ${plan.problems.length} problem(s):`);
+  head.push(
+    `### Converge plan`,
+    '',
+    `**${summaryLine(plan.summary, unplanned.length, notCompared.length)}**`,
+    '',
+  );
+  // What could not be planned comes first: the rest of the plan is not the whole difference.
+  if (unplanned.length > 0) {
+    head.push(`> [!CAUTION]`, `> **${unplannedHeadline(unplanned.length)}:**`);
     for (const p of plan.problems) {
       const where = p.position ? `${inlineCode(`${p.position.file}:${p.position.line}`)} ` : '';
-      head.push(`> - ${where}${cell(p.message)}`);
+      head.push(`> - ${inlineCode(addressOf(p.key))}: ${where}${cell(p.message)}`);
     }
+    const withProblem = new Set(plan.problems.map((p) => addressOf(p.key)));
+    // An object with a problem is not compared because of it: the problem says why.
+    for (const c of plan.changes.filter((x) => x.notCompared && !withProblem.has(x.address)))
+      head.push(`> - ${inlineCode(c.address)}: not compared: ${cell(c.notCompared ?? '')}`);
     head.push('');
   }
   head.push(...noteLines(plan));
-  if (changes.length === 0) {
-    head.push('No changes. Live state matches the manifest.');
+  // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
+  const rows = plan.changes.filter((c) => c.action !== 'noop' || notCompared.includes(c));
+  if (rows.length === 0) {
+    if (unplanned.length === 0) head.push('No changes. Live state matches the manifest.');
     return `${head.join('\n')}\n`;
   }
   // Each kind's own word for where it lives: `namespace default`, `organization acme`, `mount ldap`.
   head.push('| Action | Kind | Name | In |', '|---|---|---|---|');
   // The table may take at most half of the comment; the diff block gets what is left.
   let used = head.join('\n').length;
-  for (const [i, c] of changes.entries()) {
-    const row = `| \`${SYMBOLS[c.action]}\` ${c.action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
+  for (const [i, c] of rows.entries()) {
+    const action = notCompared.includes(c) ? '`?` not planned' : `\`${SYMBOLS[c.action]}\` ${c.action}`;
+    const row = `| ${action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
     if (used + row.length + 200 > limit / 2) {
-      head.push(`| … | ${changes.length - i} more | | |`);
+      head.push(`| … | ${rows.length - i} more | | |`);
       break;
     }
     head.push(row);
     used += row.length + 1;
   }
   head.push('');
+  if (changes.length === 0) return `${head.join('\n')}\n`;
 
   const diffLines: string[] = [];
   for (const c of changes) {
@@ -93,7 +111,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     for (const line of changeLines(c)) {
       // One line of the plan stays one line: a value's line breaks cannot start a line of their own.
       const text = `${line.text}${line.note ? `  # ${line.note}` : ''}`.replace(/\r?\n|\r/g, '\\n');
-      diffLines.push(`${line.sign === '~' ? '!' : line.sign}     ${text}`);
+      diffLines.push(`${line.sign === '~' ? '!' : line.sign}     ${'    '.repeat(line.depth)}${text}`);
     }
     diffLines.push('');
   }

@@ -262,7 +262,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     const plan = observed.live.plan;
     if (!plan) {
       // Only when the job specification itself could not be read or parsed: that problem is reported.
-      return { diffs: [], notes: ['not compared: its job specification has a problem'] };
+      return { diffs: [], notCompared: 'its job specification has a problem' };
     }
     const diffs = planDiffs(plan, {
       before: observed.live.job,
