@@ -105,7 +105,8 @@ describe('values in the manifest’s own units and forms', () => {
     // The parser's empty defaults, its copy of the ID as Name, and nanoseconds are not shown.
     for (const noise of ['User = ""', 'Leader = false', 'ShutdownDelay', 'KillSignal', 'Kind = ""'])
       expect(out).not.toContain(noise);
-    expect(out).not.toMatch(/\+ Name\s+=/);
+    // At the job's own depth: a group's or task's Name inside its block is what the file wrote.
+    expect(out).not.toMatch(/^ {6}\+ Name\s+=/m);
     expect(out).not.toMatch(/Dispatched|60000000000|86400000000000/);
   });
 
@@ -130,7 +131,7 @@ describe('values in the manifest’s own units and forms', () => {
     expect(deleted).toMatch(/- ID\s+= "units-/);
     expect(deleted).toMatch(/- Type\s+= "service"/);
     expect(deleted).toMatch(/- Datacenters\s+= \["dc1"\]/);
-    expect(deleted).toContain('Name = "web"');
+    expect(deleted).toMatch(/- TaskGroups\["web"\] \{\n\s+- Name\s+= "web"/);
     expect(deleted).toContain('Count = 2');
     for (const noise of ['Priority', 'RestartPolicy', 'Tasks', 'Status', 'Meta', 'Update'])
       expect(deleted).not.toContain(noise);
