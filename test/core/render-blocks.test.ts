@@ -484,3 +484,26 @@ describe('a multi-line string inside a created object', () => {
     );
   });
 });
+
+describe('a duration that changes', () => {
+  // The kinds hand durations over in the manifest's form (`1h`, `5m`), never seconds or nanoseconds.
+  const plan = planOf([
+    jobChange({
+      action: 'update',
+      address: 'LdapConfig/ldap',
+      key: { kind: 'LdapConfig', name: 'ldap' },
+      diffs: [{ path: 'token_ttl', op: 'change', before: '1h', after: '2h' }],
+    }),
+    jobChange({
+      action: 'update',
+      diffs: [{ path: 'TaskGroups[web].Update.HealthyDeadline', op: 'change', before: '1m', after: '5m' }],
+    }),
+  ]);
+
+  it('reads in the units the manifest wrote, at the depth where it changes', () => {
+    const out = human(plan);
+    expect(out).toContain('~ token_ttl = "1h" -> "2h"');
+    expect(out).toMatch(/~ TaskGroups\["web"\] \{\n\s+~ Update = \{\n\s+~ HealthyDeadline = "1m" -> "5m"/);
+    expect(out).not.toMatch(/3600|7200|60000000000/);
+  });
+});

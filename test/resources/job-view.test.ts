@@ -57,7 +57,7 @@ describe('a job to create', () => {
       Namespace: 'default',
       Type: 'service',
       Datacenters: ['dc1'],
-      Meta: { 'converge-managed': 'true' },
+      // Converge's ownership marker is not what the file wrote: not shown.
       Update: { HealthyDeadline: '1m' },
       TaskGroups: [
         {

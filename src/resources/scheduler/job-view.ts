@@ -5,6 +5,7 @@
 import type { Job } from '../../clients/scheduler/client.js';
 import { compact } from '../compare.js';
 import { withDurations } from './job-durations.js';
+import { OWNERSHIP_META_KEY } from './job-spec.js';
 
 /** Maps whose entries the user wrote, zero values included (`privileged = false` in a config). */
 const FREE_FORM = new Set(['Config', 'Env', 'Meta']);
@@ -37,9 +38,21 @@ function withoutParserZeros(value: unknown): unknown {
  * zero values are left out, and its `Name`, which the parser copies from the ID, unless it differs.
  */
 export function createView(job: Job, fromText: boolean): Record<string, unknown> {
-  if (!fromText) return withDurations(compact({ ...job }));
-  const { Name, ...rest } = withoutParserZeros(job) as Job;
+  const written = withoutOwnershipMarker(job);
+  if (!fromText) return withDurations(compact({ ...written }));
+  const { Name, ...rest } = withoutParserZeros(written) as Job;
   return withDurations(compact({ ...rest, ...(Name !== undefined && Name !== job.ID ? { Name } : {}) }));
+}
+
+/**
+ * The job without the `Meta` entry Converge adds to mark the jobs it owns: the manifest did not
+ * write it, and a reviewer of a create decides on what the manifest asks for.
+ */
+function withoutOwnershipMarker(job: Job): Job {
+  if (!job.Meta || !(OWNERSHIP_META_KEY in job.Meta)) return job;
+  const { [OWNERSHIP_META_KEY]: _marker, ...meta } = job.Meta;
+  const { Meta: _meta, ...rest } = job;
+  return Object.keys(meta).length > 0 ? { ...rest, Meta: meta } : (rest as Job);
 }
 
 /**
