@@ -91,6 +91,61 @@ describe('planDiffs', () => {
   });
 });
 
+describe('a group or task that a change adds or removes', () => {
+  const fields = (names: string[]) =>
+    names.map((Name) => ({ Type: 'Added' as const, Name, Old: '', New: '0' }));
+
+  it('is one diff carrying the part as the text spec wrote it, not a line per default', () => {
+    const sidecar = {
+      Name: 'sidecar',
+      Count: 1,
+      RestartPolicy: { Attempts: 0, Interval: 86_400_000_000_000 },
+      Tasks: [{ Name: 'proxy', Driver: 'docker', User: '', Leader: false, Config: { image: 'envoy:1' } }],
+    };
+    const p = plan({
+      Diff: {
+        Type: 'Edited',
+        ID: 'web',
+        TaskGroups: [
+          {
+            Type: 'Added',
+            Name: 'sidecar',
+            Fields: fields(['Count']),
+            Objects: [
+              { Type: 'Added', Name: 'RestartPolicy', Fields: fields(['Attempts', 'RenderTemplates']) },
+            ],
+            Tasks: [
+              { Type: 'Added', Name: 'proxy', Annotations: ['forces create'], Fields: fields(['Leader']) },
+            ],
+          },
+          {
+            Type: 'Edited',
+            Name: 'web',
+            Tasks: [{ Type: 'Deleted', Name: 'old', Fields: fields(['KillTimeout']) }],
+          },
+        ],
+      },
+    });
+    const before = {
+      TaskGroups: [{ Name: 'web', Tasks: [{ Name: 'old', Driver: 'exec', KillTimeout: 5 }] }],
+    };
+    const after = { TaskGroups: [{ Name: 'web', Tasks: [] }, sidecar] };
+    expect(planDiffs(p, { before, after, fromText: true })).toEqual([
+      {
+        path: 'TaskGroups[sidecar]',
+        op: 'add',
+        after: {
+          Name: 'sidecar',
+          Count: 1,
+          RestartPolicy: { Interval: '24h' },
+          Tasks: [{ Name: 'proxy', Driver: 'docker', Config: { image: 'envoy:1' } }],
+        },
+      },
+      { path: 'TaskGroups[web].Tasks[old]', op: 'remove', before: { Name: 'old', Driver: 'exec' } },
+    ]);
+  });
+});
+
 describe('durations in a plan', () => {
   it('shows the nanoseconds the service diffs as the durations a job file writes', () => {
     const p = plan({

@@ -14,6 +14,7 @@ import type {
 } from '../../clients/scheduler/client.js';
 import type { AttributeDiff } from '../contract.js';
 import { diffWithDurations } from './job-durations.js';
+import { addedPartView, removedPartView } from './job-view.js';
 
 const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
   Added: 'add',
@@ -68,6 +69,8 @@ function typed(text: string | undefined, path: string, source: unknown, other: u
 export interface DiffSides {
   before?: unknown;
   after?: unknown;
+  /** The job sent came from a text spec, whose parser fills every field the file leaves out. */
+  fromText?: boolean;
 }
 
 function fieldDiffs(
@@ -116,29 +119,74 @@ function nodeDiffs(
  * Durations show as the job file writes them (`"1m"`), not the service's nanoseconds.
  */
 export function planDiffs(plan: PlanResponse, sides: DiffSides = {}): AttributeDiff[] {
-  return rawDiffs(plan).map((d) =>
-    diffWithDurations({
-      ...d,
-      ...('before' in d ? { before: typed(d.before as string, d.path, sides.before, sides.after) } : {}),
-      ...('after' in d ? { after: typed(d.after as string, d.path, sides.after, sides.before) } : {}),
-    }),
+  return rawDiffs(plan, sides).map((d) =>
+    d.whole
+      ? d.diff
+      : diffWithDurations({
+          ...d.diff,
+          ...('before' in d.diff
+            ? { before: typed(d.diff.before as string, d.diff.path, sides.before, sides.after) }
+            : {}),
+          ...('after' in d.diff
+            ? { after: typed(d.diff.after as string, d.diff.path, sides.after, sides.before) }
+            : {}),
+        }),
   );
 }
 
-function rawDiffs(plan: PlanResponse): AttributeDiff[] {
+/**
+ * A group or task the change adds or removes as one diff of its own, carrying the part itself (as the
+ * manifest wrote it, or by name and count when it goes away) rather than a line per field and default.
+ */
+function wholePart(
+  at: string,
+  type: DiffType,
+  sides: DiffSides,
+): { whole: true; diff: AttributeDiff } | undefined {
+  if (type === 'Added') {
+    const part = valueAt(sides.after, at);
+    if (part === undefined) return undefined;
+    return {
+      whole: true,
+      diff: { path: at, op: 'add', after: addedPartView(part, sides.fromText === true) },
+    };
+  }
+  if (type === 'Deleted') {
+    const part = valueAt(sides.before, at);
+    if (part === undefined) return undefined;
+    return { whole: true, diff: { path: at, op: 'remove', before: removedPartView(part) } };
+  }
+  return undefined;
+}
+
+type RawDiff = { whole: boolean; diff: AttributeDiff };
+
+function rawDiffs(plan: PlanResponse, sides: DiffSides): RawDiff[] {
   const diff = plan.Diff;
   if (!diff || diff.Type === 'None') return [];
-  const out = [...fieldDiffs('', diff.Fields), ...objectDiffs('', diff.Objects)];
+  const field = (d: AttributeDiff): RawDiff => ({ whole: false, diff: d });
+  const out: RawDiff[] = [...fieldDiffs('', diff.Fields), ...objectDiffs('', diff.Objects)].map(field);
   for (const group of diff.TaskGroups ?? []) {
     if (group.Type === 'None') continue;
     const at = `TaskGroups[${group.Name}]`;
-    const inner = [...fieldDiffs(at, group.Fields), ...objectDiffs(at, group.Objects)];
+    const whole = wholePart(at, group.Type, sides);
+    if (whole) {
+      out.push(whole);
+      continue;
+    }
+    const inner: RawDiff[] = [...fieldDiffs(at, group.Fields), ...objectDiffs(at, group.Objects)].map(field);
     for (const task of group.Tasks ?? []) {
       if (task.Type === 'None') continue;
+      const taskAt = `${at}.Tasks[${task.Name}]`;
+      const wholeTask = wholePart(taskAt, task.Type, sides);
+      if (wholeTask) {
+        inner.push(wholeTask);
+        continue;
+      }
       const note = (task.Annotations ?? []).join('; ') || undefined;
-      inner.push(...nodeDiffs(`${at}.Tasks[${task.Name}]`, task, note));
+      inner.push(...nodeDiffs(taskAt, task, note).map(field));
     }
-    out.push(...(inner.length > 0 ? inner : [{ path: at, op: OP[group.Type] }]));
+    out.push(...(inner.length > 0 ? inner : [field({ path: at, op: OP[group.Type] })]));
   }
   return out;
 }

@@ -56,6 +56,20 @@ function withoutOwnershipMarker(job: Job): Job {
 }
 
 /**
+ * A task group or task that a change adds, as the manifest wrote it (a text job's parser zeros left
+ * out, durations as durations), or that it removes, by its name and count: the service's diff lists
+ * every default of a new group field by field, as text, which says nothing a reviewer decides on.
+ */
+export function addedPartView(part: unknown, fromText: boolean): unknown {
+  return withDurations(compact(fromText ? withoutParserZeros(part) : part));
+}
+
+export function removedPartView(part: unknown): unknown {
+  const { Name, Count, Driver } = (part ?? {}) as { Name?: unknown; Count?: unknown; Driver?: unknown };
+  return compact({ Name, Count, Driver });
+}
+
+/**
  * The job to delete as the plan shows it: what identifies it and what it runs (type, datacenters,
  * a periodic schedule, its groups and their counts). The live job holds every default the service
  * filled in, which says nothing about what goes away.

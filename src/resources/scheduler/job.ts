@@ -264,9 +264,11 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
       // Only when the job specification itself could not be read or parsed: that problem is reported.
       return { diffs: [], notCompared: 'its job specification has a problem' };
     }
+    const local = localOf(desired);
     const diffs = planDiffs(plan, {
       before: observed.live.job,
       after: jobToSend(desired, observed.live.job),
+      fromText: local.file !== undefined && !isJsonFile(local.file),
     });
     // What the scheduler would do with allocations matters when the job changes; a shortfall always.
     const notes = [
