@@ -26,3 +26,23 @@ export function table(headers: string[], rows: string[][]): string {
       .trimEnd();
   return [line(headers), ...cells.map(line)].join('\n');
 }
+
+/**
+ * `Key  value` rows with the keys aligned (`show` and `status` commands). A value with several lines
+ * (a lock reason, a role's policies) keeps them under its column rather than at the left edge, where
+ * they would read as rows of their own; each line is made printable.
+ */
+export function keyValues(rows: readonly (readonly [string, string])[]): string {
+  const width = Math.max(0, ...rows.map(([k]) => k.length));
+  const indent = `\n${' '.repeat(width + 2)}`;
+  return rows
+    .map(
+      ([k, v]) =>
+        `${k.padEnd(width)}  ${v
+          .split(/\r\n|\r|\n/)
+          .map(printable)
+          .join(indent)}`,
+    )
+    .join('\n')
+    .replace(/ +$/gm, '');
+}

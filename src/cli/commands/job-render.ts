@@ -16,7 +16,7 @@ import type {
   PlanResponse,
 } from '../../clients/scheduler/client.js';
 import { printable } from '../../common/printable.js';
-import { table } from '../table.js';
+import { keyValues, table } from '../table.js';
 
 /** The scheduler's IDs are UUIDs; 8 characters identify one in practice, as its own CLI shows them. */
 export function shortId(id: string | undefined | null): string {
@@ -32,14 +32,7 @@ export function formatNanos(ns: number | undefined | null): string {
   return new Date(Math.floor(ns / 1e6)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** `Key  value` rows with the keys aligned; multi-line values stay under their column. */
-export function keyValues(rows: [string, string][]): string {
-  const width = Math.max(...rows.map(([k]) => k.length));
-  return rows
-    .map(([k, v]) => `${k.padEnd(width)}  ${v.split('\n').join(`\n${' '.repeat(width + 2)}`)}`)
-    .join('\n')
-    .replace(/ +$/gm, '');
-}
+export { keyValues };
 
 export function jobHeader(job: Job): string {
   return keyValues([

@@ -10,7 +10,7 @@ import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { readSecret } from '../secret-input.js';
-import { table } from '../table.js';
+import { keyValues, table } from '../table.js';
 
 export interface MountFlags {
   mount: string;
@@ -43,10 +43,9 @@ function loginSummary(result: LoginResult, mount: string, username: string, show
     ...(auth.accessor ? [['Accessor', auth.accessor] as [string, string]] : []),
     ['Token', showToken ? auth.client_token : '(hidden; --show-token prints it)'],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
   const lines = [
     `Logged in as ${username} through auth/${mount}.`,
-    ...rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`),
+    keyValues(rows),
     ...result.warnings.map((w) => `Warning: ${w}`),
   ];
   return lines.join('\n');
@@ -125,10 +124,7 @@ function configDetails(config: LdapConfig): string {
   const rows = Object.entries(withoutWriteOnly(config))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)] as const);
-  const width = Math.max(...rows.map(([k]) => k.length));
-  return rows
-    .map(([k, v]) => `${k.padEnd(width)}  ${v.split('\n').join(`\n${' '.repeat(width + 2)}`)}`)
-    .join('\n');
+  return keyValues(rows);
 }
 
 export async function ldapGetCommand(

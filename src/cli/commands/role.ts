@@ -4,7 +4,7 @@ import { registryService } from '../../clients/registry/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { table } from '../table.js';
+import { keyValues, table } from '../table.js';
 
 export interface RoleGetFlags {
   id?: string;
@@ -41,10 +41,7 @@ function roleDetails(role: Role): string {
     ['CreateIndex', String(role.CreateIndex ?? '')],
     ['ModifyIndex', String(role.ModifyIndex ?? '')],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  return rows
-    .map(([k, v]) => `${k.padEnd(width)}  ${v.split('\n').join(`\n${' '.repeat(width + 2)}`)}`)
-    .join('\n');
+  return keyValues(rows);
 }
 
 export async function roleGetCommand(name: string | undefined, flags: RoleGetFlags, io: Io): Promise<number> {

@@ -8,7 +8,7 @@ import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
-import { table } from '../table.js';
+import { keyValues, table } from '../table.js';
 import { describeRef, parseWorkspaceRef, workspaceId } from '../workspace-ref.js';
 
 export interface WorkspaceListFlags {
@@ -54,8 +54,7 @@ function details(w: Workspace): string {
     ['Created by', String(a['source-name'] ?? '')],
     ['Updated', String(a['updated-at'] ?? '')],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+  return keyValues(rows);
 }
 
 function splitList(value: string | undefined): string[] | undefined {
