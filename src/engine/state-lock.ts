@@ -10,6 +10,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
 
 export const STATE_LOCK_FILE = 'apply.lock';
@@ -111,6 +112,12 @@ function held(file: string, text: string): StateLock {
 
 type ReadHolder = { holder: LockHolder; text: string } | 'gone' | 'unreadable';
 
+/** Text from a lock file, which anything may have written: one printable line of bounded length. */
+function shown(text: string): string {
+  const line = printable(text);
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
 function readHolder(file: string): ReadHolder {
   let text: string;
   try {
@@ -125,9 +132,9 @@ function readHolder(file: string): ReadHolder {
     return {
       holder: {
         pid: holder.pid,
-        host: holder.host,
-        command: String(holder.command ?? 'unknown'),
-        since: String(holder.since ?? 'unknown'),
+        host: shown(holder.host),
+        command: shown(String(holder.command ?? 'unknown')),
+        since: shown(String(holder.since ?? 'unknown')),
       },
       text,
     };

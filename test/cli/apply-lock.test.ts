@@ -69,14 +69,14 @@ function env(stateDir: string): Record<string, string> {
   };
 }
 
-function writeLock(stateDir: string, pid: number): string {
+function writeLock(stateDir: string, pid: number, command = 'converge apply -f elsewhere/'): string {
   const file = path.join(stateDir, STATE_LOCK_FILE);
   writeFileSync(
     file,
     JSON.stringify({
       pid,
       host: os.hostname(),
-      command: 'converge apply -f elsewhere/',
+      command,
       since: '2030-01-02T03:04:05.000Z',
     }),
   );
@@ -142,6 +142,20 @@ describe('the apply lock on the inventory', () => {
     expect(r.stderr).toContain('--lock-timeout SECONDS');
     expect(existsSync(file)).toBe(true);
     expect(await roleExists('lock-held')).toBe(false);
+  });
+
+  it('shows a lock file written by anything as one printable, bounded line', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    writeLock(stateDir, livePid(), `x\u001b[2K\r::error::forged\n${'y'.repeat(5000)}`);
+    const r = await runCli(
+      ['apply', '-f', roleManifest('lock-hostile'), '--auto-approve', '--lock-timeout', '0'],
+      env(stateDir),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toMatch(/[\u001b\r]/);
+    expect(r.stderr).not.toMatch(/^::/m);
+    expect(r.stderr).toContain('running `x\\u001b[2K\\r::error::forged\\n');
+    expect(r.stderr.length).toBeLessThan(1500);
   });
 
   it('stops waiting on Ctrl-C', async () => {
