@@ -10,6 +10,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { truncate } from '../clients/http/scrub.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
 
@@ -114,8 +115,7 @@ type ReadHolder = { holder: LockHolder; text: string } | 'gone' | 'unreadable';
 
 /** Text from a lock file, which anything may have written: one printable line of bounded length. */
 function shown(text: string): string {
-  const line = printable(text);
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+  return truncate(printable(text), 200);
 }
 
 function readHolder(file: string): ReadHolder {
