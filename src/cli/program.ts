@@ -41,18 +41,19 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-const fileOption = () =>
-  new Option('-f, --file <path>', 'manifest file or folder (repeatable; folders are read recursively)')
-    .argParser(collect)
-    .default([] as string[], 'none');
+/** An option that may be given many times, collecting its values in order (none by default). */
+const repeatableOption = (flags: string, description: string) => () =>
+  new Option(flags, description).argParser(collect).default([] as string[], 'none');
+
+const fileOption = repeatableOption(
+  '-f, --file <path>',
+  'manifest file or folder (repeatable; folders are read recursively)',
+);
 /** Variables `${env:NAME}` may read, beside CONVERGE_ALLOW_ENV; nothing else is readable. */
-const allowEnvOption = () =>
-  new Option(
-    '--allow-env <name>',
-    'let ${env:NAME} read this variable (a name or glob like DEMO_*; repeatable, commas allowed); adds to CONVERGE_ALLOW_ENV',
-  )
-    .argParser(collect)
-    .default([] as string[], 'none');
+const allowEnvOption = repeatableOption(
+  '--allow-env <name>',
+  'let ${env:NAME} read this variable (a name or glob like DEMO_*; repeatable, commas allowed); adds to CONVERGE_ALLOW_ENV',
+);
 const parallelismOption = () =>
   new Option('--parallelism <n>', 'how many requests may run at once').argParser(positiveInt).default(10);
 const timeoutOption = () =>
@@ -62,13 +63,11 @@ const timeoutOption = () =>
   )
     .argParser(positiveInt)
     .default(120);
-const allowAddressOption = () =>
-  new Option(
-    '--allow-address <address>',
-    'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
-  )
-    .argParser(collect)
-    .default([] as string[], 'none');
+/** Addresses a manifest Connection may send a token from outside the manifest to. */
+const allowAddressOption = repeatableOption(
+  '--allow-address <address>',
+  'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
+);
 const lockTimeoutOption = () =>
   new Option('--lock-timeout <seconds>', "how long to wait for another apply's lock on the local inventory")
     .argParser(wholeSeconds)
