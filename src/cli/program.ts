@@ -8,7 +8,7 @@ import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
 import { planCommand } from './commands/plan.js';
-import { sandboxCommand } from './commands/sandbox.js';
+import { addSandboxFaultOptions, sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
 import { debugTrace, environmentSecrets } from './debug-trace.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -147,15 +147,15 @@ export function buildProgram(
       setExit(await applyCommand(planfile, { ...(opts as unknown as ApplyFlags), options }, io, catalog));
     });
 
-  program
+  const sandbox = program
     .command('sandbox')
     .description('serve a local emulation of the four services on one loopback port')
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').argParser(port).default(8500))
     .option('--host <address>', 'address to listen on (loopback unless you say otherwise)', '127.0.0.1')
     .option('--token <token>', 'root token for every service (random when absent)')
     .option('--data <dir>', 'keep the sandbox state in this folder across restarts')
-    .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults')
-    .action(async (opts) => setExit(await sandboxCommand(opts, io)));
+    .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults');
+  addSandboxFaultOptions(sandbox).action(async (opts) => setExit(await sandboxCommand(opts, io)));
 
   const context: CommandContext = {
     io,

@@ -6,7 +6,10 @@
  * closes cleanly (state flushed) and resolves with the exit code.
  * Problems the user can fix (port in use, bad config) are one clear line on stderr and exit code 1.
  */
+import { type FaultFlags, FaultFlagError, faultsFromFlags } from './config/fault-flags.js';
+import type { FaultsConfig } from './core/faults.js';
 import { type RunningSandbox, startSandbox } from './index.js';
+import { SANDBOX_SERVICES } from './services/index.js';
 
 export interface SandboxCommandOptions {
   port?: number;
@@ -16,6 +19,8 @@ export interface SandboxCommandOptions {
   data?: string;
   /** Path of a YAML sandbox config file. */
   config?: string;
+  /** Fault options as typed (`--latency`, `--fail-rate`, ...), laid over the config file's `faults`. */
+  faults?: FaultFlags;
 }
 
 interface TextSink {
@@ -43,6 +48,19 @@ export async function runSandboxCommand(
     return fail(`invalid port ${opts.port}: use a number from 0 to 65535 (0 picks a free port)`);
   }
 
+  let faults: FaultsConfig | undefined;
+  try {
+    faults = opts.faults
+      ? faultsFromFlags(
+          opts.faults,
+          SANDBOX_SERVICES.map((s) => s.name),
+        )
+      : undefined;
+  } catch (err) {
+    if (err instanceof FaultFlagError) return fail(err.message);
+    throw err;
+  }
+
   let sandbox: RunningSandbox;
   try {
     sandbox = await startSandbox({
@@ -51,6 +69,7 @@ export async function runSandboxCommand(
       ...(opts.token !== undefined ? { token: opts.token } : {}),
       ...(opts.data !== undefined ? { dataDir: opts.data } : {}),
       ...(opts.config !== undefined ? { config: opts.config } : {}),
+      ...(faults !== undefined ? { faults } : {}),
     });
   } catch (err) {
     // Config, port and state-file errors carry complete messages; a stack trace would only hide them.
@@ -63,6 +82,8 @@ export async function runSandboxCommand(
     io.stdout.write(`export ${name}=${shellQuote(value)}\n`);
   }
   for (const note of sandbox.startupNotes) io.stderr.write(note);
+  // A run that misbehaves on purpose says so, with the seed that repeats it.
+  for (const line of sandbox.faultSummary) io.stderr.write(`converge sandbox: ${line}\n`);
   const storage = opts.data !== undefined ? `data in ${opts.data}` : 'in memory';
   io.stderr.write(`converge sandbox: listening on ${sandbox.url} (${storage}); stop with Ctrl-C\n`);
 

@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { loadConfigFile } from './config/load.js';
 import type { SandboxConfig } from './config/types.js';
 import { SandboxConfigError, validateSandboxConfig } from './config/validate.js';
-import { FaultInjector } from './core/faults.js';
+import { mergeFaults } from './config/merge-faults.js';
+import { describeFaults } from './core/fault-summary.js';
+import { type FaultsConfig, FaultInjector } from './core/faults.js';
 import { createServices } from './core/create-services.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
@@ -18,7 +20,7 @@ import { envVarPrefix } from '../common/types.js';
 import { TokenStore } from './core/tokens.js';
 import { SANDBOX_SERVICES } from './services/index.js';
 
-export type { FaultsConfig, SandboxConfig, SandboxTokenConfig } from './config/types.js';
+export type { FaultsConfig, SandboxConfig, SandboxTokenConfig, ServiceFaultsConfig } from './config/types.js';
 export type * from './services/public-types.js';
 export { type ConfigProblem, SandboxConfigError } from './config/validate.js';
 export { StateFileError } from './core/persistence.js';
@@ -35,6 +37,8 @@ export interface SandboxOptions {
   dataDir?: string;
   /** Config object, or path to a YAML config file. */
   config?: SandboxConfig | string;
+  /** Fault settings laid over the config's `faults`, key by key (`converge sandbox`'s options). */
+  faults?: FaultsConfig;
   /** Receives one line per request; default none. */
   log?: (line: string) => void;
   /** The services to emulate; default every service in `./services/index.ts`. */
@@ -53,6 +57,8 @@ export interface RunningSandbox extends SandboxServiceExtras {
   rootToken: string;
   /** Text to show the user once, from the services (each ends in a newline); `converge sandbox` prints it on stderr. */
   startupNotes: readonly string[];
+  /** The injected faults in words with the seed in use (one line each, no newline); empty without faults. */
+  faultSummary: readonly string[];
   /**
    * CONVERGE_<SERVICE>_ADDR (the url, no path prefix) and CONVERGE_<SERVICE>_TOKEN for every emulated
    * service, plus what services add (CONVERGE_WORKSPACES_ORGANIZATION).
@@ -73,7 +79,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const host = opts.host ?? '127.0.0.1';
   const rootToken = opts.token ?? randomUUID();
   const services = opts.services ?? SANDBOX_SERVICES;
-  const config = resolveConfig(opts.config, rootToken, services);
+  const config = resolveConfig(opts.config, opts.faults, rootToken, services);
   const log = opts.log ?? (() => {});
   const tokens = new TokenStore(rootToken, config.tokens ?? []);
 
@@ -95,6 +101,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   for (const instance of started.instances) instance.created?.();
 
   const faults = config.faults ? new FaultInjector(config.faults) : undefined;
+  const faultSummary = faults ? describeFaults(faults, Object.keys(config.faults?.services ?? {})) : [];
   const server = new SandboxServer({ router, services, faults, shutdown, log });
   let address: AddressInfo;
   try {
@@ -115,6 +122,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     host,
     rootToken,
     startupNotes: started.instances.flatMap((instance) => instance.startupNotes ?? []),
+    faultSummary,
     env() {
       const env: Record<string, string> = {};
       for (const service of services) {
@@ -139,17 +147,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   };
 }
 
-/** The validated config; a token may not share the root token's secret. */
+/** The validated config with the fault options laid over it; a token may not share the root token's secret. */
 function resolveConfig(
   given: SandboxConfig | string | undefined,
+  faultOptions: FaultsConfig | undefined,
   rootToken: string,
   services: readonly AnyServiceDefinition[],
 ): SandboxConfig {
   const source = typeof given === 'string' ? given : undefined;
   if (rootToken === '')
     throw new SandboxConfigError([{ path: [], message: 'the root token must not be empty' }]);
-  const config =
+  const loaded =
     source !== undefined ? loadConfigFile(source, services) : validateSandboxConfig(given, { services });
+  // The options are checked on their own (their problems are not the file's), then laid over it.
+  if (faultOptions) validateSandboxConfig({ faults: faultOptions }, { services });
+  const faults = mergeFaults(loaded.faults, faultOptions);
+  const config: SandboxConfig = faults ? { ...loaded, faults } : loaded;
   const clash = config.tokens?.findIndex((t) => t.secret === rootToken) ?? -1;
   if (clash !== -1) {
     throw new SandboxConfigError(
@@ -161,7 +174,16 @@ function resolveConfig(
 }
 
 /** What every sandbox has, by name: a service's extra may not take one of these names. */
-const HANDLE_KEYS = new Set(['url', 'port', 'host', 'rootToken', 'startupNotes', 'env', 'close']);
+const HANDLE_KEYS = new Set([
+  'url',
+  'port',
+  'host',
+  'rootToken',
+  'startupNotes',
+  'faultSummary',
+  'env',
+  'close',
+]);
 
 /** The services' extras as one object; two services (or a service and the handle) sharing a name is a bug. */
 function mergeExtras(

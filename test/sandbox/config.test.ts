@@ -144,6 +144,27 @@ describe('config errors name the file, line and column', () => {
       'tokens:\n  - { name: a, secret: s1 }\n  - { name: a, secret: s2 }\n',
       ':3:13: tokens[1].name: duplicate token name (also tokens[0])',
     ],
+    [
+      'a fault override for a service the sandbox does not run',
+      'faults:\n  services:\n    registri: { failRate: 0.2 }\n',
+      ':3:5: faults.services.registri: unknown key; allowed here: registry, workspaces, secrets, scheduler',
+    ],
+    [
+      'a rate limit that is neither a number nor a bucket',
+      'faults:\n  rateLimit: fast\n',
+      ':2:14: faults.rateLimit: must be a number or a mapping (key: value)',
+    ],
+    [
+      'a per-service rate above 1',
+      'faults:\n  services:\n    scheduler: { resetRate: 1.5 }\n',
+      ':3:29: faults.services.scheduler.resetRate: must be <= 1',
+    ],
+    [
+      'a fail rate under both its names',
+      'faults:\n  failRate: 0.1\n  errorRate: 0.2\n',
+      ':3:3: faults.errorRate: give failRate or its older name errorRate, not both',
+    ],
+    ['a negative seed', 'faults:\n  seed: -1\n', ':2:9: faults.seed: must be >= 0'],
     ['a duplicate key', 'faults: {}\nfaults: {}\n', ':2:1: Map keys must be unique'],
     ['a YAML syntax error', 'tokens: [\n', ':2:1: '],
   ])('reports %s', (_label, text, expected) => {

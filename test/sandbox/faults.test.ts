@@ -1,6 +1,8 @@
 /** Fault injection from the config: added latency, failing first requests, random errors, rate limits. */
 import { describe, expect, it } from 'vitest';
+import { credentialKey } from '../../src/sandbox/core/credential.js';
 import { FaultInjector } from '../../src/sandbox/core/faults.js';
+import { RateBuckets } from '../../src/sandbox/core/rate-buckets.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { apiFor } from './helpers.js';
 
@@ -101,10 +103,49 @@ describe('FaultInjector', () => {
   });
 
   it('uses the random source for errorRate', () => {
-    const values = [0.1, 0.9];
+    // Each request draws three values: outcome, phase of a reset, jitter.
+    const values = [0.1, 0, 0, 0.9, 0, 0];
     const faults = new FaultInjector({ errorRate: 0.5 }, undefined, () => values.shift()!);
     expect(faults.decide().kind).toBe('unavailable');
     expect(faults.decide().kind).toBe('pass');
+  });
+
+  it('gives each share its own part of one draw: 503s, then resets before or after acting', () => {
+    const draws = (outcome: number, phase: number) => [outcome, phase, 0];
+    const values = [...draws(0.05, 0), ...draws(0.12, 0.2), ...draws(0.14, 0.7), ...draws(0.2, 0)];
+    const faults = new FaultInjector({ failRate: 0.1, resetRate: 0.05 }, undefined, () => values.shift()!);
+    expect(faults.decide()).toMatchObject({ kind: 'unavailable' });
+    expect(faults.decide()).toMatchObject({ kind: 'reset', afterActing: true });
+    expect(faults.decide()).toMatchObject({ kind: 'reset', afterActing: false });
+    expect(faults.decide()).toMatchObject({ kind: 'pass' });
+  });
+
+  it('keeps a bounded number of rate buckets however many tokens a flood of requests brings', () => {
+    let now = 0;
+    const faults = new FaultInjector({ rateLimit: 1 }, () => now, undefined, 100);
+    const buckets = new RateBuckets(() => now, 100);
+    for (let i = 0; i < 10_000; i++) {
+      buckets.take(`token-${i}`, { perSecond: 1, burst: 1 });
+      expect(faults.decide('registry', `token-${i}`).kind).toBe('pass');
+    }
+    expect(buckets.size).toBe(100);
+    // The most recent callers keep their (empty) bucket.
+    expect(faults.decide('registry', 'token-9999').kind).toBe('rate-limited');
+    now = 1000;
+    expect(faults.decide('registry', 'token-9999').kind).toBe('pass');
+  });
+
+  it('keys a caller by a fixed-size hash, whatever the size of its token', () => {
+    const huge = 'x'.repeat(16_000);
+    const key = credentialKey({ authorization: `Bearer ${huge}` }, new URLSearchParams(), '127.0.0.1');
+    expect(key.length).toBeLessThan(50);
+    expect(key).not.toContain('xxxx');
+    // Any token header or ?token= counts; without one the address does.
+    const other = credentialKey({ 'x-anything-token': huge }, new URLSearchParams(), '127.0.0.1');
+    const query = credentialKey({}, new URLSearchParams({ token: huge }), '127.0.0.1');
+    const anonymous = credentialKey({}, new URLSearchParams(), '127.0.0.1');
+    expect(new Set([key, other, query, anonymous]).size).toBe(4);
+    expect(credentialKey({}, new URLSearchParams(), '127.0.0.1')).toBe(anonymous);
   });
 
   it('passes everything without faults configured', () => {

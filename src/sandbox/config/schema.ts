@@ -3,25 +3,54 @@
  * service's section and token rights. Unknown keys are errors everywhere, so typos surface at once.
  */
 import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
+import { MAX_SEED } from '../core/prng.js';
 import type { AnyServiceDefinition } from '../core/service.js';
 
 const NonEmpty = Type.String({ minLength: 1 });
 const NonNegativeInt = Type.Integer({ minimum: 0 });
 
-export const FaultsSchema = Type.Object(
-  {
-    latencyMs: Type.Optional(NonNegativeInt),
-    failFirst: Type.Optional(NonNegativeInt),
-    errorRate: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    rateLimit: Type.Optional(
-      Type.Object(
-        { perSecond: Type.Number({ minimum: 0 }), burst: Type.Optional(Type.Integer({ minimum: 1 })) },
-        { additionalProperties: false },
-      ),
-    ),
+const Rate = Type.Number({ minimum: 0, maximum: 1 });
+
+/**
+ * `rateLimit`: requests per second per token (a number), or `{ perSecond, burst }`. One schema with
+ * two types rather than a union, so a wrong value gets one message rather than one per branch.
+ */
+const RateLimitSchema = Type.Unsafe<number | { perSecond: number; burst?: number }>({
+  type: ['number', 'object'],
+  minimum: 0,
+  properties: {
+    perSecond: Type.Number({ minimum: 0 }),
+    burst: Type.Integer({ minimum: 1 }),
   },
-  { additionalProperties: false },
-);
+  required: ['perSecond'],
+  additionalProperties: false,
+});
+
+/** The settings that may be given for all services and again per service. */
+const serviceFaultProps = () => ({
+  latencyMs: Type.Optional(NonNegativeInt),
+  jitterMs: Type.Optional(NonNegativeInt),
+  failFirst: Type.Optional(NonNegativeInt),
+  failRate: Type.Optional(Rate),
+  errorRate: Type.Optional(Rate),
+  resetRate: Type.Optional(Rate),
+  rateLimit: Type.Optional(RateLimitSchema),
+});
+
+/** `faults`, whose `services` keys are the names of the services this sandbox runs. */
+export function faultsSchema(serviceNames: readonly string[]): TSchema {
+  const perService: TProperties = {};
+  for (const name of serviceNames)
+    perService[name] = Type.Optional(Type.Object(serviceFaultProps(), { additionalProperties: false }));
+  return Type.Object(
+    {
+      ...serviceFaultProps(),
+      seed: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEED })),
+      services: Type.Optional(Type.Object(perService, { additionalProperties: false })),
+    },
+    { additionalProperties: false },
+  );
+}
 
 export function buildConfigSchema(services: readonly AnyServiceDefinition[]): TSchema {
   const tokenProps: TProperties = {
@@ -34,7 +63,7 @@ export function buildConfigSchema(services: readonly AnyServiceDefinition[]): TS
     if (service.tokenRightsSchema) tokenProps[service.name] = Type.Optional(service.tokenRightsSchema);
   }
   rootProps.tokens = Type.Optional(Type.Array(Type.Object(tokenProps, { additionalProperties: false })));
-  rootProps.faults = Type.Optional(FaultsSchema);
+  rootProps.faults = Type.Optional(faultsSchema(services.map((s) => s.name)));
   for (const service of services) {
     if (service.configSchema) rootProps[service.name] = Type.Optional(service.configSchema);
   }

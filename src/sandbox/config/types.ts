@@ -11,11 +11,15 @@
  *     secret: reader-token
  *     namespace: team-a          # optional default namespace for this token's requests
  *     registry: { acl: read }    # read | write | none (write implies read)
- * faults:
+ * faults:                       # see core/faults.ts
  *   latencyMs: 0
+ *   jitterMs: 0
  *   failFirst: 0
- *   errorRate: 0
- *   rateLimit: { perSecond: 0, burst: 0 }
+ *   failRate: 0                  # errorRate: its older name
+ *   resetRate: 0
+ *   rateLimit: 30                # or { perSecond: 30, burst: 30 }
+ *   seed: 42
+ *   services: { <service name>: { failRate: 0.2 } }
  * registry:
  *   policies: [{ Name: service-read, Description: "..." }]
  *   roles: [{ Name: web, Policies: [{ Name: service-read }] }]
@@ -28,7 +32,7 @@
  *   organizations: [{ name: acme, projects: [platform], teams: [{ name: devs, access: { "*": { runs: read } } }] }]
  * ```
  */
-import type { FaultsConfig } from '../core/faults.js';
+import type { FaultsConfig, ServiceFaultsConfig } from '../core/faults.js';
 
 /** Each service's top-level section, `<name>?: <its config type>`, added by the service module. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
@@ -53,4 +57,4 @@ export interface SandboxConfig extends SandboxServiceSections {
   [service: string]: unknown;
 }
 
-export type { FaultsConfig };
+export type { FaultsConfig, ServiceFaultsConfig };

@@ -58,7 +58,7 @@ const validators = new WeakMap<readonly AnyServiceDefinition[], ReturnType<Ajv['
 function validatorFor(services: readonly AnyServiceDefinition[]) {
   let validate = validators.get(services);
   if (!validate) {
-    const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
+    const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
     validate = ajv.compile(buildConfigSchema(services));
     validators.set(services, validate);
   }
@@ -75,6 +75,7 @@ export function validateSandboxConfig(value: unknown, opts: ValidateOptions): Sa
   } else {
     const typed = config as SandboxConfig & Record<string, unknown>;
     issues.push(...checkTokens(typed).map((i) => ({ ...i, atKey: false })));
+    issues.push(...checkFaults(typed).map((i) => ({ ...i, atKey: true })));
     for (const service of opts.services) {
       const section = typed[service.name];
       if (section !== undefined && service.checkConfig) {
@@ -138,6 +139,25 @@ function checkTokens(config: SandboxConfig): ServiceConfigIssue[] {
   return issues;
 }
 
+/** `errorRate` is the older name of `failRate`: one scope may not give both (which would win is a guess). */
+function checkFaults(config: SandboxConfig): ServiceConfigIssue[] {
+  const faults = config.faults;
+  if (!faults) return [];
+  const scopes: [ConfigPath, object][] = [
+    [['faults'], faults],
+    ...Object.entries(faults.services ?? {}).map(([name, section]): [ConfigPath, object] => [
+      ['faults', 'services', name],
+      section,
+    ]),
+  ];
+  return scopes
+    .filter(([, section]) => 'failRate' in section && 'errorRate' in section)
+    .map(([path]) => ({
+      path: [...path, 'errorRate'],
+      message: 'give failRate or its older name errorRate, not both',
+    }));
+}
+
 function describeSchemaError(err: ErrorObject): { path: ConfigPath; message: string; atKey: boolean } {
   const path: ConfigPath = err.instancePath
     .split('/')
@@ -181,6 +201,8 @@ function describeSchemaError(err: ErrorObject): { path: ConfigPath; message: str
 }
 
 function describeType(type: string): string {
+  // A key that takes two types (`rateLimit`: a number or a mapping) names both.
+  if (type.includes(',')) return type.split(',').map(describeType).join(' or ');
   switch (type) {
     case 'object':
       return 'a mapping (key: value)';

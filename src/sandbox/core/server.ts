@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FaultInjector } from './faults.js';
+import { credentialKey } from './credential.js';
+import type { FaultDecision, FaultInjector } from './faults.js';
 import {
   BodyTooLargeError,
   MAX_BODY_BYTES,
@@ -127,9 +128,26 @@ export class SandboxServer {
       s.pathPrefixes.some((p) => pathHasPrefix(url.pathname, p)),
     );
 
+    // Decided on arrival, so the seeded sequence follows the order requests come in.
+    const fault = this.opts.faults?.decide(
+      service?.name,
+      credentialKey(req.headers, url.searchParams, request.remoteAddress),
+    );
+    if (fault && fault.delayMs > 0)
+      await sleep(fault.delayMs, undefined, { signal: request.signal }).catch(() => {});
+
     let response: SandboxResponse;
     try {
-      response = await this.dispatch(request, service);
+      if (fault?.kind === 'reset' && !fault.afterActing) {
+        this.drop(req, request, url, started, 'before acting');
+        return;
+      }
+      const injected = fault && fault.kind !== 'reset' ? this.faultResponse(fault, service) : undefined;
+      response = injected ?? (await this.route(request, service));
+      if (fault?.kind === 'reset') {
+        this.drop(req, request, url, started, `after acting (${response.status} not sent)`);
+        return;
+      }
     } catch (err) {
       response =
         err instanceof BodyTooLargeError
@@ -143,22 +161,35 @@ export class SandboxServer {
     );
   }
 
-  private async dispatch(
+  /** The answer an injected fault gives in place of the service's; undefined lets the service answer. */
+  private faultResponse(
+    fault: Exclude<FaultDecision, { kind: 'reset' }>,
+    service: AnyServiceDefinition | undefined,
+  ): SandboxResponse | undefined {
+    switch (fault.kind) {
+      case 'pass':
+        return undefined;
+      case 'unavailable':
+        return renderError(service, 503, fault.message);
+      case 'rate-limited': {
+        const res = renderError(service, 429, fault.message);
+        return { ...res, headers: { ...res.headers, ...fault.headers } };
+      }
+    }
+  }
+
+  /** An injected connection reset: the socket is destroyed with no answer at all. */
+  private drop(req: IncomingMessage, request: SandboxRequest, url: URL, started: number, when: string): void {
+    req.socket.destroy();
+    this.opts.log?.(
+      `${request.method} ${redactTokens(url)} connection dropped ${when} ${Math.round(performance.now() - started)}ms`,
+    );
+  }
+
+  private async route(
     req: SandboxRequest,
     service: AnyServiceDefinition | undefined,
   ): Promise<SandboxResponse> {
-    const faults = this.opts.faults;
-    if (faults) {
-      if (faults.latencyMs > 0)
-        await sleep(faults.latencyMs, undefined, { signal: req.signal }).catch(() => {});
-      const decision = faults.decide();
-      if (decision.kind === 'unavailable') return renderError(service, 503, decision.message);
-      if (decision.kind === 'rate-limited') {
-        const res = renderError(service, 429, decision.message);
-        return { ...res, headers: { ...res.headers, ...decision.headers } };
-      }
-    }
-
     const match = this.opts.router.match(req.method, req.path);
     switch (match.kind) {
       case 'found':

@@ -1,0 +1,138 @@
+/**
+ * `converge sandbox`'s fault options as a `FaultsConfig`: `--latency MS[:JITTER]`, `--fail-rate R`,
+ * `--reset-rate R`, `--rate-limit RPS` (each repeatable, a bare value for all services or
+ * `service=value` for one) and `--seed N`. A bad value is one message naming the option and the
+ * value; service names are checked against the services this sandbox runs.
+ */
+import type { FaultsConfig, ServiceFaultsConfig } from '../core/faults.js';
+import { MAX_SEED } from '../core/prng.js';
+
+export interface FaultFlags {
+  latency?: readonly string[];
+  failRate?: readonly string[];
+  resetRate?: readonly string[];
+  rateLimit?: readonly string[];
+  seed?: string;
+}
+
+export class FaultFlagError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FaultFlagError';
+  }
+}
+
+type Setter = (target: ServiceFaultsConfig, value: string, flag: string) => void;
+
+const SETTERS: { key: keyof Omit<FaultFlags, 'seed'>; flag: string; set: Setter }[] = [
+  { key: 'latency', flag: '--latency', set: setLatency },
+  {
+    key: 'failRate',
+    flag: '--fail-rate',
+    set: (t, v, f) => {
+      t.failRate = rate(v, f);
+    },
+  },
+  {
+    key: 'resetRate',
+    flag: '--reset-rate',
+    set: (t, v, f) => {
+      t.resetRate = rate(v, f);
+    },
+  },
+  {
+    key: 'rateLimit',
+    flag: '--rate-limit',
+    set: (t, v, f) => {
+      t.rateLimit = requestsPerSecond(v, f);
+    },
+  },
+];
+
+/** The faults the options ask for; undefined when none was given. Throws FaultFlagError. */
+export function faultsFromFlags(
+  flags: FaultFlags,
+  serviceNames: readonly string[],
+): FaultsConfig | undefined {
+  const faults: FaultsConfig = {};
+  let given = false;
+  for (const { key, flag, set } of SETTERS) {
+    for (const raw of flags[key] ?? []) {
+      given = true;
+      const { service, value } = splitService(raw, flag, serviceNames);
+      if (service === undefined) set(faults, value, flag);
+      else set(((faults.services ??= {})[service] ??= {}), value, flag);
+    }
+  }
+  if (flags.seed !== undefined) {
+    given = true;
+    faults.seed = seed(flags.seed);
+  }
+  return given ? faults : undefined;
+}
+
+/** `scheduler=0.2` → the service and its value; `0.2` → a value for all services. */
+function splitService(
+  raw: string,
+  flag: string,
+  serviceNames: readonly string[],
+): { service?: string; value: string } {
+  const eq = raw.indexOf('=');
+  if (eq === -1) return { value: raw };
+  const service = raw.slice(0, eq);
+  if (!serviceNames.includes(service)) {
+    throw new FaultFlagError(
+      `${flag}: ${show(service)} is not a service of the sandbox (${serviceNames.join(', ')})`,
+    );
+  }
+  return { service, value: raw.slice(eq + 1) };
+}
+
+/** A decimal number as written (no hex, no exponent, no empty string that Number() reads as 0). */
+function decimal(text: string): number | undefined {
+  return /^\d+(\.\d+)?$|^\.\d+$/.test(text) ? Number(text) : undefined;
+}
+
+function rate(text: string, flag: string): number {
+  const n = decimal(text);
+  if (n === undefined || n > 1)
+    throw new FaultFlagError(`${flag}: ${show(text)} is not a rate between 0 and 1`);
+  return n;
+}
+
+function requestsPerSecond(text: string, flag: string): number {
+  const n = decimal(text);
+  if (n === undefined)
+    throw new FaultFlagError(`${flag}: ${show(text)} is not a number of requests per second (0: no limit)`);
+  return n;
+}
+
+function setLatency(target: ServiceFaultsConfig, text: string, flag: string): void {
+  const m = /^(\d+)(?::(\d+))?$/.exec(text);
+  const latency = m ? Number(m[1]) : NaN;
+  const jitter = m?.[2] !== undefined ? Number(m[2]) : 0;
+  if (!m || !Number.isSafeInteger(latency) || !Number.isSafeInteger(jitter)) {
+    throw new FaultFlagError(
+      `${flag}: ${show(text)} is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)`,
+    );
+  }
+  target.latencyMs = latency;
+  target.jitterMs = jitter;
+}
+
+function seed(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n <= MAX_SEED))
+    throw new FaultFlagError(`--seed: ${show(text)} is not a whole number from 0 to ${MAX_SEED}`);
+  return n;
+}
+
+/**
+ * The value as typed, for a message: cut when long and anything but printable ASCII escaped (it came
+ * from argv, which may hold terminal escapes), in quotes when it is empty or needed escaping.
+ */
+function show(text: string): string {
+  const cut = text.length > 40 ? `${text.slice(0, 40)}...` : text;
+  const escaped = cut.replace(/[^\x21-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escaped === text && text !== '' ? text : `"${escaped}"`;
+}

@@ -1,0 +1,138 @@
+/**
+ * `converge sandbox`'s fault options through the CLI in process (`runCli`): bad values are one clear
+ * line and exit 1 before anything listens; good ones reach the sandbox, which says at start what it
+ * injects and with which seed. Also the config file's fault keys as the summary shows them.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { freeLoopbackPort } from '../support/ports.js';
+import { runCli } from '../support/run-cli.js';
+
+let stateDir: string;
+beforeAll(() => {
+  stateDir = mkdtempSync(join(tmpdir(), 'converge-fault-options-'));
+});
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+const env = () => ({ PATH: process.env.PATH, CONVERGE_STATE_DIR: stateDir });
+
+describe('converge sandbox fault options: bad values', () => {
+  it.each([
+    [['--fail-rate', '1.5'], '--fail-rate: 1.5 is not a rate between 0 and 1'],
+    [['--fail-rate', 'scheduler=-0.1'], '--fail-rate: -0.1 is not a rate between 0 and 1'],
+    [['--reset-rate', '0x1'], '--reset-rate: 0x1 is not a rate between 0 and 1'],
+    [['--reset-rate', ''], '--reset-rate: "" is not a rate between 0 and 1'],
+    [
+      ['--fail-rate', 'nosuch=0.2'],
+      '--fail-rate: nosuch is not a service of the sandbox (registry, workspaces, secrets, scheduler)',
+    ],
+    [['--latency', '10:x'], '--latency: 10:x is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)'],
+    [['--latency', '-5'], '--latency: -5 is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)'],
+    [['--rate-limit', 'fast'], '--rate-limit: fast is not a number of requests per second (0: no limit)'],
+    [
+      ['--rate-limit', 'registry=1e3'],
+      '--rate-limit: 1e3 is not a number of requests per second (0: no limit)',
+    ],
+    [['--seed', '4294967296'], '--seed: 4294967296 is not a whole number from 0 to 4294967295'],
+    [['--seed', '1.5'], '--seed: 1.5 is not a whole number from 0 to 4294967295'],
+  ])('%j is refused in one line', async (args, message) => {
+    const r = await runCli(['sandbox', '--port', '0', ...args], env());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`converge sandbox: ${message}\n`);
+  });
+
+  it('shows a hostile value escaped and cut, never as raw control characters', async () => {
+    const hostile = `\u001b]0;owned\u0007${'9'.repeat(200)}`;
+    const r = await runCli(['sandbox', '--port', '0', '--fail-rate', hostile], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(r.stderr).toContain('\\u001b]0;owned\\u0007');
+    expect(r.stderr.length).toBeLessThan(200);
+  });
+
+  it('lists the options in --help', async () => {
+    const r = await runCli(['sandbox', '--help'], env());
+    expect(r.code).toBe(0);
+    for (const flag of [
+      '--latency <ms[:jitter]>',
+      '--fail-rate <rate>',
+      '--reset-rate <rate>',
+      '--rate-limit <rps>',
+      '--seed <n>',
+    ])
+      expect(r.stdout).toContain(flag);
+  });
+});
+
+describe('converge sandbox fault options: in force', () => {
+  it('serves with the options laid over the config file, and says so at start', async () => {
+    const config = join(stateDir, 'faults.yaml');
+    // The file's latency stays; its scheduler override is replaced by the option's.
+    writeFileSync(
+      config,
+      'faults:\n  latencyMs: 5\n  errorRate: 0.5\n  services:\n    scheduler: { failRate: 0 }\n',
+    );
+    const port = await freeLoopbackPort();
+    const running = runCli(
+      [
+        'sandbox',
+        '--port',
+        String(port),
+        '--token',
+        'opt-root',
+        '--config',
+        config,
+        '--fail-rate',
+        '0',
+        '--fail-rate',
+        'scheduler=1',
+        '--rate-limit',
+        'registry=100',
+        '--seed',
+        '42',
+      ],
+      env(),
+    );
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const headers = { Authorization: 'Bearer opt-root' };
+      let registry: Response | undefined;
+      for (let i = 0; i < 100 && !registry; i++) {
+        registry = await fetch(`${url}/v1/acl/roles`, { headers }).catch(() => undefined);
+        if (!registry) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(registry?.status).toBe(200);
+      for (let i = 0; i < 5; i++) expect((await fetch(`${url}/v1/jobs`, { headers })).status).toBe(503);
+      for (let i = 0; i < 5; i++) expect((await fetch(`${url}/v1/acl/roles`, { headers })).status).toBe(200);
+    } finally {
+      process.emit('SIGTERM');
+    }
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('converge sandbox: faults: latency 5 ms; seed 42\n');
+    expect(r.stderr).toContain(
+      'converge sandbox: faults for registry: latency 5 ms, rate limit 100/s per token (burst 100), then 429\n',
+    );
+    expect(r.stderr).toContain('converge sandbox: faults for scheduler: latency 5 ms, 100% answer 503\n');
+  });
+
+  it('prints no fault line without faults, and a random seed it can be repeated with', async () => {
+    const quiet = await startSandbox({ config: {} });
+    const seeded = await startSandbox({ config: { faults: { resetRate: 0.05, failRate: 0.1 } } });
+    try {
+      expect(quiet.faultSummary).toEqual([]);
+      expect(seeded.faultSummary).toEqual([
+        expect.stringMatching(
+          /^faults: 10% answer 503, 5% connections dropped \(half after acting\); seed \d+$/,
+        ),
+      ]);
+    } finally {
+      await quiet.close();
+      await seeded.close();
+    }
+  });
+});
