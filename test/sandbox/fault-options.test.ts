@@ -120,6 +120,25 @@ describe('converge sandbox fault options: in force', () => {
     expect(r.stderr).toContain('converge sandbox: faults for scheduler: latency 5 ms, 100% answer 503\n');
   });
 
+  it('startSandbox({ faults }) replaces a fail rate given under either name, and is checked', async () => {
+    const sandbox = await startSandbox({
+      config: { faults: { failRate: 1, latencyMs: 1 } },
+      faults: { errorRate: 0 },
+    });
+    try {
+      const res = await fetch(`${sandbox.url}/v1/acl/roles`, {
+        headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+      });
+      expect(res.status).toBe(200);
+      expect(sandbox.faultSummary).toEqual([expect.stringMatching(/^faults: latency 1 ms; seed \d+$/)]);
+    } finally {
+      await sandbox.close();
+    }
+    await expect(startSandbox({ faults: { resetRate: 2 } })).rejects.toThrow(
+      'sandbox config: faults.resetRate: must be <= 1',
+    );
+  });
+
   it('prints no fault line without faults, and a random seed it can be repeated with', async () => {
     const quiet = await startSandbox({ config: {} });
     const seeded = await startSandbox({ config: { faults: { resetRate: 0.05, failRate: 0.1 } } });

@@ -23,8 +23,11 @@ export function mergeFaults(
 }
 
 function mergeScope<T extends ServiceFaultsConfig>(base: T | undefined, over: T | undefined): T {
-  const merged = { ...base, ...over } as T;
-  // The newer name given on top wins over the older one underneath.
-  if (over?.failRate !== undefined && over.errorRate === undefined) delete merged.errorRate;
-  return merged;
+  const merged = { ...base } as T;
+  // A fail rate given on top, under either name, replaces the one underneath under both names.
+  if (over?.failRate !== undefined || over?.errorRate !== undefined) {
+    delete merged.failRate;
+    delete merged.errorRate;
+  }
+  return { ...merged, ...over };
 }
