@@ -3,6 +3,8 @@
  * plans, the inventory), the lower layers' entry points, and their types. The CLI is one user of it;
  * `run` starts the CLI itself in-process, loading it only then.
  */
+import type { ReconcileLoop, ReconcileOptions } from './reconcile/loop.js';
+import type { LogSink } from './reconcile/log.js';
 import type { RunningSandbox, SandboxOptions } from './sandbox/index.js';
 
 export { applyPlan, type ApplyOptions, type ApplyResult, type ChangeResult } from './applier/applier.js';
@@ -14,6 +16,7 @@ export { buildPlan, type PlanOptions } from './planner/planner.js';
 export { hasChanges, type Action, type Change, type Plan, type PlanSummary } from './planner/types.js';
 export type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from './resources/contract.js';
 export type { RunningSandbox, SandboxOptions };
+export type { ReconcileLoop, ReconcileOptions, LogSink };
 
 /**
  * Starts the sandbox (see `src/sandbox/README.md`). It is loaded on first use, never with this
@@ -23,4 +26,17 @@ export type { RunningSandbox, SandboxOptions };
 export async function startSandbox(opts?: SandboxOptions): Promise<RunningSandbox> {
   const sandbox = await import('./sandbox/index.js');
   return sandbox.startSandbox(opts);
+}
+
+/**
+ * Starts a reconcile loop (what `converge reconcile` runs; see `src/reconcile/loop.ts`): stop it with
+ * `options.signal`, and await `done` for its summary. Loaded on first use, like the sandbox, since it
+ * brings prom-client and an HTTP server a program that only plans and applies does not need.
+ */
+export async function runReconcile(
+  options: ReconcileOptions,
+  io: { stdout: LogSink },
+): Promise<ReconcileLoop> {
+  const loop = await import('./reconcile/loop.js');
+  return loop.runReconcile(options, io);
 }

@@ -43,6 +43,11 @@ export interface ApplyOptions {
   onEvent?: (event: ApplyEvent) => void;
   /** Where the digests of applied write-only values are recorded (see `planner/write-only.ts`). */
   writeOnly?: WriteOnlyDigests;
+  /**
+   * Stops the apply between changes: once aborted, no further change starts, while those in flight
+   * run to their end (a reconcile loop told to stop; its requests are not aborted mid-change).
+   */
+  signal?: AbortSignal;
 }
 
 export interface ApplyResult {
@@ -161,7 +166,7 @@ export async function applyPlan(
       } else {
         result = await limit(async () => {
           // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
-          if (ctx.signal?.aborted) {
+          if (ctx.signal?.aborted || options.signal?.aborted) {
             return {
               address: change.address,
               action: change.action,

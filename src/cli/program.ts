@@ -147,6 +147,34 @@ export function buildProgram(
       setExit(await applyCommand(planfile, { ...(opts as unknown as ApplyFlags), options }, io, catalog));
     });
 
+  program
+    .command('reconcile')
+    .description(
+      'keep live state matching the manifest: every --interval re-read it, plan and apply (or report drift); one JSON line per cycle and change',
+    )
+    .addOption(fileOption())
+    .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
+    .requiredOption('--interval <duration>', 'time between cycles, a Go duration (30s, 5m, 1h)')
+    .option('--dry-run', 'only report drift, change nothing')
+    .option(
+      '--listen <addr>',
+      'serve /healthz, /metrics and POST /reconcile (needs CONVERGE_RECONCILE_TOKEN) on HOST:PORT or :PORT',
+    )
+    .option('--max-backoff <duration>', 'longest wait after failed cycles (waits double from 10s)', '15m')
+    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
+    .addOption(parallelismOption())
+    .addOption(timeoutOption())
+    .addHelpText(
+      'after',
+      '\nStops on SIGTERM or SIGINT after the change in flight (exit 143 or 130), with a last `shutdown` line.\n/healthz answers 200 while the last successful cycle is younger than 3 intervals, else 503.',
+    )
+    .action(async (opts) => {
+      // Loaded on use: the loop brings prom-client and an HTTP server no other command needs.
+      const { reconcileCommand } = await import('./commands/reconcile.js');
+      setExit(await reconcileCommand(opts, io, catalog));
+    });
+
   const sandbox = program
     .command('sandbox')
     .description('serve a local emulation of the four services on one loopback port')

@@ -205,6 +205,8 @@ export interface ApplyRunOptions {
   onEvent?: (event: ApplyEvent) => void;
   /** The inventory: digests of write-only values are recorded in it, and it is saved afterwards. */
   inventory?: SavedDigests;
+  /** Once aborted, no further change starts; changes in flight finish (a reconcile loop stopping). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -222,6 +224,7 @@ export async function apply(
     ...(options.checkStale ? { checkStale: true } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     ...(options.inventory ? { writeOnly: options.inventory } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   options.inventory?.save();
   return result;

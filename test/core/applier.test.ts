@@ -23,6 +23,30 @@ describe('applier', () => {
     expect(again.summary).toMatchObject({ create: 0, update: 0, delete: 0, noop: 2 });
   });
 
+  it('with a stop signal, finishes the change in flight and starts no other', async () => {
+    const store = memoryStore();
+    store.delayMs = 20;
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan(
+      [desired('Thing', 'a', {}), desired('Thing', 'b', {}), desired('Thing', 'c', {})],
+      lookup,
+      noContext,
+    );
+    const stop = new AbortController();
+    const result = await applyPlan(plan, lookup, noContext, {
+      parallelism: 1,
+      signal: stop.signal,
+      // Stopped as the first change starts: it runs to its end, the two after it do not start.
+      onEvent: (e) => e.type === 'start' && stop.abort('SIGTERM'),
+    });
+    expect(result.counts).toEqual({ applied: 1, failed: 0, skipped: 2, stale: 0 });
+    expect(store.objects.size).toBe(1);
+    expect(result.results.filter((r) => r.status === 'skipped').map((r) => r.message)).toEqual([
+      'not attempted: interrupted',
+      'not attempted: interrupted',
+    ]);
+  });
+
   it('runs dependants only after what they need, and skips them when it fails', async () => {
     const store = memoryStore();
     store.failOn.add('create Thing/base');

@@ -1,0 +1,89 @@
+/**
+ * `converge reconcile`: runs the reconcile loop (src/reconcile) until SIGTERM or SIGINT. The first
+ * signal lets the change in flight finish and ends with a summary line, exiting 143 (SIGTERM) or 130
+ * (SIGINT) as a process killed by it would; a second one quits at once.
+ */
+import { parseGoDuration } from '../../common/go-duration.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { parseListenAddress } from '../../reconcile/listen-address.js';
+import { DEFAULT_MAX_BACKOFF_MS, runReconcile } from '../../reconcile/loop.js';
+import { environmentSecrets } from '../debug-trace.js';
+import { CliError } from '../exit-codes.js';
+import type { Io } from '../io.js';
+import { requireManifestPaths } from '../manifest-paths.js';
+
+export interface ReconcileFlags {
+  file: string[];
+  interval: string;
+  dryRun?: boolean;
+  listen?: string;
+  maxBackoff?: string;
+  prune?: boolean;
+  parallelism: number;
+  timeout?: number;
+  allowEnv?: string[];
+  allowAddress?: string[];
+}
+
+const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+
+/** A positive Go duration (`5m`, `30s`, `1h30m`) in milliseconds, or a usage error naming the flag. */
+function duration(flag: string, text: string): number {
+  const ms = parseGoDuration(text);
+  if (ms === undefined || ms <= 0) {
+    throw new CliError(`${flag} must be a positive duration like 30s, 5m or 1h30m, not "${text}"`);
+  }
+  return ms;
+}
+
+export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: Catalog): Promise<number> {
+  requireManifestPaths(flags.file);
+  const intervalMs = duration('--interval', flags.interval);
+  const maxBackoffMs = flags.maxBackoff
+    ? duration('--max-backoff', flags.maxBackoff)
+    : DEFAULT_MAX_BACKOFF_MS;
+  let listen;
+  try {
+    listen = flags.listen ? parseListenAddress(flags.listen) : undefined;
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      io.stderr.write(`\nInterrupted again (${signal}): quitting now; the change in flight may be cut.\n`);
+      process.exit(SIGNAL_EXIT[signal] ?? 1);
+    }
+    io.stderr.write(`\n${signal}: finishing the change in flight, then stopping (again to quit at once).\n`);
+    stop.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const loop = await runReconcile(
+      {
+        paths: flags.file,
+        intervalMs,
+        maxBackoffMs,
+        dryRun: Boolean(flags.dryRun),
+        prune: Boolean(flags.prune),
+        parallelism: flags.parallelism,
+        env: io.env,
+        catalog,
+        signal: stop.signal,
+        secrets: environmentSecrets(io.env),
+        allowEnv: flags.allowEnv ?? [],
+        allowAddresses: flags.allowAddress ?? [],
+        ...(flags.timeout !== undefined ? { timeoutSeconds: flags.timeout } : {}),
+        ...(listen ? { listen } : {}),
+      },
+      io,
+    );
+    const summary = await loop.done;
+    return SIGNAL_EXIT[summary.reason] ?? 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

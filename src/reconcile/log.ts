@@ -1,0 +1,29 @@
+/**
+ * The loop's log: one JSON object per line on standard output, for a log collector. Three types:
+ * `change` (one per change a cycle found or made), `cycle` (one per cycle), `shutdown` (the last
+ * line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
+ */
+import { scrubAndTruncate } from '../clients/http/scrub.js';
+
+export interface LogSink {
+  write(text: string): unknown;
+}
+
+const MAX_MESSAGE = 2_000;
+
+export class JsonLog {
+  constructor(
+    private readonly sink: LogSink,
+    private readonly now: () => number,
+    private readonly secrets: readonly string[],
+  ) {}
+
+  /** A message from a service or an error, made safe to print. */
+  message(text: string): string {
+    return scrubAndTruncate(text, this.secrets, MAX_MESSAGE);
+  }
+
+  line(type: 'change' | 'cycle' | 'shutdown' | 'start', fields: Record<string, unknown>): void {
+    this.sink.write(`${JSON.stringify({ ts: new Date(this.now()).toISOString(), type, ...fields })}\n`);
+  }
+}

@@ -1,0 +1,337 @@
+/**
+ * The reconcile loop (`converge reconcile`): every interval it re-reads the manifest, plans against
+ * live state and applies the difference (or, with `dryRun`, only reports it), through the engine's
+ * library API like any other front end. A failed cycle is retried sooner, then ever later
+ * (`backoff.ts`); a stop (SIGTERM) lets the change in flight finish, starts no other, and ends with a
+ * summary line. Locks are the engine's: one cycle is one engine apply.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ChangeResult } from '../applier/applier.js';
+import type { Catalog } from '../engine/catalog.js';
+import { httpOptions } from '../engine/connections.js';
+import { LocalInventory } from '../engine/inventory.js';
+import { defaultCatalog } from '../engine/services.js';
+import { apply, type ManifestAccess, plan, type PlanRun } from '../engine/workflow.js';
+import type { Change } from '../planner/types.js';
+import { backoffDelayMs } from './backoff.js';
+import { health } from './health.js';
+import type { ListenAddress } from './listen-address.js';
+import { JsonLog, type LogSink } from './log.js';
+import { ReconcileMetrics } from './metrics.js';
+import { startStatusServer, type StatusServer } from './server.js';
+import { RECONCILE_TOKEN_VARIABLE } from './token.js';
+
+/** The first wait after a failed cycle (or the interval, when that is shorter). */
+export const DEFAULT_RETRY_BASE_MS = 10_000;
+/** The longest wait after failed cycles: `--max-backoff`'s default. */
+export const DEFAULT_MAX_BACKOFF_MS = 15 * 60_000;
+
+export interface ReconcileOptions extends ManifestAccess {
+  /** Manifest files or folders, re-read every cycle. */
+  paths: readonly string[];
+  intervalMs: number;
+  /** Report drift, change nothing. */
+  dryRun?: boolean;
+  /** Serve /healthz, /metrics and POST /reconcile here. */
+  listen?: ListenAddress;
+  /** Default `process.env`: connections, the state folder, CONVERGE_RECONCILE_TOKEN. */
+  env?: NodeJS.ProcessEnv;
+  catalog?: Catalog;
+  /** Stops the loop: the change in flight finishes, nothing else starts, then the summary. */
+  signal?: AbortSignal;
+  /** Also delete objects Converge owns that the manifest no longer declares. */
+  prune?: boolean;
+  parallelism?: number;
+  /** A request gives up after this long, retries included. */
+  timeoutSeconds?: number;
+  retryBaseMs?: number;
+  maxBackoffMs?: number;
+  /** Secret values never to print (the CLI passes the environment's tokens). */
+  secrets?: readonly string[];
+  /** Injected for tests: the clock, the waits between cycles, and the jitter. */
+  now?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  random?: () => number;
+}
+
+export type CycleOutcome = 'in_sync' | 'corrected' | 'drift' | 'failed' | 'interrupted';
+
+export interface CycleReport {
+  cycle: number;
+  outcome: CycleOutcome;
+  /** The wait before the next cycle (absent when the loop is stopping). */
+  nextCycleInMs?: number;
+}
+
+export interface ReconcileSummary {
+  cycles: number;
+  failedCycles: number;
+  lastOutcome: CycleOutcome | undefined;
+  /** What stopped the loop: the signal's reason (`SIGTERM`). */
+  reason: string;
+}
+
+export interface ReconcileLoop {
+  /** Where the endpoints listen (the real port when `listen` asked for port 0). */
+  readonly address: ListenAddress | undefined;
+  readonly metrics: ReconcileMetrics;
+  /** Asks for a cycle now; one in flight is not doubled, the request runs right after it. */
+  trigger(): { inFlight: boolean };
+  /** Settles once the loop stopped and the summary line is written. */
+  readonly done: Promise<ReconcileSummary>;
+}
+
+async function wait(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch {
+    // Woken early: a stop or a trigger.
+  }
+}
+
+const SUCCESS: ReadonlySet<CycleOutcome> = new Set(['in_sync', 'corrected', 'drift']);
+
+function reasonOf(signal: AbortSignal | undefined): string {
+  const r: unknown = signal?.reason;
+  if (typeof r === 'string') return r;
+  if (r instanceof Error) return r.message;
+  return 'stopped';
+}
+
+/** Starts the loop (and its endpoints, when `listen` is given) and returns at once. */
+export async function runReconcile(
+  options: ReconcileOptions,
+  io: { stdout: LogSink },
+): Promise<ReconcileLoop> {
+  const env = options.env ?? process.env;
+  const catalog = options.catalog ?? defaultCatalog;
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? wait;
+  const stop = options.signal ?? new AbortController().signal;
+  const log = new JsonLog(io.stdout, now, options.secrets ?? []);
+  const metrics = new ReconcileMetrics();
+  const startedAt = now();
+  let lastSuccessAt: number | undefined;
+  let inFlight = false;
+  let pending = false;
+  let wake = new AbortController();
+
+  const trigger = (): { inFlight: boolean } => {
+    pending = true;
+    if (inFlight) return { inFlight: true };
+    wake.abort();
+    return { inFlight: false };
+  };
+
+  let server: StatusServer | undefined;
+  if (options.listen) {
+    server = await startStatusServer(options.listen, {
+      health: () => health({ startedAt, lastSuccessAt, intervalMs: options.intervalMs, now: now() }),
+      metrics: async () => ({
+        contentType: metrics.registry.contentType,
+        body: await metrics.registry.metrics(),
+      }),
+      trigger,
+      token: env[RECONCILE_TOKEN_VARIABLE],
+    });
+  }
+  log.line('start', {
+    interval_ms: options.intervalMs,
+    dry_run: Boolean(options.dryRun),
+    manifest: [...options.paths],
+    ...(server ? { listen: `${server.address.host}:${server.address.port}` } : {}),
+  });
+
+  const runCycle = (cycle: number) =>
+    reconcileOnce(cycle, { options, env, catalog, stop, log, metrics, now });
+
+  const done = (async (): Promise<ReconcileSummary> => {
+    let cycles = 0;
+    let failedCycles = 0;
+    let failures = 0;
+    let lastOutcome: CycleOutcome | undefined;
+    try {
+      while (!stop.aborted) {
+        inFlight = true;
+        pending = false;
+        cycles += 1;
+        const result = await runCycle(cycles);
+        inFlight = false;
+        lastOutcome = result.outcome;
+        if (SUCCESS.has(result.outcome)) {
+          failures = 0;
+          lastSuccessAt = now();
+          metrics.lastSuccess.set(lastSuccessAt / 1000);
+        } else if (result.outcome === 'failed') {
+          failures += 1;
+          failedCycles += 1;
+        }
+        metrics.cycles.inc({ outcome: result.outcome });
+        metrics.duration.observe(result.durationMs / 1000);
+        const next = stop.aborted
+          ? undefined
+          : pending
+            ? 0
+            : failures > 0
+              ? backoffDelayMs(failures, {
+                  baseMs: Math.min(options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS, options.intervalMs),
+                  maxMs: options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS,
+                  ...(options.random ? { random: options.random } : {}),
+                })
+              : options.intervalMs;
+        log.line('cycle', {
+          cycle: cycles,
+          outcome: result.outcome,
+          counts: result.counts,
+          duration_ms: result.durationMs,
+          ...(result.error ? { error: result.error } : {}),
+          ...(failures > 0 ? { consecutive_failures: failures } : {}),
+          ...(next !== undefined ? { next_cycle_in_ms: next } : {}),
+        });
+        if (next === undefined || next === 0) continue;
+        wake = new AbortController();
+        if (pending) continue;
+        await sleep(next, AbortSignal.any([stop, wake.signal]));
+      }
+    } finally {
+      inFlight = false;
+      await server?.close();
+    }
+    const summary: ReconcileSummary = { cycles, failedCycles, lastOutcome, reason: reasonOf(stop) };
+    log.line('shutdown', {
+      reason: summary.reason,
+      cycles,
+      failed_cycles: failedCycles,
+      last_outcome: lastOutcome ?? null,
+      ...(lastSuccessAt !== undefined ? { last_success: new Date(lastSuccessAt).toISOString() } : {}),
+    });
+    return summary;
+  })();
+
+  return {
+    get address() {
+      return server?.address;
+    },
+    metrics,
+    trigger,
+    done,
+  };
+}
+
+interface CycleContext {
+  options: ReconcileOptions;
+  env: NodeJS.ProcessEnv;
+  catalog: Catalog;
+  stop: AbortSignal;
+  log: JsonLog;
+  metrics: ReconcileMetrics;
+  now: () => number;
+}
+
+interface CycleResult {
+  outcome: CycleOutcome;
+  counts: Record<string, number>;
+  durationMs: number;
+  error?: string;
+}
+
+/** One cycle: load, plan, apply (or report). Never throws: a failure is the cycle's outcome. */
+async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleResult> {
+  const { options, env, catalog, stop, log, metrics, now } = ctx;
+  const started = now();
+  const counts: Record<string, number> = { create: 0, update: 0, replace: 0, delete: 0 };
+  // Planning writes nothing, so a stop aborts its reads at once; once applying, requests run to
+  // their end and the applier starts no further change (`signal` below).
+  const reads = new AbortController();
+  const abortReads = () => reads.abort(stop.reason);
+  stop.addEventListener('abort', abortReads, { once: true });
+  let run: PlanRun | undefined;
+  const result = (outcome: CycleOutcome, error?: string): CycleResult => ({
+    outcome,
+    counts,
+    durationMs: Math.max(0, now() - started),
+    ...(error !== undefined ? { error } : {}),
+  });
+  try {
+    const inventory = new LocalInventory(env);
+    run = await plan(options.paths, {
+      catalog,
+      env,
+      writeOnly: inventory,
+      prune: Boolean(options.prune),
+      parallelism: options.parallelism ?? 10,
+      signal: reads.signal,
+      http: {
+        ...httpOptions(
+          env,
+          options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {},
+        ),
+        ...metrics.requestHooks(),
+      },
+      ...(options.allowEnv ? { allowEnv: options.allowEnv } : {}),
+      ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
+    });
+    stop.removeEventListener('abort', abortReads);
+    if (stop.aborted) return result('interrupted');
+    const work = run.plan.changes.filter((c) => c.action !== 'noop');
+    const drift = new Map<string, number>();
+    for (const c of work) {
+      counts[c.action] = (counts[c.action] ?? 0) + 1;
+      drift.set(c.key.kind, (drift.get(c.key.kind) ?? 0) + 1);
+    }
+    metrics.setDrift(drift);
+    if (run.plan.problems.length > 0) {
+      const first = run.plan.problems[0]!;
+      return result(
+        'failed',
+        log.message(
+          `the plan has ${run.plan.problems.length} problem(s), nothing applied; first: ${first.message}`,
+        ),
+      );
+    }
+    if (options.dryRun || work.length === 0) {
+      for (const c of work) log.line('change', changeFields(cycle, c, 'drift'));
+      return result(work.length === 0 ? 'in_sync' : 'drift');
+    }
+    const applied = await apply(run, {
+      catalog,
+      parallelism: options.parallelism ?? 10,
+      inventory,
+      signal: stop,
+      onEvent: (event) => {
+        if (event.type !== 'finish' || !event.result) return;
+        recordChange(cycle, event.change, event.result, ctx);
+      },
+    });
+    Object.assign(counts, applied.counts);
+    if (applied.counts.failed + applied.counts.stale > 0) return result('failed');
+    if (applied.counts.skipped > 0) return result(stop.aborted ? 'interrupted' : 'failed');
+    return result('corrected');
+  } catch (error) {
+    const service = (error as { service?: unknown }).service;
+    if (typeof service === 'string') metrics.errors.inc({ service });
+    if (stop.aborted) return result('interrupted');
+    return result('failed', log.message(error instanceof Error ? error.message : String(error)));
+  } finally {
+    stop.removeEventListener('abort', abortReads);
+    await run?.connections.close();
+  }
+}
+
+function changeFields(cycle: number, change: Change, result: string): Record<string, unknown> {
+  return { cycle, kind: change.key.kind, address: change.address, action: change.action, result };
+}
+
+function recordChange(cycle: number, change: Change, r: ChangeResult, ctx: CycleContext): void {
+  const kind = change.key.kind;
+  ctx.metrics.changes.inc({ kind, action: change.action, result: r.status });
+  if (r.status === 'failed') {
+    const service = ctx.catalog.kind(kind)?.service;
+    if (service) ctx.metrics.errors.inc({ service });
+  }
+  ctx.log.line('change', {
+    ...changeFields(cycle, change, r.status),
+    duration_ms: r.durationMs,
+    ...(r.message ? { message: ctx.log.message(r.message) } : {}),
+  });
+}

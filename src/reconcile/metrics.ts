@@ -1,0 +1,77 @@
+/**
+ * The loop's Prometheus metrics, in a registry of its own (two loops in one process, or a test, never
+ * share counters). The HTTP layer knows nothing of them: `requestHooks` turns its request and retry
+ * events into counts.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestEvent, RetryEvent } from '../clients/http/index.js';
+
+export class ReconcileMetrics {
+  readonly registry = new Registry();
+  readonly cycles = new Counter({
+    name: 'converge_reconcile_cycles_total',
+    help: 'Reconcile cycles by outcome (in_sync, corrected, drift, failed, interrupted).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly lastSuccess = new Gauge({
+    name: 'converge_reconcile_last_success_timestamp_seconds',
+    help: 'When the last successful cycle ended (Unix time, seconds).',
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'converge_reconcile_cycle_duration_seconds',
+    help: 'How long a cycle took: load, plan and apply.',
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly changes = new Counter({
+    name: 'converge_reconcile_changes_total',
+    help: 'Changes the loop applied, by kind, action and result (applied, failed, skipped, stale).',
+    labelNames: ['kind', 'action', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly drift = new Gauge({
+    name: 'converge_reconcile_drift',
+    help: 'Objects whose live state differed from the manifest at the last plan, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: 'converge_reconcile_errors_total',
+    help: 'Errors by service: cycles that failed on it and changes it refused.',
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
+  readonly requests = new Counter({
+    name: 'converge_requests_total',
+    help: 'HTTP requests sent per service, retries included.',
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
+  readonly retries = new Counter({
+    name: 'converge_request_retries_total',
+    help: 'HTTP requests retried per service.',
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
+
+  /** Hooks for the run's HTTP options: each attempt and each retry is counted for its service. */
+  requestHooks(): { onRequest: (e: RequestEvent) => void; onRetry: (e: RetryEvent) => void } {
+    return {
+      onRequest: (event) => this.requests.inc({ service: event.service }),
+      onRetry: (event) => this.retries.inc({ service: event.service }),
+    };
+  }
+
+  /** The drift of the last plan: kinds seen before and now in sync go back to 0 rather than vanish. */
+  setDrift(perKind: ReadonlyMap<string, number>): void {
+    for (const kind of this.knownKinds) if (!perKind.has(kind)) this.drift.set({ kind }, 0);
+    for (const [kind, count] of perKind) {
+      this.knownKinds.add(kind);
+      this.drift.set({ kind }, count);
+    }
+  }
+
+  private readonly knownKinds = new Set<string>();
+}

@@ -1,0 +1,330 @@
+/**
+ * The reconcile loop in-process against the sandbox over loopback HTTP: it corrects drift made behind
+ * its back, reports drift without changing anything in dry-run mode, serves /metrics and /healthz,
+ * guards POST /reconcile with a bearer token, and backs off after failed cycles.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionFromEnv } from '../../src/clients/http/index.js';
+import { RegistryClient } from '../../src/clients/registry/client.js';
+import { registryService } from '../../src/clients/registry/definition.js';
+import { type ReconcileLoop, type ReconcileOptions, runReconcile } from '../../src/reconcile/loop.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { refusingLoopbackPort } from '../support/ports.js';
+
+let sandbox: RunningSandbox;
+let registry: RegistryClient;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  const endpoint = connectionFromEnv(registryService, sandbox.env());
+  registry = RegistryClient.fromConnection({ address: endpoint.address, token: sandbox.rootToken });
+});
+afterAll(async () => {
+  await registry?.close();
+  await sandbox?.close();
+});
+
+const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+function roleManifest(name: string, description: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-reconcile-'));
+  writeFileSync(
+    path.join(dir, 'role.yaml'),
+    `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec:\n  Description: ${description}\n`,
+  );
+  return dir;
+}
+
+type Line = Record<string, unknown> & { type: string };
+
+interface Started {
+  loop: ReconcileLoop;
+  stop: AbortController;
+  lines: () => Line[];
+  cycles: () => Line[];
+}
+
+async function start(options: Partial<ReconcileOptions> & { paths: string[] }): Promise<Started> {
+  const text: string[] = [];
+  const stop = new AbortController();
+  const loop = await runReconcile(
+    {
+      intervalMs: 200,
+      env: { ...sandbox.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')) },
+      signal: stop.signal,
+      ...options,
+    },
+    { stdout: { write: (t: string) => text.push(t) } },
+  );
+  const lines = () =>
+    text
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Line);
+  return { loop, stop, lines, cycles: () => lines().filter((l) => l.type === 'cycle') };
+}
+
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Waits on a signal only: the test decides when the next cycle runs (bounded, so a bug cannot hang). */
+function heldSleep(ms: number, signal: AbortSignal): Promise<void> {
+  void ms;
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 10_000);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+describe('reconcile loop', () => {
+  it('puts back a role changed behind its back, logging each change and cycle as JSON', async () => {
+    const name = unique('drifted');
+    const run = await start({ paths: [roleManifest(name, 'managed')] });
+    await until('the first cycle', () => run.cycles()[0]);
+    expect(run.cycles()[0]).toMatchObject({
+      cycle: 1,
+      outcome: 'corrected',
+      counts: { create: 1, applied: 1 },
+    });
+    const created = await registry.readRoleByName(name);
+    expect(created?.Description).toBe('managed');
+
+    await registry.updateRole(created!.ID, { Name: name, Description: 'edited by hand' });
+    await until('a cycle correcting the edit', () =>
+      run.cycles().find((c) => (c.cycle as number) > 1 && c.outcome === 'corrected'),
+    );
+    expect((await registry.readRoleByName(name))?.Description).toBe('managed');
+    const change = run.lines().find((l) => l.type === 'change' && l.action === 'update');
+    expect(change).toMatchObject({ kind: 'AclRole', address: `AclRole/default/${name}`, result: 'applied' });
+    expect(typeof change?.ts).toBe('string');
+
+    run.stop.abort('SIGTERM');
+    const summary = await run.loop.done;
+    expect(summary.reason).toBe('SIGTERM');
+    const last = run.lines().at(-1)!;
+    expect(last).toMatchObject({ type: 'shutdown', reason: 'SIGTERM' });
+    expect(last.cycles).toBe(summary.cycles);
+  });
+
+  it('with dryRun reports drift every cycle and changes nothing', async () => {
+    const name = unique('dry');
+    await registry.createRole({ Name: name, Description: 'live' });
+    const run = await start({ paths: [roleManifest(name, 'wanted')], dryRun: true });
+    await until('two cycles', () => run.cycles().length >= 2);
+    run.stop.abort('SIGINT');
+    await run.loop.done;
+    expect(run.cycles()[0]).toMatchObject({ outcome: 'drift', counts: { update: 1 } });
+    expect(run.lines().find((l) => l.type === 'change')).toMatchObject({
+      address: `AclRole/default/${name}`,
+      action: 'update',
+      result: 'drift',
+    });
+    expect((await registry.readRoleByName(name))?.Description).toBe('live');
+  });
+
+  it('serves Prometheus metrics whose counts move with the cycles', async () => {
+    const name = unique('metered');
+    const run = await start({ paths: [roleManifest(name, 'm')], listen: { host: '127.0.0.1', port: 0 } });
+    const url = `http://127.0.0.1:${run.loop.address!.port}/metrics`;
+    await until('a cycle', () => run.cycles()[0]);
+    const first = await fetch(url);
+    expect(first.headers.get('content-type')).toContain('text/plain');
+    const before = await first.text();
+    await until('two more cycles', () => run.cycles().length >= 3);
+    const after = await (await fetch(url)).text();
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+
+    const value = (text: string, series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    expect(
+      value(before, 'converge_reconcile_changes_total{kind="AclRole",action="create",result="applied"}'),
+    ).toBe(1);
+    expect(value(before, 'converge_reconcile_drift{kind="AclRole"}')).toBe(1);
+    expect(value(after, 'converge_reconcile_drift{kind="AclRole"}')).toBe(0);
+    expect(value(after, 'converge_reconcile_cycles_total{outcome="in_sync"}')).toBeGreaterThanOrEqual(2);
+    expect(value(after, 'converge_reconcile_cycle_duration_seconds_count')).toBeGreaterThan(
+      value(before, 'converge_reconcile_cycle_duration_seconds_count')!,
+    );
+    expect(value(after, 'converge_requests_total{service="registry"}')).toBeGreaterThan(
+      value(before, 'converge_requests_total{service="registry"}')!,
+    );
+    expect(value(after, 'converge_reconcile_last_success_timestamp_seconds')).toBeGreaterThan(1e9);
+    expect(after).toContain('# TYPE converge_request_retries_total counter');
+    expect(after).toContain('# TYPE converge_reconcile_errors_total counter');
+  });
+
+  it('answers /healthz 200 after a success and 503 with a reason once it is 3 intervals old', async () => {
+    let clock = Date.parse('2030-01-01T00:00:00Z');
+    const run = await start({
+      paths: [roleManifest(unique('health'), 'h')],
+      intervalMs: 1000,
+      now: () => clock,
+      sleep: heldSleep,
+      listen: { host: '127.0.0.1', port: 0 },
+    });
+    const url = `http://127.0.0.1:${run.loop.address!.port}/healthz`;
+    await until('a cycle', () => run.cycles()[0]);
+    expect((await fetch(url)).status).toBe(200);
+    clock += 2_900;
+    expect((await fetch(url)).status).toBe(200);
+    clock += 200;
+    const stale = await fetch(url);
+    expect(stale.status).toBe(503);
+    const body = (await stale.json()) as { status: string; reason: string };
+    expect(body.status).toBe('stale');
+    expect(body.reason).toMatch(/3\.1s ago, more than 3 intervals/);
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+  });
+
+  it('POST /reconcile: 404 without a configured token', async () => {
+    const run = await start({
+      paths: [roleManifest(unique('notoken'), 'x')],
+      listen: { host: '127.0.0.1', port: 0 },
+    });
+    const res = await fetch(`http://127.0.0.1:${run.loop.address!.port}/reconcile`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer anything' },
+    });
+    expect(res.status).toBe(404);
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+  });
+
+  it('POST /reconcile: 401 without or with a wrong token, 413 for a huge body, 202 runs a cycle now', async () => {
+    const token = 'webhook-secret-4f1a9c';
+    const run = await start({
+      paths: [roleManifest(unique('trigger'), 't')],
+      intervalMs: 60_000,
+      sleep: heldSleep,
+      listen: { host: '127.0.0.1', port: 0 },
+      env: {
+        ...sandbox.env(),
+        CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')),
+        CONVERGE_RECONCILE_TOKEN: token,
+      },
+    });
+    const url = `http://127.0.0.1:${run.loop.address!.port}/reconcile`;
+    await until('the first cycle', () => run.cycles()[0]);
+    const post = (headers: Record<string, string>, body?: string) =>
+      fetch(url, { method: 'POST', headers, ...(body !== undefined ? { body } : {}) });
+
+    expect((await post({})).status).toBe(401);
+    expect((await post({ authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${token}x` })).status).toBe(401);
+    expect((await post({ authorization: `Basic ${token}` })).status).toBe(401);
+    // Hostile: a header far longer than any token, and a body over the cap, are refused, not buffered.
+    expect((await post({ authorization: `Bearer ${'A'.repeat(8000)}` })).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${token}` }, 'x'.repeat(200_000))).status).toBe(413);
+    expect(run.cycles()).toHaveLength(1);
+
+    const accepted = await post({ authorization: `Bearer ${token}` }, '{"ref":"refs/heads/main"}');
+    expect(accepted.status).toBe(202);
+    await until('a triggered cycle', () => run.cycles()[1]);
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+    expect(run.cycles()).toHaveLength(2);
+  });
+
+  it('a trigger while a cycle is in flight queues one more cycle, not two', async () => {
+    // Every request takes 300ms, so a cycle is visibly in flight while the triggers arrive.
+    const slow = await startSandbox({ port: 0, config: { faults: { latencyMs: 300 } } });
+    try {
+      const run = await start({
+        paths: [roleManifest(unique('queued'), 'q')],
+        intervalMs: 60_000,
+        sleep: heldSleep,
+        env: { ...slow.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')) },
+      });
+      await until('the first cycle', () => run.cycles()[0]);
+      expect(run.loop.trigger().inFlight).toBe(false);
+      await new Promise((r) => setTimeout(r, 100));
+      const during = [run.loop.trigger(), run.loop.trigger()];
+      await until('the queued cycle', () => run.cycles()[2]);
+      // Time for a wrongly doubled cycle to show up.
+      await new Promise((r) => setTimeout(r, 1_000));
+      run.stop.abort('SIGTERM');
+      await run.loop.done;
+      expect(during.every((d) => d.inFlight)).toBe(true);
+      expect(run.cycles()).toHaveLength(3);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('backs off exponentially while the services are down, and counts the errors per service', async () => {
+    const port = await refusingLoopbackPort();
+    const waits: number[] = [];
+    const stop = new AbortController();
+    const run = await start({
+      paths: [roleManifest(unique('down'), 'd')],
+      intervalMs: 60_000,
+      retryBaseMs: 100,
+      maxBackoffMs: 1_000,
+      random: () => 1,
+      timeoutSeconds: 0.5,
+      signal: stop.signal,
+      env: {
+        ...sandbox.env(),
+        CONVERGE_REGISTRY_ADDR: `http://127.0.0.1:${port}`,
+        CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')),
+      },
+      sleep: async (ms) => {
+        waits.push(ms);
+        if (waits.length >= 5) stop.abort('SIGTERM');
+      },
+    });
+    await run.loop.done;
+    expect(waits).toEqual([100, 200, 400, 800, 1000]);
+    const cycles = run.cycles();
+    expect(cycles.every((c) => c.outcome === 'failed')).toBe(true);
+    expect(String(cycles[0]!.error)).toContain(`127.0.0.1:${port}`);
+    expect(cycles[4]).toMatchObject({ consecutive_failures: 5 });
+    const metrics = await run.loop.metrics.registry.getSingleMetricAsString(
+      'converge_reconcile_errors_total',
+    );
+    expect(metrics).toContain('converge_reconcile_errors_total{service="registry"} 5');
+  });
+
+  it('a manifest broken between cycles fails the cycle with file and line, and the loop goes on', async () => {
+    const dir = roleManifest(unique('broken'), 'b');
+    writeFileSync(path.join(dir, 'role.yaml'), 'apiVersion: converge/v1\nkind: AclRole\nmetadata: [\n');
+    const waits: number[] = [];
+    const stop = new AbortController();
+    const run = await start({
+      paths: [dir],
+      intervalMs: 60_000,
+      retryBaseMs: 100,
+      random: () => 0,
+      signal: stop.signal,
+      sleep: async (ms) => {
+        waits.push(ms);
+        if (waits.length >= 2) stop.abort('SIGTERM');
+      },
+    });
+    await run.loop.done;
+    const [first] = run.cycles();
+    expect(first).toMatchObject({ outcome: 'failed' });
+    expect(String(first!.error)).toMatch(/role\.yaml:\d+/);
+    expect(run.cycles()).toHaveLength(2);
+    expect(waits).toEqual([50, 100]);
+  });
+});
