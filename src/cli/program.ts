@@ -68,6 +68,15 @@ const allowAddressOption = repeatableOption(
   '--allow-address <address>',
   'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
 );
+/** `--target` / `--exclude` on plan and apply: address globs (engine/targeting.ts). */
+const targetOption = repeatableOption(
+  '--target <address>',
+  'plan only this object and what it needs: the address the plan prints (KIND/NAMESPACE/NAME or KIND/NAME), a glob where * stays in one segment and ** crosses / (repeatable)',
+);
+const excludeOption = repeatableOption(
+  '--exclude <address>',
+  'leave this address or glob out, with every object that needs it; wins over --target (repeatable)',
+);
 const lockTimeoutOption = () =>
   new Option('--lock-timeout <seconds>', "how long to wait for another apply's lock on the local inventory")
     .argParser(wholeSeconds)
@@ -117,6 +126,8 @@ export function buildProgram(
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
+    .addOption(targetOption())
+    .addOption(excludeOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -133,7 +144,9 @@ export function buildProgram(
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
-    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares');
+    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
+    .addOption(targetOption())
+    .addOption(excludeOption());
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);

@@ -25,6 +25,9 @@ export interface ApplyFlags {
   allowEnv?: string[];
   autoApprove?: boolean;
   prune?: boolean;
+  /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
+  target?: string[];
+  exclude?: string[];
   parallelism: number;
   /** Seconds a request may take, retries included. */
   timeout?: number;
@@ -69,7 +72,12 @@ export async function applyCommand(
   const paths = saved ? saved.manifest : flags.file;
   // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
   requireManifestPaths(paths);
+  if (saved && (flags.target?.length || flags.exclude?.length)) {
+    throw new CliError('a saved plan keeps the --target and --exclude it was made with: give them to `plan`');
+  }
   const prune = saved ? saved.prune : Boolean(flags.prune);
+  const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
+  const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
   // Held from before planning (which reads the inventory) until after it is saved.
@@ -89,6 +97,8 @@ export async function applyCommand(
     http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune,
+    targets,
+    excludes,
     allowEnv: flags.allowEnv ?? [],
     signal: interrupt.signal,
     options: flags.options ?? [],
