@@ -7,6 +7,7 @@ import { scrubSecrets } from '../clients/http/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
+import { exportCommand } from './commands/export.js';
 import { planCommand } from './commands/plan.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
@@ -159,6 +160,25 @@ export function buildProgram(
       const options = kindFlags.filter((o) => opts[camelCase(o.flag)] === true).map((o) => o.flag);
       setExit(await applyCommand(planfile, { ...(opts as unknown as ApplyFlags), options }, io, catalog));
     });
+
+  program
+    .command('export')
+    .description('write live objects as manifest files (secrets as ${env:…} placeholders); reads only')
+    .requiredOption(
+      '-o, --out <dir>',
+      'folder to write one file per kind into (existing files are never replaced)',
+    )
+    .addOption(repeatableOption('--kind <kind>', 'only this kind (repeatable; default every kind)')())
+    .option(
+      '--namespace <namespace>',
+      "read this namespace (a directory kind's mount); default each kind's default",
+    )
+    .option('--connection <name>', 'read through this manifest Connection (give the manifest with -f)')
+    .addOption(fileOption())
+    .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
+    .addOption(timeoutOption())
+    .action(async (opts) => setExit(await exportCommand(opts, io, catalog)));
 
   program
     .command('sandbox')
