@@ -8,6 +8,7 @@ import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
 import { exportCommand } from './commands/export.js';
+import { importCommand } from './commands/import.js';
 import { planCommand } from './commands/plan.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
@@ -147,7 +148,13 @@ export function buildProgram(
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
     .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
     .addOption(targetOption())
-    .addOption(excludeOption());
+    .addOption(excludeOption())
+    .addOption(
+      repeatableOption(
+        '--import <address>',
+        'first adopt this existing object the manifest declares into the inventory (as `converge import`; repeatable)',
+      )(),
+    );
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
@@ -179,6 +186,19 @@ export function buildProgram(
     .addOption(allowAddressOption())
     .addOption(timeoutOption())
     .action(async (opts) => setExit(await exportCommand(opts, io, catalog)));
+
+  program
+    .command('import')
+    .description(
+      'adopt existing objects the manifest declares into the inventory; writes nothing to services',
+    )
+    .argument('<address...>', 'the address as the plan prints it: KIND/NAMESPACE/NAME or KIND/NAME')
+    .addOption(fileOption())
+    .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
+    .addOption(lockTimeoutOption())
+    .addOption(timeoutOption())
+    .action(async (addresses: string[], opts) => setExit(await importCommand(addresses, opts, io, catalog)));
 
   program
     .command('sandbox')
