@@ -7,6 +7,8 @@ import { scrubSecrets } from '../clients/http/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
+import { exportCommand } from './commands/export.js';
+import { importCommand } from './commands/import.js';
 import { planCommand } from './commands/plan.js';
 import { addSandboxFaultOptions, sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
@@ -68,6 +70,15 @@ const allowAddressOption = repeatableOption(
   '--allow-address <address>',
   'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
 );
+/** `--target` / `--exclude` on plan and apply: address globs (engine/targeting.ts). */
+const targetOption = repeatableOption(
+  '--target <address>',
+  'plan only this object and what it needs: the address the plan prints (KIND/NAMESPACE/NAME or KIND/NAME), a glob where * stays in one segment and ** crosses / (repeatable)',
+);
+const excludeOption = repeatableOption(
+  '--exclude <address>',
+  'leave this address or glob out, with every object that needs it; wins over --target (repeatable)',
+);
 const lockTimeoutOption = () =>
   new Option('--lock-timeout <seconds>', "how long to wait for another apply's lock on the local inventory")
     .argParser(wholeSeconds)
@@ -117,6 +128,8 @@ export function buildProgram(
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
+    .addOption(targetOption())
+    .addOption(excludeOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -133,7 +146,15 @@ export function buildProgram(
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
-    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares');
+    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
+    .addOption(targetOption())
+    .addOption(excludeOption())
+    .addOption(
+      repeatableOption(
+        '--import <address>',
+        'first adopt this existing object the manifest declares into the inventory (as `converge import`; repeatable)',
+      )(),
+    );
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
@@ -174,6 +195,38 @@ export function buildProgram(
       const { reconcileCommand } = await import('./commands/reconcile.js');
       setExit(await reconcileCommand(opts, io, catalog));
     });
+
+  program
+    .command('export')
+    .description('write live objects as manifest files (secrets as ${env:…} placeholders); reads only')
+    .requiredOption(
+      '-o, --out <dir>',
+      'folder to write one file per kind into (existing files are never replaced)',
+    )
+    .addOption(repeatableOption('--kind <kind>', 'only this kind (repeatable; default every kind)')())
+    .option(
+      '--namespace <namespace>',
+      "read this namespace (a directory kind's mount); default each kind's default",
+    )
+    .option('--connection <name>', 'read through this manifest Connection (give the manifest with -f)')
+    .addOption(fileOption())
+    .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
+    .addOption(timeoutOption())
+    .action(async (opts) => setExit(await exportCommand(opts, io, catalog)));
+
+  program
+    .command('import')
+    .description(
+      'adopt existing objects the manifest declares into the inventory; writes nothing to services',
+    )
+    .argument('<address...>', 'the address as the plan prints it: KIND/NAMESPACE/NAME or KIND/NAME')
+    .addOption(fileOption())
+    .addOption(allowEnvOption())
+    .addOption(allowAddressOption())
+    .addOption(lockTimeoutOption())
+    .addOption(timeoutOption())
+    .action(async (addresses: string[], opts) => setExit(await importCommand(addresses, opts, io, catalog)));
 
   const sandbox = program
     .command('sandbox')

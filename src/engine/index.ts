@@ -14,7 +14,9 @@
  *
  * or, step by step, `loadManifest` → `connect` (the run's one `ServiceConnections`) →
  * `plan(manifest, { connections })` → `apply`. `validate` checks a manifest without contacting any
- * service. Saved plans (`writePlanFile`, `readPlanFile`, `verifyPlanFile`, `reconcileSavedPlan`) and
+ * service. `plan` takes `targets` / `excludes` (address globs) to plan part of a manifest;
+ * `exportLive` and `writeExportFiles` write live objects as manifest files; `adoptObjects` records
+ * existing objects in the inventory. Saved plans (`writePlanFile`, `readPlanFile`, `verifyPlanFile`, `reconcileSavedPlan`) and
  * the local inventory with its state key and apply lock are here too.
  * Nothing here prints, prompts or exits: failures are thrown (`ManifestError`, `EngineError`, service
  * errors), and progress is reported through callbacks.
@@ -29,8 +31,11 @@ export {
   type RunOptions,
   ServiceConnections,
 } from './connections.js';
+export { adoptObjects, type AdoptResult } from './adopt.js';
 export { EngineError } from './errors.js';
-export { LocalInventory } from './inventory.js';
+export { type ExportedObject, exportLive, type ExportOptions, type Placeholder } from './export.js';
+export { exportedDocument, writeExportFiles } from './export-files.js';
+export { type AdoptedEntry, type AdoptionStore, LocalInventory } from './inventory.js';
 export {
   readPlanFile,
   reconcileSavedPlan,
@@ -41,6 +46,7 @@ export {
 } from './plan-file.js';
 export { defaultCatalog, SERVICE_MODULES } from './services.js';
 export { parseStateKey, type StateKey } from './state-key.js';
+export { type Selection, selectTargets, type TargetPatterns } from './targeting.js';
 export { acquireStateLock, type LockOptions, type StateLock } from './state-lock.js';
 export {
   apply,

@@ -22,9 +22,27 @@ interface InventoryFile {
   format_version: 1;
   /** address → attribute path → HMAC-SHA-256 hex digest. */
   writeOnly: Record<string, Record<string, string>>;
+  /** address → an object Converge took over with `converge import` (absent until one is). */
+  managed?: Record<string, AdoptedEntry>;
 }
 
-export class LocalInventory implements WriteOnlyDigests {
+/** What the inventory keeps of an object Converge adopted: enough to find it again. */
+export interface AdoptedEntry {
+  kind: string;
+  /** The service's id of the live object, when it has one. */
+  id?: string;
+  connection?: string;
+  adoptedAt: string;
+}
+
+/** Where adoptions are recorded (`converge import`); the inventory of managed objects implements it. */
+export interface AdoptionStore {
+  adopted(address: string): AdoptedEntry | undefined;
+  adopt(address: string, entry: AdoptedEntry): void;
+  save(): void;
+}
+
+export class LocalInventory implements WriteOnlyDigests, AdoptionStore {
   readonly dir: string;
   private data: InventoryFile | undefined;
   private key: StateKey | undefined;
@@ -52,7 +70,12 @@ export class LocalInventory implements WriteOnlyDigests {
         `${this.file} is not a Converge inventory; move it away or set CONVERGE_STATE_DIR`,
       );
     }
-    this.data = { format: FORMAT, format_version: 1, writeOnly: parsed?.writeOnly ?? {} };
+    this.data = {
+      format: FORMAT,
+      format_version: 1,
+      writeOnly: parsed?.writeOnly ?? {},
+      ...(parsed?.managed ? { managed: parsed.managed } : {}),
+    };
     return this.data;
   }
 
@@ -132,6 +155,16 @@ export class LocalInventory implements WriteOnlyDigests {
       delete entry[attribute];
       if (Object.keys(entry).length === 0) delete all[address];
     }
+    this.dirty = true;
+  }
+
+  adopted(address: string): AdoptedEntry | undefined {
+    return this.load().managed?.[address];
+  }
+
+  adopt(address: string, entry: AdoptedEntry): void {
+    const data = this.load();
+    data.managed = { ...data.managed, [address]: entry };
     this.dirty = true;
   }
 

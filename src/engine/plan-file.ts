@@ -39,6 +39,9 @@ export interface SavedPlan {
   /** Absolute manifest paths, so the plan applies from any folder. */
   manifest: string[];
   prune: boolean;
+  /** `--target` / `--exclude` patterns the plan was made with; `apply FILE` plans the same part. */
+  targets?: string[];
+  excludes?: string[];
   changes: SavedChange[];
   /** The fingerprint of the state key that made `mac` (state-key.ts), and where that key came from. */
   key_id: string;
@@ -86,6 +89,9 @@ export interface WritePlanOptions {
   /** The manifest paths the plan was made from (recorded absolute, so it applies from any folder). */
   manifest: readonly string[];
   prune: boolean;
+  /** `--target` / `--exclude` patterns the plan was made with (covered by the MAC). */
+  targets?: readonly string[];
+  excludes?: readonly string[];
   /** The Converge version that made the plan. */
   version: string;
   /** Keys the digests of secret values (the inventory), so they cannot be guessed from the file. */
@@ -106,6 +112,8 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
     created_at: new Date().toISOString(),
     manifest: options.manifest.map((p) => path.resolve(p)),
     prune: options.prune,
+    ...(options.targets?.length ? { targets: [...options.targets] } : {}),
+    ...(options.excludes?.length ? { excludes: [...options.excludes] } : {}),
     changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
     key_source: key.source,
@@ -143,6 +151,12 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   }
   if (saved?.format !== FORMAT || !Array.isArray(saved.changes) || !Array.isArray(saved.manifest)) {
     throw new EngineError(`${file} is not a Converge plan file`);
+  }
+  for (const field of ['targets', 'excludes'] as const) {
+    const list: unknown = saved[field];
+    if (list !== undefined && !(Array.isArray(list) && list.every((p) => typeof p === 'string'))) {
+      throw new EngineError(`${file} is not a Converge plan file: "${field}" is not a list of addresses`);
+    }
   }
   if (saved.format_version !== FORMAT_VERSION) {
     throw new EngineError(
@@ -236,6 +250,8 @@ function planCommandFor(saved: SavedPlan, file: string): string {
   return `converge plan ${[
     ...(Array.isArray(saved.manifest) ? saved.manifest : []).map((m) => `-f ${quoteArg(String(m))}`),
     ...(saved.prune ? ['--prune'] : []),
+    ...(saved.targets ?? []).map((t) => `--target ${quoteArg(String(t))}`),
+    ...(saved.excludes ?? []).map((t) => `--exclude ${quoteArg(String(t))}`),
   ].join(' ')} -out ${quoteArg(file)}`;
 }
 

@@ -19,6 +19,7 @@ import { keyedDesired } from './desired.js';
 import { EngineError } from './errors.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
+import { selectTargets } from './targeting.js';
 
 /** What every step reads: the services and kinds, and the environment. */
 export interface EngineOptions {
@@ -144,6 +145,10 @@ export interface PlanRunOptions extends LoadOptions, ConnectOptions {
   writeOnly?: WriteOnlyDigests;
   /** Plan over these connections (made with `connect`) instead of making the run's own. */
   connections?: ServiceConnections;
+  /** `--target`: address globs; only those objects and what they need are planned. */
+  targets?: readonly string[];
+  /** `--exclude`: address globs left out, with whatever needs them. */
+  excludes?: readonly string[];
 }
 
 /** A planned run: the manifest, its objects, the plan, and the connections to apply it over. */
@@ -168,16 +173,33 @@ export async function plan(
   const connections = options.connections ?? connect(manifest, options);
   try {
     const desired = desiredObjects(manifest, connections, catalog);
+    const selection = selectTargets(desired, catalog.kind, {
+      ...(options.targets ? { targets: options.targets } : {}),
+      ...(options.excludes ? { excludes: options.excludes } : {}),
+    });
+    // Without prune, every pattern must match a declared object; with it, it may name one to delete.
+    if (!options.prune) selection.requireMatches();
+    const candidates: string[] = [];
+    const pruneOnly = (address: string) => {
+      candidates.push(address);
+      return selection.covers(address);
+    };
+    // A scope of a kind no target can name is not even listed: fewer requests for a narrow target.
     const prune = options.prune
-      ? pruneScopes(manifest, desired, catalog, (s, c) => connections.settings(s, c))
+      ? pruneScopes(manifest, desired, catalog, (s, c) => connections.settings(s, c)).filter((scope) =>
+          selection.touchesKind(scope.kind),
+        )
       : undefined;
-    const planned = await buildPlan(desired, catalog.kind, connections, {
+    const planned = await buildPlan(selection.desired, catalog.kind, connections, {
       parallelism: options.parallelism ?? 10,
+      ...(selection.targeting ? { declared: desired, pruneOnly } : {}),
       ...(prune ? { prune } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
     });
+    if (options.prune) selection.requireMatches(candidates);
     planned.requests = connections.requestCounts();
+    if (selection.targeting) planned.targeting = selection.targeting;
     return { manifest, desired, plan: planned, connections };
   } catch (error) {
     await connections.close();

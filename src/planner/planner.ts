@@ -30,6 +30,13 @@ export interface PlanOptions {
   onProgress?: (done: number, total: number) => void;
   /** What Converge last applied to write-only attributes; without it every such value counts as changed. */
   writeOnly?: WriteOnlyDigests;
+  /**
+   * Every object the manifest declares, when only some are planned (`--target`): prune must not take
+   * a declared object for an undeclared one because it was not selected. Default: the planned ones.
+   */
+  declared?: readonly Desired[];
+  /** Only prune candidates at addresses it accepts (the targeted ones). Default: every candidate. */
+  pruneOnly?: (address: string) => boolean;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -409,7 +416,9 @@ export async function buildPlan(
       ]);
       scopes.set(id, scope);
     }
-    changes.push(...(await pruneCandidates([...scopes.values()], desired, lookup, ctx, limit, problems)));
+    const declared = options.declared ?? desired;
+    const candidates = await pruneCandidates([...scopes.values()], declared, lookup, ctx, limit, problems);
+    changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
   }
 
   linkDependencies(changes, lookup);

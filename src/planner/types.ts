@@ -46,6 +46,17 @@ export interface PlanSummary {
   noop: number;
 }
 
+/** A plan of part of the manifest (`--target`, `--exclude`): what was asked, and how much it covers. */
+export interface Targeting {
+  targets: string[];
+  excludes: string[];
+  /** Declared objects planned, of `total` declared; the rest were not compared. */
+  selected: number;
+  total: number;
+  /** Objects the patterns would have taken and why they were left out. */
+  notes: string[];
+}
+
 export interface Plan {
   /** Changes in apply order: dependencies first, deletions last and in reverse dependency order. */
   changes: Change[];
@@ -54,6 +65,8 @@ export interface Plan {
   problems: PlanProblem[];
   /** How many requests each service answered while planning (for benchmarks and `--json`). */
   requests: Record<string, number>;
+  /** Set when only part of the manifest was planned. */
+  targeting?: Targeting;
 }
 
 export function summarise(changes: readonly Change[]): PlanSummary {

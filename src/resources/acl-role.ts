@@ -280,6 +280,23 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
     await client(ctx, observed.key).deleteRole(observed.id ?? observed.live.ID, nsOption(observed.key));
   },
 
+  // A role as a user writes it: policies by name (the registry resolves names, so renames keep the
+  // link), nothing empty.
+  exporter: {
+    spec: (observed) =>
+      compact({
+        Description: observed.live.Description || undefined,
+        Policies: (observed.live.Policies ?? []).map((p) => (p.Name ? { Name: p.Name } : { ID: p.ID })),
+        ServiceIdentities: (observed.live.ServiceIdentities ?? []).map((s) =>
+          compact({ ServiceName: s.ServiceName, Datacenters: s.Datacenters }),
+        ),
+        NodeIdentities: (observed.live.NodeIdentities ?? []).map((n) => ({
+          NodeName: n.NodeName,
+          Datacenter: n.Datacenter,
+        })),
+      }) as AclRoleSpec,
+  },
+
   // The registry stores no marker on roles, so only scopes the manifest declares are pruned.
   ownership: 'declared-scope',
   owns(observed, scope: PruneScope) {

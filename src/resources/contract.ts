@@ -147,6 +147,30 @@ export interface PruneScope {
   position?: SourcePosition;
 }
 
+/**
+ * How a kind writes live objects back as manifest documents (`converge export`), so that planning the
+ * export right after shows no changes.
+ */
+export interface KindExporter<Spec = Record<string, unknown>, Live = unknown> {
+  /**
+   * The spec a user would write for this live object: no server-filled defaults where the kind can
+   * tell them, no ids, no ownership marker. `undefined` for objects the service made itself, which
+   * a manifest does not declare. Secret values are the engine's business: it replaces whatever the
+   * kind's `sensitive` paths hold here with `${env:…}` placeholders.
+   */
+  spec(observed: Observed<Live>): Spec | undefined;
+  /**
+   * The `writeOnly` paths this live object most likely has set (a bind password where a bind DN is
+   * shown), which the export writes as placeholders. Default: none (besides those Converge recorded).
+   */
+  writeOnlySet?(observed: Observed<Live>): string[];
+  /**
+   * For kinds without `list`: the keys to read in a scope (a directory configuration: the mount
+   * `--namespace` names, or the default mount).
+   */
+  keys?(scope: { namespace?: string; connection?: string }): ResourceKey[];
+}
+
 export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   /** The manifest `kind:` value. */
   readonly kind: string;
@@ -275,6 +299,9 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   readonly ownership?: 'marker' | 'declared-scope';
   /** Whether prune may delete this live object inside the given scope. */
   owns?(observed: Observed<Live>, scope: PruneScope): boolean;
+
+  /** Live objects as manifest documents (`converge export`); kinds without it are not exported. */
+  readonly exporter?: KindExporter<Spec, Live>;
 }
 
 /** Erases the kind's own types for the generic planner and applier. */

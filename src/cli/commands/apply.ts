@@ -8,7 +8,8 @@ import type { Catalog } from '../../engine/catalog.js';
 import { LocalInventory } from '../../engine/inventory.js';
 import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
 import { acquireStateLock } from '../../engine/state-lock.js';
-import { apply, plan as planRun } from '../../engine/workflow.js';
+import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
+import { apply, connect, loadManifest, plan as planRun } from '../../engine/workflow.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -25,6 +26,11 @@ export interface ApplyFlags {
   allowEnv?: string[];
   autoApprove?: boolean;
   prune?: boolean;
+  /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
+  target?: string[];
+  exclude?: string[];
+  /** `--import`: addresses to adopt into the inventory before planning. */
+  import?: string[];
   parallelism: number;
   /** Seconds a request may take, retries included. */
   timeout?: number;
@@ -35,6 +41,28 @@ export interface ApplyFlags {
   lockTimeout?: number;
   /** Addresses the operator allows manifest Connections to send an outside token to. */
   allowAddress?: string[];
+}
+
+/** `--import`: the manifest's objects adopted into the inventory, under the lock the apply holds. */
+async function adoptBeforePlanning(
+  paths: string[],
+  flags: ApplyFlags,
+  io: Io,
+  catalog: Catalog,
+  inventory: LocalInventory,
+): Promise<AdoptResult[]> {
+  const manifest = await loadManifest(paths, {
+    catalog,
+    env: io.env,
+    allowEnv: flags.allowEnv ?? [],
+    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
+  });
+  const connections = connect(manifest, { catalog, env: io.env, http: runHttpOptions(io, flags.timeout) });
+  try {
+    return await adoptObjects(manifest, flags.import ?? [], connections, inventory, catalog);
+  } finally {
+    await connections.close();
+  }
 }
 
 async function confirmed(): Promise<boolean> {
@@ -69,7 +97,17 @@ export async function applyCommand(
   const paths = saved ? saved.manifest : flags.file;
   // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
   requireManifestPaths(paths);
+  if (saved && flags.import?.length) {
+    throw new CliError(
+      '--import adopts objects before planning: give it to `converge import`, then plan again',
+    );
+  }
+  if (saved && (flags.target?.length || flags.exclude?.length)) {
+    throw new CliError('a saved plan keeps the --target and --exclude it was made with: give them to `plan`');
+  }
   const prune = saved ? saved.prune : Boolean(flags.prune);
+  const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
+  const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
   // Held from before planning (which reads the inventory) until after it is saved.
@@ -82,6 +120,14 @@ export async function applyCommand(
     interrupt.dispose();
     throw error;
   });
+  const adoptions = flags.import?.length
+    ? await adoptBeforePlanning(paths, flags, io, catalog, inventory).catch((error: unknown) => {
+        lock.release();
+        interrupt.dispose();
+        throw error;
+      })
+    : [];
+  for (const a of adoptions) write(io.stdout, `Imported ${a.address}${a.id ? ` (id ${a.id})` : ''}.`);
   const run = await planRun(paths, {
     catalog,
     env: io.env,
@@ -89,6 +135,8 @@ export async function applyCommand(
     http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune,
+    targets,
+    excludes,
     allowEnv: flags.allowEnv ?? [],
     signal: interrupt.signal,
     options: flags.options ?? [],

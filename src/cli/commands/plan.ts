@@ -23,6 +23,9 @@ export interface PlanFlags {
   detailedExitcode?: boolean;
   out?: string;
   prune?: boolean;
+  /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
+  target?: string[];
+  exclude?: string[];
   parallelism: number;
   /** Seconds a request may take, retries included. */
   timeout?: number;
@@ -53,6 +56,8 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     http: runHttpOptions(io, flags.timeout),
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
+    targets: flags.target ?? [],
+    excludes: flags.exclude ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     allowEnv: flags.allowEnv ?? [],
     ...(progress ? { onProgress: progress } : {}),
@@ -69,6 +74,8 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
         catalog,
         manifest: flags.file,
         prune: Boolean(flags.prune),
+        targets: flags.target ?? [],
+        excludes: flags.exclude ?? [],
         version: VERSION,
         digests: inventory,
         key: inventory.stateKey(),

@@ -2,7 +2,7 @@
  * How attribute values read in plans: HCL-like (`"text"`, `true`, `[...]`, `{ Key = value }`), on one
  * line when short, so a diff line stays a line.
  */
-import type { Action } from '../types.js';
+import type { Action, Targeting } from '../types.js';
 
 export const SENSITIVE = '(sensitive value)';
 export const COMPUTED = '(known after apply)';
@@ -48,4 +48,16 @@ export const VERBS: Record<Action, string> = {
 export function summaryLine(s: Record<Action, number>, unplanned = 0, unplannedNoop = 0): string {
   const notPlanned = unplanned > 0 ? `, ${unplanned} not planned` : '';
   return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop - unplannedNoop} unchanged${notPlanned}.`;
+}
+
+/**
+ * The headline of a plan of part of the manifest (`--target`, `--exclude`): a reviewer must not take
+ * "No changes" for the whole manifest's.
+ */
+export function targetingLines(t: Targeting): string[] {
+  const asked = [...t.targets.map((p) => `--target ${p}`), ...t.excludes.map((p) => `--exclude ${p}`)];
+  return [
+    `Targeted plan: ${t.selected} of ${t.total} objects; the rest not compared (${asked.join(', ')}).`,
+    ...t.notes,
+  ];
 }

@@ -1,7 +1,7 @@
 /** The terminal rendering of a plan, after terraform's: `+ ~ - -/+`, aligned attributes, colours. */
 import { createColors } from 'picocolors';
 import type { Action, Plan } from '../types.js';
-import { SYMBOLS, summaryLine, VERBS } from './format.js';
+import { SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
@@ -25,6 +25,10 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   };
   const signPaint = { '+': c.green, '-': c.red, '~': c.yellow, ' ': (s: string) => s };
   const out: string[] = [];
+  if (plan.targeting) {
+    const [headline, ...notes] = targetingLines(plan.targeting);
+    out.push(c.yellow(c.bold(headline!)), ...notes.map((n) => c.yellow(`  ${n}`)), '');
+  }
 
   // What could not be planned comes first: the rest of the plan is not the whole difference.
   const unplanned = unplannedObjects(plan);

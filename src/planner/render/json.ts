@@ -6,7 +6,8 @@ import type { Plan } from '../types.js';
 import { unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
-export const PLAN_JSON_FORMAT_VERSION = '1.2';
+// 1.3: `targets`, `excludes`, `targeted`.
+export const PLAN_JSON_FORMAT_VERSION = '1.3';
 
 export interface PlanJson {
   format_version: string;
@@ -43,6 +44,11 @@ export interface PlanJson {
   summary: Plan['summary'] & { unplanned: number };
   problems: Array<{ address: string; message: string; source: string | null }>;
   requests: Record<string, number>;
+  /** `--target` and `--exclude` patterns (empty when the whole manifest was planned). */
+  targets: string[];
+  excludes: string[];
+  /** A targeted plan: declared objects planned of all declared, and who was left out; else null. */
+  targeted: { selected: number; total: number; notes: string[] } | null;
 }
 
 export function planToJson(plan: Plan, version: string): PlanJson {
@@ -82,6 +88,11 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       source: p.position ? `${p.position.file}:${p.position.line}:${p.position.col}` : null,
     })),
     requests: plan.requests,
+    targets: plan.targeting?.targets ?? [],
+    excludes: plan.targeting?.excludes ?? [],
+    targeted: plan.targeting
+      ? { selected: plan.targeting.selected, total: plan.targeting.total, notes: plan.targeting.notes }
+      : null,
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
-import { SYMBOLS, summaryLine } from './format.js';
+import { SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
@@ -68,6 +68,10 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     `**${summaryLine(plan.summary, unplanned.length, notCompared.length)}**`,
     '',
   );
+  if (plan.targeting) {
+    const [headline, ...notes] = targetingLines(plan.targeting);
+    head.push('> [!WARNING]', `> **${cell(headline!)}**`, ...notes.map((n) => `> - ${cell(n)}`), '');
+  }
   // What could not be planned comes first: the rest of the plan is not the whole difference.
   if (unplanned.length > 0) {
     head.push(`> [!CAUTION]`, `> **${unplannedHeadline(unplanned.length)}:**`);

@@ -315,3 +315,10 @@ export function parseMessageFor(file: string, message: string): string {
     message.includes('input.hcl') ? message.replaceAll('input.hcl', file) : `${file}: ${message}`,
   );
 }
+
+/** The fields an inline job may write at each level, for writing a live job back as one (export). */
+export const INLINE_FIELDS = {
+  job: JOB_FIELDS as readonly string[],
+  group: Object.keys(TaskGroupSchema.properties),
+  task: Object.keys(TaskSchema.properties),
+} as const;

@@ -17,6 +17,7 @@ import { HttpStatusError } from '../../clients/http/index.js';
 import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import { exportJob } from './job-export.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
 import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
 import {
@@ -323,6 +324,9 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
       purge: desired?.spec?.purgeOnDelete ?? false,
     });
   },
+
+  // Jobs the service made itself (dispatched and periodic children) are never listed.
+  exporter: { spec: (observed) => exportJob(observed.live.job) as JobSpec },
 
   owns(observed) {
     const job = observed.live.job;

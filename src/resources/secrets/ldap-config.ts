@@ -29,7 +29,9 @@ import type {
   ResourceKind,
 } from '../contract.js';
 import {
+  configKey,
   contentVersion,
+  DEFAULT_LDAP_MOUNT,
   durationInManifestForm,
   durationSchema,
   durationSeconds,
@@ -284,6 +286,15 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
         .filter(([f, v]) => !deepEqual(v, defaults[f]))
         .map(([f, v]) => [f, DURATIONS.has(f) ? durationInManifestForm(undefined, v, 'live') : v]),
     );
+  },
+
+  exporter: {
+    // What differs from the defaults, as `describe` shows it: the fields a user would have written.
+    spec: (observed) => ldapConfigKind.describe(observed) as LdapConfigSpec,
+    // The service never shows the bind password; a bind DN without one is rare.
+    writeOnlySet: (observed) => (observed.live.binddn ? ['bindpass'] : []),
+    // The service lists no mounts: the one --namespace names, or the default mount.
+    keys: (scope) => [configKey(scope.namespace ?? DEFAULT_LDAP_MOUNT, scope.connection)],
   },
 
   // Create and update are one write of every field; what was written is what the service now holds

@@ -6,7 +6,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { LdapGroup } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
-import { diffValues } from '../compare.js';
+import { compact, diffValues } from '../compare.js';
 import type { Desired, KindContext, ResourceKind } from '../contract.js';
 import { configKey, normalisePolicies, secretsClient } from './common.js';
 import { callOptions, type EntryAccess, entryKindBase, entryObserved, mountOf } from './entries.js';
@@ -60,6 +60,7 @@ export const ldapGroupKind: ResourceKind<LdapGroupSpec, LdapGroup> = {
     return { diffs: diffValues(canonical(desired.spec), canonical(observed.live)) };
   },
   render: (desired) => canonical(desired.spec),
+  exporter: { spec: (observed) => compact(canonical(observed.live)) },
   describe: (observed) => canonical(observed.live),
 
   create: writeGroup,

@@ -7,7 +7,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { LdapUser } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
-import { diffValues } from '../compare.js';
+import { compact, diffValues } from '../compare.js';
 import type { Desired, KindContext, ResourceKey, ResourceKind } from '../contract.js';
 import {
   configKey,
@@ -93,6 +93,7 @@ export const ldapUserKind: ResourceKind<LdapUserSpec, LdapUser> = {
   },
   render: (desired) => canonicalSpec(desired.spec),
   describe: (observed) => canonicalLive(observed.live),
+  exporter: { spec: (observed) => compact(canonicalLive(observed.live)) },
 
   create: writeUser,
   update: (ctx, desired) => writeUser(ctx, desired),

@@ -12,6 +12,7 @@ import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
 import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
 import { diffAttributes, serviceAttributes, updateBody } from './compare.js';
+import { exportWorkspace } from './export.js';
 import {
   CREATE_DEFAULTS,
   type WorkspaceSpec,
@@ -473,6 +474,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     }
     await c.safeDeleteWorkspace({ id: w.id });
   },
+
+  exporter: { spec: (observed) => exportWorkspace(observed.live.workspace) },
 
   owns(observed) {
     return observed.live.workspace.attributes['source-name'] === SOURCE_NAME;

@@ -569,12 +569,16 @@ function nullIfEmpty<T>(items: T[]): T[] | null {
   return items.length > 0 ? items : null;
 }
 
-/** JSON with sorted keys and no undefined members, for deep equality. */
+/**
+ * JSON with sorted keys, for deep equality. A null member counts as absent: the service decodes
+ * both into the same Go value (a nil pointer, slice or map), so a job sent without `Vault` equals
+ * one stored with `"Vault": null`.
+ */
 export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (isObject(value))
     return `{${Object.keys(value)
-      .filter((k) => value[k] !== undefined)
+      .filter((k) => value[k] !== undefined && value[k] !== null)
       .sort()
       .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
       .join(',')}}`;

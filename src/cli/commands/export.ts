@@ -1,0 +1,68 @@
+/**
+ * `converge export -o DIR`: live objects written as manifest files (engine/export.ts), with a note of
+ * the variables the secret placeholders need and the command that plans the export.
+ */
+import type { Catalog } from '../../engine/catalog.js';
+import { exportLive } from '../../engine/export.js';
+import { writeExportFiles } from '../../engine/export-files.js';
+import { LocalInventory } from '../../engine/inventory.js';
+import { loadManifest } from '../../engine/workflow.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { type Io, write } from '../io.js';
+import { runHttpOptions } from '../service-client.js';
+
+export interface ExportFlags {
+  out?: string;
+  kind: string[];
+  namespace?: string;
+  connection?: string;
+  /** A manifest whose Connections `--connection` may name. */
+  file: string[];
+  allowEnv?: string[];
+  allowAddress?: string[];
+  timeout?: number;
+}
+
+export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog): Promise<number> {
+  if (!flags.out) throw new CliError('name the folder to write with -o DIR');
+  const manifest =
+    flags.file.length > 0
+      ? await loadManifest(flags.file, {
+          catalog,
+          env: io.env,
+          allowEnv: flags.allowEnv ?? [],
+          ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
+        })
+      : undefined;
+  const inventory = new LocalInventory(io.env);
+  const objects = await exportLive({
+    catalog,
+    env: io.env,
+    http: runHttpOptions(io, flags.timeout),
+    writeOnly: inventory,
+    ...(flags.kind.length ? { kinds: flags.kind } : {}),
+    ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
+    ...(flags.connection !== undefined ? { connection: flags.connection } : {}),
+    ...(manifest ? { manifest } : {}),
+  });
+  if (objects.length === 0) {
+    write(io.stdout, 'Nothing to export: no live object of the kinds asked for.');
+    return EXIT.ok;
+  }
+  const files = await writeExportFiles(flags.out, objects);
+  write(
+    io.stdout,
+    `Exported ${objects.length} object${objects.length === 1 ? '' : 's'} to ${files.length} file${files.length === 1 ? '' : 's'} in ${flags.out}:`,
+  );
+  for (const f of files) write(io.stdout, `  ${f}`);
+  const variables = objects.flatMap((o) => o.placeholders.map((p) => p.variable));
+  if (variables.length > 0) {
+    write(
+      io.stdout,
+      `\nSecrets are not exported. Set these variables and allow them before planning:\n${variables.map((v) => `  ${v}`).join('\n')}\n  converge plan -f ${flags.out} --allow-env '${variables.join(',')}'`,
+    );
+  } else {
+    write(io.stdout, `\nPlan it with: converge plan -f ${flags.out}`);
+  }
+  return EXIT.ok;
+}

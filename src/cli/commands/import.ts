@@ -1,0 +1,61 @@
+/**
+ * `converge import ADDRESS… -f PATH`: records existing live objects that the manifest declares as
+ * Converge's own in the inventory (engine/adopt.ts). Writes nothing to any service; holds the
+ * inventory's lock while it writes, as apply does.
+ */
+import { adoptObjects } from '../../engine/adopt.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { LocalInventory } from '../../engine/inventory.js';
+import { acquireStateLock } from '../../engine/state-lock.js';
+import { connect, loadManifest } from '../../engine/workflow.js';
+import { EXIT } from '../exit-codes.js';
+import { type Io, write } from '../io.js';
+import { requireManifestPaths } from '../manifest-paths.js';
+import { runHttpOptions } from '../service-client.js';
+
+export interface ImportFlags {
+  file: string[];
+  allowEnv?: string[];
+  allowAddress?: string[];
+  lockTimeout?: number;
+  timeout?: number;
+}
+
+export async function importCommand(
+  addresses: string[],
+  flags: ImportFlags,
+  io: Io,
+  catalog: Catalog,
+): Promise<number> {
+  requireManifestPaths(flags.file);
+  const manifest = await loadManifest(flags.file, {
+    catalog,
+    env: io.env,
+    allowEnv: flags.allowEnv ?? [],
+    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
+  });
+  const inventory = new LocalInventory(io.env);
+  const lock = await acquireStateLock(inventory.dir, {
+    command: `converge import ${addresses.join(' ')}`,
+    timeoutMs: (flags.lockTimeout ?? 10) * 1000,
+    onNote: (note) => write(io.stderr, note),
+  });
+  const connections = connect(manifest, { catalog, env: io.env, http: runHttpOptions(io, flags.timeout) });
+  try {
+    const results = await adoptObjects(manifest, addresses, connections, inventory, catalog);
+    for (const r of results) {
+      const id = r.id ? ` (id ${r.id})` : '';
+      write(
+        io.stdout,
+        r.adopted
+          ? `Imported ${r.address}${id}: Converge now manages it.`
+          : `${r.address}${id} is already in the inventory.`,
+      );
+    }
+    write(io.stdout, `Run \`converge plan\` to see how the live objects differ from the manifest.`);
+    return EXIT.ok;
+  } finally {
+    lock.release();
+    await connections.close();
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * `converge import ADDRESS` (and `apply --import ADDRESS`): takes an existing live object under
+ * Converge's management by recording it in the inventory. Only an object the manifest declares, and
+ * that exists on its service, is adopted: the manifest says what it should be, the service that it
+ * is there. Nothing is written to the service; the next plan shows how it differs from the manifest.
+ */
+import type { Manifest } from '../manifest/types.js';
+import { addressOf } from '../resources/contract.js';
+import type { ServiceConnections } from './connections.js';
+import type { Catalog } from './catalog.js';
+import { keyedDesired } from './desired.js';
+import { EngineError } from './errors.js';
+import type { AdoptionStore } from './inventory.js';
+import { defaultCatalog } from './services.js';
+import { closestAddresses } from './targeting.js';
+
+export interface AdoptResult {
+  address: string;
+  id?: string;
+  /** False when the inventory already had it. */
+  adopted: boolean;
+}
+
+/** Adopts each address; throws an `EngineError` naming the first that is undeclared or missing. */
+export async function adoptObjects(
+  manifest: Manifest,
+  addresses: readonly string[],
+  connections: ServiceConnections,
+  inventory: AdoptionStore,
+  catalog: Catalog = defaultCatalog,
+): Promise<AdoptResult[]> {
+  const desired = keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
+  const byAddress = new Map(desired.map((d) => [addressOf(d.key), d]));
+  const results: AdoptResult[] = [];
+  for (const address of addresses) {
+    const d = byAddress.get(address);
+    if (!d) {
+      const closest = closestAddresses(address, [...byAddress.keys()], 3);
+      throw new EngineError(
+        `cannot import ${address}: the manifest does not declare it, so Converge would not know what it should be; declare it first (\`converge export\` writes live objects as manifest documents)${
+          closest.length > 0 ? `. Declared addresses closest to it: ${closest.join(', ')}` : ''
+        }`,
+      );
+    }
+    if (d.ensure === 'absent') {
+      throw new EngineError(`cannot import ${address}: the manifest declares it absent (ensure: absent)`);
+    }
+    const known = inventory.adopted(address);
+    if (known) {
+      results.push({ address, ...(known.id ? { id: known.id } : {}), adopted: false });
+      continue;
+    }
+    const kind = catalog.kind(d.key.kind)!;
+    const observed = await kind.observe(connections, d.key);
+    if (!observed) {
+      throw new EngineError(
+        `cannot import ${address}: no such object on the ${kind.service} service; \`converge apply\` creates it instead`,
+      );
+    }
+    inventory.adopt(address, {
+      kind: d.key.kind,
+      ...(observed.id ? { id: observed.id } : {}),
+      ...(d.key.connection !== undefined ? { connection: d.key.connection } : {}),
+      adoptedAt: new Date().toISOString(),
+    });
+    results.push({ address, ...(observed.id ? { id: observed.id } : {}), adopted: true });
+  }
+  inventory.save();
+  return results;
+}

@@ -1,0 +1,211 @@
+/**
+ * `converge export`: live objects as manifest documents, through each kind's `exporter`. Reads only;
+ * writes nothing to any service. Secrets never leave the service: every value at a kind's secret
+ * paths, and every write-only attribute the object has (by the kind's guess or the inventory's
+ * record), becomes a `${env:NAME}` placeholder the operator fills in.
+ */
+import type { Manifest } from '../manifest/types.js';
+import type { WriteOnlyDigests } from '../planner/write-only.js';
+import { type AnyResourceKind, addressOf, type Observed, type ResourceKey } from '../resources/contract.js';
+import type { Catalog } from './catalog.js';
+import { EngineError } from './errors.js';
+import { defaultCatalog } from './services.js';
+import { closestAddresses } from './targeting.js';
+import { connect, type ConnectOptions } from './workflow.js';
+
+export interface ExportOptions extends ConnectOptions {
+  /** `--kind`: only these kinds (as the manifest spells them); default every kind that can export. */
+  kinds?: readonly string[];
+  /** `--namespace`: where to read (a directory kind's mount); default each kind's default namespace. */
+  namespace?: string;
+  /** `--connection`: a manifest Connection to read through (`manifest` must declare it). */
+  connection?: string;
+  /** The manifest whose Connections may be used. */
+  manifest?: Manifest;
+  /** What Converge recorded of write-only values: those become placeholders too. */
+  writeOnly?: Pick<WriteOnlyDigests, 'recorded'>;
+}
+
+/** A write-only or sensitive attribute written as a placeholder, and the variable that fills it. */
+export interface Placeholder {
+  path: string;
+  variable: string;
+}
+
+export interface ExportedObject {
+  key: ResourceKey;
+  /** The metadata field the kind keeps its namespace in (`namespace`, `mount`). */
+  namespaceField: string;
+  spec: Record<string, unknown>;
+  placeholders: Placeholder[];
+}
+
+/** The kinds to export: those asked for (each must exist and export), else every exporting kind. */
+function kindsToExport(catalog: Catalog, names: readonly string[] | undefined): AnyResourceKind[] {
+  if (!names?.length) return catalog.kinds.filter((k) => k.exporter);
+  return names.map((name) => {
+    const kind = catalog.kind(name);
+    if (!kind) {
+      const known = catalog.kinds.map((k) => k.kind);
+      throw new EngineError(
+        `--kind ${name}: no such kind; did you mean ${closestAddresses(name, known, 1).join('')}? Kinds: ${known.join(', ')}`,
+      );
+    }
+    if (!kind.exporter) throw new EngineError(`--kind ${name}: this kind cannot be exported`);
+    return kind;
+  });
+}
+
+/** Reads live objects and turns them into manifest documents, in a stable order. */
+export async function exportLive(options: ExportOptions = {}): Promise<ExportedObject[]> {
+  const catalog = options.catalog ?? defaultCatalog;
+  const kinds = kindsToExport(catalog, options.kinds);
+  const connections = connect(options.manifest, options);
+  try {
+    const connection = options.connection;
+    const exported: ExportedObject[] = [];
+    for (const kind of kinds) {
+      const live = await readKind(kind, connections, options.namespace, connection);
+      for (const observed of live) {
+        const object = exportOne(kind, observed, options.writeOnly);
+        if (object) exported.push(object);
+      }
+    }
+    return exported.sort((a, b) => addressOf(a.key).localeCompare(addressOf(b.key)));
+  } finally {
+    await connections.close();
+  }
+}
+
+async function readKind(
+  kind: AnyResourceKind,
+  connections: ReturnType<typeof connect>,
+  namespace: string | undefined,
+  connection: string | undefined,
+): Promise<Observed[]> {
+  const scope = {
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(connection !== undefined ? { connection } : {}),
+  };
+  const keys = kind.exporter?.keys?.(scope);
+  if (keys) {
+    const found = await Promise.all(keys.map((key) => kind.observe(connections, key)));
+    return found.filter((o): o is Observed => o !== undefined);
+  }
+  if (!kind.list) return [];
+  // A namespaced kind is read in one namespace: the one asked for, or where its objects go by default.
+  const ns =
+    kind.namespaced && namespace === undefined && kind.effectiveNamespace
+      ? kind.effectiveNamespace(
+          { kind: kind.kind, name: '', ...(connection !== undefined ? { connection } : {}) },
+          connections.settings(kind.service, connection),
+        )
+      : namespace;
+  const listed = await kind.list(connections, { ...scope, ...(ns !== undefined ? { namespace: ns } : {}) });
+  // A key always names its namespace, so the document says where the object is.
+  return listed.map((o) =>
+    ns !== undefined && o.key.namespace === undefined ? { ...o, key: { ...o.key, namespace: ns } } : o,
+  );
+}
+
+function exportOne(
+  kind: AnyResourceKind,
+  observed: Observed,
+  recorded: ExportOptions['writeOnly'],
+): ExportedObject | undefined {
+  const spec = kind.exporter!.spec(observed) as Record<string, unknown> | undefined;
+  if (spec === undefined) return undefined;
+  const key = observed.key;
+  const address = addressOf(key);
+  const placeholders: Placeholder[] = [];
+  const withSecrets = structuredClone(spec);
+  for (const pattern of kind.sensitive ?? []) {
+    replaceAt(withSecrets, pattern.split('.'), [], (path) => {
+      const variable = variableFor(key, path);
+      placeholders.push({ path, variable });
+      return `\${env:${variable}}`;
+    });
+  }
+  const writeOnlySet = new Set(kind.exporter!.writeOnlySet?.(observed) ?? []);
+  for (const path of kind.writeOnly ?? []) {
+    if (!writeOnlySet.has(path) && recorded?.recorded(address, path) === undefined) {
+      // Whatever the service showed of a write-only value is not exported either.
+      deleteAt(withSecrets, path.split('.'));
+      continue;
+    }
+    const variable = variableFor(key, path);
+    setAt(withSecrets, path.split('.'), `\${env:${variable}}`);
+    placeholders.push({ path, variable });
+  }
+  return {
+    key,
+    namespaceField: kind.namespaceField ?? 'namespace',
+    spec: escapeReferences(withSecrets, new Set(placeholders.map((p) => `\${env:${p.variable}}`))) as Record<
+      string,
+      unknown
+    >,
+    placeholders,
+  };
+}
+
+/** `LdapConfig/ldap` + `bindpass` → `LDAPCONFIG_LDAP_BINDPASS`: one variable per secret, readable. */
+export function variableFor(key: ResourceKey, path: string): string {
+  return [key.kind, key.connection, key.namespace, key.name, path]
+    .filter((p): p is string => p !== undefined && p !== '')
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .replace(/^(?=\d)/, '_');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Replaces every present value under a secret pattern (`*` any key; lists walked) by `make(path)`. */
+function replaceAt(value: unknown, pattern: string[], at: string[], make: (path: string) => string): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      if (pattern.length === 0) return;
+      replaceAt(item, pattern, [...at, String(i)], make);
+    });
+    return;
+  }
+  if (!isObject(value) || pattern.length === 0) return;
+  const [head, ...rest] = pattern;
+  for (const k of Object.keys(value)) {
+    if (head !== '*' && head !== k) continue;
+    if (rest.length === 0) {
+      if (value[k] !== undefined && value[k] !== null && value[k] !== '')
+        value[k] = make([...at, k].join('.'));
+    } else replaceAt(value[k], rest, [...at, k], make);
+  }
+}
+
+function setAt(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    if (!isObject(node[key])) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function deleteAt(target: Record<string, unknown>, path: string[]): void {
+  let node: unknown = target;
+  for (const key of path.slice(0, -1)) node = isObject(node) ? node[key] : undefined;
+  if (isObject(node)) delete node[path[path.length - 1]!];
+}
+
+/**
+ * Text from a service is data, never a reference: a live description of `${env:AWS_SECRET_KEY}`
+ * would otherwise read that variable when the export is planned. `$${` is the manifest's escape.
+ */
+function escapeReferences(value: unknown, ours: ReadonlySet<string>): unknown {
+  if (typeof value === 'string') return ours.has(value) ? value : value.replaceAll('${', () => '$${');
+  if (Array.isArray(value)) return value.map((v) => escapeReferences(v, ours));
+  if (isObject(value))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeReferences(v, ours)]));
+  return value;
+}

@@ -1,0 +1,169 @@
+/**
+ * `--target` and `--exclude`: plan and apply a part of the manifest. Patterns are matched against the
+ * address the plan prints (`LdapUser/ldap/alice`, `Workspace@eu/acme/web`), case as printed, as
+ * picomatch globs where `*` stays inside one segment and `**` crosses `/` (so `AclRole/*` matches
+ * nothing: a role's address has a namespace segment; `AclRole/**` matches every role).
+ *
+ * As Terraform's `-target`, a target pulls in what it depends on (a directory user: its groups and its
+ * mount's config), transitively. As Terraform's `-exclude`, an exclusion wins: an excluded object is
+ * left out, and so is every selected object that needs it (planning the dependant alone could create
+ * it before what it needs exists); the plan says which were left out and why.
+ */
+import picomatch from 'picomatch';
+import { addressOf, type Desired } from '../resources/contract.js';
+import type { KindLookup } from '../planner/planner.js';
+import type { Targeting } from '../planner/types.js';
+import { EngineError } from './errors.js';
+
+export interface TargetPatterns {
+  /** `--target`: only these addresses (and what they need); none: every object. */
+  targets?: readonly string[];
+  /** `--exclude`: never these addresses, nor what needs them. */
+  excludes?: readonly string[];
+}
+
+export interface Selection {
+  /** The declared objects to plan. */
+  desired: Desired[];
+  /** What the plan says about the selection (headline, notes); undefined when nothing was filtered. */
+  targeting?: Targeting;
+  /** Whether a live object at this address (a prune candidate) is in the selection's reach. */
+  covers(address: string): boolean;
+  /** Whether some target could match an object of this kind (prune reads only such kinds). */
+  touchesKind(kind: string): boolean;
+  /**
+   * Throws an `EngineError` for a pattern that matches none of the declared objects nor of `more`
+   * (live objects a prune considered): a typo must not go unnoticed.
+   */
+  requireMatches(more?: readonly string[]): void;
+}
+
+const GLOB_OPTIONS = { dot: true, nobrace: true, noextglob: true } as const;
+
+type Matcher = (address: string) => boolean;
+
+function matcherOf(patterns: readonly string[]): Matcher {
+  const matchers = patterns.map((p) => picomatch(p, GLOB_OPTIONS));
+  return (address) => matchers.some((m) => m(address));
+}
+
+/** The kind part of a pattern (`LdapUser` of `LdapUser@eu/ldap/*`), as its own glob. */
+function kindMatcher(patterns: readonly string[]): Matcher {
+  const matchers = patterns.map((p) => picomatch(p.split('/')[0]!.split('@')[0]!, GLOB_OPTIONS));
+  return (kind) => matchers.some((m) => m(kind));
+}
+
+/** Picks the declared objects the patterns select; `requireMatches` then refuses a pattern that matched nothing. */
+export function selectTargets(
+  all: readonly Desired[],
+  lookup: KindLookup,
+  patterns: TargetPatterns,
+): Selection {
+  const targets = (patterns.targets ?? []).filter((p) => p.trim() !== '');
+  const excludes = (patterns.excludes ?? []).filter((p) => p.trim() !== '');
+  if (targets.length === 0 && excludes.length === 0) {
+    return { desired: [...all], covers: () => true, touchesKind: () => true, requireMatches: () => {} };
+  }
+  const addresses = all.map((d) => addressOf(d.key));
+  const requireMatches = (more?: readonly string[]) => {
+    const known = [...addresses, ...(more ?? [])];
+    for (const [flag, list] of [
+      ['--target', targets],
+      ['--exclude', excludes],
+    ] as const) {
+      for (const pattern of list) {
+        const m = picomatch(pattern, GLOB_OPTIONS);
+        if (!known.some((a) => m(a))) throw noMatch(flag, pattern, known, more !== undefined);
+      }
+    }
+  };
+  const isTarget = targets.length > 0 ? matcherOf(targets) : () => true;
+  const isExcluded = excludes.length > 0 ? matcherOf(excludes) : () => false;
+  const byAddress = new Map(all.map((d) => [addressOf(d.key), d]));
+  const needs = (d: Desired): string[] => {
+    const kind = lookup(d.key.kind);
+    if (!kind?.dependencies || d.ensure === 'absent') return [];
+    return kind
+      .dependencies({ key: d.key, desired: d })
+      .map(addressOf)
+      .filter((a) => byAddress.has(a));
+  };
+
+  // The targets and, transitively, every declared object they need.
+  const chosen = new Set<string>();
+  const queue = addresses.filter((a) => isTarget(a));
+  while (queue.length > 0) {
+    const address = queue.pop()!;
+    if (chosen.has(address)) continue;
+    chosen.add(address);
+    queue.push(...needs(byAddress.get(address)!));
+  }
+
+  // Exclusions win, and take with them whatever needs an excluded object, until nothing changes.
+  const notes: string[] = [];
+  const out = new Set([...chosen].filter((a) => isExcluded(a)));
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const address of chosen) {
+      if (out.has(address)) continue;
+      const missing = needs(byAddress.get(address)!).find((a) => out.has(a));
+      if (missing === undefined) continue;
+      out.add(address);
+      changed = true;
+      notes.push(`${address} left out: it needs ${missing}, which --exclude leaves out`);
+    }
+  }
+  const desired = all.filter((d) => chosen.has(addressOf(d.key)) && !out.has(addressOf(d.key)));
+  const isTargetKind = targets.length > 0 ? kindMatcher(targets) : () => true;
+  return {
+    desired,
+    targeting: {
+      targets: [...targets],
+      excludes: [...excludes],
+      selected: desired.length,
+      total: all.length,
+      notes,
+    },
+    // A live object the manifest does not declare (a prune candidate): by the patterns alone.
+    covers: (address) => isTarget(address) && !isExcluded(address),
+    touchesKind: isTargetKind,
+    requireMatches,
+  };
+}
+
+function noMatch(flag: string, pattern: string, addresses: readonly string[], pruning: boolean): EngineError {
+  const closest = closestAddresses(pattern, addresses, 3);
+  return new EngineError(
+    `${flag} ${pattern} matches no object of the manifest${
+      pruning && flag === '--target' ? ' (nor any that --prune would delete)' : ''
+    }${
+      closest.length > 0 ? `; the closest addresses are ${closest.join(', ')}` : ' (it declares none)'
+    }. Addresses are written as the plan prints them: KIND/NAMESPACE/NAME or KIND/NAME, case as printed; * stays inside one segment, ** crosses /`,
+  );
+}
+
+/** The `n` addresses nearest to `text` by edit distance (case-insensitive), nearest first. */
+export function closestAddresses(text: string, addresses: readonly string[], n: number): string[] {
+  const lower = text.toLowerCase();
+  return [...new Set(addresses)]
+    .map((a) => ({ a, d: editDistance(lower, a.toLowerCase()) }))
+    .sort((x, y) => x.d - y.d || x.a.localeCompare(y.a))
+    .slice(0, n)
+    .map((x) => x.a);
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

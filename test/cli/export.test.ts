@@ -1,0 +1,263 @@
+/**
+ * `converge export` against the sandbox: objects of every kind, applied by Converge or made behind
+ * its back through the service clients, exported and planned again: no changes. Secrets come out as
+ * `${env:…}` placeholders with a note, never as values; text from a service is never read as a
+ * reference when the export is planned.
+ */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registryService } from '../../src/clients/registry/definition.js';
+import { schedulerService } from '../../src/clients/scheduler/definition.js';
+import { secretsService } from '../../src/clients/secrets/definition.js';
+import { workspacesService } from '../../src/clients/workspaces/definition.js';
+import { connect } from '../../src/engine/workflow.js';
+import type { PlanJson } from '../../src/planner/render/json.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+const BINDPASS = 'planted-bindpass-6f0c2d9e41';
+let sandbox: RunningSandbox;
+let env: Record<string, string | undefined>;
+
+const MANIFEST = `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: ldap }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  bindpass: \${env:EXPORT_BINDPASS}
+  userdn: ou=people,dc=example,dc=test
+  token_ttl: 1h
+---
+apiVersion: converge/v1
+kind: LdapGroup
+metadata: { name: ops }
+spec: { policies: [ops, Metrics-Read] }
+---
+apiVersion: converge/v1
+kind: LdapUser
+metadata: { name: alice }
+spec: { policies: [oncall], groups: [ops] }
+---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: web-readers }
+spec:
+  Description: Read access for the web tier
+  Policies: [{ Name: service-read }]
+  ServiceIdentities: [{ ServiceName: web, Datacenters: [dc2, dc1] }]
+  NodeIdentities: [{ NodeName: web-node-1, Datacenter: dc1 }]
+---
+apiVersion: converge/v1
+kind: Workspace
+metadata: { name: web-prod }
+spec:
+  description: Production web tier
+  auto-apply: true
+  working-directory: envs/prod
+  tag-names: [web, prod]
+  trigger-prefixes: [modules/]
+---
+apiVersion: converge/v1
+kind: Job
+metadata: { name: report }
+spec:
+  Type: batch
+  Datacenters: [dc1]
+  Meta: { team: reports }
+  TaskGroups:
+    - Name: run
+      Count: 2
+      Tasks:
+        - Name: report
+          Driver: exec
+          Config: { command: /usr/local/bin/report }
+          Env: { MODE: nightly }
+          Resources: { CPU: 100, MemoryMB: 128 }
+`;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    token: 'export-root-token-0b7a55',
+    config: {
+      registry: {
+        policies: [
+          { Name: 'service-read', Description: 'read services' },
+          { Name: 'node-read', Description: 'read nodes' },
+        ],
+      },
+    },
+  });
+  env = {
+    ...sandbox.env(),
+    NO_COLOR: '1',
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-export-state-')),
+    CONVERGE_ALLOW_ENV: 'EXPORT_BINDPASS',
+    EXPORT_BINDPASS: BINDPASS,
+  };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-export-src-'));
+  writeFileSync(path.join(dir, 'all.yaml'), MANIFEST);
+  const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env);
+  expect(applied.stderr).toBe('');
+  expect(applied.code).toBe(0);
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function outDir(): string {
+  return path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-export-out-')), 'exported');
+}
+
+function exportedText(dir: string): string {
+  return readdirSync(dir)
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
+}
+
+/** Plans a folder as JSON; the exit code and every change that is not a noop. */
+async function planOf(dir: string, extraEnv: Record<string, string> = {}) {
+  const r = await runCli(['plan', '-f', dir, '--json', '--detailed-exitcode'], { ...env, ...extraEnv });
+  expect(r.stderr).toBe('');
+  const plan = JSON.parse(r.stdout) as PlanJson;
+  return { code: r.code, plan, changed: plan.changes.filter((c) => c.action !== 'noop') };
+}
+
+describe('export of what Converge applied', () => {
+  let dir: string;
+  let stdout: string;
+  beforeAll(async () => {
+    dir = outDir();
+    const r = await runCli(['export', '-o', dir], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    stdout = r.stdout;
+  });
+
+  it('writes one readable file per kind', () => {
+    expect(readdirSync(dir).sort()).toEqual([
+      'AclRole.yaml',
+      'Job.yaml',
+      'LdapConfig.yaml',
+      'LdapGroup.yaml',
+      'LdapUser.yaml',
+      'Workspace.yaml',
+    ]);
+    const role = readFileSync(path.join(dir, 'AclRole.yaml'), 'utf8');
+    expect(role).toContain('kind: AclRole\nmetadata:\n  name: web-readers\n  namespace: default\n');
+    // No ids, indexes or ownership marker: what a user writes.
+    const job = readFileSync(path.join(dir, 'Job.yaml'), 'utf8');
+    expect(job).not.toMatch(/ModifyIndex|SubmitTime|converge-managed|Status:/);
+    const group = readFileSync(path.join(dir, 'LdapGroup.yaml'), 'utf8');
+    expect(group).toContain('mount: ldap');
+  });
+
+  it('plans with no changes for every kind', async () => {
+    const { code, plan, changed } = await planOf(dir, {
+      CONVERGE_ALLOW_ENV: 'LDAPCONFIG_LDAP_BINDPASS',
+      LDAPCONFIG_LDAP_BINDPASS: BINDPASS,
+    });
+    expect(changed).toEqual([]);
+    expect(code).toBe(0);
+    expect(new Set(plan.changes.map((c) => c.kind))).toEqual(
+      new Set(['AclRole', 'Job', 'LdapConfig', 'LdapGroup', 'LdapUser', 'Workspace']),
+    );
+  });
+
+  it('writes the bind password as a placeholder with a note, never its value', () => {
+    const text = exportedText(dir);
+    expect(text).not.toContain(BINDPASS);
+    expect(readFileSync(path.join(dir, 'LdapConfig.yaml'), 'utf8')).toContain(
+      '# bindpass is secret and not exported: set LDAPCONFIG_LDAP_BINDPASS and allow it with --allow-env LDAPCONFIG_LDAP_BINDPASS (or CONVERGE_ALLOW_ENV)\n',
+    );
+    expect(text).toContain('bindpass: ${env:LDAPCONFIG_LDAP_BINDPASS}');
+    expect(stdout).toContain('converge plan -f ' + dir + " --allow-env 'LDAPCONFIG_LDAP_BINDPASS'");
+    expect(stdout).not.toContain(BINDPASS);
+  });
+
+  it('--kind exports one kind; an unknown one is named', async () => {
+    const only = outDir();
+    expect((await runCli(['export', '-o', only, '--kind', 'AclRole'], env)).code).toBe(0);
+    expect(readdirSync(only)).toEqual(['AclRole.yaml']);
+    const bad = await runCli(['export', '-o', outDir(), '--kind', 'AclRoles'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--kind AclRoles: no such kind; did you mean AclRole?');
+  });
+
+  it('never replaces a file that exists', async () => {
+    const r = await runCli(['export', '-o', dir, '--kind', 'AclRole'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('AclRole.yaml already exists');
+  });
+});
+
+describe('export of objects made outside Converge', () => {
+  let dir: string;
+  beforeAll(async () => {
+    const connections = connect(undefined, { env });
+    try {
+      // A hostile description: a reference, were it read as one, would pull a variable into a plan.
+      await connections.client(registryService).createRole(
+        {
+          Name: 'by-hand',
+          Description: 'made by ${env:EXPORT_BINDPASS} hand',
+          Policies: [{ Name: 'node-read' }],
+          ServiceIdentities: [],
+          NodeIdentities: [],
+        },
+        { namespace: 'default' },
+      );
+      await connections.client(secretsService).writeLdapGroup('ldap', 'by-hand', { policies: ['dev'] });
+      await connections
+        .client(secretsService)
+        .writeLdapUser('ldap', 'bob', { policies: ['dev'], groups: ['by-hand'] });
+      const org = env.CONVERGE_WORKSPACES_ORGANIZATION!;
+      await connections.client(workspacesService).createWorkspace(org, {
+        name: 'by-hand',
+        description: 'made by hand',
+        'execution-mode': 'local',
+      });
+      const job = await connections
+        .client(schedulerService)
+        .parseJob(
+          'job "by-hand" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+        );
+      await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
+    } finally {
+      await connections.close();
+    }
+    dir = outDir();
+    const r = await runCli(['export', '-o', dir], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('plans with no changes for every kind', async () => {
+    const { code, plan, changed } = await planOf(dir, {
+      CONVERGE_ALLOW_ENV: 'LDAPCONFIG_LDAP_BINDPASS',
+      LDAPCONFIG_LDAP_BINDPASS: BINDPASS,
+    });
+    // Converge marks the jobs it manages (Meta converge-managed) so prune can tell them: a job made
+    // by hand gets that one entry on its first apply, and nothing else changes.
+    expect(changed.map((c) => [c.address, c.diffs.map((d) => `${d.op} ${d.path}`)])).toEqual([
+      ['Job/default/by-hand', ['add Meta.converge-managed']],
+    ]);
+    expect(code).toBe(2);
+    for (const address of [
+      'AclRole/default/by-hand',
+      'LdapGroup/ldap/by-hand',
+      'LdapUser/ldap/bob',
+      'Job/default/by-hand',
+    ])
+      expect(plan.changes.map((c) => c.address)).toContain(address);
+    expect(plan.changes.some((c) => c.kind === 'Workspace' && c.name === 'by-hand')).toBe(true);
+  });
+
+  it('keeps a service text that looks like a reference as text', () => {
+    const text = readFileSync(path.join(dir, 'AclRole.yaml'), 'utf8');
+    expect(text).toContain('Description: made by $${env:EXPORT_BINDPASS} hand');
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * `converge import ADDRESS` and `apply --import ADDRESS` against the sandbox: an object made outside
+ * Converge, declared in the manifest, is recorded in the inventory with its live id; one the manifest
+ * does not declare, or that does not exist, is refused with a reason, and nothing is recorded.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { registryService } from '../../src/clients/registry/definition.js';
+import { connect } from '../../src/engine/workflow.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+let sandbox: RunningSandbox;
+let env: Record<string, string | undefined>;
+let dir: string;
+let liveId: string;
+
+const role = (name: string, description: string) =>
+  `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec: { Description: ${description} }\n`;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, token: 'import-root-token-3c81fe' });
+  const connections = connect(undefined, { env: sandbox.env() });
+  try {
+    const created = await connections.client(registryService).createRole(
+      {
+        Name: 'by-hand',
+        Description: 'made by hand',
+        Policies: [],
+        ServiceIdentities: [],
+        NodeIdentities: [],
+      },
+      { namespace: 'default' },
+    );
+    liveId = created.ID;
+  } finally {
+    await connections.close();
+  }
+  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-import-'));
+  writeFileSync(
+    path.join(dir, 'roles.yaml'),
+    `${role('by-hand', 'managed now')}---\n${role('not-yet', 'x')}`,
+  );
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+beforeEach(() => {
+  env = {
+    ...sandbox.env(),
+    NO_COLOR: '1',
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-import-state-')),
+  };
+});
+
+function managed(): Record<string, { kind: string; id?: string }> {
+  const file = path.join(env.CONVERGE_STATE_DIR!, 'inventory.json');
+  if (!existsSync(file)) return {};
+  return (
+    (JSON.parse(readFileSync(file, 'utf8')) as { managed?: Record<string, { kind: string; id?: string }> })
+      .managed ?? {}
+  );
+}
+
+describe('converge import', () => {
+  it('records a declared live object with its id, once', async () => {
+    const r = await runCli(['import', 'AclRole/default/by-hand', '-f', dir], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Imported AclRole/default/by-hand (id ${liveId}): Converge now manages it.`);
+    expect(managed()['AclRole/default/by-hand']).toMatchObject({ kind: 'AclRole', id: liveId });
+
+    const again = await runCli(['import', 'AclRole/default/by-hand', '-f', dir], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('AclRole/default/by-hand (id');
+    expect(again.stdout).toContain('is already in the inventory');
+  });
+
+  it('refuses an object the manifest does not declare, naming the closest', async () => {
+    const r = await runCli(['import', 'AclRole/default/by-hnd', '-f', dir], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('cannot import AclRole/default/by-hnd: the manifest does not declare it');
+    expect(r.stderr).toContain('Declared addresses closest to it: AclRole/default/by-hand');
+    expect(managed()).toEqual({});
+  });
+
+  it('refuses an object that does not exist', async () => {
+    const r = await runCli(['import', 'AclRole/default/not-yet', '-f', dir], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'cannot import AclRole/default/not-yet: no such object on the registry service',
+    );
+    expect(managed()).toEqual({});
+  });
+
+  it('treats a hostile address as an undeclared one', async () => {
+    const r = await runCli(['import', '../../__proto__/constructor', '-f', dir], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the manifest does not declare it');
+    expect(managed()).toEqual({});
+  });
+});
+
+describe('apply --import', () => {
+  it('adopts before planning, then applies the manifest to the adopted object', async () => {
+    const r = await runCli(
+      [
+        'apply',
+        '-f',
+        dir,
+        '--auto-approve',
+        '--import',
+        'AclRole/default/by-hand',
+        '--target',
+        'AclRole/default/by-hand',
+      ],
+      env,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Imported AclRole/default/by-hand (id ${liveId}).`);
+    expect(r.stdout).toContain('~ AclRole/default/by-hand');
+    expect(managed()['AclRole/default/by-hand']?.id).toBe(liveId);
+  });
+});

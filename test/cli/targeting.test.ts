@@ -1,0 +1,259 @@
+/**
+ * `--target` and `--exclude` on plan and apply, against the sandbox: globs over the printed address,
+ * a directory user pulling in its groups and its mount's config, exclusions winning (and taking their
+ * dependants along), a pattern that matches nothing named with the closest addresses, the partial
+ * headline in every rendering, and a saved plan that keeps its targets.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { PlanJson } from '../../src/planner/render/json.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+let sandbox: RunningSandbox;
+let env: Record<string, string | undefined>;
+let dir: string;
+
+const MANIFEST = `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: ldap }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  userdn: ou=people,dc=example,dc=test
+---
+apiVersion: converge/v1
+kind: LdapGroup
+metadata: { name: ops }
+spec: { policies: [ops] }
+---
+apiVersion: converge/v1
+kind: LdapGroup
+metadata: { name: devs }
+spec: { policies: [dev] }
+---
+apiVersion: converge/v1
+kind: LdapUser
+metadata: { name: alice }
+spec: { policies: [oncall], groups: [ops] }
+---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: web-readers }
+spec: { Description: web readers }
+---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: web-writers }
+spec: { Description: web writers }
+---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: db-readers }
+spec: { Description: db readers }
+`;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, token: 'targeting-root-token-7d2e91' });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-'));
+  writeFileSync(path.join(dir, 'all.yaml'), MANIFEST);
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+beforeEach(() => {
+  env = {
+    ...sandbox.env(),
+    NO_COLOR: '1',
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-state-')),
+  };
+});
+
+async function planJson(...flags: string[]): Promise<PlanJson> {
+  const r = await runCli(['plan', '-f', dir, '--json', ...flags], env);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as PlanJson;
+}
+
+const addresses = (plan: PlanJson) => plan.changes.map((c) => c.address).sort();
+
+describe('--target', () => {
+  it('plans a glob of addresses, * inside one segment, and reads no other service', async () => {
+    const plan = await planJson('--target', 'AclRole/default/web-*');
+    expect(addresses(plan)).toEqual(['AclRole/default/web-readers', 'AclRole/default/web-writers']);
+    expect(plan.targets).toEqual(['AclRole/default/web-*']);
+    expect(plan.targeted).toEqual({ selected: 2, total: 7, notes: [] });
+    // The directory kinds were not targeted: the secrets service was never asked.
+    expect(plan.requests.secrets ?? 0).toBe(0);
+  });
+
+  it('** crosses segments; * does not (a role address has a namespace segment)', async () => {
+    expect(addresses(await planJson('--target', 'AclRole/**'))).toHaveLength(3);
+    const r = await runCli(['plan', '-f', dir, '--target', 'AclRole/*'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('--target AclRole/* matches no object of the manifest');
+  });
+
+  it('pulls in what a target depends on: a user brings its group and its mount config', async () => {
+    const plan = await planJson('--target', 'LdapUser/ldap/alice');
+    expect(addresses(plan)).toEqual(['LdapConfig/ldap', 'LdapGroup/ldap/ops', 'LdapUser/ldap/alice']);
+    // Created in dependency order.
+    expect(plan.changes.map((c) => c.address)).toEqual([
+      'LdapConfig/ldap',
+      'LdapGroup/ldap/ops',
+      'LdapUser/ldap/alice',
+    ]);
+  });
+
+  it('is matched case as printed', async () => {
+    const r = await runCli(['plan', '-f', dir, '--target', 'aclrole/default/web-readers'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the closest addresses are AclRole/default/web-readers');
+  });
+
+  it('that matches nothing is an error naming the closest addresses', async () => {
+    const r = await runCli(['plan', '-f', dir, '--target', 'LdapGroup/ldap/opps'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /--target LdapGroup\/ldap\/opps matches no object of the manifest; the closest addresses are LdapGroup\/ldap\/ops, /,
+    );
+    expect(r.stdout).toBe('');
+  });
+
+  it('says in the text and markdown headline that the plan is partial', async () => {
+    const text = await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers'], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout.split('\n')[0]).toBe(
+      'Targeted plan: 1 of 7 objects; the rest not compared (--target AclRole/default/db-readers).',
+    );
+    const md = await runCli(['plan', '-f', dir, '--markdown', '--target', 'AclRole/default/db-readers'], env);
+    expect(md.stdout).toContain(
+      '> **Targeted plan: 1 of 7 objects; the rest not compared (--target AclRole/default/db-readers).**',
+    );
+  });
+
+  it('a whole plan says nothing of targets', async () => {
+    const plan = await planJson();
+    expect(plan.targets).toEqual([]);
+    expect(plan.targeted).toBeNull();
+    expect(plan.changes).toHaveLength(7);
+  });
+});
+
+describe('--exclude', () => {
+  it('wins over --target', async () => {
+    const plan = await planJson('--target', 'AclRole/**', '--exclude', 'AclRole/default/web-writers');
+    expect(addresses(plan)).toEqual(['AclRole/default/db-readers', 'AclRole/default/web-readers']);
+    expect(plan.excludes).toEqual(['AclRole/default/web-writers']);
+  });
+
+  it('leaves out what needs an excluded object, and says so', async () => {
+    const plan = await planJson('--target', 'LdapUser/ldap/alice', '--exclude', 'LdapGroup/ldap/ops');
+    expect(addresses(plan)).toEqual(['LdapConfig/ldap']);
+    expect(plan.targeted?.notes).toEqual([
+      'LdapUser/ldap/alice left out: it needs LdapGroup/ldap/ops, which --exclude leaves out',
+    ]);
+    const text = await runCli(
+      ['plan', '-f', dir, '--target', 'LdapUser/ldap/alice', '--exclude', 'LdapGroup/ldap/ops'],
+      env,
+    );
+    expect(text.stdout).toContain(
+      '  LdapUser/ldap/alice left out: it needs LdapGroup/ldap/ops, which --exclude leaves out',
+    );
+  });
+
+  it('that matches nothing is an error (a typo must not apply what it meant to leave out)', async () => {
+    const r = await runCli(['plan', '-f', dir, '--exclude', 'AclRole/default/web-writer'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the closest addresses are AclRole/default/web-writers');
+  });
+});
+
+describe('a saved targeted plan', () => {
+  it('records its targets; apply FILE applies only them and refuses new ones', async () => {
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-plan-')), 'roles.plan');
+    const saved = await runCli(
+      ['plan', '-f', dir, '--target', 'AclRole/default/web-*', '--exclude', '**/web-writers', '-out', out],
+      env,
+    );
+    expect(saved.code).toBe(0);
+    const file = JSON.parse(readFileSync(out, 'utf8')) as { targets: string[]; excludes: string[] };
+    expect(file.targets).toEqual(['AclRole/default/web-*']);
+    expect(file.excludes).toEqual(['**/web-writers']);
+
+    const extra = await runCli(['apply', out, '--target', 'AclRole/**'], env);
+    expect(extra.code).toBe(1);
+    expect(extra.stderr).toContain('a saved plan keeps the --target and --exclude it was made with');
+
+    const applied = await runCli(['apply', out], env);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain('Targeted plan: 1 of 7 objects');
+    expect(applied.stdout).toContain('1 applied');
+
+    // Only web-readers exists now: the whole plan still wants the other six.
+    const after = await planJson();
+    expect(after.changes.filter((c) => c.action === 'create').map((c) => c.address)).not.toContain(
+      'AclRole/default/web-readers',
+    );
+    expect(after.summary.create).toBe(6);
+  });
+
+  it('whose targets were edited is refused by its MAC', async () => {
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-plan-')), 'edited.plan');
+    expect(
+      (await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers', '-out', out], env)).code,
+    ).toBe(0);
+    const file = JSON.parse(readFileSync(out, 'utf8')) as { targets: string[] };
+    file.targets = ['**'];
+    writeFileSync(out, JSON.stringify(file));
+    const r = await runCli(['apply', out], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('was changed after it was saved');
+  });
+
+  it('with a hostile targets field is not a plan file', async () => {
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-plan-')), 'hostile.plan');
+    expect(
+      (await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers', '-out', out], env)).code,
+    ).toBe(0);
+    const file = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+    file.targets = [{ $ne: 1 }];
+    writeFileSync(out, JSON.stringify(file));
+    const r = await runCli(['apply', out], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('"targets" is not a list of addresses');
+  });
+});
+
+describe('--prune with targets', () => {
+  it('prunes only the targeted addresses', async () => {
+    // Two roles the manifest does not declare, in a declared prune scope.
+    const pruneDir = mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-prune-'));
+    const scope = `apiVersion: converge/v1
+kind: PruneScope
+metadata: { name: team }
+spec: { kind: AclRole, namespace: default, namePrefix: team- }
+`;
+    const role = (name: string) =>
+      `---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec: { Description: x }\n`;
+    writeFileSync(
+      path.join(pruneDir, 'all.yaml'),
+      scope + role('team-keep') + role('team-a') + role('team-b'),
+    );
+    expect((await runCli(['apply', '-f', pruneDir, '--auto-approve'], env)).code).toBe(0);
+    writeFileSync(path.join(pruneDir, 'all.yaml'), scope + role('team-keep'));
+    const r = await runCli(
+      ['plan', '-f', pruneDir, '--prune', '--json', '--target', 'AclRole/default/team-a'],
+      env,
+    );
+    expect(r.stderr).toBe('');
+    const plan = JSON.parse(r.stdout) as PlanJson;
+    expect(plan.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
+      'AclRole/default/team-a',
+    ]);
+  });
+});
