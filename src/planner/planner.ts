@@ -30,6 +30,11 @@ export interface PlanOptions {
   onProgress?: (done: number, total: number) => void;
   /** What Converge last applied to write-only attributes; without it every such value counts as changed. */
   writeOnly?: WriteOnlyDigests;
+  /**
+   * Addresses Converge created, from its inventory. When given, kinds whose service carries no
+   * ownership marker prune only these: an object Converge did not create is never deleted.
+   */
+  managed?: ReadonlySet<string>;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -283,7 +288,12 @@ async function pruneCandidates(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
+  managed: ReadonlySet<string> | undefined,
 ): Promise<Change[]> {
+  // Without a marker, only the inventory (when there is one) says Converge created an object.
+  const owned = (kind: AnyResourceKind, o: Observed, scope: PruneScope) =>
+    kind.owns!(o, scope) &&
+    (kind.ownership !== 'declared-scope' || managed === undefined || managed.has(addressOf(o.key)));
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -298,7 +308,7 @@ async function pruneCandidates(
         const declared = desired.filter((d) => inScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
         const doomed = live.filter(
-          (o) => kind.owns!(o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
+          (o) => owned(kind, o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
         );
         if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
@@ -316,11 +326,14 @@ async function pruneCandidates(
           diffs: [],
           after: null,
           dependsOn: [],
-          // Only a marker proves Converge created the object; a declared scope says just where it is.
+          prune: true,
+          // A marker or the inventory proves Converge created the object; a declared scope says just where it is.
           reason:
-            kind.ownership === 'declared-scope'
-              ? `in ${describeScope(scope)} and not in the manifest`
-              : `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`,
+            kind.ownership !== 'declared-scope'
+              ? `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`
+              : managed
+                ? `created by Converge (inventory)${scope.name ? ` in ${describeScope(scope)}` : ''} and no longer in the manifest`
+                : `in ${describeScope(scope)} and not in the manifest`,
         }));
       }),
     ),
@@ -409,7 +422,17 @@ export async function buildPlan(
       ]);
       scopes.set(id, scope);
     }
-    changes.push(...(await pruneCandidates([...scopes.values()], desired, lookup, ctx, limit, problems)));
+    changes.push(
+      ...(await pruneCandidates(
+        [...scopes.values()],
+        desired,
+        lookup,
+        ctx,
+        limit,
+        problems,
+        options.managed,
+      )),
+    );
   }
 
   linkDependencies(changes, lookup);

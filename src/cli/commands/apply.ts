@@ -5,10 +5,9 @@
  */
 import { confirm, isCancel } from '@clack/prompts';
 import type { Catalog } from '../../engine/catalog.js';
-import { LocalInventory } from '../../engine/inventory.js';
+import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
-import { acquireStateLock } from '../../engine/state-lock.js';
-import { apply, plan as planRun } from '../../engine/workflow.js';
+import { apply, lockInventory, plan as planRun } from '../../engine/workflow.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -25,6 +24,10 @@ export interface ApplyFlags {
   allowEnv?: string[];
   autoApprove?: boolean;
   prune?: boolean;
+  /** `--allow-empty`: prune a kind the manifest no longer declares any object of. */
+  allowEmpty?: boolean;
+  /** `--max-deletes N`: refuse a plan with more deletions. */
+  maxDeletes?: number;
   parallelism: number;
   /** Seconds a request may take, retries included. */
   timeout?: number;
@@ -53,7 +56,8 @@ export async function applyCommand(
       'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
     );
   }
-  const inventory = new LocalInventory(io.env);
+  const http = runHttpOptions(io, flags.timeout);
+  const inventory = inventoryFromEnv(io.env, http);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   const currentKey = inventory.existingStateKey();
   const saved = planFile ? await readPlanFile(planFile) : undefined;
@@ -73,7 +77,8 @@ export async function applyCommand(
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
   // Held from before planning (which reads the inventory) until after it is saved.
-  const lock = await acquireStateLock(inventory.dir, {
+  const lock = await lockInventory({
+    inventory,
     command: `converge apply ${planFile ?? paths.map((p) => `-f ${p}`).join(' ')}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     signal: interrupt.signal,
@@ -86,7 +91,14 @@ export async function applyCommand(
     catalog,
     env: io.env,
     writeOnly: inventory,
-    http: runHttpOptions(io, flags.timeout),
+    managed: inventory.objects,
+    limits: {
+      // A saved plan was only written when its guards passed (with --allow-empty when it prunes a
+      // whole kind): applying it re-checks the deletion count, not the emptiness it was reviewed with.
+      ...(flags.allowEmpty || saved ? { allowEmpty: true } : {}),
+      ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
+    },
+    http,
     parallelism: flags.parallelism,
     prune,
     allowEnv: flags.allowEnv ?? [],
@@ -94,8 +106,8 @@ export async function applyCommand(
     options: flags.options ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     ...(progress ? { onProgress: progress } : {}),
-  }).catch((error: unknown) => {
-    lock.release();
+  }).catch(async (error: unknown) => {
+    await lock.release();
     interrupt.dispose();
     throw error;
   });
@@ -160,8 +172,11 @@ export async function applyCommand(
     }
     return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;
   } finally {
-    lock.release();
-    interrupt.dispose();
-    await run.connections.close();
+    try {
+      await lock.release();
+    } finally {
+      interrupt.dispose();
+      await run.connections.close();
+    }
   }
 }

@@ -49,3 +49,8 @@ export function summaryLine(s: Record<Action, number>, unplanned = 0, unplannedN
   const notPlanned = unplanned > 0 ? `, ${unplanned} not planned` : '';
   return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop - unplannedNoop} unchanged${notPlanned}.`;
 }
+
+/** The heading of the plan's prune section, the same in every rendering. */
+export function prunedHeadline(count: number): string {
+  return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge created that the manifest no longer declares`;
+}
