@@ -7,6 +7,7 @@ import { scrubSecrets } from '../clients/http/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
+import { registerInventoryCommands } from './commands/inventory-program.js';
 import { planCommand } from './commands/plan.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
@@ -27,6 +28,12 @@ function wholeSeconds(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0)
     throw new InvalidArgumentError('must be a whole number of seconds (0 or more)');
+  return n;
+}
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number (0 or more)');
   return n;
 }
 
@@ -69,9 +76,22 @@ const allowAddressOption = repeatableOption(
   'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
 );
 const lockTimeoutOption = () =>
-  new Option('--lock-timeout <seconds>', "how long to wait for another apply's lock on the local inventory")
+  new Option(
+    '--lock-timeout <seconds>',
+    "how long to wait for another run's lock on the inventory (the local file, or CONVERGE_INVENTORY's workspace)",
+  )
     .argParser(wholeSeconds)
     .default(10);
+const allowEmptyOption = () =>
+  new Option(
+    '--allow-empty',
+    'let --prune delete every object of a kind the manifest no longer declares any of',
+  );
+const maxDeletesOption = () =>
+  new Option(
+    '--max-deletes <n>',
+    'refuse a plan that deletes more than N objects (prune, ensure: absent and replacements all count)',
+  ).argParser(wholeNumber);
 const noColorOption = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 
 export function buildProgram(
@@ -117,6 +137,8 @@ export function buildProgram(
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
+    .addOption(allowEmptyOption())
+    .addOption(maxDeletesOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -133,7 +155,9 @@ export function buildProgram(
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .option('--auto-approve', 'apply without asking (needed when there is no terminal, as in CI)')
-    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares');
+    .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
+    .addOption(allowEmptyOption())
+    .addOption(maxDeletesOption());
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
@@ -156,6 +180,8 @@ export function buildProgram(
     .option('--data <dir>', 'keep the sandbox state in this folder across restarts')
     .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults')
     .action(async (opts) => setExit(await sandboxCommand(opts, io)));
+
+  registerInventoryCommands(program, (code) => setExit(code), io, lockTimeoutOption);
 
   const context: CommandContext = {
     io,
