@@ -3,12 +3,16 @@
  * program that embeds Converge). A run is
  *
  * ```ts
- * const inventory = new LocalInventory(process.env);
- * const run = await plan(['infra/'], { prune: true, writeOnly: inventory });
+ * const { inventory, release } = await lockInventory({ command: 'my-tool', timeoutMs: 10_000 });
  * try {
- *   if (hasChanges(run.plan)) await apply(run, { inventory });
+ *   const run = await plan(['infra/'], { prune: true, writeOnly: inventory, managed: inventory.objects });
+ *   try {
+ *     if (hasChanges(run.plan)) await apply(run, { inventory });
+ *   } finally {
+ *     await run.connections.close();
+ *   }
  * } finally {
- *   await run.connections.close();
+ *   await release();
  * }
  * ```
  *
@@ -30,7 +34,17 @@ export {
   ServiceConnections,
 } from './connections.js';
 export { EngineError } from './errors.js';
-export { LocalInventory } from './inventory.js';
+export {
+  type AppliedObject,
+  FileInventoryBackend,
+  type InventoryBackend,
+  type InventoryLockOptions,
+  LocalInventory,
+  type ManagedObjects,
+} from './inventory.js';
+export { inventoryBackend, inventoryFromEnv, INVENTORY_VARIABLE } from './inventory-backend.js';
+export { type InventoryEntry, parseInventory } from './inventory-document.js';
+export { type DeletionLimits } from './deletion-guards.js';
 export {
   readPlanFile,
   reconcileSavedPlan,
@@ -49,6 +63,9 @@ export {
   type ConnectOptions,
   desiredObjects,
   type EngineOptions,
+  type InventoryLockRunOptions,
+  lockInventory,
+  type LockedInventory,
   loadManifest,
   type LoadOptions,
   type ManifestAccess,
