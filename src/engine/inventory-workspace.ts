@@ -53,25 +53,33 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     return `workspace ${this.organization}/${this.name}`;
   }
 
-  /** The workspace, created on first use (empty, so the first apply starts from nothing). */
-  private async workspace(): Promise<Workspace> {
+  /**
+   * The workspace's id; `create` makes the workspace when it does not exist (taking the lock does,
+   * so the first apply starts from nothing), while reading never writes to the service: a missing
+   * workspace reads as an empty inventory.
+   */
+  private async id(create: boolean): Promise<string | undefined> {
+    if (this.workspaceId) return this.workspaceId;
     const ref = { organization: this.organization, name: this.name };
     const found =
       (await this.client.readWorkspace(ref)) ??
-      (await this.client.createWorkspace(this.organization, {
-        name: this.name,
-        description: 'Converge inventory: the objects Converge manages (written by converge apply)',
-      }));
-    this.workspaceId = found.id;
-    return found;
+      (create
+        ? await this.client.createWorkspace(this.organization, {
+            name: this.name,
+            description: 'Converge inventory: the objects Converge manages (written by converge apply)',
+          })
+        : undefined);
+    this.workspaceId = found?.id;
+    return this.workspaceId;
   }
 
-  private async id(): Promise<string> {
-    return this.workspaceId ?? (await this.workspace()).id;
+  private async existing(): Promise<string> {
+    return (await this.id(true))!;
   }
 
   async read(): Promise<string | undefined> {
-    const current = await this.client.currentStateVersion(await this.id());
+    const id = await this.id(false);
+    const current = id === undefined ? undefined : await this.client.currentStateVersion(id);
     if (!current) return undefined;
     const url = current.attributes['hosted-state-download-url'];
     if (typeof url !== 'string' || url === '')
@@ -94,7 +102,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   /** A new state version continuing the current one (next serial, same lineage); the lock is ours. */
   async write(text: string): Promise<void> {
-    const id = await this.id();
+    const id = await this.existing();
     const doc = {
       version: 4,
       serial: this.serial + 1,
@@ -109,7 +117,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
   }
 
   async lock(options: InventoryLockOptions): Promise<{ release(): Promise<void> }> {
-    const id = await this.id();
+    const id = await this.existing();
     const reason = lockReason(options.command, this.env);
     const deadline = Date.now() + options.timeoutMs;
     let pause = FIRST_POLL_MS;
@@ -171,7 +179,8 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   /** Releases the lock whoever holds it (`converge inventory unlock`); the workspace as it was. */
   async forceUnlock(): Promise<Workspace | undefined> {
-    const id = await this.id();
+    const id = await this.id(false);
+    if (id === undefined) return undefined;
     const before = await this.client.readWorkspace({ id }, { include: ['locked_by'] });
     if (!before?.lockedBy) return undefined;
     // The holder's own token unlocks; anyone else's lock needs the admin's force-unlock.
@@ -181,7 +190,8 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   /** Who holds the lock now, for `converge inventory unlock` to show before asking. */
   async lockState(): Promise<Workspace | undefined> {
-    return this.client.readWorkspace({ id: await this.id() }, { include: ['locked_by'] });
+    const id = await this.id(false);
+    return id === undefined ? undefined : this.client.readWorkspace({ id }, { include: ['locked_by'] });
   }
 
   async close(): Promise<void> {

@@ -291,6 +291,13 @@ describe('the workspace inventory lock', () => {
     expect((await runCli(['inventory', 'unlock', '--yes'], env)).code).toBe(0);
   });
 
+  it('is not taken, nor the workspace created, by a plan', async () => {
+    const env = { ...localEnv(), CONVERGE_INVENTORY: `workspace:${ORG}/inv-plan-only` };
+    const r = await runCli(['plan', '-f', roles('invpl-a'), '--prune'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await workspaceLock(sandbox, 'inv-plan-only')).toBeUndefined();
+  });
+
   it('is released after an apply that fails', async () => {
     const env = { ...localEnv(), CONVERGE_INVENTORY: `workspace:${ORG}/inv-failed` };
     const dir = tmp('converge-invcli-bad-');
