@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, LocalInventory, lockInventory, plan } from '../../src/engine/index.js';
+import { lockReason } from '../../src/engine/lock-reason.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 
 let sandbox: RunningSandbox;
@@ -179,5 +180,25 @@ describe('reading an inventory file', () => {
     expect(inventory.objects.entries().map(([a]) => a)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).owned).toBeUndefined();
+  });
+});
+
+describe('the reason a workspace inventory is locked with', () => {
+  it('names the CI job (GitHub Actions, GitLab CI), the host, the process and the start time', () => {
+    const since = new Date('2030-01-02T03:04:05.000Z');
+    const github = lockReason(
+      'converge apply -f infra/',
+      { GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/infra', GITHUB_RUN_ID: '42' },
+      since,
+    );
+    expect(github).toBe(
+      `converge apply -f infra/ in https://github.com/acme/infra/actions/runs/42 on host ${os.hostname()}, pid ${process.pid}, since 2030-01-02T03:04:05.000Z`,
+    );
+    expect(
+      lockReason('converge apply', { CI_JOB_URL: 'https://gitlab.example/acme/infra/-/jobs/7' }, since),
+    ).toContain(' in https://gitlab.example/acme/infra/-/jobs/7 on host ');
+    expect(lockReason('converge apply', {}, since)).toBe(
+      `converge apply on host ${os.hostname()}, pid ${process.pid}, since 2030-01-02T03:04:05.000Z`,
+    );
   });
 });
