@@ -19,6 +19,8 @@ export interface ChangeResult {
   /** Why it failed or was skipped; never holds a secret (service errors carry no token). */
   message?: string;
   durationMs: number;
+  /** The service's id of the object after a create, update or replace, when the kind reports one. */
+  id?: string;
 }
 
 /**
@@ -115,24 +117,21 @@ async function execute(
   ctx: KindContext,
   change: Change,
   observed: Observed | undefined,
-): Promise<void> {
+): Promise<Observed | undefined> {
   const desired = change.desired;
   switch (change.action) {
     case 'create':
-      await kind.create(ctx, desired!);
-      return;
+      return kind.create(ctx, desired!);
     case 'update':
-      await kind.update(ctx, desired!, observed!);
-      return;
+      return kind.update(ctx, desired!, observed!);
     case 'replace':
       await kind.delete(ctx, observed!);
-      await kind.create(ctx, desired!);
-      return;
+      return kind.create(ctx, desired!);
     case 'delete':
       await kind.delete(ctx, observed!, change.desired);
-      return;
+      return undefined;
     case 'noop':
-      return;
+      return undefined;
   }
 }
 
@@ -185,13 +184,15 @@ export async function applyPlan(
             // sent, so no progress line may first have said it was being changed.
             const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
             options.onEvent?.({ type: 'start', change, done, total: work.length });
-            await execute(kind, ctx, change, observed);
+            const after = await execute(kind, ctx, change, observed);
             recordWriteOnly(kind, change, options.writeOnly);
+            const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
             return {
               address: change.address,
               action: change.action,
               status: 'applied' as const,
               durationMs: Date.now() - started,
+              ...(id !== undefined ? { id } : {}),
             };
           } catch (error) {
             return {

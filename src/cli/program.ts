@@ -9,6 +9,7 @@ import { EngineError } from '../engine/errors.js';
 import { type ApplyFlags, applyCommand } from './commands/apply.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
+import { registerInventoryCommands } from './commands/inventory-program.js';
 import { planCommand } from './commands/plan.js';
 import { addSandboxFaultOptions, sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
@@ -29,6 +30,12 @@ function wholeSeconds(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0)
     throw new InvalidArgumentError('must be a whole number of seconds (0 or more)');
+  return n;
+}
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number (0 or more)');
   return n;
 }
 
@@ -80,9 +87,22 @@ const excludeOption = repeatableOption(
   'leave this address or glob out, with every object that needs it; wins over --target (repeatable)',
 );
 const lockTimeoutOption = () =>
-  new Option('--lock-timeout <seconds>', "how long to wait for another apply's lock on the local inventory")
+  new Option(
+    '--lock-timeout <seconds>',
+    "how long to wait for another run's lock on the inventory (the local file, or CONVERGE_INVENTORY's workspace)",
+  )
     .argParser(wholeSeconds)
     .default(10);
+const allowEmptyOption = () =>
+  new Option(
+    '--allow-empty',
+    'let --prune delete every object of a kind the manifest no longer declares any of',
+  );
+const maxDeletesOption = () =>
+  new Option(
+    '--max-deletes <n>',
+    'refuse a plan that deletes more than N objects (prune, ensure: absent and replacements all count)',
+  ).argParser(wholeNumber);
 const noColorOption = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 
 export function buildProgram(
@@ -130,6 +150,8 @@ export function buildProgram(
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
     .addOption(targetOption())
     .addOption(excludeOption())
+    .addOption(allowEmptyOption())
+    .addOption(maxDeletesOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -154,7 +176,9 @@ export function buildProgram(
         '--import <address>',
         'first adopt this existing object the manifest declares into the inventory (as `converge import`; repeatable)',
       )(),
-    );
+    )
+    .addOption(allowEmptyOption())
+    .addOption(maxDeletesOption());
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
   const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
@@ -184,8 +208,11 @@ export function buildProgram(
     )
     .option('--max-backoff <duration>', 'longest wait after failed cycles (waits double from 10s)', '15m')
     .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
+    .addOption(allowEmptyOption())
+    .addOption(maxDeletesOption())
     .addOption(parallelismOption())
     .addOption(timeoutOption())
+    .addOption(lockTimeoutOption())
     .addHelpText(
       'after',
       '\nStops on SIGTERM or SIGINT after the change in flight (exit 143 or 130), with a last `shutdown` line.\n/healthz answers 200 while the last successful cycle is younger than 3 intervals, else 503.',
@@ -237,6 +264,8 @@ export function buildProgram(
     .option('--data <dir>', 'keep the sandbox state in this folder across restarts')
     .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults');
   addSandboxFaultOptions(sandbox).action(async (opts) => setExit(await sandboxCommand(opts, io)));
+
+  registerInventoryCommands(program, (code) => setExit(code), io, lockTimeoutOption);
 
   const context: CommandContext = {
     io,

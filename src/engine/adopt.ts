@@ -10,7 +10,7 @@ import type { ServiceConnections } from './connections.js';
 import type { Catalog } from './catalog.js';
 import { keyedDesired } from './desired.js';
 import { EngineError } from './errors.js';
-import type { AdoptionStore } from './inventory.js';
+import type { ManagedObjects } from './inventory.js';
 import { defaultCatalog } from './services.js';
 import { closestAddresses } from './targeting.js';
 
@@ -26,7 +26,7 @@ export async function adoptObjects(
   manifest: Manifest,
   addresses: readonly string[],
   connections: ServiceConnections,
-  inventory: AdoptionStore,
+  inventory: { readonly objects: ManagedObjects; save(): Promise<void> },
   catalog: Catalog = defaultCatalog,
 ): Promise<AdoptResult[]> {
   const desired = keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
@@ -45,8 +45,8 @@ export async function adoptObjects(
     if (d.ensure === 'absent') {
       throw new EngineError(`cannot import ${address}: the manifest declares it absent (ensure: absent)`);
     }
-    const known = inventory.adopted(address);
-    if (known) {
+    const known = inventory.objects.entry(address);
+    if (known?.owned) {
       results.push({ address, ...(known.id ? { id: known.id } : {}), adopted: false });
       continue;
     }
@@ -57,14 +57,15 @@ export async function adoptObjects(
         `cannot import ${address}: no such object on the ${kind.service} service; \`converge apply\` creates it instead`,
       );
     }
-    inventory.adopt(address, {
+    // Adopted objects are Converge's own from now on: `--prune` may delete them once undeclared.
+    inventory.objects.record(address, {
       kind: d.key.kind,
+      key: d.key,
+      owned: true,
       ...(observed.id ? { id: observed.id } : {}),
-      ...(d.key.connection !== undefined ? { connection: d.key.connection } : {}),
-      adoptedAt: new Date().toISOString(),
     });
     results.push({ address, ...(observed.id ? { id: observed.id } : {}), adopted: true });
   }
-  inventory.save();
+  await inventory.save();
   return results;
 }

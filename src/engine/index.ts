@@ -3,12 +3,16 @@
  * program that embeds Converge). A run is
  *
  * ```ts
- * const inventory = new LocalInventory(process.env);
- * const run = await plan(['infra/'], { prune: true, writeOnly: inventory });
+ * const { inventory, release } = await lockInventory({ command: 'my-tool', timeoutMs: 10_000 });
  * try {
- *   if (hasChanges(run.plan)) await apply(run, { inventory });
+ *   const run = await plan(['infra/'], { prune: true, writeOnly: inventory, managed: inventory.objects });
+ *   try {
+ *     if (hasChanges(run.plan)) await apply(run, { inventory });
+ *   } finally {
+ *     await run.connections.close();
+ *   }
  * } finally {
- *   await run.connections.close();
+ *   await release();
  * }
  * ```
  *
@@ -35,7 +39,17 @@ export { adoptObjects, type AdoptResult } from './adopt.js';
 export { EngineError } from './errors.js';
 export { type ExportedObject, exportLive, type ExportOptions, type Placeholder } from './export.js';
 export { exportedDocument, writeExportFiles } from './export-files.js';
-export { type AdoptedEntry, type AdoptionStore, LocalInventory } from './inventory.js';
+export {
+  type AppliedObject,
+  FileInventoryBackend,
+  type InventoryBackend,
+  type InventoryLockOptions,
+  LocalInventory,
+  type ManagedObjects,
+} from './inventory.js';
+export { inventoryBackend, inventoryFromEnv, INVENTORY_VARIABLE } from './inventory-backend.js';
+export { type InventoryEntry, parseInventory } from './inventory-document.js';
+export { type DeletionLimits } from './deletion-guards.js';
 export {
   readPlanFile,
   reconcileSavedPlan,
@@ -55,6 +69,9 @@ export {
   type ConnectOptions,
   desiredObjects,
   type EngineOptions,
+  type InventoryLockRunOptions,
+  lockInventory,
+  type LockedInventory,
   loadManifest,
   type LoadOptions,
   type ManifestAccess,

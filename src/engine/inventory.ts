@@ -1,82 +1,156 @@
 /**
- * The local inventory: what Converge keeps between runs on this machine. Today that is the digests of
- * write-only values it applied (see `planner/write-only.ts`), in `.converge/inventory.json` under the
- * current folder (or `CONVERGE_STATE_DIR`), keyed with HMAC-SHA-256. The key comes from
+ * The inventory: what Converge keeps between runs. The objects it manages (see inventory-document.ts)
+ * and the digests of write-only values it applied to them (see `planner/write-only.ts`), keyed with
+ * HMAC-SHA-256, in `.converge/inventory.json` under the current folder (or `CONVERGE_STATE_DIR`), or
+ * in another backend (`CONVERGE_INVENTORY`, see inventory-backend.ts). The key comes from
  * `CONVERGE_STATE_KEY`, or is generated once into `.converge/state.key` (mode 0600); either way it
- * must be 32+ random bytes in hex or base64 (state-key.ts). The same key signs saved plans. A
- * workspace-backed inventory, shared by every machine that applies, is planned; until then a fresh
- * checkout (a CI runner) sees each write-only value as "not recorded" and sets it once.
+ * must be 32+ random bytes in hex or base64 (state-key.ts). The same key signs saved plans; runs
+ * that share a workspace inventory must share the key too (CONVERGE_STATE_KEY).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { canonicalJson } from '../resources/compare.js';
+import type { ResourceKey } from '../resources/contract.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import { EngineError } from './errors.js';
+import {
+  emptyInventory,
+  type InventoryDocument,
+  type InventoryEntry,
+  keyFromAddress,
+  parseInventory,
+  serializeInventory,
+} from './inventory-document.js';
 import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
+import { acquireStateLock } from './state-lock.js';
 
-const FORMAT = 'converge-inventory';
-
-interface InventoryFile {
-  format: typeof FORMAT;
-  format_version: 1;
-  /** address → attribute path → HMAC-SHA-256 hex digest. */
-  writeOnly: Record<string, Record<string, string>>;
-  /** address → an object Converge took over with `converge import` (absent until one is). */
-  managed?: Record<string, AdoptedEntry>;
+/**
+ * Where the inventory's text lives and how runs take turns on it. The local file (the default) is
+ * read synchronously, so a plan that never locks can still read it; other backends are read by
+ * `open()` first.
+ */
+export interface InventoryBackend {
+  /** `file /path/inventory.json`, `workspace acme/converge-inventory`: for messages. */
+  readonly description: string;
+  readSync?(): string | undefined;
+  read(): Promise<string | undefined>;
+  write(text: string): Promise<void>;
+  lock(options: LockOptions): Promise<{ release(): Promise<void> }>;
+  close?(): Promise<void>;
 }
 
-/** What the inventory keeps of an object Converge adopted: enough to find it again. */
-export interface AdoptedEntry {
-  kind: string;
-  /** The service's id of the live object, when it has one. */
-  id?: string;
-  connection?: string;
-  adoptedAt: string;
+/** What a backend's `lock` is told: who is asking (shown to whoever waits), how long to wait. */
+export interface InventoryLockOptions {
+  command: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onNote?: (message: string) => void;
+}
+type LockOptions = InventoryLockOptions;
+
+/** The local file backend: `.converge/inventory.json` (or `CONVERGE_INVENTORY=file:PATH`). */
+export class FileInventoryBackend implements InventoryBackend {
+  constructor(readonly file: string) {}
+
+  get description(): string {
+    return `file ${this.file}`;
+  }
+
+  readSync(): string | undefined {
+    try {
+      return readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw inventoryError(this.file, error);
+    }
+  }
+
+  async read(): Promise<string | undefined> {
+    return this.readSync();
+  }
+
+  /** Beside itself, then renamed, mode 0600: a crash never leaves half a file. */
+  async write(text: string): Promise<void> {
+    const dir = path.dirname(this.file);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(tmp, text, { mode: 0o600 });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, this.file);
+  }
+
+  /** The apply lock beside the file (`apply.lock`), as before there were backends. */
+  async lock(options: LockOptions): Promise<{ release(): Promise<void> }> {
+    const held = await acquireStateLock(path.dirname(this.file), options);
+    return { release: async () => held.release() };
+  }
 }
 
-/** Where adoptions are recorded (`converge import`); the inventory of managed objects implements it. */
-export interface AdoptionStore {
-  adopted(address: string): AdoptedEntry | undefined;
-  adopt(address: string, entry: AdoptedEntry): void;
-  save(): void;
+/**
+ * The objects Converge manages, for prune, `converge inventory` and import: a small API over the
+ * inventory's entries, keyed by the address the plan prints.
+ */
+export interface ManagedObjects {
+  entries(): [string, InventoryEntry][];
+  entry(address: string): InventoryEntry | undefined;
+  /** Records (or replaces) an object; its write-only digests are kept when the entry has none. */
+  record(
+    address: string,
+    entry: Omit<InventoryEntry, 'writeOnly'> & { writeOnly?: Record<string, string> },
+  ): void;
+  /** Drops an object and its digests. */
+  forget(address: string): void;
 }
 
-export class LocalInventory implements WriteOnlyDigests, AdoptionStore {
+export class LocalInventory implements WriteOnlyDigests {
+  /** The state folder: the state key, and the local inventory unless CONVERGE_INVENTORY says otherwise. */
   readonly dir: string;
-  private data: InventoryFile | undefined;
+  readonly backend: InventoryBackend;
+  private data: InventoryDocument | undefined;
   private key: StateKey | undefined;
   private dirty = false;
 
-  constructor(private readonly env: NodeJS.ProcessEnv) {
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    backend?: InventoryBackend,
+  ) {
     this.dir = path.resolve(env.CONVERGE_STATE_DIR || '.converge');
+    this.backend = backend ?? new FileInventoryBackend(path.join(this.dir, 'inventory.json'));
   }
 
+  /** The local file, when that is the backend. */
   get file(): string {
-    return path.join(this.dir, 'inventory.json');
+    return this.backend instanceof FileInventoryBackend ? this.backend.file : this.backend.description;
   }
 
-  private load(): InventoryFile {
+  /** Reads the inventory from its backend (again: what another run saved meanwhile counts). */
+  async open(): Promise<this> {
+    this.data = parsed(await this.backend.read(), this.backend.description);
+    this.dirty = false;
+    return this;
+  }
+
+  private load(): InventoryDocument {
     if (this.data) return this.data;
-    let text: string | undefined;
-    try {
-      text = readFileSync(this.file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw inventoryError(this.file, error);
-    }
-    const parsed = text === undefined ? undefined : (JSON.parse(text) as Partial<InventoryFile>);
-    if (parsed !== undefined && parsed.format !== FORMAT) {
-      throw new EngineError(
-        `${this.file} is not a Converge inventory; move it away or set CONVERGE_STATE_DIR`,
-      );
-    }
-    this.data = {
-      format: FORMAT,
-      format_version: 1,
-      writeOnly: parsed?.writeOnly ?? {},
-      ...(parsed?.managed ? { managed: parsed.managed } : {}),
-    };
+    if (!this.backend.readSync)
+      throw new EngineError(`the inventory (${this.backend.description}) was not opened`);
+    this.data = parsed(this.backend.readSync(), this.backend.description);
     return this.data;
+  }
+
+  /** The objects it holds; see `ManagedObjects`. */
+  get objects(): ManagedObjects {
+    return {
+      entries: () => Object.entries(this.load().objects).sort(([a], [b]) => a.localeCompare(b)),
+      entry: (address) => this.load().objects[address],
+      record: (address, entry) => {
+        const all = this.load().objects;
+        all[address] = { ...entry, writeOnly: entry.writeOnly ?? all[address]?.writeOnly ?? {} };
+        this.dirty = true;
+      },
+      forget: (address) => this.forget(address),
+    };
   }
 
   get keyFile(): string {
@@ -136,48 +210,90 @@ export class LocalInventory implements WriteOnlyDigests, AdoptionStore {
   }
 
   recorded(address: string, attribute: string): string | undefined {
-    return this.load().writeOnly[address]?.[attribute];
+    return this.load().objects[address]?.writeOnly[attribute];
   }
 
+  /**
+   * A digest for an object the apply changed. An object not yet in the inventory is recorded as
+   * not owned; `recordApplied` says whether Converge created it.
+   */
   record(address: string, attribute: string, digest: string): void {
-    const all = this.load().writeOnly;
-    all[address] = { ...all[address], [attribute]: digest };
+    const all = this.load().objects;
+    const entry = all[address] ?? unownedEntry(address);
+    if (!entry) return;
+    all[address] = { ...entry, writeOnly: { ...entry.writeOnly, [attribute]: digest } };
     this.dirty = true;
   }
 
+  /** Drops an object (it was deleted), or one attribute's digest (the value was cleared). */
   forget(address: string, attribute?: string): void {
-    const all = this.load().writeOnly;
+    const all = this.load().objects;
     const entry = all[address];
     if (!entry) return;
     if (attribute === undefined) delete all[address];
     else {
-      if (!(attribute in entry)) return;
-      delete entry[attribute];
-      if (Object.keys(entry).length === 0) delete all[address];
+      if (!(attribute in entry.writeOnly)) return;
+      const { [attribute]: _dropped, ...rest } = entry.writeOnly;
+      all[address] = { ...entry, writeOnly: rest };
     }
     this.dirty = true;
   }
 
-  adopted(address: string): AdoptedEntry | undefined {
-    return this.load().managed?.[address];
+  /**
+   * What an apply did, object by object: a created object is Converge's own (prune may delete it
+   * later), an updated one keeps what it was (never adopted silently) with its live id refreshed, a
+   * deleted one is dropped.
+   */
+  recordApplied(applied: readonly AppliedObject[]): void {
+    for (const a of applied) {
+      if (a.action === 'delete') {
+        this.forget(a.address);
+        continue;
+      }
+      const existing = this.load().objects[a.address];
+      const created = a.action === 'create' || a.action === 'replace';
+      if (!created && !existing) continue;
+      this.objects.record(a.address, {
+        kind: a.key.kind,
+        key: a.key,
+        owned: created || (existing?.owned ?? false),
+        ...(a.id !== undefined ? { id: a.id } : existing?.id !== undefined ? { id: existing.id } : {}),
+      });
+    }
   }
 
-  adopt(address: string, entry: AdoptedEntry): void {
-    const data = this.load();
-    data.managed = { ...data.managed, [address]: entry };
-    this.dirty = true;
-  }
-
-  /** Writes the inventory when something was recorded: beside itself, then renamed, mode 0600. */
-  save(): void {
+  /** Writes the inventory to its backend when something changed. */
+  async save(): Promise<void> {
     if (!this.dirty || !this.data) return;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(tmp, 0o600);
-    renameSync(tmp, this.file);
+    await this.backend.write(serializeInventory(this.data));
     this.dirty = false;
   }
+
+  /** Takes the backend's lock; see `lockInventory` in workflow.ts. */
+  lock(options: InventoryLockOptions): Promise<{ release(): Promise<void> }> {
+    return this.backend.lock(options);
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close?.();
+  }
+}
+
+/** One change the apply made, as the inventory records it. */
+export interface AppliedObject {
+  address: string;
+  key: ResourceKey;
+  action: 'create' | 'update' | 'replace' | 'delete';
+  id?: string;
+}
+
+function unownedEntry(address: string): InventoryEntry | undefined {
+  const key = keyFromAddress(address);
+  return key && { kind: key.kind, key, owned: false, writeOnly: {} };
+}
+
+function parsed(text: string | undefined, source: string): InventoryDocument {
+  return text === undefined ? emptyInventory() : parseInventory(text, source);
 }
 
 function inventoryError(file: string, error: unknown): EngineError {

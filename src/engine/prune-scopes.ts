@@ -3,21 +3,25 @@
  * never wider, so deletion stays something the manifest and the operator both asked for.
  */
 import { type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
-import type { Desired, PruneScope } from '../resources/contract.js';
+import type { Desired, PruneScope, ResourceKey } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import type { SettingsOf } from './desired.js';
 
 /**
  * Prune scopes: every (kind, connection, namespace) the manifest manages, for kinds whose service
  * carries Converge's ownership marker, and every PruneScope it declares (with its effective
- * namespace). An empty manifest has no scope, so it can never prune everything. Kinds without a
- * marker are pruned only in scopes the manifest declares.
+ * namespace). An empty manifest has no marker scope, so it can never prune everything that way.
+ * Kinds without a marker are pruned where the inventory holds objects Converge created (`owned`):
+ * inside the scopes the manifest declares for the kind when it declares any, else wherever those
+ * objects are; the planner then deletes only the inventory's objects. Emptying a whole kind is
+ * refused by the engine's guard (`--allow-empty`), not per scope.
  */
 export function pruneScopes(
   manifest: Manifest,
   desired: readonly Desired[],
   catalog: Catalog,
   settingsOf: SettingsOf,
+  owned: readonly ResourceKey[] = [],
 ): PruneScope[] {
   const seen = new Map<string, PruneScope>();
   const problems: ManifestProblem[] = [];
@@ -58,6 +62,19 @@ export function pruneScopes(
       kind: d.key.kind,
       ...(d.key.namespace !== undefined ? { namespace: d.key.namespace } : {}),
       ...(d.key.connection !== undefined ? { connection: d.key.connection } : {}),
+    };
+    seen.set(JSON.stringify(scope), scope);
+  }
+  const declaredKinds = new Set(manifest.pruneScopes.map((p) => p.kind));
+  for (const key of owned) {
+    const kind = catalog.kind(key.kind);
+    if (kind?.ownership !== 'declared-scope' || !kind.owns || !kind.list || declaredKinds.has(key.kind))
+      continue;
+    const scope: PruneScope = {
+      kind: key.kind,
+      ...(key.namespace !== undefined ? { namespace: key.namespace } : {}),
+      ...(key.connection !== undefined ? { connection: key.connection } : {}),
+      allowEmpty: true,
     };
     seen.set(JSON.stringify(scope), scope);
   }

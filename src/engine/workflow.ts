@@ -17,6 +17,14 @@ import { connectionAddressProblems } from './connection-addresses.js';
 import { ServiceConnections } from './connections.js';
 import { keyedDesired } from './desired.js';
 import { EngineError } from './errors.js';
+import { type DeletionLimits, deletionProblems } from './deletion-guards.js';
+import {
+  type AppliedObject,
+  type InventoryLockOptions,
+  LocalInventory,
+  type ManagedObjects,
+} from './inventory.js';
+import { inventoryFromEnv } from './inventory-backend.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
 import { selectTargets } from './targeting.js';
@@ -149,6 +157,13 @@ export interface PlanRunOptions extends LoadOptions, ConnectOptions {
   targets?: readonly string[];
   /** `--exclude`: address globs left out, with whatever needs them. */
   excludes?: readonly string[];
+  /**
+   * The objects Converge manages (the inventory's `objects`): with `prune`, kinds without an
+   * ownership marker delete exactly those Converge created that the manifest no longer declares.
+   */
+  managed?: Pick<ManagedObjects, 'entries'>;
+  /** `--allow-empty` and `--max-deletes`: see `DeletionLimits`. */
+  limits?: DeletionLimits;
 }
 
 /** A planned run: the manifest, its objects, the plan, and the connections to apply it over. */
@@ -184,11 +199,16 @@ export async function plan(
       candidates.push(address);
       return selection.covers(address);
     };
+    const owned = (options.managed?.entries() ?? []).filter(([, e]) => e.owned);
     // A scope of a kind no target can name is not even listed: fewer requests for a narrow target.
     const prune = options.prune
-      ? pruneScopes(manifest, desired, catalog, (s, c) => connections.settings(s, c)).filter((scope) =>
-          selection.touchesKind(scope.kind),
-        )
+      ? pruneScopes(
+          manifest,
+          desired,
+          catalog,
+          (s, c) => connections.settings(s, c),
+          owned.map(([, e]) => e.key),
+        ).filter((scope) => selection.touchesKind(scope.kind))
       : undefined;
     const planned = await buildPlan(selection.desired, catalog.kind, connections, {
       parallelism: options.parallelism ?? 10,
@@ -196,8 +216,10 @@ export async function plan(
       ...(prune ? { prune } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
+      ...(options.managed ? { managed: new Set(owned.map(([address]) => address)) } : {}),
     });
     if (options.prune) selection.requireMatches(candidates);
+    planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}));
     planned.requests = connections.requestCounts();
     if (selection.targeting) planned.targeting = selection.targeting;
     return { manifest, desired, plan: planned, connections };
@@ -213,7 +235,9 @@ function isManifest(source: readonly string[] | Manifest): source is Manifest {
 
 /** Where write-only digests are kept across runs and saved after an apply (the `LocalInventory`). */
 export interface SavedDigests extends WriteOnlyDigests {
-  save(): void;
+  save(): void | Promise<void>;
+  /** Records what the apply created, updated and deleted (see `LocalInventory.recordApplied`). */
+  recordApplied?(applied: readonly AppliedObject[]): void;
 }
 
 export interface ApplyRunOptions {
@@ -248,6 +272,70 @@ export async function apply(
     ...(options.inventory ? { writeOnly: options.inventory } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  options.inventory?.save();
+  if (options.inventory?.recordApplied) {
+    const byAddress = new Map(run.plan.changes.map((c) => [c.address, c]));
+    options.inventory.recordApplied(
+      result.results.flatMap((r): AppliedObject[] => {
+        const change = byAddress.get(r.address);
+        if (r.status !== 'applied' || !change || r.action === 'noop') return [];
+        return [
+          {
+            address: r.address,
+            key: change.key,
+            action: r.action,
+            ...(r.id !== undefined ? { id: r.id } : {}),
+          },
+        ];
+      }),
+    );
+  }
+  await options.inventory?.save();
   return result;
+}
+
+export interface InventoryLockRunOptions extends InventoryLockOptions {
+  /** The inventory to lock; default: the one `CONVERGE_INVENTORY` names (see `inventoryFromEnv`). */
+  inventory?: LocalInventory;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** An inventory read under its lock, for one apply (or one reconcile cycle). */
+export interface LockedInventory {
+  inventory: LocalInventory;
+  /** Releases the lock (and closes the backend's connection); safe to call more than once. */
+  release(): Promise<void>;
+}
+
+/**
+ * Takes the inventory's lock (the local apply lock, or the workspace's lock with a reason naming the
+ * run), then reads the inventory, so planning sees what the last holder saved. Waits up to
+ * `timeoutMs` for another holder, never steals. Call `release` on every path: after the apply, after
+ * an error, after an interrupt.
+ */
+export async function lockInventory(options: InventoryLockRunOptions): Promise<LockedInventory> {
+  const inventory = options.inventory ?? inventoryFromEnv(options.env ?? process.env);
+  let lock: { release(): Promise<void> };
+  try {
+    lock = await inventory.lock(options);
+  } catch (error) {
+    await inventory.close();
+    throw error;
+  }
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    try {
+      await lock.release();
+    } finally {
+      await inventory.close();
+    }
+  };
+  try {
+    await inventory.open();
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  return { inventory, release };
 }

@@ -37,6 +37,11 @@ export interface PlanOptions {
   declared?: readonly Desired[];
   /** Only prune candidates at addresses it accepts (the targeted ones). Default: every candidate. */
   pruneOnly?: (address: string) => boolean;
+  /**
+   * Addresses Converge created, from its inventory. When given, kinds whose service carries no
+   * ownership marker prune only these: an object Converge did not create is never deleted.
+   */
+  managed?: ReadonlySet<string>;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -290,7 +295,12 @@ async function pruneCandidates(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
+  managed: ReadonlySet<string> | undefined,
 ): Promise<Change[]> {
+  // Without a marker, only the inventory (when there is one) says Converge created an object.
+  const owned = (kind: AnyResourceKind, o: Observed, scope: PruneScope) =>
+    kind.owns!(o, scope) &&
+    (kind.ownership !== 'declared-scope' || managed === undefined || managed.has(addressOf(o.key)));
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -305,7 +315,7 @@ async function pruneCandidates(
         const declared = desired.filter((d) => inScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
         const doomed = live.filter(
-          (o) => kind.owns!(o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
+          (o) => owned(kind, o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
         );
         if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
@@ -323,11 +333,14 @@ async function pruneCandidates(
           diffs: [],
           after: null,
           dependsOn: [],
-          // Only a marker proves Converge created the object; a declared scope says just where it is.
+          prune: true,
+          // A marker or the inventory proves Converge created the object; a declared scope says just where it is.
           reason:
-            kind.ownership === 'declared-scope'
-              ? `in ${describeScope(scope)} and not in the manifest`
-              : `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`,
+            kind.ownership !== 'declared-scope'
+              ? `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`
+              : managed
+                ? `created by Converge (inventory)${scope.name ? ` in ${describeScope(scope)}` : ''} and no longer in the manifest`
+                : `in ${describeScope(scope)} and not in the manifest`,
         }));
       }),
     ),
@@ -417,7 +430,15 @@ export async function buildPlan(
       scopes.set(id, scope);
     }
     const declared = options.declared ?? desired;
-    const candidates = await pruneCandidates([...scopes.values()], declared, lookup, ctx, limit, problems);
+    const candidates = await pruneCandidates(
+      [...scopes.values()],
+      declared,
+      lookup,
+      ctx,
+      limit,
+      problems,
+      options.managed,
+    );
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
   }
 

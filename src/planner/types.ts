@@ -27,6 +27,8 @@ export interface Change {
   source?: string;
   /** Why a delete happens (prune) or a replace is needed. */
   reason?: string;
+  /** A deletion `--prune` planned: Converge created the object and the manifest no longer declares it. */
+  prune?: boolean;
   /** The kind's remarks on the object (`Comparison.notes`), shown even when the action is noop. */
   notes?: string[];
   /** Why the kind could not compare the object (`Comparison.notCompared`): its action is unknown. */

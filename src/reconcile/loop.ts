@@ -9,9 +9,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ChangeResult } from '../applier/applier.js';
 import type { Catalog } from '../engine/catalog.js';
 import { httpOptions } from '../engine/connections.js';
-import { LocalInventory } from '../engine/inventory.js';
+import type { DeletionLimits } from '../engine/deletion-guards.js';
+import { inventoryFromEnv } from '../engine/inventory-backend.js';
 import { defaultCatalog } from '../engine/services.js';
-import { apply, type ManifestAccess, plan, type PlanRun } from '../engine/workflow.js';
+import { apply, lockInventory, type ManifestAccess, plan, type PlanRun } from '../engine/workflow.js';
 import type { Change } from '../planner/types.js';
 import { backoffDelayMs } from './backoff.js';
 import { health } from './health.js';
@@ -44,6 +45,10 @@ export interface ReconcileOptions extends ManifestAccess {
   parallelism?: number;
   /** A request gives up after this long, retries included. */
   timeoutSeconds?: number;
+  /** `--allow-empty` and `--max-deletes`: guards on what `prune` may delete each cycle. */
+  limits?: DeletionLimits;
+  /** How long a cycle waits for the inventory's lock held by another run (default 10 s). */
+  lockTimeoutSeconds?: number;
   retryBaseMs?: number;
   maxBackoffMs?: number;
   /** Secret values never to print (the CLI passes the environment's tokens). */
@@ -252,22 +257,40 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     durationMs: Math.max(0, now() - started),
     ...(error !== undefined ? { error } : {}),
   });
+  let releaseInventory: (() => Promise<void>) | undefined;
   try {
-    const inventory = new LocalInventory(env);
+    const http = {
+      ...httpOptions(
+        env,
+        options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {},
+      ),
+      ...metrics.requestHooks(),
+    };
+    const inventory = inventoryFromEnv(env, http);
+    if (options.dryRun) {
+      // Drift only: the inventory is read, never written, so no lock is taken.
+      await inventory.open().finally(() => inventory.close());
+    } else {
+      // One cycle is one apply: the inventory's lock is held from before planning until it is saved,
+      // so a laptop's apply or another loop never interleaves with this cycle.
+      const locked = await lockInventory({
+        inventory,
+        command: `converge reconcile (cycle ${cycle})`,
+        timeoutMs: (options.lockTimeoutSeconds ?? 10) * 1000,
+        signal: reads.signal,
+      });
+      releaseInventory = locked.release;
+    }
     run = await plan(options.paths, {
       catalog,
       env,
       writeOnly: inventory,
+      managed: inventory.objects,
+      ...(options.limits ? { limits: options.limits } : {}),
       prune: Boolean(options.prune),
       parallelism: options.parallelism ?? 10,
       signal: reads.signal,
-      http: {
-        ...httpOptions(
-          env,
-          options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {},
-        ),
-        ...metrics.requestHooks(),
-      },
+      http,
       ...(options.allowEnv ? { allowEnv: options.allowEnv } : {}),
       ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
     });
@@ -315,6 +338,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
   } finally {
     stop.removeEventListener('abort', abortReads);
     await run?.connections.close();
+    await releaseInventory?.();
   }
 }
 

@@ -119,9 +119,11 @@ describe('the apply lock on the inventory', () => {
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
     const inventory = JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8')) as {
-      writeOnly: Record<string, Record<string, string>>;
+      objects: Record<string, { writeOnly: Record<string, string> }>;
     };
-    expect(Object.keys(inventory.writeOnly).sort()).toEqual(['LdapConfig/lock-a', 'LdapConfig/lock-b']);
+    expect(Object.keys(inventory.objects).sort()).toEqual(['LdapConfig/lock-a', 'LdapConfig/lock-b']);
+    for (const entry of Object.values(inventory.objects))
+      expect(Object.keys(entry.writeOnly)).toEqual(['bindpass']);
     expect(existsSync(path.join(stateDir, STATE_LOCK_FILE))).toBe(false);
   });
 

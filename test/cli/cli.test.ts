@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -269,16 +269,30 @@ kind: PruneScope
 metadata: { name: prune-roles }
 spec: { kind: AclRole, namespace: default, namePrefix: prune- }
 `;
+  // Roles carry no ownership marker: only what Converge created (its inventory) may be pruned, so
+  // each test creates its roles through Converge, with an inventory of its own.
+  const ownEnv = () => ({
+    ...env,
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-prune-')),
+  });
 
-  it('deletes only roles inside the declared scope that the manifest dropped', async () => {
-    await registry('PUT', '/role', { Name: 'prune-old', Description: 'left over' });
+  it('deletes only roles Converge created inside the declared scope that the manifest dropped', async () => {
+    const st = ownEnv();
+    const before = manifestDir({
+      'r.yaml': `${scope}---\n${role('prune-keep', 'Description: kept')}---\n${role('prune-old', 'Description: left over')}`,
+    });
+    expect((await converge(['apply', '-f', before, '--auto-approve'], st)).code).toBe(0);
     await registry('PUT', '/role', { Name: 'outside-scope', Description: 'someone else manages this' });
+    await registry('PUT', '/role', {
+      Name: 'prune-foreign',
+      Description: 'in the scope, not created by Converge',
+    });
     const dir = manifestDir({ 'r.yaml': `${scope}---\n${role('prune-keep', 'Description: kept')}` });
 
-    const without = await converge(['plan', '-f', dir], env);
+    const without = await converge(['plan', '-f', dir], st);
     expect(without.stdout).not.toContain('prune-old');
 
-    const plan = await converge(['plan', '-f', dir, '--prune', '--json'], env);
+    const plan = await converge(['plan', '-f', dir, '--prune', '--json'], st);
     const doc = JSON.parse(plan.stdout);
     expect(
       doc.changes
@@ -286,21 +300,25 @@ spec: { kind: AclRole, namespace: default, namePrefix: prune- }
         .map((c: { name: string }) => c.name),
     ).toEqual(['prune-old']);
 
-    const applied = await converge(['apply', '-f', dir, '--prune', '--auto-approve'], env);
+    const applied = await converge(['apply', '-f', dir, '--prune', '--auto-approve'], st);
     expect(applied.code).toBe(0);
     expect(await registry('GET', '/role/name/prune-old')).toBeUndefined();
     expect(await registry('GET', '/role/name/outside-scope')).toBeDefined();
+    expect(await registry('GET', '/role/name/prune-foreign')).toBeDefined();
     expect(await registry('GET', '/role/name/prune-keep')).toBeDefined();
   });
 
   it('compares objects and scopes by their effective namespace', async () => {
-    await registry('PUT', '/role', { Name: 'eff-declared' });
-    await registry('PUT', '/role', { Name: 'eff-stray' });
+    const st = ownEnv();
+    const created = manifestDir({
+      'r.yaml': `${role('eff-declared', 'Description: x')}---\n${role('eff-stray', 'Description: x')}`,
+    });
+    expect((await converge(['apply', '-f', created, '--auto-approve'], st)).code).toBe(0);
     // The role names no namespace (so: default); the scope names default explicitly.
-    const noNs = `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: eff-declared }\nspec: {}\n`;
+    const noNs = `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: eff-declared }\nspec: { Description: x }\n`;
     const scoped = `apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: eff }\nspec: { kind: AclRole, namespace: default, namePrefix: eff- }\n`;
     const dir = manifestDir({ 'r.yaml': `${scoped}---\n${noNs}` });
-    const plan = JSON.parse((await converge(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
+    const plan = JSON.parse((await converge(['plan', '-f', dir, '--prune', '--json'], st)).stdout);
     expect(
       plan.changes.map((c: { address: string; action: string }) => `${c.action} ${c.address}`).sort(),
     ).toEqual(['delete AclRole/default/eff-stray', 'noop AclRole/default/eff-declared']);
@@ -310,15 +328,17 @@ spec: { kind: AclRole, namespace: default, namePrefix: prune- }
     const elsewhere = role('eff-other', 'Description: x', 'team-a');
     const unscoped = `apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: eff }\nspec: { kind: AclRole, namePrefix: eff- }\n`;
     const dir2 = manifestDir({ 'r.yaml': `${unscoped}---\n${elsewhere}` });
-    const refused = await converge(['plan', '-f', dir2, '--prune'], env);
+    const refused = await converge(['plan', '-f', dir2, '--prune'], st);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain('the manifest declares no object in it');
   });
 
   it('refuses to empty a scope the manifest declares nothing in', async () => {
-    await registry('PUT', '/role', { Name: 'prune-lonely' });
+    const st = ownEnv();
+    const created = manifestDir({ 'r.yaml': `${scope}---\n${role('prune-lonely', 'Description: x')}` });
+    expect((await converge(['apply', '-f', created, '--auto-approve'], st)).code).toBe(0);
     const dir = manifestDir({ 'r.yaml': scope });
-    const r = await converge(['apply', '-f', dir, '--prune', '--auto-approve'], env);
+    const r = await converge(['apply', '-f', dir, '--prune', '--auto-approve'], st);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${path.join(dir, 'r.yaml')}:2:1: PruneScope "prune-roles"`);
     expect(r.stdout).toContain('refusing');

@@ -55,13 +55,14 @@ beforeEach(() => {
   };
 });
 
+/** The objects the inventory records as Converge's own (what prune may delete), by address. */
 function managed(): Record<string, { kind: string; id?: string }> {
   const file = path.join(env.CONVERGE_STATE_DIR!, 'inventory.json');
   if (!existsSync(file)) return {};
-  return (
-    (JSON.parse(readFileSync(file, 'utf8')) as { managed?: Record<string, { kind: string; id?: string }> })
-      .managed ?? {}
-  );
+  type Entry = { kind: string; id?: string; owned: boolean };
+  const objects =
+    (JSON.parse(readFileSync(file, 'utf8')) as { objects?: Record<string, Entry> }).objects ?? {};
+  return Object.fromEntries(Object.entries(objects).filter(([, e]) => e.owned));
 }
 
 describe('converge import', () => {

@@ -80,7 +80,10 @@ describe('export and adoption through the library', () => {
     try {
       const [result] = await adoptObjects(manifest, ['AclRole/default/b-one'], connections, inventory);
       expect(result).toMatchObject({ address: 'AclRole/default/b-one', adopted: true });
-      expect(new LocalInventory(env).adopted('AclRole/default/b-one')?.kind).toBe('AclRole');
+      expect((await new LocalInventory(env).open()).objects.entry('AclRole/default/b-one')).toMatchObject({
+        kind: 'AclRole',
+        owned: true,
+      });
     } finally {
       await connections.close();
     }

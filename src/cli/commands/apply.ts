@@ -5,11 +5,11 @@
  */
 import { confirm, isCancel } from '@clack/prompts';
 import type { Catalog } from '../../engine/catalog.js';
-import { LocalInventory } from '../../engine/inventory.js';
+import { inventoryFromEnv } from '../../engine/inventory-backend.js';
+import type { LocalInventory } from '../../engine/inventory.js';
 import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
-import { acquireStateLock } from '../../engine/state-lock.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
-import { apply, connect, loadManifest, plan as planRun } from '../../engine/workflow.js';
+import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -31,6 +31,10 @@ export interface ApplyFlags {
   exclude?: string[];
   /** `--import`: addresses to adopt into the inventory before planning. */
   import?: string[];
+  /** `--allow-empty`: prune a kind the manifest no longer declares any object of. */
+  allowEmpty?: boolean;
+  /** `--max-deletes N`: refuse a plan with more deletions. */
+  maxDeletes?: number;
   parallelism: number;
   /** Seconds a request may take, retries included. */
   timeout?: number;
@@ -81,7 +85,8 @@ export async function applyCommand(
       'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
     );
   }
-  const inventory = new LocalInventory(io.env);
+  const http = runHttpOptions(io, flags.timeout);
+  const inventory = inventoryFromEnv(io.env, http);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   const currentKey = inventory.existingStateKey();
   const saved = planFile ? await readPlanFile(planFile) : undefined;
@@ -111,7 +116,8 @@ export async function applyCommand(
   const progress = readingProgress(io);
   const interrupt = onInterrupt(io);
   // Held from before planning (which reads the inventory) until after it is saved.
-  const lock = await acquireStateLock(inventory.dir, {
+  const lock = await lockInventory({
+    inventory,
     command: `converge apply ${planFile ?? paths.map((p) => `-f ${p}`).join(' ')}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     signal: interrupt.signal,
@@ -121,8 +127,8 @@ export async function applyCommand(
     throw error;
   });
   const adoptions = flags.import?.length
-    ? await adoptBeforePlanning(paths, flags, io, catalog, inventory).catch((error: unknown) => {
-        lock.release();
+    ? await adoptBeforePlanning(paths, flags, io, catalog, inventory).catch(async (error: unknown) => {
+        await lock.release();
         interrupt.dispose();
         throw error;
       })
@@ -132,7 +138,14 @@ export async function applyCommand(
     catalog,
     env: io.env,
     writeOnly: inventory,
-    http: runHttpOptions(io, flags.timeout),
+    managed: inventory.objects,
+    limits: {
+      // A saved plan was only written when its guards passed (with --allow-empty when it prunes a
+      // whole kind): applying it re-checks the deletion count, not the emptiness it was reviewed with.
+      ...(flags.allowEmpty || saved ? { allowEmpty: true } : {}),
+      ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
+    },
+    http,
     parallelism: flags.parallelism,
     prune,
     targets,
@@ -142,8 +155,8 @@ export async function applyCommand(
     options: flags.options ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     ...(progress ? { onProgress: progress } : {}),
-  }).catch((error: unknown) => {
-    lock.release();
+  }).catch(async (error: unknown) => {
+    await lock.release();
     interrupt.dispose();
     throw error;
   });
@@ -208,8 +221,11 @@ export async function applyCommand(
     }
     return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;
   } finally {
-    lock.release();
-    interrupt.dispose();
-    await run.connections.close();
+    try {
+      await lock.release();
+    } finally {
+      interrupt.dispose();
+      await run.connections.close();
+    }
   }
 }

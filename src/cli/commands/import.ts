@@ -5,9 +5,8 @@
  */
 import { adoptObjects } from '../../engine/adopt.js';
 import type { Catalog } from '../../engine/catalog.js';
-import { LocalInventory } from '../../engine/inventory.js';
-import { acquireStateLock } from '../../engine/state-lock.js';
-import { connect, loadManifest } from '../../engine/workflow.js';
+import { inventoryFromEnv } from '../../engine/inventory-backend.js';
+import { connect, loadManifest, lockInventory } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
@@ -34,13 +33,15 @@ export async function importCommand(
     allowEnv: flags.allowEnv ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
   });
-  const inventory = new LocalInventory(io.env);
-  const lock = await acquireStateLock(inventory.dir, {
+  const http = runHttpOptions(io, flags.timeout);
+  // The inventory CONVERGE_INVENTORY names (a file or a workspace), under its lock, as apply holds it.
+  const { inventory, release } = await lockInventory({
+    inventory: inventoryFromEnv(io.env, http),
     command: `converge import ${addresses.join(' ')}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     onNote: (note) => write(io.stderr, note),
   });
-  const connections = connect(manifest, { catalog, env: io.env, http: runHttpOptions(io, flags.timeout) });
+  const connections = connect(manifest, { catalog, env: io.env, http });
   try {
     const results = await adoptObjects(manifest, addresses, connections, inventory, catalog);
     for (const r of results) {
@@ -55,7 +56,7 @@ export async function importCommand(
     write(io.stdout, `Run \`converge plan\` to see how the live objects differ from the manifest.`);
     return EXIT.ok;
   } finally {
-    lock.release();
+    await release();
     await connections.close();
   }
 }

@@ -5,7 +5,7 @@ import { renderJson } from '../../planner/render/json.js';
 import { renderMarkdown } from '../../planner/render/markdown.js';
 import { hasChanges } from '../../planner/types.js';
 import type { Catalog } from '../../engine/catalog.js';
-import { LocalInventory } from '../../engine/inventory.js';
+import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { writePlanFile } from '../../engine/plan-file.js';
 import { plan as planRun } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
@@ -26,6 +26,10 @@ export interface PlanFlags {
   /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
   target?: string[];
   exclude?: string[];
+  /** `--allow-empty`: prune a kind the manifest no longer declares any object of. */
+  allowEmpty?: boolean;
+  /** `--max-deletes N`: refuse a plan with more deletions. */
+  maxDeletes?: number;
   parallelism: number;
   /** Seconds a request may take, retries included. */
   timeout?: number;
@@ -46,14 +50,22 @@ export function readingProgress(io: Io): ((done: number, total: number) => void)
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   requireManifestPaths(flags.file);
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
-  const inventory = new LocalInventory(io.env);
+  const http = runHttpOptions(io, flags.timeout);
+  const inventory = inventoryFromEnv(io.env, http);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   inventory.existingStateKey();
+  // Read without its lock: a plan changes nothing, and must not wait for an apply in progress.
+  await inventory.open().finally(() => inventory.close());
   const run = await planRun(flags.file, {
     catalog,
     env: io.env,
     writeOnly: inventory,
-    http: runHttpOptions(io, flags.timeout),
+    managed: inventory.objects,
+    limits: {
+      ...(flags.allowEmpty ? { allowEmpty: true } : {}),
+      ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
+    },
+    http,
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
     targets: flags.target ?? [],

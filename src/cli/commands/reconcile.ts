@@ -21,6 +21,9 @@ export interface ReconcileFlags {
   prune?: boolean;
   parallelism: number;
   timeout?: number;
+  lockTimeout?: number;
+  allowEmpty?: boolean;
+  maxDeletes?: number;
   allowEnv?: string[];
   allowAddress?: string[];
 }
@@ -68,6 +71,10 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
         maxBackoffMs,
         dryRun: Boolean(flags.dryRun),
         prune: Boolean(flags.prune),
+        limits: {
+          ...(flags.allowEmpty ? { allowEmpty: true } : {}),
+          ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
+        },
         parallelism: flags.parallelism,
         env: io.env,
         catalog,
@@ -76,6 +83,7 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
         allowEnv: flags.allowEnv ?? [],
         allowAddresses: flags.allowAddress ?? [],
         ...(flags.timeout !== undefined ? { timeoutSeconds: flags.timeout } : {}),
+        ...(flags.lockTimeout !== undefined ? { lockTimeoutSeconds: flags.lockTimeout } : {}),
         ...(listen ? { listen } : {}),
       },
       io,

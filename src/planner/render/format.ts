@@ -61,3 +61,8 @@ export function targetingLines(t: Targeting): string[] {
     ...t.notes,
   ];
 }
+
+/** The heading of the plan's prune section, the same in every rendering. */
+export function prunedHeadline(count: number): string {
+  return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge created that the manifest no longer declares`;
+}

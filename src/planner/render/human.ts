@@ -1,7 +1,7 @@
 /** The terminal rendering of a plan, after terraform's: `+ ~ - -/+`, aligned attributes, colours. */
 import { createColors } from 'picocolors';
 import type { Action, Plan } from '../types.js';
-import { SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
+import { prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
@@ -41,9 +41,12 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   const changes = plan.changes.filter((ch) => ch.action !== 'noop');
   const notCompared = plan.changes.filter((ch) => ch.action === 'noop' && isUnplanned(ch, unplanned));
   // Unchanged objects stay hidden unless the kind left a note on them or could not compare them.
-  const shown = plan.changes.filter(
+  // Prune deletions come last, under their own heading: they are what the manifest no longer says.
+  const listed = plan.changes.filter(
     (ch) => ch.action !== 'noop' || ch.notes?.length || notCompared.includes(ch),
   );
+  const pruned = listed.filter((ch) => ch.prune);
+  const shown = [...listed.filter((ch) => !ch.prune), ...pruned];
   if (changes.length > 0)
     out.push(
       unplanned.length > 0
@@ -53,6 +56,7 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   else if (unplanned.length === 0) out.push(c.green('No changes.') + ' Live state matches the manifest.');
   if (shown.length > 0 && out[out.length - 1] !== '') out.push('');
   for (const ch of shown) {
+    if (ch === pruned[0]) out.push(c.bold(c.red(`${prunedHeadline(pruned.length)}:`)), '');
     const unknown = notCompared.includes(ch);
     const why = ch.reason ? ` (${ch.reason})` : '';
     const verb = unknown ? 'could not be planned' : VERBS[ch.action];

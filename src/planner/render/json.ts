@@ -3,10 +3,12 @@
  * field is removed or changes meaning (as terraform's `show -json`).
  */
 import type { Plan } from '../types.js';
+import { prunedHeadline } from './format.js';
 import { unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
-// 1.3: `targets`, `excludes`, `targeted`.
+// 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
+// action `delete`), and `pruned`.
 export const PLAN_JSON_FORMAT_VERSION = '1.3';
 
 export interface PlanJson {
@@ -22,6 +24,8 @@ export interface PlanJson {
     id: string | null;
     source: string | null;
     reason: string | null;
+    /** True for a deletion `--prune` planned: Converge created the object, the manifest dropped it. */
+    prune: boolean;
     depends_on: string[];
     /** The kind's remarks on the object, also on noop changes; empty when there are none. */
     notes: string[];
@@ -38,6 +42,8 @@ export interface PlanJson {
     before: Record<string, unknown> | null;
     after: Record<string, unknown> | null;
   }>;
+  /** The plan's prune section: its heading and the addresses it deletes, in order. */
+  pruned: { headline: string; count: number; addresses: string[] };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
   /** `unplanned`: how many objects could not be planned (a problem, or not compared). */
@@ -53,6 +59,7 @@ export interface PlanJson {
 
 export function planToJson(plan: Plan, version: string): PlanJson {
   const unplanned = unplannedObjects(plan).length;
+  const pruned = plan.changes.filter((c) => c.prune);
   return {
     format_version: PLAN_JSON_FORMAT_VERSION,
     converge_version: version,
@@ -66,6 +73,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       id: c.id ?? null,
       source: c.source ?? null,
       reason: c.reason ?? null,
+      prune: c.prune === true,
       depends_on: c.dependsOn,
       notes: c.notes ?? [],
       not_compared: c.notCompared ?? null,
@@ -80,6 +88,11 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       before: c.before,
       after: c.after,
     })),
+    pruned: {
+      headline: prunedHeadline(pruned.length),
+      count: pruned.length,
+      addresses: pruned.map((c) => c.address),
+    },
     complete: unplanned === 0,
     summary: { ...plan.summary, unplanned },
     problems: plan.problems.map((p) => ({

@@ -4,7 +4,7 @@
  */
 import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
-import { SYMBOLS, summaryLine, targetingLines } from './format.js';
+import { prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
@@ -55,6 +55,23 @@ function noteLines(plan: Plan): string[] {
   const items = noted.flatMap((c) => (c.notes ?? []).map((n) => `> - ${inlineCode(c.address)}: ${cell(n)}`));
   return ['> [!NOTE]', ...items, ''];
 }
+
+/** The prune section: its own heading, so a reviewer sees at once what the manifest dropped. */
+function prunedLines(plan: Plan): string[] {
+  const pruned = plan.changes.filter((c) => c.prune);
+  if (pruned.length === 0) return [];
+  const shown = pruned.slice(0, PRUNED_LISTED);
+  return [
+    `#### ${prunedHeadline(pruned.length)}`,
+    '',
+    ...shown.map((c) => `- ${inlineCode(c.address)}`),
+    ...(pruned.length > shown.length ? [`- … and ${pruned.length - shown.length} more`] : []),
+    '',
+  ];
+}
+
+/** Past this many, the prune section says how many more (the table and diff list them all). */
+const PRUNED_LISTED = 50;
 
 export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): string {
   const limit = options.limit ?? COMMENT_LIMIT;
@@ -107,6 +124,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     used += row.length + 1;
   }
   head.push('');
+  head.push(...prunedLines(plan));
   if (changes.length === 0) return `${head.join('\n')}\n`;
 
   const diffLines: string[] = [];

@@ -1,0 +1,200 @@
+/**
+ * `converge inventory list|show|forget|unlock|migrate`: inspect and repair the inventory the
+ * environment names (CONVERGE_INVENTORY, default the local file). Changes (forget, migrate) hold the
+ * inventory's lock like an apply; forget and unlock ask first on a terminal and need `--yes` elsewhere.
+ */
+import { confirm, isCancel } from '@clack/prompts';
+import { unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { EngineError } from '../../engine/errors.js';
+import { type FileInventoryBackend, LocalInventory } from '../../engine/inventory.js';
+import { inventoryBackend, inventoryFromEnv } from '../../engine/inventory-backend.js';
+import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
+import { STATE_LOCK_FILE } from '../../engine/state-lock.js';
+import { lockInventory } from '../../engine/workflow.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { type Io, write } from '../io.js';
+import { keyValues, table } from '../table.js';
+
+export interface InventoryFlags {
+  json?: boolean;
+  yes?: boolean;
+  to?: string;
+  /** Seconds to wait for another run's lock. */
+  lockTimeout?: number;
+}
+
+/** Asks on a terminal; without one, `--yes` is the answer, and its absence a refusal with a hint. */
+async function confirmed(io: Io, flags: InventoryFlags, question: string, flag: string): Promise<boolean> {
+  if (flags.yes) return true;
+  if (!io.stdinIsTTY || !io.stdout.isTTY)
+    throw new CliError(
+      `refusing to ${flag} without confirmation: no terminal to ask on. Pass --yes to do it anyway.`,
+    );
+  const answer = await confirm({ message: question, initialValue: false });
+  return !isCancel(answer) && answer === true;
+}
+
+export async function inventoryList(flags: InventoryFlags, io: Io): Promise<number> {
+  const inventory = inventoryFromEnv(io.env);
+  await inventory.open().finally(() => inventory.close());
+  const entries = inventory.objects.entries();
+  if (flags.json) {
+    const objects = entries.map(([address, e]) => ({
+      address,
+      kind: e.kind,
+      key: e.key,
+      id: e.id ?? null,
+      owned: e.owned,
+      write_only: Object.keys(e.writeOnly).sort(),
+    }));
+    write(io.stdout, JSON.stringify({ inventory: inventory.backend.description, objects }, null, 2));
+    return EXIT.ok;
+  }
+  if (entries.length === 0) {
+    write(io.stdout, `The inventory (${inventory.backend.description}) holds no objects.`);
+    return EXIT.ok;
+  }
+  write(
+    io.stdout,
+    table(
+      ['ADDRESS', 'OWNED', 'ID', 'WRITE-ONLY'],
+      entries.map(([address, e]) => [
+        address,
+        e.owned ? 'yes' : 'no',
+        e.id ?? '',
+        String(Object.keys(e.writeOnly).length),
+      ]),
+    ),
+  );
+  return EXIT.ok;
+}
+
+export async function inventoryShow(address: string, flags: InventoryFlags, io: Io): Promise<number> {
+  const inventory = inventoryFromEnv(io.env);
+  await inventory.open().finally(() => inventory.close());
+  const entry = inventory.objects.entry(address);
+  if (!entry) throw new CliError(`${address} is not in the inventory (${inventory.backend.description})`);
+  if (flags.json) {
+    write(
+      io.stdout,
+      JSON.stringify({ address, ...entry, writeOnly: Object.keys(entry.writeOnly).sort() }, null, 2),
+    );
+    return EXIT.ok;
+  }
+  write(
+    io.stdout,
+    keyValues([
+      ['Address', address],
+      ['Kind', entry.kind],
+      ['Connection', entry.key.connection ?? '(the environment)'],
+      ['ID', entry.id ?? '(none recorded)'],
+      [
+        'Owned',
+        entry.owned ? 'yes: created by Converge, --prune may delete it' : 'no: --prune never deletes it',
+      ],
+      // Digests are keyed secrets' fingerprints: their attribute names are enough to repair with.
+      ['Write-only', Object.keys(entry.writeOnly).sort().join(', ') || '(none)'],
+    ]),
+  );
+  return EXIT.ok;
+}
+
+export async function inventoryForget(address: string, flags: InventoryFlags, io: Io): Promise<number> {
+  const { inventory, release } = await lockInventory({
+    env: io.env,
+    command: `converge inventory forget ${address}`,
+    timeoutMs: (flags.lockTimeout ?? 10) * 1000,
+  });
+  try {
+    if (!inventory.objects.entry(address))
+      throw new CliError(`${address} is not in the inventory (${inventory.backend.description})`);
+    const question = `Forget ${address}? Converge will no longer prune it, and sets its write-only values again.`;
+    if (!(await confirmed(io, flags, question, 'forget an object'))) {
+      write(io.stderr, 'Cancelled; the inventory is unchanged.');
+      return EXIT.error;
+    }
+    inventory.objects.forget(address);
+    await inventory.save();
+    write(io.stdout, `Forgot ${address}; the live object is left as it is.`);
+    return EXIT.ok;
+  } finally {
+    await release();
+  }
+}
+
+export async function inventoryUnlock(flags: InventoryFlags, io: Io): Promise<number> {
+  const inventory = inventoryFromEnv(io.env);
+  const backend = inventory.backend;
+  try {
+    if (backend instanceof WorkspaceInventoryBackend) {
+      const workspace = await backend.lockState();
+      if (!workspace?.lockedBy) {
+        write(io.stdout, `${backend.description} is not locked.`);
+        return EXIT.ok;
+      }
+      const holder = workspace.lockReason ?? workspace.lockedByName ?? workspace.lockedBy.id;
+      write(io.stdout, keyValues([['Locked by', holder]]));
+      if (!(await confirmed(io, flags, 'Release this lock? Only do so if that run is gone.', 'unlock'))) {
+        write(io.stderr, 'Cancelled; the lock is still held.');
+        return EXIT.error;
+      }
+      await backend.forceUnlock();
+      write(io.stdout, `Released the lock of ${backend.description}.`);
+      return EXIT.ok;
+    }
+    const file = path.join(path.dirname((backend as FileInventoryBackend).file), STATE_LOCK_FILE);
+    if (
+      !(await confirmed(io, flags, `Delete the lock ${file}? Only do so if no apply is running.`, 'unlock'))
+    ) {
+      write(io.stderr, 'Cancelled; the lock is still held.');
+      return EXIT.error;
+    }
+    try {
+      unlinkSync(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      write(io.stdout, `${file} is not locked.`);
+      return EXIT.ok;
+    }
+    write(io.stdout, `Deleted the lock ${file}.`);
+    return EXIT.ok;
+  } finally {
+    await inventory.close();
+  }
+}
+
+export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<number> {
+  if (!flags.to) throw new CliError('name where to migrate with --to workspace:ORG/NAME (or file:PATH)');
+  const command = `converge inventory migrate --to ${flags.to}`;
+  const timeoutMs = (flags.lockTimeout ?? 10) * 1000;
+  const from = await lockInventory({ env: io.env, command, timeoutMs });
+  try {
+    const to = await lockInventory({
+      inventory: new LocalInventory(io.env, inventoryBackend(flags.to, io.env, undefined, '--to')),
+      command,
+      timeoutMs,
+    });
+    try {
+      if (to.inventory.backend.description === from.inventory.backend.description)
+        throw new CliError(`the inventory is already ${from.inventory.backend.description}`);
+      if (to.inventory.objects.entries().length > 0)
+        throw new EngineError(
+          `${to.inventory.backend.description} already holds ${to.inventory.objects.entries().length} objects; migrate only into an empty inventory`,
+        );
+      const entries = from.inventory.objects.entries();
+      for (const [address, entry] of entries) to.inventory.objects.record(address, entry);
+      await to.inventory.save();
+      write(
+        io.stdout,
+        `Copied ${entries.length} objects from ${from.inventory.backend.description} to ${to.inventory.backend.description}.\n` +
+          `Use it from now on with CONVERGE_INVENTORY=${flags.to}; every run that uses it needs the same CONVERGE_STATE_KEY (write-only digests are keyed with it). The old inventory is left as it was.`,
+      );
+      return EXIT.ok;
+    } finally {
+      await to.release();
+    }
+  } finally {
+    await from.release();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Guards against plans that delete more than anyone meant to: a kind Converge manages that the
+ * manifest now declares empty (a file left out of `-f`, a folder renamed), and more deletions than
+ * the operator allows (`--max-deletes`). Each is a plan problem, so the plan is shown and nothing
+ * is applied.
+ */
+import type { Desired, PlanProblem } from '../resources/contract.js';
+import type { Plan } from '../planner/types.js';
+
+export interface DeletionLimits {
+  /** `--allow-empty`: prune a kind even when the manifest declares no object of it. */
+  allowEmpty?: boolean;
+  /**
+   * `--max-deletes N`: refuse a plan that deletes more than N objects. Every deletion counts: prune,
+   * `ensure: absent`, and the delete half of a replace (the object is gone for a while either way).
+   */
+  maxDeletes?: number;
+}
+
+export function deletionProblems(
+  plan: Plan,
+  desired: readonly Desired[],
+  limits: DeletionLimits,
+): PlanProblem[] {
+  const problems: PlanProblem[] = [];
+  if (!limits.allowEmpty) {
+    const declaredKinds = new Set(desired.filter((d) => d.ensure !== 'absent').map((d) => d.key.kind));
+    const pruned = new Map<string, number>();
+    for (const c of plan.changes)
+      if (c.prune && !declaredKinds.has(c.key.kind))
+        pruned.set(c.key.kind, (pruned.get(c.key.kind) ?? 0) + 1);
+    for (const [kind, count] of pruned) {
+      problems.push({
+        key: { kind: 'Prune', name: kind },
+        message: `the manifest declares no ${kind} any more, so --prune would delete all ${count} that Converge created; refusing (pass --allow-empty if that is meant)`,
+      });
+    }
+  }
+  if (limits.maxDeletes !== undefined) {
+    const deletes = plan.changes.filter((c) => c.action === 'delete' || c.action === 'replace').length;
+    if (deletes > limits.maxDeletes) {
+      problems.push({
+        key: { kind: 'Plan', name: 'max-deletes' },
+        message: `the plan deletes ${deletes} objects (deletions and replacements), more than --max-deletes ${limits.maxDeletes} allows; refusing (review the plan, then raise --max-deletes)`,
+      });
+    }
+  }
+  return problems;
+}

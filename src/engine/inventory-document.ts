@@ -1,0 +1,152 @@
+/**
+ * The inventory's content, whichever backend keeps it (a local file, a workspace's state versions):
+ * the objects Converge manages and the keyed digests of the write-only values it last applied to them.
+ * Anyone with access to the file or the workspace may have written it, so reading checks every field
+ * and refuses, naming the source, what is not an inventory; it never trusts a shape it did not check.
+ *
+ * Version 1 held only `writeOnly` digests (address → attribute → digest). Version 2 holds `objects`,
+ * each with its kind, key, connection, live id, whether Converge created (owns) it, and its digests.
+ * A version-1 file is read as objects Converge does not own: nothing says who created them, so prune
+ * never deletes them until they are created again or imported.
+ */
+import type { ResourceKey } from '../resources/contract.js';
+import { EngineError } from './errors.js';
+
+export const INVENTORY_FORMAT = 'converge-inventory';
+export const INVENTORY_FORMAT_VERSION = 2;
+
+/** One object Converge applied, under the address the plan prints (`AclRole/default/web`). */
+export interface InventoryEntry {
+  kind: string;
+  key: ResourceKey;
+  /** The service's id of the live object, when the kind reports one. */
+  id?: string;
+  /**
+   * Converge created it (or an operator imported it): `--prune` may delete it once the manifest no
+   * longer declares it. False for objects Converge only updated: it never adopts one silently.
+   */
+  owned: boolean;
+  /** Attribute path → HMAC-SHA-256 hex digest of the write-only value last applied. */
+  writeOnly: Record<string, string>;
+}
+
+export interface InventoryDocument {
+  format: typeof INVENTORY_FORMAT;
+  format_version: typeof INVENTORY_FORMAT_VERSION;
+  objects: Record<string, InventoryEntry>;
+}
+
+/** Maps keyed by text from the file have no prototype: a key `__proto__` is then just a key. */
+function dictionary<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+export function emptyInventory(): InventoryDocument {
+  return { format: INVENTORY_FORMAT, format_version: INVENTORY_FORMAT_VERSION, objects: dictionary() };
+}
+
+const MAX_TEXT = 1024;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TEXT;
+}
+
+/** `Kind/ns/name`, `Kind@conn/name`: the parts `addressOf` joined, for version-1 addresses. */
+export function keyFromAddress(address: string): ResourceKey | undefined {
+  const match = /^([A-Za-z][A-Za-z0-9]*)(?:@([^/]+))?\/(?:([^/]+)\/)?(.+)$/.exec(address);
+  if (!match) return undefined;
+  const [, kind, connection, namespace, name] = match;
+  return {
+    kind: kind!,
+    name: name!,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(connection !== undefined ? { connection } : {}),
+  };
+}
+
+function digests(value: unknown, where: string): Record<string, string> {
+  if (value === undefined) return dictionary();
+  if (!isRecord(value)) throw new EngineError(`${where}: "writeOnly" must be an object of digests`);
+  const out = dictionary<string>();
+  for (const [path, digest] of Object.entries(value)) {
+    if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest))
+      throw new EngineError(`${where}: the digest of "${path.slice(0, 80)}" is not a SHA-256 hex digest`);
+    out[path] = digest;
+  }
+  return out;
+}
+
+function parseKey(value: unknown, where: string): ResourceKey {
+  if (!isRecord(value) || !text(value.kind) || !text(value.name))
+    throw new EngineError(`${where}: "key" must have a kind and a name`);
+  for (const field of ['namespace', 'connection'] as const) {
+    if (value[field] !== undefined && !text(value[field]))
+      throw new EngineError(`${where}: "key.${field}" must be a non-empty string`);
+  }
+  return {
+    kind: value.kind,
+    name: value.name,
+    ...(value.namespace !== undefined ? { namespace: value.namespace as string } : {}),
+    ...(value.connection !== undefined ? { connection: value.connection as string } : {}),
+  };
+}
+
+function parseEntry(address: string, value: unknown, source: string): InventoryEntry {
+  const where = `${source}: object "${address.slice(0, 200)}"`;
+  if (!isRecord(value)) throw new EngineError(`${where} is not an object`);
+  const key = parseKey(value.key, where);
+  if (value.id !== undefined && !text(value.id)) throw new EngineError(`${where}: "id" must be a string`);
+  if (typeof value.owned !== 'boolean') throw new EngineError(`${where}: "owned" must be true or false`);
+  return {
+    kind: key.kind,
+    key,
+    ...(value.id !== undefined ? { id: value.id as string } : {}),
+    owned: value.owned,
+    writeOnly: digests(value.writeOnly, where),
+  };
+}
+
+/**
+ * Reads an inventory (version 1 or 2) from its JSON text; `source` names it in errors (a path, a
+ * workspace). Throws an `EngineError` saying what is wrong.
+ */
+export function parseInventory(json: string, source: string): InventoryDocument {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(json);
+  } catch {
+    throw new EngineError(`${source} is not valid JSON; move it away or fix it`);
+  }
+  if (!isRecord(doc) || doc.format !== INVENTORY_FORMAT)
+    throw new EngineError(`${source} is not a Converge inventory; move it away or set CONVERGE_STATE_DIR`);
+  const inventory = emptyInventory();
+  if (doc.format_version === 1) {
+    for (const [address, value] of Object.entries(isRecord(doc.writeOnly) ? doc.writeOnly : {})) {
+      const key = keyFromAddress(address);
+      if (!key) continue;
+      inventory.objects[address] = {
+        kind: key.kind,
+        key,
+        owned: false,
+        writeOnly: digests(value, `${source}: object "${address.slice(0, 200)}"`),
+      };
+    }
+    return inventory;
+  }
+  if (doc.format_version !== INVENTORY_FORMAT_VERSION)
+    throw new EngineError(
+      `${source} has inventory format_version ${JSON.stringify(doc.format_version)?.slice(0, 20)}; this Converge reads 1 and 2 (a newer Converge wrote it?)`,
+    );
+  if (!isRecord(doc.objects)) throw new EngineError(`${source}: "objects" must be an object`);
+  for (const [address, value] of Object.entries(doc.objects))
+    inventory.objects[address] = parseEntry(address, value, source);
+  return inventory;
+}
+
+export function serializeInventory(doc: InventoryDocument): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}

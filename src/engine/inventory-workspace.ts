@@ -1,0 +1,200 @@
+/**
+ * The inventory kept in a workspace of the workspace service (`CONVERGE_INVENTORY=workspace:ORG/NAME`),
+ * shared by every machine that applies: its content is the workspace's current state version (a
+ * format-4 state document carrying the inventory under `converge_inventory`, so the service's own
+ * serial and lineage order the writes), and the workspace's lock, taken with a reason naming the run,
+ * keeps two runs from interleaving.
+ *
+ * - The lock is never stolen: a run that finds it taken waits (polling with backoff) up to its
+ *   deadline, then fails naming the holder's reason. `converge inventory unlock` releases a stale one.
+ * - Lock and unlock are not given the run's signal (the client sends them uninterruptibly): once a
+ *   lock is sent only its answer tells who holds it, and an aborted unlock would leave the stale lock
+ *   this exists to avoid.
+ * - The credentials are the environment's (CONVERGE_WORKSPACES_ADDR / _TOKEN), never a manifest's.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HttpStatusError, isServiceError } from '../clients/http/errors.js';
+import { truncate } from '../clients/http/scrub.js';
+import type { WorkspacesClient } from '../clients/workspaces/client.js';
+import { parseStateFile } from '../clients/workspaces/state-file.js';
+import { pushState } from '../clients/workspaces/state-push.js';
+import type { Workspace } from '../clients/workspaces/types.js';
+import { printable } from '../common/printable.js';
+import { EngineError } from './errors.js';
+import type { InventoryBackend, InventoryLockOptions } from './inventory.js';
+import { lockReason } from './lock-reason.js';
+
+/** `workspace:ORG/NAME` → its parts; undefined when the text is not of that form. */
+export function parseWorkspaceTarget(text: string): { organization: string; name: string } | undefined {
+  const match = /^workspace:([A-Za-z0-9_-][A-Za-z0-9_.-]*)\/([A-Za-z0-9_-][A-Za-z0-9_.-]*)$/.exec(text);
+  return match ? { organization: match[1]!, name: match[2]! } : undefined;
+}
+
+/** The field of the state document that holds the inventory. */
+const FIELD = 'converge_inventory';
+const FIRST_POLL_MS = 200;
+const MAX_POLL_MS = 2_000;
+
+export class WorkspaceInventoryBackend implements InventoryBackend {
+  private workspaceId: string | undefined;
+  private serial = -1;
+  private lineage: string | undefined;
+
+  constructor(
+    private readonly client: WorkspacesClient,
+    readonly organization: string,
+    readonly name: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly closeClient: () => Promise<void> = async () => undefined,
+  ) {}
+
+  get description(): string {
+    return `workspace ${this.organization}/${this.name}`;
+  }
+
+  /**
+   * The workspace's id; `create` makes the workspace when it does not exist (taking the lock does,
+   * so the first apply starts from nothing), while reading never writes to the service: a missing
+   * workspace reads as an empty inventory.
+   */
+  private async id(create: boolean): Promise<string | undefined> {
+    if (this.workspaceId) return this.workspaceId;
+    const ref = { organization: this.organization, name: this.name };
+    const found =
+      (await this.client.readWorkspace(ref)) ??
+      (create
+        ? await this.client.createWorkspace(this.organization, {
+            name: this.name,
+            description: 'Converge inventory: the objects Converge manages (written by converge apply)',
+          })
+        : undefined);
+    this.workspaceId = found?.id;
+    return this.workspaceId;
+  }
+
+  private async existing(): Promise<string> {
+    return (await this.id(true))!;
+  }
+
+  async read(): Promise<string | undefined> {
+    const id = await this.id(false);
+    const current = id === undefined ? undefined : await this.client.currentStateVersion(id);
+    if (!current) return undefined;
+    const url = current.attributes['hosted-state-download-url'];
+    if (typeof url !== 'string' || url === '')
+      throw new EngineError(`${this.description}: its current state version has no download URL`);
+    const text = await this.client.downloadState(url);
+    let doc: Record<string, unknown>;
+    try {
+      doc = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new EngineError(`${this.description}: its current state is not JSON`);
+    }
+    if (typeof doc !== 'object' || doc === null || !(FIELD in doc))
+      throw new EngineError(
+        `${this.description} holds a state that is not a Converge inventory; name another workspace in CONVERGE_INVENTORY`,
+      );
+    this.serial = typeof doc.serial === 'number' ? doc.serial : 0;
+    this.lineage = typeof doc.lineage === 'string' ? doc.lineage : undefined;
+    return JSON.stringify(doc[FIELD]);
+  }
+
+  /** A new state version continuing the current one (next serial, same lineage); the lock is ours. */
+  async write(text: string): Promise<void> {
+    const id = await this.existing();
+    const doc = {
+      version: 4,
+      serial: this.serial + 1,
+      lineage: (this.lineage ??= randomUUID()),
+      outputs: {},
+      resources: [],
+      [FIELD]: JSON.parse(text) as unknown,
+    };
+    const state = parseStateFile(`${JSON.stringify(doc, null, 2)}\n`, this.description);
+    await pushState(this.client, id, state, { alreadyLockedByCaller: true });
+    this.serial = doc.serial;
+  }
+
+  async lock(options: InventoryLockOptions): Promise<{ release(): Promise<void> }> {
+    const id = await this.existing();
+    const reason = lockReason(options.command, this.env);
+    const deadline = Date.now() + options.timeoutMs;
+    let pause = FIRST_POLL_MS;
+    for (;;) {
+      const taken = await this.tryLock(id, reason);
+      if (taken === true) return { release: () => this.unlock(id) };
+      const left = deadline - Date.now();
+      if (left <= 0) throw this.busy(taken, options.timeoutMs);
+      try {
+        await sleep(Math.min(pause, left), undefined, options.signal ? { signal: options.signal } : {});
+      } catch {
+        throw new EngineError(
+          `Interrupted while waiting for the lock of ${this.description}; nothing was changed.`,
+        );
+      }
+      pause = Math.min(pause * 2, MAX_POLL_MS);
+    }
+  }
+
+  /** True when the lock is ours; else the workspace as read after the refusal (who holds it). */
+  private async tryLock(id: string, reason: string): Promise<true | Workspace | undefined> {
+    try {
+      await this.client.lockWorkspace(id, reason);
+      return true;
+    } catch (error) {
+      if (error instanceof HttpStatusError && error.status === 409)
+        return this.client.readWorkspace({ id }, { include: ['locked_by'] });
+      // The request may have been taken even though its answer was lost: the reason names this run
+      // alone, so a lock carrying it is ours to release.
+      if (isServiceError(error) && (error.kind === 'connection' || error.kind === 'timeout')) {
+        const now = await this.client.readWorkspace({ id }).catch(() => undefined);
+        if (now?.lockReason === reason) await this.unlock(id).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  private async unlock(id: string): Promise<void> {
+    try {
+      await this.client.unlockWorkspace(id);
+    } catch (error) {
+      throw new EngineError(
+        `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +
+          'it stays locked: release it with `converge inventory unlock`',
+      );
+    }
+  }
+
+  private busy(workspace: Workspace | undefined, timeoutMs: number): EngineError {
+    // The reason is text anyone with access may have set: one printable line of bounded length.
+    const reason = workspace?.lockReason ? truncate(printable(workspace.lockReason), 300) : undefined;
+    const who = workspace?.lockedByName ?? workspace?.lockedBy?.id;
+    return new EngineError(
+      `${this.description} is locked by another run${reason ? `: ${reason}` : ''}${who ? ` (as ${truncate(printable(who), 100)})` : ''}. ` +
+        `Waited ${Math.round(timeoutMs / 1000)}s. Let it finish and run again, or wait longer with --lock-timeout SECONDS; ` +
+        'if that run is gone, release the lock with `converge inventory unlock`.',
+    );
+  }
+
+  /** Releases the lock whoever holds it (`converge inventory unlock`); the workspace as it was. */
+  async forceUnlock(): Promise<Workspace | undefined> {
+    const id = await this.id(false);
+    if (id === undefined) return undefined;
+    const before = await this.client.readWorkspace({ id }, { include: ['locked_by'] });
+    if (!before?.lockedBy) return undefined;
+    // The holder's own token unlocks; anyone else's lock needs the admin's force-unlock.
+    await this.client.unlockWorkspace(id).catch(() => this.client.forceUnlockWorkspace(id));
+    return before;
+  }
+
+  /** Who holds the lock now, for `converge inventory unlock` to show before asking. */
+  async lockState(): Promise<Workspace | undefined> {
+    const id = await this.id(false);
+    return id === undefined ? undefined : this.client.readWorkspace({ id }, { include: ['locked_by'] });
+  }
+
+  async close(): Promise<void> {
+    await this.closeClient();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * The reason a run gives when it locks a shared inventory: enough for whoever finds the lock to tell
+ * which run holds it, and whether that run is gone (a crashed CI job): the CI job's URL when the
+ * environment gives one, the host, the process and the start time.
+ */
+import os from 'node:os';
+
+/** The CI job's URL: GitHub Actions' run, GitLab CI's job; undefined elsewhere. */
+export function ciJobUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const { GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID, CI_JOB_URL } = env;
+  if (GITHUB_SERVER_URL && GITHUB_REPOSITORY && GITHUB_RUN_ID)
+    return `${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}/actions/runs/${GITHUB_RUN_ID}`;
+  return CI_JOB_URL || undefined;
+}
+
+export function lockReason(command: string, env: NodeJS.ProcessEnv, now = new Date()): string {
+  const ci = ciJobUrl(env);
+  return `${command}${ci ? ` in ${ci}` : ''} on host ${os.hostname()}, pid ${process.pid}, since ${now.toISOString()}`;
+}

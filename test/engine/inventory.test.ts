@@ -1,0 +1,204 @@
+/**
+ * The inventory through the library API against the sandbox: what an apply records (objects Converge
+ * created, with their live ids; deletions dropped), what it never adopts, and how a file anyone may
+ * have written is read (version 1, hostile content).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply, LocalInventory, lockInventory, plan } from '../../src/engine/index.js';
+import { lockReason } from '../../src/engine/lock-reason.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function tmp(prefix: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function roles(...names: string[]): string {
+  const dir = tmp('converge-inv-manifest-');
+  const docs = names.map(
+    (n) =>
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${n} }\nspec: { Description: made by a test }\n`,
+  );
+  writeFileSync(path.join(dir, 'roles.yaml'), docs.join('---\n'));
+  return dir;
+}
+
+async function registryRole(name: string): Promise<{ ID: string } | undefined> {
+  const res = await fetch(`${sandbox.url}/v1/acl/role/name/${name}`, {
+    headers: { 'X-Consul-Token': sandbox.env().CONVERGE_REGISTRY_TOKEN! },
+  });
+  return res.status === 200 ? ((await res.json()) as { ID: string }) : undefined;
+}
+
+/** One locked apply, as `converge apply --prune` makes it. */
+async function applyLocked(env: NodeJS.ProcessEnv, dir: string, prune = false) {
+  const { inventory, release } = await lockInventory({ env, command: 'test', timeoutMs: 1000 });
+  try {
+    const run = await plan([dir], { env, prune, writeOnly: inventory, managed: inventory.objects });
+    try {
+      expect(run.plan.problems).toEqual([]);
+      const result = await apply(run, { inventory });
+      return { plan: run.plan, result };
+    } finally {
+      await run.connections.close();
+    }
+  } finally {
+    await release();
+  }
+}
+
+function readInventory(stateDir: string) {
+  return JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8')) as {
+    format_version: number;
+    objects: Record<string, { kind: string; id?: string; owned: boolean }>;
+  };
+}
+
+describe('the inventory an apply keeps', () => {
+  it('records each object Converge creates with its live id, and drops it once deleted', async () => {
+    const stateDir = tmp('converge-inv-state-');
+    const env = { ...sandbox.env(), CONVERGE_STATE_DIR: stateDir };
+    await applyLocked(env, roles('inv-a', 'inv-b'));
+    const file = readInventory(stateDir);
+    expect(file.format_version).toBe(2);
+    const live = await registryRole('inv-b');
+    expect(file.objects['AclRole/default/inv-b']).toMatchObject({
+      kind: 'AclRole',
+      owned: true,
+      id: live!.ID,
+    });
+    expect(Object.keys(file.objects).sort()).toEqual(['AclRole/default/inv-a', 'AclRole/default/inv-b']);
+
+    const { plan: pruned } = await applyLocked(env, roles('inv-a'), true);
+    expect(pruned.changes.filter((c) => c.prune).map((c) => c.address)).toEqual(['AclRole/default/inv-b']);
+    expect(await registryRole('inv-b')).toBeUndefined();
+    expect(Object.keys(readInventory(stateDir).objects)).toEqual(['AclRole/default/inv-a']);
+  });
+
+  it('never adopts an object it did not create: an update leaves it out, and prune leaves it alone', async () => {
+    const stateDir = tmp('converge-inv-state-');
+    const env = { ...sandbox.env(), CONVERGE_STATE_DIR: stateDir };
+    await fetch(`${sandbox.url}/v1/acl/role`, {
+      method: 'PUT',
+      headers: { 'X-Consul-Token': sandbox.env().CONVERGE_REGISTRY_TOKEN! },
+      body: JSON.stringify({ Name: 'inv-foreign', Description: 'made by hand' }),
+    });
+    const { plan: updated } = await applyLocked(env, roles('inv-foreign', 'inv-mine'));
+    expect(updated.changes.find((c) => c.key.name === 'inv-foreign')?.action).toBe('update');
+    expect(Object.keys(readInventory(stateDir).objects)).toEqual(['AclRole/default/inv-mine']);
+
+    const { plan: pruned } = await applyLocked(env, roles('inv-mine'), true);
+    expect(pruned.changes.filter((c) => c.action === 'delete')).toEqual([]);
+    expect(await registryRole('inv-foreign')).toBeDefined();
+  });
+});
+
+describe('reading an inventory file', () => {
+  const digest = 'ab'.repeat(32);
+
+  it('reads a version-1 file: its digests are kept, its objects are not taken as Converge’s own', async () => {
+    const stateDir = tmp('converge-inv-v1-');
+    writeFileSync(
+      path.join(stateDir, 'inventory.json'),
+      JSON.stringify({
+        format: 'converge-inventory',
+        format_version: 1,
+        writeOnly: { 'LdapConfig/ldap': { bindpass: digest } },
+      }),
+    );
+    const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(inventory.recorded('LdapConfig/ldap', 'bindpass')).toBe(digest);
+    expect(inventory.objects.entries()).toEqual([
+      [
+        'LdapConfig/ldap',
+        {
+          kind: 'LdapConfig',
+          key: { kind: 'LdapConfig', name: 'ldap' },
+          owned: false,
+          writeOnly: { bindpass: digest },
+        },
+      ],
+    ]);
+    // Written back as version 2 once something changes.
+    inventory.record('LdapConfig/ldap', 'bindpass', 'cd'.repeat(32));
+    await inventory.save();
+    expect(readInventory(stateDir).format_version).toBe(2);
+  });
+
+  it.each([
+    [
+      'a digest that is not one',
+      {
+        objects: {
+          'AclRole/default/x': {
+            key: { kind: 'AclRole', name: 'x' },
+            owned: true,
+            writeOnly: { a: 'not-hex' },
+          },
+        },
+      },
+      'is not a SHA-256 hex digest',
+    ],
+    [
+      'an object without a key',
+      { objects: { 'AclRole/default/x': { owned: true } } },
+      '"key" must have a kind and a name',
+    ],
+    [
+      'an ownership that is not a boolean',
+      { objects: { 'AclRole/default/x': { key: { kind: 'AclRole', name: 'x' }, owned: 'yes' } } },
+      '"owned" must be true or false',
+    ],
+    ['a format version from the future', { format_version: 99, objects: {} }, 'format_version 99'],
+  ])('refuses %s, naming the file', async (_what, content, message) => {
+    const stateDir = tmp('converge-inv-hostile-');
+    const file = path.join(stateDir, 'inventory.json');
+    writeFileSync(file, JSON.stringify({ format: 'converge-inventory', format_version: 2, ...content }));
+    const opened = new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    await expect(opened).rejects.toThrow(file);
+    await expect(opened).rejects.toThrow(message);
+  });
+
+  it('keeps an address named __proto__ as an address, without touching any prototype', async () => {
+    const stateDir = tmp('converge-inv-proto-');
+    writeFileSync(
+      path.join(stateDir, 'inventory.json'),
+      `{"format":"converge-inventory","format_version":2,"objects":{"__proto__":{"key":{"kind":"AclRole","name":"x"},"owned":true,"writeOnly":{"polluted":"${digest}"}}}}`,
+    );
+    const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(inventory.objects.entries().map(([a]) => a)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).owned).toBeUndefined();
+  });
+});
+
+describe('the reason a workspace inventory is locked with', () => {
+  it('names the CI job (GitHub Actions, GitLab CI), the host, the process and the start time', () => {
+    const since = new Date('2030-01-02T03:04:05.000Z');
+    const github = lockReason(
+      'converge apply -f infra/',
+      { GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/infra', GITHUB_RUN_ID: '42' },
+      since,
+    );
+    expect(github).toBe(
+      `converge apply -f infra/ in https://github.com/acme/infra/actions/runs/42 on host ${os.hostname()}, pid ${process.pid}, since 2030-01-02T03:04:05.000Z`,
+    );
+    expect(
+      lockReason('converge apply', { CI_JOB_URL: 'https://gitlab.example/acme/infra/-/jobs/7' }, since),
+    ).toContain(' in https://gitlab.example/acme/infra/-/jobs/7 on host ');
+    expect(lockReason('converge apply', {}, since)).toBe(
+      `converge apply on host ${os.hostname()}, pid ${process.pid}, since 2030-01-02T03:04:05.000Z`,
+    );
+  });
+});
