@@ -69,10 +69,18 @@ metadata: { name: bob }
 spec: { policies: [b], groups: [ops] }
 `;
 
+const workspaces = ['fr-one', 'fr-two']
+  .map(
+    (name) =>
+      `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name} }\nspec: { description: ${name} }\n`,
+  )
+  .join('---\n');
+
 function manifestDir(jobs: string[]): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-requests-manifest-'));
   writeFileSync(path.join(dir, 'jobs.yaml'), jobs.map((id, i) => job(id, i + 1)).join('---\n'));
   writeFileSync(path.join(dir, 'directory.yaml'), directory);
+  writeFileSync(path.join(dir, 'workspaces.yaml'), workspaces);
   return dir;
 }
 
@@ -109,6 +117,14 @@ describe('a plan against services that hold everything already', () => {
   it('reads the directory configuration once, for the configuration and the mount check of groups and users', async () => {
     const { sent: requests } = await planOf(manifestDir(JOBS));
     expect(requests.filter((r) => r.startsWith('GET /v1/auth/ldap/config'))).toHaveLength(1);
+  });
+
+  it('tells that the organization exists from the workspace list it reads anyway, not from a read of its own', async () => {
+    const { sent: requests } = await planOf(manifestDir(JOBS));
+    expect(
+      requests.filter((r) => r.startsWith('GET /api/v2/organizations/sandbox/workspaces?')),
+    ).toHaveLength(1);
+    expect(requests).not.toContain('GET /api/v2/organizations/sandbox');
   });
 
   it('reads a job changed behind its back once, whole, and shows the change', async () => {
