@@ -90,7 +90,7 @@ export function writeReport(dir, results) {
     '',
     '## Requests and wall time per phase',
     '',
-    'The latency bound is requests ÷ parallelism × round trip; the plans and applies run in-process, so no start-up is added.',
+    'The latency bound is requests ÷ parallelism × round trip; the plans and applies run in-process, so no start-up is added. The sandbox runs in the same process and thread (as the brief asks), so its own work (a job plan, a JSON:API page) counts in the wall too, as does whatever else the machine runs.',
     '',
     phaseTable(services),
     '',
