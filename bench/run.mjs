@@ -1,166 +1,193 @@
 #!/usr/bin/env node
-// `npm run bench`: time and count the requests of validate, plan and apply for many roles and
-// workspaces against the sandbox, with and without added latency. A plan should read each kind with
-// the fewest requests the API allows: for roles, one policy list (for the plan-time check) and one
-// role list; for workspaces, one organization read (the plan-time check that it exists) and one list
-// request per 100 workspaces; for jobs, one list, one read per job (list items carry no Meta, where
-// the ownership marker is) and one plan request per job (the service's plan is the comparison, and
-// it has no bulk form); a new job costs one plan request (what it would place) and no read.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// `npm run bench`: Converge the way its users feel it (see docs/benchmarks.md, which this writes).
+//
+// 1. Against the sandbox with 10 ms added to every answer: cold plan, apply, warm plan, a drift plan
+//    (5% of each kind changed behind Converge's back through the services' clients) and the apply
+//    that repairs it. Per phase: requests per kind against the API minimum (bench/lib/requests.mjs),
+//    and wall time against the latency bound (requests ÷ parallelism × round trip).
+// 2. Start-up: `converge --version` and `converge validate` against bare `node -e 0`.
+// 3. CPU and peak memory of a warm plan of 10,000 roles against parsing the same file with `yaml`.
+// 4. Fault and rate-limit runs (bench/lib/faults.mjs).
+//
+// Sizes: BENCH_ROLES (1000), BENCH_WORKSPACES (500), BENCH_GROUPS (300), BENCH_USERS (300),
+// BENCH_JOBS (100), BENCH_CPU_ROLES (10000), BENCH_FAULT_OBJECTS (500), BENCH_RATE_OBJECTS (150);
+// BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SKIP (comma list of: startup, cpu, faults),
+// BENCH_OUT (docs folder to write; default docs/).
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { apply, connect, desiredObjects, loadManifest, plan as planRun } from '../dist/engine/index.js';
+import { fileURLToPath } from 'node:url';
+import { apply, connect, loadManifest, plan as planRun } from '../dist/engine/index.js';
 import { startSandbox } from '../dist/sandbox/index.js';
+import { measureCpu } from './lib/cpu.mjs';
+import { drift } from './lib/drift.mjs';
+import { faultRuns } from './lib/faults.mjs';
+import { writeReport } from './lib/report.mjs';
+import { minimumRequests, requestCounter, sum } from './lib/requests.mjs';
+import { measureStartup } from './lib/startup.mjs';
+import { writeWorkload } from './lib/workload.mjs';
 
-const sizes = (process.env.BENCH_SIZES ?? '50,500').split(',').map(Number);
-const latencies = (process.env.BENCH_LATENCY_MS ?? '0,5').split(',').map(Number);
-const parallelism = Number(process.env.BENCH_PARALLELISM ?? 10);
+const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number ≥ 0, not "${raw}"`);
+  return value;
+};
 
-function manifest(n) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-'));
-  const docs = Array.from(
-    { length: n },
-    (_, i) => `apiVersion: converge/v1
-kind: AclRole
-metadata: { name: bench-${i}, namespace: default }
-spec:
-  Description: role ${i}
-  Policies: [{ Name: service-read }]
-  ServiceIdentities: [{ ServiceName: svc-${i}, Datacenters: [dc1, dc2] }]
-`,
-  );
-  writeFileSync(path.join(dir, 'roles.yaml'), docs.join('---\n'));
-  const workspaces = Array.from(
-    { length: n },
-    (_, i) => `apiVersion: converge/v1
-kind: Workspace
-metadata: { name: bench-${i}, namespace: sandbox }
-spec:
-  description: workspace ${i}
-  tag-names: [bench, t${i % 7}]
-`,
-  );
-  writeFileSync(path.join(dir, 'workspaces.yaml'), workspaces.join('---\n'));
-  const directory = [
-    `apiVersion: converge/v1
-kind: LdapConfig
-metadata: { name: ldap }
-spec: { url: 'ldap://ldap.bench.test', userdn: 'ou=people,dc=bench', groupdn: 'ou=groups,dc=bench' }
-`,
-    ...Array.from(
-      { length: n },
-      (_, i) => `apiVersion: converge/v1
-kind: LdapGroup
-metadata: { name: group-${i} }
-spec: { policies: [p${i}, shared] }
----
-apiVersion: converge/v1
-kind: LdapUser
-metadata: { name: user-${i} }
-spec: { policies: [u${i}], groups: [group-${i}] }
-`,
-    ),
-  ];
-  writeFileSync(path.join(dir, 'directory.yaml'), directory.join('---\n'));
-  const jobs = Array.from(
-    { length: n },
-    (_, i) => `apiVersion: converge/v1
-kind: Job
-metadata: { name: bench-${i} }
-spec:
-  Type: service
-  Datacenters: [dc1]
-  Meta: { index: "${i}" }
-  TaskGroups:
-    - Name: app
-      Count: 1
-      Tasks:
-        - { Name: app, Driver: docker, Config: { image: "app:${i}" }, Resources: { CPU: 10, MemoryMB: 10 } }
-`,
-  );
-  writeFileSync(path.join(dir, 'jobs.yaml'), jobs.join('---\n'));
-  return dir;
-}
+const settings = {
+  sizes: {
+    roles: num('BENCH_ROLES', 1000),
+    workspaces: num('BENCH_WORKSPACES', 500),
+    groups: num('BENCH_GROUPS', 300),
+    users: num('BENCH_USERS', 300),
+    jobs: num('BENCH_JOBS', 100),
+  },
+  latencyMs: num('BENCH_LATENCY_MS', 10),
+  parallelism: num('BENCH_PARALLELISM', 10),
+  cpuRoles: num('BENCH_CPU_ROLES', 10000),
+  faultObjects: num('BENCH_FAULT_OBJECTS', 500),
+  rateLimitObjects: num('BENCH_RATE_OBJECTS', 150),
+  driftShare: 0.05,
+};
+const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+const outDir = process.env.BENCH_OUT ?? fileURLToPath(new URL('../docs/', import.meta.url));
+const say = (line) => process.stderr.write(`bench: ${line}\n`);
 
-async function step(label, fn) {
+/** One phase: wall time and the requests the sandbox answered, per kind, against the minimum. */
+async function phase(name, counter, minimum, fn) {
+  counter.take();
   const started = performance.now();
   const value = await fn();
-  return { label, ms: performance.now() - started, value };
+  const wallMs = performance.now() - started;
+  const { counts } = counter.take();
+  const requests = sum(counts);
+  const boundMs = (requests / settings.parallelism) * settings.latencyMs;
+  say(
+    `${name}: ${requests} requests (minimum ${sum(minimum)}), ${wallMs.toFixed(0)} ms (bound ${boundMs.toFixed(0)} ms)`,
+  );
+  return {
+    value,
+    row: {
+      phase: name,
+      wallMs,
+      boundMs,
+      requests,
+      minimum: sum(minimum),
+      perKind: counts,
+      minimumPerKind: minimum,
+    },
+  };
 }
 
-const rows = [];
-for (const latencyMs of latencies) {
-  for (const n of sizes) {
-    const sandbox = await startSandbox({
-      port: 0,
-      config: { registry: { policies: [{ Name: 'service-read' }] }, faults: { latencyMs } },
-    });
-    const env = { ...process.env, ...sandbox.env() };
-    const dir = manifest(n);
-    const total = 5 * n + 1;
-    try {
-      const load = await step('validate', async () => {
-        const loaded = await loadManifest([dir], { env });
-        // What `converge validate` does after loading: complete keys, from settings alone.
-        desiredObjects(loaded, connect(loaded, { env }));
-        return loaded;
-      });
-      const manifest = load.value;
-      rows.push({ n, latencyMs, step: 'validate', ms: load.ms, requests: {} });
-      // Each step gets connections of its own, so its request counts are its own.
-      const measure = async (label, fn) => {
-        const connections = connect(manifest, { env });
-        try {
-          const r = await step(label, () => fn(connections));
-          rows.push({ n, latencyMs, step: label, ms: r.ms, requests: connections.requestCounts() });
-          return r.value;
-        } finally {
-          await connections.close();
-        }
-      };
-      const plan = await measure('plan (all new)', async (c) => {
-        const run = await planRun(manifest, { env, parallelism, connections: c });
-        return run.plan;
-      });
-      await measure('apply', async (c) => {
-        const r = await apply({ plan, connections: c }, { parallelism });
-        if (r.counts.applied !== total) throw new Error(`applied ${r.counts.applied} of ${total}`);
-      });
-      await measure('plan (no changes)', async (c) => {
-        const { plan: p } = await planRun(manifest, { env, parallelism, connections: c });
-        if (p.summary.noop !== total)
-          throw new Error(`expected ${total} unchanged: ${JSON.stringify(p.summary)}`);
-      });
-    } finally {
-      await sandbox.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+async function servicePhases() {
+  const counter = requestCounter();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-'));
+  const sandbox = await startSandbox({
+    port: 0,
+    log: counter.log,
+    config: { registry: { policies: [{ Name: 'service-read' }] }, faults: { latencyMs: settings.latencyMs } },
+  });
+  const env = { ...process.env, ...sandbox.env(), CONVERGE_STATE_DIR: dir };
+  const { parallelism } = settings;
+  const rows = [];
+  try {
+    const n = writeWorkload(path.join(dir, 'manifest'), settings.sizes);
+    const total = sum(n);
+    const manifest = await loadManifest([path.join(dir, 'manifest')], { env });
+    const plan = async () => {
+      const run = await planRun(manifest, { env, parallelism });
+      await run.connections.close();
+      return run.plan;
+    };
+    const applyPlan = async (p) => {
+      const connections = connect(manifest, { env });
+      try {
+        return await apply({ plan: p, connections }, { parallelism });
+      } finally {
+        await connections.close();
+      }
+    };
+    const expect = (ok, what) => {
+      if (!ok) throw new Error(what);
+    };
+
+    const cold = await phase('cold plan', counter, minimumRequests('plan', n), plan);
+    expect(cold.value.summary.create === total, `cold plan: ${JSON.stringify(cold.value.summary)}`);
+    rows.push(cold.row);
+    const created = await phase('apply (create)', counter, minimumRequests('apply', n, { changed: n }), () =>
+      applyPlan(cold.value),
+    );
+    expect(created.value.counts.applied === total, `apply: ${JSON.stringify(created.value.counts)}`);
+    rows.push(created.row);
+    const warm = await phase(
+      'warm plan',
+      counter,
+      minimumRequests('plan', n, { existing: n.Workspace || 1 }),
+      plan,
+    );
+    expect(warm.value.summary.noop === total, `warm plan: ${JSON.stringify(warm.value.summary)}`);
+    rows.push(warm.row);
+
+    const connections = connect(manifest, { env });
+    counter.take();
+    const changed = await drift(connections, n, settings.driftShare).finally(() => connections.close());
+    const changedTotal = sum(changed);
+    const drifted = await phase(
+      'drift plan',
+      counter,
+      minimumRequests('plan', n, { existing: n.Workspace || 1, drifted: changed.Job }),
+      plan,
+    );
+    expect(
+      drifted.value.summary.update === changedTotal,
+      `drift plan: ${JSON.stringify(drifted.value.summary)}`,
+    );
+    rows.push(drifted.row);
+    const repaired = await phase('apply (update)', counter, minimumRequests('apply', n, { changed }), () =>
+      applyPlan(drifted.value),
+    );
+    expect(
+      repaired.value.counts.applied === changedTotal,
+      `repair: ${JSON.stringify(repaired.value.counts)}`,
+    );
+    rows.push(repaired.row);
+    return { declared: n, drifted: changed, phases: rows };
+  } finally {
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const header = [
-  'each of roles, workspaces, groups, users, jobs',
-  'latency',
-  'step',
-  'time',
-  'registry requests',
-  'workspaces requests',
-  'secrets requests',
-  'scheduler requests',
-];
-const lines = rows.map((r) => [
-  `${r.n}`,
-  `${r.latencyMs} ms`,
-  r.step,
-  `${r.ms.toFixed(0)} ms`,
-  String(r.requests.registry ?? 0),
-  String(r.requests.workspaces ?? 0),
-  String(r.requests.secrets ?? 0),
-  String(r.requests.scheduler ?? 0),
-]);
-const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-const fmt = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
-console.log(`parallelism ${parallelism}\n`);
-console.log(fmt(header));
-for (const l of lines) console.log(fmt(l));
+const started = performance.now();
+const results = { settings, machine: machine() };
+say(
+  `service phases (${JSON.stringify(settings.sizes)}, ${settings.latencyMs} ms, parallelism ${settings.parallelism})`,
+);
+results.services = await servicePhases();
+if (!skip.has('startup')) {
+  say('start-up');
+  results.startup = measureStartup();
+}
+if (!skip.has('cpu')) {
+  say(`CPU and memory, ${settings.cpuRoles} roles`);
+  results.cpu = await measureCpu(settings.cpuRoles);
+}
+if (!skip.has('faults')) {
+  say('faults and rate limit');
+  results.faults = await faultRuns(settings);
+}
+results.totalSeconds = (performance.now() - started) / 1000;
+const written = writeReport(outDir, results);
+say(`wrote ${written.join(', ')} in ${results.totalSeconds.toFixed(0)} s`);
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
+}

@@ -62,6 +62,33 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
   return groups;
 }
 
+type ListScope = { namespace?: string; connection?: string };
+type CreatePreview = Awaited<ReturnType<NonNullable<AnyResourceKind['previewCreate']>>>;
+type ListOnce = (kind: AnyResourceKind, scope: ListScope) => Promise<Observed[]>;
+
+/** One `list` per kind and scope per plan: the reads of declared objects and a prune share it. */
+function listOnce(ctx: KindContext): ListOnce {
+  const lists = new Map<string, Promise<Observed[]>>();
+  return (kind, scope) => {
+    const id = JSON.stringify([kind.kind, scope.connection ?? null, scope.namespace ?? null]);
+    let list = lists.get(id);
+    if (!list) lists.set(id, (list = kind.list!(ctx, scope)));
+    return list;
+  };
+}
+
+/** Work started per object as soon as its read landed; awaited together at the end (never unhandled). */
+class FollowUps {
+  private readonly pending: Promise<void>[] = [];
+  add(work: Promise<void>): void {
+    work.catch(() => {});
+    this.pending.push(work);
+  }
+  async done(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+}
+
 function mustKind(lookup: KindLookup, kind: string): AnyResourceKind {
   const k = lookup(kind);
   if (!k) throw new Error(`unknown kind ${kind}`);
@@ -69,19 +96,33 @@ function mustKind(lookup: KindLookup, kind: string): AnyResourceKind {
 }
 
 /** Reads live state for every desired object; returns a map from address to observation. */
+/**
+ * Reads every desired object (a list per scope where it saves requests). `then` starts each object's
+ * next step (details, a create's preview) as soon as that object's read landed, so one kind's plans
+ * overlap another kind's lists instead of waiting for the slowest list of the run.
+ */
 async function observeAll(
   desired: readonly Desired[],
   lookup: KindLookup,
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
+  list: ListOnce,
+  then: (d: Desired, observed: Observed | undefined) => (() => Promise<Observed>) | undefined,
   onProgress?: (done: number, total: number) => void,
 ): Promise<Map<string, Observed | undefined>> {
   const observed = new Map<string, Observed | undefined>();
   const groups = [...groupBy(desired, (d) => scopeKey(d.key)).values()];
+  const followUps = new FollowUps();
   let done = 0;
   const finish = (n: number) => {
     done += n;
     onProgress?.(done, desired.length);
+  };
+  // Queued, not awaited, inside a read's slot: a slot never waits for another slot.
+  const landed = (d: Desired, o: Observed | undefined) => {
+    observed.set(addressOf(d.key), o);
+    const next = then(d, o);
+    if (next) followUps.add(limit(async () => void observed.set(addressOf(d.key), await next())));
   };
   await Promise.all(
     groups.flatMap((group) => {
@@ -94,11 +135,11 @@ async function observeAll(
               ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
               ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
             };
-            const live = await kind.list!(ctx, scope);
+            const live = await list(kind, scope);
             const byName = new Map(live.map((o) => [o.key.name, o]));
             for (const d of group) {
               const o = byName.get(d.key.name);
-              observed.set(addressOf(d.key), o ? { ...o, key: d.key } : undefined);
+              landed(d, o ? { ...o, key: d.key } : undefined);
             }
             finish(group.length);
           }),
@@ -106,12 +147,13 @@ async function observeAll(
       }
       return group.map((d) =>
         limit(async () => {
-          observed.set(addressOf(d.key), await kind.observe(ctx, d.key));
+          landed(d, await kind.observe(ctx, d.key));
           finish(1);
         }),
       );
     }),
   );
+  await followUps.done();
   return observed;
 }
 
@@ -224,6 +266,7 @@ async function previewCreates(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
+  ready: ReadonlyMap<string, Promise<CreatePreview>>,
 ): Promise<void> {
   await Promise.all(
     changes.map((c) =>
@@ -231,7 +274,8 @@ async function previewCreates(
         const kind = mustKind(lookup, c.key.kind);
         if (c.action !== 'create' || !kind.previewCreate || !c.desired) return;
         const d = c.desired;
-        const preview = await kind.previewCreate(ctx, d);
+        // Usually asked already, as soon as the read found nothing (see buildPlan).
+        const preview = await (ready.get(c.address) ?? kind.previewCreate(ctx, d));
         if (preview.notes?.length) c.notes = [...(c.notes ?? []), ...preview.notes];
         for (const p of preview.problems ?? [])
           problems.push({
@@ -244,25 +288,8 @@ async function previewCreates(
   );
 }
 
-/** Reads a kind needs only for some objects, once the objects themselves were read. */
-async function readAllDetails(
-  desired: readonly Desired[],
-  observed: Map<string, Observed | undefined>,
-  lookup: KindLookup,
-  ctx: KindContext,
-  limit: ReturnType<typeof pLimit>,
-): Promise<void> {
-  await Promise.all(
-    desired.map((d) =>
-      limit(async () => {
-        const kind = mustKind(lookup, d.key.kind);
-        const o = observed.get(addressOf(d.key));
-        if (!kind.readDetails || !o || d.ensure === 'absent') return;
-        observed.set(addressOf(d.key), await kind.readDetails(ctx, d, o));
-      }),
-    ),
-  );
-}
+/** Whole reads of prune candidates (see `readWhole`) run at most this many at once per scope. */
+const WHOLE_READ_CONCURRENCY = 8;
 
 /** Keys and scopes are compared after `effectiveNamespace` filled in what the manifest left out. */
 function inScope(key: ResourceKey, scope: PruneScope): boolean {
@@ -296,6 +323,7 @@ async function pruneCandidates(
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
   managed: ReadonlySet<string> | undefined,
+  list: ListOnce,
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
   const owned = (kind: AnyResourceKind, o: Observed, scope: PruneScope) =>
@@ -308,15 +336,21 @@ async function pruneCandidates(
         if (!kind.list || !kind.owns) {
           throw new Error(`kind ${scope.kind} cannot be pruned: it has no way to list or to tell ownership`);
         }
-        const live = await kind.list(ctx, {
+        const live = await list(kind, {
           ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
           ...(scope.connection === undefined ? {} : { connection: scope.connection }),
         });
         const declared = desired.filter((d) => inScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
-        const doomed = live.filter(
+        const orphans = live.filter(
           (o) => owned(kind, o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
         );
+        // A deletion is shown with the object as a read gives it, where the list gives less.
+        const readWhole = kind.readWhole?.bind(kind);
+        const wholeLimit = pLimit(WHOLE_READ_CONCURRENCY);
+        const doomed = readWhole
+          ? await Promise.all(orphans.map((o) => wholeLimit(() => readWhole(ctx, o))))
+          : orphans;
         if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
             key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
@@ -395,17 +429,37 @@ export async function buildPlan(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
   );
-  await Promise.all(
+  const checks = Promise.all(
     [...byKind].map(([kindName, group]) =>
       limit(async () => {
         const kind = mustKind(lookup, kindName);
-        if (kind.check) problems.push(...(await kind.check(ctx, group)));
+        return kind.check ? kind.check(ctx, group) : [];
       }),
     ),
   );
 
-  const observed = await observeAll(desired, lookup, ctx, limit, options.onProgress);
-  await readAllDetails(desired, observed, lookup, ctx, limit);
+  // The checks and the reads overlap (neither needs the other); each object's details, or a new
+  // object's preview, follow its own read at once.
+  const list = listOnce(ctx);
+  const previews = new Map<string, Promise<CreatePreview>>();
+  const observing = observeAll(desired, lookup, ctx, limit, list, (d, o) => {
+    const kind = mustKind(lookup, d.key.kind);
+    if (d.ensure === 'absent') return undefined;
+    if (o && kind.readDetails) {
+      const readDetails = kind.readDetails.bind(kind);
+      return () => readDetails(ctx, d, o);
+    }
+    if (!o && kind.previewCreate) {
+      const previewCreate = kind.previewCreate.bind(kind);
+      const preview = limit(() => previewCreate(ctx, d));
+      preview.catch(() => {});
+      previews.set(addressOf(d.key), preview);
+    }
+    return undefined;
+  });
+  const [checked, observed] = await Promise.all([checks, observing]);
+  // Plan-time checks are reported first: they point at the manifest.
+  problems.push(...checked.flat());
   const changes = desired.map((d) => {
     const { change, problems: found } = changeFor(
       d,
@@ -416,7 +470,7 @@ export async function buildPlan(
     problems.push(...found);
     return change;
   });
-  await previewCreates(changes, lookup, ctx, limit, problems);
+  await previewCreates(changes, lookup, ctx, limit, problems, previews);
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {
@@ -438,6 +492,7 @@ export async function buildPlan(
       limit,
       problems,
       options.managed,
+      list,
     );
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
   }

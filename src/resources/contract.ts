@@ -271,6 +271,11 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    */
   list?(ctx: KindContext, scope: { namespace?: string; connection?: string }): Promise<Observed<Live>[]>;
   /**
+   * For kinds whose `list` answers with less than `observe` (the job list has no group counts): the
+   * object read whole, before a prune shows it for deletion. Only prune candidates pay the read.
+   */
+  readWhole?(ctx: KindContext, listed: Observed<Live>): Promise<Observed<Live>>;
+  /**
    * Further reads that only some desired objects need (a workspace's current state, when the
    * manifest seeds one), after `observe`/`list`. Returns the observation to compare against.
    */

@@ -144,6 +144,18 @@ describe('scheduler', () => {
     await client.close();
   });
 
+  it('refuses a job list whose Meta (where the ownership marker is read) holds a non-string value', async () => {
+    const address = await hostileService({
+      'GET /v1/jobs': { body: [{ ID: 'web', Meta: { 'converge-managed': { toString: 'true' } } }] },
+    });
+    const client = SchedulerClient.fromConnection({ address, ...fast });
+    await shapeError(
+      client.listJobs({ namespace: 'default', meta: true }),
+      'scheduler: GET /v1/jobs?meta=true&namespace=default → 200 unexpected response: /0/Meta/converge-managed must be string',
+    );
+    await client.close();
+  });
+
   it('refuses a plan whose task group diffs are an object, deep in the diff too', async () => {
     const address = await hostileService({
       'POST /v1/job/web/plan': {

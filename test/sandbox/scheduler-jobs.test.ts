@@ -501,6 +501,28 @@ describe('list', () => {
     ]);
   });
 
+  it("carries each job's Meta only when asked with meta=true, and leaves it out for a job without one", async () => {
+    await register(api, jobSpec('lst-meta', { web: 1 }, { Meta: { owner: 'team-a', 'managed-by': 'x' } }));
+    const plain = await getJson<Json[]>(api, '/v1/jobs?prefix=lst-');
+    expect(plain.every((j) => !('Meta' in j))).toBe(true);
+
+    const withMeta = await getJson<Json[]>(api, '/v1/jobs?prefix=lst-&meta=true');
+    const byId = new Map(withMeta.map((j) => [j.ID, j]));
+    expect(byId.get('lst-meta')!.Meta).toEqual({ owner: 'team-a', 'managed-by': 'x' });
+    // The real stub's Meta is `omitempty`: a job with no Meta has no key, even when asked.
+    expect('Meta' in byId.get('lst-a')!).toBe(false);
+    // Go's ParseBool spellings; an empty value is the same as leaving the parameter out.
+    expect((await getJson<Json[]>(api, '/v1/jobs?prefix=lst-meta&meta=1'))[0]!.Meta).toBeDefined();
+    expect('Meta' in (await getJson<Json[]>(api, '/v1/jobs?prefix=lst-meta&meta=false'))[0]!).toBe(false);
+    expect('Meta' in (await getJson<Json[]>(api, '/v1/jobs?prefix=lst-meta&meta='))[0]!).toBe(false);
+  });
+
+  it('refuses a meta value that is not a boolean with 400', async () => {
+    const res = await api('GET', '/v1/jobs?meta=yes%0Aplease');
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('Failed to parse value of "meta"');
+  });
+
   it('reads in a namespace need ?namespace=', async () => {
     expect((await api('GET', '/v1/job/lst-c')).status).toBe(404);
     expect((await getJson(api, '/v1/job/lst-c?namespace=team-b')).Namespace).toBe('team-b');

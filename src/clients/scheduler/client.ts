@@ -54,7 +54,7 @@ import type {
   JobSummary,
   JobVersions,
   JobWriteResponse,
-  ListOptions,
+  JobListOptions,
   NamespaceOption,
   ParseOptions,
   PeriodicForceResponse,
@@ -105,16 +105,19 @@ export class SchedulerClient extends HttpServiceClient {
   // ---- jobs ----
 
   /** `GET /v1/jobs`: list items (headers and summary, not whole jobs). Namespace `'*'` lists all. */
-  async listJobs(options: ListOptions = {}): Promise<JobListItem[]> {
+  async listJobs(options: JobListOptions = {}): Promise<JobListItem[]> {
     return (await this.listJobsWithIndex(options)).value;
   }
 
-  async listJobsWithIndex(options: ListOptions = {}): Promise<Indexed<JobListItem[]>> {
+  async listJobsWithIndex(options: JobListOptions = {}): Promise<Indexed<JobListItem[]>> {
     const res = await this.http.requestJson<JobListItem[] | null>(
       {
         method: 'GET',
         path: '/v1/jobs',
-        ...this.reads.request(options, { prefix: options.prefix || undefined }),
+        ...this.reads.request(options, {
+          prefix: options.prefix || undefined,
+          meta: options.meta ? 'true' : undefined,
+        }),
       },
       JobListShape,
     );

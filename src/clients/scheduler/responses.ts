@@ -73,11 +73,15 @@ export const JobSummaryShape = Type.Object({
   ),
 });
 
-/** `GET /v1/jobs`: list items, filtered on `Stop` and `ParentID`, then read by `ID`. */
+/**
+ * `GET /v1/jobs`: list items, filtered on `Stop` and `ParentID`; with `meta=true` each carries the
+ * job's `Meta` (string values only: it is the ownership marker's place, and the service's own type).
+ */
 export const JobListShape = nullable(
   Type.Array(
     Type.Object({
       ID: Type.String(),
+      Meta: OptionalNullable(Type.Record(Type.String(), Type.String())),
       ParentID: Optional(Type.String()),
       Namespace: Optional(Type.String()),
       Type: Optional(Type.String()),

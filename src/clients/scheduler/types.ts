@@ -69,6 +69,8 @@ export interface JobListItem extends JsonObject {
   ModifyIndex?: number;
   JobModifyIndex?: number;
   JobSummary?: JobSummary;
+  /** Only when the list was asked with `meta: true`, and left out for a job without Meta. */
+  Meta?: Record<string, string> | null;
 }
 
 export interface TaskGroupSummary {
@@ -391,6 +393,11 @@ export interface StopOptions extends NamespaceOption {
 
 export interface ListOptions extends BlockingOptions {
   prefix?: string;
+}
+
+export interface JobListOptions extends ListOptions {
+  /** `meta=true` (the service since Nomad 1.6): each item carries its job's `Meta`. */
+  meta?: boolean;
 }
 
 export interface AllOption extends BlockingOptions {

@@ -14,7 +14,7 @@
 import pLimit from 'p-limit';
 import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/index.js';
-import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
+import type { Job, JobListItem, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
 import { exportJob } from './job-export.js';
@@ -42,10 +42,50 @@ export interface JobLive {
   plan?: PlanResponse;
   /** Why the service refused to plan the manifest's job (a wrong field type, a missing namespace). */
   refused?: string;
+  /**
+   * `job` is the list's item (header fields, Meta, group names), not the whole job: enough to tell
+   * ownership, the check-and-set index and that nothing changed; the whole job is read only when a
+   * change needs it (see readDetails).
+   */
+  fromList?: true;
 }
 
 /** Reads of whole jobs for a list run at most this many at once. */
 const LIST_READ_CONCURRENCY = 8;
+
+/**
+ * A list item as a job: its header fields, its Meta (the ownership marker) and its groups by name
+ * (from the summary, without counts). Datacenters and counts are not in it.
+ */
+function jobFromListItem(item: JobListItem): Job {
+  const { ID, Name, Namespace, Type, Priority, Status, Stop, ParentID, SubmitTime, JobModifyIndex } = item;
+  const groups = Object.keys(item.JobSummary?.Summary ?? {}).sort();
+  return Object.fromEntries(
+    Object.entries({
+      ID,
+      Name,
+      Namespace,
+      Type,
+      Priority,
+      Status,
+      Stop,
+      ParentID,
+      SubmitTime,
+      JobModifyIndex,
+      Meta: item.Meta ?? null,
+      TaskGroups: groups.map((Name) => ({ Name })),
+    }).filter(([, v]) => v !== undefined),
+  ) as Job;
+}
+
+/**
+ * Whether the list's items carry Meta: the service honours `meta=true` (Nomad 1.6 and later) when any
+ * item has the key. It leaves the key out for a job without Meta (`omitempty`), so then a missing key
+ * means no marker; when no item has it (an older service, or no job has Meta) every job is read.
+ */
+function listCarriesMeta(items: readonly JobListItem[]): boolean {
+  return items.some((item) => item.Meta !== undefined && item.Meta !== null);
+}
 
 function client(ctx: KindContext, key: Pick<ResourceKey, 'connection'>): SchedulerClient {
   return ctx.client(schedulerService, key.connection);
@@ -136,6 +176,15 @@ async function planOrRefusal(
   }
 }
 
+/**
+ * The whole job for an object observed from the list; the list's item stays when the job went away
+ * since (the plan then meets the missing job where it registers).
+ */
+async function wholeJob(ctx: KindContext, observed: Observed<JobLive>): Promise<Observed<JobLive>> {
+  const job = await client(ctx, observed.key).readJob(observed.key.name, call(ctx, observed.key));
+  return job ? observedOf(observed.key, job) : observed;
+}
+
 function requireJob(desired: Desired<JobSpec>): Job {
   const job = localOf(desired).job;
   // The planner refuses plans with problems, and a text spec that failed to parse is one.
@@ -213,32 +262,48 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     const c = client(ctx, scope);
     const namespace = scope.namespace ?? DEFAULT_JOB_NAMESPACE;
     const opts = { namespace, ...(ctx.signal ? { signal: ctx.signal } : {}) };
-    // List items carry no Meta (the ownership marker): each job is read whole, a few at a time.
-    const items = (await c.listJobs(opts)).filter(isDeclarable);
+    const keyOf = (id: string): ResourceKey => ({
+      kind: 'Job',
+      name: id,
+      namespace,
+      ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
+    });
+    // One request: the items carry each job's Meta (the ownership marker) when the service can.
+    const items = (await c.listJobs({ ...opts, meta: true })).filter(isDeclarable);
+    if (listCarriesMeta(items)) {
+      return items.map((item) => {
+        const observed = observedOf(keyOf(item.ID), jobFromListItem(item));
+        return { ...observed, live: { ...observed.live, fromList: true } };
+      });
+    }
+    // A service that ignores meta=true: each job is read whole for its Meta, a few at a time.
     const limit = pLimit(LIST_READ_CONCURRENCY);
     const jobs = await Promise.all(items.map((item) => limit(() => c.readJob(item.ID, opts))));
     return jobs
       .filter((job): job is Job => job !== undefined && isDeclarable(job))
-      .map((job) =>
-        observedOf(
-          {
-            kind: 'Job',
-            name: job.ID,
-            namespace,
-            ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
-          },
-          job,
-        ),
-      );
+      .map((job) => observedOf(keyOf(job.ID), job));
+  },
+
+  async readWhole(ctx, listed) {
+    return listed.live.fromList ? wholeJob(ctx, listed) : listed;
   },
 
   async readDetails(ctx, desired, observed) {
-    const job = jobToSend(desired, observed.live.job);
-    if (!job) return observed;
+    let current = observed;
+    // Kept counts are sent with the job, so they are read before it is planned.
+    if (current.live.fromList && desired.spec.preserveCounts) current = await wholeJob(ctx, current);
+    const job = jobToSend(desired, current.live.job);
+    if (!job) return current;
     const planned = await planOrRefusal(ctx, desired.key, job, true);
-    return 'refused' in planned
-      ? { ...observed, live: { job: observed.live.job, refused: planned.refused } }
-      : observedOf(observed.key, observed.live.job, planned.plan);
+    if ('refused' in planned) return { ...current, live: { ...current.live, refused: planned.refused } };
+    // An unchanged job needs nothing more than the list told; a change is shown against the whole
+    // live job (a removed group as it was, values typed as stored), at the index the plan was made on.
+    if (current.live.fromList && planned.plan.Diff?.Type !== 'None') current = await wholeJob(ctx, current);
+    return {
+      ...observedOf(current.key, current.live.job, planned.plan),
+      ...(current.live.fromList ? { live: { ...current.live, plan: planned.plan } } : {}),
+      ...(observed.version !== undefined ? { version: observed.version } : {}),
+    };
   },
 
   async previewCreate(ctx, desired) {

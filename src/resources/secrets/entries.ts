@@ -7,6 +7,7 @@
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
+import { sharedConfigRead } from './config-reads.js';
 import type {
   KindContext,
   Observed,
@@ -73,25 +74,13 @@ async function unlessMountMissing<T>(read: Promise<T>, fallback: T): Promise<T> 
 
 /**
  * Whether a mount exists: one configuration read per run, connection and mount, however many objects
- * and kinds (groups and users) ask. Keyed by the run's context, so a later run reads again.
+ * and kinds (groups, users, the configuration itself) ask (see ./config-reads.ts).
  */
-const mountReads = new WeakMap<KindContext, Map<string, Promise<boolean>>>();
-
 function mountExists(ctx: KindContext, connection: string | undefined, mount: string): Promise<boolean> {
-  let reads = mountReads.get(ctx);
-  if (!reads) mountReads.set(ctx, (reads = new Map()));
-  const id = `${connection ?? ''}\u0000${mount}`;
-  let read = reads.get(id);
-  if (!read) {
-    read = unlessMountMissing(
-      secretsClient(ctx, { ...(connection !== undefined ? { connection } : {}) })
-        .readLdapConfig(mount, callOptions(ctx))
-        .then(() => true),
-      false,
-    );
-    reads.set(id, read);
-  }
-  return read;
+  return unlessMountMissing(
+    sharedConfigRead(ctx, connection, mount).then(() => true),
+    false,
+  );
 }
 
 /** The parts of the two kinds that do not depend on what an entry holds. */

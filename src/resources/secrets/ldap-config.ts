@@ -19,6 +19,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
+import { configReadForObserve } from './config-reads.js';
 import type {
   AttributeDiff,
   Comparison,
@@ -254,10 +255,8 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
   validateSpec: configRules,
 
   async observe(ctx, key) {
-    const live = await secretsClient(ctx, key).readLdapConfig(
-      key.name,
-      ctx.signal ? { signal: ctx.signal } : {},
-    );
+    // The plan-time mount check of this mount's groups and users may have read it already this run.
+    const live = await configReadForObserve(ctx, key.connection, key.name);
     return live && !isUnconfigured(live) ? observedOf(key, live) : undefined;
   },
 

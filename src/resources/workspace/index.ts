@@ -19,6 +19,7 @@ import {
   WorkspaceSpec as WorkspaceSpecSchema,
   workspaceRules,
 } from './schema.js';
+import { sharedWorkspaceList, takeWorkspaceList, walkWorkspaces } from './shared-list.js';
 import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
@@ -154,7 +155,8 @@ function isNotFound(error: unknown): boolean {
  * the token may not see: the service answers 404 for both) is reported at each object's
  * `metadata.namespace`, or at the document when the organization came from the environment. One
  * request: the project list when some object names a project (a missing organization answers it
- * with 404 too), else a read of the organization.
+ * with 404 too); else, for several objects, the workspace list the planner reads anyway (shared, see
+ * ./shared-list.ts); else a read of the organization.
  */
 async function checkOrganization(
   ctx: KindContext,
@@ -165,7 +167,15 @@ async function checkOrganization(
   const org = organizationOf(ctx, first.key);
   const named = group.filter((d) => namedProject(d) !== undefined);
   const projects = named.length > 0 ? await projectsUnlessMissing(c, org) : undefined;
-  const exists = named.length > 0 ? projects !== undefined : (await c.readOrganization(org)) !== undefined;
+  // The planner lists a scope for two objects or more (one is read by name, which tells nothing).
+  const listed = () =>
+    sharedWorkspaceList(ctx, first.key.connection, org, walkWorkspaces(c, org, READ_INCLUDES, isNotFound));
+  const exists =
+    named.length > 0
+      ? projects !== undefined
+      : group.length > 1
+        ? (await listed()) !== undefined
+        : (await c.readOrganization(org)) !== undefined;
   if (!exists) return group.map((d) => missingOrganizationProblem(d, org));
   const names = new Set((projects ?? []).map((p) => p.name));
   return named
@@ -291,12 +301,15 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
     const c = ctx.client(workspacesService, scope.connection);
     const org = scope.namespace ?? c.defaultOrganization;
     if (!org) throw new Error('no organization to list workspaces in: set CONVERGE_WORKSPACES_ORGANIZATION');
-    const workspaces = await c.listWorkspaces(org, { include: READ_INCLUDES }).catch((error: unknown) => {
-      // No such organization (or not one this token sees): nothing lives there to compare or prune;
-      // the check reports it for the objects the manifest declares in it.
-      if (isNotFound(error)) return [];
-      throw error;
-    });
+    // No such organization (or not one this token sees): nothing lives there to compare or prune;
+    // the check reports it for the objects the manifest declares in it.
+    const workspaces =
+      (await takeWorkspaceList(
+        ctx,
+        scope.connection,
+        org,
+        walkWorkspaces(c, org, READ_INCLUDES, isNotFound),
+      )) ?? [];
     return workspaces.map((w) =>
       observedOf(
         {

@@ -168,9 +168,17 @@ class SchedulerHandlers {
       visible = (n) => n === ns;
     }
     const prefix = req.query.get('prefix') ?? '';
+    // The real `parseBool(req, "meta")` (Nomad 1.6 and later): each stub then carries the job's Meta.
+    const rawMeta = req.query.get('meta');
+    const withMeta = rawMeta === null || rawMeta === '' ? false : parseGoBool(rawMeta);
+    if (withMeta === undefined)
+      throw new SchedulerError(
+        400,
+        `Failed to parse value of "meta" (${rawMeta}) as a bool: strconv.ParseBool: parsing "${rawMeta}": invalid syntax`,
+      );
     const result = await blockOn(req, opts, this.store.changes, () => ({
       index: this.store.tableIndex('jobs'),
-      value: this.store.listJobs(visible, prefix).map((j) => this.listItem(j)),
+      value: this.store.listJobs(visible, prefix).map((j) => this.listItem(j, withMeta)),
     }));
     return schedulerJson(req, result.value, queryMetaHeaders(result.index));
   }
@@ -359,8 +367,13 @@ class SchedulerHandlers {
 
   // ---- helpers ----
 
-  /** A job list item: the job's header fields plus its summary. */
-  private listItem(job: Json): Json {
+  /**
+   * A job list item: the job's header fields plus its summary; with `meta=true` also the job's Meta,
+   * left out when empty as the real stub's `json:",omitempty"` does.
+   */
+  private listItem(job: Json, withMeta: boolean): Json {
+    const meta = job.Meta as Record<string, unknown> | null | undefined;
+    const hasMeta = withMeta && meta !== null && meta !== undefined && Object.keys(meta).length > 0;
     const pick = (...keys: string[]) => Object.fromEntries(keys.map((k) => [k, job[k]]));
     return {
       ...pick('ID', 'ParentID', 'Name', 'Namespace', 'Datacenters', 'Type', 'Priority', 'Stop', 'Status'),
@@ -370,6 +383,7 @@ class SchedulerHandlers {
       ParameterizedJob:
         job.ParameterizedJob !== null && job.ParameterizedJob !== undefined && job.Dispatched !== true,
       JobSummary: this.store.summary(job.Namespace as string, job.ID as string),
+      ...(hasMeta ? { Meta: meta } : {}),
     };
   }
 }
