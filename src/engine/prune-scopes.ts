@@ -3,7 +3,7 @@
  * never wider, so deletion stays something the manifest and the operator both asked for.
  */
 import { type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
-import type { Desired, PruneScope } from '../resources/contract.js';
+import { type Desired, isNamespaced, isPrunable, type PruneScope } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import type { SettingsOf } from './desired.js';
 
@@ -24,7 +24,7 @@ export function pruneScopes(
   for (const p of manifest.pruneScopes) {
     const kind = catalog.kind(p.kind);
     let namespace = p.namespace;
-    if (namespace === undefined && kind?.effectiveNamespace) {
+    if (namespace === undefined && isNamespaced(kind)) {
       try {
         namespace = kind.effectiveNamespace(
           {
@@ -53,7 +53,7 @@ export function pruneScopes(
   if (problems.length > 0) throw new ManifestError(problems);
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);
-    if (kind?.ownership !== 'marker' || !kind.owns || !kind.list) continue;
+    if (!isPrunable(kind) || kind.ownership !== 'marker') continue;
     const scope: PruneScope = {
       kind: d.key.kind,
       ...(d.key.namespace !== undefined ? { namespace: d.key.namespace } : {}),

@@ -10,7 +10,18 @@ import {
   type AttributeDiff,
   addressOf,
   type Desired,
+  desiredAttributes,
+  hasDependencies,
+  hasDetailReads,
+  hasLocalFiles,
+  hasServerSidePlan,
+  hasServiceChecks,
+  hasWriteOnlyAttributes,
+  isListable,
+  isNamespaced,
+  isPrunable,
   type KindContext,
+  liveAttributes,
   type Observed,
   type PlanProblem,
   type PruneScope,
@@ -75,14 +86,14 @@ async function observeAll(
     groups.flatMap((group) => {
       const first = group[0]!;
       const kind = mustKind(lookup, first.key.kind);
-      if (group.length > 1 && kind.list) {
+      if (group.length > 1 && isListable(kind)) {
         return [
           limit(async () => {
             const scope = {
               ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
               ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
             };
-            const live = await kind.list!(ctx, scope);
+            const live = await kind.list(ctx, scope);
             const byName = new Map(live.map((o) => [o.key.name, o]));
             for (const d of group) {
               const o = byName.get(d.key.name);
@@ -107,14 +118,19 @@ function sourceOf(d: Desired): string | undefined {
   return d.resource ? formatPosition(d.resource.source) : undefined;
 }
 
+/** What the kind's service calls its namespace, for headings, when it says. */
+function namespaceLabelOf(kind: AnyResourceKind): { namespaceLabel?: string } {
+  return isNamespaced(kind) && kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {};
+}
+
 /** What every change about a live object carries: the object, its id, version and attributes. */
 function liveFields(kind: AnyResourceKind, observed: Observed) {
   return {
     observed,
-    before: maskAttributes(secretPaths(kind), kind.describe(observed)),
+    before: maskAttributes(secretPaths(kind), liveAttributes(kind, observed)),
     ...(observed.id ? { id: observed.id } : {}),
     ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
-    ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
+    ...namespaceLabelOf(kind),
   };
 }
 
@@ -122,12 +138,13 @@ function changeFor(
   d: Desired,
   kind: AnyResourceKind,
   observed: Observed | undefined,
+  serverPlan: unknown,
   digests: WriteOnlyDigests | undefined,
 ): { change: Change; problems: PlanProblem[] } {
   const base = {
     address: addressOf(d.key),
     key: d.key,
-    ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
+    ...namespaceLabelOf(kind),
     dependsOn: [] as string[],
     desired: d,
     diffs: [] as AttributeDiff[],
@@ -142,14 +159,15 @@ function changeFor(
     return { change, problems: [] };
   }
   const secrets = secretPaths(kind);
-  const after = maskAttributes(secrets, kind.render(d));
+  const after = maskAttributes(secrets, desiredAttributes(kind, d));
+  const withWriteOnly = hasWriteOnlyAttributes(kind);
   if (!observed) {
-    const created = kind.writeOnly?.length ? { ...d, changedWriteOnly: [...kind.writeOnly] } : d;
+    const created = withWriteOnly ? { ...d, changedWriteOnly: [...kind.writeOnly] } : d;
     return { change: { ...base, desired: created, action: 'create', after }, problems: [] };
   }
-  const comparison = kind.compare(d, observed);
+  const comparison = kind.compare(d, observed, serverPlan);
   // Write-only values are never read back: whether they changed is told by their digests alone.
-  const writeOnly = kind.writeOnly?.length
+  const writeOnly = withWriteOnly
     ? compareWriteOnly(kind, addressOf(d.key), d, digests)
     : { diffs: [], changed: [] };
   const diffs = [...comparison.diffs.filter((diff) => !isWriteOnlyDiff(kind, diff)), ...writeOnly.diffs];
@@ -163,7 +181,8 @@ function changeFor(
     change: {
       ...base,
       ...liveFields(kind, observed),
-      ...(kind.writeOnly?.length ? { desired: { ...d, changedWriteOnly: writeOnly.changed } } : {}),
+      ...(withWriteOnly ? { desired: { ...d, changedWriteOnly: writeOnly.changed } } : {}),
+      ...(serverPlan !== undefined ? { serverPlan } : {}),
       action,
       after,
       diffs: maskDiffs(secrets, diffs),
@@ -217,7 +236,7 @@ async function previewCreates(
     changes.map((c) =>
       limit(async () => {
         const kind = mustKind(lookup, c.key.kind);
-        if (c.action !== 'create' || !kind.previewCreate || !c.desired) return;
+        if (c.action !== 'create' || !hasServerSidePlan(kind) || !c.desired) return;
         const d = c.desired;
         const preview = await kind.previewCreate(ctx, d);
         if (preview.notes?.length) c.notes = [...(c.notes ?? []), ...preview.notes];
@@ -245,11 +264,37 @@ async function readAllDetails(
       limit(async () => {
         const kind = mustKind(lookup, d.key.kind);
         const o = observed.get(addressOf(d.key));
-        if (!kind.readDetails || !o || d.ensure === 'absent') return;
+        if (!hasDetailReads(kind) || !o || d.ensure === 'absent') return;
         observed.set(addressOf(d.key), await kind.readDetails(ctx, d, o));
       }),
     ),
   );
+}
+
+/**
+ * The service's own plan of each object that exists, for kinds whose service plans changes: kept
+ * by address, beside the observation, and handed to the kind's `compare`.
+ */
+async function serverPlans(
+  desired: readonly Desired[],
+  observed: Map<string, Observed | undefined>,
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+): Promise<Map<string, unknown>> {
+  const plans = new Map<string, unknown>();
+  await Promise.all(
+    desired.map((d) =>
+      limit(async () => {
+        const kind = mustKind(lookup, d.key.kind);
+        const o = observed.get(addressOf(d.key));
+        if (!hasServerSidePlan(kind) || !o || d.ensure === 'absent') return;
+        const plan = await kind.serverPlan(ctx, d, o);
+        if (plan !== undefined) plans.set(addressOf(d.key), plan);
+      }),
+    ),
+  );
+  return plans;
 }
 
 /** Keys and scopes are compared after `effectiveNamespace` filled in what the manifest left out. */
@@ -288,7 +333,7 @@ async function pruneCandidates(
     scopes.map((scope) =>
       limit(async () => {
         const kind = mustKind(lookup, scope.kind);
-        if (!kind.list || !kind.owns) {
+        if (!isPrunable(kind)) {
           throw new Error(`kind ${scope.kind} cannot be pruned: it has no way to list or to tell ownership`);
         }
         const live = await kind.list(ctx, {
@@ -298,7 +343,7 @@ async function pruneCandidates(
         const declared = desired.filter((d) => inScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
         const doomed = live.filter(
-          (o) => kind.owns!(o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
+          (o) => kind.owns(o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
         );
         if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
@@ -341,7 +386,7 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
   const edges = new Map<Change, Set<string>>(changes.map((c) => [c, new Set<string>()]));
   for (const c of changes) {
     const kind = mustKind(lookup, c.key.kind);
-    if (!kind.dependencies) continue;
+    if (!hasDependencies(kind)) continue;
     const needs = kind.dependencies({
       key: c.key,
       ...(c.desired ? { desired: c.desired } : {}),
@@ -369,8 +414,12 @@ export async function buildPlan(
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
-  const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) => kind.resolve?.(d));
-  const desired = await refineAll(resolved, lookup, limit, problems, (kind, d) => kind.prepare?.(ctx, d));
+  const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) =>
+    hasLocalFiles(kind) ? kind.resolve(d) : undefined,
+  );
+  const desired = await refineAll(resolved, lookup, limit, problems, (kind, d) =>
+    hasServerSidePlan(kind) ? kind.prepare(ctx, d) : undefined,
+  );
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
@@ -379,18 +428,20 @@ export async function buildPlan(
     [...byKind].map(([kindName, group]) =>
       limit(async () => {
         const kind = mustKind(lookup, kindName);
-        if (kind.check) problems.push(...(await kind.check(ctx, group)));
+        if (hasServiceChecks(kind)) problems.push(...(await kind.check(ctx, group)));
       }),
     ),
   );
 
   const observed = await observeAll(desired, lookup, ctx, limit, options.onProgress);
   await readAllDetails(desired, observed, lookup, ctx, limit);
+  const plans = await serverPlans(desired, observed, lookup, ctx, limit);
   const changes = desired.map((d) => {
     const { change, problems: found } = changeFor(
       d,
       mustKind(lookup, d.key.kind),
       observed.get(addressOf(d.key)),
+      plans.get(addressOf(d.key)),
       options.writeOnly,
     );
     problems.push(...found);

@@ -13,8 +13,13 @@ import type {
   Observed,
   PlanProblem,
   PruneScope,
+  Prunable,
+  RenderDetails,
   ResourceKey,
   ResourceKind,
+  ServiceChecks,
+  SpecRules,
+  Namespaced,
 } from './contract.js';
 
 /** The registry's rule for ServiceName and NodeName: lowercase alphanumerics, `-`, `_`, alphanumeric ends. */
@@ -158,11 +163,15 @@ function roleRules(spec: AclRoleSpec): { pointer: string; message: string }[] {
   ];
 }
 
-export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
+export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
+  Namespaced &
+  SpecRules<AclRoleSpec> &
+  ServiceChecks<AclRoleSpec> &
+  RenderDetails<AclRoleSpec, Role> &
+  Prunable<Role> = {
   kind: 'AclRole',
   service: registryService.name,
   description: 'A registry ACL role: policies, service identities and node identities under one name.',
-  namespaced: true,
   nameSchema: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,256}$',
     description: '1 to 256 letters, digits, "-" or "_"; unique in its namespace',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../src/planner/planner.js';
 import type { AnyResourceKind } from '../../src/resources/contract.js';
-import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
+import { desired, type MemoryKind, memoryKind, memoryStore, noContext } from './memory-kind.js';
 
 function lookupOf(...kinds: AnyResourceKind[]) {
   return (name: string) => kinds.find((k) => k.kind === name);
@@ -153,7 +153,7 @@ describe('planner', () => {
     store.objects.set('Thing/web-kept', { value: {}, version: 1 });
     store.objects.set('Thing/web-stray', { value: {}, version: 1 });
     // Like roles: the service keeps no marker, so everything in the declared scope counts.
-    const kind: AnyResourceKind = { ...memoryKind(store), ownership: 'declared-scope', owns: () => true };
+    const kind: MemoryKind = { ...memoryKind(store), ownership: 'declared-scope', owns: () => true };
     const plan = await buildPlan([desired('Thing', 'web-kept', {})], lookupOf(kind), noContext, {
       prune: [{ kind: 'Thing', name: 'web-things', namePrefix: 'web-' }],
     });

@@ -2,8 +2,8 @@
  * Job: a scheduler job. metadata.name is the job ID, metadata.namespace its namespace (`default` when
  * left out); the spec is the job inline or a job file (see ./job-spec.ts).
  *
- * The comparison is the service's own: every plan sends the job to the scheduler's plan endpoint, a
- * dry run that answers with a structured diff against the stored job (after the service filled in its
+ * The comparison is the service's own: every plan sends the job to the scheduler's plan endpoint (the
+ * kind's server-side plan, kept beside the live job, not inside it), a dry run that answers with a structured diff against the stored job (after the service filled in its
  * defaults, so an unchanged manifest is `noop`), what it would do with allocations, and the
  * `JobModifyIndex` the diff was made against. Apply registers with check-and-set on that index, so a
  * job registered or scaled by someone else after the plan is refused, never overwritten.
@@ -16,7 +16,21 @@ import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/index.js';
 import type { Job, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
-import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import type {
+  Desired,
+  KindContext,
+  LocalFiles,
+  Namespaced,
+  Observed,
+  Prunable,
+  RenderDetails,
+  ResourceKey,
+  ResourceKind,
+  SensitiveAttributes,
+  ServerSidePlan,
+  SpecRules,
+  Versioned,
+} from '../contract.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
 import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
 import {
@@ -35,13 +49,16 @@ import {
 
 export const DEFAULT_JOB_NAMESPACE = 'default';
 
-/** The live job, and after `readDetails` the service's plan of the manifest's job against it. */
+/** The live job. */
 export interface JobLive {
   job: Job;
-  plan?: PlanResponse;
-  /** Why the service refused to plan the manifest's job (a wrong field type, a missing namespace). */
-  refused?: string;
 }
+
+/**
+ * The service's plan of the manifest's job against the live one, or why the service refused to plan
+ * it (a wrong field type, a missing namespace).
+ */
+export type JobServerPlan = { plan: PlanResponse } | { refused: string };
 
 /** Reads of whole jobs for a list run at most this many at once. */
 const LIST_READ_CONCURRENCY = 8;
@@ -58,11 +75,11 @@ function call(ctx: KindContext, key: ResourceKey) {
   return { namespace: namespaceOf(key), ...(ctx.signal ? { signal: ctx.signal } : {}) };
 }
 
-function observedOf(key: ResourceKey, job: Job, plan?: PlanResponse): Observed<JobLive> {
+function observedOf(key: ResourceKey, job: Job): Observed<JobLive> {
   return {
     key,
     id: job.ID,
-    live: plan ? { job, plan } : { job },
+    live: { job },
     ...(job.JobModifyIndex !== undefined ? { version: job.JobModifyIndex } : {}),
   };
 }
@@ -125,7 +142,7 @@ async function planOrRefusal(
   key: ResourceKey,
   job: Job,
   diff: boolean,
-): Promise<{ plan: PlanResponse } | { refused: string }> {
+): Promise<JobServerPlan> {
   try {
     return { plan: await client(ctx, key).planJob(job, { ...call(ctx, key), diff }) };
   } catch (error) {
@@ -142,12 +159,19 @@ function requireJob(desired: Desired<JobSpec>): Job {
   return job;
 }
 
-export const jobKind: ResourceKind<JobSpec, JobLive> = {
+export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
+  Namespaced &
+  Versioned &
+  LocalFiles<JobSpec> &
+  SensitiveAttributes &
+  SpecRules<JobSpec> &
+  ServerSidePlan<JobSpec, JobLive, JobServerPlan> &
+  RenderDetails<JobSpec, JobLive> &
+  Prunable<JobLive> = {
   kind: 'Job',
   service: schedulerService.name,
   description:
     "A scheduler job: inline in the service's own field names, or specFile naming a .json or text (HCL) job. metadata.name is the job ID.",
-  namespaced: true,
   // The job's Version counts spec changes; the check-and-set token is the modify index.
   versionLabel: 'JobModifyIndex',
   namespaceSchema: Type.String({
@@ -231,13 +255,9 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
       );
   },
 
-  async readDetails(ctx, desired, observed) {
+  async serverPlan(ctx, desired, observed) {
     const job = jobToSend(desired, observed.live.job);
-    if (!job) return observed;
-    const planned = await planOrRefusal(ctx, desired.key, job, true);
-    return 'refused' in planned
-      ? { ...observed, live: { job: observed.live.job, refused: planned.refused } }
-      : observedOf(observed.key, observed.live.job, planned.plan);
+    return job ? planOrRefusal(ctx, desired.key, job, true) : undefined;
   },
 
   async previewCreate(ctx, desired) {
@@ -256,10 +276,10 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     };
   },
 
-  compare(desired, observed) {
-    if (observed.live.refused)
-      return { diffs: [], problems: [{ message: observed.live.refused, pointer: '/spec' }] };
-    const plan = observed.live.plan;
+  compare(desired, observed, serverPlan) {
+    if (serverPlan && 'refused' in serverPlan)
+      return { diffs: [], problems: [{ message: serverPlan.refused, pointer: '/spec' }] };
+    const plan = serverPlan?.plan;
     if (!plan) {
       // Only when the job specification itself could not be read or parsed: that problem is reported.
       return { diffs: [], notCompared: 'its job specification has a problem' };
@@ -313,7 +333,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     // The index observed (and, for a saved plan, checked again just before): a register after that
     // moved it, so the service refuses this one. The plan's index is the same unless someone
     // registered between the read and the plan, which then fails the same way.
-    const index = Number(observed.version ?? observed.live.plan?.JobModifyIndex ?? 0);
+    const index = Number(observed.version ?? 0);
     return register(ctx, desired, job, index);
   },
 

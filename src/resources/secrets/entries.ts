@@ -7,13 +7,20 @@
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
+import { diffValues } from '../compare.js';
 import type {
+  Dependencies,
+  Desired,
   KindContext,
+  Namespaced,
   Observed,
   PlanProblem,
+  Prunable,
   PruneScope,
+  RenderDetails,
   ResourceKey,
   ResourceKind,
+  ServiceChecks,
 } from '../contract.js';
 import {
   contentVersion,
@@ -35,21 +42,38 @@ export function callOptions(ctx: KindContext): { signal?: AbortSignal } {
   return ctx.signal ? { signal: ctx.signal } : {};
 }
 
-export interface EntryAccess<Live> {
+/** Where one entry lives on the service, for the client calls of `EntryAccess`. */
+interface EntryAt {
+  client: SecretsClient;
+  mount: string;
+  name: string;
+  opts: { signal?: AbortSignal };
+}
+
+/** What differs between the two kinds: their client calls and the form their entries compare in. */
+export interface EntryAccess<Spec, Live> {
   /** `groups` or `users`: the path segment, for ids. */
   readonly collection: 'groups' | 'users';
   listNames(client: SecretsClient, mount: string, opts: { signal?: AbortSignal }): Promise<string[]>;
-  read(
-    client: SecretsClient,
-    mount: string,
-    name: string,
-    opts: { signal?: AbortSignal },
-  ): Promise<Live | undefined>;
-  /** The entry in the form it is compared in: its version is a digest of that. */
-  canonical(live: Live): unknown;
+  read(at: EntryAt): Promise<Live | undefined>;
+  /** Sets the whole entry (create and update are the same write); returns the live entry it made. */
+  write(at: EntryAt, spec: Spec): Promise<Live>;
+  remove(at: EntryAt): Promise<void>;
+  /** The live entry in the form it is compared and shown in: its version is a digest of that. */
+  canonical(live: Live): Record<string, unknown>;
+  /** The manifest's entry in the same form. */
+  canonicalSpec(spec: Spec): Record<string, unknown>;
 }
 
-export function entryObserved<Live>(access: EntryAccess<Live>, key: ResourceKey, live: Live): Observed<Live> {
+function entryAt(ctx: KindContext, key: ResourceKey): EntryAt {
+  return { client: secretsClient(ctx, key), mount: mountOf(key), name: key.name, opts: callOptions(ctx) };
+}
+
+export function entryObserved<Live>(
+  access: Pick<EntryAccess<never, Live>, 'collection' | 'canonical'>,
+  key: ResourceKey,
+  live: Live,
+): Observed<Live> {
   return {
     key,
     id: `auth/${mountOf(key)}/${access.collection}/${key.name}`,
@@ -94,26 +118,29 @@ function mountExists(ctx: KindContext, connection: string | undefined, mount: st
   return read;
 }
 
+/** Everything of an entry kind but its name, description, spec schema and dependencies. */
+export type EntryKindBase<Spec, Live> = Omit<
+  ResourceKind<Spec, Live>,
+  'kind' | 'service' | 'description' | 'specSchema'
+> &
+  Namespaced &
+  ServiceChecks<Spec> &
+  RenderDetails<Spec, Live> &
+  Prunable<Live>;
+
+/** A whole entry kind: the shared base with what the kind says itself. */
+export type EntryKind<Spec, Live> = ResourceKind<Spec, Live> &
+  EntryKindBase<Spec, Live> &
+  Dependencies<Spec, Live>;
+
 /** The parts of the two kinds that do not depend on what an entry holds. */
-export function entryKindBase<Live>(
+export function entryKindBase<Spec, Live>(
   kind: string,
-  access: EntryAccess<Live>,
-): Pick<
-  ResourceKind<never, Live>,
-  | 'namespaced'
-  | 'namespaceLabel'
-  | 'namespaceField'
-  | 'namespaceSchema'
-  | 'nameSchema'
-  | 'effectiveNamespace'
-  | 'check'
-  | 'observe'
-  | 'list'
-  | 'ownership'
-  | 'owns'
-> {
+  access: EntryAccess<Spec, Live>,
+): EntryKindBase<Spec, Live> {
+  const write = async (ctx: KindContext, desired: Desired<Spec>) =>
+    entryObserved(access, desired.key, await access.write(entryAt(ctx, desired.key), desired.spec));
   return {
-    namespaced: true,
     namespaceLabel: 'mount',
     namespaceField: 'mount',
     namespaceSchema: MOUNT_SCHEMA,
@@ -138,10 +165,7 @@ export function entryKindBase<Live>(
     },
 
     async observe(ctx, key) {
-      const live = await unlessMountMissing(
-        access.read(secretsClient(ctx, key), mountOf(key), key.name, callOptions(ctx)),
-        undefined,
-      );
+      const live = await unlessMountMissing(access.read(entryAt(ctx, key)), undefined);
       return live === undefined ? undefined : entryObserved(access, key, live);
     },
 
@@ -160,13 +184,25 @@ export function entryKindBase<Live>(
               namespace: mount,
               ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
             };
-            const live = await access.read(client, mount, name, opts);
+            const live = await access.read({ client, mount, name, opts });
             // Deleted between the LIST and the read: not there any more.
             return live === undefined ? undefined : entryObserved(access, key, live);
           }),
         ),
       );
       return read.filter((o): o is Observed<Live> => o !== undefined);
+    },
+
+    compare(desired, observed) {
+      return { diffs: diffValues(access.canonicalSpec(desired.spec), access.canonical(observed.live)) };
+    },
+    render: (desired) => access.canonicalSpec(desired.spec),
+    describe: (observed) => access.canonical(observed.live),
+
+    create: write,
+    update: (ctx, desired) => write(ctx, desired),
+    async delete(ctx, observed) {
+      await access.remove(entryAt(ctx, observed.key));
     },
 
     // The service stores no marker on directory entries: only scopes the manifest declares are pruned.

@@ -26,7 +26,10 @@ import type {
   KindContext,
   Observed,
   ResourceKey,
+  RenderDetails,
   ResourceKind,
+  SpecRules,
+  WriteOnlyAttributes,
 } from '../contract.js';
 import {
   contentVersion,
@@ -240,12 +243,14 @@ function configRules(spec: LdapConfigSpec): { pointer: string; message: string }
   return problems;
 }
 
-export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
+export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
+  WriteOnlyAttributes &
+  SpecRules<LdapConfigSpec> &
+  RenderDetails<LdapConfigSpec, LdapConfig> = {
   kind: 'LdapConfig',
   service: secretsService.name,
   description:
     'The directory (LDAP) auth method configuration of one mount. metadata.name is the mount path below auth/ (ldap by default).',
-  namespaced: false,
   nameSchema: MOUNT_SCHEMA,
   specSchema: LdapConfigSpec,
   writeOnly: WRITE_ONLY,

@@ -10,7 +10,22 @@ import { HttpStatusError } from '../../clients/http/errors.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
-import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
+import type {
+  ApplySwitches,
+  Desired,
+  DetailReads,
+  KindContext,
+  LocalFiles,
+  Namespaced,
+  Observed,
+  PlanProblem,
+  Prunable,
+  RenderDetails,
+  ResourceKey,
+  ResourceKind,
+  ServiceChecks,
+  SpecRules,
+} from '../contract.js';
 import { diffAttributes, serviceAttributes, updateBody } from './compare.js';
 import {
   CREATE_DEFAULTS,
@@ -226,12 +241,19 @@ async function pushIfWanted(
   });
 }
 
-export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
+export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
+  Namespaced &
+  LocalFiles<WorkspaceSpec> &
+  ApplySwitches &
+  SpecRules<WorkspaceSpec> &
+  ServiceChecks<WorkspaceSpec> &
+  DetailReads<WorkspaceSpec, WorkspaceLive> &
+  RenderDetails<WorkspaceSpec, WorkspaceLive> &
+  Prunable<WorkspaceLive> = {
   kind: 'Workspace',
   service: workspacesService.name,
   description:
     'A workspace: settings, VCS link, project, a declarative lock and seeded state. metadata.namespace is the organization.',
-  namespaced: true,
   namespaceLabel: 'organization',
   nameSchema: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,90}$',
