@@ -21,6 +21,7 @@ import type {
   SpecRules,
   Namespaced,
 } from './contract.js';
+import { listedKey } from './contract.js';
 
 /** The registry's rule for ServiceName and NodeName: lowercase alphanumerics, `-`, `_`, alphanumeric ends. */
 const IDENTITY_NAME = '^[a-z0-9]([a-z0-9_-]{0,254}[a-z0-9])?$';
@@ -237,17 +238,7 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
     const roles = await ctx
       .client(registryService, scope.connection)
       .listRoles(scope.namespace === undefined ? {} : { namespace: scope.namespace });
-    return roles.map((role) =>
-      observedOf(
-        {
-          kind: 'AclRole',
-          name: role.Name,
-          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
-          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
-        },
-        role,
-      ),
-    );
+    return roles.map((role) => observedOf(listedKey('AclRole', role.Name, scope), role));
   },
 
   compare(desired, observed): Comparison {

@@ -1,4 +1,4 @@
-import type { KindContext, Observed } from './core.js';
+import type { KindContext, Observed, ResourceKey } from './core.js';
 
 /** Where a list reads: one namespace of one connection. */
 export interface ListScope {
@@ -17,4 +17,14 @@ export interface Listable<Live = unknown> {
 
 export function isListable<K extends object>(kind: K | undefined): kind is K & Listable {
   return typeof (kind as Partial<Listable> | undefined)?.list === 'function';
+}
+
+/** The key of an object a list found: the kind and name, in the scope it was listed in. */
+export function listedKey(kind: string, name: string, scope: ListScope): ResourceKey {
+  return {
+    kind,
+    name,
+    ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
+    ...(scope.connection === undefined ? {} : { connection: scope.connection }),
+  };
 }

@@ -22,6 +22,7 @@ import type {
   ResourceKind,
   ServiceChecks,
 } from '../contract.js';
+import { listedKey } from '../contract.js';
 import {
   contentVersion,
   DEFAULT_LDAP_MOUNT,
@@ -178,12 +179,7 @@ export function entryKindBase<Spec, Live>(
       const read = await Promise.all(
         names.map((name) =>
           limit(async () => {
-            const key: ResourceKey = {
-              kind,
-              name,
-              namespace: mount,
-              ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
-            };
+            const key = listedKey(kind, name, { ...scope, namespace: mount });
             const live = await access.read({ client, mount, name, opts });
             // Deleted between the LIST and the read: not there any more.
             return live === undefined ? undefined : entryObserved(access, key, live);

@@ -26,6 +26,7 @@ import type {
   ServiceChecks,
   SpecRules,
 } from '../contract.js';
+import { listedKey } from '../contract.js';
 import { diffAttributes, serviceAttributes, updateBody } from './compare.js';
 import {
   CREATE_DEFAULTS,
@@ -318,17 +319,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       if (isNotFound(error)) return [];
       throw error;
     });
-    return workspaces.map((w) =>
-      observedOf(
-        {
-          kind: 'Workspace',
-          name: w.name,
-          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
-          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
-        },
-        w,
-      ),
-    );
+    return workspaces.map((w) => observedOf(listedKey('Workspace', w.name, scope), w));
   },
 
   async readDetails(ctx, desired, observed) {
