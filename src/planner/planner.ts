@@ -251,23 +251,38 @@ async function previewCreates(
   );
 }
 
+/** A step over each desired object that exists and is not declared absent, given its kind and observation. */
+type ObservedStep = (kind: AnyResourceKind, d: Desired, o: Observed) => Promise<void> | undefined;
+
+async function forEachObserved(
+  desired: readonly Desired[],
+  observed: ReadonlyMap<string, Observed | undefined>,
+  lookup: KindLookup,
+  limit: ReturnType<typeof pLimit>,
+  step: ObservedStep,
+): Promise<void> {
+  await Promise.all(
+    desired.map((d) =>
+      limit(async () => {
+        const o = observed.get(addressOf(d.key));
+        if (o && d.ensure !== 'absent') await step(mustKind(lookup, d.key.kind), d, o);
+      }),
+    ),
+  );
+}
+
 /** Reads a kind needs only for some objects, once the objects themselves were read. */
-async function readAllDetails(
+function readAllDetails(
   desired: readonly Desired[],
   observed: Map<string, Observed | undefined>,
   lookup: KindLookup,
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
 ): Promise<void> {
-  await Promise.all(
-    desired.map((d) =>
-      limit(async () => {
-        const kind = mustKind(lookup, d.key.kind);
-        const o = observed.get(addressOf(d.key));
-        if (!hasDetailReads(kind) || !o || d.ensure === 'absent') return;
-        observed.set(addressOf(d.key), await kind.readDetails(ctx, d, o));
-      }),
-    ),
+  return forEachObserved(desired, observed, lookup, limit, (kind, d, o) =>
+    hasDetailReads(kind)
+      ? kind.readDetails(ctx, d, o).then((detailed) => void observed.set(addressOf(d.key), detailed))
+      : undefined,
   );
 }
 
@@ -277,22 +292,18 @@ async function readAllDetails(
  */
 async function serverPlans(
   desired: readonly Desired[],
-  observed: Map<string, Observed | undefined>,
+  observed: ReadonlyMap<string, Observed | undefined>,
   lookup: KindLookup,
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
 ): Promise<Map<string, unknown>> {
   const plans = new Map<string, unknown>();
-  await Promise.all(
-    desired.map((d) =>
-      limit(async () => {
-        const kind = mustKind(lookup, d.key.kind);
-        const o = observed.get(addressOf(d.key));
-        if (!hasServerSidePlan(kind) || !o || d.ensure === 'absent') return;
-        const plan = await kind.serverPlan(ctx, d, o);
-        if (plan !== undefined) plans.set(addressOf(d.key), plan);
-      }),
-    ),
+  await forEachObserved(desired, observed, lookup, limit, (kind, d, o) =>
+    hasServerSidePlan(kind)
+      ? kind.serverPlan(ctx, d, o).then((plan) => {
+          if (plan !== undefined) plans.set(addressOf(d.key), plan);
+        })
+      : undefined,
   );
   return plans;
 }
