@@ -8,7 +8,14 @@ import type { KindLookup } from '../planner/planner.js';
 import type { Action, Change, Plan } from '../planner/types.js';
 import { scrub, secretPaths, secretValues } from '../planner/masking.js';
 import { type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
-import type { AnyResourceKind, KindContext, Observed } from '../resources/contract.js';
+import {
+  type AnyResourceKind,
+  hasDetailReads,
+  hasWriteOnlyAttributes,
+  type KindContext,
+  type Observed,
+  versionLabelOf,
+} from '../resources/contract.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
@@ -72,7 +79,7 @@ function describeError(error: unknown, kind: AnyResourceKind | undefined, change
 
 /** After a change succeeded: what its write-only attributes now hold, or nothing for a deleted object. */
 function recordWriteOnly(kind: AnyResourceKind, change: Change, digests: WriteOnlyDigests | undefined): void {
-  if (!digests || !kind.writeOnly?.length) return;
+  if (!digests || !hasWriteOnlyAttributes(kind)) return;
   if (change.action === 'delete') {
     digests.forget(change.address);
     return;
@@ -102,12 +109,12 @@ async function ensureNotStale(
   if (!now) throw new StaleChangeError('it was deleted by someone else since the plan');
   if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
     throw new StaleChangeError(
-      `it changed since the plan (${kind.versionLabel ?? 'version'} ${change.observedVersion} → ${now.version})`,
+      `it changed since the plan (${versionLabelOf(kind)} ${change.observedVersion} → ${now.version})`,
     );
   }
   // The same further reads the plan made (a workspace's current state, who holds its lock), so
   // the change is executed against what was reviewed.
-  return kind.readDetails && change.desired && change.desired.ensure !== 'absent'
+  return hasDetailReads(kind) && change.desired && change.desired.ensure !== 'absent'
     ? kind.readDetails(ctx, change.desired, now)
     : now;
 }

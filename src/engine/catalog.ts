@@ -5,7 +5,7 @@
  */
 import type { AnyServiceDefinition } from '../clients/service.js';
 import type { ManifestService } from '../manifest/index.js';
-import type { AnyResourceKind, KindOption } from '../resources/contract.js';
+import { type AnyResourceKind, hasApplySwitches, type KindOption } from '../resources/contract.js';
 
 /** One service as the engine sees it. Front ends extend it (the CLI adds the service's commands). */
 export interface ServiceModule {
@@ -50,7 +50,8 @@ export class Catalog<M extends ServiceModule = ServiceModule> {
   /** The switches kinds offer on `apply`, each once. */
   kindOptions(): KindOption[] {
     const byFlag = new Map<string, KindOption>();
-    for (const kind of this.kinds) for (const option of kind.options ?? []) byFlag.set(option.flag, option);
+    for (const kind of this.kinds)
+      for (const option of hasApplySwitches(kind) ? kind.options : []) byFlag.set(option.flag, option);
     return [...byFlag.values()];
   }
 

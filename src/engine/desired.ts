@@ -9,7 +9,7 @@ import {
   type ManifestProblem,
   type ManifestResource,
 } from '../manifest/types.js';
-import { addressOf, type ConnectionSettings, type Desired } from '../resources/contract.js';
+import { addressOf, type ConnectionSettings, type Desired, isNamespaced } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 
 /** A connection's settings without contacting its service: `ServiceConnections.settings`. */
@@ -41,7 +41,7 @@ export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: S
   for (const resource of manifest.resources) {
     const d = desiredOf(resource);
     const kind = catalog.kind(d.key.kind);
-    if (kind?.effectiveNamespace && d.key.namespace === undefined) {
+    if (isNamespaced(kind) && d.key.namespace === undefined) {
       try {
         d.key = {
           ...d.key,

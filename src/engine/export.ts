@@ -6,7 +6,21 @@
  */
 import type { Manifest } from '../manifest/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import { type AnyResourceKind, addressOf, type Observed, type ResourceKey } from '../resources/contract.js';
+import {
+  type AnyResourceKind,
+  addressOf,
+  type Exportable,
+  isExportable,
+  isListable,
+  isNamespaced,
+  namespaceFieldOf,
+  type Observed,
+  type ResourceKey,
+  sensitivePathsOf,
+  writeOnlyPaths,
+} from '../resources/contract.js';
+
+type ExportableKind = AnyResourceKind & Exportable;
 import type { Catalog } from './catalog.js';
 import { EngineError } from './errors.js';
 import { defaultCatalog } from './services.js';
@@ -41,8 +55,8 @@ export interface ExportedObject {
 }
 
 /** The kinds to export: those asked for (each must exist and export), else every exporting kind. */
-function kindsToExport(catalog: Catalog, names: readonly string[] | undefined): AnyResourceKind[] {
-  if (!names?.length) return catalog.kinds.filter((k) => k.exporter);
+function kindsToExport(catalog: Catalog, names: readonly string[] | undefined): ExportableKind[] {
+  if (!names?.length) return catalog.kinds.filter((k) => isExportable(k));
   return names.map((name) => {
     const kind = catalog.kind(name);
     if (!kind) {
@@ -51,7 +65,7 @@ function kindsToExport(catalog: Catalog, names: readonly string[] | undefined): 
         `--kind ${name}: no such kind; did you mean ${closestAddresses(name, known, 1).join('')}? Kinds: ${known.join(', ')}`,
       );
     }
-    if (!kind.exporter) throw new EngineError(`--kind ${name}: this kind cannot be exported`);
+    if (!isExportable(kind)) throw new EngineError(`--kind ${name}: this kind cannot be exported`);
     return kind;
   });
 }
@@ -78,7 +92,7 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
 }
 
 async function readKind(
-  kind: AnyResourceKind,
+  kind: ExportableKind,
   connections: ReturnType<typeof connect>,
   namespace: string | undefined,
   connection: string | undefined,
@@ -87,21 +101,24 @@ async function readKind(
     ...(namespace !== undefined ? { namespace } : {}),
     ...(connection !== undefined ? { connection } : {}),
   };
-  const keys = kind.exporter?.keys?.(scope);
+  const keys = kind.exporter.keys?.(scope);
   if (keys) {
     const found = await Promise.all(keys.map((key) => kind.observe(connections, key)));
     return found.filter((o): o is Observed => o !== undefined);
   }
-  if (!kind.list) return [];
+  if (!isListable(kind)) return [];
   // A namespaced kind is read in one namespace: the one asked for, or where its objects go by default.
   const ns =
-    kind.namespaced && namespace === undefined && kind.effectiveNamespace
+    isNamespaced(kind) && namespace === undefined
       ? kind.effectiveNamespace(
           { kind: kind.kind, name: '', ...(connection !== undefined ? { connection } : {}) },
           connections.settings(kind.service, connection),
         )
       : namespace;
-  const listed = await kind.list(connections, { ...scope, ...(ns !== undefined ? { namespace: ns } : {}) });
+  const items = await kind.list(connections, { ...scope, ...(ns !== undefined ? { namespace: ns } : {}) });
+  // A list that gives less than a read (the job list: names and Meta) is completed object by object.
+  const readWhole = kind.readWhole?.bind(kind);
+  const listed = readWhole ? await Promise.all(items.map((o) => readWhole(connections, o))) : items;
   // A key always names its namespace, so the document says where the object is.
   return listed.map((o) =>
     ns !== undefined && o.key.namespace === undefined ? { ...o, key: { ...o.key, namespace: ns } } : o,
@@ -109,25 +126,25 @@ async function readKind(
 }
 
 function exportOne(
-  kind: AnyResourceKind,
+  kind: ExportableKind,
   observed: Observed,
   recorded: ExportOptions['writeOnly'],
 ): ExportedObject | undefined {
-  const spec = kind.exporter!.spec(observed) as Record<string, unknown> | undefined;
+  const spec = kind.exporter.spec(observed) as Record<string, unknown> | undefined;
   if (spec === undefined) return undefined;
   const key = observed.key;
   const address = addressOf(key);
   const placeholders: Placeholder[] = [];
   const withSecrets = structuredClone(spec);
-  for (const pattern of kind.sensitive ?? []) {
+  for (const pattern of sensitivePathsOf(kind)) {
     replaceAt(withSecrets, pattern.split('.'), [], (path) => {
       const variable = variableFor(key, path);
       placeholders.push({ path, variable });
       return `\${env:${variable}}`;
     });
   }
-  const writeOnlySet = new Set(kind.exporter!.writeOnlySet?.(observed) ?? []);
-  for (const path of kind.writeOnly ?? []) {
+  const writeOnlySet = new Set(kind.exporter.writeOnlySet?.(observed) ?? []);
+  for (const path of writeOnlyPaths(kind)) {
     if (!writeOnlySet.has(path) && recorded?.recorded(address, path) === undefined) {
       // Whatever the service showed of a write-only value is not exported either.
       deleteAt(withSecrets, path.split('.'));
@@ -139,7 +156,7 @@ function exportOne(
   }
   return {
     key,
-    namespaceField: kind.namespaceField ?? 'namespace',
+    namespaceField: namespaceFieldOf(kind),
     spec: escapeReferences(withSecrets, new Set(placeholders.map((p) => `\${env:${p.variable}}`))) as Record<
       string,
       unknown

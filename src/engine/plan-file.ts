@@ -26,7 +26,7 @@ import type { StateKey } from './state-key.js';
 const FORMAT = 'converge-plan';
 const FORMAT_VERSION = 1;
 
-interface SavedChange extends Omit<Change, 'desired' | 'observed'> {
+interface SavedChange extends Omit<Change, 'desired' | 'observed' | 'serverPlan'> {
   /** Digest of what the manifest asked for; absent for deletions of objects it does not declare. */
   digest?: string;
 }
@@ -80,7 +80,7 @@ export function desiredDigest(desired: Desired, catalog: Catalog, keyed: WriteOn
 }
 
 function strip(change: Change, catalog: Catalog, keyed: WriteOnlyDigests): SavedChange {
-  const { desired, observed: _o, ...rest } = change;
+  const { desired, observed: _o, serverPlan: _p, ...rest } = change;
   return desired ? { ...rest, digest: desiredDigest(desired, catalog, keyed) } : rest;
 }
 

@@ -3,7 +3,13 @@
  * never wider, so deletion stays something the manifest and the operator both asked for.
  */
 import { type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
-import type { Desired, PruneScope, ResourceKey } from '../resources/contract.js';
+import {
+  type Desired,
+  isNamespaced,
+  isPrunable,
+  type PruneScope,
+  type ResourceKey,
+} from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import type { SettingsOf } from './desired.js';
 
@@ -28,7 +34,7 @@ export function pruneScopes(
   for (const p of manifest.pruneScopes) {
     const kind = catalog.kind(p.kind);
     let namespace = p.namespace;
-    if (namespace === undefined && kind?.effectiveNamespace) {
+    if (namespace === undefined && isNamespaced(kind)) {
       try {
         namespace = kind.effectiveNamespace(
           {
@@ -57,7 +63,7 @@ export function pruneScopes(
   if (problems.length > 0) throw new ManifestError(problems);
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);
-    if (kind?.ownership !== 'marker' || !kind.owns || !kind.list) continue;
+    if (!isPrunable(kind) || kind.ownership !== 'marker') continue;
     const scope: PruneScope = {
       kind: d.key.kind,
       ...(d.key.namespace !== undefined ? { namespace: d.key.namespace } : {}),
@@ -68,8 +74,7 @@ export function pruneScopes(
   const declaredKinds = new Set(manifest.pruneScopes.map((p) => p.kind));
   for (const key of owned) {
     const kind = catalog.kind(key.kind);
-    if (kind?.ownership !== 'declared-scope' || !kind.owns || !kind.list || declaredKinds.has(key.kind))
-      continue;
+    if (!isPrunable(kind) || kind.ownership !== 'declared-scope' || declaredKinds.has(key.kind)) continue;
     const scope: PruneScope = {
       kind: key.kind,
       ...(key.namespace !== undefined ? { namespace: key.namespace } : {}),

@@ -10,7 +10,7 @@
  * it before what it needs exists); the plan says which were left out and why.
  */
 import picomatch from 'picomatch';
-import { addressOf, type Desired } from '../resources/contract.js';
+import { addressOf, type Desired, hasDependencies } from '../resources/contract.js';
 import type { KindLookup } from '../planner/planner.js';
 import type { Targeting } from '../planner/types.js';
 import { EngineError } from './errors.js';
@@ -82,7 +82,7 @@ export function selectTargets(
   const byAddress = new Map(all.map((d) => [addressOf(d.key), d]));
   const needs = (d: Desired): string[] => {
     const kind = lookup(d.key.kind);
-    if (!kind?.dependencies || d.ensure === 'absent') return [];
+    if (!hasDependencies(kind) || d.ensure === 'absent') return [];
     return kind
       .dependencies({ key: d.key, desired: d })
       .map(addressOf)

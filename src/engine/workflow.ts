@@ -11,7 +11,7 @@ import { formatPosition, type Manifest, ManifestError, type ManifestProblem } fr
 import { buildPlan } from '../planner/planner.js';
 import type { Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import type { Desired } from '../resources/contract.js';
+import { type Desired, hasLocalFiles } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { connectionAddressProblems } from './connection-addresses.js';
 import { ServiceConnections } from './connections.js';
@@ -130,7 +130,7 @@ export async function validate(paths: readonly string[], options: LoadOptions = 
   const problems: ManifestProblem[] = [];
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);
-    if (!kind?.resolve || d.ensure === 'absent' || !d.resource) continue;
+    if (!hasLocalFiles(kind) || d.ensure === 'absent' || !d.resource) continue;
     const resolved = await kind.resolve(d);
     for (const p of resolved.problems)
       problems.push({ position: p.position ?? d.resource.source, message: p.message });

@@ -2,7 +2,7 @@
  * Checks that need every document at once: the same object declared twice (in one file or across
  * files), and `metadata.connection` naming a Connection that exists and reaches the kind's service.
  */
-import { addressOf, type ResourceKey } from '../resources/contract.js';
+import { addressOf, isNamespaced, type ResourceKey } from '../resources/contract.js';
 import type { ManifestKind } from './kinds.js';
 import { formatPosition, type Manifest, type ManifestProblem, type SourcePosition } from './types.js';
 
@@ -44,7 +44,7 @@ function checkPruneScopes(
         message: `PruneScope "${scope.name}": ${scope.kind} objects cannot be pruned`,
       });
     }
-    if (scope.namespace !== undefined && !kind.namespaced) {
+    if (scope.namespace !== undefined && !isNamespaced(kind)) {
       problems.push({
         position: scope.source,
         message: `PruneScope "${scope.name}": ${scope.kind} objects have no namespace`,

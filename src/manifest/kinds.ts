@@ -2,24 +2,28 @@
  * What the manifest layer needs to know about a kind: a subset of the ResourceKind contract, so
  * tests can pass small schema-only kinds and the CLI passes the real registry unchanged.
  */
-import type { AnyResourceKind } from '../resources/contract.js';
+import type {
+  AnyResourceKind,
+  LocalFiles,
+  Namespaced,
+  Prunable,
+  SensitiveAttributes,
+  SpecRules,
+  WriteOnlyAttributes,
+} from '../resources/contract.js';
 
+/** The required identity and schemas, and the parts of the capability groups the manifest reads. */
 export type ManifestKind = Pick<
   AnyResourceKind,
-  'kind' | 'service' | 'description' | 'namespaced' | 'nameSchema' | 'specSchema'
+  'kind' | 'service' | 'description' | 'nameSchema' | 'specSchema'
 > &
   Partial<
-    Pick<
-      AnyResourceKind,
-      | 'ownership'
-      | 'validateSpec'
-      | 'namespaceField'
-      | 'namespaceLabel'
-      | 'namespaceSchema'
-      | 'sensitive'
-      | 'writeOnly'
-      | 'localFiles'
-    >
+    Namespaced &
+      SpecRules &
+      SensitiveAttributes &
+      WriteOnlyAttributes &
+      Pick<Prunable, 'ownership'> &
+      Pick<LocalFiles, 'localFiles'>
   >;
 
 /**

@@ -18,6 +18,7 @@ import { discoverManifestFiles, pathProblem } from './discover.js';
 import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
+import { namespaceFieldOf } from '../resources/contract.js';
 import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
 import { type ParsedDocument, parseManifestText } from './parse.js';
 import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
@@ -163,7 +164,7 @@ async function loadDocument(
     sensitivePointers,
     readFile,
   };
-  const namespaceField = kind?.namespaceField ?? 'namespace';
+  const namespaceField = namespaceFieldOf(kind);
   const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
   if (typeof namespace === 'string') resource.namespace = namespace;
   if (metadata.connection !== undefined) resource.connection = metadata.connection;

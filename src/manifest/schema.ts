@@ -8,6 +8,7 @@
  * its defaults; editors that do not know the keyword still complete kinds from the branches' consts.
  */
 import type { TSchema } from '@sinclair/typebox';
+import { isNamespaced, namespaceFieldOf } from '../resources/contract.js';
 import { BUILTIN_KIND_NAMES, type BuiltinKind, builtinKinds, LOCAL_NAME_SCHEMA } from './builtins.js';
 import {
   API_VERSION,
@@ -64,9 +65,9 @@ export function knownKindNames(kinds: readonly ManifestKind[]): string[] {
 function resourceBranch(kind: ManifestKind): JsonSchema {
   const metadata: JsonSchema = {
     name: kind.nameSchema,
-    ...(kind.namespaced
+    ...(isNamespaced(kind)
       ? {
-          [kind.namespaceField ?? 'namespace']: kind.namespaceSchema ?? {
+          [namespaceFieldOf(kind)]: kind.namespaceSchema ?? {
             type: 'string',
             minLength: 1,
             description: `Where the object lives in its service${kind.namespaceLabel ? ` (its ${kind.namespaceLabel})` : ''}.`,

@@ -5,7 +5,12 @@
  * and attribute diffs; `secretValues` collects the values themselves so that error messages can be
  * scrubbed of them.
  */
-import type { AnyResourceKind, AttributeDiff } from '../resources/contract.js';
+import {
+  type AnyResourceKind,
+  type AttributeDiff,
+  hasSensitiveAttributes,
+  writeOnlyPaths,
+} from '../resources/contract.js';
 import { SENSITIVE } from './render/format.js';
 
 type Segments = readonly string[];
@@ -15,8 +20,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Every secret path of a kind: its sensitive and its write-only attributes. */
-export function secretPaths(kind: Pick<AnyResourceKind, 'sensitive' | 'writeOnly'>): Segments[] {
-  return [...(kind.sensitive ?? []), ...(kind.writeOnly ?? [])].map((p) => p.split('.'));
+export function secretPaths(kind: AnyResourceKind): Segments[] {
+  return [...(hasSensitiveAttributes(kind) ? kind.sensitive : []), ...writeOnlyPaths(kind)].map((p) =>
+    p.split('.'),
+  );
 }
 
 /** The value with everything under `pattern` replaced by the marker. */

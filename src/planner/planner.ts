@@ -10,11 +10,26 @@ import {
   type AttributeDiff,
   addressOf,
   type Desired,
+  desiredAttributes,
+  hasDependencies,
+  hasDetailReads,
+  hasLocalFiles,
+  hasServerSidePlan,
+  hasServiceChecks,
+  hasWriteOnlyAttributes,
+  isListable,
+  isNamespaced,
+  isPrunable,
   type KindContext,
+  liveAttributes,
   type Observed,
   type PlanProblem,
+  type Listable,
+  type ListScope,
+  type Prunable,
   type PruneScope,
   type ResourceKey,
+  type ServerSidePlan,
 } from '../resources/contract.js';
 import { topologicalOrder } from './order.js';
 import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
@@ -62,9 +77,8 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
   return groups;
 }
 
-type ListScope = { namespace?: string; connection?: string };
-type CreatePreview = Awaited<ReturnType<NonNullable<AnyResourceKind['previewCreate']>>>;
-type ListOnce = (kind: AnyResourceKind, scope: ListScope) => Promise<Observed[]>;
+type CreatePreview = Awaited<ReturnType<ServerSidePlan['previewCreate']>>;
+type ListOnce = (kind: AnyResourceKind & Listable, scope: ListScope) => Promise<Observed[]>;
 
 /** One `list` per kind and scope per plan: the reads of declared objects and a prune share it. */
 function listOnce(ctx: KindContext): ListOnce {
@@ -72,7 +86,7 @@ function listOnce(ctx: KindContext): ListOnce {
   return (kind, scope) => {
     const id = JSON.stringify([kind.kind, scope.connection ?? null, scope.namespace ?? null]);
     let list = lists.get(id);
-    if (!list) lists.set(id, (list = kind.list!(ctx, scope)));
+    if (!list) lists.set(id, (list = kind.list(ctx, scope)));
     return list;
   };
 }
@@ -128,7 +142,7 @@ async function observeAll(
     groups.flatMap((group) => {
       const first = group[0]!;
       const kind = mustKind(lookup, first.key.kind);
-      if (group.length > 1 && kind.list) {
+      if (group.length > 1 && isListable(kind)) {
         return [
           limit(async () => {
             const scope = {
@@ -161,14 +175,19 @@ function sourceOf(d: Desired): string | undefined {
   return d.resource ? formatPosition(d.resource.source) : undefined;
 }
 
+/** What the kind's service calls its namespace, for headings, when it says. */
+function namespaceLabelOf(kind: AnyResourceKind): { namespaceLabel?: string } {
+  return isNamespaced(kind) && kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {};
+}
+
 /** What every change about a live object carries: the object, its id, version and attributes. */
 function liveFields(kind: AnyResourceKind, observed: Observed) {
   return {
     observed,
-    before: maskAttributes(secretPaths(kind), kind.describe(observed)),
+    before: maskAttributes(secretPaths(kind), liveAttributes(kind, observed)),
     ...(observed.id ? { id: observed.id } : {}),
     ...(observed.version !== undefined ? { observedVersion: observed.version } : {}),
-    ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
+    ...namespaceLabelOf(kind),
   };
 }
 
@@ -176,12 +195,13 @@ function changeFor(
   d: Desired,
   kind: AnyResourceKind,
   observed: Observed | undefined,
+  serverPlan: unknown,
   digests: WriteOnlyDigests | undefined,
 ): { change: Change; problems: PlanProblem[] } {
   const base = {
     address: addressOf(d.key),
     key: d.key,
-    ...(kind.namespaceLabel ? { namespaceLabel: kind.namespaceLabel } : {}),
+    ...namespaceLabelOf(kind),
     dependsOn: [] as string[],
     desired: d,
     diffs: [] as AttributeDiff[],
@@ -196,14 +216,15 @@ function changeFor(
     return { change, problems: [] };
   }
   const secrets = secretPaths(kind);
-  const after = maskAttributes(secrets, kind.render(d));
+  const after = maskAttributes(secrets, desiredAttributes(kind, d));
+  const withWriteOnly = hasWriteOnlyAttributes(kind);
   if (!observed) {
-    const created = kind.writeOnly?.length ? { ...d, changedWriteOnly: [...kind.writeOnly] } : d;
+    const created = withWriteOnly ? { ...d, changedWriteOnly: [...kind.writeOnly] } : d;
     return { change: { ...base, desired: created, action: 'create', after }, problems: [] };
   }
-  const comparison = kind.compare(d, observed);
+  const comparison = kind.compare(d, observed, serverPlan);
   // Write-only values are never read back: whether they changed is told by their digests alone.
-  const writeOnly = kind.writeOnly?.length
+  const writeOnly = withWriteOnly
     ? compareWriteOnly(kind, addressOf(d.key), d, digests)
     : { diffs: [], changed: [] };
   const diffs = [...comparison.diffs.filter((diff) => !isWriteOnlyDiff(kind, diff)), ...writeOnly.diffs];
@@ -217,7 +238,8 @@ function changeFor(
     change: {
       ...base,
       ...liveFields(kind, observed),
-      ...(kind.writeOnly?.length ? { desired: { ...d, changedWriteOnly: writeOnly.changed } } : {}),
+      ...(withWriteOnly ? { desired: { ...d, changedWriteOnly: writeOnly.changed } } : {}),
+      ...(serverPlan !== undefined ? { serverPlan } : {}),
       action,
       after,
       diffs: maskDiffs(secrets, diffs),
@@ -272,7 +294,7 @@ async function previewCreates(
     changes.map((c) =>
       limit(async () => {
         const kind = mustKind(lookup, c.key.kind);
-        if (c.action !== 'create' || !kind.previewCreate || !c.desired) return;
+        if (c.action !== 'create' || !hasServerSidePlan(kind) || !c.desired) return;
         const d = c.desired;
         // Usually asked already, as soon as the read found nothing (see buildPlan).
         const preview = await (ready.get(c.address) ?? kind.previewCreate(ctx, d));
@@ -326,14 +348,14 @@ async function pruneCandidates(
   list: ListOnce,
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
-  const owned = (kind: AnyResourceKind, o: Observed, scope: PruneScope) =>
-    kind.owns!(o, scope) &&
+  const owned = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
+    kind.owns(o, scope) &&
     (kind.ownership !== 'declared-scope' || managed === undefined || managed.has(addressOf(o.key)));
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
         const kind = mustKind(lookup, scope.kind);
-        if (!kind.list || !kind.owns) {
+        if (!isPrunable(kind)) {
           throw new Error(`kind ${scope.kind} cannot be pruned: it has no way to list or to tell ownership`);
         }
         const live = await list(kind, {
@@ -395,7 +417,7 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
   const edges = new Map<Change, Set<string>>(changes.map((c) => [c, new Set<string>()]));
   for (const c of changes) {
     const kind = mustKind(lookup, c.key.kind);
-    if (!kind.dependencies) continue;
+    if (!hasDependencies(kind)) continue;
     const needs = kind.dependencies({
       key: c.key,
       ...(c.desired ? { desired: c.desired } : {}),
@@ -423,8 +445,12 @@ export async function buildPlan(
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
-  const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) => kind.resolve?.(d));
-  const desired = await refineAll(resolved, lookup, limit, problems, (kind, d) => kind.prepare?.(ctx, d));
+  const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) =>
+    hasLocalFiles(kind) ? kind.resolve(d) : undefined,
+  );
+  const desired = await refineAll(resolved, lookup, limit, problems, (kind, d) =>
+    hasServerSidePlan(kind) ? kind.prepare(ctx, d) : undefined,
+  );
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
     (d) => d.key.kind,
@@ -433,30 +459,44 @@ export async function buildPlan(
     [...byKind].map(([kindName, group]) =>
       limit(async () => {
         const kind = mustKind(lookup, kindName);
-        return kind.check ? kind.check(ctx, group) : [];
+        return hasServiceChecks(kind) ? kind.check(ctx, group) : [];
       }),
     ),
   );
 
-  // The checks and the reads overlap (neither needs the other); each object's details, or a new
-  // object's preview, follow its own read at once.
+  // The checks and the reads overlap (neither needs the other); each object's details and the
+  // service's plan of it, or a new object's preview, follow its own read at once.
   const list = listOnce(ctx);
   const previews = new Map<string, Promise<CreatePreview>>();
-  const observing = observeAll(desired, lookup, ctx, limit, list, (d, o) => {
-    const kind = mustKind(lookup, d.key.kind);
-    if (d.ensure === 'absent') return undefined;
-    if (o && kind.readDetails) {
-      const readDetails = kind.readDetails.bind(kind);
-      return () => readDetails(ctx, d, o);
-    }
-    if (!o && kind.previewCreate) {
-      const previewCreate = kind.previewCreate.bind(kind);
-      const preview = limit(() => previewCreate(ctx, d));
-      preview.catch(() => {});
-      previews.set(addressOf(d.key), preview);
-    }
-    return undefined;
-  });
+  const plans = new Map<string, unknown>();
+  const observing = observeAll(
+    desired,
+    lookup,
+    ctx,
+    limit,
+    list,
+    (d, o) => {
+      const kind = mustKind(lookup, d.key.kind);
+      if (d.ensure === 'absent') return undefined;
+      if (o && (hasDetailReads(kind) || hasServerSidePlan(kind))) {
+        return async () => {
+          const detailed = hasDetailReads(kind) ? await kind.readDetails(ctx, d, o) : o;
+          if (hasServerSidePlan(kind)) {
+            const plan = await kind.serverPlan(ctx, d, detailed);
+            if (plan !== undefined) plans.set(addressOf(d.key), plan);
+          }
+          return detailed;
+        };
+      }
+      if (!o && hasServerSidePlan(kind)) {
+        const preview = limit(() => kind.previewCreate(ctx, d));
+        preview.catch(() => {});
+        previews.set(addressOf(d.key), preview);
+      }
+      return undefined;
+    },
+    options.onProgress,
+  );
   const [checked, observed] = await Promise.all([checks, observing]);
   // Plan-time checks are reported first: they point at the manifest.
   problems.push(...checked.flat());
@@ -465,6 +505,7 @@ export async function buildPlan(
       d,
       mustKind(lookup, d.key.kind),
       observed.get(addressOf(d.key)),
+      plans.get(addressOf(d.key)),
       options.writeOnly,
     );
     problems.push(...found);

@@ -38,6 +38,11 @@ export interface Change {
   /** For the applier: what the manifest wants, and what was observed. Not part of the JSON output. */
   desired?: Desired;
   observed?: Observed;
+  /**
+   * What the kind's service planned for the object (`ServerSidePlan.serverPlan`), kept beside the
+   * observation it was made against. Not part of the JSON output nor of saved plans.
+   */
+  serverPlan?: unknown;
 }
 
 export interface PlanSummary {

@@ -6,7 +6,12 @@
  * Converge recorded that the manifest dropped is cleared (the kind sends the service's empty value). The digest
  * is an HMAC, so a stolen inventory does not let anyone test guesses without the key.
  */
-import type { AnyResourceKind, AttributeDiff, Desired } from '../resources/contract.js';
+import {
+  type AnyResourceKind,
+  type AttributeDiff,
+  type Desired,
+  writeOnlyPaths,
+} from '../resources/contract.js';
 import { SENSITIVE } from './render/format.js';
 import { valueAtPath } from './masking.js';
 
@@ -22,7 +27,7 @@ export interface WriteOnlyDigests {
 
 /** The kind's write-only attributes the manifest sets for this object, with their values. */
 export function writeOnlyValues(kind: AnyResourceKind, desired: Desired): [string, unknown][] {
-  return (kind.writeOnly ?? [])
+  return writeOnlyPaths(kind)
     .map((path): [string, unknown] => [path, valueAtPath(desired.spec, path)])
     .filter(([, value]) => value !== undefined);
 }
@@ -38,7 +43,7 @@ export function compareWriteOnly(
   const changed: string[] = [];
   // A value Converge set that the manifest no longer has is cleared, as any attribute dropped from
   // the manifest returns to the service's default; never-recorded absent values are left alone.
-  for (const path of kind.writeOnly ?? []) {
+  for (const path of writeOnlyPaths(kind)) {
     if (valueAtPath(desired.spec, path) !== undefined || digests?.recorded(address, path) === undefined)
       continue;
     changed.push(path);
@@ -70,5 +75,5 @@ export function compareWriteOnly(
 
 /** Whether a diff the kind reported is about a write-only attribute (the planner decides those). */
 export function isWriteOnlyDiff(kind: AnyResourceKind, diff: AttributeDiff): boolean {
-  return (kind.writeOnly ?? []).some((p) => diff.path === p || diff.path.startsWith(`${p}.`));
+  return writeOnlyPaths(kind).some((p) => diff.path === p || diff.path.startsWith(`${p}.`));
 }

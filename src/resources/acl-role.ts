@@ -9,13 +9,20 @@ import { compact, diffValues, sortBy } from './compare.js';
 import type {
   Comparison,
   Desired,
+  Exportable,
   KindContext,
+  Namespaced,
   Observed,
   PlanProblem,
+  Prunable,
   PruneScope,
+  RenderDetails,
   ResourceKey,
   ResourceKind,
+  ServiceChecks,
+  SpecRules,
 } from './contract.js';
+import { listedKey } from './contract.js';
 
 /** The registry's rule for ServiceName and NodeName: lowercase alphanumerics, `-`, `_`, alphanumeric ends. */
 const IDENTITY_NAME = '^[a-z0-9]([a-z0-9_-]{0,254}[a-z0-9])?$';
@@ -158,11 +165,16 @@ function roleRules(spec: AclRoleSpec): { pointer: string; message: string }[] {
   ];
 }
 
-export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
+export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
+  Namespaced &
+  SpecRules<AclRoleSpec> &
+  ServiceChecks<AclRoleSpec> &
+  RenderDetails<AclRoleSpec, Role> &
+  Exportable<AclRoleSpec, Role> &
+  Prunable<Role> = {
   kind: 'AclRole',
   service: registryService.name,
   description: 'A registry ACL role: policies, service identities and node identities under one name.',
-  namespaced: true,
   nameSchema: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,256}$',
     description: '1 to 256 letters, digits, "-" or "_"; unique in its namespace',
@@ -228,17 +240,7 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> = {
     const roles = await ctx
       .client(registryService, scope.connection)
       .listRoles(scope.namespace === undefined ? {} : { namespace: scope.namespace });
-    return roles.map((role) =>
-      observedOf(
-        {
-          kind: 'AclRole',
-          name: role.Name,
-          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
-          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
-        },
-        role,
-      ),
-    );
+    return roles.map((role) => observedOf(listedKey('AclRole', role.Name, scope), role));
   },
 
   compare(desired, observed): Comparison {

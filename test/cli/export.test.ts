@@ -161,6 +161,7 @@ describe('export of what Converge applied', () => {
       LDAPCONFIG_LDAP_BINDPASS: BINDPASS,
     });
     expect(changed).toEqual([]);
+    expect(plan.problems ?? []).toEqual([]);
     expect(code).toBe(0);
     expect(new Set(plan.changes.map((c) => c.kind))).toEqual(
       new Set(['AclRole', 'Job', 'LdapConfig', 'LdapGroup', 'LdapUser', 'Workspace']),

@@ -15,7 +15,7 @@ import { schedulerService } from '../../src/clients/scheduler/definition.js';
 import type { SchedulerClient } from '../../src/clients/scheduler/client.js';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import type { KindContext } from '../../src/resources/contract.js';
-import { type JobLive, jobKind } from '../../src/resources/scheduler/job.js';
+import { jobKind } from '../../src/resources/scheduler/job.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type CliResult, converge as run } from './helpers.js';
 
@@ -319,8 +319,9 @@ TaskGroups:
       },
     };
     const resolved = (await jobKind.resolve!(desired)).desired;
-    const observed = await jobKind.readDetails!(ctx, resolved, (await jobKind.observe(ctx, key))!);
-    expect((observed.live as JobLive).plan!.JobModifyIndex).toBe(observed.version);
+    const observed = (await jobKind.observe(ctx, key))!;
+    const planned = await jobKind.serverPlan(ctx, resolved, observed);
+    expect(planned && 'plan' in planned ? planned.plan.JobModifyIndex : undefined).toBe(observed.version);
 
     // Between the plan and the apply, someone else registers the job.
     const live = (await scheduler.readJob('cas-race'))!;

@@ -35,6 +35,8 @@ runKindConformance({
       await ctx.client(schedulerService).registerJob({ ...live, Priority: 20 }, { namespace: NAMESPACE });
     },
   },
+  // A token the scheduler checks at registration and never stores: masked everywhere.
+  secret: { path: 'SecretsToken' },
   // Another team's job in the same namespace, without Converge's ownership marker in Meta.
   async foreign({ ctx, key }) {
     await ctx

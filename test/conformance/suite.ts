@@ -16,6 +16,11 @@
  *  6. `metadata.ensure: absent` deletes the object, and then plans `noop`
  *  7. a planted secret (the connection's token, and the kind's sensitive attribute if it has one)
  *     appears in no output: plan (text, --json, --markdown), a saved plan file, apply, error runs
+ *  8. each capability group the kind declares holds (one `it` per group): a Versioned kind refuses
+ *     an update against a stale version, a ServerSidePlan kind calls nothing up to date without the
+ *     service's plan, SpecRules accept the case's valid spec, LocalFiles name spec fields, every
+ *     ApplySwitches flag is offered by `apply --help`, Dependencies are complete keys of known kinds,
+ *     a kind with secret attributes plants one in rule 7
  *
  * Every assertion message starts `[conformance <Kind>] rule N (<rule>)`, so a failure names the rule
  * and the kind. Rule 7's check runs on every CLI run of the suite, since every run holds the token.
@@ -38,8 +43,22 @@ import type { PlanJson } from '../../src/planner/render/json.js';
 import {
   type AnyResourceKind,
   addressOf,
+  type Desired,
+  hasApplySwitches,
+  hasDependencies,
+  hasLocalFiles,
+  hasSensitiveAttributes,
+  hasServerSidePlan,
+  hasSpecRules,
+  isListable,
+  isNamespaced,
+  isPrunable,
+  isVersioned,
+  liveAttributes,
+  namespaceFieldOf,
   type Observed,
   type ResourceKey,
+  writeOnlyPaths,
 } from '../../src/resources/contract.js';
 import { type RunningSandbox, type SandboxConfig, startSandbox } from '../../src/sandbox/index.js';
 
@@ -106,6 +125,7 @@ const RULES = {
   5: 'prune deletes only what the kind owns',
   6: 'ensure: absent deletes',
   7: 'secrets never appear in output',
+  8: 'declared capabilities hold',
 } as const;
 type Rule = keyof typeof RULES;
 
@@ -268,9 +288,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
         kind: kindName,
         metadata: {
           name,
-          ...(testCase.namespace !== undefined
-            ? { [kind.namespaceField ?? 'namespace']: testCase.namespace }
-            : {}),
+          ...(testCase.namespace !== undefined ? { [namespaceFieldOf(kind)]: testCase.namespace } : {}),
           ...(options.connection ? { connection: options.connection } : {}),
           ...(options.ensure ? { ensure: options.ensure } : {}),
         },
@@ -393,8 +411,8 @@ export function runKindConformance(testCase: ConformanceCase): void {
     }
 
     /** One rule as one test, on its own objects, deleted afterwards whatever happened. */
-    function rule(n: Rule, keys: readonly ResourceKey[], body: () => Promise<void>): void {
-      it(`rule ${n}: ${RULES[n]}`, async () => {
+    function rule(n: Rule, keys: readonly ResourceKey[], body: () => Promise<void>, part?: string): void {
+      it(`rule ${n}: ${RULES[n]}${part ? `: ${part}` : ''}`, async () => {
         let failure: unknown;
         try {
           await body();
@@ -474,15 +492,16 @@ export function runKindConformance(testCase: ConformanceCase): void {
 
     const listKey = keyOf(`${PREFIX}list`);
     rule(4, [listKey], async () => {
-      if (!kind.list) {
-        expect(kind.ownership, say(4, 'a kind that can be pruned must implement list')).toBeUndefined();
+      if (!isListable(kind)) {
+        expect(isPrunable(kind), say(4, 'a kind that can be pruned must implement list')).toBe(false);
         return;
       }
+      const listable = kind;
       const key = listKey;
       await created(4, 'rule4', key);
       const agree = async (when: string) => {
         const observed = await mustObserve(4, key, when);
-        const listed = await kind.list!(ctx, listScope());
+        const listed = await listable.list(ctx, listScope());
         const item = listed.find((o) => o.key.name === key.name);
         expect(
           item,
@@ -497,12 +516,18 @@ export function runKindConformance(testCase: ConformanceCase): void {
           say(4, `${when}: list and observe give different versions (a saved plan would call it stale)`),
         ).toEqual(observed.version);
         // A kind whose list gives less than a read (readWhole) is shown for deletion once read whole.
-        const shown = kind.readWhole ? await kind.readWhole(ctx, item!) : item!;
+        const shown = listable.readWhole ? await listable.readWhole(ctx, item!) : item!;
         expect(
-          kind.describe(shown),
+          liveAttributes(kind, shown),
           say(4, `${when}: describe() of the listed object differs from the observed one`),
-        ).toEqual(kind.describe(observed));
-        if (kind.owns) {
+        ).toEqual(liveAttributes(kind, observed));
+        if (isNamespaced(kind)) {
+          expect(
+            listed.filter((o) => o.key.namespace !== testCase.namespace).map((o) => addressOf(o.key)),
+            say(4, `${when}: list(namespace ${testCase.namespace}) returns objects of other namespaces`),
+          ).toEqual([]);
+        }
+        if (isPrunable(kind)) {
           const scope = { kind: kindName, ...listScope() };
           expect(
             kind.owns(item!, scope),
@@ -524,9 +549,10 @@ export function runKindConformance(testCase: ConformanceCase): void {
     const outsideKey = keyOf('foreign-prune');
     rule(5, [anchorKey, victimKey, foreignKey, outsideKey], async () => {
       const [anchor, victim] = [anchorKey, victimKey];
-      const foreign = kind.ownership === 'declared-scope' ? outsideKey : foreignKey;
+      const ownership = isPrunable(kind) ? kind.ownership : undefined;
+      const foreign = ownership === 'declared-scope' ? outsideKey : foreignKey;
       const scopeDocs =
-        kind.ownership === 'declared-scope'
+        ownership === 'declared-scope'
           ? [
               {
                 apiVersion: 'converge/v1',
@@ -540,14 +566,14 @@ export function runKindConformance(testCase: ConformanceCase): void {
       m.write([doc(anchor.name), doc(victim.name), ...scopeDocs]);
       await applyOk(5, m.dir);
       await mustObserve(5, victim, 'after the apply that created it');
-      if (kind.ownership) {
+      if (isPrunable(kind)) {
         expect(
           testCase.foreign,
           say(5, 'a kind that can be pruned must supply foreign() in its case'),
         ).toBeDefined();
         await testCase.foreign!({ ctx, key: foreign });
         await mustObserve(5, foreign, "after the case's foreign() created it");
-        const listed = (await kind.list!(ctx, listScope())).map((o) => o.key.name);
+        const listed = (await kind.list(ctx, listScope())).map((o) => o.key.name);
         expect(listed, say(5, 'list does not return the foreign object, so prune never saw it')).toContain(
           foreign.name,
         );
@@ -562,7 +588,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
 
       const plan = await planJson(5, m.dir, ['--prune']);
       const deletes = plan.changes.filter((c) => c.action === 'delete');
-      if (!kind.ownership) {
+      if (!ownership) {
         expect(
           deletes.map((c) => c.address),
           say(5, 'a kind without ownership must never be pruned'),
@@ -624,7 +650,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
       const objectSpec = testCase.spec(key.name);
       if (testCase.secret) {
         expect(
-          [...(kind.sensitive ?? []), ...(kind.writeOnly ?? [])],
+          [...(hasSensitiveAttributes(kind) ? kind.sensitive : []), ...writeOnlyPaths(kind)],
           say(
             7,
             `the case plants a secret at ${testCase.secret.path}, which the kind marks neither sensitive nor writeOnly`,
@@ -680,6 +706,123 @@ export function runKindConformance(testCase: ConformanceCase): void {
         ).toBe(false);
       }
     });
+
+    // Rule 8: the capability groups the kind declares, known when the tests are collected.
+    const declared = catalog.kind(kindName);
+
+    /** The desired object as the planner hands it to the kind: local files read, service preparation done. */
+    async function desiredFor(key: ResourceKey): Promise<Desired> {
+      let d: Desired = { key, spec: testCase.spec(key.name) };
+      if (hasLocalFiles(kind)) d = (await kind.resolve(d)).desired;
+      if (hasServerSidePlan(kind)) d = (await kind.prepare(ctx, d)).desired;
+      return d;
+    }
+
+    const staleKey = keyOf(`${PREFIX}stale`);
+    if (isVersioned(declared)) {
+      rule(
+        8,
+        [staleKey],
+        async () => {
+          const key = staleKey;
+          await created(8, 'rule8-versioned', key);
+          const seen = await mustObserve(8, key, 'after create');
+          await testCase.drift.apply({ ctx, key, observed: seen });
+          const moved = await mustObserve(8, key, 'after the drift');
+          expect(
+            moved.version,
+            say(8, `the drift did not move the ${declared.versionLabel}, so staleness cannot be told`),
+          ).not.toEqual(seen.version);
+          await expect(
+            kind.update(ctx, await desiredFor(key), seen),
+            say(8, `an update against the stale ${declared.versionLabel} was not refused`),
+          ).rejects.toThrow();
+          expect(
+            (await mustObserve(8, key, 'after the refused update')).version,
+            say(8, 'the refused update changed the object anyway'),
+          ).toEqual(moved.version);
+        },
+        'Versioned',
+      );
+    }
+
+    const plannedKey = keyOf(`${PREFIX}planned`);
+    if (hasServerSidePlan(declared)) {
+      rule(
+        8,
+        [plannedKey],
+        async () => {
+          const key = plannedKey;
+          await created(8, 'rule8-server-plan', key);
+          const d = await desiredFor(key);
+          const o = await mustObserve(8, key, 'after create');
+          const planned = declared.compare(d, o, await declared.serverPlan(ctx, d, o));
+          expect(
+            [planned.diffs, planned.notCompared],
+            say(8, "with the service's plan, the object just applied must compare equal"),
+          ).toEqual([[], undefined]);
+          const blind = declared.compare(d, o);
+          expect(
+            blind.notCompared !== undefined || (blind.problems?.length ?? 0) > 0,
+            say(8, "without the service's plan the kind must not call the object up to date"),
+          ).toBe(true);
+        },
+        'ServerSidePlan',
+      );
+    }
+
+    if (hasSpecRules(declared)) {
+      it('rule 8: declared capabilities hold: SpecRules', () => {
+        expect(
+          declared.validateSpec(testCase.spec(`${PREFIX}rules`)),
+          say(8, "the case's valid spec breaks the kind's own spec rules"),
+        ).toEqual([]);
+      });
+    }
+
+    if (hasLocalFiles(declared)) {
+      it('rule 8: declared capabilities hold: LocalFiles', () => {
+        const fields = Object.keys((declared.specSchema as { properties?: object }).properties ?? {});
+        expect(
+          declared.localFiles.filter((f) => !fields.includes(f)),
+          say(8, 'local-file fields the spec schema does not have (the manifest would never check them)'),
+        ).toEqual([]);
+      });
+    }
+
+    if (hasApplySwitches(declared)) {
+      it('rule 8: declared capabilities hold: ApplySwitches', async () => {
+        const help = await cli(['apply', '--help']);
+        expect(
+          declared.options.map((o) => `--${o.flag}`).filter((flag) => !help.stdout.includes(flag)),
+          say(8, 'switches the kind honours that `apply --help` does not offer'),
+        ).toEqual([]);
+      });
+    }
+
+    if (hasDependencies(declared)) {
+      it('rule 8: declared capabilities hold: Dependencies', () => {
+        const key = keyOf(`${PREFIX}needs`);
+        const needs = declared.dependencies({ key, desired: { key, spec: testCase.spec(key.name) } });
+        const incomplete = needs.filter((k) => {
+          const needed = catalog.kind(k.kind);
+          return !needed || (isNamespaced(needed) && k.namespace === undefined);
+        });
+        expect(
+          incomplete.map((k) => addressOf(k)),
+          say(8, 'dependencies must be complete keys of known kinds (namespace filled in)'),
+        ).toEqual([]);
+      });
+    }
+
+    if (hasSensitiveAttributes(declared) || writeOnlyPaths(declared).length > 0) {
+      it('rule 8: declared capabilities hold: secret attributes', () => {
+        expect(
+          testCase.secret,
+          say(8, 'a kind with sensitive or write-only attributes must plant a secret in rule 7'),
+        ).toBeDefined();
+      });
+    }
 
     it('never printed a planted secret in any run of the suite', () => {
       expect(runs.length, say(7, 'the suite made no CLI run')).toBeGreaterThan(0);

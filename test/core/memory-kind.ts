@@ -4,7 +4,21 @@
  */
 import { Type } from '@sinclair/typebox';
 import { diffValues } from '../../src/resources/compare.js';
-import type { AnyResourceKind, Desired, Observed, ResourceKey } from '../../src/resources/contract.js';
+import type {
+  AnyResourceKind,
+  Dependencies,
+  Desired,
+  DetailReads,
+  LocalFiles,
+  Observed,
+  Prunable,
+  ResourceKey,
+  ServiceChecks,
+} from '../../src/resources/contract.js';
+
+/** A memory kind, whose tests add capability groups as they need them. */
+export type MemoryKind = AnyResourceKind &
+  Partial<Prunable & Dependencies & ServiceChecks & LocalFiles & DetailReads>;
 
 export interface MemoryStore {
   objects: Map<string, { value: Record<string, unknown>; version: number }>;
@@ -29,7 +43,7 @@ export function memoryKind(
     deps?: (d: Pick<Desired, 'key' | 'spec'>) => ResourceKey[];
     withList?: boolean;
   } = {},
-): AnyResourceKind {
+): MemoryKind {
   const kindName = options.kind ?? 'Thing';
   const id = (key: ResourceKey) => `${kindName}/${key.name}`;
   const track = async <T>(label: string, fn: () => T): Promise<T> => {
@@ -48,11 +62,10 @@ export function memoryKind(
     const o = store.objects.get(id(key));
     return o ? { key, id: id(key), live: o.value, version: o.version } : undefined;
   };
-  const kind: AnyResourceKind = {
+  const kind: MemoryKind = {
     kind: kindName,
     service: 'registry',
     description: 'test kind',
-    namespaced: false,
     nameSchema: Type.String(),
     specSchema: Type.Object({}),
     ...(options.deps
@@ -66,8 +79,6 @@ export function memoryKind(
       : {}),
     observe: (_ctx, key) => track(`observe ${id(key)}`, () => observed(key)),
     compare: (desired, obs) => ({ diffs: diffValues(desired.spec, obs.live) }),
-    render: (desired) => desired.spec,
-    describe: (obs) => obs.live as Record<string, unknown>,
     create: (_ctx, desired) =>
       track(`create ${id(desired.key)}`, () => {
         store.objects.set(id(desired.key), { value: desired.spec, version: 1 });

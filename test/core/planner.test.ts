@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../src/planner/planner.js';
-import type { AnyResourceKind } from '../../src/resources/contract.js';
-import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
+import type { AnyResourceKind, ServerSidePlan } from '../../src/resources/contract.js';
+import { desired, type MemoryKind, memoryKind, memoryStore, noContext } from './memory-kind.js';
 
 function lookupOf(...kinds: AnyResourceKind[]) {
   return (name: string) => kinds.find((k) => k.kind === name);
@@ -153,7 +153,7 @@ describe('planner', () => {
     store.objects.set('Thing/web-kept', { value: {}, version: 1 });
     store.objects.set('Thing/web-stray', { value: {}, version: 1 });
     // Like roles: the service keeps no marker, so everything in the declared scope counts.
-    const kind: AnyResourceKind = { ...memoryKind(store), ownership: 'declared-scope', owns: () => true };
+    const kind: MemoryKind = { ...memoryKind(store), ownership: 'declared-scope', owns: () => true };
     const plan = await buildPlan([desired('Thing', 'web-kept', {})], lookupOf(kind), noContext, {
       prune: [{ kind: 'Thing', name: 'web-things', namePrefix: 'web-' }],
     });
@@ -234,6 +234,35 @@ describe('planner hooks', () => {
     ]);
     expect(plan.changes[1]?.reason).toBe('declared absent in the manifest');
     expect(plan.changes[1]?.desired?.ensure).toBe('absent');
+  });
+
+  it("hands the service's own plan to compare and keeps it beside the observation, for updates only", async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { v: 1 }, version: 4 });
+    const asked: string[] = [];
+    const kind: MemoryKind & ServerSidePlan = {
+      ...memoryKind(store),
+      prepare: async (_ctx, d) => ({ desired: d, problems: [] }),
+      serverPlan: async (_ctx, d, o) => {
+        asked.push(d.key.name);
+        return { against: o.version };
+      },
+      previewCreate: async () => ({ notes: ['would place 1 allocation'] }),
+      compare: (_d, _o, plan) => ({
+        diffs: [{ path: 'v', op: 'change', before: 1, after: 2, note: JSON.stringify(plan) }],
+      }),
+    };
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { v: 2 }), desired('Thing', 'new', { v: 1 })],
+      lookupOf(kind),
+      noContext,
+    );
+    expect(asked).toEqual(['a']);
+    const update = plan.changes.find((c) => c.address === 'Thing/a')!;
+    expect(update.diffs[0]?.note).toBe('{"against":4}');
+    expect(update.serverPlan).toEqual({ against: 4 });
+    expect(update.observed?.live).toEqual({ v: 1 });
+    expect(plan.changes.find((c) => c.address === 'Thing/new')?.notes).toEqual(['would place 1 allocation']);
   });
 
   it('resolves local inputs, reads details, and turns comparison problems into plan problems', async () => {

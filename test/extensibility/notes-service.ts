@@ -12,7 +12,14 @@ import { defineService as defineClientService, type ServiceDefinition } from '..
 import { jsonResponse, type SandboxRequest } from '../../src/sandbox/core/http.js';
 import { defineService as defineSandboxService } from '../../src/sandbox/core/service.js';
 import { compact, diffValues } from '../../src/resources/compare.js';
-import type { Observed, ResourceKind } from '../../src/resources/contract.js';
+import type {
+  Observed,
+  Prunable,
+  RenderDetails,
+  ResourceKind,
+  SensitiveAttributes,
+  WriteOnlyAttributes,
+} from '../../src/resources/contract.js';
 
 interface StoredNote {
   Name: string;
@@ -152,11 +159,14 @@ const observed = (name: string, note: StoredNote): Observed<StoredNote> => ({
 const shape = (spec: Omit<NoteSpecT, 'Secret'>) =>
   compact({ Text: spec.Text, Tags: [...(spec.Tags ?? [])].sort(), Auth: spec.Auth });
 
-export const noteKind: ResourceKind<NoteSpecT, StoredNote> = {
+export const noteKind: ResourceKind<NoteSpecT, StoredNote> &
+  WriteOnlyAttributes &
+  SensitiveAttributes &
+  RenderDetails<NoteSpecT, StoredNote> &
+  Prunable<StoredNote> = {
   kind: 'Note',
   service: 'notes',
   description: 'A note (a kind for tests).',
-  namespaced: false,
   nameSchema: Type.String({ pattern: '^[a-z0-9-]+$' }),
   specSchema: NoteSpec,
   writeOnly: ['Secret'],

@@ -17,7 +17,7 @@ export const testRoleKind: ManifestKind = {
   kind: 'TestRole',
   service: 'registry',
   description: 'A role for tests.',
-  namespaced: true,
+  effectiveNamespace: (key) => key.namespace ?? 'default',
   nameSchema: Type.String({
     pattern: '^[a-z][a-z0-9-]*$',
     maxLength: 32,
@@ -41,7 +41,6 @@ export const testJobKind: ManifestKind = {
   kind: 'TestJob',
   service: 'scheduler',
   description: 'A job for tests.',
-  namespaced: false,
   nameSchema: Type.String({ pattern: '^[a-z][a-z0-9-]*$' }),
   specSchema: Type.Object(
     { Datacenters: Type.Array(Type.String()), Payload: Type.Optional(Type.String()) },

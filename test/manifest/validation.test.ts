@@ -218,7 +218,6 @@ spec:
       kind: 'TestLink',
       service: 'registry',
       description: 'Links by ID or by name.',
-      namespaced: false,
       nameSchema: Type.String(),
       specSchema: Type.Object(
         {
@@ -259,7 +258,6 @@ spec:
       kind: 'TestPolicyRole',
       service: 'registry',
       description: 'Policies by ID or by name.',
-      namespaced: false,
       nameSchema: Type.String(),
       specSchema: Type.Object(
         {

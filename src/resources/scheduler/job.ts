@@ -2,8 +2,8 @@
  * Job: a scheduler job. metadata.name is the job ID, metadata.namespace its namespace (`default` when
  * left out); the spec is the job inline or a job file (see ./job-spec.ts).
  *
- * The comparison is the service's own: every plan sends the job to the scheduler's plan endpoint, a
- * dry run that answers with a structured diff against the stored job (after the service filled in its
+ * The comparison is the service's own: every plan sends the job to the scheduler's plan endpoint (the
+ * kind's server-side plan, kept beside the live job, not inside it), a dry run that answers with a structured diff against the stored job (after the service filled in its
  * defaults, so an unchanged manifest is `noop`), what it would do with allocations, and the
  * `JobModifyIndex` the diff was made against. Apply registers with check-and-set on that index, so a
  * job registered or scaled by someone else after the plan is refused, never overwritten.
@@ -16,7 +16,23 @@ import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/index.js';
 import type { Job, JobListItem, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
-import type { Desired, KindContext, Observed, ResourceKey, ResourceKind } from '../contract.js';
+import type {
+  Desired,
+  DetailReads,
+  Exportable,
+  KindContext,
+  LocalFiles,
+  Namespaced,
+  Observed,
+  Prunable,
+  RenderDetails,
+  ResourceKey,
+  ResourceKind,
+  SensitiveAttributes,
+  ServerSidePlan,
+  SpecRules,
+  Versioned,
+} from '../contract.js';
 import { exportJob } from './job-export.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
 import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
@@ -36,19 +52,24 @@ import {
 
 export const DEFAULT_JOB_NAMESPACE = 'default';
 
-/** The live job, and after `readDetails` the service's plan of the manifest's job against it. */
+/** The live job. */
 export interface JobLive {
   job: Job;
-  plan?: PlanResponse;
-  /** Why the service refused to plan the manifest's job (a wrong field type, a missing namespace). */
-  refused?: string;
   /**
    * `job` is the list's item (header fields, Meta, group names), not the whole job: enough to tell
    * ownership, the check-and-set index and that nothing changed; the whole job is read only when a
-   * change needs it (see readDetails).
+   * change needs it (kept counts in readDetails, a planned change in serverPlan, a prune in readWhole).
    */
   fromList?: true;
 }
+
+/**
+ * The service's plan of the manifest's job against the live one, or why the service refused to plan
+ * it (a wrong field type, a missing namespace).
+ */
+export type JobServerPlan =
+  /** `whole`: the live job read whole for a change found on a job observed from the list. */
+  { plan: PlanResponse; whole?: Job } | { refused: string };
 
 /** Reads of whole jobs for a list run at most this many at once. */
 const LIST_READ_CONCURRENCY = 8;
@@ -99,11 +120,11 @@ function call(ctx: KindContext, key: ResourceKey) {
   return { namespace: namespaceOf(key), ...(ctx.signal ? { signal: ctx.signal } : {}) };
 }
 
-function observedOf(key: ResourceKey, job: Job, plan?: PlanResponse): Observed<JobLive> {
+function observedOf(key: ResourceKey, job: Job): Observed<JobLive> {
   return {
     key,
     id: job.ID,
-    live: plan ? { job, plan } : { job },
+    live: { job },
     ...(job.JobModifyIndex !== undefined ? { version: job.JobModifyIndex } : {}),
   };
 }
@@ -166,7 +187,7 @@ async function planOrRefusal(
   key: ResourceKey,
   job: Job,
   diff: boolean,
-): Promise<{ plan: PlanResponse } | { refused: string }> {
+): Promise<JobServerPlan> {
   try {
     return { plan: await client(ctx, key).planJob(job, { ...call(ctx, key), diff }) };
   } catch (error) {
@@ -192,12 +213,21 @@ function requireJob(desired: Desired<JobSpec>): Job {
   return job;
 }
 
-export const jobKind: ResourceKind<JobSpec, JobLive> = {
+export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
+  Namespaced &
+  Versioned &
+  LocalFiles<JobSpec> &
+  SensitiveAttributes &
+  SpecRules<JobSpec> &
+  ServerSidePlan<JobSpec, JobLive, JobServerPlan> &
+  RenderDetails<JobSpec, JobLive> &
+  DetailReads<JobSpec, JobLive> &
+  Exportable<JobSpec, JobLive> &
+  Prunable<JobLive> = {
   kind: 'Job',
   service: schedulerService.name,
   description:
     "A scheduler job: inline in the service's own field names, or specFile naming a .json or text (HCL) job. metadata.name is the job ID.",
-  namespaced: true,
   // The job's Version counts spec changes; the check-and-set token is the modify index.
   versionLabel: 'JobModifyIndex',
   namespaceSchema: Type.String({
@@ -289,21 +319,19 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
   },
 
   async readDetails(ctx, desired, observed) {
-    let current = observed;
     // Kept counts are sent with the job, so they are read before it is planned.
-    if (current.live.fromList && desired.spec.preserveCounts) current = await wholeJob(ctx, current);
-    const job = jobToSend(desired, current.live.job);
-    if (!job) return current;
+    return observed.live.fromList && desired.spec.preserveCounts ? wholeJob(ctx, observed) : observed;
+  },
+
+  async serverPlan(ctx, desired, observed) {
+    const job = jobToSend(desired, observed.live.job);
+    if (!job) return undefined;
     const planned = await planOrRefusal(ctx, desired.key, job, true);
-    if ('refused' in planned) return { ...current, live: { ...current.live, refused: planned.refused } };
     // An unchanged job needs nothing more than the list told; a change is shown against the whole
-    // live job (a removed group as it was, values typed as stored), at the index the plan was made on.
-    if (current.live.fromList && planned.plan.Diff?.Type !== 'None') current = await wholeJob(ctx, current);
-    return {
-      ...observedOf(current.key, current.live.job, planned.plan),
-      ...(current.live.fromList ? { live: { ...current.live, plan: planned.plan } } : {}),
-      ...(observed.version !== undefined ? { version: observed.version } : {}),
-    };
+    // live job (a removed group as it was, values typed as stored).
+    if ('refused' in planned || !observed.live.fromList || planned.plan.Diff?.Type === 'None') return planned;
+    const whole = await wholeJob(ctx, observed);
+    return whole.live.fromList ? planned : { ...planned, whole: whole.live.job };
   },
 
   async previewCreate(ctx, desired) {
@@ -322,17 +350,17 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     };
   },
 
-  compare(desired, observed) {
-    if (observed.live.refused)
-      return { diffs: [], problems: [{ message: observed.live.refused, pointer: '/spec' }] };
-    const plan = observed.live.plan;
+  compare(desired, observed, serverPlan) {
+    if (serverPlan && 'refused' in serverPlan)
+      return { diffs: [], problems: [{ message: serverPlan.refused, pointer: '/spec' }] };
+    const plan = serverPlan?.plan;
     if (!plan) {
       // Only when the job specification itself could not be read or parsed: that problem is reported.
       return { diffs: [], notCompared: 'its job specification has a problem' };
     }
     const local = localOf(desired);
     const diffs = planDiffs(plan, {
-      before: observed.live.job,
+      before: ('whole' in serverPlan && serverPlan.whole) || observed.live.job,
       after: jobToSend(desired, observed.live.job),
       fromText: local.file !== undefined && !isJsonFile(local.file),
     });
@@ -379,7 +407,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive> = {
     // The index observed (and, for a saved plan, checked again just before): a register after that
     // moved it, so the service refuses this one. The plan's index is the same unless someone
     // registered between the read and the plan, which then fails the same way.
-    const index = Number(observed.version ?? observed.live.plan?.JobModifyIndex ?? 0);
+    const index = Number(observed.version ?? 0);
     return register(ctx, desired, job, index);
   },
 

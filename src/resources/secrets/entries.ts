@@ -7,15 +7,24 @@
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
+import { compact, diffValues } from '../compare.js';
 import { sharedConfigRead } from './config-reads.js';
 import type {
+  Dependencies,
+  Desired,
+  Exportable,
   KindContext,
+  Namespaced,
   Observed,
   PlanProblem,
+  Prunable,
   PruneScope,
+  RenderDetails,
   ResourceKey,
   ResourceKind,
+  ServiceChecks,
 } from '../contract.js';
+import { listedKey } from '../contract.js';
 import {
   contentVersion,
   DEFAULT_LDAP_MOUNT,
@@ -36,21 +45,38 @@ export function callOptions(ctx: KindContext): { signal?: AbortSignal } {
   return ctx.signal ? { signal: ctx.signal } : {};
 }
 
-export interface EntryAccess<Live> {
+/** Where one entry lives on the service, for the client calls of `EntryAccess`. */
+interface EntryAt {
+  client: SecretsClient;
+  mount: string;
+  name: string;
+  opts: { signal?: AbortSignal };
+}
+
+/** What differs between the two kinds: their client calls and the form their entries compare in. */
+export interface EntryAccess<Spec, Live> {
   /** `groups` or `users`: the path segment, for ids. */
   readonly collection: 'groups' | 'users';
   listNames(client: SecretsClient, mount: string, opts: { signal?: AbortSignal }): Promise<string[]>;
-  read(
-    client: SecretsClient,
-    mount: string,
-    name: string,
-    opts: { signal?: AbortSignal },
-  ): Promise<Live | undefined>;
-  /** The entry in the form it is compared in: its version is a digest of that. */
-  canonical(live: Live): unknown;
+  read(at: EntryAt): Promise<Live | undefined>;
+  /** Sets the whole entry (create and update are the same write); returns the live entry it made. */
+  write(at: EntryAt, spec: Spec): Promise<Live>;
+  remove(at: EntryAt): Promise<void>;
+  /** The live entry in the form it is compared and shown in: its version is a digest of that. */
+  canonical(live: Live): Record<string, unknown>;
+  /** The manifest's entry in the same form. */
+  canonicalSpec(spec: Spec): Record<string, unknown>;
 }
 
-export function entryObserved<Live>(access: EntryAccess<Live>, key: ResourceKey, live: Live): Observed<Live> {
+function entryAt(ctx: KindContext, key: ResourceKey): EntryAt {
+  return { client: secretsClient(ctx, key), mount: mountOf(key), name: key.name, opts: callOptions(ctx) };
+}
+
+export function entryObserved<Live>(
+  access: Pick<EntryAccess<never, Live>, 'collection' | 'canonical'>,
+  key: ResourceKey,
+  live: Live,
+): Observed<Live> {
   return {
     key,
     id: `auth/${mountOf(key)}/${access.collection}/${key.name}`,
@@ -83,26 +109,30 @@ function mountExists(ctx: KindContext, connection: string | undefined, mount: st
   );
 }
 
+/** Everything of an entry kind but its name, description, spec schema and dependencies. */
+export type EntryKindBase<Spec, Live> = Omit<
+  ResourceKind<Spec, Live>,
+  'kind' | 'service' | 'description' | 'specSchema'
+> &
+  Namespaced &
+  ServiceChecks<Spec> &
+  RenderDetails<Spec, Live> &
+  Exportable<Spec, Live> &
+  Prunable<Live>;
+
+/** A whole entry kind: the shared base with what the kind says itself. */
+export type EntryKind<Spec, Live> = ResourceKind<Spec, Live> &
+  EntryKindBase<Spec, Live> &
+  Dependencies<Spec, Live>;
+
 /** The parts of the two kinds that do not depend on what an entry holds. */
-export function entryKindBase<Live>(
+export function entryKindBase<Spec, Live>(
   kind: string,
-  access: EntryAccess<Live>,
-): Pick<
-  ResourceKind<never, Live>,
-  | 'namespaced'
-  | 'namespaceLabel'
-  | 'namespaceField'
-  | 'namespaceSchema'
-  | 'nameSchema'
-  | 'effectiveNamespace'
-  | 'check'
-  | 'observe'
-  | 'list'
-  | 'ownership'
-  | 'owns'
-> {
+  access: EntryAccess<Spec, Live>,
+): EntryKindBase<Spec, Live> {
+  const write = async (ctx: KindContext, desired: Desired<Spec>) =>
+    entryObserved(access, desired.key, await access.write(entryAt(ctx, desired.key), desired.spec));
   return {
-    namespaced: true,
     namespaceLabel: 'mount',
     namespaceField: 'mount',
     namespaceSchema: MOUNT_SCHEMA,
@@ -127,10 +157,7 @@ export function entryKindBase<Live>(
     },
 
     async observe(ctx, key) {
-      const live = await unlessMountMissing(
-        access.read(secretsClient(ctx, key), mountOf(key), key.name, callOptions(ctx)),
-        undefined,
-      );
+      const live = await unlessMountMissing(access.read(entryAt(ctx, key)), undefined);
       return live === undefined ? undefined : entryObserved(access, key, live);
     },
 
@@ -143,19 +170,27 @@ export function entryKindBase<Live>(
       const read = await Promise.all(
         names.map((name) =>
           limit(async () => {
-            const key: ResourceKey = {
-              kind,
-              name,
-              namespace: mount,
-              ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
-            };
-            const live = await access.read(client, mount, name, opts);
+            const key = listedKey(kind, name, { ...scope, namespace: mount });
+            const live = await access.read({ client, mount, name, opts });
             // Deleted between the LIST and the read: not there any more.
             return live === undefined ? undefined : entryObserved(access, key, live);
           }),
         ),
       );
       return read.filter((o): o is Observed<Live> => o !== undefined);
+    },
+
+    compare(desired, observed) {
+      return { diffs: diffValues(access.canonicalSpec(desired.spec), access.canonical(observed.live)) };
+    },
+    render: (desired) => access.canonicalSpec(desired.spec),
+    describe: (observed) => access.canonical(observed.live),
+    exporter: { spec: (observed) => compact(access.canonical(observed.live)) as Spec },
+
+    create: write,
+    update: (ctx, desired) => write(ctx, desired),
+    async delete(ctx, observed) {
+      await access.remove(entryAt(ctx, observed.key));
     },
 
     // The service stores no marker on directory entries: only scopes the manifest declares are pruned.

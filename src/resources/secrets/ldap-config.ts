@@ -24,10 +24,14 @@ import type {
   AttributeDiff,
   Comparison,
   Desired,
+  Exportable,
   KindContext,
   Observed,
+  RenderDetails,
   ResourceKey,
   ResourceKind,
+  SpecRules,
+  WriteOnlyAttributes,
 } from '../contract.js';
 import {
   configKey,
@@ -243,12 +247,15 @@ function configRules(spec: LdapConfigSpec): { pointer: string; message: string }
   return problems;
 }
 
-export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> = {
+export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
+  WriteOnlyAttributes &
+  SpecRules<LdapConfigSpec> &
+  RenderDetails<LdapConfigSpec, LdapConfig> &
+  Exportable<LdapConfigSpec, LdapConfig> = {
   kind: 'LdapConfig',
   service: secretsService.name,
   description:
     'The directory (LDAP) auth method configuration of one mount. metadata.name is the mount path below auth/ (ldap by default).',
-  namespaced: false,
   nameSchema: MOUNT_SCHEMA,
   specSchema: LdapConfigSpec,
   writeOnly: WRITE_ONLY,

@@ -6,10 +6,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { LdapGroup } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
-import { compact, diffValues } from '../compare.js';
-import type { Desired, KindContext, ResourceKind } from '../contract.js';
-import { configKey, normalisePolicies, secretsClient } from './common.js';
-import { callOptions, type EntryAccess, entryKindBase, entryObserved, mountOf } from './entries.js';
+import { configKey, normalisePolicies } from './common.js';
+import { type EntryAccess, type EntryKind, entryKindBase, mountOf } from './entries.js';
 
 const LdapGroupSpec = Type.Object(
   {
@@ -23,53 +21,31 @@ const LdapGroupSpec = Type.Object(
 );
 export type LdapGroupSpec = Static<typeof LdapGroupSpec>;
 
-const access: EntryAccess<LdapGroup> = {
-  collection: 'groups',
-  listNames: (client, mount, opts) => client.listLdapGroups(mount, opts),
-  read: (client, mount, name, opts) => client.readLdapGroup(mount, name, opts),
-  canonical: (live) => canonical(live),
-};
-
 function canonical(spec: { policies?: readonly string[] | null }) {
   return { policies: normalisePolicies(spec.policies ?? []) };
 }
 
-/** Create and update are the same write: the service sets the whole entry at its path. */
-async function writeGroup(ctx: KindContext, desired: Desired<LdapGroupSpec>) {
-  const live = canonical(desired.spec);
-  await secretsClient(ctx, desired.key).writeLdapGroup(
-    mountOf(desired.key),
-    desired.key.name,
-    live,
-    callOptions(ctx),
-  );
-  return entryObserved(access, desired.key, live);
-}
+const access: EntryAccess<LdapGroupSpec, LdapGroup> = {
+  collection: 'groups',
+  listNames: (client, mount, opts) => client.listLdapGroups(mount, opts),
+  read: ({ client, mount, name, opts }) => client.readLdapGroup(mount, name, opts),
+  async write({ client, mount, name, opts }, spec) {
+    const live = canonical(spec);
+    await client.writeLdapGroup(mount, name, live, opts);
+    return live;
+  },
+  remove: ({ client, mount, name, opts }) => client.deleteLdapGroup(mount, name, opts),
+  canonical,
+  canonicalSpec: canonical,
+};
 
-export const ldapGroupKind: ResourceKind<LdapGroupSpec, LdapGroup> = {
+export const ldapGroupKind: EntryKind<LdapGroupSpec, LdapGroup> = {
   kind: 'LdapGroup',
   service: secretsService.name,
   description:
     'A directory (LDAP) group known to the auth method, with the policies its members get. metadata.mount is the mount (ldap by default).',
   specSchema: LdapGroupSpec,
-  ...entryKindBase<LdapGroup>('LdapGroup', access),
+  ...entryKindBase('LdapGroup', access),
 
   dependencies: ({ key }) => [configKey(mountOf(key), key.connection)],
-
-  compare(desired, observed) {
-    return { diffs: diffValues(canonical(desired.spec), canonical(observed.live)) };
-  },
-  render: (desired) => canonical(desired.spec),
-  exporter: { spec: (observed) => compact(canonical(observed.live)) },
-  describe: (observed) => canonical(observed.live),
-
-  create: writeGroup,
-  update: (ctx, desired) => writeGroup(ctx, desired),
-  async delete(ctx, observed) {
-    await secretsClient(ctx, observed.key).deleteLdapGroup(
-      mountOf(observed.key),
-      observed.key.name,
-      callOptions(ctx),
-    );
-  },
 };

@@ -7,17 +7,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { LdapUser } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
-import { compact, diffValues } from '../compare.js';
-import type { Desired, KindContext, ResourceKey, ResourceKind } from '../contract.js';
-import {
-  configKey,
-  LOWER_CASE_NAME,
-  normalisePolicies,
-  secretsClient,
-  sortedSet,
-  splitCommaList,
-} from './common.js';
-import { callOptions, type EntryAccess, entryKindBase, entryObserved, mountOf } from './entries.js';
+import type { ResourceKey } from '../contract.js';
+import { configKey, LOWER_CASE_NAME, normalisePolicies, sortedSet, splitCommaList } from './common.js';
+import { type EntryAccess, type EntryKind, entryKindBase, mountOf } from './entries.js';
 
 const LdapUserSpec = Type.Object(
   {
@@ -36,13 +28,6 @@ const LdapUserSpec = Type.Object(
 );
 export type LdapUserSpec = Static<typeof LdapUserSpec>;
 
-const access: EntryAccess<LdapUser> = {
-  collection: 'users',
-  listNames: (client, mount, opts) => client.listLdapUsers(mount, opts),
-  read: (client, mount, name, opts) => client.readLdapUser(mount, name, opts),
-  canonical: (live) => canonicalLive(live),
-};
-
 function canonicalSpec(spec: LdapUserSpec) {
   return { policies: normalisePolicies(spec.policies), groups: sortedSet(splitCommaList(spec.groups)) };
 }
@@ -51,25 +36,27 @@ function canonicalLive(live: LdapUser) {
   return { policies: normalisePolicies(live.policies ?? []), groups: sortedSet(splitCommaList(live.groups)) };
 }
 
-/** Create and update are the same write: the service sets the whole entry at its path. */
-async function writeUser(ctx: KindContext, desired: Desired<LdapUserSpec>) {
-  const wanted = canonicalSpec(desired.spec);
-  await secretsClient(ctx, desired.key).writeLdapUser(
-    mountOf(desired.key),
-    desired.key.name,
-    wanted,
-    callOptions(ctx),
-  );
-  return entryObserved(access, desired.key, { policies: wanted.policies, groups: wanted.groups.join(',') });
-}
+const access: EntryAccess<LdapUserSpec, LdapUser> = {
+  collection: 'users',
+  listNames: (client, mount, opts) => client.listLdapUsers(mount, opts),
+  read: ({ client, mount, name, opts }) => client.readLdapUser(mount, name, opts),
+  async write({ client, mount, name, opts }, spec) {
+    const wanted = canonicalSpec(spec);
+    await client.writeLdapUser(mount, name, wanted, opts);
+    return { policies: wanted.policies, groups: wanted.groups.join(',') };
+  },
+  remove: ({ client, mount, name, opts }) => client.deleteLdapUser(mount, name, opts),
+  canonical: canonicalLive,
+  canonicalSpec,
+};
 
-export const ldapUserKind: ResourceKind<LdapUserSpec, LdapUser> = {
+export const ldapUserKind: EntryKind<LdapUserSpec, LdapUser> = {
   kind: 'LdapUser',
   service: secretsService.name,
   description:
     'A directory (LDAP) user known to the auth method: its own policies and extra local groups. metadata.mount is the mount (ldap by default).',
   specSchema: LdapUserSpec,
-  ...entryKindBase<LdapUser>('LdapUser', access),
+  ...entryKindBase('LdapUser', access),
 
   dependencies({ key, desired, observed }) {
     const groups = desired
@@ -86,22 +73,5 @@ export const ldapUserKind: ResourceKind<LdapUserSpec, LdapUser> = {
         ...(key.connection !== undefined ? { connection: key.connection } : {}),
       })),
     ];
-  },
-
-  compare(desired, observed) {
-    return { diffs: diffValues(canonicalSpec(desired.spec), canonicalLive(observed.live)) };
-  },
-  render: (desired) => canonicalSpec(desired.spec),
-  describe: (observed) => canonicalLive(observed.live),
-  exporter: { spec: (observed) => compact(canonicalLive(observed.live)) },
-
-  create: writeUser,
-  update: (ctx, desired) => writeUser(ctx, desired),
-  async delete(ctx, observed) {
-    await secretsClient(ctx, observed.key).deleteLdapUser(
-      mountOf(observed.key),
-      observed.key.name,
-      callOptions(ctx),
-    );
   },
 };

@@ -10,7 +10,24 @@ import { HttpStatusError } from '../../clients/http/errors.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
 import { pushState } from '../../clients/workspaces/state-push.js';
-import type { Desired, KindContext, Observed, PlanProblem, ResourceKey, ResourceKind } from '../contract.js';
+import type {
+  ApplySwitches,
+  Desired,
+  DetailReads,
+  Exportable,
+  KindContext,
+  LocalFiles,
+  Namespaced,
+  Observed,
+  PlanProblem,
+  Prunable,
+  RenderDetails,
+  ResourceKey,
+  ResourceKind,
+  ServiceChecks,
+  SpecRules,
+} from '../contract.js';
+import { listedKey } from '../contract.js';
 import { diffAttributes, serviceAttributes, updateBody } from './compare.js';
 import { exportWorkspace } from './export.js';
 import {
@@ -237,12 +254,20 @@ async function pushIfWanted(
   });
 }
 
-export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
+export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
+  Namespaced &
+  LocalFiles<WorkspaceSpec> &
+  ApplySwitches &
+  SpecRules<WorkspaceSpec> &
+  ServiceChecks<WorkspaceSpec> &
+  DetailReads<WorkspaceSpec, WorkspaceLive> &
+  RenderDetails<WorkspaceSpec, WorkspaceLive> &
+  Exportable<WorkspaceSpec, WorkspaceLive> &
+  Prunable<WorkspaceLive> = {
   kind: 'Workspace',
   service: workspacesService.name,
   description:
     'A workspace: settings, VCS link, project, a declarative lock and seeded state. metadata.namespace is the organization.',
-  namespaced: true,
   namespaceLabel: 'organization',
   nameSchema: Type.String({
     pattern: '^[A-Za-z0-9_-]{1,90}$',
@@ -310,17 +335,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> = {
         org,
         walkWorkspaces(c, org, READ_INCLUDES, isNotFound),
       )) ?? [];
-    return workspaces.map((w) =>
-      observedOf(
-        {
-          kind: 'Workspace',
-          name: w.name,
-          ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
-          ...(scope.connection === undefined ? {} : { connection: scope.connection }),
-        },
-        w,
-      ),
-    );
+    return workspaces.map((w) => observedOf(listedKey('Workspace', w.name, scope), w));
   },
 
   async readDetails(ctx, desired, observed) {

@@ -1,0 +1,23 @@
+import type { Observed, PruneScope } from './core.js';
+import { isListable, type Listable } from './listable.js';
+
+/**
+ * Implemented by a kind whose live objects `--prune` may delete when the manifest no longer declares
+ * them: it can list them and tell which are Converge's. Kinds without it are never pruned.
+ */
+export interface Prunable<Live = unknown> extends Listable<Live> {
+  /**
+   * How Converge knows it owns a live object: `marker` when the service stores a marker Converge
+   * sets on create (a workspace's source-name, a job's Meta), so every scope the manifest manages
+   * may be pruned; `declared-scope` when it stores none (roles), so only scopes the manifest
+   * declares explicitly are.
+   */
+  readonly ownership: 'marker' | 'declared-scope';
+  /** Whether prune may delete this live object inside the given scope. */
+  owns(observed: Observed<Live>, scope: PruneScope): boolean;
+}
+
+export function isPrunable<K extends object>(kind: K | undefined): kind is K & Prunable {
+  const candidate = kind as Partial<Prunable> | undefined;
+  return isListable(kind) && typeof candidate?.owns === 'function' && candidate.ownership !== undefined;
+}

@@ -1,0 +1,33 @@
+import type { Desired, Observed } from './core.js';
+import type { AnyResourceKind } from './kind.js';
+
+/**
+ * Implemented by a kind whose spec or live object reads better in another form than as written or
+ * as read (canonical lists, a parsed job's own fields, a live object in manifest shape). Kinds stay
+ * free of rendering: these are attribute values, which the renderers lay out. A kind without it is
+ * shown with its spec as the manifest wrote it and its live object as the service returned it.
+ */
+export interface RenderDetails<Spec = Record<string, unknown>, Live = unknown> {
+  /** The desired object as attribute values, for the `create` rendering (`+ Name = "x"`). */
+  render(desired: Desired<Spec>): Record<string, unknown>;
+  /** The live object as attribute values in manifest shape, for `delete` rendering and `--json`. */
+  describe(observed: Observed<Live>): Record<string, unknown>;
+}
+
+export function hasRenderDetails<K extends object>(kind: K | undefined): kind is K & RenderDetails {
+  return typeof (kind as Partial<RenderDetails> | undefined)?.render === 'function';
+}
+
+/** The desired object's attribute values, as the kind renders them or as the manifest wrote them. */
+export function desiredAttributes(kind: AnyResourceKind, desired: Desired): Record<string, unknown> {
+  return hasRenderDetails(kind) ? kind.render(desired) : { ...desired.spec };
+}
+
+/** The live object's attribute values, as the kind describes it or as the service returned it. */
+export function liveAttributes(kind: AnyResourceKind, observed: Observed): Record<string, unknown> {
+  if (hasRenderDetails(kind)) return kind.describe(observed);
+  const live: unknown = observed.live;
+  return live !== null && typeof live === 'object' && !Array.isArray(live)
+    ? { ...(live as Record<string, unknown>) }
+    : { value: live };
+}
