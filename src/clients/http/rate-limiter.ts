@@ -9,10 +9,19 @@
  * The header comes from the service, so it is not trusted as it is: an announced limit is clamped to
  * [MIN_ANNOUNCED_LIMIT, MAX_ANNOUNCED_LIMIT] requests per second (a `0.000001` would otherwise space
  * requests days apart), and a caller says how long it may wait at most (what is left of its deadline).
+ *
+ * Besides the steady rate, the limiter pauses every caller together when the service says the window
+ * is used up: a 429 with `Retry-After` (`pause`), or `X-RateLimit-Remaining: 0` with
+ * `X-RateLimit-Reset`. One limiter is shared by every client of a run that talks to the same host
+ * (`HostRegistry`), so the first 429 holds back all workers instead of each finding its own.
+ * A pause is capped at MAX_PAUSE_MS: a hostile reset of a day must not freeze the run.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { parseRateLimitResetMs } from './retry-policy.js';
 
 export const RATE_SHARE = 0.66;
+/** A pause that ends less than this after the current one is the same window: not reported again. */
+const NOTICEABLE_MS = 50;
 export const BURST_SHARE = 0.33;
 /**
  * The lowest limit believed: 1 request/s. No service the clients talk to throttles below it (the
@@ -21,6 +30,16 @@ export const BURST_SHARE = 0.33;
 export const MIN_ANNOUNCED_LIMIT = 1;
 /** The highest limit believed: beyond 10,000 requests/s throttling means nothing for one process. */
 export const MAX_ANNOUNCED_LIMIT = 10_000;
+/** The longest pause one answer can impose on every caller (the retry policy's Retry-After cap). */
+export const MAX_PAUSE_MS = 60_000;
+
+/** A pause every caller of the host now waits out: what the progress output shows once. */
+export interface RateLimitPause {
+  /** How long from now. */
+  waitMs: number;
+  /** `429`, or `X-RateLimit-Remaining 0`. */
+  reason: string;
+}
 
 /** The caller's place in the queue is further away than it may wait: nothing was reserved. */
 export class RateLimitWaitTooLong extends Error {
@@ -42,16 +61,42 @@ export class AdaptiveRateLimiter {
   private burst = 1;
   private tokens = 0;
   private updatedAt = 0;
+  private pausedUntil = 0;
 
   constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /**
+   * Holds every caller back for `waitMs` (clamped to [0, MAX_PAUSE_MS]). Returns the pause when it
+   * pushed the end of the current one later by a noticeable amount (so it is reported once, not by
+   * every worker that hit the same window), undefined otherwise.
+   */
+  pause(waitMs: number, reason: string): RateLimitPause | undefined {
+    if (!Number.isFinite(waitMs) || waitMs <= 0) return undefined;
+    const clamped = Math.min(MAX_PAUSE_MS, waitMs);
+    const until = this.now() + clamped;
+    if (until <= this.pausedUntil + NOTICEABLE_MS) return undefined;
+    this.pausedUntil = until;
+    return { waitMs: Math.round(clamped), reason };
+  }
 
   /** The limit the service announced, if any (as it sent it, before clamping). */
   get announcedLimit(): number | undefined {
     return this.announced;
   }
 
-  /** Reads `X-RateLimit-Limit` from a response; a new value reconfigures the bucket. */
-  observe(headers: Record<string, string>): void {
+  /**
+   * Reads `X-RateLimit-Limit` from a response (a new value reconfigures the bucket), and pauses
+   * everyone until the reset when `X-RateLimit-Remaining` says the window is used up. Returns the
+   * pause when one began.
+   */
+  observe(headers: Record<string, string>): RateLimitPause | undefined {
+    this.observeLimit(headers);
+    if (headers['x-ratelimit-remaining']?.trim() !== '0') return undefined;
+    const resetMs = parseRateLimitResetMs(headers['x-ratelimit-reset']);
+    return resetMs === undefined ? undefined : this.pause(resetMs, 'X-RateLimit-Remaining 0');
+  }
+
+  private observeLimit(headers: Record<string, string>): void {
     const announced = Number(headers['x-ratelimit-limit']);
     if (!Number.isFinite(announced) || announced <= 0 || announced === this.announced) return;
     this.announced = announced;
@@ -67,10 +112,12 @@ export class AdaptiveRateLimiter {
 
   /** Takes a token and returns how long the caller must wait before sending (0 when unthrottled). */
   reserve(): number {
-    if (this.limit === undefined) return 0;
+    const now = this.now();
+    const paused = Math.max(0, Math.ceil(this.pausedUntil - now));
+    if (this.limit === undefined) return paused;
     this.refill();
     this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : Math.ceil(-this.tokens / this.ratePerMs);
+    return Math.max(paused, this.tokens >= 0 ? 0 : Math.ceil(-this.tokens / this.ratePerMs));
   }
 
   /**
@@ -82,7 +129,7 @@ export class AdaptiveRateLimiter {
     const wait = this.reserve();
     if (wait <= 0) return;
     if (wait > maxWaitMs) {
-      this.tokens += 1; // give the place back: this caller will not use it
+      if (this.limit !== undefined) this.tokens += 1; // give the place back: this caller will not use it
       const applied = Math.round(this.ratePerMs * 1000 * 100) / 100;
       throw new RateLimitWaitTooLong(wait, this.announced ?? this.limit ?? 0, applied);
     }
