@@ -9,6 +9,7 @@ import type { Action, Change, Plan } from '../planner/types.js';
 import { scrub, secretPaths, secretValues } from '../planner/masking.js';
 import { type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
 import type { AnyResourceKind, KindContext, Observed } from '../resources/contract.js';
+import { createOnce } from './create-once.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
@@ -23,12 +24,15 @@ export interface ChangeResult {
 
 /**
  * `start` when a change is about to be sent (after the staleness check, when asked for), `finish`
- * when it is done. A change refused or skipped before anything was sent gets `finish` alone.
+ * when it is done. A change refused or skipped before anything was sent gets `finish` alone. `note`
+ * says something about a running change (a create sent again after its answer was lost).
  */
 export interface ApplyEvent {
-  type: 'start' | 'finish';
+  type: 'start' | 'finish' | 'note';
   change: Change;
   result?: ChangeResult;
+  /** For `note`: one line, no secret. */
+  message?: string;
   done: number;
   total: number;
 }
@@ -110,18 +114,19 @@ async function execute(
   ctx: KindContext,
   change: Change,
   observed: Observed | undefined,
+  note: (message: string) => void,
 ): Promise<void> {
   const desired = change.desired;
   switch (change.action) {
     case 'create':
-      await kind.create(ctx, desired!);
+      await createOnce(kind, ctx, desired!, { onRetry: note });
       return;
     case 'update':
       await kind.update(ctx, desired!, observed!);
       return;
     case 'replace':
       await kind.delete(ctx, observed!);
-      await kind.create(ctx, desired!);
+      await createOnce(kind, ctx, desired!, { onRetry: note });
       return;
     case 'delete':
       await kind.delete(ctx, observed!, change.desired);
@@ -180,7 +185,9 @@ export async function applyPlan(
             // sent, so no progress line may first have said it was being changed.
             const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
             options.onEvent?.({ type: 'start', change, done, total: work.length });
-            await execute(kind, ctx, change, observed);
+            const note = (message: string) =>
+              options.onEvent?.({ type: 'note', change, message, done, total: work.length });
+            await execute(kind, ctx, change, observed, note);
             recordWriteOnly(kind, change, options.writeOnly);
             return {
               address: change.address,

@@ -262,6 +262,13 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
   describe(observed: Observed<Live>): Record<string, unknown>;
 
   create(ctx: KindContext, desired: Desired<Spec>): Promise<Observed<Live>>;
+  /**
+   * The create writes the object by its key (a PUT by name), so sending it again is harmless: when
+   * its answer is lost, the applier sends it again at once. Without it, the applier first reads the
+   * object back by its key (`observe`) and sends the create again only when it is absent, so a lost
+   * answer never duplicates an object nor fails on "already exists" for Converge's own write.
+   */
+  readonly createIsUpsert?: boolean;
   update(ctx: KindContext, desired: Desired<Spec>, observed: Observed<Live>): Promise<Observed<Live>>;
   /** `desired` is there when the manifest declares the object `ensure: absent`; absent for prune. */
   delete(ctx: KindContext, observed: Observed<Live>, desired?: Desired<Spec>): Promise<void>;

@@ -51,6 +51,8 @@ export class ServiceError extends Error {
   readonly attempts: number;
   /** The request's deadline, when reaching it ended the retries (`deadlineMs` of the client). */
   readonly deadlineMs?: number;
+  /** The run's retry budget for the service was spent, so this failure was not retried: nor should a caller. */
+  readonly retryBudgetSpent?: boolean;
 
   protected constructor(
     kind: ServiceErrorKind,
@@ -76,6 +78,7 @@ export class ServiceError extends Error {
     this.path = path;
     this.attempts = attempts;
     if (init.deadline) this.deadlineMs = init.deadline.limitMs;
+    if (init.budgetSpent) this.retryBudgetSpent = true;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.serviceMessage !== undefined) {
       this.serviceMessage = untrusted(extra.serviceMessage, init.secrets ?? []);

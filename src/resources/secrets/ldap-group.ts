@@ -63,6 +63,8 @@ export const ldapGroupKind: ResourceKind<LdapGroupSpec, LdapGroup> = {
   describe: (observed) => canonical(observed.live),
 
   create: writeGroup,
+  // Written by name: sending the write again after a lost answer is harmless.
+  createIsUpsert: true,
   update: (ctx, desired) => writeGroup(ctx, desired),
   async delete(ctx, observed) {
     await secretsClient(ctx, observed.key).deleteLdapGroup(

@@ -95,6 +95,8 @@ export const ldapUserKind: ResourceKind<LdapUserSpec, LdapUser> = {
   describe: (observed) => canonicalLive(observed.live),
 
   create: writeUser,
+  // Written by name: sending the write again after a lost answer is harmless.
+  createIsUpsert: true,
   update: (ctx, desired) => writeUser(ctx, desired),
   async delete(ctx, observed) {
     await secretsClient(ctx, observed.key).deleteLdapUser(
