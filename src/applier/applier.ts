@@ -47,6 +47,11 @@ export interface ApplyOptions {
   onEvent?: (event: ApplyEvent) => void;
   /** Where the digests of applied write-only values are recorded (see `planner/write-only.ts`). */
   writeOnly?: WriteOnlyDigests;
+  /**
+   * Aborted on the first Ctrl-C or SIGTERM: no change starts after it, those in flight run on (the
+   * run's `ctx.signal` aborts them, after a grace period). `ctx.signal` also stops new changes.
+   */
+  stop?: AbortSignal;
 }
 
 export interface ApplyResult {
@@ -146,6 +151,7 @@ export async function applyPlan(
   const work = plan.changes.filter((c) => c.action !== 'noop');
   const outcomes = new Map<string, Promise<ChangeResult>>();
   let done = 0;
+  const interrupted = () => Boolean(options.stop?.aborted || ctx.signal?.aborted);
 
   const run = (change: Change): Promise<ChangeResult> => {
     const existing = outcomes.get(change.address);
@@ -166,7 +172,7 @@ export async function applyPlan(
       } else {
         result = await limit(async () => {
           // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
-          if (ctx.signal?.aborted) {
+          if (interrupted()) {
             return {
               address: change.address,
               action: change.action,
@@ -227,7 +233,9 @@ export async function applyPlan(
           address: c.address,
           action: c.action,
           status: 'skipped',
-          message: `not attempted: deletions run only after every other change succeeded, and ${blocker.address} ${blocker.status === 'failed' ? 'failed' : `was ${blocker.status}`}`,
+          message: interrupted()
+            ? 'not attempted: interrupted'
+            : `not attempted: deletions run only after every other change succeeded, and ${blocker.address} ${blocker.status === 'failed' ? 'failed' : `was ${blocker.status}`}`,
           durationMs: 0,
         };
         done += 1;

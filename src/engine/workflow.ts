@@ -205,6 +205,8 @@ export interface ApplyRunOptions {
   onEvent?: (event: ApplyEvent) => void;
   /** The inventory: digests of write-only values are recorded in it, and it is saved afterwards. */
   inventory?: SavedDigests;
+  /** Aborted on an interrupt: no further change starts; those in flight finish (see `ApplyOptions.stop`). */
+  stop?: AbortSignal;
 }
 
 /**
@@ -222,6 +224,7 @@ export async function apply(
     ...(options.checkStale ? { checkStale: true } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     ...(options.inventory ? { writeOnly: options.inventory } : {}),
+    ...(options.stop ? { stop: options.stop } : {}),
   });
   options.inventory?.save();
   return result;
