@@ -101,7 +101,7 @@ export interface HttpClientOptions {
   keepAliveTimeoutMs?: number;
   /** Default `converge/<version>`. */
   userAgent?: string;
-  /** Throttle to 66% of a service-announced `X-RateLimit-Limit`. Default true. */
+  /** Throttle to 90% of a service-announced `X-RateLimit-Limit` (less after 429s). Default true. */
   adaptiveRateLimit?: boolean;
   /**
    * The run's rate limiters and retry budgets, one per host, shared by every client of the run. A
@@ -246,6 +246,8 @@ interface Run {
   failures: number;
   /** ...and on 429, which has its own budget. */
   rateLimited: number;
+  /** Whether the limiter was already keeping to an announced limit when this attempt was sent. */
+  sentThrottled?: boolean;
   /** The request would carry the token (if there is one), so a 401/403 may be about it. */
   tokenExpected: boolean;
   /** Everything to scrub from the request's errors and events: token, `req.secrets`, query secrets. */
@@ -406,6 +408,8 @@ export class HttpClient {
       for (run.attempt = 1; ; run.attempt++) {
         if (run.signal?.aborted) throw run.signal.reason;
         await this.waitForRateLimit(run);
+        // A 429 to a request sent before the limit was known says nothing about the throttle's share.
+        run.sentThrottled = this.limiter?.throttling === true;
         if (run.attempt === 1) this.budget.noteRequest();
         this.count(run.method, run.displayPath, run.attempt);
         // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
@@ -419,6 +423,7 @@ export class HttpClient {
           continue;
         }
         this.reportPause(this.limiter?.observe(result.headers));
+        if (result.status !== 429) this.limiter?.recover();
         if (this.isAnswer(run, result)) return this.accepted<T>(run, result);
         await this.afterStatusFailure(run, result);
       }
@@ -846,7 +851,12 @@ export class HttpClient {
     }
     const askedMs = serverRequestedWaitMs(result.headers, status);
     // Every worker on this host waits out the window the service named, not just this request.
-    if (rateLimit) this.reportPause(this.limiter?.pause(askedMs ?? 0, '429'));
+    if (rateLimit) {
+      const pause = this.limiter?.pause(askedMs ?? 0, '429');
+      // Once per window, and only when the 429 came despite the throttle: keep to less from now on.
+      if (pause && run.sentThrottled) this.limiter?.backOff();
+      this.reportPause(pause);
+    }
     const asked =
       askedMs === undefined
         ? {}

@@ -1,7 +1,11 @@
 /**
- * Client-side throttling from the service's own `X-RateLimit-Limit` (requests per second), after
- * go-tfe: stay at 66% of the limit with a burst of 33%, so that parallel applies slow down before the
- * service starts answering 429. Until a response carries the header, nothing is throttled.
+ * Client-side throttling from the service's own `X-RateLimit-Limit` (requests per second): keep to
+ * 90% of the limit with a burst of 33%, so that parallel applies slow down before the service starts
+ * answering 429, yet use most of what the service allows (go-tfe keeps to 66%, which left a third of
+ * the limit unused; the pauses below make the narrower margin safe). Adaptive: a 429 that comes
+ * despite the throttle (the service counts requests this run does not see, such as other clients of
+ * the same token) lowers the share by a fifth, down to 50%; each answer that is not a 429 wins a
+ * little of it back. Until a response carries the header, nothing is throttled.
  *
  * A token bucket that lets the balance go negative: each caller reserves its token at once and sleeps
  * for its place in the queue, so concurrent callers are spaced out fairly without a timer per queue.
@@ -19,7 +23,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseRateLimitResetMs } from './retry-policy.js';
 
-export const RATE_SHARE = 0.66;
+export const RATE_SHARE = 0.9;
+/** The lowest share a run of 429s can push the throttle to. */
+export const MIN_RATE_SHARE = 0.5;
+/** A 429 despite the throttle multiplies the share by this... */
+const BACK_OFF = 0.8;
+/** ...and each other answer adds this back, up to RATE_SHARE (a hundred answers undo one 429). */
+const RECOVERY = 0.002;
 /** A pause that ends less than this after the current one is the same window: not reported again. */
 const NOTICEABLE_MS = 50;
 export const BURST_SHARE = 0.33;
@@ -47,7 +57,7 @@ export class RateLimitWaitTooLong extends Error {
     readonly waitMs: number,
     /** The header's value, as the service sent it. */
     readonly announced: number,
-    /** The rate actually kept to (66% of the clamped limit), rounded for a message. */
+    /** The rate actually kept to (the share of the clamped limit), rounded for a message. */
     readonly appliedPerSecond: number,
   ) {
     super(`the rate limit asks for a wait of ${waitMs} ms`);
@@ -58,6 +68,7 @@ export class AdaptiveRateLimiter {
   private limit?: number;
   private announced?: number;
   private ratePerMs = 0;
+  private share = RATE_SHARE;
   private burst = 1;
   private tokens = 0;
   private updatedAt = 0;
@@ -76,6 +87,9 @@ export class AdaptiveRateLimiter {
     const until = this.now() + clamped;
     if (until <= this.pausedUntil + NOTICEABLE_MS) return undefined;
     this.pausedUntil = until;
+    // The service's window is empty: a burst saved up on this side is not there to spend.
+    this.refill();
+    this.tokens = Math.min(this.tokens, 0);
     return { waitMs: Math.round(clamped), reason };
   }
 
@@ -96,6 +110,33 @@ export class AdaptiveRateLimiter {
     return resetMs === undefined ? undefined : this.pause(resetMs, 'X-RateLimit-Remaining 0');
   }
 
+  /** Whether an announced limit is being kept to. */
+  get throttling(): boolean {
+    return this.limit !== undefined;
+  }
+
+  /**
+   * A 429 arrived although the limit was already being kept to: keep to less. A 429 before the limit
+   * was known says nothing about the share, and callers report only the 429 that began a pause, so
+   * the answers to requests already in flight in the same window lower the share once.
+   */
+  backOff(): void {
+    if (this.limit === undefined) return;
+    this.setShare(Math.max(MIN_RATE_SHARE, this.share * BACK_OFF));
+  }
+
+  /** An answer that is not a 429: the share creeps back up. */
+  recover(): void {
+    if (this.limit === undefined || this.share >= RATE_SHARE) return;
+    this.setShare(Math.min(RATE_SHARE, this.share + RECOVERY));
+  }
+
+  private setShare(share: number): void {
+    this.refill();
+    this.share = share;
+    this.ratePerMs = ((this.limit ?? 0) * share) / 1000;
+  }
+
   private observeLimit(headers: Record<string, string>): void {
     const announced = Number(headers['x-ratelimit-limit']);
     if (!Number.isFinite(announced) || announced <= 0 || announced === this.announced) return;
@@ -105,7 +146,7 @@ export class AdaptiveRateLimiter {
     const first = this.limit === undefined;
     this.refill();
     this.limit = value;
-    this.ratePerMs = (value * RATE_SHARE) / 1000;
+    this.ratePerMs = (value * this.share) / 1000;
     this.burst = Math.max(1, Math.floor(value * BURST_SHARE));
     this.tokens = first ? this.burst : Math.min(this.tokens, this.burst);
   }
