@@ -16,6 +16,7 @@ import {
   type Observed,
   versionLabelOf,
 } from '../resources/contract.js';
+import { createOnce } from './create-once.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
@@ -32,12 +33,15 @@ export interface ChangeResult {
 
 /**
  * `start` when a change is about to be sent (after the staleness check, when asked for), `finish`
- * when it is done. A change refused or skipped before anything was sent gets `finish` alone.
+ * when it is done. A change refused or skipped before anything was sent gets `finish` alone. `note`
+ * says something about a running change (a create sent again after its answer was lost).
  */
 export interface ApplyEvent {
-  type: 'start' | 'finish';
+  type: 'start' | 'finish' | 'note';
   change: Change;
   result?: ChangeResult;
+  /** For `note`: one line, no secret. */
+  message?: string;
   done: number;
   total: number;
 }
@@ -53,10 +57,11 @@ export interface ApplyOptions {
   /** Where the digests of applied write-only values are recorded (see `planner/write-only.ts`). */
   writeOnly?: WriteOnlyDigests;
   /**
-   * Stops the apply between changes: once aborted, no further change starts, while those in flight
-   * run to their end (a reconcile loop told to stop; its requests are not aborted mid-change).
+   * Stops the apply between changes (the first Ctrl-C or SIGTERM, a reconcile loop told to stop):
+   * once aborted, no further change starts, while those in flight run to their end (the run's
+   * `ctx.signal` aborts them, after a grace period). `ctx.signal` also stops new changes.
    */
-  signal?: AbortSignal;
+  stop?: AbortSignal;
 }
 
 export interface ApplyResult {
@@ -124,16 +129,17 @@ async function execute(
   ctx: KindContext,
   change: Change,
   observed: Observed | undefined,
+  note: (message: string) => void,
 ): Promise<Observed | undefined> {
   const desired = change.desired;
   switch (change.action) {
     case 'create':
-      return kind.create(ctx, desired!);
+      return createOnce(kind, ctx, desired!, { onRetry: note });
     case 'update':
       return kind.update(ctx, desired!, observed!);
     case 'replace':
       await kind.delete(ctx, observed!);
-      return kind.create(ctx, desired!);
+      return createOnce(kind, ctx, desired!, { onRetry: note });
     case 'delete':
       await kind.delete(ctx, observed!, change.desired);
       return undefined;
@@ -152,6 +158,7 @@ export async function applyPlan(
   const work = plan.changes.filter((c) => c.action !== 'noop');
   const outcomes = new Map<string, Promise<ChangeResult>>();
   let done = 0;
+  const interrupted = () => Boolean(options.stop?.aborted || ctx.signal?.aborted);
 
   const run = (change: Change): Promise<ChangeResult> => {
     const existing = outcomes.get(change.address);
@@ -172,7 +179,7 @@ export async function applyPlan(
       } else {
         result = await limit(async () => {
           // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
-          if (ctx.signal?.aborted || options.signal?.aborted) {
+          if (interrupted()) {
             return {
               address: change.address,
               action: change.action,
@@ -191,7 +198,9 @@ export async function applyPlan(
             // sent, so no progress line may first have said it was being changed.
             const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
             options.onEvent?.({ type: 'start', change, done, total: work.length });
-            const after = await execute(kind, ctx, change, observed);
+            const note = (message: string) =>
+              options.onEvent?.({ type: 'note', change, message, done, total: work.length });
+            const after = await execute(kind, ctx, change, observed, note);
             recordWriteOnly(kind, change, options.writeOnly);
             const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
             return {
@@ -233,7 +242,9 @@ export async function applyPlan(
           address: c.address,
           action: c.action,
           status: 'skipped',
-          message: `not attempted: deletions run only after every other change succeeded, and ${blocker.address} ${blocker.status === 'failed' ? 'failed' : `was ${blocker.status}`}`,
+          message: interrupted()
+            ? 'not attempted: interrupted'
+            : `not attempted: deletions run only after every other change succeeded, and ${blocker.address} ${blocker.status === 'failed' ? 'failed' : `was ${blocker.status}`}`,
           durationMs: 0,
         };
         done += 1;

@@ -1,33 +1,97 @@
 /**
- * Ctrl-C during work that holds something (a workspace lock around a state push, changes in flight):
- * the first signal aborts cleanly — nothing new starts, requests in flight and every wait (rate limit,
- * retry) are aborted through the signal every HTTP client of the run holds, what holds a lock releases
- * it (lock and unlock requests are exempt) — and the second quits at once.
+ * Ctrl-C or SIGTERM during work that holds something (a workspace lock around a state push, changes
+ * in flight, the local apply lock).
+ *
+ * The first signal stops what can stop cleanly. Outside the changes of an apply, that is everything
+ * at once: requests in flight and every wait (rate limit, retry) are aborted through the `signal`
+ * every HTTP client of the run holds, and what holds a lock releases it (lock and unlock requests
+ * are exempt). While an apply is changing objects (`letInFlightFinish`), cutting a change midway
+ * could leave an object half made, so `stop` fires first (nothing new starts) and the changes in
+ * flight get up to GRACE_MS to finish before `signal` aborts them too.
+ *
+ * The second signal quits at once, with the signal's conventional code (130 for SIGINT, 143 for
+ * SIGTERM); the local apply lock is still removed by its process-exit handler (`state-lock.ts`).
  */
 import type { Io } from './io.js';
 
+/** How long changes in flight may run after the first signal before they are aborted. */
+export const GRACE_MS = 30_000;
+
+/** 128 + the signal's number, as shells report a process killed by it. */
+export const SIGNAL_EXIT_CODES: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
+
 export interface Interrupt {
+  /** Aborted by the first signal: start nothing new. */
+  stop: AbortSignal;
+  /**
+   * Aborts requests in flight and every wait: with `stop`, or GRACE_MS after it while in-flight
+   * changes may finish.
+   */
   signal: AbortSignal;
+  /** 130 or 143 once a signal came; what the command exits with then. */
+  readonly exitCode: number | undefined;
+  /** From now on, the first signal lets changes in flight finish (up to the grace period). */
+  letInFlightFinish(): void;
   dispose(): void;
 }
 
-export function onInterrupt(io: Io): Interrupt {
-  const controller = new AbortController();
+export interface InterruptOptions {
+  graceMs?: number;
+  /** How the second signal ends the process; injected by tests. */
+  exit?: (code: number) => void;
+}
+
+export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
+  const graceMs = options.graceMs ?? GRACE_MS;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const stop = new AbortController();
+  const abort = new AbortController();
+  let graceful = false;
+  let exitCode: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
   const handler = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) {
-      io.stderr.write(`\nInterrupted again (${signal}): quitting now; locks may be left behind.\n`);
-      process.exit(130);
+    const code = SIGNAL_EXIT_CODES[signal] ?? 130;
+    if (stop.signal.aborted) {
+      io.stderr.write(
+        `\nInterrupted again (${signal}): quitting now. The local apply lock is released; a workspace lock taken by this run may be left behind.\n`,
+      );
+      exit(code);
+      return;
+    }
+    exitCode = code;
+    const reason = new Error(`interrupted by ${signal}`);
+    stop.abort(reason);
+    if (!graceful) {
+      io.stderr.write(
+        `\nInterrupted (${signal}): stopping requests in flight, starting nothing new and releasing locks. Press Ctrl-C again to quit at once.\n`,
+      );
+      abort.abort(reason);
+      return;
     }
     io.stderr.write(
-      `\nInterrupted (${signal}): stopping requests in flight, starting nothing new and releasing locks. Press Ctrl-C again to quit at once.\n`,
+      `\nInterrupted (${signal}): starting no new change; changes in flight may finish for up to ${Math.round(graceMs / 1000)}s, then they are aborted. Press Ctrl-C again to quit at once.\n`,
     );
-    controller.abort(new Error(`interrupted by ${signal}`));
+    timer = setTimeout(() => {
+      io.stderr.write(`Changes still in flight after ${Math.round(graceMs / 1000)}s: aborting them.\n`);
+      abort.abort(reason);
+    }, graceMs);
+    // The grace period never keeps a finished process alive.
+    timer.unref();
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
   return {
-    signal: controller.signal,
+    stop: stop.signal,
+    signal: abort.signal,
+    get exitCode() {
+      return exitCode;
+    },
+    letInFlightFinish() {
+      graceful = true;
+    },
     dispose() {
+      if (timer) clearTimeout(timer);
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);
     },

@@ -187,6 +187,10 @@ export function buildProgram(
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
+    .addHelpText(
+      'after',
+      '\nCtrl-C or SIGTERM: no new change starts, changes in flight finish (up to 30 s, then they are aborted),\nthe summary lists each object applied or not, exit 130 (143 for SIGTERM). A second signal quits at once.',
+    )
     .action(async (planfile: string | undefined, opts: Record<string, unknown>) => {
       const options = kindFlags.filter((o) => opts[camelCase(o.flag)] === true).map((o) => o.flag);
       setExit(await applyCommand(planfile, { ...(opts as unknown as ApplyFlags), options }, io, catalog));

@@ -52,6 +52,12 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
       const { change, result } = e;
       done = e.done;
       total = e.total;
+      if (e.type === 'note') {
+        clear();
+        io.stderr.write(`${change.address}: ${e.message ?? ''}\n`);
+        if (live) draw();
+        return;
+      }
       if (e.type === 'start') {
         running.set(change.address, change);
         if (live) draw();

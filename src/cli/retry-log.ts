@@ -8,13 +8,21 @@
  * made; the other fields are a service name, a method and numbers, never from a body or a header.
  */
 import { formatDuration } from '../clients/http/errors.js';
-import type { RetryEvent } from '../clients/http/index.js';
+import type { RateLimitPauseEvent, RetryEvent } from '../clients/http/index.js';
 
 /** `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)` */
 export function formatRetryEvent(event: RetryEvent): string {
   const request = `${event.service}: ${event.method} ${event.path}`;
   const next = `attempt ${event.attempt + 1} of ${event.maxAttempts}`;
   return `${request}: attempt ${event.attempt} failed (${event.reason}); retrying ${formatWait(event.delayMs)} (${next})`;
+}
+
+/**
+ * `registry: rate limited, waiting 1.2 s (429)`: every request to the host waits, so it is said once
+ * per pause rather than once per request held back.
+ */
+export function formatRateLimitPause(event: RateLimitPauseEvent): string {
+  return `${event.service}: rate limited, waiting ${formatWait(event.waitMs).replace(/^in /, '')} (${event.reason})`;
 }
 
 /**

@@ -5,12 +5,13 @@
 import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../clients/service.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import type { Io } from './io.js';
-import { formatRetryEvent } from './retry-log.js';
+import { formatRateLimitPause, formatRetryEvent } from './retry-log.js';
 
 /** HTTP options for a run of `plan`, `apply` or an operator command: retries go to stderr. */
 export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
   return httpOptions(io.env, {
     onRetry: (event) => io.stderr.write(`${formatRetryEvent(event)}\n`),
+    onRateLimitPause: (event) => io.stderr.write(`${formatRateLimitPause(event)}\n`),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
   });
 }

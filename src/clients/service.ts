@@ -24,6 +24,8 @@ export type RunHttpOptions = Partial<
   Pick<
     HttpClientOptions,
     | 'onRetry'
+    | 'onRateLimitPause'
+    | 'hosts'
     | 'onRequest'
     | 'requestTimeoutMs'
     | 'connectTimeoutMs'

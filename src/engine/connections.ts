@@ -3,7 +3,7 @@
  * (CONVERGE_<SERVICE>_ADDR / _TOKEN / settings) or from a `Connection` declared in the manifest,
  * lazily, so a manifest that uses one service needs only that service's variables.
  */
-import { connectionFromEnv, settingsFromEnv } from '../clients/http/index.js';
+import { connectionFromEnv, HostRegistry, settingsFromEnv } from '../clients/http/index.js';
 import type {
   AnyServiceDefinition,
   ConnectionConfig,
@@ -20,6 +20,8 @@ import { EngineError } from './errors.js';
 export interface HttpSettings {
   /** Where retry events go (the CLI prints a line on standard error for each). */
   onRetry?: RunHttpOptions['onRetry'];
+  /** Where rate-limit pauses go (the CLI prints `registry: rate limited, waiting 1.2 s (429)`). */
+  onRateLimitPause?: RunHttpOptions['onRateLimitPause'];
   /** A request gives up after this long, retries included (`--timeout`). */
   timeoutSeconds?: number;
 }
@@ -33,6 +35,7 @@ export function httpOptions(env: NodeJS.ProcessEnv, settings: HttpSettings = {})
   const maxResponseBytes = maxResponseBytesFromEnv(env);
   return {
     ...(settings.onRetry ? { onRetry: settings.onRetry } : {}),
+    ...(settings.onRateLimitPause ? { onRateLimitPause: settings.onRateLimitPause } : {}),
     ...(settings.timeoutSeconds !== undefined ? { deadlineMs: settings.timeoutSeconds * 1000 } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
   };
@@ -64,7 +67,7 @@ export class ServiceConnections implements KindContext {
   private readonly clients = new Map<string, { service: string; client: ServiceClient }>();
   readonly signal?: AbortSignal;
   private readonly options: ReadonlySet<string>;
-  private readonly http: RunHttpOptions | undefined;
+  private readonly http: RunHttpOptions;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -74,7 +77,8 @@ export class ServiceConnections implements KindContext {
   ) {
     if (run.signal) this.signal = run.signal;
     this.options = new Set(run.options ?? []);
-    this.http = run.http;
+    // One rate limiter and retry budget per host for the whole run, whichever clients reach it.
+    this.http = { ...run.http, hosts: run.http?.hosts ?? new HostRegistry() };
   }
 
   option(flag: string): boolean {
@@ -119,7 +123,7 @@ export class ServiceConnections implements KindContext {
     }
     // The run's signal reaches every request the kinds make, whether or not a kind passes its own.
     const http = this.signal ? { ...this.http, signal: this.signal } : this.http;
-    return http ? { ...config, http } : config;
+    return { ...config, http };
   }
 
   client<C extends ServiceClient>(service: ServiceDefinition<C>, connection?: string): C {

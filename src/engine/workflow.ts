@@ -251,8 +251,9 @@ export interface ApplyRunOptions {
   onEvent?: (event: ApplyEvent) => void;
   /** The inventory: digests of write-only values are recorded in it, and it is saved afterwards. */
   inventory?: SavedDigests;
-  /** Once aborted, no further change starts; changes in flight finish (a reconcile loop stopping). */
-  signal?: AbortSignal;
+  /** Once aborted, no further change starts; those in flight finish (see `ApplyOptions.stop`): an
+   * interrupt, or a reconcile loop stopping. */
+  stop?: AbortSignal;
 }
 
 /**
@@ -270,7 +271,7 @@ export async function apply(
     ...(options.checkStale ? { checkStale: true } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     ...(options.inventory ? { writeOnly: options.inventory } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.stop ? { stop: options.stop } : {}),
   });
   if (options.inventory?.recordApplied) {
     const byAddress = new Map(run.plan.changes.map((c) => [c.address, c]));

@@ -320,7 +320,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       catalog,
       parallelism: options.parallelism ?? 10,
       inventory,
-      signal: stop,
+      stop,
       onEvent: (event) => {
         if (event.type !== 'finish' || !event.result) return;
         recordChange(cycle, event.change, event.result, ctx);

@@ -18,5 +18,6 @@ export * from './contract/sensitive-attributes.js';
 export * from './contract/server-side-plan.js';
 export * from './contract/service-checks.js';
 export * from './contract/spec-rules.js';
+export * from './contract/upsert-create.js';
 export * from './contract/versioned.js';
 export * from './contract/write-only-attributes.js';

@@ -140,3 +140,22 @@ describe('apply progress without a terminal', () => {
     ]);
   });
 });
+
+describe('a note about a running change', () => {
+  it('goes on its own line and leaves the change running on the live line', () => {
+    const { io, log } = fakeIo(true);
+    const progress = applyProgress(io);
+    progress.onEvent(start(a, 0));
+    progress.onEvent({
+      type: 'note',
+      change: a,
+      message: 'create answer lost (503); sent again',
+      done: 0,
+      total: 3,
+    });
+    const note = log.findIndex((w) => w.text === 'Thing/a: create answer lost (503); sent again\n');
+    expect(note).toBeGreaterThan(0);
+    expect(log[note - 1]).toEqual({ stream: 'stderr', text: '\r\x1b[2K' });
+    expect(log.at(-1)).toEqual({ stream: 'stderr', text: '[0/3] creating Thing/a…' });
+  });
+});

@@ -1,7 +1,7 @@
 /** The one-line retry log: its wording, and that a real retry's line never carries a token. */
 import { describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/clients/http/index.js';
-import { formatRetryEvent } from '../../src/cli/retry-log.js';
+import { formatRateLimitPause, formatRetryEvent } from '../../src/cli/retry-log.js';
 import { jsonHeaders, mockAgent, mockedClient, ORIGIN } from '../clients/helpers.js';
 
 const event: RetryEvent = {
@@ -66,5 +66,16 @@ describe('formatRetryEvent', () => {
     ]);
     expect(lines.join('\n')).not.toContain(secret);
     await agent.close();
+  });
+});
+
+describe('rate-limit pause line', () => {
+  it('names the service, the wait and why, once for the whole host', () => {
+    expect(formatRateLimitPause({ service: 'registry', waitMs: 1_150, reason: '429' })).toBe(
+      'registry: rate limited, waiting 1.2s (429)',
+    );
+    expect(
+      formatRateLimitPause({ service: 'workspaces', waitMs: 300, reason: 'X-RateLimit-Remaining 0' }),
+    ).toBe('workspaces: rate limited, waiting 0.3s (X-RateLimit-Remaining 0)');
   });
 });

@@ -224,9 +224,10 @@ describe('rate limits (429)', () => {
     });
   });
 
-  it('learns X-RateLimit-Limit from responses and throttles to 66% of it', async () => {
-    // The first answer announces 3/s → 1.98/s with a burst of 1: the second request takes the burst
-    // token, the third waits 1/1.98 s ≈ 505 ms.
+  // 90% since issue 20 (an apply must sustain 90% of a service's limit); it was 66%.
+  it('learns X-RateLimit-Limit from responses and throttles to 90% of it', async () => {
+    // The first answer announces 3/s → 2.7/s with a burst of 1: the second request takes the burst
+    // token, the third waits 1/2.7 s ≈ 370 ms.
     pool
       .intercept({ path: '/api/v2/ping', method: 'GET' })
       .reply(204, '', { headers: { 'x-ratelimit-limit': '3' } })
@@ -235,7 +236,7 @@ describe('rate limits (429)', () => {
     const started = performance.now();
     for (let i = 0; i < 3; i++) await client.request({ method: 'GET', path: '/api/v2/ping' });
     expect(client.announcedRateLimit).toBe(3);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(330);
   });
 });
 

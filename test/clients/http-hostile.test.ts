@@ -183,7 +183,7 @@ describe('waits a hostile service asks for', () => {
     const url = await serve((_req, res) => reply(res, 200, {}, { 'x-ratelimit-limit': '1' }));
     const run = new AbortController();
     const c = client(url, { signal: run.signal });
-    await c.request({ method: 'GET', path: '/v1/x' }); // learns the limit: 0.66/s, burst 1
+    await c.request({ method: 'GET', path: '/v1/x' }); // learns the limit: 0.9/s, burst 1
     await c.request({ method: 'GET', path: '/v1/x' });
     const reason = new Error('interrupted by SIGTERM');
     setTimeout(() => run.abort(reason), 50);

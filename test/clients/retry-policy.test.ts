@@ -45,6 +45,8 @@ describe('retry policy', () => {
   it('prefers Retry-After, and reads X-RateLimit-Reset only on 429', () => {
     expect(serverRequestedWaitMs({ 'retry-after': '1', 'x-ratelimit-reset': '5' }, 429)).toBe(1000);
     expect(serverRequestedWaitMs({ 'x-ratelimit-reset': '0.5' }, 429)).toBe(500);
+    // Retry-After rounds up to whole seconds; the fractional reset says when the window really opens.
+    expect(serverRequestedWaitMs({ 'retry-after': '1', 'x-ratelimit-reset': '0.3' }, 429)).toBe(300);
     expect(serverRequestedWaitMs({ 'x-ratelimit-reset': '0.5' }, 503)).toBeUndefined();
   });
 
@@ -87,21 +89,58 @@ describe('adaptive rate limiter', () => {
     for (let i = 0; i < 100; i++) expect(limiter.reserve()).toBe(0);
   });
 
-  it('keeps to 66% of the announced limit with a burst of 33%', () => {
+  // 90% since issue 20 (an apply must sustain 90% of a service's limit); it was 66%.
+  it('keeps to 90% of the announced limit with a burst of 33%', () => {
     let now = 0;
     const limiter = new AdaptiveRateLimiter(() => now);
-    limiter.observe({ 'x-ratelimit-limit': '30' }); // 19.8/s, burst 9
+    limiter.observe({ 'x-ratelimit-limit': '30' }); // 27/s, burst 9
     const waits = Array.from({ length: 12 }, () => limiter.reserve());
     expect(waits.slice(0, 9)).toEqual(Array(9).fill(0));
-    expect(waits[9]).toBe(51); // 1 / 19.8 s
-    expect(waits[11]).toBe(152);
+    expect(waits[9]).toBe(38); // 1 / 27 s
+    expect(waits[11]).toBe(112);
     now = 10_000; // long idle: the bucket refills to the burst, not beyond
     expect(Array.from({ length: 10 }, () => limiter.reserve()).filter((w) => w === 0)).toHaveLength(9);
   });
 
+  it('keeps to less after a 429 that came despite the throttle, and wins it back slowly', () => {
+    let now = 0;
+    const limiter = new AdaptiveRateLimiter(() => now);
+    limiter.observe({ 'x-ratelimit-limit': '10' }); // 9/s, burst 3
+    for (let i = 0; i < 3; i++) limiter.reserve();
+    expect(limiter.reserve()).toBe(112); // 1 / 9 s
+    now = 10_000;
+    for (let i = 0; i < 3; i++) limiter.reserve();
+    limiter.backOff(); // 7.2/s
+    expect(limiter.reserve()).toBe(139);
+    for (let i = 0; i < 5; i++) limiter.backOff(); // never below 50%: 5/s
+    now = 20_000;
+    for (let i = 0; i < 3; i++) limiter.reserve();
+    expect(limiter.reserve()).toBe(200);
+    for (let i = 0; i < 1_000; i++) limiter.recover(); // back to 9/s, not beyond
+    now = 30_000;
+    for (let i = 0; i < 3; i++) limiter.reserve();
+    expect(limiter.reserve()).toBe(112);
+  });
+
+  it('pauses every caller until the reset when the window is used up, capped at a minute', () => {
+    let now = 0;
+    const limiter = new AdaptiveRateLimiter(() => now);
+    expect(limiter.observe({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0.25' })).toEqual({
+      waitMs: 250,
+      reason: 'X-RateLimit-Remaining 0',
+    });
+    expect(limiter.reserve()).toBe(250);
+    expect(limiter.reserve()).toBe(250);
+    now = 250;
+    expect(limiter.reserve()).toBe(0);
+    // A hostile reset of a day holds callers for a minute at most.
+    limiter.observe({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '86400' });
+    expect(limiter.reserve()).toBe(60_000);
+  });
+
   it("stops waiting when the caller aborts, rejecting with the caller's reason", async () => {
     const limiter = new AdaptiveRateLimiter();
-    limiter.observe({ 'x-ratelimit-limit': '1' }); // 0.66/s, burst 1: the second caller waits ~1.5 s
+    limiter.observe({ 'x-ratelimit-limit': '1' }); // 0.9/s, burst 1: the second caller waits ~1.1 s
     await limiter.acquire();
     const controller = new AbortController();
     const reason = new Error('interrupted');

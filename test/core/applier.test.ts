@@ -35,7 +35,7 @@ describe('applier', () => {
     const stop = new AbortController();
     const result = await applyPlan(plan, lookup, noContext, {
       parallelism: 1,
-      signal: stop.signal,
+      stop: stop.signal,
       // Stopped as the first change starts: it runs to its end, the two after it do not start.
       onEvent: (e) => e.type === 'start' && stop.abort('SIGTERM'),
     });

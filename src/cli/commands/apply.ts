@@ -4,6 +4,7 @@
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
 import { confirm, isCancel } from '@clack/prompts';
+import type { ChangeResult } from '../../applier/applier.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
@@ -13,7 +14,7 @@ import { apply, connect, loadManifest, lockInventory, plan as planRun } from '..
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { onInterrupt } from '../interrupt.js';
+import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
@@ -69,6 +70,21 @@ async function adoptBeforePlanning(
   }
 }
 
+/**
+ * After an interrupt, every object of the plan with what became of it: the person must know exactly
+ * what changed before running again.
+ */
+function writeInterruptSummary(io: Io, results: readonly ChangeResult[]): void {
+  const applied = results.filter((r) => r.status === 'applied');
+  const rest = results.filter((r) => r.status !== 'applied');
+  write(
+    io.stdout,
+    `\nApply interrupted: ${applied.length} applied, ${rest.length} not applied. Run \`converge plan\` to see what is left.`,
+  );
+  for (const r of applied) write(io.stdout, `  applied: ${r.address} (${r.action})`);
+  for (const r of rest) write(io.stdout, `  not applied (${r.status}): ${r.address}: ${r.message ?? ''}`);
+}
+
 async function confirmed(): Promise<boolean> {
   const answer = await confirm({ message: 'Apply these changes?', initialValue: false });
   return !isCancel(answer) && answer === true;
@@ -79,6 +95,28 @@ export async function applyCommand(
   flags: ApplyFlags,
   io: Io,
   catalog: Catalog,
+): Promise<number> {
+  const interrupt = onInterrupt(io);
+  try {
+    return await applyUntilInterrupted(planFile, flags, io, catalog, interrupt);
+  } catch (error) {
+    // Cut short by Ctrl-C or SIGTERM (waiting for the lock, planning): said plainly, with the
+    // signal's exit code, never as a failed request.
+    if (interrupt.exitCode === undefined) throw error;
+    const message = error === interrupt.signal.reason ? undefined : (error as Error).message;
+    write(io.stderr, message ?? 'Interrupted while planning; nothing was changed.');
+    return interrupt.exitCode;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+async function applyUntilInterrupted(
+  planFile: string | undefined,
+  flags: ApplyFlags,
+  io: Io,
+  catalog: Catalog,
+  interrupt: Interrupt,
 ): Promise<number> {
   if (planFile && flags.file.length > 0) {
     throw new CliError(
@@ -114,7 +152,6 @@ export async function applyCommand(
   const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
   const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
   const progress = readingProgress(io);
-  const interrupt = onInterrupt(io);
   // Held from before planning (which reads the inventory) until after it is saved.
   const lock = await lockInventory({
     inventory,
@@ -163,7 +200,7 @@ export async function applyCommand(
   try {
     if (interrupt.signal.aborted) {
       write(io.stderr, 'Interrupted while planning; nothing was changed.');
-      return EXIT.error;
+      return interrupt.exitCode ?? EXIT.error;
     }
     const plan =
       saved && planFile
@@ -192,6 +229,8 @@ export async function applyCommand(
       }
     }
 
+    // From here a first Ctrl-C lets changes in flight finish rather than cutting them midway.
+    interrupt.letInFlightFinish();
     const progressOut = applyProgress(io);
     const result = await apply(
       { plan, connections: run.connections },
@@ -201,9 +240,14 @@ export async function applyCommand(
         checkStale: Boolean(saved),
         onEvent: progressOut.onEvent,
         inventory,
+        stop: interrupt.stop,
       },
     );
     progressOut.end();
+    if (interrupt.exitCode !== undefined) {
+      writeInterruptSummary(io, result.results);
+      return interrupt.exitCode;
+    }
     const { applied, failed, skipped, stale } = result.counts;
     write(
       io.stdout,

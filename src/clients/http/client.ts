@@ -39,7 +39,9 @@ import {
   UnexpectedResponseError,
   WaitTimeoutError,
 } from './errors.js';
-import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter.js';
+import { HostRegistry } from './host-registry.js';
+import { type AdaptiveRateLimiter, type RateLimitPause, RateLimitWaitTooLong } from './rate-limiter.js';
+import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
 import { scrubSecrets } from './scrub.js';
 import { checkShape } from './shape.js';
@@ -99,8 +101,13 @@ export interface HttpClientOptions {
   keepAliveTimeoutMs?: number;
   /** Default `converge/<version>`. */
   userAgent?: string;
-  /** Throttle to 66% of a service-announced `X-RateLimit-Limit`. Default true. */
+  /** Throttle to 90% of a service-announced `X-RateLimit-Limit` (less after 429s). Default true. */
   adaptiveRateLimit?: boolean;
+  /**
+   * The run's rate limiters and retry budgets, one per host, shared by every client of the run. A
+   * client without one keeps its own (the budget then covers that client's requests alone).
+   */
+  hosts?: HostRegistry;
   /** Named in "cannot reach" hints. Default `CONVERGE_<SERVICE>_ADDR`. */
   addressSource?: string;
   /**
@@ -112,6 +119,11 @@ export interface HttpClientOptions {
   onRequest?: (event: RequestEvent) => void;
   /** Called before sleeping for a retry (the CLI's verbose mode shows these). */
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * Called when the host's rate limit holds every request back (a 429's Retry-After, or
+   * `X-RateLimit-Remaining: 0` until the reset): once per pause, not once per waiting request.
+   */
+  onRateLimitPause?: (event: RateLimitPauseEvent) => void;
   /** Random source for jitter; tests make it deterministic. */
   random?: () => number;
   /**
@@ -184,6 +196,11 @@ export interface RequestEvent {
   attempt: number;
 }
 
+/** Every request to the service's host waits `waitMs` before sending, because of `reason`. */
+export interface RateLimitPauseEvent extends RateLimitPause {
+  service: ServiceName;
+}
+
 /** One failed attempt that will be tried again: which attempt failed, why, and when the next comes. */
 export interface RetryEvent extends RequestEvent {
   /**
@@ -229,6 +246,8 @@ interface Run {
   failures: number;
   /** ...and on 429, which has its own budget. */
   rateLimited: number;
+  /** Whether the limiter was already keeping to an announced limit when this attempt was sent. */
+  sentThrottled?: boolean;
   /** The request would carry the token (if there is one), so a 401/403 may be about it. */
   tokenExpected: boolean;
   /** Everything to scrub from the request's errors and events: token, `req.secrets`, query secrets. */
@@ -290,6 +309,7 @@ export class HttpClient {
   private readonly ownsDispatcher: boolean;
   private readonly retry: RetryOptions;
   private readonly limiter?: AdaptiveRateLimiter;
+  private readonly budget: RetryBudget;
   private readonly requestTimeoutMs: number;
   private readonly deadlineMs: number;
   private readonly connectTimeoutMs: number;
@@ -310,6 +330,7 @@ export class HttpClient {
   private readonly routeMissing?: HttpClientOptions['routeMissing'];
   private readonly onRequest?: HttpClientOptions['onRequest'];
   private readonly onRetry?: HttpClientOptions['onRetry'];
+  private readonly onRateLimitPause?: HttpClientOptions['onRateLimitPause'];
 
   constructor(options: HttpClientOptions) {
     const base = new URL(options.baseUrl);
@@ -335,9 +356,12 @@ export class HttpClient {
     if (!(this.maxResponseBytes > 0))
       throw new RangeError(`maxResponseBytes must be positive, not ${this.maxResponseBytes}`);
     if (options.signal) this.runSignal = options.signal;
-    if (options.adaptiveRateLimit !== false) this.limiter = new AdaptiveRateLimiter();
+    const hosts = options.hosts ?? new HostRegistry();
+    if (options.adaptiveRateLimit !== false) this.limiter = hosts.limiter(this.origin);
+    this.budget = hosts.budget(this.origin);
     if (options.onRequest) this.onRequest = options.onRequest;
     if (options.onRetry) this.onRetry = options.onRetry;
+    if (options.onRateLimitPause) this.onRateLimitPause = options.onRateLimitPause;
     if (options.dispatcher) {
       this.dispatcher = options.dispatcher;
       this.ownsDispatcher = false;
@@ -384,6 +408,9 @@ export class HttpClient {
       for (run.attempt = 1; ; run.attempt++) {
         if (run.signal?.aborted) throw run.signal.reason;
         await this.waitForRateLimit(run);
+        // A 429 to a request sent before the limit was known says nothing about the throttle's share.
+        run.sentThrottled = this.limiter?.throttling === true;
+        if (run.attempt === 1) this.budget.noteRequest();
         this.count(run.method, run.displayPath, run.attempt);
         // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
         const attemptTimeoutMs = Math.max(1, Math.min(run.timeoutMs, this.timeLeft(run)));
@@ -395,7 +422,8 @@ export class HttpClient {
           await this.afterNetworkFailure(run, err, attemptTimeoutMs);
           continue;
         }
-        this.limiter?.observe(result.headers);
+        this.reportPause(this.limiter?.observe(result.headers));
+        if (result.status !== 429) this.limiter?.recover();
         if (this.isAnswer(run, result)) return this.accepted<T>(run, result);
         await this.afterStatusFailure(run, result);
       }
@@ -612,7 +640,10 @@ export class HttpClient {
         ...this.errorBase(run, true),
         attempts: run.attempt - 1,
         waitMs: err.waitMs,
-        reason: `the service's rate limit (X-RateLimit-Limit ${err.announced}, throttled to ${err.appliedPerSecond} requests/s)`,
+        reason:
+          err.announced > 0
+            ? `the service's rate limit (X-RateLimit-Limit ${err.announced}, throttled to ${err.appliedPerSecond} requests/s)`
+            : `the service's rate limit (a pause it asked for)`,
       });
     }
   }
@@ -640,6 +671,19 @@ export class HttpClient {
         own.removeEventListener('abort', onOwn);
       },
     };
+  }
+
+  private reportPause(pause: RateLimitPause | undefined): void {
+    if (pause) this.onRateLimitPause?.({ service: this.service, ...pause });
+  }
+
+  /**
+   * Takes a retry from the host's budget for the run, or throws `giveUp` with the budget's usage:
+   * once a service fails this often, retrying only adds load to it (a retry storm).
+   */
+  private takeRetry(run: Run, giveUp: (budgetSpent: ServiceErrorInit['budgetSpent']) => Error): void {
+    if (this.budget.tryTake()) return;
+    throw giveUp({ ...this.budget.usage, service: this.service });
   }
 
   private networkError(
@@ -754,10 +798,17 @@ export class HttpClient {
     if (failure === undefined) throw this.unclassifiedError(run, err);
     // The longest any attempt of this request could wait: what the person can change.
     const limitMs = Math.min(run.timeoutMs, run.deadlineMs);
-    const giveUp = (deadline: boolean) =>
-      this.networkError(failure, this.errorBase(run, deadline), run.target.origin, limitMs, err);
+    const giveUp = (deadline: boolean, budgetSpent?: ServiceErrorInit['budgetSpent']) =>
+      this.networkError(
+        failure,
+        { ...this.errorBase(run, deadline), ...(budgetSpent ? { budgetSpent } : {}) },
+        run.target.origin,
+        limitMs,
+        err,
+      );
     const retryable = failure.transient && (failure.nothingSent || run.idempotent);
     if (!retryable || run.failures >= this.retry.maxRetries) throw giveUp(false);
+    this.takeRetry(run, (spent) => giveUp(false, spent));
     const reason =
       failure === ATTEMPT_TIMEOUT
         ? `no complete response within ${formatDuration(attemptTimeoutMs)}`
@@ -776,8 +827,19 @@ export class HttpClient {
     const { status } = result;
     const serviceMessage = this.parseError(status, result.text, result.headers['content-type']) ?? undefined;
     const details = status < 500 && status !== 429 ? (this.errorDetails?.(result.text) ?? []) : [];
-    const statusError = (extra: { note?: string; retryAfterMs?: number }, deadline = false) =>
-      new HttpStatusError({ ...this.errorBase(run, deadline), status, serviceMessage, details, ...extra });
+    const statusError = (
+      extra: { note?: string; retryAfterMs?: number },
+      deadline = false,
+      budgetSpent?: ServiceErrorInit['budgetSpent'],
+    ) =>
+      new HttpStatusError({
+        ...this.errorBase(run, deadline),
+        ...(budgetSpent ? { budgetSpent } : {}),
+        status,
+        serviceMessage,
+        details,
+        ...extra,
+      });
     // 429 has its own budget: a rate-limited request cost the service nothing.
     const rateLimit = status === 429;
     const used = rateLimit ? run.rateLimited : run.failures;
@@ -788,6 +850,13 @@ export class HttpClient {
       throw statusError({ note: this.missingRoute(run, result)?.note ?? tokenNote });
     }
     const askedMs = serverRequestedWaitMs(result.headers, status);
+    // Every worker on this host waits out the window the service named, not just this request.
+    if (rateLimit) {
+      const pause = this.limiter?.pause(askedMs ?? 0, '429');
+      // Once per window, and only when the 429 came despite the throttle: keep to less from now on.
+      if (pause && run.sentThrottled) this.limiter?.backOff();
+      this.reportPause(pause);
+    }
     const asked =
       askedMs === undefined
         ? {}
@@ -796,6 +865,7 @@ export class HttpClient {
       const cap = formatDuration(this.retry.maxRetryAfterMs);
       throw statusError({ ...asked, note: `${asked.note}, longer than the ${cap} Converge waits` });
     }
+    if (!rateLimit) this.takeRetry(run, (spent) => statusError({}, false, spent));
     const delayMs =
       askedMs !== undefined
         ? askedMs + Math.floor(this.random() * this.retry.minDelayMs)

@@ -36,6 +36,8 @@ export interface ServiceErrorInit {
   cause?: unknown;
   /** Set when the request's deadline, not its retry budget, ended the retries. */
   deadline?: { elapsedMs: number; limitMs: number };
+  /** Set when the run's retry budget for the host was spent, so the request was not retried. */
+  budgetSpent?: { service: string; retries: number; requests: number };
 }
 
 export class ServiceError extends Error {
@@ -49,6 +51,8 @@ export class ServiceError extends Error {
   readonly attempts: number;
   /** The request's deadline, when reaching it ended the retries (`deadlineMs` of the client). */
   readonly deadlineMs?: number;
+  /** The run's retry budget for the service was spent, so this failure was not retried: nor should a caller. */
+  readonly retryBudgetSpent?: boolean;
 
   protected constructor(
     kind: ServiceErrorKind,
@@ -59,7 +63,7 @@ export class ServiceError extends Error {
     const path = redactPath(init.path);
     const attempts = init.attempts ?? 1;
     const message = untrusted(
-      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline)}`,
+      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline)}${budgetNote(init.budgetSpent)}`,
       init.secrets ?? [],
       Infinity,
     );
@@ -74,6 +78,7 @@ export class ServiceError extends Error {
     this.path = path;
     this.attempts = attempts;
     if (init.deadline) this.deadlineMs = init.deadline.limitMs;
+    if (init.budgetSpent) this.retryBudgetSpent = true;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.serviceMessage !== undefined) {
       this.serviceMessage = untrusted(extra.serviceMessage, init.secrets ?? []);
@@ -95,6 +100,12 @@ export class ServiceError extends Error {
       deadlineMs: this.deadlineMs,
     };
   }
+}
+
+/** Why a retryable failure was not retried: the run already retried this service as much as it may. */
+function budgetNote(spent: ServiceErrorInit['budgetSpent']): string {
+  if (!spent) return '';
+  return `; not retried: the ${spent.service} retry budget of this run is spent (${spent.retries} retries for ${spent.requests} requests; the service is failing too often to keep retrying)`;
 }
 
 /**

@@ -10,6 +10,7 @@ export {
   type HttpResponse,
   type JsonResponse,
   type RequestEvent,
+  type RateLimitPauseEvent,
   type RetryEvent,
 } from './client.js';
 export { connectionFromEnv, EndpointConfigError, normaliseAddress, settingsFromEnv } from './endpoint.js';
@@ -23,7 +24,9 @@ export {
   UnexpectedResponseError,
   WaitTimeoutError,
 } from './errors.js';
-export { AdaptiveRateLimiter } from './rate-limiter.js';
+export { AdaptiveRateLimiter, type RateLimitPause } from './rate-limiter.js';
+export { HostRegistry } from './host-registry.js';
+export { RetryBudget } from './retry-budget.js';
 export { redactPath } from './redact.js';
 export { checkShape, nullable, type ShapeContext } from './shape.js';
 export { MAX_MESSAGE_LENGTH, REDACTED, scrubAndTruncate, scrubSecrets } from './scrub.js';

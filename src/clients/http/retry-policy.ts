@@ -77,15 +77,21 @@ export function parseRateLimitResetMs(
   return Math.round(seconds * 1000);
 }
 
-/** What the service asked us to wait, from the headers that can say so. */
+/**
+ * What the service asked us to wait, from the headers that can say so. For a 429 with both, the
+ * shorter: `Retry-After` takes whole seconds only, so a service that also sends the fractional
+ * `X-RateLimit-Reset` (the workspace service, the sandbox) means 0.2 s where Retry-After says 1 s, and
+ * waiting the full second would leave most of the limit unused.
+ */
 export function serverRequestedWaitMs(
   headers: Record<string, string>,
   status: number,
   now: number = Date.now(),
 ): number | undefined {
   const retryAfter = parseRetryAfterMs(headers['retry-after'], now);
-  if (retryAfter !== undefined) return retryAfter;
-  return status === 429 ? parseRateLimitResetMs(headers['x-ratelimit-reset'], now) : undefined;
+  const reset = status === 429 ? parseRateLimitResetMs(headers['x-ratelimit-reset'], now) : undefined;
+  if (retryAfter === undefined) return reset;
+  return reset === undefined ? retryAfter : Math.min(retryAfter, reset);
 }
 
 /** How a network-level failure may be retried. */

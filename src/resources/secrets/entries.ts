@@ -23,6 +23,7 @@ import type {
   ResourceKey,
   ResourceKind,
   ServiceChecks,
+  UpsertCreate,
 } from '../contract.js';
 import { listedKey } from '../contract.js';
 import {
@@ -118,6 +119,7 @@ export type EntryKindBase<Spec, Live> = Omit<
   ServiceChecks<Spec> &
   RenderDetails<Spec, Live> &
   Exportable<Spec, Live> &
+  UpsertCreate &
   Prunable<Live>;
 
 /** A whole entry kind: the shared base with what the kind says itself. */
@@ -185,6 +187,8 @@ export function entryKindBase<Spec, Live>(
     },
     render: (desired) => access.canonicalSpec(desired.spec),
     describe: (observed) => access.canonical(observed.live),
+    // A directory entry is written by its name: a create sent twice is the same write.
+    createIsUpsert: true,
     exporter: { spec: (observed) => compact(access.canonical(observed.live)) as Spec },
 
     create: write,

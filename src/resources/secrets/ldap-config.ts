@@ -32,6 +32,7 @@ import type {
   ResourceKind,
   SpecRules,
   WriteOnlyAttributes,
+  UpsertCreate,
 } from '../contract.js';
 import {
   configKey,
@@ -251,7 +252,8 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   WriteOnlyAttributes &
   SpecRules<LdapConfigSpec> &
   RenderDetails<LdapConfigSpec, LdapConfig> &
-  Exportable<LdapConfigSpec, LdapConfig> = {
+  Exportable<LdapConfigSpec, LdapConfig> &
+  UpsertCreate = {
   kind: 'LdapConfig',
   service: secretsService.name,
   description:
@@ -312,6 +314,8 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
       WRITE_ONLY.filter((f) => (desired.spec as Record<string, unknown>)[f] !== undefined),
     ),
   update: (ctx, desired) => writeConfig(ctx, desired, desired.changedWriteOnly ?? []),
+  // The config is written by its mount path: writing it again after a lost answer is harmless.
+  createIsUpsert: true,
 
   async delete(ctx, observed) {
     // No delete in the service: the defaults, secrets cleared, are what an unconfigured mount holds.

@@ -1,0 +1,47 @@
+/**
+ * How many retries (of 5xx and broken connections) one host gets in a run: a share of the requests
+ * sent plus a small floor, as gRPC's retry throttling and Finagle's RetryBudget do. Per-request
+ * limits alone let a failing service receive up to five times the load exactly when it is least able
+ * to take it; with a budget, a run against a service failing everything costs at most 10% extra
+ * requests (plus the floor), and then each request fails at once with an error that says so.
+ *
+ * 429s are not counted: the service did no work for them, and the shared rate limiter already holds
+ * every worker back until the window the service named has passed.
+ */
+
+/** Retries allowed whatever the number of requests: enough for a short run to ride out a blip. */
+export const RETRY_BUDGET_FLOOR = 10;
+/** Retries allowed per request sent (first attempts). */
+export const RETRY_BUDGET_RATIO = 0.1;
+
+export class RetryBudget {
+  private requests = 0;
+  private retries = 0;
+
+  constructor(
+    private readonly ratio: number = RETRY_BUDGET_RATIO,
+    private readonly floor: number = RETRY_BUDGET_FLOOR,
+  ) {}
+
+  /** A first attempt was sent: the allowance grows by `ratio`. */
+  noteRequest(): void {
+    this.requests++;
+  }
+
+  /** Takes one retry when the budget has one left; false when it is spent. */
+  tryTake(): boolean {
+    if (this.retries >= this.allowance) return false;
+    this.retries++;
+    return true;
+  }
+
+  /** Retries the budget allows so far. */
+  get allowance(): number {
+    return Math.floor(this.floor + this.ratio * this.requests);
+  }
+
+  /** Retries taken, and first attempts counted, for the error that says the budget is spent. */
+  get usage(): { retries: number; requests: number } {
+    return { retries: this.retries, requests: this.requests };
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Ctrl-C and SIGTERM while `converge apply` is changing objects, through the built CLI in a child
+ * process (npm run build first): a real signal and a real exit code. The sandbox answers slowly, so
+ * changes are in flight when the signal arrives. What the person must get: no change started after
+ * the signal, those in flight finished, a summary naming each object applied or not (and the service
+ * holding exactly those), the lock released, and 130 (SIGINT) or 143 (SIGTERM); a second signal
+ * quits at once.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { CLI } from './helpers.js';
+
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, config: { faults: { latencyMs: 400 } } });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+const ROLES = 6;
+
+function manifest(stem: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-interrupt-'));
+  const docs = Array.from(
+    { length: ROLES },
+    (_, i) =>
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${stem}-${i} }\nspec:\n  Description: r\n`,
+  );
+  writeFileSync(path.join(dir, 'roles.yaml'), docs.join('---\n'));
+  return dir;
+}
+
+async function rolesNamed(stem: string): Promise<string[]> {
+  const res = await fetch(`${sandbox.url}/v1/acl/roles`, {
+    headers: { authorization: `Bearer ${sandbox.rootToken}` },
+  });
+  const roles = (await res.json()) as { Name: string }[];
+  return roles
+    .map((r) => r.Name)
+    .filter((n) => n.startsWith(`${stem}-`))
+    .sort();
+}
+
+/** Starts the apply, sends `signals` once the first change is in flight, and collects the outcome. */
+async function interruptedApply(stem: string, signals: NodeJS.Signals[]) {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-interrupt-state-'));
+  const child = spawn(
+    process.execPath,
+    [CLI, 'apply', '-f', manifest(stem), '--auto-approve', '--parallelism', '2'],
+    {
+      env: { PATH: process.env.PATH, ...sandbox.env(), CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = once(child, 'exit');
+  const started = new Promise<void>((resolve) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (/: creating…/.test(stdout)) resolve();
+    });
+  });
+  await started;
+  for (const signal of signals) {
+    child.kill(signal);
+    // Two signals sent back to back can arrive as one (a pending signal is not queued twice).
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const [code] = (await exited) as [number | null];
+  return { code, stdout, stderr, lockFile: path.join(stateDir, STATE_LOCK_FILE) };
+}
+
+describe('an interrupted apply', () => {
+  it.each<[NodeJS.Signals, number]>([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])(
+    'on %s: finishes the changes in flight, starts no other, says which, exits %i',
+    async (signal, exitCode) => {
+      const stem = `int-${signal.toLowerCase()}`;
+      const r = await interruptedApply(stem, [signal]);
+      expect(r.code, r.stderr).toBe(exitCode);
+      expect(r.stderr).toContain(`Interrupted (${signal}): starting no new change`);
+      const summary = /Apply interrupted: (\d+) applied, (\d+) not applied/.exec(r.stdout);
+      expect(summary, r.stdout).not.toBeNull();
+      const applied = Number(summary![1]);
+      expect(applied + Number(summary![2])).toBe(ROLES);
+      // The two changes in flight (parallelism 2) finished; nothing started after the signal.
+      expect(applied).toBeGreaterThanOrEqual(1);
+      expect(applied).toBeLessThan(ROLES);
+      const listed = [...r.stdout.matchAll(/^ {2}applied: AclRole\/default\/(\S+) \(create\)$/gm)].map(
+        (m) => m[1],
+      );
+      expect(listed).toHaveLength(applied);
+      // The service holds exactly the roles the summary calls applied, once each.
+      expect(await rolesNamed(stem)).toEqual([...listed].sort());
+      expect(r.stdout).toMatch(/not applied \(skipped\): AclRole\/default\/\S+: not attempted: interrupted/);
+      expect(existsSync(r.lockFile)).toBe(false);
+    },
+  );
+
+  it('quits at once on a second signal, still removing the lock file', async () => {
+    const r = await interruptedApply('int-twice', ['SIGINT', 'SIGINT']);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('Interrupted again (SIGINT): quitting now');
+    expect(r.stdout).not.toContain('Apply interrupted');
+    expect(existsSync(r.lockFile)).toBe(false);
+  });
+});

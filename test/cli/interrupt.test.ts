@@ -1,0 +1,76 @@
+/**
+ * The two signals of an interrupt, without a process to kill: the first stops new work and, while an
+ * apply's changes are in flight, lets them run for the grace period before aborting them; the second
+ * quits at once with the signal's code.
+ */
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Io } from '../../src/cli/io.js';
+import { type Interrupt, onInterrupt } from '../../src/cli/interrupt.js';
+
+function io(): { io: Io; text: () => string } {
+  const chunks: string[] = [];
+  const stderr = Object.assign(
+    new Writable({
+      write(chunk: Buffer | string, _e, cb) {
+        chunks.push(String(chunk));
+        cb();
+      },
+    }),
+    { isTTY: false },
+  );
+  return {
+    io: { stderr, stdout: stderr, stdinIsTTY: false, env: {} } as unknown as Io,
+    text: () => chunks.join(''),
+  };
+}
+
+let current: Interrupt | undefined;
+afterEach(() => current?.dispose());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('onInterrupt', () => {
+  it('outside an apply, aborts everything at the first signal and exits 130', () => {
+    const out = io();
+    current = onInterrupt(out.io, { exit: () => undefined });
+    process.emit('SIGINT', 'SIGINT');
+    expect(current.stop.aborted).toBe(true);
+    expect(current.signal.aborted).toBe(true);
+    expect(current.exitCode).toBe(130);
+  });
+
+  it('during an apply, stops new changes at once and aborts those in flight only after the grace period', async () => {
+    const out = io();
+    current = onInterrupt(out.io, { graceMs: 100, exit: () => undefined });
+    current.letInFlightFinish();
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(current.stop.aborted).toBe(true);
+    expect(current.signal.aborted).toBe(false);
+    expect(current.exitCode).toBe(143);
+    expect(out.text()).toContain('starting no new change; changes in flight may finish');
+    await sleep(300);
+    expect(current.signal.aborted).toBe(true);
+    expect(out.text()).toContain('aborting them');
+  });
+
+  it('quits at once on the second signal, with the code of the signal', () => {
+    const codes: number[] = [];
+    const out = io();
+    current = onInterrupt(out.io, { exit: (code) => codes.push(code) });
+    current.letInFlightFinish();
+    process.emit('SIGTERM', 'SIGTERM');
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(codes).toEqual([143]);
+    expect(out.text()).toContain('quitting now');
+  });
+
+  it('leaves the signals alone once disposed', () => {
+    const out = io();
+    const before = process.listenerCount('SIGINT') + process.listenerCount('SIGTERM');
+    const interrupt = onInterrupt(out.io, { exit: () => undefined });
+    interrupt.dispose();
+    expect(process.listenerCount('SIGINT') + process.listenerCount('SIGTERM')).toBe(before);
+    expect(interrupt.stop.aborted).toBe(false);
+  });
+});

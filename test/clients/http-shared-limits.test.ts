@@ -1,0 +1,177 @@
+/**
+ * What a service receives from a run whose clients share one rate limiter and one retry budget per
+ * host: workers slow down together after a 429 or an exhausted window instead of each finding its own
+ * 429, and a failing service gets at most the budget's extra requests, not five times the load.
+ * Against a tiny server on 127.0.0.1 that keeps its own window, as a rate-limited service does.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  HostRegistry,
+  HttpClient,
+  HttpStatusError,
+  type HttpClientOptions,
+  type RateLimitPauseEvent,
+  WaitTimeoutError,
+} from '../../src/clients/http/index.js';
+import { RETRY_BUDGET_FLOOR } from '../../src/clients/http/retry-budget.js';
+import { caught } from './helpers.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const { port } = server.address() as { port: number };
+  return `http://127.0.0.1:${port}`;
+}
+
+function client(baseUrl: string, extra: Partial<HttpClientOptions> = {}): HttpClient {
+  const c = new HttpClient({
+    service: 'registry',
+    baseUrl,
+    ...extra,
+    retry: { minDelayMs: 1, maxDelayMs: 5, ...extra.retry },
+  });
+  closers.push(() => c.close());
+  return c;
+}
+
+/**
+ * A service with a fixed window: `limit` requests, then 429 until the window (`windowMs`) ends.
+ * Every answer carries X-RateLimit-Limit/Remaining/Reset, as the sandbox's rate limit does; the
+ * announced limit is high enough that the steady throttle alone would not have kept to the window.
+ */
+function windowedService(limit: number, windowMs: number, announced = 1000) {
+  let windowStart = Date.now();
+  let used = 0;
+  const seen = { ok: 0, tooMany: 0 };
+  const handler = (_req: IncomingMessage, res: ServerResponse) => {
+    const now = Date.now();
+    if (now - windowStart >= windowMs) {
+      windowStart = now;
+      used = 0;
+    }
+    const resetSeconds = ((windowStart + windowMs - now) / 1000).toFixed(3);
+    const headers = {
+      'content-type': 'application/json',
+      'x-ratelimit-limit': String(announced),
+      'x-ratelimit-reset': resetSeconds,
+    };
+    if (used >= limit) {
+      seen.tooMany++;
+      res.writeHead(429, { ...headers, 'x-ratelimit-remaining': '0', 'retry-after': resetSeconds });
+      res.end('{"errors":["rate limited"]}');
+      return;
+    }
+    used++;
+    seen.ok++;
+    res.writeHead(200, { ...headers, 'x-ratelimit-remaining': String(limit - used) });
+    res.end('{}');
+  };
+  return { handler, seen };
+}
+
+describe('one rate limiter per host, shared by the run', () => {
+  it('holds every client of the host back once the window is used up, so none of them meets a 429', async () => {
+    const service = windowedService(3, 300);
+    const base = await serve(service.handler);
+    const hosts = new HostRegistry();
+    const pauses: RateLimitPauseEvent[] = [];
+    const a = client(base, { hosts, onRateLimitPause: (e) => pauses.push(e) });
+    const b = client(base, { hosts, onRateLimitPause: (e) => pauses.push(e) });
+    // Three requests use up the window; the third answer says Remaining 0.
+    for (const c of [a, b, a]) await c.request({ method: 'GET', path: '/v1/acl/roles' });
+    // Sent at once into the used-up window: without the shared pause, each would be refused.
+    await Promise.all([a, b, b].map((c) => c.request({ method: 'GET', path: '/v1/acl/roles' })));
+    expect(service.seen).toEqual({ ok: 6, tooMany: 0 });
+    expect(pauses.length).toBeGreaterThanOrEqual(1);
+    expect(pauses[0]).toMatchObject({ service: 'registry', reason: 'X-RateLimit-Remaining 0' });
+  });
+
+  it('after a 429, the other workers of the host wait out its Retry-After instead of each being refused', async () => {
+    let refused = 0;
+    let pausedUntil = 0;
+    const base = await serve((_req, res) => {
+      // Refuses everything for 300 ms after the first request, with Retry-After saying so.
+      if (pausedUntil === 0) pausedUntil = Date.now() + 300;
+      if (Date.now() < pausedUntil) {
+        refused++;
+        res.writeHead(429, { 'retry-after': '0.3' });
+        res.end();
+        return;
+      }
+      res.writeHead(204);
+      res.end();
+    });
+    const hosts = new HostRegistry();
+    const pauses: RateLimitPauseEvent[] = [];
+    const first = client(base, { hosts, onRateLimitPause: (e) => pauses.push(e) });
+    const others = [1, 2, 3, 4].map(() => client(base, { hosts }));
+    await first.request({ method: 'GET', path: '/v1/x' }).then(() => undefined);
+    // The first request met the 429 and retried after the pause; the others, sent after it, wait too.
+    await Promise.all(others.map((c) => c.request({ method: 'GET', path: '/v1/x' })));
+    expect(refused).toBe(1);
+    expect(pauses).toEqual([{ service: 'registry', waitMs: 300, reason: '429' }]);
+  });
+
+  it('caps a hostile reset (a day) and fails the request at its deadline instead of freezing the run', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '86400' });
+      res.end();
+    });
+    const c = client(base, { deadlineMs: 3_000 });
+    await c.request({ method: 'GET', path: '/v1/x' });
+    const err = await caught(c.request({ method: 'GET', path: '/v1/x' }));
+    expect(err).toBeInstanceOf(WaitTimeoutError);
+    // Capped at a minute, whatever the service said.
+    expect((err as WaitTimeoutError).waitMs).toBeLessThanOrEqual(60_000);
+    expect((err as Error).message).toMatch(/rate limit/);
+  });
+});
+
+describe('retry budget per host and run', () => {
+  it('sends a failing service at most the budget in retries, then fails fast naming the service and the retries used', async () => {
+    let received = 0;
+    const base = await serve((_req, res) => {
+      received++;
+      res.writeHead(503);
+      res.end();
+    });
+    const hosts = new HostRegistry();
+    const c = client(base, { hosts, retry: { maxRetries: 4 } });
+    const errors: Error[] = [];
+    for (let i = 0; i < 40; i++) {
+      errors.push((await caught(c.request({ method: 'GET', path: '/v1/x' }))) as Error);
+    }
+    // Without a budget: 40 × 5 = 200 requests. With it: 40 plus the floor plus 10% of 40.
+    expect(received).toBeLessThanOrEqual(40 + RETRY_BUDGET_FLOOR + 4);
+    const last = errors.at(-1)!;
+    expect(last).toBeInstanceOf(HttpStatusError);
+    expect(last.message).toMatch(/registry: GET \/v1\/x → 503/);
+    expect(last.message).toMatch(/registry retry budget of this run is spent \(\d+ retries for 40 requests/);
+  });
+
+  it('still retries a blip when the service is mostly healthy', async () => {
+    let n = 0;
+    const base = await serve((_req, res) => {
+      n++;
+      // Every tenth request fails once.
+      res.writeHead(n % 10 === 0 ? 503 : 204);
+      res.end();
+    });
+    const c = client(base, { hosts: new HostRegistry() });
+    for (let i = 0; i < 50; i++) await c.request({ method: 'GET', path: '/v1/x' });
+    expect(c.retryCount).toBeGreaterThan(0);
+  });
+});
