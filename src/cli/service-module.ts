@@ -2,7 +2,7 @@
  * A service as the CLI sees it: the engine's module (client definition and kinds) plus the operator
  * commands it adds to the program (`converge role …`). The engine's list (`../engine/services.ts`)
  * is the only list of services: a service Converge ships finds its commands by its name, in
- * `./commands/<service name>.ts` (exporting `commands`), loaded only when the program is built. A
+ * `./commands/<service name>.ts` (exporting `cli`), loaded only when the program is built. A
  * service added by an embedding program (or a test) brings its commands along as `commands`.
  */
 import type { Command } from 'commander';
@@ -31,8 +31,8 @@ export interface CliServiceModule extends ServiceModule {
 
 export type CliCatalog = Catalog<CliServiceModule>;
 
-/** What a `./commands/<service name>.ts` module exports. */
-interface ServiceCommandsModule {
+/** What a `./commands/<service name>.ts` module exports as `cli`. */
+export interface ServiceCli {
   commands: ServiceCommands;
 }
 
@@ -46,8 +46,8 @@ export async function serviceCommands(module: CliServiceModule): Promise<Service
   // Service names are code (the engine's list), never input: the path cannot leave ./commands.
   const file = `./commands/${name}.js`;
   try {
-    const found = (await import(file)) as Partial<ServiceCommandsModule>;
-    return found.commands;
+    const found = (await import(file)) as { cli?: ServiceCli };
+    return found.cli?.commands;
   } catch (error) {
     if (isMissing(error, `/commands/${name}.`)) return undefined;
     throw error;

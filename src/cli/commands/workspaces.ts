@@ -2,7 +2,7 @@
  * The workspace service's operator commands: `converge workspace …` and `converge state …`.
  */
 import type { Command } from 'commander';
-import type { CommandContext, ServiceCommands } from '../service-module.js';
+import type { CommandContext, ServiceCli } from '../service-module.js';
 
 // Handlers load when their command runs, not when the program is built.
 const stateHandlers = () => import('./state.js');
@@ -103,7 +103,9 @@ function stateCommands(program: Command, { io, action }: CommandContext): void {
     .action(action(async (id: string, opts) => (await stateHandlers()).stateShowCommand(id, opts, io)));
 }
 
-export const commands: ServiceCommands = (program, context) => {
-  workspaceCommands(program, context);
-  stateCommands(program, context);
+export const cli: ServiceCli = {
+  commands(program, context) {
+    workspaceCommands(program, context);
+    stateCommands(program, context);
+  },
 };
