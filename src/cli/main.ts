@@ -1,7 +1,16 @@
 #!/usr/bin/env node
 import { processIo } from './io.js';
-import { run } from './program.js';
 
-const code = await run(process.argv.slice(2), processIo());
+const args = process.argv.slice(2);
+let code: number;
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+  // Scripts call `converge --version` to check the install: answer before loading the program.
+  const { VERSION } = await import('./version.js');
+  process.stdout.write(`${VERSION}\n`);
+  code = 0;
+} else {
+  const { run } = await import('./program.js');
+  code = await run(args, processIo());
+}
 // Let pending output drain instead of exiting mid-write on a pipe.
 process.exitCode = code;

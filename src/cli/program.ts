@@ -1,23 +1,25 @@
 /**
  * The command line: argument parsing and dispatch only. Each command lives in ./commands and returns
  * its exit code; errors are turned into one clear message by `run`.
+ *
+ * Start-up: this module loads only commander and small helpers. Every action imports its command
+ * module when it runs (`await import('./commands/plan.js')`), and each service's operator commands
+ * come from `./commands/<service>.ts` through `serviceCommands`, so `converge --help` or
+ * `converge validate` never load the renderers, prompts, OpenPGP or the sandbox. A new command
+ * follows the same pattern: declare it here, import its handler inside the action.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { scrubSecrets } from '../clients/http/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
-import { type ApplyFlags, applyCommand } from './commands/apply.js';
-import { exportCommand } from './commands/export.js';
-import { importCommand } from './commands/import.js';
+import type { ApplyFlags } from './commands/apply.js';
 import { registerInventoryCommands } from './commands/inventory-program.js';
-import { planCommand } from './commands/plan.js';
-import { addSandboxFaultOptions, sandboxCommand } from './commands/sandbox.js';
-import { validateCommand } from './commands/validate.js';
+// Only the option definitions: the sandbox itself loads when the command runs.
+import { addSandboxFaultOptions } from './commands/sandbox.js';
 import { debugTrace, environmentSecrets } from './debug-trace.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { type Io, write } from './io.js';
-import type { CliCatalog, CommandContext } from './service-module.js';
-import { defaultCatalog } from './services.js';
+import { type CliCatalog, type CommandContext, serviceCommands } from './service-module.js';
 import { VERSION } from './version.js';
 
 function positiveInt(value: string): number {
@@ -105,11 +107,13 @@ const maxDeletesOption = () =>
   ).argParser(wholeNumber);
 const noColorOption = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 
-export function buildProgram(
+export async function buildProgram(
   io: Io,
   setExit: (code: number) => void,
-  catalog: CliCatalog = defaultCatalog,
-): Command {
+  given?: CliCatalog,
+): Promise<Command> {
+  // The engine's list of services is the one list; loaded here, not with this module.
+  const catalog: CliCatalog = given ?? (await import('../engine/services.js')).defaultCatalog;
   const program = new Command('converge')
     .description(
       'Keep workspaces, directory auth, ACL roles and scheduler jobs in the state a YAML manifest declares.',
@@ -128,14 +132,15 @@ export function buildProgram(
     .addOption(fileOption())
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
-    .action(async (opts: { file: string[]; allowEnv: string[]; allowAddress: string[] }) =>
+    .action(async (opts: { file: string[]; allowEnv: string[]; allowAddress: string[] }) => {
+      const { validateCommand } = await import('./commands/validate.js');
       setExit(
         await validateCommand(opts.file, io, catalog, {
           allowEnv: opts.allowEnv,
           allowAddresses: opts.allowAddress,
         }),
-      ),
-    );
+      );
+    });
 
   program
     .command('plan')
@@ -157,6 +162,7 @@ export function buildProgram(
     .addOption(noColorOption())
     .action(async (opts) => {
       if (opts.json && opts.markdown) throw new CliError('choose one of --json and --markdown');
+      const { planCommand } = await import('./commands/plan.js');
       setExit(await planCommand(opts, io, catalog));
     });
 
@@ -193,6 +199,7 @@ export function buildProgram(
     )
     .action(async (planfile: string | undefined, opts: Record<string, unknown>) => {
       const options = kindFlags.filter((o) => opts[camelCase(o.flag)] === true).map((o) => o.flag);
+      const { applyCommand } = await import('./commands/apply.js');
       setExit(await applyCommand(planfile, { ...(opts as unknown as ApplyFlags), options }, io, catalog));
     });
 
@@ -244,7 +251,10 @@ export function buildProgram(
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .addOption(timeoutOption())
-    .action(async (opts) => setExit(await exportCommand(opts, io, catalog)));
+    .action(async (opts) => {
+      const { exportCommand } = await import('./commands/export.js');
+      setExit(await exportCommand(opts, io, catalog));
+    });
 
   program
     .command('import')
@@ -257,7 +267,10 @@ export function buildProgram(
     .addOption(allowAddressOption())
     .addOption(lockTimeoutOption())
     .addOption(timeoutOption())
-    .action(async (addresses: string[], opts) => setExit(await importCommand(addresses, opts, io, catalog)));
+    .action(async (addresses: string[], opts) => {
+      const { importCommand } = await import('./commands/import.js');
+      setExit(await importCommand(addresses, opts, io, catalog));
+    });
 
   const sandbox = program
     .command('sandbox')
@@ -267,7 +280,11 @@ export function buildProgram(
     .option('--token <token>', 'root token for every service (random when absent)')
     .option('--data <dir>', 'keep the sandbox state in this folder across restarts')
     .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults');
-  addSandboxFaultOptions(sandbox).action(async (opts) => setExit(await sandboxCommand(opts, io)));
+  addSandboxFaultOptions(sandbox).action(async (opts) => {
+    // The sandbox is half of Converge (WebAssembly HCL parser, OpenPGP, LDAP): only this command loads it.
+    const { sandboxCommand } = await import('./commands/sandbox.js');
+    setExit(await sandboxCommand(opts, io));
+  });
 
   registerInventoryCommands(program, (code) => setExit(code), io, lockTimeoutOption);
 
@@ -279,7 +296,9 @@ export function buildProgram(
       async (...args: A) =>
         setExit(await handler(...args)),
   };
-  for (const module of catalog.modules) module.commands?.(program, context);
+  // Each service's operator commands, in the catalog's order (so `--help` lists them the same way).
+  const found = await Promise.all(catalog.modules.map(serviceCommands));
+  for (const commands of found) commands?.(program, context);
 
   configureAll(program, program);
   return program;
@@ -304,9 +323,9 @@ export function normaliseArgs(args: string[]): string[] {
 }
 
 /** Runs the CLI with the given arguments (without `node` and the script) and returns the exit code. */
-export async function run(args: string[], io: Io, catalog: CliCatalog = defaultCatalog): Promise<number> {
+export async function run(args: string[], io: Io, catalog?: CliCatalog): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(
+  const program = await buildProgram(
     io,
     (c) => {
       code = c;

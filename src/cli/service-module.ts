@@ -1,7 +1,9 @@
 /**
  * A service as the CLI sees it: the engine's module (client definition and kinds) plus the operator
- * commands it adds to the program (`converge role …`). The CLI's catalog holds these, so a service
- * added by an embedding program (or a test) brings its commands along.
+ * commands it adds to the program (`converge role …`). The engine's list (`../engine/services.ts`)
+ * is the only list of services: a service Converge ships finds its commands by its name, in
+ * `./commands/<service name>.ts` (exporting `cli`), loaded only when the program is built. A
+ * service added by an embedding program (or a test) brings its commands along as `commands`.
  */
 import type { Command } from 'commander';
 import type { Catalog, ServiceModule } from '../engine/catalog.js';
@@ -15,9 +17,48 @@ export interface CommandContext {
   action<A extends unknown[]>(handler: (...args: A) => Promise<number>): (...args: A) => Promise<void>;
 }
 
+/**
+ * Adds a service's operator commands to the program. It only declares them: each action imports
+ * its handler module when it runs (`(await import('./role.js')).roleGetCommand(…)`), so building
+ * the program (for `--help` or any other command) loads no handler, renderer or prompt.
+ */
+export type ServiceCommands = (program: Command, context: CommandContext) => void;
+
 export interface CliServiceModule extends ServiceModule {
-  /** Adds the service's operator commands (`converge role …`) to the program. */
-  commands?(program: Command, context: CommandContext): void;
+  /** The service's operator commands; absent: those of `./commands/<service name>.ts`, if any. */
+  commands?: ServiceCommands;
 }
 
 export type CliCatalog = Catalog<CliServiceModule>;
+
+/** What a `./commands/<service name>.ts` module exports as `cli`. */
+export interface ServiceCli {
+  commands: ServiceCommands;
+}
+
+/**
+ * The commands of a module: its own, else those found by the service's name. A service with no
+ * commands file has no operator commands; any other failure to load one is a bug and surfaces.
+ */
+export async function serviceCommands(module: CliServiceModule): Promise<ServiceCommands | undefined> {
+  if (module.commands) return module.commands;
+  const name = module.definition.name;
+  // Service names are code (the engine's list), never input: the path cannot leave ./commands.
+  const file = `./commands/${name}.js`;
+  try {
+    const found = (await import(file)) as { cli?: ServiceCli };
+    return found.cli?.commands;
+  } catch (error) {
+    if (isMissing(error, `/commands/${name}.`)) return undefined;
+    throw error;
+  }
+}
+
+/** Only the commands file itself being absent; a missing import inside it is a real error. */
+function isMissing(error: unknown, file: string): boolean {
+  const e = error as { code?: unknown; message?: unknown; url?: unknown };
+  if (e?.code !== 'ERR_MODULE_NOT_FOUND') return false;
+  // Node names the module it could not find first ("Cannot find module '…' imported from …").
+  const missing = typeof e.url === 'string' ? e.url : (/'([^']+)'/.exec(String(e.message))?.[1] ?? '');
+  return missing.includes(file);
+}

@@ -1,7 +1,8 @@
 /**
  * The services Converge ships with: the one list that names them. A new service is its client
  * folder (`../clients/<service>/`), its kinds (`../resources/`), one module and one line here, its
- * commands in `../cli/commands/<service>.ts` and its sandbox module in `../sandbox/services/`.
+ * commands in `../cli/commands/<service name>.ts` (found by the name, exporting `cli`) and its
+ * sandbox module in `../sandbox/services/`.
  */
 import { registryService } from '../clients/registry/definition.js';
 import { schedulerService } from '../clients/scheduler/definition.js';

@@ -25,7 +25,8 @@ import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.j
 import { readTextFile, type TextFileResult } from './text-file.js';
 import { documentToValue } from './to-value.js';
 import { type Manifest, ManifestError, type ManifestProblem, type ManifestResource } from './types.js';
-import { manifestValidator, validateDocument } from './validate.js';
+import { buildManifestSchema } from './schema.js';
+import { validateDocument } from './validate.js';
 
 export interface LoadManifestOptions {
   /** The resource kinds a manifest may use (the CLI passes the registry's `kinds`). */
@@ -55,8 +56,9 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const readEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
   // Converge's own state is never readable from a manifest, even when it lies inside the root.
   const protectedFolders = await stateFolders(env, cwd);
-  // Compile first: a broken kind schema is a programming error and should fail loudly, not per file.
-  manifestValidator(kinds, services);
+  // Two kinds with one name is a programming error and should fail loudly, not per file. Each
+  // kind's schema is compiled when a document of the kind is first met (start-up stays short).
+  buildManifestSchema(kinds, services);
 
   const manifest: Manifest = { files: [], resources: [], connections: [], pruneScopes: [] };
   const discovery = await discoverManifestFiles(paths, cwd, protectedFolders);

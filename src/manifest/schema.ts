@@ -28,7 +28,28 @@ export function buildManifestSchema(
   services: readonly ManifestService[] = servicesOfKinds(kinds),
 ): JsonSchema {
   checkKindNames(kinds);
-  const branches = [...kinds.map(resourceBranch), ...builtinKinds(services).map(builtinBranch)];
+  return rootSchema([...kinds.map(resourceBranch), ...builtinKinds(services).map(builtinBranch)]);
+}
+
+/**
+ * The manifest schema cut down to the branch of one `kind` value, for validating a document of
+ * that kind: the discriminator checks only the matching branch, so the errors are those of the
+ * whole schema while only one kind's schema is compiled. A value that names no kind keeps every
+ * built-in branch (and no resource kind's), enough for the discriminator to call it unknown.
+ */
+export function buildDocumentSchema(
+  kinds: readonly ManifestKind[],
+  services: readonly ManifestService[],
+  kindName: unknown,
+): JsonSchema {
+  const kind = kinds.find((k) => k.kind === kindName);
+  if (kind) return rootSchema([resourceBranch(kind)]);
+  const builtins = builtinKinds(services);
+  const builtin = builtins.find((b) => b.kind === kindName);
+  return rootSchema((builtin ? [builtin] : builtins).map(builtinBranch));
+}
+
+function rootSchema(branches: JsonSchema[]): JsonSchema {
   return {
     $schema: DRAFT_07,
     $id: MANIFEST_SCHEMA_ID,

@@ -8,7 +8,8 @@ import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
 import type { DocumentPositions } from './positions.js';
-import { buildManifestSchema, knownKindNames } from './schema.js';
+import { builtinKinds } from './builtins.js';
+import { buildDocumentSchema, buildManifestSchema, knownKindNames } from './schema.js';
 import type { ManifestProblem } from './types.js';
 
 // ajv-formats is CommonJS; under NodeNext its callable is the default export's `default`.
@@ -19,9 +20,22 @@ const compiled = new WeakMap<
   WeakMap<readonly ManifestService[], ValidateFunction>
 >();
 
+function newAjv(): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    useDefaults: true,
+    discriminator: true,
+    verbose: true,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
 /**
- * The compiled validator for a list of kinds and services; compiled once per pair of lists (the
- * CLI's catalog is a constant).
+ * The compiled validator of the whole manifest schema (every kind) for a list of kinds and
+ * services; compiled once per pair of lists. Documents are checked with `documentValidator`, which
+ * compiles only the kinds a manifest uses; this one proves every kind's schema compiles.
  */
 export function manifestValidator(
   kinds: readonly ManifestKind[],
@@ -31,16 +45,47 @@ export function manifestValidator(
   compiled.set(kinds, byServices);
   let validate = byServices.get(services);
   if (!validate) {
-    const ajv = new Ajv({
-      allErrors: true,
-      strict: true,
-      useDefaults: true,
-      discriminator: true,
-      verbose: true,
-    });
-    addFormats(ajv);
-    validate = ajv.compile(buildManifestSchema(kinds, services));
+    validate = newAjv().compile(buildManifestSchema(kinds, services));
     byServices.set(services, validate);
+  }
+  return validate;
+}
+
+interface PerKind {
+  ajv: Ajv;
+  byKind: Map<string, ValidateFunction>;
+}
+
+const compiledPerKind = new WeakMap<readonly ManifestKind[], WeakMap<readonly ManifestService[], PerKind>>();
+
+/**
+ * The validator for documents of one `kind` value: the manifest schema with only that kind's
+ * branch (`buildDocumentSchema`), compiled the first time a document of the kind is met.
+ * Compiling every kind's schema costs more than the rest of `converge validate` on a small
+ * manifest, and the discriminator checks one branch per document anyway.
+ */
+function documentValidator(
+  kinds: readonly ManifestKind[],
+  services: readonly ManifestService[],
+  kindName: unknown,
+): ValidateFunction {
+  const byServices = compiledPerKind.get(kinds) ?? new WeakMap<readonly ManifestService[], PerKind>();
+  compiledPerKind.set(kinds, byServices);
+  let perKind = byServices.get(services);
+  if (!perKind) {
+    perKind = { ajv: newAjv(), byKind: new Map() };
+    byServices.set(services, perKind);
+  }
+  // Every value that names no kind shares one validator (the built-ins'), under a key no kind has.
+  const known =
+    kinds.some((k) => k.kind === kindName) || builtinKinds(services).some((b) => b.kind === kindName);
+  const key = known ? String(kindName) : ' unknown';
+  let validate = perKind.byKind.get(key);
+  if (!validate) {
+    // One ajv holds every kind's schema: each without the shared $id, which ajv allows only once.
+    const { $id: _id, ...schema } = buildDocumentSchema(kinds, services, kindName);
+    validate = perKind.ajv.compile(schema);
+    perKind.byKind.set(key, validate);
   }
   return validate;
 }
@@ -69,7 +114,11 @@ export function validateDocument(value: unknown, context: ValidationContext): Ma
       },
     ];
   }
-  const validate = manifestValidator(context.kinds, context.services);
+  const validate = documentValidator(
+    context.kinds,
+    context.services ?? servicesOfKinds(context.kinds),
+    document.kind,
+  );
   if (validate(value)) return kindRules(document, context);
   const errors = relevantErrors(validate.errors ?? []).filter(
     (error) => !isUnderAny(error.instancePath, context.failedPointers),

@@ -58,6 +58,21 @@ function roleManifest(name: string, policy?: string): string {
   );
 }
 
+/**
+ * Enough roles that reading them keeps the process busy for a while after it takes the lock, so
+ * both signals reach it while the first is still being handled. With one role the apply winds down
+ * within the 50 ms between the signals (since start-up compiles only the kinds a manifest uses),
+ * and the second signal would find no apply left to quit.
+ */
+function busyManifest(name: string): string {
+  const roles = Array.from(
+    { length: 3000 },
+    (_, i) =>
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name}-${i} }\nspec:\n  Description: x\n`,
+  );
+  return manifest(roles.join('---\n'));
+}
+
 function env(stateDir: string): Record<string, string> {
   return {
     ...sandbox.env(),
@@ -216,7 +231,7 @@ describe('the apply lock on the inventory', () => {
       const lockFile = path.join(stateDir, STATE_LOCK_FILE);
       const child = spawn(
         process.execPath,
-        [CLI, 'apply', '-f', roleManifest(`lock-signal-${signals}`), '--auto-approve'],
+        [CLI, 'apply', '-f', busyManifest(`lock-signal-${signals}`), '--auto-approve'],
         {
           env: { PATH: process.env.PATH, ...slow.env(), CONVERGE_STATE_DIR: stateDir },
           stdio: ['ignore', 'ignore', 'ignore'],

@@ -1,9 +1,15 @@
-/** Runs the built CLI as a user would: a child process, no terminal, with the sandbox's environment. */
+/**
+ * Runs the CLI as a user would, with no terminal and the sandbox's environment: in this process
+ * through its `run(argv, io)` (test/support/run-cli.ts), which is what the binary calls, unless the
+ * test needs a working folder of its own; then the built CLI in a child process (npm run build
+ * first). A test of the process boundary itself (signals, exit on a second Ctrl-C) spawns `CLI`.
+ */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../support/run-cli.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -14,6 +20,20 @@ export interface CliResult {
 }
 
 export function converge(
+  args: string[],
+  env: Record<string, string | undefined>,
+  cwd?: string,
+  input?: string,
+): Promise<CliResult> {
+  // Spawning costs a Node start and the CLI's module loading per call; in-process costs neither.
+  if (cwd === undefined) {
+    return runCli(args, { PATH: process.env.PATH, ...env }, input === undefined ? {} : { stdin: input });
+  }
+  return convergeProcess(args, env, cwd, input);
+}
+
+/** The built CLI in a child process: for a working folder of its own. */
+export function convergeProcess(
   args: string[],
   env: Record<string, string | undefined>,
   cwd?: string,

@@ -37,7 +37,7 @@ import type { CliCatalog as Catalog } from '../../src/cli/service-module.js';
 import { ServiceConnections } from '../../src/engine/connections.js';
 import type { Io } from '../../src/cli/io.js';
 import { run } from '../../src/cli/program.js';
-import { defaultCatalog } from '../../src/cli/services.js';
+import { defaultCatalog } from '../../src/engine/services.js';
 import { envVarPrefix } from '../../src/common/types.js';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import {

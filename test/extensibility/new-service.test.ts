@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/engine/catalog.js';
 import type { Io } from '../../src/cli/io.js';
 import { run } from '../../src/cli/program.js';
-import { SERVICE_MODULES } from '../../src/cli/services.js';
+import { SERVICE_MODULES } from '../../src/engine/services.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { SANDBOX_SERVICES } from '../../src/sandbox/services/index.js';
 import { notesModule, notesSandbox, notesWrites } from './notes-service.js';

@@ -79,11 +79,7 @@ export async function requireJob(client: SchedulerClient, id: string, flags: Job
   return job;
 }
 
-/** A whole number ≥ 0 from the command line, or a usage error naming the argument. */
-export function parseCount(value: string, what: string): number {
-  if (!/^\d+$/.test(value.trim())) throw new CliError(`${what} must be a whole number ≥ 0, not "${value}"`);
-  return Number(value.trim());
-}
+export { parseCount } from './job-args.js';
 
 // ---- reads ----
 

@@ -1,10 +1,9 @@
-/** The registry's module on the command line: the engine's (the AclRole kind) and `converge role get|list`. */
-import { registryModule as engineModule } from '../../engine/services.js';
-import type { CliServiceModule } from '../service-module.js';
-import { roleGetCommand, roleListCommand } from './role.js';
+/** The registry's operator commands: `converge role get|list`. Handlers load when they run. */
+import type { ServiceCli } from '../service-module.js';
 
-export const registryModule: CliServiceModule = {
-  ...engineModule,
+const roleHandlers = () => import('./role.js');
+
+export const cli: ServiceCli = {
   commands(program, { io, action }) {
     const role = program.command('role').description('read registry ACL roles');
     role
@@ -14,13 +13,17 @@ export const registryModule: CliServiceModule = {
       .option('--id <id>', 'role ID instead of a name')
       .option('--ns <namespace>', 'registry namespace')
       .option('--json', 'print the role as JSON')
-      .action(action((name: string | undefined, opts) => roleGetCommand(name, opts, io)));
+      .action(
+        action(async (name: string | undefined, opts) =>
+          (await roleHandlers()).roleGetCommand(name, opts, io),
+        ),
+      );
     role
       .command('list')
       .description('list roles, optionally only those linked to a policy')
       .option('--policy <id>', 'only roles linked to this policy ID')
       .option('--ns <namespace>', 'registry namespace (* for all)')
       .option('--json', 'print the roles as JSON')
-      .action(action((opts) => roleListCommand(opts, io)));
+      .action(action(async (opts) => (await roleHandlers()).roleListCommand(opts, io)));
   },
 };

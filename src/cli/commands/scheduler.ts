@@ -1,32 +1,16 @@
-/** The scheduler's module on the command line: the engine's (the Job kind) and the operator commands `converge job …`. */
+/** The scheduler's operator commands: `converge job …`. Handlers load when they run. */
 import { Option } from 'commander';
-import { schedulerModule as engineModule } from '../../engine/services.js';
-import type { CliServiceModule } from '../service-module.js';
-import {
-  jobAllocsCommand,
-  jobDeploymentsCommand,
-  jobEvalsCommand,
-  jobHistoryCommand,
-  jobPlanCommand,
-  jobStatusCommand,
-  parseCount,
-} from './job.js';
-import {
-  jobDispatchCommand,
-  jobEvaluateCommand,
-  jobForcePeriodicCommand,
-  jobRevertCommand,
-  jobScaleCommand,
-  jobStableCommand,
-  jobStopCommand,
-} from './job-write.js';
+import type { ServiceCli } from '../service-module.js';
+import { parseCount } from './job-args.js';
+
+const readHandlers = () => import('./job.js');
+const writeHandlers = () => import('./job-write.js');
 
 const NAMESPACE_HELP = "the job's namespace (default: the service's default, `default`)";
 const noColor = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export const schedulerModule: CliServiceModule = {
-  ...engineModule,
+export const cli: ServiceCli = {
   commands(program, { io, action }) {
     const job = program
       .command('job')
@@ -42,7 +26,9 @@ export const schedulerModule: CliServiceModule = {
       .option('--namespace <ns>', `${NAMESPACE_HELP}; * lists every namespace`)
       .option('--prefix <prefix>', 'list only jobs whose ID starts with this (without JOB)')
       .option('--json', "print the service's JSON")
-      .action(action((id: string | undefined, opts) => jobStatusCommand(id, opts, io)));
+      .action(
+        action(async (id: string | undefined, opts) => (await readHandlers()).jobStatusCommand(id, opts, io)),
+      );
     job
       .command('history')
       .description("list a job's versions, newest first; --diffs shows what each changed")
@@ -51,7 +37,7 @@ export const schedulerModule: CliServiceModule = {
       .option('--diffs', 'show each version’s diff to the one before it')
       .option('--json', "print the service's JSON")
       .addOption(noColor())
-      .action(action((id: string, opts) => jobHistoryCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await readHandlers()).jobHistoryCommand(id, opts, io)));
     job
       .command('allocs')
       .description("list a job's allocations")
@@ -59,14 +45,14 @@ export const schedulerModule: CliServiceModule = {
       .option('--namespace <ns>', NAMESPACE_HELP)
       .option('--all', 'include those of an earlier job with the same ID')
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobAllocsCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await readHandlers()).jobAllocsCommand(id, opts, io)));
     job
       .command('evals')
       .description("list a job's evaluations")
       .argument('<job>', 'job ID')
       .option('--namespace <ns>', NAMESPACE_HELP)
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobEvalsCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await readHandlers()).jobEvalsCommand(id, opts, io)));
     job
       .command('deployments')
       .description("list a job's deployments")
@@ -74,7 +60,7 @@ export const schedulerModule: CliServiceModule = {
       .option('--namespace <ns>', NAMESPACE_HELP)
       .option('--all', 'include those of an earlier job with the same ID')
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobDeploymentsCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await readHandlers()).jobDeploymentsCommand(id, opts, io)));
     job
       .command('plan')
       .description(
@@ -86,7 +72,7 @@ export const schedulerModule: CliServiceModule = {
       .option('--verbose', 'also show unchanged fields of the diff')
       .option('--json', "print the service's JSON")
       .addOption(noColor())
-      .action(action((file: string, opts) => jobPlanCommand(file, opts, io)));
+      .action(action(async (file: string, opts) => (await readHandlers()).jobPlanCommand(file, opts, io)));
     job
       .command('dispatch')
       .description('start an instance of a parameterized job')
@@ -95,7 +81,7 @@ export const schedulerModule: CliServiceModule = {
       .option('--payload-file <file>', 'payload to send (at most 16384 bytes); - reads standard input')
       .option('--meta <key=value>', 'metadata for the instance (repeatable)', collect)
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobDispatchCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await writeHandlers()).jobDispatchCommand(id, opts, io)));
     job
       .command('revert')
       .description("register an earlier version's spec again, as a new version")
@@ -106,7 +92,11 @@ export const schedulerModule: CliServiceModule = {
         parseCount(v, '--enforce-prior-version'),
       )
       .option('--json', "print the service's JSON")
-      .action(action((id: string, version: string, opts) => jobRevertCommand(id, version, opts, io)));
+      .action(
+        action(async (id: string, version: string, opts) =>
+          (await writeHandlers()).jobRevertCommand(id, version, opts, io),
+        ),
+      );
     job
       .command('stable')
       .description('mark a version stable (or not, with --unset)')
@@ -115,7 +105,11 @@ export const schedulerModule: CliServiceModule = {
       .option('--namespace <ns>', NAMESPACE_HELP)
       .option('--unset', 'mark it not stable')
       .option('--json', "print the service's JSON")
-      .action(action((id: string, version: string, opts) => jobStableCommand(id, version, opts, io)));
+      .action(
+        action(async (id: string, version: string, opts) =>
+          (await writeHandlers()).jobStableCommand(id, version, opts, io),
+        ),
+      );
     job
       .command('evaluate')
       .description('create a new evaluation of a job')
@@ -123,14 +117,16 @@ export const schedulerModule: CliServiceModule = {
       .option('--namespace <ns>', NAMESPACE_HELP)
       .option('--force-reschedule', 'reschedule failed allocations now, past their limits and delays')
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobEvaluateCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await writeHandlers()).jobEvaluateCommand(id, opts, io)));
     job
       .command('force-periodic')
       .description('launch a periodic job now, overlap or not')
       .argument('<job>', 'job ID')
       .option('--namespace <ns>', NAMESPACE_HELP)
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobForcePeriodicCommand(id, opts, io)));
+      .action(
+        action(async (id: string, opts) => (await writeHandlers()).jobForcePeriodicCommand(id, opts, io)),
+      );
     job
       .command('scale')
       .description("change a task group's count (or, without COUNT, record a scaling event)")
@@ -142,8 +138,8 @@ export const schedulerModule: CliServiceModule = {
       .option('--error <text>', 'record a failed scaling with this text instead of changing the count')
       .option('--json', "print the service's JSON")
       .action(
-        action((id: string, group: string, count: string | undefined, opts) =>
-          jobScaleCommand(id, group, count, opts, io),
+        action(async (id: string, group: string, count: string | undefined, opts) =>
+          (await writeHandlers()).jobScaleCommand(id, group, count, opts, io),
         ),
       );
     job
@@ -154,6 +150,6 @@ export const schedulerModule: CliServiceModule = {
       .option('--purge', 'also purge it at once (no longer queryable)')
       .option('--yes', 'stop without asking (needed when there is no terminal, as in CI)')
       .option('--json', "print the service's JSON")
-      .action(action((id: string, opts) => jobStopCommand(id, opts, io)));
+      .action(action(async (id: string, opts) => (await writeHandlers()).jobStopCommand(id, opts, io)));
   },
 };

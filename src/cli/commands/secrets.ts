@@ -1,24 +1,16 @@
 /**
- * The secrets service's module on the command line: the engine's (the directory (LDAP) kinds) and the
- * operator commands `converge ldap login|groups|users|get` and the recovery-key ceremony `converge rekey …`.
+ * The secrets service's operator commands: `converge ldap login|groups|users|get` and the
+ * recovery-key ceremony `converge rekey …`. Handlers (and OpenPGP, prompts) load when they run.
  */
 import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/client.js';
-import { secretsModule as engineModule } from '../../engine/services.js';
-import type { CliServiceModule } from '../service-module.js';
-import { ldapGetCommand, ldapListCommand, ldapLoginCommand } from './ldap.js';
-import {
-  rekeyBackupCommand,
-  rekeyCancelCommand,
-  rekeyStartCommand,
-  rekeyStatusCommand,
-  rekeySubmitCommand,
-  rekeyVerifyCommand,
-} from './rekey.js';
+import type { ServiceCli } from '../service-module.js';
+
+const ldapHandlers = () => import('./ldap.js');
+const rekeyHandlers = () => import('./rekey.js');
 
 const MOUNT_HELP = 'mount path of the auth method below auth/';
 
-export const secretsModule: CliServiceModule = {
-  ...engineModule,
+export const cli: ServiceCli = {
   commands(program, { io, action }) {
     const ldap = program
       .command('ldap')
@@ -34,19 +26,21 @@ export const secretsModule: CliServiceModule = {
       .option('--mount <path>', MOUNT_HELP, DEFAULT_LDAP_MOUNT)
       .option('--show-token', 'print the client token (hidden otherwise)')
       .option('--json', 'print the whole auth result as JSON, the client token included')
-      .action(action((username: string, opts) => ldapLoginCommand(username, opts, io)));
+      .action(
+        action(async (username: string, opts) => (await ldapHandlers()).ldapLoginCommand(username, opts, io)),
+      );
     ldap
       .command('groups')
       .description('list the groups of the auth method with their policies')
       .option('--mount <path>', MOUNT_HELP, DEFAULT_LDAP_MOUNT)
       .option('--json', 'print the groups as JSON')
-      .action(action((opts) => ldapListCommand('groups', opts, io)));
+      .action(action(async (opts) => (await ldapHandlers()).ldapListCommand('groups', opts, io)));
     ldap
       .command('users')
       .description('list the users of the auth method with their policies and groups')
       .option('--mount <path>', MOUNT_HELP, DEFAULT_LDAP_MOUNT)
       .option('--json', 'print the users as JSON')
-      .action(action((opts) => ldapListCommand('users', opts, io)));
+      .action(action(async (opts) => (await ldapHandlers()).ldapListCommand('users', opts, io)));
     ldap
       .command('get')
       .description('show the configuration, one group or one user')
@@ -54,7 +48,11 @@ export const secretsModule: CliServiceModule = {
       .argument('[name]', 'the group or user name')
       .option('--mount <path>', MOUNT_HELP, DEFAULT_LDAP_MOUNT)
       .option('--json', 'print it as JSON')
-      .action(action((what: string, name: string | undefined, opts) => ldapGetCommand(what, name, opts, io)));
+      .action(
+        action(async (what: string, name: string | undefined, opts) =>
+          (await ldapHandlers()).ldapGetCommand(what, name, opts, io),
+        ),
+      );
 
     const int = (value: string) => Number(value);
     const rekey = program
@@ -74,12 +72,12 @@ export const secretsModule: CliServiceModule = {
       .option('--backup', 'keep a backup of the PGP-encrypted shares on the service (needs --pgp-keys)')
       .option('--verify', 'require the new shares to be presented before the rotation takes effect')
       .option('--json', 'print the status as JSON')
-      .action(action((opts) => rekeyStartCommand(opts, io)));
+      .action(action(async (opts) => (await rekeyHandlers()).rekeyStartCommand(opts, io)));
     rekey
       .command('status')
       .description('show the rekey in progress: progress, what happens next')
       .option('--json', 'print the status as JSON')
-      .action(action((opts) => rekeyStatusCommand(opts, io)));
+      .action(action(async (opts) => (await rekeyHandlers()).rekeyStatusCommand(opts, io)));
     rekey
       .command('submit')
       .description(
@@ -88,14 +86,22 @@ export const secretsModule: CliServiceModule = {
       .argument('[share]', 'refused: a share is read from a hidden prompt or stdin')
       .option('--nonce <nonce>', 'the rekey nonce (default: the one of the rekey in progress)')
       .option('--json', 'print the answer as JSON (the new shares included, once complete)')
-      .action(action((share: string | undefined, opts) => rekeySubmitCommand(opts, io, share)));
+      .action(
+        action(async (share: string | undefined, opts) =>
+          (await rekeyHandlers()).rekeySubmitCommand(opts, io, share),
+        ),
+      );
     rekey
       .command('verify')
       .description('present one NEW share, from a hidden prompt or stdin, to confirm the new shares')
       .argument('[share]', 'refused: a share is read from a hidden prompt or stdin')
       .option('--nonce <nonce>', 'the verification nonce (default: the current one)')
       .option('--json', 'print the answer as JSON')
-      .action(action((share: string | undefined, opts) => rekeyVerifyCommand(opts, io, share)));
+      .action(
+        action(async (share: string | undefined, opts) =>
+          (await rekeyHandlers()).rekeyVerifyCommand(opts, io, share),
+        ),
+      );
     rekey
       .command('cancel')
       .description(
@@ -103,17 +109,17 @@ export const secretsModule: CliServiceModule = {
       )
       .option('--verification', 'reset verification progress and get a new verification nonce')
       .option('--json', 'print the answer as JSON')
-      .action(action((opts) => rekeyCancelCommand(opts, io)));
+      .action(action(async (opts) => (await rekeyHandlers()).rekeyCancelCommand(opts, io)));
     const backup = rekey.command('backup').description('the stored backup of the PGP-encrypted new shares');
     backup
       .command('show')
       .description('print the backed-up encrypted shares by PGP key fingerprint')
       .option('--json', 'print the backup as JSON')
-      .action(action((opts) => rekeyBackupCommand('show', opts, io)));
+      .action(action(async (opts) => (await rekeyHandlers()).rekeyBackupCommand('show', opts, io)));
     backup
       .command('delete')
       .description('delete the backup')
       .option('--json', 'print the answer as JSON')
-      .action(action((opts) => rekeyBackupCommand('delete', opts, io)));
+      .action(action(async (opts) => (await rekeyHandlers()).rekeyBackupCommand('delete', opts, io)));
   },
 };

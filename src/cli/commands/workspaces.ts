@@ -1,17 +1,12 @@
 /**
- * The workspace service's module on the command line: the engine's (the Workspace kind) and the operator
- * commands `converge workspace …` and `converge state …`.
+ * The workspace service's operator commands: `converge workspace …` and `converge state …`.
  */
 import type { Command } from 'commander';
-import { workspacesModule as engineModule } from '../../engine/services.js';
-import type { CliServiceModule, CommandContext } from '../service-module.js';
-import { stateListCommand, statePullCommand, statePushCommand, stateShowCommand } from './state.js';
-import {
-  workspaceDeleteCommand,
-  workspaceListCommand,
-  workspaceLockCommand,
-  workspaceShowCommand,
-} from './workspace.js';
+import type { CommandContext, ServiceCli } from '../service-module.js';
+
+// Handlers load when their command runs, not when the program is built.
+const stateHandlers = () => import('./state.js');
+const workspaceHandlers = () => import('./workspace.js');
 
 const WORKSPACE_ARG = 'ORGANIZATION/NAME, a ws- id, or NAME with CONVERGE_WORKSPACES_ORGANIZATION set';
 
@@ -29,36 +24,50 @@ function workspaceCommands(program: Command, { io, action }: CommandContext): vo
     .option('--exclude-tags <a,b>', 'leave out workspaces with any of these tags')
     .option('--project <id>', 'only workspaces in this project')
     .option('--json', 'print the workspaces as JSON')
-    .action(action((opts) => workspaceListCommand(opts, io)));
+    .action(action(async (opts) => (await workspaceHandlers()).workspaceListCommand(opts, io)));
   workspace
     .command('show')
     .description('show one workspace')
     .argument('<workspace>', WORKSPACE_ARG)
     .option('--json', 'print the workspace as JSON')
-    .action(action((ws: string, opts) => workspaceShowCommand(ws, opts, io)));
+    .action(
+      action(async (ws: string, opts) => (await workspaceHandlers()).workspaceShowCommand(ws, opts, io)),
+    );
   workspace
     .command('lock')
     .description("lock a workspace (as the token's user or team)")
     .argument('<workspace>', WORKSPACE_ARG)
     .option('--reason <text>', 'why it is locked')
-    .action(action((ws: string, opts) => workspaceLockCommand('lock', ws, opts, io)));
+    .action(
+      action(async (ws: string, opts) =>
+        (await workspaceHandlers()).workspaceLockCommand('lock', ws, opts, io),
+      ),
+    );
   workspace
     .command('unlock')
     .description('unlock a workspace you locked')
     .argument('<workspace>', WORKSPACE_ARG)
-    .action(action((ws: string) => workspaceLockCommand('unlock', ws, {}, io)));
+    .action(
+      action(async (ws: string) => (await workspaceHandlers()).workspaceLockCommand('unlock', ws, {}, io)),
+    );
   workspace
     .command('force-unlock')
     .description('unlock a workspace someone else locked (needs admin access)')
     .argument('<workspace>', WORKSPACE_ARG)
-    .action(action((ws: string) => workspaceLockCommand('force-unlock', ws, {}, io)));
+    .action(
+      action(async (ws: string) =>
+        (await workspaceHandlers()).workspaceLockCommand('force-unlock', ws, {}, io),
+      ),
+    );
   workspace
     .command('delete')
     .description('safe-delete a workspace (refused while it manages resources), or --force')
     .argument('<workspace>', WORKSPACE_ARG)
     .option('--force', 'force-delete even if it manages resources (organization owners only)')
     .option('--auto-approve', 'delete without asking (needed without a terminal)')
-    .action(action((ws: string, opts) => workspaceDeleteCommand(ws, opts, io)));
+    .action(
+      action(async (ws: string, opts) => (await workspaceHandlers()).workspaceDeleteCommand(ws, opts, io)),
+    );
 }
 
 function stateCommands(program: Command, { io, action }: CommandContext): void {
@@ -70,30 +79,31 @@ function stateCommands(program: Command, { io, action }: CommandContext): void {
     .argument('<file>', 'the state file (JSON, format version 4)')
     .option('--force', 'replace the state even if the file does not continue it (lineage, serial)')
     .action(
-      action((ws: string, file: string, opts: { force?: boolean }) => statePushCommand(ws, file, io, opts)),
+      action(async (ws: string, file: string, opts: { force?: boolean }) =>
+        (await stateHandlers()).statePushCommand(ws, file, io, opts),
+      ),
     );
   state
     .command('pull')
     .description('print the raw current state, or write it to a file')
     .argument('<workspace>', WORKSPACE_ARG)
     .option('-o, --output <file>', 'write the state here instead of to standard output')
-    .action(action((ws: string, opts) => statePullCommand(ws, opts, io)));
+    .action(action(async (ws: string, opts) => (await stateHandlers()).statePullCommand(ws, opts, io)));
   state
     .command('list')
     .description("list a workspace's state versions, newest first")
     .argument('<workspace>', WORKSPACE_ARG)
     .option('--json', 'print the state versions as JSON')
-    .action(action((ws: string, opts) => stateListCommand(ws, opts, io)));
+    .action(action(async (ws: string, opts) => (await stateHandlers()).stateListCommand(ws, opts, io)));
   state
     .command('show')
     .description('show one state version, with its resources and outputs')
     .argument('<state-version-id>', 'an sv- id')
     .option('--json', 'print the state version as JSON')
-    .action(action((id: string, opts) => stateShowCommand(id, opts, io)));
+    .action(action(async (id: string, opts) => (await stateHandlers()).stateShowCommand(id, opts, io)));
 }
 
-export const workspacesModule: CliServiceModule = {
-  ...engineModule,
+export const cli: ServiceCli = {
   commands(program, context) {
     workspaceCommands(program, context);
     stateCommands(program, context);
