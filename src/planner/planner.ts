@@ -168,6 +168,7 @@ function changeFor(
       after,
       diffs: maskDiffs(secrets, diffs),
       ...(comparison.notes?.length ? { notes: [...comparison.notes] } : {}),
+      ...(action !== 'noop' && comparison.impact?.length ? { impact: [...comparison.impact] } : {}),
       ...(comparison.notCompared ? { notCompared: comparison.notCompared } : {}),
     },
     problems,
@@ -221,6 +222,7 @@ async function previewCreates(
         const d = c.desired;
         const preview = await kind.previewCreate(ctx, d);
         if (preview.notes?.length) c.notes = [...(c.notes ?? []), ...preview.notes];
+        if (preview.impact?.length) c.impact = [...(c.impact ?? []), ...preview.impact];
         for (const p of preview.problems ?? [])
           problems.push({
             key: c.key,
@@ -330,6 +332,36 @@ async function pruneCandidates(
   return lists.flat().filter((c) => !seen.has(c.address) && seen.add(c.address));
 }
 
+/** The blast radius the kinds can only tell from other objects (the users a group reaches). */
+async function addImpact(
+  changes: readonly Change[],
+  manifest: readonly Desired[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+): Promise<void> {
+  await Promise.all(
+    changes.map((c) =>
+      limit(async () => {
+        const kind = mustKind(lookup, c.key.kind);
+        if (c.action === 'noop' || !kind.impact) return;
+        const lines = await kind.impact(
+          ctx,
+          {
+            key: c.key,
+            action: c.action,
+            diffs: c.diffs,
+            ...(c.desired ? { desired: c.desired } : {}),
+            ...(c.observed ? { observed: c.observed } : {}),
+          },
+          manifest,
+        );
+        if (lines.length) c.impact = [...(c.impact ?? []), ...lines];
+      }),
+    ),
+  );
+}
+
 /**
  * Dependencies between changes, from what each kind says an object needs. Built once from an index
  * of addresses, so linking costs time linear in the objects and their edges. Creates and updates wait
@@ -411,6 +443,8 @@ export async function buildPlan(
     }
     changes.push(...(await pruneCandidates([...scopes.values()], desired, lookup, ctx, limit, problems)));
   }
+
+  await addImpact(changes, desired, lookup, ctx, limit);
 
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));

@@ -90,6 +90,12 @@ export interface Comparison {
    */
   notes?: string[];
   /**
+   * The blast radius of the change, where the kind can tell it: what else it reaches (the
+   * allocations the scheduler would place or stop per task group). One self-explaining line each;
+   * renderers print them under the change without knowing the kind. Ignored for unchanged objects.
+   */
+  impact?: string[];
+  /**
    * Why the object could not be compared at all (its specification could not be read): the plan
    * then cannot say whether it changes, and says so instead of calling it up to date.
    */
@@ -129,6 +135,15 @@ export interface KindOption {
  */
 export interface DependencySubject<Spec = Record<string, unknown>, Live = unknown> {
   key: ResourceKey;
+  desired?: Desired<Spec>;
+  observed?: Observed<Live>;
+}
+
+/** A planned change as a kind's `impact` sees it. */
+export interface ImpactSubject<Spec = Record<string, unknown>, Live = unknown> {
+  key: ResourceKey;
+  action: 'create' | 'update' | 'replace' | 'delete';
+  diffs: readonly AttributeDiff[];
   desired?: Desired<Spec>;
   observed?: Observed<Live>;
 }
@@ -232,12 +247,26 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
    * shown with a `create` as `Comparison.notes` are with an update, and what it would refuse
    * (`problems`, pointers relative to the manifest document). Called for objects to be created.
    */
-  previewCreate?(ctx: KindContext, desired: Desired<Spec>): Promise<Pick<Comparison, 'notes' | 'problems'>>;
+  previewCreate?(
+    ctx: KindContext,
+    desired: Desired<Spec>,
+  ): Promise<Pick<Comparison, 'notes' | 'problems' | 'impact'>>;
   /**
    * Plan-time checks that need the service (a referenced policy exists). Called once per kind
    * with every desired object of that kind, so a kind can read what it needs once.
    */
   check?(ctx: KindContext, desired: Desired<Spec>[]): Promise<PlanProblem[]>;
+
+  /**
+   * The blast radius that needs more than the object itself (the users a directory group's policies
+   * reach, from the manifest and the service): lines as `Comparison.impact`'s. Called once per
+   * changed object of the kind, after every object was compared; `manifest` is every desired object.
+   */
+  impact?(
+    ctx: KindContext,
+    subject: ImpactSubject<Spec, Live>,
+    manifest: readonly Desired[],
+  ): Promise<string[]>;
 
   /** Read one object; `undefined` when it does not exist. */
   observe(ctx: KindContext, key: ResourceKey): Promise<Observed<Live> | undefined>;

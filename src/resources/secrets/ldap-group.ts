@@ -9,6 +9,7 @@ import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues } from '../compare.js';
 import type { Desired, KindContext, ResourceKind } from '../contract.js';
 import { configKey, normalisePolicies, secretsClient } from './common.js';
+import { membersReached } from './group-members.js';
 import { callOptions, type EntryAccess, entryKindBase, entryObserved, mountOf } from './entries.js';
 
 const LdapGroupSpec = Type.Object(
@@ -59,6 +60,8 @@ export const ldapGroupKind: ResourceKind<LdapGroupSpec, LdapGroup> = {
   compare(desired, observed) {
     return { diffs: diffValues(canonical(desired.spec), canonical(observed.live)) };
   },
+  // The users whose `groups` name the group get its policies: a policy change reaches them.
+  impact: membersReached,
   render: (desired) => canonical(desired.spec),
   describe: (observed) => canonical(observed.live),
 
