@@ -11,6 +11,7 @@ import { planCommand } from './commands/plan.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { validateCommand } from './commands/validate.js';
 import { debugTrace, environmentSecrets } from './debug-trace.js';
+import { annotateManifestProblems } from './ci/github.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { type Io, write } from './io.js';
 import type { CliCatalog, CommandContext } from './service-module.js';
@@ -216,6 +217,7 @@ function reportError(error: unknown, io: Io): number {
   if (error instanceof ManifestError) {
     const n = error.problems.length;
     write(io.stderr, `Error: the manifest has ${n} problem${n === 1 ? '' : 's'}:\n${error.message}`);
+    annotateManifestProblems(io, error.problems);
     return EXIT.error;
   }
   if (error instanceof CliError) {

@@ -89,7 +89,7 @@ describe('human rendering', () => {
 describe('json rendering', () => {
   it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
     const json = planToJson(sample, '9.9.9');
-    expect(json.format_version).toBe('1.2');
+    expect(json.format_version).toBe('1.3');
     expect(json.converge_version).toBe('9.9.9');
     expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
       ['AclRole', 'new', 'create'],
@@ -136,6 +136,53 @@ describe('markdown rendering', () => {
     expect(md.length).toBeLessThanOrEqual(10_000);
     expect(md).toContain('truncated');
     expect(md.trimEnd().endsWith('</details>')).toBe(true);
+  });
+
+  it("keeps a big plan under GitHub's 65,535 characters by cutting whole objects' details", () => {
+    const n = 600;
+    const big = planOf(
+      Array.from({ length: n }, (_, i) =>
+        change({
+          action: 'create',
+          key: { kind: 'AclRole', name: `r${i}`, namespace: 'default' },
+          address: `AclRole/default/r${i}`,
+          after: { Description: `${i}:${'x'.repeat(300)}` },
+        }),
+      ),
+    );
+    const md = renderMarkdown(big);
+    expect(md.length).toBeLessThanOrEqual(65_535);
+    // The headline and the table per kind are kept whole.
+    expect(md).toContain('**Plan: 600 to add, 0 to change, 0 to replace, 0 to destroy, 0 unchanged.**');
+    expect(md).toContain('| AclRole | 600 | 0 | 0 | 0 | 0 |');
+    // Every object the details show is shown whole: its header and its attribute line.
+    const shown = [...md.matchAll(/^\+ AclRole\/default\/r(\d+)$/gm)].map((m) => Number(m[1]));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(n);
+    for (const i of shown) expect(md).toContain(`+ AclRole/default/r${i}\n+     Description = "${i}:`);
+    // The note says how many were cut and names the first of them.
+    const cut = n - shown.length;
+    expect(md).toContain(
+      `_… truncated: the attribute changes of ${cut} objects (\`AclRole/default/r${shown.length}\`,`,
+    );
+    expect(md).toContain(`and ${cut - 3} more) are left out to keep this under 65,535 characters`);
+    expect(md.trimEnd().endsWith('</details>')).toBe(true);
+  });
+
+  it('cuts a single object whose details alone are longer than the limit, keeping the table', () => {
+    const huge = planOf([
+      change({
+        action: 'create',
+        key: { kind: 'AclRole', name: 'huge', namespace: 'default' },
+        address: 'AclRole/default/huge',
+        after: { Description: 'y'.repeat(80_000) },
+      }),
+    ]);
+    const md = renderMarkdown(huge);
+    expect(md.length).toBeLessThanOrEqual(65_535);
+    expect(md).toContain('| `+` create | AclRole | huge | namespace default |');
+    expect(md).not.toContain('yyyyyyyyyy');
+    expect(md).toContain('the attribute changes of 1 object (`AclRole/default/huge`) are left out');
   });
 
   it('escapes table cells', () => {
