@@ -114,13 +114,18 @@ export function buildProgram(
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .option('--json', 'print the plan as one JSON object (stable, with format_version)')
-    .option('--markdown', 'print the plan as markdown for a pull-request comment')
+    .option('--markdown', 'print the plan as markdown for a pull-request comment (under 65,535 characters)')
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
+    .addHelpText(
+      'after',
+      '\nUnder GitHub Actions (GITHUB_ACTIONS=true) problems are also printed as ::error annotations,\n' +
+        'and the plan as markdown is appended to the file $GITHUB_STEP_SUMMARY names.',
+    )
     .action(async (opts) => {
       if (opts.json && opts.markdown) throw new CliError('choose one of --json and --markdown');
       setExit(await planCommand(opts, io, catalog));

@@ -109,6 +109,13 @@ describe('validation problems as annotations', () => {
     expect(commands(r)[0]).toContain(`file=${path.join(dir, 'a.yaml').replace(/:/g, '%3A')},line=3`);
   });
 
+  it('says so in plan --help', async () => {
+    const r = await runCli(['plan', '--help'], base);
+    expect(r.stdout).toContain(
+      'Under GitHub Actions (GITHUB_ACTIONS=true) problems are also printed as ::error',
+    );
+  });
+
   it('prints no workflow command outside GitHub Actions', async () => {
     const dir = folder({ 'a.yaml': badGroup('Upper') });
     const r = await runCli(['validate', '-f', dir], { ...base, GITHUB_WORKSPACE: dir });
@@ -133,6 +140,25 @@ describe('plan problems as annotations', () => {
     expect(errors[0]).toMatch(
       /^::error file=infra\/directory\.yaml,line=3,col=\d+,title=Converge plan%3A LdapGroup\/nosuch\/ops::.*nothing is mounted at auth\/nosuch/,
     );
+  });
+});
+
+describe('apply under GitHub Actions', () => {
+  it('annotates the plan problems that stop it', async () => {
+    const dir = folder({
+      'directory.yaml': `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: { name: ops, mount: nosuch }\nspec: { policies: [ops] }\n`,
+    });
+    const r = await runCli(['apply', '-f', dir, '--auto-approve'], {
+      ...base,
+      GITHUB_ACTIONS: 'true',
+      GITHUB_WORKSPACE: dir,
+    });
+    expect(r.code).toBe(1);
+    expect(commands(r)).toEqual([
+      expect.stringMatching(
+        /^::error file=directory\.yaml,line=3,col=\d+,title=Converge plan%3A LdapGroup\/nosuch\/ops::/,
+      ),
+    ]);
   });
 });
 

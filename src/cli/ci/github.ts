@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { printable } from '../../common/printable.js';
+import { addressOf, type PlanProblem } from '../../resources/contract.js';
 
 /** GitHub shows only so many annotations per step; the first ten are what a reviewer reads. */
 export const ANNOTATION_CAP = 10;
@@ -148,16 +149,12 @@ export function annotateManifestProblems(
 /** Plan problems as annotations, under GitHub Actions only. */
 export function annotatePlanProblems(
   io: { stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
-  problems: readonly {
-    address: string;
-    message: string;
-    position?: { file: string; line: number; col: number };
-  }[],
+  problems: readonly PlanProblem[],
 ): void {
   if (!onGithubActions(io.env)) return;
   const annotations = problems.map((p): Annotation => ({
     stage: 'plan',
-    title: `Converge plan: ${p.address}`,
+    title: `Converge plan: ${addressOf(p.key)}`,
     message: p.message,
     ...(p.position ? { file: p.position.file, line: p.position.line, col: p.position.col } : {}),
   }));

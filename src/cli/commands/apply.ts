@@ -11,6 +11,7 @@ import { acquireStateLock } from '../../engine/state-lock.js';
 import { apply, plan as planRun } from '../../engine/workflow.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
+import { annotatePlanProblems } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
@@ -111,6 +112,7 @@ export async function applyCommand(
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
     if (plan.problems.length > 0) {
+      annotatePlanProblems(io, plan.problems);
       write(io.stderr, 'Nothing was applied: fix the problems above first.');
       return EXIT.error;
     }

@@ -8,7 +8,6 @@ import type { Catalog } from '../../engine/catalog.js';
 import { LocalInventory } from '../../engine/inventory.js';
 import { writePlanFile } from '../../engine/plan-file.js';
 import { plan as planRun } from '../../engine/workflow.js';
-import { addressOf } from '../../resources/contract.js';
 import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
@@ -66,10 +65,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     else write(io.stdout, renderHuman(plan, { color: useColor(io, flags.color) }));
     // Under GitHub Actions: the same Markdown in the step summary, the problems as annotations.
     await writePlanSummary(io, () => renderMarkdown(plan));
-    annotatePlanProblems(
-      io,
-      plan.problems.map((p) => ({ address: addressOf(p.key), message: p.message, position: p.position })),
-    );
+    annotatePlanProblems(io, plan.problems);
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {
