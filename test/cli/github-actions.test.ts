@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { annotationCommands } from '../../src/cli/ci/github.js';
 import { runCli } from '../support/run-cli.js';
 
 let sandbox: RunningSandbox;
@@ -218,5 +219,28 @@ describe('the step summary', () => {
     writeFileSync(present, '');
     await runCli(['plan', '-f', roles('x')], { ...base, GITHUB_STEP_SUMMARY: present });
     expect(readFileSync(present, 'utf8')).toBe('');
+  });
+});
+
+describe('ranking validation and plan problems together', () => {
+  it('puts every validation problem before any plan problem, and unplaced plan problems last', () => {
+    const lines = annotationCommands(
+      [
+        { stage: 'plan', title: 'p-unplaced', message: 'm' },
+        { stage: 'plan', title: 'p-b1', message: 'm', file: '/ws/b.yaml', line: 1, col: 1 },
+        { stage: 'validation', title: 'v-b9', message: 'm', file: '/ws/b.yaml', line: 9, col: 1 },
+        { stage: 'validation', title: 'v-a2', message: 'm', file: '/ws/a.yaml', line: 2, col: 5 },
+        { stage: 'validation', title: 'v-a2-col1', message: 'm', file: '/ws/a.yaml', line: 2, col: 1 },
+      ],
+      { GITHUB_WORKSPACE: '/ws' },
+    );
+    expect(lines.map((l) => /title=([^:]+)::/.exec(l)![1])).toEqual([
+      'v-a2-col1',
+      'v-a2',
+      'v-b9',
+      'p-b1',
+      'p-unplaced',
+    ]);
+    expect(lines[4]).toBe('::error title=p-unplaced::m');
   });
 });

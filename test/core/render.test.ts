@@ -305,3 +305,28 @@ describe('markdown notes and problems name objects in code spans their names can
     expect(note).toBe(`> - \`\`${address}\`\`: group web: 1 to place`);
   });
 });
+
+describe('blast radius from a hostile service', () => {
+  const hostile = planOf([
+    change({
+      action: 'update',
+      diffs: [{ path: 'x', op: 'add', after: 1 }],
+      impact: ['changes the effective policies of 1 user: a|b<img src=x>\n::error::forged\u001b[2J'],
+    }),
+  ]);
+
+  it('is one escaped list item in markdown: no table break, HTML or line of its own', () => {
+    const md = renderMarkdown(hostile);
+    expect(md).toContain('**Blast radius**');
+    expect(md).toContain('a\\|b&lt;img src=x&gt; ::error::forged');
+    expect(md.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
+  });
+
+  it('is one printable # line in the text plan', () => {
+    const text = renderHuman(hostile, { color: false });
+    expect(text).toContain(
+      '      # changes the effective policies of 1 user: a|b<img src=x>\\n::error::forged\\u001b[2J\n',
+    );
+    expect(text).not.toContain('\u001b');
+  });
+});
