@@ -340,23 +340,23 @@ async function addImpact(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
 ): Promise<void> {
+  const byKind = groupBy(
+    changes.filter((c) => c.action !== 'noop' && mustKind(lookup, c.key.kind).impact),
+    (c) => c.key.kind,
+  );
   await Promise.all(
-    changes.map((c) =>
+    [...byKind].map(([kindName, group]) =>
       limit(async () => {
-        const kind = mustKind(lookup, c.key.kind);
-        if (c.action === 'noop' || !kind.impact) return;
-        const lines = await kind.impact(
-          ctx,
-          {
-            key: c.key,
-            action: c.action,
-            diffs: c.diffs,
-            ...(c.desired ? { desired: c.desired } : {}),
-            ...(c.observed ? { observed: c.observed } : {}),
-          },
-          manifest,
-        );
-        if (lines.length) c.impact = [...(c.impact ?? []), ...lines];
+        const subjects = group.map((c) => ({
+          key: c.key,
+          action: c.action as Exclude<Change['action'], 'noop'>,
+          diffs: c.diffs,
+          ...(c.desired ? { desired: c.desired } : {}),
+          ...(c.observed ? { observed: c.observed } : {}),
+        }));
+        const lines = await mustKind(lookup, kindName).impact!(ctx, subjects, manifest);
+        for (const [i, c] of group.entries())
+          if (lines[i]?.length) c.impact = [...(c.impact ?? []), ...lines[i]!];
       }),
     ),
   );

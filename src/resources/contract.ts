@@ -259,14 +259,15 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown> {
 
   /**
    * The blast radius that needs more than the object itself (the users a directory group's policies
-   * reach, from the manifest and the service): lines as `Comparison.impact`'s. Called once per
-   * changed object of the kind, after every object was compared; `manifest` is every desired object.
+   * reach, from the manifest and the service): lines as `Comparison.impact`'s, one list per subject
+   * in the same order. Called once per kind with every changed object of it, after every object was
+   * compared, so what it reads it reads once; `manifest` is every desired object.
    */
   impact?(
     ctx: KindContext,
-    subject: ImpactSubject<Spec, Live>,
+    subjects: readonly ImpactSubject<Spec, Live>[],
     manifest: readonly Desired[],
-  ): Promise<string[]>;
+  ): Promise<string[][]>;
 
   /** Read one object; `undefined` when it does not exist. */
   observe(ctx: KindContext, key: ResourceKey): Promise<Observed<Live> | undefined>;

@@ -6,7 +6,7 @@
  */
 import { printable } from '../../common/printable.js';
 import type { LdapGroup, LdapUser } from '../../clients/secrets/client.js';
-import type { Desired, ImpactSubject, KindContext } from '../contract.js';
+import type { Desired, ImpactSubject, KindContext, Observed } from '../contract.js';
 import { splitCommaList } from './common.js';
 import { mountOf } from './entries.js';
 import { ldapUserKind } from './ldap-user.js';
@@ -25,9 +25,45 @@ function touchesPolicies(subject: ImpactSubject<{ policies?: string[] }, LdapGro
   }
 }
 
-/** `changes the effective policies of 3 users: alice, bob, carol`, or nothing when none is reached. */
+type UserReader = (mount: string, connection: string | undefined) => Promise<Observed<LdapUser>[]>;
+
+/**
+ * The service's users of a mount, read once however many of the mount's groups change: reading them
+ * costs a request per user.
+ */
+function userReader(ctx: KindContext): UserReader {
+  const read = new Map<string, Promise<Observed<LdapUser>[]>>();
+  return (mount, connection) => {
+    const id = JSON.stringify([connection, mount]);
+    let users = read.get(id);
+    if (!users) {
+      users = ldapUserKind.list!(ctx, {
+        namespace: mount,
+        ...(connection !== undefined ? { connection } : {}),
+      });
+      read.set(id, users);
+    }
+    return users;
+  };
+}
+
+/** For each changed group, the users its policy change reaches (see `memberLine`). */
 export async function membersReached(
   ctx: KindContext,
+  subjects: readonly ImpactSubject<{ policies?: string[] }, LdapGroup>[],
+  manifest: readonly Desired[],
+): Promise<string[][]> {
+  const users = userReader(ctx);
+  const out: string[][] = [];
+  // One after another: the reads of a mount are shared, and each read is already parallel inside.
+  for (const subject of subjects) out.push(await memberLine(ctx, users, subject, manifest));
+  return out;
+}
+
+/** `changes the effective policies of 3 users: alice, bob, carol`, or nothing when none is reached. */
+async function memberLine(
+  ctx: KindContext,
+  users: UserReader,
   subject: ImpactSubject<{ policies?: string[] }, LdapGroup>,
   manifest: readonly Desired[],
 ): Promise<string[]> {
@@ -42,12 +78,9 @@ export async function membersReached(
   }
   let unread = false;
   try {
-    const live = await ldapUserKind.list!(ctx, {
-      namespace: mount,
-      ...(key.connection !== undefined ? { connection: key.connection } : {}),
-    });
+    const live = await users(mount, key.connection);
     for (const user of live)
-      if (splitCommaList((user.live as LdapUser).groups).includes(key.name)) members.add(user.key.name);
+      if (splitCommaList(user.live.groups).includes(key.name)) members.add(user.key.name);
   } catch (error) {
     // An interrupt stops the plan; any other failure leaves only this line incomplete, and says so.
     if (ctx.signal?.aborted) throw error;
@@ -58,6 +91,6 @@ export async function membersReached(
   const names = [...members].sort();
   const shown = names.slice(0, MEMBERS_SHOWN).map((n) => printable(n));
   const more = names.length > shown.length ? `, and ${names.length - shown.length} more` : '';
-  const users = `${names.length} user${names.length === 1 ? '' : 's'}`;
-  return [`changes the effective policies of ${users}: ${shown.join(', ')}${more}${caveat}`];
+  const count = `${names.length} user${names.length === 1 ? '' : 's'}`;
+  return [`changes the effective policies of ${count}: ${shown.join(', ')}${more}${caveat}`];
 }
