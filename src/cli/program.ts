@@ -17,6 +17,7 @@ import { registerInventoryCommands } from './commands/inventory-program.js';
 // Only the option definitions: the sandbox itself loads when the command runs.
 import { addSandboxFaultOptions } from './commands/sandbox.js';
 import { debugTrace, environmentSecrets } from './debug-trace.js';
+import { annotateManifestProblems } from './ci/github.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { type Io, write } from './io.js';
 import { type CliCatalog, type CommandContext, serviceCommands } from './service-module.js';
@@ -149,7 +150,7 @@ export async function buildProgram(
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .option('--json', 'print the plan as one JSON object (stable, with format_version)')
-    .option('--markdown', 'print the plan as markdown for a pull-request comment')
+    .option('--markdown', 'print the plan as markdown for a pull-request comment (under 65,535 characters)')
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
     .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
@@ -160,6 +161,11 @@ export async function buildProgram(
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
+    .addHelpText(
+      'after',
+      '\nUnder GitHub Actions (GITHUB_ACTIONS=true) problems are also printed as ::error annotations,\n' +
+        'and the plan as markdown is appended to the file $GITHUB_STEP_SUMMARY names.',
+    )
     .action(async (opts) => {
       if (opts.json && opts.markdown) throw new CliError('choose one of --json and --markdown');
       const { planCommand } = await import('./commands/plan.js');
@@ -349,6 +355,7 @@ function reportError(error: unknown, io: Io): number {
   if (error instanceof ManifestError) {
     const n = error.problems.length;
     write(io.stderr, `Error: the manifest has ${n} problem${n === 1 ? '' : 's'}:\n${error.message}`);
+    annotateManifestProblems(io, error.problems);
     return EXIT.error;
   }
   if (error instanceof CliError) {

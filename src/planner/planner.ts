@@ -10,6 +10,7 @@ import {
   type AttributeDiff,
   addressOf,
   type Desired,
+  hasChangeImpact,
   desiredAttributes,
   hasDependencies,
   hasDetailReads,
@@ -244,6 +245,7 @@ function changeFor(
       after,
       diffs: maskDiffs(secrets, diffs),
       ...(comparison.notes?.length ? { notes: [...comparison.notes] } : {}),
+      ...(action !== 'noop' && comparison.impact?.length ? { impact: [...comparison.impact] } : {}),
       ...(comparison.notCompared ? { notCompared: comparison.notCompared } : {}),
     },
     problems,
@@ -299,6 +301,7 @@ async function previewCreates(
         // Usually asked already, as soon as the read found nothing (see buildPlan).
         const preview = await (ready.get(c.address) ?? kind.previewCreate(ctx, d));
         if (preview.notes?.length) c.notes = [...(c.notes ?? []), ...preview.notes];
+        if (preview.impact?.length) c.impact = [...(c.impact ?? []), ...preview.impact];
         for (const p of preview.problems ?? [])
           problems.push({
             key: c.key,
@@ -404,6 +407,37 @@ async function pruneCandidates(
   // Two scopes may overlap: delete each object once.
   const seen = new Set<string>();
   return lists.flat().filter((c) => !seen.has(c.address) && seen.add(c.address));
+}
+
+/** The blast radius the kinds can only tell from other objects (the users a group reaches). */
+async function addImpact(
+  changes: readonly Change[],
+  manifest: readonly Desired[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+): Promise<void> {
+  const byKind = groupBy(
+    changes.filter((c) => c.action !== 'noop' && hasChangeImpact(mustKind(lookup, c.key.kind))),
+    (c) => c.key.kind,
+  );
+  await Promise.all(
+    [...byKind].map(([kindName, group]) =>
+      limit(async () => {
+        const subjects = group.map((c) => ({
+          key: c.key,
+          action: c.action as Exclude<Change['action'], 'noop'>,
+          diffs: c.diffs,
+          ...(c.desired ? { desired: c.desired } : {}),
+          ...(c.observed ? { observed: c.observed } : {}),
+        }));
+        const kind = mustKind(lookup, kindName);
+        const lines = hasChangeImpact(kind) ? await kind.impact(ctx, subjects, manifest) : [];
+        for (const [i, c] of group.entries())
+          if (lines[i]?.length) c.impact = [...(c.impact ?? []), ...lines[i]!];
+      }),
+    ),
+  );
 }
 
 /**
@@ -537,6 +571,8 @@ export async function buildPlan(
     );
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
   }
+
+  await addImpact(changes, desired, lookup, ctx, limit);
 
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));

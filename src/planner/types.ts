@@ -31,6 +31,8 @@ export interface Change {
   prune?: boolean;
   /** The kind's remarks on the object (`Comparison.notes`), shown even when the action is noop. */
   notes?: string[];
+  /** The change's blast radius as the kind tells it (`Comparison.impact`, `ResourceKind.impact`). */
+  impact?: string[];
   /** Why the kind could not compare the object (`Comparison.notCompared`): its action is unknown. */
   notCompared?: string;
   /** What the kind's service calls its namespace (`organization`), for headings. */

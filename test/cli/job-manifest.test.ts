@@ -110,7 +110,7 @@ describe('a text (HCL) job spec', () => {
       expect.objectContaining({
         address: 'Job/default/hcl-web',
         action: 'create',
-        notes: ['group web: 2 to place'],
+        impact: ['group web: 2 to place'],
       }),
     ]);
     const human = await converge(['plan', '-f', dir]);
@@ -147,7 +147,7 @@ describe('a text (HCL) job spec', () => {
       }),
     ]);
     // The canonical rolling update (MaxParallel 1) replaces one allocation at a time.
-    expect(change.notes.join('\n')).toMatch(/group web: 1 to replace \(create\/destroy update\)/);
+    expect(change.impact.join('\n')).toMatch(/group web: 1 to replace \(create\/destroy update\)/);
     await applied(dir);
     expect((await scheduler.readJob('hcl-change'))!.Version).toBe(1);
     await expectNoop(dir);

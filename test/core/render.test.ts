@@ -138,6 +138,53 @@ describe('markdown rendering', () => {
     expect(md.trimEnd().endsWith('</details>')).toBe(true);
   });
 
+  it("keeps a big plan under GitHub's 65,535 characters by cutting whole objects' details", () => {
+    const n = 600;
+    const big = planOf(
+      Array.from({ length: n }, (_, i) =>
+        change({
+          action: 'create',
+          key: { kind: 'AclRole', name: `r${i}`, namespace: 'default' },
+          address: `AclRole/default/r${i}`,
+          after: { Description: `${i}:${'x'.repeat(300)}` },
+        }),
+      ),
+    );
+    const md = renderMarkdown(big);
+    expect(md.length).toBeLessThanOrEqual(65_535);
+    // The headline and the table per kind are kept whole.
+    expect(md).toContain('**Plan: 600 to add, 0 to change, 0 to replace, 0 to destroy, 0 unchanged.**');
+    expect(md).toContain('| AclRole | 600 | 0 | 0 | 0 | 0 |');
+    // Every object the details show is shown whole: its header and its attribute line.
+    const shown = [...md.matchAll(/^\+ AclRole\/default\/r(\d+)$/gm)].map((m) => Number(m[1]));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(n);
+    for (const i of shown) expect(md).toContain(`+ AclRole/default/r${i}\n+     Description = "${i}:`);
+    // The note says how many were cut and names the first of them.
+    const cut = n - shown.length;
+    expect(md).toContain(
+      `_… truncated: the attribute changes of ${cut} objects (\`AclRole/default/r${shown.length}\`,`,
+    );
+    expect(md).toContain(`and ${cut - 3} more) are left out to keep this under 65,535 characters`);
+    expect(md.trimEnd().endsWith('</details>')).toBe(true);
+  });
+
+  it('cuts a single object whose details alone are longer than the limit, keeping the table', () => {
+    const huge = planOf([
+      change({
+        action: 'create',
+        key: { kind: 'AclRole', name: 'huge', namespace: 'default' },
+        address: 'AclRole/default/huge',
+        after: { Description: 'y'.repeat(80_000) },
+      }),
+    ]);
+    const md = renderMarkdown(huge);
+    expect(md.length).toBeLessThanOrEqual(65_535);
+    expect(md).toContain('| `+` create | AclRole | huge | namespace default |');
+    expect(md).not.toContain('yyyyyyyyyy');
+    expect(md).toContain('the attribute changes of 1 object (`AclRole/default/huge`) are left out');
+  });
+
   it('escapes table cells', () => {
     const md = renderMarkdown(
       planOf([change({ action: 'create', key: { kind: 'AclRole', name: 'a|b' }, address: 'AclRole/a|b' })]),
@@ -256,5 +303,30 @@ describe('markdown notes and problems name objects in code spans their names can
     const note = md.split('\n').find((l) => l.includes('group web'))!;
     // Two backticks around a name holding one: the span ends only after the whole address.
     expect(note).toBe(`> - \`\`${address}\`\`: group web: 1 to place`);
+  });
+});
+
+describe('blast radius from a hostile service', () => {
+  const hostile = planOf([
+    change({
+      action: 'update',
+      diffs: [{ path: 'x', op: 'add', after: 1 }],
+      impact: ['changes the effective policies of 1 user: a|b<img src=x>\n::error::forged\u001b[2J'],
+    }),
+  ]);
+
+  it('is one escaped list item in markdown: no table break, HTML or line of its own', () => {
+    const md = renderMarkdown(hostile);
+    expect(md).toContain('**Blast radius**');
+    expect(md).toContain('a\\|b&lt;img src=x&gt; ::error::forged');
+    expect(md.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
+  });
+
+  it('is one printable # line in the text plan', () => {
+    const text = renderHuman(hostile, { color: false });
+    expect(text).toContain(
+      '      # changes the effective policies of 1 user: a|b<img src=x>\\n::error::forged\\u001b[2J\n',
+    );
+    expect(text).not.toContain('\u001b');
   });
 });

@@ -13,6 +13,7 @@ import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
 import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
+import { annotatePlanProblems } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
@@ -209,6 +210,7 @@ async function applyUntilInterrupted(
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
     if (plan.problems.length > 0) {
+      annotatePlanProblems(io, plan.problems);
       write(io.stderr, 'Nothing was applied: fix the problems above first.');
       return EXIT.error;
     }

@@ -8,6 +8,7 @@ import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { writePlanFile } from '../../engine/plan-file.js';
 import { plan as planRun } from '../../engine/workflow.js';
+import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
@@ -79,6 +80,9 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     if (flags.json) write(io.stdout, renderJson(plan, VERSION));
     else if (flags.markdown) write(io.stdout, renderMarkdown(plan));
     else write(io.stdout, renderHuman(plan, { color: useColor(io, flags.color) }));
+    // Under GitHub Actions: the same Markdown in the step summary, the problems as annotations.
+    await writePlanSummary(io, () => renderMarkdown(plan));
+    annotatePlanProblems(io, plan.problems);
 
     if (plan.problems.length > 0) return EXIT.error;
     if (flags.out) {

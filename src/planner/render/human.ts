@@ -1,5 +1,6 @@
 /** The terminal rendering of a plan, after terraform's: `+ ~ - -/+`, aligned attributes, colours. */
 import { createColors } from 'picocolors';
+import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
 import { prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
@@ -65,6 +66,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     out.push(`  ${symbol} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`);
     if (ch.notCompared) out.push(c.dim(`      # not compared: ${ch.notCompared}`));
     for (const note of ch.notes ?? []) out.push(c.dim(`      # ${note}`));
+    // The blast radius stands out from the notes: it is what a reviewer weighs the change by.
+    for (const line of ch.impact ?? []) out.push(`      # ${c.bold(printable(line))}`);
     for (const line of changeLines(ch)) {
       const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
       const note = line.note ? c.dim(` # ${line.note}`) : '';

@@ -8,7 +8,7 @@ import { unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
-// action `delete`), and `pruned`.
+// action `delete`), and `pruned`; `impact` on every change.
 export const PLAN_JSON_FORMAT_VERSION = '1.3';
 
 export interface PlanJson {
@@ -29,6 +29,8 @@ export interface PlanJson {
     depends_on: string[];
     /** The kind's remarks on the object, also on noop changes; empty when there are none. */
     notes: string[];
+    /** The change's blast radius (users a group reaches, placements per task group); empty when unknown. */
+    impact: string[];
     /** Why the kind could not compare the object (its action is then unknown), or null. */
     not_compared: string | null;
     diffs: Array<{
@@ -76,6 +78,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       prune: c.prune === true,
       depends_on: c.dependsOn,
       notes: c.notes ?? [],
+      impact: c.impact ?? [],
       not_compared: c.notCompared ?? null,
       diffs: c.diffs.map((d) => ({
         path: d.path,

@@ -3,7 +3,7 @@
  * a `diff` block, and the whole kept under the 65,535 characters a comment may hold.
  */
 import { addressOf } from '../../resources/contract.js';
-import type { Plan } from '../types.js';
+import type { Change, Plan } from '../types.js';
 import { prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
@@ -70,8 +70,41 @@ function prunedLines(plan: Plan): string[] {
   ];
 }
 
+/** `| AclRole | 1 | 2 | 0 | 0 | 5 |`: how many objects of each kind each action touches. */
+function kindTableLines(plan: Plan): string[] {
+  const counts = new Map<string, Record<Change['action'], number>>();
+  for (const c of plan.changes) {
+    const row = counts.get(c.key.kind) ?? { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
+    row[c.action] += 1;
+    counts.set(c.key.kind, row);
+  }
+  const changed = [...counts].filter(([, r]) => r.create + r.update + r.replace + r.delete > 0);
+  if (changed.length === 0) return [];
+  return [
+    '| Kind | Add | Change | Replace | Destroy | Unchanged |',
+    '|---|--:|--:|--:|--:|--:|',
+    ...changed
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([kind, r]) =>
+          `| ${cell(kind)} | ${r.create} | ${r.update} | ${r.replace} | ${r.delete} | ${r.noop} |`,
+      ),
+    '',
+  ];
+}
+
 /** Past this many, the prune section says how many more (the table and diff list them all). */
 const PRUNED_LISTED = 50;
+
+/** What each change reaches beyond itself, as the kinds tell it: a reviewer weighs the change by it. */
+function impactLines(plan: Plan): string[] {
+  const reaching = plan.changes.filter((c) => c.action !== 'noop' && c.impact?.length);
+  if (reaching.length === 0) return [];
+  const items = reaching.flatMap((c) =>
+    (c.impact ?? []).map((i) => `- ${inlineCode(c.address)}: ${cell(i)}`),
+  );
+  return ['**Blast radius**', '', ...items, ''];
+}
 
 export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): string {
   const limit = options.limit ?? COMMENT_LIMIT;
@@ -103,6 +136,8 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     head.push('');
   }
   head.push(...noteLines(plan));
+  head.push(...kindTableLines(plan));
+  head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
   const rows = plan.changes.filter((c) => c.action !== 'noop' || notCompared.includes(c));
   if (rows.length === 0) {
@@ -127,28 +162,55 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   head.push(...prunedLines(plan));
   if (changes.length === 0) return `${head.join('\n')}\n`;
 
-  const diffLines: string[] = [];
-  for (const c of changes) {
-    diffLines.push(`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`);
+  // Each object's attribute changes whole, so a cut falls between objects, never inside one.
+  const chunks = changes.map((c) => {
+    const lines = [`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`];
     for (const line of changeLines(c)) {
       // One line of the plan stays one line: a value's line breaks cannot start a line of their own.
       const text = `${line.text}${line.note ? `  # ${line.note}` : ''}`.replace(/\r?\n|\r/g, '\\n');
-      diffLines.push(`${line.sign === '~' ? '!' : line.sign}     ${'    '.repeat(line.depth)}${text}`);
+      lines.push(`${line.sign === '~' ? '!' : line.sign}     ${'    '.repeat(line.depth)}${text}`);
     }
-    diffLines.push('');
-  }
-  const fence = fenceFor(diffLines);
-  const body = ['<details><summary>Attribute changes</summary>', '', `${fence}diff`, ...diffLines];
-  const tail = [fence, '</details>', ''];
-
+    lines.push('');
+    return { address: c.address, lines, size: lines.join('\n').length + 1 };
+  });
+  const fence = fenceFor(chunks.flatMap((c) => c.lines));
+  const open = ['<details><summary>Attribute changes</summary>', '', `${fence}diff`].join('\n');
+  const close = `${fence}\n</details>\n`;
   const headText = head.join('\n');
-  let bodyText = body.join('\n');
-  const tailText = tail.join('\n');
-  const note =
-    '\n… (truncated: the full plan is longer than a comment may be; run `converge plan` to see it)\n';
-  if (headText.length + bodyText.length + tailText.length + 1 > limit) {
-    bodyText =
-      bodyText.slice(0, Math.max(0, limit - headText.length - tailText.length - note.length - 2)) + note;
+  // What is left for the objects' details once the headline, the tables and the cut's note are in.
+  let budget = limit - headText.length - open.length - close.length - CUT_NOTE_RESERVE - 4;
+  const kept: string[] = [];
+  let cutFrom = chunks.length;
+  for (const [i, chunk] of chunks.entries()) {
+    if (chunk.size > budget) {
+      cutFrom = i;
+      break;
+    }
+    kept.push(...chunk.lines);
+    budget -= chunk.size;
   }
-  return `${headText}\n${bodyText}\n${tailText}`;
+  const cut = chunks.slice(cutFrom).map((c) => c.address);
+  const note = cut.length > 0 ? `\n${cutNote(cut, limit)}\n` : '';
+  return fitted(
+    `${headText}\n${open}\n${kept.join('\n')}\n${close.replace('</details>', `${note}</details>`)}`,
+    limit,
+  );
+}
+
+/** Room kept for the note that says which objects' details were cut. */
+const CUT_NOTE_RESERVE = 600;
+
+/** Says how many objects' attribute changes were left out, naming the first few. */
+function cutNote(addresses: readonly string[], limit: number): string {
+  const named = addresses.slice(0, 3).map((a) => inlineCode(a.length > 120 ? `${a.slice(0, 120)}…` : a));
+  const more = addresses.length > named.length ? `, and ${addresses.length - named.length} more` : '';
+  const objects = `${addresses.length} object${addresses.length === 1 ? '' : 's'}`;
+  return `_… truncated: the attribute changes of ${objects} (${named.join(', ')}${more}) are left out to keep this under ${limit.toLocaleString('en-US')} characters; \`converge plan\` shows them all._`;
+}
+
+/** The last guard: a head longer than the limit on its own (thousands of problems) is cut hard. */
+function fitted(markdown: string, limit: number): string {
+  if (markdown.length <= limit) return markdown;
+  const note = '\n\n… (truncated: run `converge plan` to see the whole plan)\n';
+  return markdown.slice(0, limit - note.length) + note;
 }

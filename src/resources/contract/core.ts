@@ -88,6 +88,12 @@ export interface Comparison {
    */
   notes?: string[];
   /**
+   * The blast radius of the change, where the kind can tell it: what else it reaches (the
+   * allocations the scheduler would place or stop per task group). One self-explaining line each;
+   * renderers print them under the change without knowing the kind. Ignored for unchanged objects.
+   */
+  impact?: string[];
+  /**
    * Why the object could not be compared at all (its specification could not be read): the plan
    * then cannot say whether it changes, and says so instead of calling it up to date.
    */

@@ -27,7 +27,10 @@ export interface ServerSidePlan<Spec = Record<string, unknown>, Live = unknown, 
    * shown with a `create` as `Comparison.notes` are with an update, and what it would refuse
    * (`problems`, pointers relative to the manifest document). Called for objects to be created.
    */
-  previewCreate(ctx: KindContext, desired: Desired<Spec>): Promise<Pick<Comparison, 'notes' | 'problems'>>;
+  previewCreate(
+    ctx: KindContext,
+    desired: Desired<Spec>,
+  ): Promise<Pick<Comparison, 'notes' | 'problems' | 'impact'>>;
 }
 
 export function hasServerSidePlan<K extends object>(kind: K | undefined): kind is K & ServerSidePlan {

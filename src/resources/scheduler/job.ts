@@ -340,13 +340,11 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     const planned = await planOrRefusal(ctx, desired.key, job, false);
     if ('refused' in planned) return { problems: [{ message: planned.refused, pointer: '/spec' }] };
     const plan = planned.plan;
+    // The scheduler's placements per task group are the create's blast radius.
+    const impact = allocationNotes(plan);
     return {
-      notes: [
-        ...serviceDefaultNotes(job),
-        ...allocationNotes(plan),
-        ...placementFailureNotes(plan),
-        ...periodicNote(plan),
-      ],
+      notes: [...serviceDefaultNotes(job), ...placementFailureNotes(plan), ...periodicNote(plan)],
+      ...(impact.length ? { impact } : {}),
     };
   },
 
@@ -365,11 +363,10 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
       fromText: local.file !== undefined && !isJsonFile(local.file),
     });
     // What the scheduler would do with allocations matters when the job changes; a shortfall always.
-    const notes = [
-      ...(diffs.length ? [...allocationNotes(plan), ...periodicNote(plan)] : []),
-      ...placementFailureNotes(plan),
-    ];
-    return { diffs, ...(notes.length ? { notes } : {}) };
+    // Placements per task group are the change's blast radius (the planner drops it for a noop).
+    const notes = [...(diffs.length ? periodicNote(plan) : []), ...placementFailureNotes(plan)];
+    const impact = allocationNotes(plan);
+    return { diffs, ...(notes.length ? { notes } : {}), ...(impact.length ? { impact } : {}) };
   },
 
   render(desired) {

@@ -6,7 +6,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { LdapGroup } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
+import type { ChangeImpact } from '../contract.js';
 import { configKey, normalisePolicies } from './common.js';
+import { membersReached } from './group-members.js';
 import { type EntryAccess, type EntryKind, entryKindBase, mountOf } from './entries.js';
 
 const LdapGroupSpec = Type.Object(
@@ -39,13 +41,16 @@ const access: EntryAccess<LdapGroupSpec, LdapGroup> = {
   canonicalSpec: canonical,
 };
 
-export const ldapGroupKind: EntryKind<LdapGroupSpec, LdapGroup> = {
+export const ldapGroupKind: EntryKind<LdapGroupSpec, LdapGroup> & ChangeImpact<LdapGroupSpec, LdapGroup> = {
   kind: 'LdapGroup',
   service: secretsService.name,
   description:
     'A directory (LDAP) group known to the auth method, with the policies its members get. metadata.mount is the mount (ldap by default).',
   specSchema: LdapGroupSpec,
   ...entryKindBase('LdapGroup', access),
+
+  // The users whose `groups` name the group get its policies: a policy change reaches them.
+  impact: membersReached,
 
   dependencies: ({ key }) => [configKey(mountOf(key), key.connection)],
 };
