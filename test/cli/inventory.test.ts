@@ -321,7 +321,7 @@ describe('the workspace inventory lock', () => {
       while (!done && !(await workspaceLock(slow, 'inv-interrupted'))?.locked);
       process.emit('SIGINT', 'SIGINT');
       const r = await running;
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(130);
       expect(r.stderr).toContain('Interrupted');
       expect((await workspaceLock(slow, 'inv-interrupted'))?.locked).toBe(false);
     } finally {
