@@ -5,7 +5,7 @@
  * and everything is scrubbed of the credentials the process holds (its `CONVERGE_*_TOKEN` values
  * and the state key) once more before it is written.
  */
-import { scrubSecrets } from '../clients/http/scrub.js';
+import { scrubSecrets } from '../common/scrub.js';
 
 /** The credentials the process holds, from its environment: never printed, debug or not. */
 export function environmentSecrets(env: NodeJS.ProcessEnv): string[] {

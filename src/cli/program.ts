@@ -9,7 +9,7 @@
  * follows the same pattern: declare it here, import its handler inside the action.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { scrubSecrets } from '../clients/http/scrub.js';
+import { scrubSecrets } from '../common/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import type { ApplyFlags } from './commands/apply.js';

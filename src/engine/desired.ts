@@ -2,14 +2,14 @@
  * The manifest's objects as the planner wants them: one Desired per document, with its effective
  * namespace filled in, and each object declared once.
  */
+import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import {
-  formatPosition,
-  type Manifest,
-  ManifestError,
-  type ManifestProblem,
+  addressOf,
+  type ConnectionSettings,
+  type Desired,
+  isNamespaced,
   type ManifestResource,
-} from '../manifest/types.js';
-import { addressOf, type ConnectionSettings, type Desired, isNamespaced } from '../resources/contract.js';
+} from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 
 /** A connection's settings without contacting its service: `ServiceConnections.settings`. */

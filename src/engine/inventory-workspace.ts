@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpStatusError, isServiceError } from '../clients/http/errors.js';
-import { truncate } from '../clients/http/scrub.js';
+import { truncate } from '../common/scrub.js';
 import type { WorkspacesClient } from '../clients/workspaces/client.js';
 import { parseStateFile } from '../clients/workspaces/state-file.js';
 import { pushState } from '../clients/workspaces/state-push.js';

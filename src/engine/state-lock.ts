@@ -10,7 +10,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { truncate } from '../clients/http/scrub.js';
+import { truncate } from '../common/scrub.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
 

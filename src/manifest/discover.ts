@@ -6,8 +6,8 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside, type ManifestRoot, manifestRoot, type ProtectedFolder } from './confined-files.js';
-import { describeFsError } from './text-file.js';
+import { isInside, type ManifestRoot, manifestRoot, type ProtectedFolder } from '../common/confined-files.js';
+import { describeFsError } from '../common/text-file.js';
 import type { ManifestProblem } from './types.js';
 
 export interface ManifestFile {

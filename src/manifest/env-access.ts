@@ -12,7 +12,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { scrubSecrets } from '../clients/http/scrub.js';
+import { scrubSecrets } from '../common/scrub.js';
 import type { AllowList } from '../common/allow-list.js';
 
 /** What `${env:NAME}` finds: the value, nothing, or a refusal in words (never quoting a value). */

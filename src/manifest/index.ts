@@ -7,4 +7,5 @@ export { API_VERSION, type ManifestKind, type ManifestService } from './kinds.js
 export { type LoadManifestOptions, loadManifest } from './load.js';
 export { buildManifestSchema, MANIFEST_SCHEMA_ID, renderManifestSchemaJson } from './schema.js';
 export * from './types.js';
-export { type ManifestFileReader, type ManifestFileResult } from './confined-files.js';
+export type { ManifestResource } from '../resources/contract.js';
+export { type ManifestFileReader, type ManifestFileResult } from '../common/confined-files.js';

@@ -31,9 +31,3 @@ export const MAX_ALIAS_COUNT = 100;
  * be copied a hundred times; a real manifest's merges add a few hundred values.
  */
 export const MAX_MERGE_EXPANSION_NODES = 1_000_000;
-
-/** Limits read best in MiB; sizes near a limit need the exact count ("1048577 bytes", not "1 MiB"). */
-export function formatBytes(bytes: number): string {
-  if (bytes % MiB === 0 && bytes > 0) return `${bytes / MiB} MiB`;
-  return bytes >= 10 * MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`;
-}

@@ -12,7 +12,7 @@ import {
   type ConfinementOptions,
   type ManifestFileReader,
   stateFolders,
-} from './confined-files.js';
+} from '../common/confined-files.js';
 import { crossCheck } from './crosscheck.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
 import { envAccess, type EnvLookup } from './env-access.js';
@@ -22,9 +22,10 @@ import { namespaceFieldOf } from '../resources/contract.js';
 import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
 import { type ParsedDocument, parseManifestText } from './parse.js';
 import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
-import { readTextFile, type TextFileResult } from './text-file.js';
+import { readTextFile, type TextFileResult } from '../common/text-file.js';
 import { documentToValue } from './to-value.js';
-import { type Manifest, ManifestError, type ManifestProblem, type ManifestResource } from './types.js';
+import { type Manifest, ManifestError, type ManifestProblem } from './types.js';
+import type { ManifestResource } from '../resources/contract.js';
 import { buildManifestSchema } from './schema.js';
 import { validateDocument } from './validate.js';
 

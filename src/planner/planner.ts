@@ -4,7 +4,7 @@
  * few requests instead of one per object), compares, and orders the changes.
  */
 import pLimit from 'p-limit';
-import { formatPosition } from '../manifest/types.js';
+import { formatPosition } from '../common/types.js';
 import {
   type AnyResourceKind,
   type AttributeDiff,

@@ -3,7 +3,7 @@
  * `change` (one per change a cycle found or made), `cycle` (one per cycle), `shutdown` (the last
  * line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
  */
-import { scrubAndTruncate } from '../clients/http/scrub.js';
+import { scrubAndTruncate } from '../common/scrub.js';
 
 export interface LogSink {
   write(text: string): unknown;

@@ -5,6 +5,7 @@
  */
 export * from './contract/core.js';
 export * from './contract/kind.js';
+export * from './contract/manifest-resource.js';
 export * from './contract/apply-switches.js';
 export * from './contract/change-impact.js';
 export * from './contract/dependencies.js';

@@ -4,8 +4,8 @@
  * rules of `${file:}` hold for it too. An object that did not come from a manifest file (a program
  * building Desired objects itself) reads within the current folder, under the same rules.
  */
-import { currentFolderReader, type ManifestFileResult } from '../manifest/confined-files.js';
-import type { ManifestResource } from '../manifest/types.js';
+import { currentFolderReader, type ManifestFileResult } from '../common/confined-files.js';
+import type { ManifestResource } from './contract.js';
 
 export function readLocalFile(
   desired: { resource?: ManifestResource },

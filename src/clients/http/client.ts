@@ -43,7 +43,7 @@ import { HostRegistry } from './host-registry.js';
 import { type AdaptiveRateLimiter, type RateLimitPause, RateLimitWaitTooLong } from './rate-limiter.js';
 import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
-import { scrubSecrets } from './scrub.js';
+import { scrubSecrets } from '../../common/scrub.js';
 import { checkShape } from './shape.js';
 import {
   backoffDelayMs,

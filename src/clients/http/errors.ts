@@ -17,7 +17,7 @@
 import { STATUS_CODES } from 'node:http';
 import { printable } from '../../common/printable.js';
 import { redactPath } from './redact.js';
-import { scrubSecrets, truncate } from './scrub.js';
+import { scrubSecrets, truncate } from '../../common/scrub.js';
 
 export type ServiceErrorKind = 'status' | 'connection' | 'timeout' | 'response';
 

@@ -29,5 +29,5 @@ export { HostRegistry } from './host-registry.js';
 export { RetryBudget } from './retry-budget.js';
 export { redactPath } from './redact.js';
 export { checkShape, nullable, type ShapeContext } from './shape.js';
-export { MAX_MESSAGE_LENGTH, REDACTED, scrubAndTruncate, scrubSecrets } from './scrub.js';
+export { MAX_MESSAGE_LENGTH, REDACTED, scrubAndTruncate, scrubSecrets } from '../../common/scrub.js';
 export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';

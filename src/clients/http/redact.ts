@@ -3,10 +3,10 @@
  * query string (the registry accepts `?token=`). Texts a service wrote go through `scrub.ts`.
  */
 
-import { REDACTED } from './scrub.js';
+import { REDACTED } from '../../common/scrub.js';
 
 // One scrubber for every text (raw, JSON-escaped, URL-encoded and base64 forms): see scrub.ts.
-export { REDACTED, scrubSecrets } from './scrub.js';
+export { REDACTED, scrubSecrets } from '../../common/scrub.js';
 
 /** Query parameters whose values are credentials, compared case-insensitively. */
 const SECRET_QUERY_PARAMS = new Set(['token', 'access_token', 'secret', 'password', 'x-secrets-token']);

@@ -4,7 +4,7 @@
  */
 import type { ServiceClient, ServiceDefinition } from '../../clients/service.js';
 import type { SourcePosition } from '../../common/types.js';
-import type { ManifestResource } from '../../manifest/types.js';
+import type { ManifestResource } from './manifest-resource.js';
 
 /** Identifies one object across Converge: kind + namespace + name (+ which connection it lives on). */
 export interface ResourceKey {

@@ -5,7 +5,7 @@
  * workspace, so it needs nothing and only earns a note. Anything else would overwrite someone's state
  * (another lineage, the same serial with other content), so it is a plan problem, never a push.
  */
-import type { ManifestResource } from '../../manifest/types.js';
+import type { ManifestResource } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';
 import type { StateFileInfo } from '../../clients/workspaces/state-file.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';

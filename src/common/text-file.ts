@@ -4,7 +4,6 @@
  * `${file:...}` interpolation so both refuse the same things with the same words.
  */
 import { open, stat } from 'node:fs/promises';
-import { formatBytes } from './limits.js';
 
 export type TextFileResult = { ok: true; text: string } | { ok: false; reason: string };
 
@@ -80,4 +79,12 @@ export function describeFsError(error: unknown): string {
     default:
       return code ? `cannot be read (${code})` : `cannot be read (${String(error)})`;
   }
+}
+
+const MiB = 1024 * 1024;
+
+/** Limits read best in MiB; sizes near a limit need the exact count ("1048577 bytes", not "1 MiB"). */
+export function formatBytes(bytes: number): string {
+  if (bytes % MiB === 0 && bytes > 0) return `${bytes / MiB} MiB`;
+  return bytes >= 10 * MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`;
 }

@@ -1,6 +1,6 @@
 /** The one scrubber: every encoding an echoing service may use, at any position, before any cut. */
 import { describe, expect, it } from 'vitest';
-import { REDACTED, scrubAndTruncate, scrubSecrets } from '../../src/clients/http/scrub.js';
+import { REDACTED, scrubAndTruncate, scrubSecrets } from '../../src/common/scrub.js';
 import { echoForms, leaks, pieces } from '../support/hostile.js';
 
 const SECRET = 'pa"ss\\wörd </x> & 9f3c-17ab';
