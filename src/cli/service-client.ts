@@ -6,6 +6,7 @@ import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../client
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import type { Io } from './io.js';
 import { formatRateLimitPause, formatRetryEvent } from './retry-log.js';
+import { CLI_SETTING_NAMES } from './setting-flags.js';
 
 /** HTTP options for a run of `plan`, `apply` or an operator command: retries go to stderr. */
 export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
@@ -13,6 +14,7 @@ export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: 
     onRetry: (event) => io.stderr.write(`${formatRetryEvent(event)}\n`),
     onRateLimitPause: (event) => io.stderr.write(`${formatRateLimitPause(event)}\n`),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    settingNames: CLI_SETTING_NAMES,
   });
 }
 

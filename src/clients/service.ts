@@ -30,6 +30,7 @@ export type RunHttpOptions = Partial<
     | 'requestTimeoutMs'
     | 'connectTimeoutMs'
     | 'deadlineMs'
+    | 'settingNames'
     | 'dispatcher'
     | 'maxResponseBytes'
     | 'signal'

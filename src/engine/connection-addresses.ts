@@ -7,6 +7,7 @@
  * (`CONVERGE_ALLOW_ADDRESSES`, `--allow-address`). Checked when the manifest loads, before any
  * service is contacted.
  */
+import { LIBRARY_SETTING_NAMES } from '../common/setting-names.js';
 import { normaliseAddress } from '../clients/http/endpoint.js';
 import type { AnyServiceDefinition } from '../clients/service.js';
 import { allowListFrom } from '../common/allow-list.js';
@@ -20,6 +21,7 @@ export function connectionAddressProblems(
   services: readonly AnyServiceDefinition[],
   env: NodeJS.ProcessEnv,
   allowFlags: readonly string[] = [],
+  allowName: string = LIBRARY_SETTING_NAMES.allowAddresses,
 ): ManifestProblem[] {
   const outside = connections.filter((c) => c.tokenFromOutside);
   if (outside.length === 0) return [];
@@ -43,7 +45,7 @@ export function connectionAddressProblems(
       message:
         `connection "${c.name}" takes its token from outside the manifest and would send it to ${address}, ` +
         'an address the operator has not allowed. If that service is yours, allow it outside the manifest: ' +
-        `${ALLOW_ADDRESSES_VARIABLE}=${address} or --allow-address ${address} (globs such as https://*.corp.example work); ` +
+        `${ALLOW_ADDRESSES_VARIABLE}=${address} or ${allowName} ${address} (globs such as https://*.corp.example work); ` +
         `or use the address set in ${envVarPrefix(c.service)}_ADDR`,
     });
   }

@@ -11,6 +11,7 @@ import type {
   ServiceClient,
   ServiceDefinition,
 } from '../clients/service.js';
+import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
@@ -24,6 +25,8 @@ export interface HttpSettings {
   onRateLimitPause?: RunHttpOptions['onRateLimitPause'];
   /** A request gives up after this long, retries included (`--timeout`). */
   timeoutSeconds?: number;
+  /** How the front end names `timeout` and `parallelism` in errors; default these options' names. */
+  settingNames?: Partial<SettingNames>;
 }
 
 /**
@@ -33,11 +36,13 @@ export interface HttpSettings {
  */
 export function httpOptions(env: NodeJS.ProcessEnv, settings: HttpSettings = {}): RunHttpOptions {
   const maxResponseBytes = maxResponseBytesFromEnv(env);
+  const names = settingNames(settings.settingNames);
   return {
     ...(settings.onRetry ? { onRetry: settings.onRetry } : {}),
     ...(settings.onRateLimitPause ? { onRateLimitPause: settings.onRateLimitPause } : {}),
     ...(settings.timeoutSeconds !== undefined ? { deadlineMs: settings.timeoutSeconds * 1000 } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
+    settingNames: { timeout: names.timeout, parallelism: names.parallelism },
   };
 }
 

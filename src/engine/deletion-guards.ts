@@ -4,6 +4,7 @@
  * the operator allows (`--max-deletes`). Each is a plan problem, so the plan is shown and nothing
  * is applied.
  */
+import { LIBRARY_SETTING_NAMES, type SettingNames } from '../common/setting-names.js';
 import type { Desired, PlanProblem } from '../resources/contract.js';
 import type { Plan } from '../planner/types.js';
 
@@ -21,6 +22,7 @@ export function deletionProblems(
   plan: Plan,
   desired: readonly Desired[],
   limits: DeletionLimits,
+  names: SettingNames = LIBRARY_SETTING_NAMES,
 ): PlanProblem[] {
   const problems: PlanProblem[] = [];
   if (!limits.allowEmpty) {
@@ -32,7 +34,7 @@ export function deletionProblems(
     for (const [kind, count] of pruned) {
       problems.push({
         key: { kind: 'Prune', name: kind },
-        message: `the manifest declares no ${kind} any more, so --prune would delete all ${count} that Converge created; refusing (pass --allow-empty if that is meant)`,
+        message: `the manifest declares no ${kind} any more, so ${names.prune} would delete all ${count} that Converge created; refusing (set ${names.allowEmpty} if that is meant)`,
       });
     }
   }
@@ -41,7 +43,7 @@ export function deletionProblems(
     if (deletes > limits.maxDeletes) {
       problems.push({
         key: { kind: 'Plan', name: 'max-deletes' },
-        message: `the plan deletes ${deletes} objects (deletions and replacements), more than --max-deletes ${limits.maxDeletes} allows; refusing (review the plan, then raise --max-deletes)`,
+        message: `the plan deletes ${deletes} objects (deletions and replacements), more than ${names.maxDeletes} ${limits.maxDeletes} allows; refusing (review the plan, then raise ${names.maxDeletes})`,
       });
     }
   }

@@ -4,6 +4,7 @@
  * paths, and every write-only attribute the object has (by the kind's guess or the inventory's
  * record), becomes a `${env:NAME}` placeholder the operator fills in.
  */
+import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import {
@@ -55,17 +56,21 @@ export interface ExportedObject {
 }
 
 /** The kinds to export: those asked for (each must exist and export), else every exporting kind. */
-function kindsToExport(catalog: Catalog, names: readonly string[] | undefined): ExportableKind[] {
+function kindsToExport(
+  catalog: Catalog,
+  names: readonly string[] | undefined,
+  setting: string,
+): ExportableKind[] {
   if (!names?.length) return catalog.kinds.filter((k) => isExportable(k));
   return names.map((name) => {
     const kind = catalog.kind(name);
     if (!kind) {
       const known = catalog.kinds.map((k) => k.kind);
       throw new EngineError(
-        `--kind ${name}: no such kind; did you mean ${closestAddresses(name, known, 1).join('')}? Kinds: ${known.join(', ')}`,
+        `${setting} ${name}: no such kind; did you mean ${closestAddresses(name, known, 1).join('')}? Kinds: ${known.join(', ')}`,
       );
     }
-    if (!isExportable(kind)) throw new EngineError(`--kind ${name}: this kind cannot be exported`);
+    if (!isExportable(kind)) throw new EngineError(`${setting} ${name}: this kind cannot be exported`);
     return kind;
   });
 }
@@ -73,7 +78,7 @@ function kindsToExport(catalog: Catalog, names: readonly string[] | undefined): 
 /** Reads live objects and turns them into manifest documents, in a stable order. */
 export async function exportLive(options: ExportOptions = {}): Promise<ExportedObject[]> {
   const catalog = options.catalog ?? defaultCatalog;
-  const kinds = kindsToExport(catalog, options.kinds);
+  const kinds = kindsToExport(catalog, options.kinds, settingNames(options.settingNames).kinds);
   const connections = connect(options.manifest, options);
   try {
     const connection = options.connection;

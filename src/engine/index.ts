@@ -50,6 +50,7 @@ export {
 export { inventoryBackend, inventoryFromEnv, INVENTORY_VARIABLE } from './inventory-backend.js';
 export { type InventoryEntry, parseInventory } from './inventory-document.js';
 export { type DeletionLimits } from './deletion-guards.js';
+export { LIBRARY_SETTING_NAMES, type SettingNames } from '../common/setting-names.js';
 export {
   readPlanFile,
   reconcileSavedPlan,

@@ -12,6 +12,7 @@
  *   this exists to avoid.
  * - The credentials are the environment's (CONVERGE_WORKSPACES_ADDR / _TOKEN), never a manifest's.
  */
+import { settingNames } from '../common/setting-names.js';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpStatusError, isServiceError } from '../clients/http/errors.js';
@@ -125,7 +126,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       const taken = await this.tryLock(id, reason);
       if (taken === true) return { release: () => this.unlock(id) };
       const left = deadline - Date.now();
-      if (left <= 0) throw this.busy(taken, options.timeoutMs);
+      if (left <= 0) throw this.busy(taken, options);
       try {
         await sleep(Math.min(pause, left), undefined, options.signal ? { signal: options.signal } : {});
       } catch {
@@ -166,13 +167,16 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     }
   }
 
-  private busy(workspace: Workspace | undefined, timeoutMs: number): EngineError {
+  private busy(
+    workspace: Workspace | undefined,
+    { timeoutMs, settingNames: names }: InventoryLockOptions,
+  ): EngineError {
     // The reason is text anyone with access may have set: one printable line of bounded length.
     const reason = workspace?.lockReason ? truncate(printable(workspace.lockReason), 300) : undefined;
     const who = workspace?.lockedByName ?? workspace?.lockedBy?.id;
     return new EngineError(
       `${this.description} is locked by another run${reason ? `: ${reason}` : ''}${who ? ` (as ${truncate(printable(who), 100)})` : ''}. ` +
-        `Waited ${Math.round(timeoutMs / 1000)}s. Let it finish and run again, or wait longer with --lock-timeout SECONDS; ` +
+        `Waited ${Math.round(timeoutMs / 1000)}s. Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +
         'if that run is gone, release the lock with `converge inventory unlock`.',
     );
   }

@@ -7,6 +7,7 @@
  * must be 32+ random bytes in hex or base64 (state-key.ts). The same key signs saved plans; runs
  * that share a workspace inventory must share the key too (CONVERGE_STATE_KEY).
  */
+import type { SettingNames } from '../common/setting-names.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -46,6 +47,8 @@ export interface InventoryLockOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   onNote?: (message: string) => void;
+  /** How the front end names the wait (`lockTimeout`) when it runs out: see `SettingNames`. */
+  settingNames?: Partial<SettingNames>;
 }
 type LockOptions = InventoryLockOptions;
 

@@ -5,6 +5,7 @@
  * `link`, so it is never seen half-written) holding who took it, so a second run can say who to wait
  * for, and a lock left by a process that is gone can be taken over.
  */
+import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +40,8 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Told when a dead process's lock is taken over. */
   onNote?: (message: string) => void;
+  /** How the front end names the wait (`lockTimeout`) in the message when it runs out. */
+  settingNames?: Partial<SettingNames>;
 }
 
 const POLL_MS = 100;
@@ -67,7 +70,7 @@ export async function acquireStateLock(dir: string, options: LockOptions): Promi
       continue;
     }
     const left = deadline - Date.now();
-    if (left <= 0) throw busy(file, current, options.timeoutMs);
+    if (left <= 0) throw busy(file, current, options);
     try {
       await sleep(Math.min(POLL_MS, left), undefined, options.signal ? { signal: options.signal } : {});
     } catch {
@@ -186,14 +189,18 @@ function takeOver(file: string, staleText: string): boolean {
   return false;
 }
 
-function busy(file: string, current: ReadHolder, timeoutMs: number): EngineError {
+function busy(
+  file: string,
+  current: ReadHolder,
+  { timeoutMs, settingNames: names }: LockOptions,
+): EngineError {
   const who =
     typeof current === 'object'
       ? `pid ${current.holder.pid} on ${current.holder.host}, running \`${current.holder.command}\` since ${current.holder.since}`
       : 'a process that left an unreadable lock file';
   return new EngineError(
     `another apply holds the lock on the inventory (${file}): ${who}. Waited ${Math.round(timeoutMs / 1000)}s. ` +
-      'Let it finish and run again, or wait longer with --lock-timeout SECONDS; ' +
+      `Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +
       `if that process is no longer running (on another host, say), delete ${file}.`,
   );
 }

@@ -9,6 +9,7 @@
  * left out, and so is every selected object that needs it (planning the dependant alone could create
  * it before what it needs exists); the plan says which were left out and why.
  */
+import { LIBRARY_SETTING_NAMES, type SettingNames } from '../common/setting-names.js';
 import picomatch from 'picomatch';
 import { addressOf, type Desired, hasDependencies } from '../resources/contract.js';
 import type { KindLookup } from '../planner/planner.js';
@@ -58,6 +59,7 @@ export function selectTargets(
   all: readonly Desired[],
   lookup: KindLookup,
   patterns: TargetPatterns,
+  names: SettingNames = LIBRARY_SETTING_NAMES,
 ): Selection {
   const targets = (patterns.targets ?? []).filter((p) => p.trim() !== '');
   const excludes = (patterns.excludes ?? []).filter((p) => p.trim() !== '');
@@ -67,13 +69,13 @@ export function selectTargets(
   const addresses = all.map((d) => addressOf(d.key));
   const requireMatches = (more?: readonly string[]) => {
     const known = [...addresses, ...(more ?? [])];
-    for (const [flag, list] of [
-      ['--target', targets],
-      ['--exclude', excludes],
+    for (const [setting, list] of [
+      ['targets', targets],
+      ['excludes', excludes],
     ] as const) {
       for (const pattern of list) {
         const m = picomatch(pattern, GLOB_OPTIONS);
-        if (!known.some((a) => m(a))) throw noMatch(flag, pattern, known, more !== undefined);
+        if (!known.some((a) => m(a))) throw noMatch(names, setting, pattern, known, more !== undefined);
       }
     }
   };
@@ -110,7 +112,7 @@ export function selectTargets(
       if (missing === undefined) continue;
       out.add(address);
       changed = true;
-      notes.push(`${address} left out: it needs ${missing}, which --exclude leaves out`);
+      notes.push(`${address} left out: it needs ${missing}, which ${names.excludes} leaves out`);
     }
   }
   const desired = all.filter((d) => chosen.has(addressOf(d.key)) && !out.has(addressOf(d.key)));
@@ -131,11 +133,17 @@ export function selectTargets(
   };
 }
 
-function noMatch(flag: string, pattern: string, addresses: readonly string[], pruning: boolean): EngineError {
+function noMatch(
+  names: SettingNames,
+  setting: 'targets' | 'excludes',
+  pattern: string,
+  addresses: readonly string[],
+  pruning: boolean,
+): EngineError {
   const closest = closestAddresses(pattern, addresses, 3);
   return new EngineError(
-    `${flag} ${pattern} matches no object of the manifest${
-      pruning && flag === '--target' ? ' (nor any that --prune would delete)' : ''
+    `${names[setting]} ${pattern} matches no object of the manifest${
+      pruning && setting === 'targets' ? ` (nor any that ${names.prune} would delete)` : ''
     }${
       closest.length > 0 ? `; the closest addresses are ${closest.join(', ')}` : ' (it declares none)'
     }. Addresses are written as the plan prints them: KIND/NAMESPACE/NAME or KIND/NAME, case as printed; * stays inside one segment, ** crosses /`,

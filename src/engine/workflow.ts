@@ -2,6 +2,7 @@
  * The steps every front end takes: load and validate the manifest, connect to its services (once per
  * run), plan against live state, apply the plan. Loading and planning write nothing to a service.
  */
+import { type SettingNames, settingNames } from '../common/setting-names.js';
 import type { ApplyEvent, ApplyResult } from '../applier/applier.js';
 import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
@@ -38,6 +39,11 @@ export interface EngineOptions {
    * key, and the variables `${env:NAME}` may read once allowed. Default: `process.env`.
    */
   env?: NodeJS.ProcessEnv;
+  /**
+   * How the front end names the settings its errors may ask to change (the CLI passes its flags,
+   * `{ timeout: '--timeout' }`); default: these options' own names (`timeoutSeconds`).
+   */
+  settingNames?: Partial<SettingNames>;
 }
 
 /** What the operator exposes to the manifest from outside it (flags of validate, plan and apply). */
@@ -69,6 +75,7 @@ export async function loadManifest(paths: readonly string[], options: LoadOption
     catalog.definitions,
     env,
     options.allowAddresses,
+    settingNames(options.settingNames).allowAddresses,
   );
   if (untrusted.length > 0) throw new ManifestError(untrusted);
   return manifest;
@@ -188,10 +195,16 @@ export async function plan(
   const connections = options.connections ?? connect(manifest, options);
   try {
     const desired = desiredObjects(manifest, connections, catalog);
-    const selection = selectTargets(desired, catalog.kind, {
-      ...(options.targets ? { targets: options.targets } : {}),
-      ...(options.excludes ? { excludes: options.excludes } : {}),
-    });
+    const names = settingNames(options.settingNames);
+    const selection = selectTargets(
+      desired,
+      catalog.kind,
+      {
+        ...(options.targets ? { targets: options.targets } : {}),
+        ...(options.excludes ? { excludes: options.excludes } : {}),
+      },
+      names,
+    );
     // Without prune, every pattern must match a declared object; with it, it may name one to delete.
     if (!options.prune) selection.requireMatches();
     const candidates: string[] = [];
@@ -219,7 +232,7 @@ export async function plan(
       ...(options.managed ? { managed: new Set(owned.map(([address]) => address)) } : {}),
     });
     if (options.prune) selection.requireMatches(candidates);
-    planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}));
+    planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names));
     planned.requests = connections.requestCounts();
     if (selection.targeting) planned.targeting = selection.targeting;
     return { manifest, desired, plan: planned, connections };

@@ -21,6 +21,7 @@ import { JsonLog, type LogSink } from './log.js';
 import { ReconcileMetrics } from './metrics.js';
 import { startStatusServer, type StatusServer } from './server.js';
 import { RECONCILE_TOKEN_VARIABLE } from './token.js';
+import type { SettingNames } from '../common/setting-names.js';
 
 /** The first wait after a failed cycle (or the interval, when that is shorter). */
 export const DEFAULT_RETRY_BASE_MS = 10_000;
@@ -31,6 +32,8 @@ export interface ReconcileOptions extends ManifestAccess {
   /** Manifest files or folders, re-read every cycle. */
   paths: readonly string[];
   intervalMs: number;
+  /** How errors name the settings (the CLI passes its flags); default the engine's option names. */
+  settingNames?: Partial<SettingNames>;
   /** Report drift, change nothing. */
   dryRun?: boolean;
   /** Serve /healthz, /metrics and POST /reconcile here. */
@@ -258,12 +261,14 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     ...(error !== undefined ? { error } : {}),
   });
   let releaseInventory: (() => Promise<void>) | undefined;
+  // The loop's own option names where they differ from the engine's (`lockTimeoutSeconds`).
+  const names = { settingNames: { lockTimeout: 'lockTimeoutSeconds', ...options.settingNames } };
   try {
     const http = {
-      ...httpOptions(
-        env,
-        options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {},
-      ),
+      ...httpOptions(env, {
+        ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),
+        ...names,
+      }),
       ...metrics.requestHooks(),
     };
     const inventory = inventoryFromEnv(env, http);
@@ -278,6 +283,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
         command: `converge reconcile (cycle ${cycle})`,
         timeoutMs: (options.lockTimeoutSeconds ?? 10) * 1000,
         signal: reads.signal,
+        ...names,
       });
       releaseInventory = locked.release;
     }
@@ -291,6 +297,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       parallelism: options.parallelism ?? 10,
       signal: reads.signal,
       http,
+      ...names,
       ...(options.allowEnv ? { allowEnv: options.allowEnv } : {}),
       ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
     });

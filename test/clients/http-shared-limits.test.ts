@@ -138,6 +138,23 @@ describe('one rate limiter per host, shared by the run', () => {
     expect((err as WaitTimeoutError).waitMs).toBeLessThanOrEqual(60_000);
     expect((err as Error).message).toMatch(/rate limit/);
   });
+
+  it("names the setting to change as its caller spells it: the client's option by default, a front end's flag when given", async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '86400' });
+      res.end();
+    });
+    const failure = async (extra: Partial<HttpClientOptions>) => {
+      const c = client(base, { deadlineMs: 2_000, ...extra });
+      await c.request({ method: 'GET', path: '/v1/x' });
+      return ((await caught(c.request({ method: 'GET', path: '/v1/x' }))) as Error).message;
+    };
+    const library = await failure({});
+    expect(library).toContain('allow more time (deadlineMs)');
+    expect(library).not.toContain('--');
+    const cli = await failure({ settingNames: { timeout: '--timeout', parallelism: '--parallelism' } });
+    expect(cli).toContain('allow more time (--timeout) or send fewer requests at once (--parallelism)');
+  });
 });
 
 describe('retry budget per host and run', () => {

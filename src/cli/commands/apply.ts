@@ -21,6 +21,7 @@ import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
 import { runHttpOptions } from '../service-client.js';
 import { readingProgress } from './plan.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export interface ApplyFlags {
   file: string[];
@@ -60,6 +61,7 @@ async function adoptBeforePlanning(
   const manifest = await loadManifest(paths, {
     catalog,
     env: io.env,
+    settingNames: CLI_SETTING_NAMES,
     allowEnv: flags.allowEnv ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
   });
@@ -160,6 +162,7 @@ async function applyUntilInterrupted(
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     signal: interrupt.signal,
     onNote: (note) => write(io.stderr, note),
+    settingNames: CLI_SETTING_NAMES,
   }).catch((error: unknown) => {
     interrupt.dispose();
     throw error;
@@ -184,6 +187,7 @@ async function applyUntilInterrupted(
       ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
     },
     http,
+    settingNames: CLI_SETTING_NAMES,
     parallelism: flags.parallelism,
     prune,
     targets,

@@ -10,6 +10,7 @@ import { loadManifest } from '../../engine/workflow.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { runHttpOptions } from '../service-client.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export interface ExportFlags {
   out?: string;
@@ -30,6 +31,7 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
       ? await loadManifest(flags.file, {
           catalog,
           env: io.env,
+          settingNames: CLI_SETTING_NAMES,
           allowEnv: flags.allowEnv ?? [],
           ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
         })
@@ -39,6 +41,7 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
     catalog,
     env: io.env,
     http: runHttpOptions(io, flags.timeout),
+    settingNames: CLI_SETTING_NAMES,
     writeOnly: inventory,
     ...(flags.kind.length ? { kinds: flags.kind } : {}),
     ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),

@@ -11,6 +11,7 @@ import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { runHttpOptions } from '../service-client.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export interface ImportFlags {
   file: string[];
@@ -30,6 +31,7 @@ export async function importCommand(
   const manifest = await loadManifest(flags.file, {
     catalog,
     env: io.env,
+    settingNames: CLI_SETTING_NAMES,
     allowEnv: flags.allowEnv ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
   });
@@ -40,6 +42,7 @@ export async function importCommand(
     command: `converge import ${addresses.join(' ')}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     onNote: (note) => write(io.stderr, note),
+    settingNames: CLI_SETTING_NAMES,
   });
   const connections = connect(manifest, { catalog, env: io.env, http });
   try {

@@ -15,6 +15,7 @@ import { lockInventory } from '../../engine/workflow.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { keyValues, table } from '../table.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export interface InventoryFlags {
   json?: boolean;
@@ -105,6 +106,7 @@ export async function inventoryForget(address: string, flags: InventoryFlags, io
     env: io.env,
     command: `converge inventory forget ${address}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
+    settingNames: CLI_SETTING_NAMES,
   });
   try {
     if (!inventory.objects.entry(address))
@@ -168,12 +170,13 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
   if (!flags.to) throw new CliError('name where to migrate with --to workspace:ORG/NAME (or file:PATH)');
   const command = `converge inventory migrate --to ${flags.to}`;
   const timeoutMs = (flags.lockTimeout ?? 10) * 1000;
-  const from = await lockInventory({ env: io.env, command, timeoutMs });
+  const from = await lockInventory({ env: io.env, command, timeoutMs, settingNames: CLI_SETTING_NAMES });
   try {
     const to = await lockInventory({
       inventory: new LocalInventory(io.env, inventoryBackend(flags.to, io.env, undefined, '--to')),
       command,
       timeoutMs,
+      settingNames: CLI_SETTING_NAMES,
     });
     try {
       if (to.inventory.backend.description === from.inventory.backend.description)

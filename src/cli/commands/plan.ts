@@ -14,6 +14,7 @@ import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { runHttpOptions } from '../service-client.js';
 import { VERSION } from '../version.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export interface PlanFlags {
   file: string[];
@@ -67,6 +68,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
       ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
     },
     http,
+    settingNames: CLI_SETTING_NAMES,
     parallelism: flags.parallelism,
     prune: Boolean(flags.prune),
     targets: flags.target ?? [],

@@ -11,6 +11,7 @@ import { environmentSecrets } from '../debug-trace.js';
 import { CliError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export interface ReconcileFlags {
   file: string[];
@@ -84,6 +85,7 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
         allowAddresses: flags.allowAddress ?? [],
         ...(flags.timeout !== undefined ? { timeoutSeconds: flags.timeout } : {}),
         ...(flags.lockTimeout !== undefined ? { lockTimeoutSeconds: flags.lockTimeout } : {}),
+        settingNames: CLI_SETTING_NAMES,
         ...(listen ? { listen } : {}),
       },
       io,

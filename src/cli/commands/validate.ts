@@ -7,6 +7,7 @@ import { type ManifestAccess, validate } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
+import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
 export async function validateCommand(
   paths: string[],
@@ -15,7 +16,12 @@ export async function validateCommand(
   access: ManifestAccess = {},
 ): Promise<number> {
   requireManifestPaths(paths);
-  const { manifest } = await validate(paths, { env: io.env, catalog, ...access });
+  const { manifest } = await validate(paths, {
+    env: io.env,
+    catalog,
+    ...access,
+    settingNames: CLI_SETTING_NAMES,
+  });
   const n = manifest.resources.length;
   write(
     io.stdout,

@@ -38,6 +38,7 @@ import {
   TimeoutError,
   UnexpectedResponseError,
   WaitTimeoutError,
+  type HttpSettingNames,
 } from './errors.js';
 import { HostRegistry } from './host-registry.js';
 import { type AdaptiveRateLimiter, type RateLimitPause, RateLimitWaitTooLong } from './rate-limiter.js';
@@ -78,6 +79,11 @@ export interface HttpClientOptions {
    * `timeoutMs` (a blocking query) gets that much more. `Infinity` switches it off.
    */
   deadlineMs?: number;
+  /**
+   * How the caller names the settings an error may ask to change (`{ timeout: '--timeout' }` from the
+   * CLI). Default: this client's own options (`deadlineMs`).
+   */
+  settingNames?: HttpSettingNames;
   retry?: Partial<RetryOptions>;
   /** The service's own message from an error body. Default: `defaultParseError`. */
   parseError?: (status: number, bodyText: string, contentType: string | undefined) => string | undefined;
@@ -331,6 +337,7 @@ export class HttpClient {
   private readonly onRequest?: HttpClientOptions['onRequest'];
   private readonly onRetry?: HttpClientOptions['onRetry'];
   private readonly onRateLimitPause?: HttpClientOptions['onRateLimitPause'];
+  private readonly settingNames?: HttpSettingNames;
 
   constructor(options: HttpClientOptions) {
     const base = new URL(options.baseUrl);
@@ -344,6 +351,7 @@ export class HttpClient {
     this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
     if (!(this.deadlineMs > 0)) throw new RangeError(`deadlineMs must be positive, not ${this.deadlineMs}`);
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    if (options.settingNames) this.settingNames = options.settingNames;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.parseError = options.parseError ?? defaultParseError;
     if (options.errorDetails) this.errorDetails = options.errorDetails;
@@ -640,6 +648,7 @@ export class HttpClient {
         ...this.errorBase(run, true),
         attempts: run.attempt - 1,
         waitMs: err.waitMs,
+        settings: this.settingNames,
         reason:
           err.announced > 0
             ? `the service's rate limit (X-RateLimit-Limit ${err.announced}, throttled to ${err.appliedPerSecond} requests/s)`

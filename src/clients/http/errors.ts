@@ -18,6 +18,10 @@ import { STATUS_CODES } from 'node:http';
 import { printable } from '../../common/printable.js';
 import { redactPath } from './redact.js';
 import { scrubSecrets, truncate } from '../../common/scrub.js';
+import type { SettingNames } from '../../common/setting-names.js';
+
+/** The settings an HTTP error may name, as the caller spells them (see `SettingNames`). */
+export type HttpSettingNames = Partial<Pick<SettingNames, 'timeout' | 'parallelism'>>;
 
 export type ServiceErrorKind = 'status' | 'connection' | 'timeout' | 'response';
 
@@ -229,11 +233,16 @@ export class WaitTimeoutError extends ServiceError {
   /** How long the request would have had to wait. */
   readonly waitMs: number;
 
-  constructor(init: ServiceErrorInit & { waitMs: number; reason: string }) {
+  constructor(
+    init: ServiceErrorInit & { waitMs: number; reason: string; settings?: HttpSettingNames | undefined },
+  ) {
+    // The settings by the caller's names (the CLI's flags, the engine's options), else HttpClient's.
+    const timeout = init.settings?.timeout ?? 'deadlineMs';
+    const parallelism = init.settings?.parallelism ? ` (${init.settings.parallelism})` : '';
     super(
       'timeout',
       init,
-      `${init.reason} would hold the request ${formatDuration(init.waitMs)} before sending, past its deadline; allow more time (--timeout) or send fewer requests at once (--parallelism)`,
+      `${init.reason} would hold the request ${formatDuration(init.waitMs)} before sending, past its deadline; allow more time (${timeout}) or send fewer requests at once${parallelism}`,
     );
     this.waitMs = init.waitMs;
   }

@@ -23,6 +23,7 @@ export {
   TimeoutError,
   UnexpectedResponseError,
   WaitTimeoutError,
+  type HttpSettingNames,
 } from './errors.js';
 export { AdaptiveRateLimiter, type RateLimitPause } from './rate-limiter.js';
 export { HostRegistry } from './host-registry.js';
