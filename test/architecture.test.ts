@@ -100,6 +100,20 @@ describe('each rule fails on a graph that breaks it', () => {
     ]);
   });
 
+  it('(b) a cycle between sibling folders inside one top folder; a folder and its own subfolder may import each other', () => {
+    expect(
+      folderCycles([
+        edge('sandbox/core/create-services.ts', 'sandbox/config/types.ts', 'type'),
+        edge('sandbox/config/load.ts', 'sandbox/core/service.ts'),
+        edge('planner/masking.ts', 'planner/render/format.ts'),
+        edge('planner/render/format.ts', 'planner/types.ts'),
+      ]),
+    ).toEqual([
+      "cycle between sandbox/config, sandbox/core: sandbox/config → sandbox/core (sandbox/config/load.ts imports '../core/service.js'); " +
+        "sandbox/core → sandbox/config (sandbox/core/create-services.ts imports '../config/types.js')",
+    ]);
+  });
+
   it('(b) a cycle between folders, with an import for each arrow; files of one folder may import each other', () => {
     const problems = folderCycles([
       edge('planner/planner.ts', 'applier/applier.ts'),

@@ -155,13 +155,18 @@ export function layerViolations(imports: readonly Import[], layering: Layering =
   return problems;
 }
 
-/** (b) Cycles between top folders, each with one import per arrow. */
+/**
+ * (b) Cycles between folders, each with one import per arrow: between the top folders of src/ (its
+ * top files counting as `.`), and between sibling folders at any depth (`sandbox/core` and
+ * `sandbox/config`). A folder and its own subfolders are one unit to the rest, so the files of a
+ * folder may import its subfolders and back (`planner/` and `planner/render/`).
+ */
 export function folderCycles(imports: readonly Import[]): string[] {
   const arrows = new Map<string, Map<string, Import>>();
   for (const i of imports) {
-    const from = folderOf(i.from);
-    const to = folderOf(i.to);
-    if (from === to) continue;
+    const units = unitsOf(i.from, i.to);
+    if (!units) continue;
+    const [from, to] = units;
     const out = arrows.get(from) ?? new Map<string, Import>();
     if (!out.has(to)) out.set(to, i);
     arrows.set(from, out);
@@ -175,6 +180,23 @@ export function folderCycles(imports: readonly Import[]): string[] {
     );
     return `cycle between ${members.join(', ')}: ${lines.join('; ')}`;
   });
+}
+
+/**
+ * The two folders an import connects: the children of the deepest folder both files are in, or
+ * nothing when they are in the same folder or one file lies directly in that common folder.
+ */
+function unitsOf(from: string, to: string): [string, string] | undefined {
+  const a = from.split('/');
+  const b = to.split('/');
+  let common = 0;
+  while (common < a.length - 1 && common < b.length - 1 && a[common] === b[common]) common++;
+  if (common === 0) {
+    const units: [string, string] = [folderOf(from), folderOf(to)];
+    return units[0] === units[1] ? undefined : units;
+  }
+  if (common >= a.length - 1 || common >= b.length - 1) return undefined;
+  return [a.slice(0, common + 1).join('/'), b.slice(0, common + 1).join('/')];
 }
 
 /** Tarjan's algorithm: the groups of folders that reach each other (only groups of two or more). */

@@ -3,14 +3,17 @@
  * itself from its config section) and registers its routes; with a data folder each service with
  * state gets a debounced saver for `<dataDir>/<name>.json`.
  */
-import type { SandboxConfig } from '../config/types.js';
 import { JsonStateFile, StateSaver } from './persistence.js';
 import type { Router } from './router.js';
 import type { AnyServiceDefinition, ServiceInstance } from './service.js';
 import type { TokenStore } from './tokens.js';
 
 export interface ServiceSetup {
-  config: SandboxConfig;
+  /**
+   * The whole sandbox config (`SandboxConfig`); each service gets its own section, by its name. Typed
+   * loosely so that the core does not import config/, which imports the core.
+   */
+  config: object;
   tokens: TokenStore;
   router: Router;
   shutdown: AbortSignal;
