@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockInventory, plan } from '../../src/engine/index.js';
+import { apply, lockInventory, plan } from '../../src/engine/index.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -65,5 +65,30 @@ describe('an inventory lock held by another run', () => {
     } finally {
       await held.release();
     }
+  });
+});
+
+describe('a plan that deletes more than allowed', () => {
+  it('names limits.maxDeletes to a library caller and --max-deletes to a CLI user', async () => {
+    const gone = mkdtempSync(path.join(os.tmpdir(), 'converge-settings-delete-'));
+    const role = (ensure: string) =>
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: old-readers${ensure} }\nspec: { Description: old }\n`;
+    writeFileSync(path.join(gone, 'roles.yaml'), role(''));
+    const created = await plan([gone], { env });
+    try {
+      await apply(created);
+    } finally {
+      await created.connections.close();
+    }
+    writeFileSync(path.join(gone, 'roles.yaml'), role(', ensure: absent'));
+
+    const run = await plan([gone], { env, limits: { maxDeletes: 0 } });
+    await run.connections.close();
+    const messages = run.plan.problems.map((p) => p.message).join('\n');
+    expect(messages).toContain('more than limits.maxDeletes 0 allows');
+    expect(messages).not.toContain('--');
+
+    const r = await runCli(['plan', '-f', gone, '--max-deletes', '0'], env);
+    expect(r.stdout + r.stderr).toContain('more than --max-deletes 0 allows');
   });
 });
