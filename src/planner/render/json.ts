@@ -9,7 +9,7 @@ import { unplannedObjects } from './unplanned.js';
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
 // action `delete`), and `pruned`; `impact` on every change.
-export const PLAN_JSON_FORMAT_VERSION = '1.3';
+export const PLAN_JSON_FORMAT_VERSION = '1.4';
 
 export interface PlanJson {
   format_version: string;
