@@ -4,7 +4,7 @@
  * moves a workspace inventory back into a file, and an object Converge created that someone deleted
  * by hand neither fails a plan nor is "deleted" again by --prune.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +131,19 @@ describe('converge inventory migrate --to file:PATH', () => {
     const pruned = await runCli(['apply', '-f', roles('edgem-a'), '--prune', '--auto-approve'], local);
     expect(pruned.code, pruned.stderr).toBe(0);
     expect(await roleId('edgem-b')).toBeUndefined();
+  });
+});
+
+describe('converge export with a workspace inventory', () => {
+  it('leaves out the workspace that holds the inventory, saying so', async () => {
+    const e = env({ CONVERGE_INVENTORY: `workspace:${ORG}/edge-home` });
+    expect((await runCli(['apply', '-f', roles('edgex-a'), '--auto-approve'], e)).code).toBe(0);
+    const out = path.join(tmp('converge-edge-export-'), 'out');
+    const r = await runCli(['export', '-o', out, '--kind', 'Workspace'], e);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Left out Workspace/${ORG}/edge-home: it holds Converge's inventory`);
+    const workspaces = path.join(out, 'Workspace.yaml');
+    expect(existsSync(workspaces) ? readFileSync(workspaces, 'utf8') : '').not.toContain('edge-home');
   });
 });
 
