@@ -1,7 +1,8 @@
 /**
  * The reconcile loop with the workspace inventory (CONVERGE_INVENTORY=workspace:ORG/NAME), against a
  * slow sandbox over loopback HTTP: each cycle holds the workspace's lock, so a `converge apply` that
- * comes during a cycle fails naming the loop as the holder, one that comes between cycles succeeds,
+ * comes during a cycle fails naming the loop as the holder (or, given --lock-timeout, waits for the
+ * cycle to end), one that comes between cycles succeeds,
  * and a stop (SIGTERM) in the middle of a cycle releases the lock.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -106,10 +107,10 @@ function envFor(workspace: string): Record<string, string> {
 }
 
 describe('the reconcile loop with a workspace inventory', () => {
-  it('holds the lock during each cycle: an apply then fails naming the loop, and succeeds between cycles', async () => {
+  it('holds the lock during each cycle: an apply then fails naming the loop, or waits for the cycle to end, and goes through between cycles', async () => {
     const workspace = `loop-${randomUUID().slice(0, 8)}`;
     const env = envFor(workspace);
-    const run = await start([roles(`${workspace}-r`, 12)], env);
+    const run = await start([roles(`${workspace}-r`, 20)], env);
     try {
       const held = await until('the first cycle to take the lock', async () => {
         const now = await lockOf(workspace);
@@ -129,9 +130,17 @@ describe('the reconcile loop with a workspace inventory', () => {
       expect(during.stderr).toContain('converge reconcile (cycle 1)');
       expect(run.cycles()).toHaveLength(0);
 
-      // Between cycles the lock is free: the same apply goes through.
-      await until('the first cycle to end', async () => run.cycles()[0]);
+      // One that may wait (--lock-timeout) goes through once the cycle has released the lock.
+      const started = run.cycles().length;
+      const waited = await runCli(
+        ['apply', '-f', roles(`${workspace}-laptop`, 1), '--auto-approve', '--lock-timeout', '20'],
+        laptop,
+      );
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(started).toBe(0);
       expect(run.cycles()[0]).toMatchObject({ outcome: 'corrected' });
+
+      // Between cycles the lock is free: an apply that does not wait goes through too.
       expect((await lockOf(workspace))?.locked).toBe(false);
       const between = await runCli(
         ['apply', '-f', roles(`${workspace}-laptop`, 1), '--auto-approve', '--lock-timeout', '0'],
