@@ -136,6 +136,7 @@ describe('examples/ci/github-actions.yml', () => {
       // Pull request: the action's plan, with changes; Converge writes the step summary.
       const pr = job('plan', folder);
       expect(pr.map((c) => c.args.slice(0, 2))).toEqual([['plan', '-f']]);
+      expect(pr[0]!.args).toEqual(expect.arrayContaining(['--prune', '--max-deletes', '10']));
       const env = actions();
       expect(await run(pr, env)).toEqual([2]);
       expect(readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8')).toContain(
@@ -175,8 +176,14 @@ describe('examples/ci/github-actions.yml', () => {
     expect(await inventoryOf(platform!)).toEqual(['AclRole/default/platform-readers']);
     expect(await inventoryOf(job('drift', 'data')[0]!)).toEqual(['AclRole/default/data-readers']);
 
-    // The platform team renames its role: main's plan (on yet another runner) prunes the old one.
+    // The platform team renames its role: the pull request's plan shows the deletion to reviewers,
+    // and main's plan (on yet another runner) prunes the old one.
     declareRoles('platform', 'platform-viewers');
+    const env = actions();
+    expect(await run(job('plan', 'platform'), env)).toEqual([2]);
+    const summary = readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8');
+    expect(summary).toContain('Pruned: 1 object Converge created that the manifest no longer declares');
+    expect(summary).toContain('`AclRole/default/platform-readers`');
     expect(await run(job('plan-main', 'platform'))).toEqual([0]);
     expect(await run(job('apply', 'platform'))).toEqual([0]);
     expect(await roleExists('platform-readers')).toBe(false);
@@ -199,7 +206,10 @@ describe('examples/ci/github-actions.yml', () => {
 
   it("the action's run step holds the commands this test runs for it", () => {
     const action = readFileSync(path.resolve(EXAMPLES, '../../action.yml'), 'utf8');
-    expect(action).toContain('$CONVERGE plan -f "$INPUT_PATH" --detailed-exitcode --markdown "${out[@]}"');
+    expect(action).toContain(
+      '$CONVERGE plan -f "$INPUT_PATH" --detailed-exitcode --markdown "${out[@]}" "${extra[@]}"',
+    );
+    expect(action).toContain('read -ra extra <<< "$INPUT_ARGS"');
     expect(action).toContain('$CONVERGE validate -f "$INPUT_PATH"');
     expect(action).toContain('$CONVERGE apply "$INPUT_PLAN_FILE"');
     expect(action).toContain('<!-- converge-plan: ${where} -->');

@@ -97,15 +97,24 @@ function envOf(block: unknown, ctx: GithubContext): Record<string, string> {
 export function actionCommands(inputs: Record<string, string>): string[][] {
   const command = inputs.command ?? 'plan';
   const file = inputs['plan-file'] ?? '';
+  const extra = (inputs.args ?? '').split(/\s+/).filter((w) => w !== '');
   switch (command) {
     case 'validate':
       return [['validate', '-f', inputs.path!]];
     case 'plan':
       return [
-        ['plan', '-f', inputs.path!, '--detailed-exitcode', '--markdown', ...(file ? ['-out', file] : [])],
+        [
+          'plan',
+          '-f',
+          inputs.path!,
+          '--detailed-exitcode',
+          '--markdown',
+          ...(file ? ['-out', file] : []),
+          ...extra,
+        ],
       ];
     case 'apply':
-      return [file ? ['apply', file] : ['apply', '-f', inputs.path!, '--auto-approve']];
+      return [file ? ['apply', file] : ['apply', '-f', inputs.path!, '--auto-approve', ...extra]];
     default:
       return [];
   }
