@@ -32,6 +32,11 @@ describe('examples/kubernetes', () => {
     expect(listen).toBe(':9464');
   });
 
+  it('keeps its inventory in a workspace, whose lock keeps CI and laptops out of its cycles', () => {
+    const inventory = (converge.env as Obj[]).find((e) => e.name === 'CONVERGE_INVENTORY');
+    expect(inventory?.value).toMatch(/^workspace:[\w.-]+\/[\w.-]+$/);
+  });
+
   it('probes /healthz on the port the loop listens on', () => {
     for (const probe of [converge.livenessProbe, converge.readinessProbe]) {
       expect(probe.httpGet.path).toBe('/healthz');

@@ -5,7 +5,7 @@
  * is there. Nothing is written to the service; the next plan shows how it differs from the manifest.
  */
 import type { Manifest } from '../manifest/types.js';
-import { addressOf } from '../resources/contract.js';
+import { addressOf, isPrunable } from '../resources/contract.js';
 import type { ServiceConnections } from './connections.js';
 import type { Catalog } from './catalog.js';
 import { keyedDesired } from './desired.js';
@@ -19,6 +19,12 @@ export interface AdoptResult {
   id?: string;
   /** False when the inventory already had it. */
   adopted: boolean;
+  /**
+   * The live object lacks its service's ownership marker (it was made outside Converge): `adds`
+   * names where the next plan shows the marker being added; without it only a create sets the
+   * marker, so `--prune` (which trusts the marker for such kinds) will not delete the object.
+   */
+  marker?: { adds?: string };
 }
 
 /** Adopts each address; throws an `EngineError` naming the first that is undeclared or missing. */
@@ -64,7 +70,18 @@ export async function adoptObjects(
       owned: true,
       ...(observed.id ? { id: observed.id } : {}),
     });
-    results.push({ address, ...(observed.id ? { id: observed.id } : {}), adopted: true });
+    const scope = {
+      kind: d.key.kind,
+      ...(d.key.namespace !== undefined ? { namespace: d.key.namespace } : {}),
+      ...(d.key.connection !== undefined ? { connection: d.key.connection } : {}),
+    };
+    const unmarked = isPrunable(kind) && kind.ownership === 'marker' && !kind.owns(observed, scope);
+    results.push({
+      address,
+      ...(observed.id ? { id: observed.id } : {}),
+      adopted: true,
+      ...(unmarked ? { marker: kind.markerAttribute ? { adds: kind.markerAttribute } : {} } : {}),
+    });
   }
   await inventory.save();
   return results;

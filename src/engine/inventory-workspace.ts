@@ -21,6 +21,7 @@ import type { WorkspacesClient } from '../clients/workspaces/client.js';
 import { parseStateFile } from '../clients/workspaces/state-file.js';
 import { pushState } from '../clients/workspaces/state-push.js';
 import type { Workspace } from '../clients/workspaces/types.js';
+import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
 import type { InventoryBackend, InventoryLockOptions } from './inventory.js';
@@ -52,6 +53,10 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   get description(): string {
     return `workspace ${this.organization}/${this.name}`;
+  }
+
+  get storedIn(): ResourceKey {
+    return { kind: 'Workspace', namespace: this.organization, name: this.name };
   }
 
   /**

@@ -39,6 +39,8 @@ export interface InventoryBackend {
   write(text: string): Promise<void>;
   lock(options: LockOptions): Promise<{ release(): Promise<void> }>;
   close?(): Promise<void>;
+  /** The live object that stores the inventory itself, if any: never exported as a managed object. */
+  readonly storedIn?: ResourceKey;
 }
 
 /** What a backend's `lock` is told: who is asking (shown to whoever waits), how long to wait. */

@@ -12,7 +12,7 @@ import { formatPosition, type Manifest, ManifestError, type ManifestProblem } fr
 import { buildPlan } from '../planner/planner.js';
 import type { Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import { type Desired, hasLocalFiles } from '../resources/contract.js';
+import { addressOf, type Desired, hasLocalFiles } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { connectionAddressProblems } from './connection-addresses.js';
 import { ServiceConnections } from './connections.js';
@@ -26,6 +26,7 @@ import {
   type ManagedObjects,
 } from './inventory.js';
 import { inventoryFromEnv } from './inventory-backend.js';
+import { missingOwned } from './missing-owned.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
 import { selectTargets } from './targeting.js';
@@ -233,6 +234,11 @@ export async function plan(
     });
     if (options.prune) selection.requireMatches(candidates);
     planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names));
+    if (prune && !selection.targeting) {
+      const declared = new Set(desired.map((d) => addressOf(d.key)));
+      const missing = missingOwned(owned, prune, declared, planned, catalog);
+      if (missing.length > 0) planned.missingOwned = missing;
+    }
     planned.requests = connections.requestCounts();
     if (selection.targeting) planned.targeting = selection.targeting;
     return { manifest, desired, plan: planned, connections };

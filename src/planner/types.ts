@@ -76,6 +76,11 @@ export interface Plan {
   requests: Record<string, number>;
   /** Set when only part of the manifest was planned. */
   targeting?: Targeting;
+  /**
+   * With `--prune`: addresses the inventory records as Converge's own that the listing did not find
+   * live (deleted outside Converge). Nothing to delete; the record is stale.
+   */
+  missingOwned?: string[];
 }
 
 export function summarise(changes: readonly Change[]): PlanSummary {

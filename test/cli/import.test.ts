@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registryService } from '../../src/clients/registry/definition.js';
+import { schedulerService } from '../../src/clients/scheduler/definition.js';
+import { workspacesService } from '../../src/clients/workspaces/definition.js';
 import { connect } from '../../src/engine/workflow.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
@@ -124,5 +126,76 @@ describe('apply --import', () => {
     expect(r.stdout).toContain(`Imported AclRole/default/by-hand (id ${liveId}).`);
     expect(r.stdout).toContain('~ AclRole/default/by-hand');
     expect(managed()['AclRole/default/by-hand']?.id).toBe(liveId);
+  });
+});
+
+describe('converge import of objects made outside Converge, on services that mark what Converge owns', () => {
+  const JOB =
+    'job "imp-job" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n';
+  let jobDir: string;
+
+  beforeAll(async () => {
+    const connections = connect(undefined, { env: sandbox.env() });
+    try {
+      const scheduler = connections.client(schedulerService);
+      await scheduler.registerJob(await scheduler.parseJob(JOB), { namespace: 'default' });
+      await connections
+        .client(workspacesService)
+        .createWorkspace(sandbox.env().CONVERGE_WORKSPACES_ORGANIZATION!, {
+          name: 'imp-ws',
+          description: 'made by hand',
+          'execution-mode': 'local',
+        });
+    } finally {
+      await connections.close();
+    }
+    jobDir = mkdtempSync(path.join(os.tmpdir(), 'converge-import-job-'));
+    writeFileSync(path.join(jobDir, 'imp-job.nomad.hcl'), JOB);
+    writeFileSync(
+      path.join(jobDir, 'm.yaml'),
+      `apiVersion: converge/v1\nkind: Job\nmetadata: { name: imp-job, namespace: default }\nspec: { specFile: imp-job.nomad.hcl }\n---\n` +
+        `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: imp-ws }\nspec: { description: made by hand, execution-mode: local }\n`,
+    );
+  });
+
+  it('says the next plan adds the ownership marker to a job, which that plan then shows and its apply writes', async () => {
+    const r = await runCli(['import', 'Job/default/imp-job', '-f', jobDir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      "It lacks Converge's ownership marker: the next plan adds Meta.converge-managed (an update), and that apply writes it.",
+    );
+    const plan = await runCli(
+      ['plan', '-f', jobDir, '--target', 'Job/default/imp-job', '--detailed-exitcode'],
+      env,
+    );
+    expect(plan.code, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout).toContain('~ Job/default/imp-job');
+    expect(plan.stdout).toContain('converge-managed');
+    const applied = await runCli(
+      ['apply', '-f', jobDir, '--target', 'Job/default/imp-job', '--auto-approve'],
+      env,
+    );
+    expect(applied.code, applied.stderr).toBe(0);
+    const after = await runCli(
+      ['plan', '-f', jobDir, '--target', 'Job/default/imp-job', '--detailed-exitcode'],
+      env,
+    );
+    expect(after.code, after.stdout).toBe(0);
+    // Marked now: a second import has nothing more to say about it.
+    const again = await runCli(['import', 'Job/default/imp-job', '-f', jobDir], env);
+    expect(again.stdout).not.toContain('ownership marker');
+  });
+
+  it('says a workspace made elsewhere keeps no marker, so --prune will not delete it', async () => {
+    const org = sandbox.env().CONVERGE_WORKSPACES_ORGANIZATION!;
+    const r = await runCli(['import', `Workspace/${org}/imp-ws`, '-f', jobDir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('which only a create sets: --prune will not delete it');
+  });
+
+  it('says nothing of a marker for a kind that has none (roles are known by the inventory alone)', async () => {
+    const r = await runCli(['import', 'AclRole/default/by-hand', '-f', dir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('marker');
   });
 });

@@ -2,11 +2,12 @@
  * The example CI files (examples/ci/) run as far as a runner allows: each job's `converge` commands,
  * in order, in-process against the sandbox with the environment the CI would give them. A pull
  * request plans with changes (2), the default branch applies exactly the saved plan (0) in a job of
- * its own (a fresh runner: only the state key is shared), and the nightly drift check finds nothing
- * (0) until a role is changed behind Converge's back (2).
+ * its own (a fresh runner: only the state key and the folder's workspace inventory are shared), the
+ * nightly drift check finds nothing (0) until a role is changed behind Converge's back (2), and a
+ * role dropped from a folder's manifest is pruned on main from that folder's inventory alone.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -52,6 +53,34 @@ async function run(commands: readonly CiCommand[], extra: Record<string, string>
       throw new Error(`${c.origin}: converge ${c.args.join(' ')}\n${r.stderr}`);
   }
   return codes;
+}
+
+async function roleExists(name: string): Promise<boolean> {
+  const r = await fetch(`${sandbox.url}/v1/acl/role/name/${name}`, {
+    headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+  });
+  return r.status === 200;
+}
+
+/** The addresses a job's inventory holds, as `converge inventory list` shows them on that runner. */
+async function inventoryOf(command: CiCommand): Promise<string[]> {
+  const r = await runCli(['inventory', 'list', '--json'], { ...command.env, NO_COLOR: '1' });
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { objects: { address: string; owned: boolean }[] }).objects
+    .filter((o) => o.owned)
+    .map((o) => o.address);
+}
+
+function declareRoles(folder: string, ...names: string[]): void {
+  writeFileSync(
+    path.join(repo, 'infra', folder, 'roles.yaml'),
+    names
+      .map(
+        (n) =>
+          `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${n} }\nspec: { Description: "${folder} team" }\n`,
+      )
+      .join('---\n'),
+  );
 }
 
 /** A role edited by hand, as someone would behind Converge's back. */
@@ -107,6 +136,7 @@ describe('examples/ci/github-actions.yml', () => {
       // Pull request: the action's plan, with changes; Converge writes the step summary.
       const pr = job('plan', folder);
       expect(pr.map((c) => c.args.slice(0, 2))).toEqual([['plan', '-f']]);
+      expect(pr[0]!.args).toEqual(expect.arrayContaining(['--prune', '--max-deletes', '10']));
       const env = actions();
       expect(await run(pr, env)).toEqual([2]);
       expect(readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8')).toContain(
@@ -133,6 +163,36 @@ describe('examples/ci/github-actions.yml', () => {
     expect(await run(job('drift', 'platform'), actions())).toEqual([0]);
   });
 
+  it('keeps one workspace inventory per folder that every fresh runner reads, so main prunes what a folder dropped', async () => {
+    for (const folder of FOLDERS) {
+      expect(await run(job('plan-main', folder))).toEqual([0]);
+      expect(await run(job('apply', folder))).toEqual([0]);
+    }
+    // Another runner (a fresh state folder) sees what the apply recorded, each folder only its own.
+    const [platform] = job('drift', 'platform');
+    expect(platform!.env.CONVERGE_INVENTORY).toBe(
+      `workspace:${sandbox.env().CONVERGE_WORKSPACES_ORGANIZATION}/converge-platform`,
+    );
+    expect(await inventoryOf(platform!)).toEqual(['AclRole/default/platform-readers']);
+    expect(await inventoryOf(job('drift', 'data')[0]!)).toEqual(['AclRole/default/data-readers']);
+
+    // The platform team renames its role: the pull request's plan shows the deletion to reviewers,
+    // and main's plan (on yet another runner) prunes the old one.
+    declareRoles('platform', 'platform-viewers');
+    const env = actions();
+    expect(await run(job('plan', 'platform'), env)).toEqual([2]);
+    const summary = readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8');
+    expect(summary).toContain('Pruned: 1 object Converge created that the manifest no longer declares');
+    expect(summary).toContain('`AclRole/default/platform-readers`');
+    expect(await run(job('plan-main', 'platform'))).toEqual([0]);
+    expect(await run(job('apply', 'platform'))).toEqual([0]);
+    expect(await roleExists('platform-readers')).toBe(false);
+    expect(await roleExists('platform-viewers')).toBe(true);
+    expect(await roleExists('data-readers')).toBe(true);
+    expect(await inventoryOf(job('drift', 'platform')[0]!)).toEqual(['AclRole/default/platform-viewers']);
+    expect(await run(job('drift', 'platform'), actions())).toEqual([0]);
+  });
+
   it('refuses on main a saved plan signed with another key', async () => {
     expect(await run(job('plan-main', 'platform'))).toEqual([0]);
     const [apply] = job('apply', 'platform');
@@ -146,7 +206,10 @@ describe('examples/ci/github-actions.yml', () => {
 
   it("the action's run step holds the commands this test runs for it", () => {
     const action = readFileSync(path.resolve(EXAMPLES, '../../action.yml'), 'utf8');
-    expect(action).toContain('$CONVERGE plan -f "$INPUT_PATH" --detailed-exitcode --markdown "${out[@]}"');
+    expect(action).toContain(
+      '$CONVERGE plan -f "$INPUT_PATH" --detailed-exitcode --markdown "${out[@]}" "${extra[@]}"',
+    );
+    expect(action).toContain('read -ra extra <<< "$INPUT_ARGS"');
     expect(action).toContain('$CONVERGE validate -f "$INPUT_PATH"');
     expect(action).toContain('$CONVERGE apply "$INPUT_PLAN_FILE"');
     expect(action).toContain('<!-- converge-plan: ${where} -->');
@@ -156,12 +219,15 @@ describe('examples/ci/github-actions.yml', () => {
 
 describe('examples/ci/gitlab-ci.yml', () => {
   const stateKey = randomBytes(32).toString('hex');
-  const job = (name: string): CiCommand[] =>
-    gitlabJobCommands(gitlabCi, name, {
+  const job = (name: string): CiCommand[] => {
+    // Each job starts from a clean checkout: the state folder of the last job is gone.
+    rmSync(path.join(repo, '.converge-ci'), { recursive: true, force: true });
+    return gitlabJobCommands(gitlabCi, name, {
       repo,
-      // Masked CI/CD variables: the addresses, tokens and the state key.
-      variables: { ...sandbox.env(), CONVERGE_STATE_KEY: stateKey },
+      // Masked CI/CD variables: the addresses, tokens and the state key; and GitLab's own.
+      variables: { ...sandbox.env(), CONVERGE_STATE_KEY: stateKey, CI_PROJECT_PATH_SLUG: 'acme-infra' },
     });
+  };
 
   it('validates and plans a merge request, applies the saved plan on the default branch, finds drift', async () => {
     expect(job('validate').map((c) => c.args)).toEqual([['validate', '-f', path.join(repo, 'infra')]]);
@@ -173,5 +239,15 @@ describe('examples/ci/gitlab-ci.yml', () => {
     expect(await run(job('drift'))).toEqual([0]);
     await editRole('platform-readers', 'changed by hand');
     expect(await run(job('drift'))).toEqual([2]);
+
+    // The project's one workspace inventory: a role dropped from the manifest is pruned on main.
+    expect(job('apply')[0]!.env.CONVERGE_INVENTORY).toBe(
+      `workspace:${sandbox.env().CONVERGE_WORKSPACES_ORGANIZATION}/converge-acme-infra`,
+    );
+    rmSync(path.join(repo, 'infra', 'data'), { recursive: true });
+    expect(await run(job('plan:main'))).toEqual([0]);
+    expect(await run(job('apply'))).toEqual([0]);
+    expect(await roleExists('data-readers')).toBe(false);
+    expect(await roleExists('platform-readers')).toBe(true);
   });
 });

@@ -37,12 +37,19 @@ function words(line: string): string[] {
 }
 
 const SUBCOMMANDS = new Set(['validate', 'plan', 'apply']);
+/** Flags whose value is a path; any other flag's value (`--max-deletes 10`) is kept as written. */
+const PATH_FLAGS = new Set(['-f', '--file', '-out', '--out', '-o', '--output']);
 
-/** Arguments with every path (a word that is neither a flag nor the subcommand) made absolute. */
+/**
+ * Arguments with every path made absolute: a flag's value when the flag takes a path, and a word
+ * after the subcommand or another path (`apply plan.bin`).
+ */
 function absolute(args: string[], repo: string): string[] {
-  return args.map((a, i) =>
-    a.startsWith('-') || (i === 0 && SUBCOMMANDS.has(a)) ? a : path.resolve(repo, a),
-  );
+  return args.map((a, i) => {
+    if (a.startsWith('-') || (i === 0 && SUBCOMMANDS.has(a))) return a;
+    const before = args[i - 1] ?? '';
+    return before.startsWith('-') && !PATH_FLAGS.has(before) ? a : path.resolve(repo, a);
+  });
 }
 
 /** The `converge …` lines of a script, each as arguments. */
@@ -90,15 +97,24 @@ function envOf(block: unknown, ctx: GithubContext): Record<string, string> {
 export function actionCommands(inputs: Record<string, string>): string[][] {
   const command = inputs.command ?? 'plan';
   const file = inputs['plan-file'] ?? '';
+  const extra = (inputs.args ?? '').split(/\s+/).filter((w) => w !== '');
   switch (command) {
     case 'validate':
       return [['validate', '-f', inputs.path!]];
     case 'plan':
       return [
-        ['plan', '-f', inputs.path!, '--detailed-exitcode', '--markdown', ...(file ? ['-out', file] : [])],
+        [
+          'plan',
+          '-f',
+          inputs.path!,
+          '--detailed-exitcode',
+          '--markdown',
+          ...(file ? ['-out', file] : []),
+          ...extra,
+        ],
       ];
     case 'apply':
-      return [file ? ['apply', file] : ['apply', '-f', inputs.path!, '--auto-approve']];
+      return [file ? ['apply', file] : ['apply', '-f', inputs.path!, '--auto-approve', ...extra]];
     default:
       return [];
   }

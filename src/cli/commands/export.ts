@@ -5,12 +5,13 @@
 import type { Catalog } from '../../engine/catalog.js';
 import { exportLive } from '../../engine/export.js';
 import { writeExportFiles } from '../../engine/export-files.js';
-import { LocalInventory } from '../../engine/inventory.js';
+import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { loadManifest } from '../../engine/workflow.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
+import { addressOf, type ResourceKey } from '../../resources/contract.js';
 
 export interface ExportFlags {
   out?: string;
@@ -36,11 +37,14 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
           ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
         })
       : undefined;
-  const inventory = new LocalInventory(io.env);
-  const objects = await exportLive({
+  const http = runHttpOptions(io, flags.timeout);
+  // The inventory CONVERGE_INVENTORY names: the digests of write-only values Converge applied.
+  const inventory = inventoryFromEnv(io.env, http);
+  await inventory.open().finally(() => inventory.close());
+  const everything = await exportLive({
     catalog,
     env: io.env,
-    http: runHttpOptions(io, flags.timeout),
+    http,
     settingNames: CLI_SETTING_NAMES,
     writeOnly: inventory,
     ...(flags.kind.length ? { kinds: flags.kind } : {}),
@@ -48,6 +52,13 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
     ...(flags.connection !== undefined ? { connection: flags.connection } : {}),
     ...(manifest ? { manifest } : {}),
   });
+  // The workspace holding the inventory is Converge's bookkeeping, not something to manage.
+  const home = inventory.backend.storedIn;
+  const isHome = (key: ResourceKey) =>
+    home !== undefined && addressOf(key) === addressOf(home) && (key.connection ?? '') === '';
+  const objects = everything.filter((o) => !isHome(o.key));
+  if (objects.length < everything.length)
+    write(io.stdout, `Left out ${addressOf(home!)}: it holds Converge's inventory (CONVERGE_INVENTORY).`);
   if (objects.length === 0) {
     write(io.stdout, 'Nothing to export: no live object of the kinds asked for.');
     return EXIT.ok;

@@ -21,6 +21,13 @@ export interface ImportFlags {
   timeout?: number;
 }
 
+/** What an imported object without its ownership marker means for the next plan and for prune. */
+function markerNote(marker: { adds?: string }): string {
+  return marker.adds
+    ? `It lacks Converge's ownership marker: the next plan adds ${marker.adds} (an update), and that apply writes it.`
+    : "It lacks Converge's ownership marker, which only a create sets: --prune will not delete it even once the manifest drops it.";
+}
+
 export async function importCommand(
   addresses: string[],
   flags: ImportFlags,
@@ -55,6 +62,7 @@ export async function importCommand(
           ? `Imported ${r.address}${id}: Converge now manages it.`
           : `${r.address}${id} is already in the inventory.`,
       );
+      if (r.marker) write(io.stdout, `  ${markerNote(r.marker)}`);
     }
     write(io.stdout, `Run \`converge plan\` to see how the live objects differ from the manifest.`);
     return EXIT.ok;

@@ -190,7 +190,7 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
       await to.inventory.save();
       write(
         io.stdout,
-        `Copied ${entries.length} objects from ${from.inventory.backend.description} to ${to.inventory.backend.description}.\n` +
+        `Copied ${entries.length} object${entries.length === 1 ? '' : 's'} from ${from.inventory.backend.description} to ${to.inventory.backend.description}.\n` +
           `Use it from now on with CONVERGE_INVENTORY=${flags.to}; every run that uses it needs the same CONVERGE_STATE_KEY (write-only digests are keyed with it). The old inventory is left as it was.`,
       );
       return EXIT.ok;

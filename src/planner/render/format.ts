@@ -62,6 +62,18 @@ export function targetingLines(t: Targeting): string[] {
   ];
 }
 
+/**
+ * What a prune listing did not find of the inventory's own objects: a headline, then the command
+ * that drops a stale record. The same in every rendering.
+ */
+export function missingOwnedLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  return [
+    `Not found: ${n} object${n === 1 ? '' : 's'} the inventory records as Converge's no longer exist${n === 1 ? 's' : ''} (deleted outside Converge?); nothing to delete.`,
+    'Drop a stale record with `converge inventory forget ADDRESS --yes`.',
+  ];
+}
+
 /** The heading of the plan's prune section, the same in every rendering. */
 export function prunedHeadline(count: number): string {
   return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge created that the manifest no longer declares`;

@@ -2,7 +2,7 @@
 import { createColors } from 'picocolors';
 import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
-import { prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
+import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
@@ -80,6 +80,13 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   if (options.showNoop) {
     for (const ch of plan.changes.filter((x) => x.action === 'noop' && !shown.includes(x)))
       out.push(c.dim(`  = ${ch.address} (unchanged)`));
+  }
+  if (plan.missingOwned?.length) {
+    // Addresses read from the inventory, which anyone with the workspace's access may have written.
+    const [headline, hint] = missingOwnedLines(plan.missingOwned);
+    out.push(c.yellow(headline!));
+    for (const address of plan.missingOwned) out.push(c.yellow(`  ${printable(address)}`));
+    out.push(c.dim(hint!), '');
   }
   out.push(c.bold(summaryLine(plan.summary, unplanned.length, notCompared.length)));
   return `${out.join('\n')}\n`;

@@ -9,7 +9,7 @@ import { unplannedObjects } from './unplanned.js';
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
 // action `delete`), and `pruned`; `impact` on every change.
-export const PLAN_JSON_FORMAT_VERSION = '1.3';
+export const PLAN_JSON_FORMAT_VERSION = '1.4';
 
 export interface PlanJson {
   format_version: string;
@@ -45,7 +45,8 @@ export interface PlanJson {
     after: Record<string, unknown> | null;
   }>;
   /** The plan's prune section: its heading and the addresses it deletes, in order. */
-  pruned: { headline: string; count: number; addresses: string[] };
+  /** `not_found`: the inventory's own objects the prune listing did not find live (stale records). */
+  pruned: { headline: string; count: number; addresses: string[]; not_found: string[] };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
   /** `unplanned`: how many objects could not be planned (a problem, or not compared). */
@@ -95,6 +96,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       headline: prunedHeadline(pruned.length),
       count: pruned.length,
       addresses: pruned.map((c) => c.address),
+      not_found: plan.missingOwned ?? [],
     },
     complete: unplanned === 0,
     summary: { ...plan.summary, unplanned },

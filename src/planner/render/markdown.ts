@@ -4,7 +4,7 @@
  */
 import { addressOf } from '../../resources/contract.js';
 import type { Change, Plan } from '../types.js';
-import { prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
+import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
 import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
 
@@ -66,6 +66,21 @@ function prunedLines(plan: Plan): string[] {
     '',
     ...shown.map((c) => `- ${inlineCode(c.address)}`),
     ...(pruned.length > shown.length ? [`- … and ${pruned.length - shown.length} more`] : []),
+    '',
+  ];
+}
+
+/** The inventory's own objects not found live: a note with the others, shown with or without changes. */
+function missingLines(plan: Plan): string[] {
+  const missing = plan.missingOwned ?? [];
+  if (missing.length === 0) return [];
+  const [headline, hint] = missingOwnedLines(missing);
+  const shown = missing.slice(0, PRUNED_LISTED);
+  return [
+    `> ${cell(headline!)}`,
+    ...shown.map((a) => `> - ${inlineCode(a)}`),
+    ...(missing.length > shown.length ? [`> - … and ${missing.length - shown.length} more`] : []),
+    `> ${hint!}`,
     '',
   ];
 }
@@ -136,6 +151,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     head.push('');
   }
   head.push(...noteLines(plan));
+  head.push(...missingLines(plan));
   head.push(...kindTableLines(plan));
   head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.

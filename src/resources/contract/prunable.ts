@@ -13,6 +13,12 @@ export interface Prunable<Live = unknown> extends Listable<Live> {
    * declares explicitly are.
    */
   readonly ownership: 'marker' | 'declared-scope';
+  /**
+   * For a `marker` kind whose update also writes the marker: where the plan shows it
+   * (`Meta.converge-managed`), so `converge import` of an object made elsewhere can say that the next
+   * plan adds it. Absent when only a create sets the marker.
+   */
+  readonly markerAttribute?: string;
   /** Whether prune may delete this live object inside the given scope. */
   owns(observed: Observed<Live>, scope: PruneScope): boolean;
 }

@@ -250,6 +250,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   // kept): masked in every plan, never in a saved plan, scrubbed from errors.
   sensitive: ['SecretsToken', 'RegistryToken'],
   ownership: 'marker',
+  // Every register sends the whole job, marker included: an imported job gets it on its next apply.
+  markerAttribute: `Meta.${OWNERSHIP_META_KEY}`,
 
   validateSpec: jobSpecRules,
 

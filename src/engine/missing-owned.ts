@@ -1,0 +1,43 @@
+/**
+ * Objects the inventory records as Converge's own that a `--prune` listing did not find live: someone
+ * deleted them outside Converge. There is nothing left to delete, so the plan goes on; it only says
+ * so, with the command that drops the stale record, so the inventory does not silently keep
+ * addresses that no longer mean anything.
+ *
+ * Only kinds whose ownership is the inventory (no marker on the service) count, and only objects a
+ * prune scope listed: a marker kind's object that lost its marker, or an object outside every scope,
+ * was simply not looked for.
+ */
+import { addressOf, isPrunable, type PruneScope, type ResourceKey } from '../resources/contract.js';
+import type { Plan } from '../planner/types.js';
+import type { Catalog } from './catalog.js';
+import type { InventoryEntry } from './inventory-document.js';
+
+function listedBy(key: ResourceKey, scope: PruneScope): boolean {
+  return (
+    key.kind === scope.kind &&
+    (key.connection ?? '') === (scope.connection ?? '') &&
+    key.namespace === scope.namespace &&
+    (scope.namePrefix === undefined || key.name.startsWith(scope.namePrefix))
+  );
+}
+
+export function missingOwned(
+  owned: readonly [string, InventoryEntry][],
+  scopes: readonly PruneScope[],
+  declared: ReadonlySet<string>,
+  plan: Plan,
+  catalog: Catalog,
+): string[] {
+  // A refused scope plans no deletion, so its objects would look missing when they are not.
+  if (plan.problems.length > 0) return [];
+  const planned = new Set(plan.changes.map((c) => c.address));
+  return owned
+    .filter(([address, entry]) => {
+      const kind = catalog.kind(entry.kind);
+      if (!kind || !isPrunable(kind) || kind.ownership !== 'declared-scope') return false;
+      if (declared.has(address) || planned.has(address)) return false;
+      return addressOf(entry.key) === address && scopes.some((s) => listedBy(entry.key, s));
+    })
+    .map(([address]) => address);
+}

@@ -1,0 +1,189 @@
+/**
+ * Edges of the inventory from the command line, in-process against the sandbox: a workspace whose
+ * state is not a Converge inventory is refused by name (never overwritten), `inventory migrate`
+ * moves a workspace inventory back into a file, and an object Converge created that someone deleted
+ * by hand neither fails a plan nor is "deleted" again by --prune.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+const ORG = 'edge-org';
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, config: { workspaces: { organizations: [{ name: ORG }] } } });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+const tmp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));
+
+function roles(...names: string[]): string {
+  const dir = tmp('converge-edge-manifest-');
+  const docs = names.map(
+    (n) => `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${n} }\nspec: { Description: edge }\n`,
+  );
+  writeFileSync(path.join(dir, 'roles.yaml'), docs.join('---\n'));
+  return dir;
+}
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  return { ...sandbox.env(), CONVERGE_STATE_DIR: tmp('converge-edge-state-'), NO_COLOR: '1', ...extra };
+}
+
+async function roleId(name: string): Promise<string | undefined> {
+  const res = await fetch(`${sandbox.url}/v1/acl/role/name/${name}`, {
+    headers: { 'X-Consul-Token': sandbox.rootToken },
+  });
+  return res.status === 200 ? ((await res.json()) as { ID: string }).ID : undefined;
+}
+
+async function api(p: string): Promise<{ id: string; attributes: Record<string, unknown> }> {
+  const res = await fetch(`${sandbox.url}/api/v2${p}`, {
+    headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+  });
+  expect(res.status, p).toBe(200);
+  return ((await res.json()) as { data: { id: string; attributes: Record<string, unknown> } }).data;
+}
+
+/** Pushes a state file of anyone's making into a workspace, as `converge state push` does. */
+async function pushState(workspace: string, doc: unknown): Promise<void> {
+  const file = path.join(tmp('converge-edge-statefile-'), 'state.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const created = await runCli(['workspace', 'show', `${ORG}/${workspace}`], env());
+  if (created.code !== 0) {
+    const res = await fetch(`${sandbox.url}/api/v2/organizations/${ORG}/workspaces`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${sandbox.rootToken}`,
+        'Content-Type': 'application/vnd.api+json',
+      },
+      body: JSON.stringify({ data: { type: 'workspaces', attributes: { name: workspace } } }),
+    });
+    expect(res.status).toBe(201);
+  }
+  const pushed = await runCli(['state', 'push', `${ORG}/${workspace}`, file, '--force'], env());
+  expect(pushed.code, pushed.stderr).toBe(0);
+}
+
+const terraformState = (extra: Record<string, unknown> = {}) => ({
+  version: 4,
+  serial: 3,
+  lineage: '0f3c1c2e-0000-4000-8000-000000000001',
+  outputs: {},
+  resources: [],
+  ...extra,
+});
+
+describe('a workspace that is not a Converge inventory', () => {
+  it('is refused by name, by list, plan and apply alike, and is left as it was', async () => {
+    await pushState('someone-elses', terraformState());
+    const e = env({ CONVERGE_INVENTORY: `workspace:${ORG}/someone-elses` });
+    for (const args of [
+      ['inventory', 'list'],
+      ['plan', '-f', roles('edge-x'), '--prune'],
+      ['apply', '-f', roles('edge-x'), '--auto-approve'],
+    ]) {
+      const r = await runCli(args, e);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr + r.stdout).toContain(
+        `workspace ${ORG}/someone-elses holds a state that is not a Converge inventory`,
+      );
+    }
+    expect(await roleId('edge-x')).toBeUndefined();
+    // Neither locked nor written: the state is still the one pushed above.
+    const ws = await api(`/organizations/${ORG}/workspaces/someone-elses`);
+    expect(ws.attributes.locked).toBe(false);
+    const current = await api(`/workspaces/${ws.id}/current-state-version`);
+    expect(current.attributes.serial).toBe(3);
+  });
+
+  it('refuses an inventory field of the wrong shape, naming the workspace', async () => {
+    await pushState('forged', terraformState({ converge_inventory: { version: 2, objects: 'all of them' } }));
+    const r = await runCli(['inventory', 'list'], env({ CONVERGE_INVENTORY: `workspace:${ORG}/forged` }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`workspace ${ORG}/forged`);
+  });
+});
+
+describe('converge inventory migrate --to file:PATH', () => {
+  it('copies a workspace inventory into a file that later runs use', async () => {
+    const shared = env({ CONVERGE_INVENTORY: `workspace:${ORG}/edge-back` });
+    expect((await runCli(['apply', '-f', roles('edgem-a', 'edgem-b'), '--auto-approve'], shared)).code).toBe(
+      0,
+    );
+    const file = path.join(tmp('converge-edge-file-'), 'inventory.json');
+    const migrated = await runCli(['inventory', 'migrate', '--to', `file:${file}`], shared);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toContain('Copied 2 objects');
+
+    const local = env({ CONVERGE_INVENTORY: `file:${file}` });
+    const list = JSON.parse((await runCli(['inventory', 'list', '--json'], local)).stdout);
+    expect(list.objects.map((o: { address: string }) => o.address)).toEqual([
+      'AclRole/default/edgem-a',
+      'AclRole/default/edgem-b',
+    ]);
+    const pruned = await runCli(['apply', '-f', roles('edgem-a'), '--prune', '--auto-approve'], local);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(await roleId('edgem-b')).toBeUndefined();
+  });
+});
+
+describe('converge export with a workspace inventory', () => {
+  it('leaves out the workspace that holds the inventory, saying so', async () => {
+    const e = env({ CONVERGE_INVENTORY: `workspace:${ORG}/edge-home` });
+    expect((await runCli(['apply', '-f', roles('edgex-a'), '--auto-approve'], e)).code).toBe(0);
+    const out = path.join(tmp('converge-edge-export-'), 'out');
+    const r = await runCli(['export', '-o', out, '--kind', 'Workspace'], e);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Left out Workspace/${ORG}/edge-home: it holds Converge's inventory`);
+    const workspaces = path.join(out, 'Workspace.yaml');
+    expect(existsSync(workspaces) ? readFileSync(workspaces, 'utf8') : '').not.toContain('edge-home');
+  });
+});
+
+describe('an object Converge created, deleted by hand', () => {
+  it('does not fail the plan: --prune has nothing to delete and names the stale record with the command to drop it', async () => {
+    const e = env();
+    expect((await runCli(['apply', '-f', roles('edged-a', 'edged-b'), '--auto-approve'], e)).code).toBe(0);
+    const id = await roleId('edged-b');
+    const del = await fetch(`${sandbox.url}/v1/acl/role/${id}`, {
+      method: 'DELETE',
+      headers: { 'X-Consul-Token': sandbox.rootToken },
+    });
+    expect(del.status).toBe(200);
+
+    const dir = roles('edged-a');
+    const plan = await runCli(['plan', '-f', dir, '--prune'], e);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('No changes.');
+    expect(plan.stdout).toContain(
+      "Not found: 1 object the inventory records as Converge's no longer exists (deleted outside Converge?); nothing to delete.",
+    );
+    expect(plan.stdout).toContain('  AclRole/default/edged-b\n');
+    expect(plan.stdout).toContain('converge inventory forget ADDRESS --yes');
+    const json = JSON.parse((await runCli(['plan', '-f', dir, '--prune', '--json'], e)).stdout);
+    expect(json.pruned).toMatchObject({ count: 0, not_found: ['AclRole/default/edged-b'] });
+    const markdown = await runCli(['plan', '-f', dir, '--prune', '--markdown'], e);
+    expect(markdown.stdout).toContain('> - `AclRole/default/edged-b`');
+
+    // Still declared: the plan creates it again, and says nothing is missing.
+    const again = await runCli(['plan', '-f', roles('edged-a', 'edged-b'), '--prune'], e);
+    expect(again.stdout).toContain('+ AclRole/default/edged-b');
+    expect(again.stdout).not.toContain('Not found:');
+
+    // Without --prune nothing was listed, so nothing is said.
+    expect((await runCli(['plan', '-f', dir], e)).stdout).not.toContain('Not found:');
+
+    // An apply with --prune goes through; forgetting the record ends the note.
+    const applied = await runCli(['apply', '-f', dir, '--prune', '--auto-approve'], e);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect((await runCli(['inventory', 'forget', 'AclRole/default/edged-b', '--yes'], e)).code).toBe(0);
+    expect((await runCli(['plan', '-f', dir, '--prune'], e)).stdout).not.toContain('Not found:');
+  });
+});
