@@ -151,6 +151,12 @@ describe('export of what Converge applied', () => {
     // No ids, indexes or ownership marker: what a user writes.
     const job = readFileSync(path.join(dir, 'Job.yaml'), 'utf8');
     expect(job).not.toMatch(/ModifyIndex|SubmitTime|converge-managed|Status:/);
+    // Nor what the scheduler fills in for a job that does not say (its defaults).
+    expect(job).not.toMatch(
+      /Region: global|Priority: 50|NodePool: default|KillTimeout|LogConfig|EphemeralDisk|RestartPolicy|ReschedulePolicy/,
+    );
+    const workspace = readFileSync(path.join(dir, 'Workspace.yaml'), 'utf8');
+    expect(workspace).not.toContain('Default Project');
     const group = readFileSync(path.join(dir, 'LdapGroup.yaml'), 'utf8');
     expect(group).toContain('mount: ldap');
   });

@@ -7,7 +7,22 @@
  * defaults in again, so planning the export shows no changes.
  */
 import type { Job } from '../../clients/scheduler/client.js';
-import { compact } from '../compare.js';
+import {
+  DEFAULT_CPU_MHZ,
+  DEFAULT_DATACENTERS,
+  DEFAULT_EPHEMERAL_DISK,
+  DEFAULT_JOB_PRIORITY,
+  DEFAULT_KILL_TIMEOUT,
+  DEFAULT_LOG_CONFIG,
+  DEFAULT_MEMORY_MB,
+  DEFAULT_MIGRATE,
+  DEFAULT_NODE_POOL,
+  DEFAULT_REGION,
+  DEFAULT_UPDATE,
+  defaultReschedulePolicy,
+  defaultRestartPolicy,
+} from '../../clients/scheduler/defaults.js';
+import { compact, deepEqual } from '../compare.js';
 import { INLINE_FIELDS, OWNERSHIP_META_KEY } from './job-spec.js';
 
 /** Zero values that still say something: a group scaled to nothing. */
@@ -34,6 +49,53 @@ function pick(value: unknown, fields: readonly string[]): Record<string, unknown
   return Object.fromEntries(fields.filter((f) => value[f] !== undefined).map((f) => [f, value[f]]));
 }
 
+/** Deletes `field` when it holds what the scheduler would fill in anyway (extra zero fields aside). */
+function dropDefault(object: Record<string, unknown>, field: string, fallback: unknown): void {
+  const value = object[field];
+  if (value === undefined) return;
+  const same =
+    isObject(value) && isObject(fallback)
+      ? deepEqual(withoutZeros(value), withoutZeros(fallback))
+      : deepEqual(value, fallback);
+  if (same) delete object[field];
+}
+
+/**
+ * Leaves out what the service filled in for a job that did not say (the `api` package's defaults),
+ * so the export reads as a user writes a job. The scheduler fills the same in again on plan.
+ */
+function withoutServiceDefaults(job: Record<string, unknown>): void {
+  const type = job.Type ?? 'service';
+  dropDefault(job, 'Region', DEFAULT_REGION);
+  dropDefault(job, 'Priority', DEFAULT_JOB_PRIORITY);
+  dropDefault(job, 'NodePool', DEFAULT_NODE_POOL);
+  dropDefault(job, 'Datacenters', DEFAULT_DATACENTERS);
+  dropDefault(job, 'Update', DEFAULT_UPDATE);
+  for (const group of Array.isArray(job.TaskGroups) ? job.TaskGroups : []) {
+    if (!isObject(group)) continue;
+    dropDefault(group, 'Update', job.Update ?? DEFAULT_UPDATE);
+    dropDefault(group, 'Update', DEFAULT_UPDATE);
+    dropDefault(group, 'Migrate', DEFAULT_MIGRATE);
+    dropDefault(group, 'EphemeralDisk', DEFAULT_EPHEMERAL_DISK);
+    dropDefault(group, 'ReschedulePolicy', defaultReschedulePolicy(type));
+    const groupRestart = group.RestartPolicy;
+    dropDefault(group, 'RestartPolicy', defaultRestartPolicy(type));
+    for (const task of Array.isArray(group.Tasks) ? group.Tasks : []) {
+      if (!isObject(task)) continue;
+      dropDefault(task, 'KillTimeout', DEFAULT_KILL_TIMEOUT);
+      dropDefault(task, 'LogConfig', DEFAULT_LOG_CONFIG);
+      // A task's restart policy is its group's unless it says otherwise.
+      dropDefault(task, 'RestartPolicy', groupRestart ?? defaultRestartPolicy(type));
+      const resources = task.Resources;
+      if (isObject(resources)) {
+        if (resources.Cores === undefined || resources.Cores === null)
+          dropDefault(resources, 'CPU', DEFAULT_CPU_MHZ);
+        dropDefault(resources, 'MemoryMB', DEFAULT_MEMORY_MB);
+      }
+    }
+  }
+}
+
 export function exportJob(job: Job): Record<string, unknown> {
   const top = pick(job, INLINE_FIELDS.job);
   delete top.ID;
@@ -50,5 +112,6 @@ export function exportJob(job: Job): Record<string, unknown> {
     );
     return group;
   });
+  withoutServiceDefaults(top);
   return compact(withoutZeros(top)) as Record<string, unknown>;
 }

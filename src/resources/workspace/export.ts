@@ -9,6 +9,9 @@ import type { Workspace } from '../../clients/workspaces/client.js';
 import { compact, deepEqual } from '../compare.js';
 import { CREATE_DEFAULTS, type WorkspaceSpec } from './schema.js';
 
+/** The project every organization has, where the service puts a workspace created without one. */
+const DEFAULT_PROJECT_NAME = 'Default Project';
+
 /** Settings a manifest writes, in the service's names; `operations` (deprecated) and create-only ones aside. */
 const EXPORTED = [
   'description',
@@ -53,6 +56,8 @@ export function exportWorkspace(w: Workspace): WorkspaceSpec {
   }
   const repo = vcsRepo(w.attributes['vcs-repo']);
   if (repo) spec['vcs-repo'] = repo;
+  // The organization's default project is where a workspace without one goes: not written.
+  if (w.projectName === DEFAULT_PROJECT_NAME) return spec as WorkspaceSpec;
   if (w.projectName) spec.project = { name: w.projectName };
   else if (w.projectId) spec.project = { id: w.projectId };
   return spec as WorkspaceSpec;

@@ -24,11 +24,21 @@
  * fields and a batch job's as unused, null), and `LogConfig` holds the spec's `MaxFiles` and
  * `MaxFileSizeMB` (the real one adds `Disabled: false`).
  */
+import {
+  DEFAULT_CPU_MHZ,
+  DEFAULT_EPHEMERAL_DISK,
+  DEFAULT_JOB_PRIORITY,
+  DEFAULT_JOB_TYPE,
+  DEFAULT_KILL_TIMEOUT,
+  DEFAULT_LOG_CONFIG,
+  DEFAULT_MEMORY_MB,
+  DEFAULT_MIGRATE,
+  DEFAULT_NODE_POOL,
+  DEFAULT_UPDATE,
+  defaultReschedulePolicy,
+  defaultRestartPolicy,
+} from '../../../clients/scheduler/defaults.js';
 import type { Json } from './model.js';
-
-const SECOND = 1_000_000_000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
 
 /** The fields a job always has, in the spec's order, with what the real service fills when unset. */
 const JOB_DEFAULTS: Json = {
@@ -37,12 +47,12 @@ const JOB_DEFAULTS: Json = {
   Name: '',
   Namespace: '',
   Region: '',
-  Type: 'service',
-  Priority: 50,
+  Type: DEFAULT_JOB_TYPE,
+  Priority: DEFAULT_JOB_PRIORITY,
   AllAtOnce: false,
   // The default since the real 1.5: a glob over every datacenter.
   Datacenters: ['*'],
-  NodePool: 'default',
+  NodePool: DEFAULT_NODE_POOL,
   Constraints: null,
   Affinities: null,
   Spreads: null,
@@ -106,7 +116,7 @@ const TASK_DEFAULTS: Json = {
   Meta: null,
   Leader: false,
   Kind: '',
-  KillTimeout: 5 * SECOND,
+  KillTimeout: DEFAULT_KILL_TIMEOUT,
   KillSignal: '',
   ShutdownDelay: 0,
   Lifecycle: null,
@@ -125,72 +135,6 @@ const TASK_DEFAULTS: Json = {
   // The spec's integration block: null when unused.
   Secrets: null,
 };
-
-/** `api.DefaultUpdateStrategy`. */
-const DEFAULT_UPDATE: Json = {
-  Stagger: 30 * SECOND,
-  MaxParallel: 1,
-  HealthCheck: 'checks',
-  MinHealthyTime: 10 * SECOND,
-  HealthyDeadline: 5 * MINUTE,
-  ProgressDeadline: 10 * MINUTE,
-  AutoRevert: false,
-  Canary: 0,
-  AutoPromote: false,
-};
-
-/** `api.DefaultMigrateStrategy`. */
-const DEFAULT_MIGRATE: Json = {
-  MaxParallel: 1,
-  HealthCheck: 'checks',
-  MinHealthyTime: 10 * SECOND,
-  HealthyDeadline: 5 * MINUTE,
-};
-
-/** `api.DefaultEphemeralDisk`. */
-const DEFAULT_EPHEMERAL_DISK: Json = { Sticky: false, SizeMB: 300, Migrate: false };
-
-/** `api.DefaultLogConfig`, limited to the spec's fields (see the file comment). */
-const DEFAULT_LOG_CONFIG: Json = { MaxFiles: 10, MaxFileSizeMB: 10 };
-
-/** `api.defaultServiceJobRestartPolicy` / `defaultBatchJobRestartPolicy`, by job type. */
-function defaultRestartPolicy(type: unknown): Json {
-  const service = type === 'service' || type === 'system';
-  return {
-    Attempts: service ? 2 : 3,
-    Interval: service ? 30 * MINUTE : 24 * HOUR,
-    Delay: 15 * SECOND,
-    Mode: 'fail',
-    RenderTemplates: false,
-  };
-}
-
-/**
- * `api.NewDefaultReschedulePolicy`: service jobs reschedule without limit (exponential from 30s up to
- * 1h), batch jobs once a day after 5s; any other type gets the all-zero policy the real code uses to
- * fill a block the job gave.
- */
-function defaultReschedulePolicy(type: unknown): Json {
-  if (type === 'service')
-    return {
-      Attempts: 0,
-      Interval: 0,
-      Delay: 30 * SECOND,
-      DelayFunction: 'exponential',
-      MaxDelay: HOUR,
-      Unlimited: true,
-    };
-  if (type === 'batch')
-    return {
-      Attempts: 1,
-      Interval: 24 * HOUR,
-      Delay: 5 * SECOND,
-      DelayFunction: 'constant',
-      MaxDelay: 0,
-      Unlimited: false,
-    };
-  return { Attempts: 0, Interval: 0, Delay: 0, DelayFunction: '', MaxDelay: 0, Unlimited: false };
-}
 
 /**
  * A job as the real service stores it after register. `namespace` is the one the request resolved
@@ -300,10 +244,10 @@ function canonicalTask(input: Json, tg: Json): Json {
  */
 function canonicalResources(resources: Json): Json {
   const cores = resources.Cores;
-  const cpuDefault = cores === undefined || cores === null ? 100 : 0;
+  const cpuDefault = cores === undefined || cores === null ? DEFAULT_CPU_MHZ : 0;
   return fill(resources, {
     CPU: cpuDefault,
-    MemoryMB: 300,
+    MemoryMB: DEFAULT_MEMORY_MB,
     DiskMB: 0,
     IOPS: 0,
     Devices: null,
