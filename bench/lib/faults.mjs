@@ -46,6 +46,10 @@ async function oneRun(faults, counts, parallelism) {
         changesLeft: planned.plan.changes.length - after.plan.summary.noop,
         duplicateRoles: names.length - new Set(names).size,
         planAfter: after.plan.summary,
+        // Why each failed change failed, so that a miss in docs/benchmarks.md says where to look.
+        failures: result.results
+          .filter((r) => r.status === 'failed')
+          .map((r) => `${r.address}: ${r.message}`),
       };
     } finally {
       await connections.close();
