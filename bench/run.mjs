@@ -189,6 +189,7 @@ if (!skip.has('faults')) {
   results.faults = await faultRuns(settings);
 }
 results.totalSeconds = (performance.now() - started) / 1000;
+results.machine.loadAverageAtEnd = os.loadavg()[0];
 const written = writeReport(outDir, results);
 say(`wrote ${written.join(', ')} in ${results.totalSeconds.toFixed(0)} s`);
 
@@ -199,5 +200,7 @@ function machine() {
     cores: cpus.length,
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
+    // Other work on the machine (other builds, test runs) stretches every wall figure: say how much.
+    loadAverage: os.loadavg()[0],
   };
 }
