@@ -19,12 +19,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { apply, connect, loadManifest, plan as planRun } from '../dist/engine/index.js';
-import { startSandbox } from '../dist/sandbox/index.js';
 import { measureCpu } from './lib/cpu.mjs';
 import { drift } from './lib/drift.mjs';
 import { faultRuns } from './lib/faults.mjs';
 import { writeReport } from './lib/report.mjs';
 import { minimumRequests, requestCounter, sum } from './lib/requests.mjs';
+import { startSandboxProcess } from './lib/sandbox-process.mjs';
 import { measureStartup } from './lib/startup.mjs';
 import { writeWorkload } from './lib/workload.mjs';
 
@@ -57,10 +57,12 @@ const say = (line) => process.stderr.write(`bench: ${line}\n`);
 
 /** One phase: wall time and the requests the sandbox answered, per kind, against the minimum. */
 async function phase(name, counter, minimum, fn) {
+  await counter.sync();
   counter.take();
   const started = performance.now();
   const value = await fn();
   const wallMs = performance.now() - started;
+  await counter.sync();
   const { counts } = counter.take();
   const requests = sum(counts);
   const boundMs = (requests / settings.parallelism) * settings.latencyMs;
@@ -84,11 +86,18 @@ async function phase(name, counter, minimum, fn) {
 async function servicePhases() {
   const counter = requestCounter();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-'));
-  const sandbox = await startSandbox({
-    port: 0,
-    log: counter.log,
-    config: { registry: { policies: [{ Name: 'service-read' }] }, faults: { latencyMs: settings.latencyMs } },
-  });
+  // In its own process: the sandbox's CPU would otherwise count as Converge's wall time.
+  const sandbox = await startSandboxProcess(
+    {
+      port: 0,
+      config: {
+        registry: { policies: [{ Name: 'service-read' }] },
+        faults: { latencyMs: settings.latencyMs },
+      },
+    },
+    counter.log,
+  );
+  counter.sync = () => sandbox.sync();
   const env = { ...process.env, ...sandbox.env(), CONVERGE_STATE_DIR: dir };
   const { parallelism } = settings;
   const rows = [];
@@ -131,6 +140,7 @@ async function servicePhases() {
     rows.push(warm.row);
 
     const connections = connect(manifest, { env });
+    await counter.sync();
     counter.take();
     const changed = await drift(connections, n, settings.driftShare).finally(() => connections.close());
     const changedTotal = sum(changed);
@@ -179,6 +189,7 @@ if (!skip.has('faults')) {
   results.faults = await faultRuns(settings);
 }
 results.totalSeconds = (performance.now() - started) / 1000;
+results.machine.loadAverageAtEnd = os.loadavg()[0];
 const written = writeReport(outDir, results);
 say(`wrote ${written.join(', ')} in ${results.totalSeconds.toFixed(0)} s`);
 
@@ -189,5 +200,7 @@ function machine() {
     cores: cpus.length,
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
+    // Other work on the machine (other builds, test runs) stretches every wall figure: say how much.
+    loadAverage: os.loadavg()[0],
   };
 }

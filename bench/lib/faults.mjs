@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { apply, connect, loadManifest, plan as planRun } from '../../dist/engine/index.js';
-import { startSandbox } from '../../dist/sandbox/index.js';
 import { registryService } from '../../dist/clients/registry/definition.js';
+import { startSandboxProcess } from './sandbox-process.mjs';
 import { writeWorkload } from './workload.mjs';
 
 export const faultConfig = ({ latencyMs }) => ({ latencyMs, failRate: 0.1, resetRate: 0.05, seed: 20 });
@@ -16,8 +16,8 @@ export const rateLimitConfig = ({ latencyMs }) => ({ latencyMs, rateLimit: 30, s
 
 async function oneRun(faults, counts, parallelism) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-faults-'));
-  // Policies and the sandbox itself come up without faults first would be nicer; the seed is config.
-  const sandbox = await startSandbox({
+  // In its own process, as in the service phases: the rate is Converge's, not the sandbox's CPU.
+  const sandbox = await startSandboxProcess({
     port: 0,
     config: { registry: { policies: [{ Name: 'service-read' }] }, faults },
   });
@@ -46,6 +46,10 @@ async function oneRun(faults, counts, parallelism) {
         changesLeft: planned.plan.changes.length - after.plan.summary.noop,
         duplicateRoles: names.length - new Set(names).size,
         planAfter: after.plan.summary,
+        // Why each failed change failed, so that a miss in docs/benchmarks.md says where to look.
+        failures: result.results
+          .filter((r) => r.status === 'failed')
+          .map((r) => `${r.address}: ${r.message}`),
       };
     } finally {
       await connections.close();
@@ -58,15 +62,21 @@ async function oneRun(faults, counts, parallelism) {
   }
 }
 
-/** 500 creates (roles and workspaces) under 10% 5xx; roles under a 30 requests/s limit. */
-export async function faultRuns({ latencyMs, parallelism, faultObjects, rateLimitObjects }) {
-  const half = Math.floor(faultObjects / 2);
-  const none = { groups: 0, users: 0, jobs: 0 };
-  const faults = await oneRun(
-    faultConfig({ latencyMs }),
-    { roles: half, workspaces: faultObjects - half, ...none },
-    parallelism,
+/** The issue's "500 objects of all kinds": the default sizes' mix (10:5:3:3:1), scaled to `total`. */
+export function allKinds(total) {
+  const share = { roles: 10, workspaces: 5, groups: 3, users: 3, jobs: 1 };
+  const whole = Object.values(share).reduce((a, b) => a + b, 0);
+  const counts = Object.fromEntries(
+    Object.entries(share).map(([k, v]) => [k, Math.floor((total * v) / whole)]),
   );
+  counts.roles += total - Object.values(counts).reduce((a, b) => a + b, 0);
+  return counts;
+}
+
+/** 500 creates of every kind under 10% 5xx and 5% resets; roles under a 30 requests/s limit. */
+export async function faultRuns({ latencyMs, parallelism, faultObjects, rateLimitObjects }) {
+  const none = { groups: 0, users: 0, jobs: 0 };
+  const faults = await oneRun(faultConfig({ latencyMs }), allKinds(faultObjects), parallelism);
   const limited = await oneRun(
     rateLimitConfig({ latencyMs }),
     { roles: rateLimitObjects, workspaces: 0, ...none },

@@ -1,6 +1,7 @@
 // Start-up: `converge --version` and `converge validate` of a small manifest against bare `node -e 0`,
-// each the median of several runs of a fresh process.
-import { execFileSync } from 'node:child_process';
+// each the median of several runs of a fresh process, wall and CPU. The three commands alternate run by
+// run, so that a burst of load from elsewhere on the machine hits all of them alike.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,31 +9,45 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+// The child's own CPU (user + system), written on exit: Node reports no CPU for a finished child.
+const CPU_HOOK =
+  'data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\nbench-cpu-us "+(u.user+u.system)+"\\n")})';
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function timeRuns(args, runs, env) {
-  const times = [];
-  for (let i = 0; i < runs; i += 1) {
-    const started = performance.now();
-    execFileSync(process.execPath, args, { stdio: 'ignore', env, timeout: 60_000 });
-    times.push(performance.now() - started);
-  }
-  return median(times);
+function once(args, env) {
+  const started = performance.now();
+  const r = spawnSync(process.execPath, ['--import', CPU_HOOK, ...args], { env, timeout: 60_000 });
+  const wallMs = performance.now() - started;
+  if (r.status !== 0) throw new Error(`start-up run ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  const cpu = /bench-cpu-us (\d+)/.exec(r.stderr.toString());
+  return { wallMs, cpuMs: cpu ? Number(cpu[1]) / 1000 : NaN };
 }
 
-export function measureStartup(runs = 5) {
+export function measureStartup(runs = 10) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-startup-'));
   writeFileSync(
     path.join(dir, 'role.yaml'),
     'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: web }\nspec: { Description: web }\n',
   );
   const env = { PATH: process.env.PATH ?? '', CONVERGE_STATE_DIR: dir, NO_COLOR: '1' };
-  const node = timeRuns(['-e', '0'], runs, env);
-  const version = timeRuns([CLI, '--version'], runs, env);
-  const validate = timeRuns([CLI, 'validate', '-f', dir], runs, env);
-  return { runs, nodeMs: node, versionMs: version, validateMs: validate };
+  const commands = { node: ['-e', '0'], version: [CLI, '--version'], validate: [CLI, 'validate', '-f', dir] };
+  const seen = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  for (let i = 0; i < runs; i += 1)
+    for (const [k, args] of Object.entries(commands)) seen[k].push(once(args, env));
+  const wall = (k) => median(seen[k].map((s) => s.wallMs));
+  const cpu = (k) => median(seen[k].map((s) => s.cpuMs));
+  return {
+    runs,
+    nodeMs: wall('node'),
+    versionMs: wall('version'),
+    validateMs: wall('validate'),
+    nodeCpuMs: cpu('node'),
+    versionCpuMs: cpu('version'),
+    validateCpuMs: cpu('validate'),
+  };
 }

@@ -81,6 +81,14 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
 type CreatePreview = Awaited<ReturnType<ServerSidePlan['previewCreate']>>;
 type ListOnce = (kind: AnyResourceKind & Listable, scope: ListScope) => Promise<Observed[]>;
 
+/**
+ * The run's context with its parallelism, so that a kind fanning out reads inside `list` keeps as
+ * many in flight as the user allowed. A view on the same object: clients and signal are shared.
+ */
+function withParallelism(ctx: KindContext, parallelism: number): KindContext {
+  return Object.create(ctx, { parallelism: { value: parallelism, enumerable: true } }) as KindContext;
+}
+
 /** One `list` per kind and scope per plan: the reads of declared objects and a prune share it. */
 function listOnce(ctx: KindContext): ListOnce {
   const lists = new Map<string, Promise<Observed[]>>();
@@ -474,7 +482,9 @@ export async function buildPlan(
   ctx: KindContext,
   options: PlanOptions = {},
 ): Promise<Plan> {
-  const limit = pLimit(Math.max(1, options.parallelism ?? 10));
+  const parallelism = Math.max(1, options.parallelism ?? 10);
+  const limit = pLimit(parallelism);
+  ctx = withParallelism(ctx, parallelism);
 
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).

@@ -14,7 +14,7 @@ import {
   type RateLimitPauseEvent,
   WaitTimeoutError,
 } from '../../src/clients/http/index.js';
-import { RETRY_BUDGET_FLOOR } from '../../src/clients/http/retry-budget.js';
+import { RETRY_BUDGET_FLOOR, RETRY_BUDGET_RATIO } from '../../src/clients/http/retry-budget.js';
 import { caught } from './helpers.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -171,8 +171,9 @@ describe('retry budget per host and run', () => {
     for (let i = 0; i < 40; i++) {
       errors.push((await caught(c.request({ method: 'GET', path: '/v1/x' }))) as Error);
     }
-    // Without a budget: 40 × 5 = 200 requests. With it: 40 plus the floor plus 10% of 40.
-    expect(received).toBeLessThanOrEqual(40 + RETRY_BUDGET_FLOOR + 4);
+    // Without a budget: 40 × 5 = 200 requests. With it: 40 plus the floor plus the ratio's share of 40.
+    expect(received).toBeLessThanOrEqual(40 + RETRY_BUDGET_FLOOR + RETRY_BUDGET_RATIO * 40);
+    expect(received).toBeLessThan(100);
     const last = errors.at(-1)!;
     expect(last).toBeInstanceOf(HttpStatusError);
     expect(last.message).toMatch(/registry: GET \/v1\/x → 503/);
@@ -190,5 +191,23 @@ describe('retry budget per host and run', () => {
     const c = client(base, { hosts: new HostRegistry() });
     for (let i = 0; i < 50; i++) await c.request({ method: 'GET', path: '/v1/x' });
     expect(c.retryCount).toBeGreaterThan(0);
+  });
+
+  it('rides out a service failing 15% of attempts (10% 5xx and 5% resets) over a long run', async () => {
+    let attempts = 0;
+    const base = await serve((req, res) => {
+      attempts++;
+      // 3 of every 20 attempts fail: two 503s and one dropped connection.
+      const slot = attempts % 20;
+      if (slot === 0) req.socket.destroy();
+      else {
+        res.writeHead(slot < 3 ? 503 : 204);
+        res.end();
+      }
+    });
+    const c = client(base, { hosts: new HostRegistry() });
+    // Enough requests that the floor alone does not carry the run: the ratio must cover 15% faults.
+    for (let i = 0; i < 300; i++) await c.request({ method: 'GET', path: '/v1/x' });
+    expect(attempts).toBeGreaterThan(300 + RETRY_BUDGET_FLOOR);
   });
 });

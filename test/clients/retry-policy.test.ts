@@ -13,7 +13,7 @@ import {
 
 describe('retry policy', () => {
   it('treats GET, HEAD, PUT, DELETE and OPTIONS as idempotent', () => {
-    expect(['GET', 'head', 'PUT', 'DELETE', 'OPTIONS'].every(isIdempotentMethod)).toBe(true);
+    expect(['GET', 'head', 'LIST', 'PUT', 'DELETE', 'OPTIONS'].every(isIdempotentMethod)).toBe(true);
     expect(['POST', 'PATCH'].some(isIdempotentMethod)).toBe(false);
   });
 

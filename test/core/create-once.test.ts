@@ -69,7 +69,7 @@ describe('createOnce', () => {
     expect(sends()).toBe(2);
     expect(store.objects.size).toBe(1);
     expect(notes).toEqual([
-      expect.stringMatching(/^create answer lost \(503\); not found by its key.*attempt 2 of 3/),
+      expect.stringMatching(/^create answer lost \(503\); not found by its key.*attempt 2 of 5/),
     ]);
   });
 
@@ -109,10 +109,17 @@ describe('createOnce', () => {
     expect(store.objects.size).toBe(1);
   });
 
-  it('gives up after three sends against a service that keeps losing answers', async () => {
-    const { kind, sends } = flaky([0, 1, 2, 3].map(() => ({ error: lost503, acted: false })));
+  it('gives up after five sends against a service that keeps losing answers', async () => {
+    const { kind, sends } = flaky([0, 1, 2, 3, 4, 5].map(() => ({ error: lost503, acted: false })));
     await expect(createOnce(kind, noContext, thing, instant)).rejects.toThrow(/503/);
-    expect(sends()).toBe(3);
+    expect(sends()).toBe(5);
+  });
+
+  it('rides out four lost answers in a row and creates the object once', async () => {
+    const { kind, store, sends } = flaky([0, 1, 2, 3].map(() => ({ error: lost503, acted: false })));
+    await createOnce(kind, noContext, thing, instant);
+    expect(sends()).toBe(5);
+    expect(store.objects.size).toBe(1);
   });
 
   it('does not send again once the run retry budget is spent (no retry storm)', async () => {

@@ -38,7 +38,9 @@ export const DEFAULT_RETRY: RetryOptions = {
   statuses: [500, 502, 503, 504],
 };
 
-const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+// LIST is the secrets service's read of a folder's keys (spec: secrets-ldap-and-rekey.md): a read like
+// GET, so a 503 or a reset on it is retried; left out, one 5xx on an LDAP list failed a whole plan.
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'LIST', 'PUT', 'DELETE', 'OPTIONS']);
 
 export function isIdempotentMethod(method: string): boolean {
   return IDEMPOTENT_METHODS.has(method.toUpperCase());

@@ -115,6 +115,11 @@ export interface KindContext {
   readonly signal?: AbortSignal;
   /** Whether the user switched on one of the kinds' own `options` (`force-unlock`). */
   option(flag: string): boolean;
+  /**
+   * How many requests the run allows at once (`--parallelism`), for kinds that fan out reads inside
+   * one verb (a list followed by one read per name); absent outside a plan.
+   */
+  readonly parallelism?: number;
 }
 
 /** The settings of a service's connection (`organization`), known without contacting the service. */

@@ -34,7 +34,7 @@ import {
   secretsClient,
 } from './common.js';
 
-/** Reads at a time while listing: enough to hide latency, few enough not to crowd the service. */
+/** Reads at a time while listing when the run does not say (`ctx.parallelism`, set by the planner). */
 const LIST_READ_CONCURRENCY = 8;
 
 /** The mount of an object: its namespace (`metadata.mount`). */
@@ -168,7 +168,7 @@ export function entryKindBase<Spec, Live>(
       const client = secretsClient(ctx, scope);
       const opts = callOptions(ctx);
       const names = await unlessMountMissing(access.listNames(client, mount, opts), []);
-      const limit = pLimit(LIST_READ_CONCURRENCY);
+      const limit = pLimit(ctx.parallelism ?? LIST_READ_CONCURRENCY);
       const read = await Promise.all(
         names.map((name) =>
           limit(async () => {
