@@ -12,64 +12,81 @@ import type { ManifestProblem } from './types.js';
 export interface ParsedDocument {
   doc: Document.Parsed;
   positions: DocumentPositions;
+  /** Which of the file's documents this is (counting every one yaml composed): to find it again. */
+  index: number;
 }
 
 export interface ParsedFile {
-  documents: ParsedDocument[];
+  /**
+   * The file's usable documents, composed one at a time as they are taken, so that a caller that
+   * is done with one lets it go before the next is built: a file of 10,000 documents never holds
+   * all their syntax trees at once (they were most of a large plan's memory and of its GC time).
+   */
+  documents: Generator<ParsedDocument, void, undefined>;
+  /** YAML problems of the documents taken so far. */
   problems: ManifestProblem[];
+  /**
+   * Once `documents` is done: set when the file nests too deep. Then the file's other problems, and
+   * whatever its earlier documents gave, are to be dropped: the file is not read further.
+   */
+  tooDeep(): ManifestProblem | undefined;
 }
+
+const COMPOSE_OPTIONS = {
+  // Core schema even under a `%YAML 1.1` directive: `yes`/`no`/`on` stay strings.
+  schema: 'core',
+  // YAML 1.1 extras (!!binary, !!set, !!timestamp...) are not manifest values.
+  resolveKnownTags: false,
+  // Merge keys (`<<: *defaults`) are ordinary YAML in Kubernetes-style manifests. prepare.ts checks
+  // what they merge, and to-value.ts bounds how far they expand.
+  merge: true,
+  // yaml's duplicate-key check compares each key with every earlier one (100k keys took minutes);
+  // prepare.ts checks duplicates with a Set instead.
+  uniqueKeys: false,
+} as const;
 
 export function parseManifestText(file: string, text: string): ParsedFile {
   const lineCounter = new LineCounter();
-  const composer = new Composer({
-    // Core schema even under a `%YAML 1.1` directive: `yes`/`no`/`on` stay strings.
-    schema: 'core',
-    // YAML 1.1 extras (!!binary, !!set, !!timestamp...) are not manifest values.
-    resolveKnownTags: false,
-    // Merge keys (`<<: *defaults`) are ordinary YAML in Kubernetes-style manifests. prepare.ts checks
-    // what they merge, and to-value.ts bounds how far they expand.
-    merge: true,
-    // yaml's duplicate-key check compares each key with every earlier one (100k keys took minutes);
-    // prepare.ts checks duplicates with a Set instead.
-    uniqueKeys: false,
-    // Messages without the source excerpt: we print our own `file:line:col`.
-    prettyErrors: false,
-  });
   const guarded = guardedTokens(text, lineCounter);
-  // What yaml's `parseAllDocuments` does, with the nesting guard between its lexer and its parser.
-  const docs: Document.Parsed[] = Array.from(composer.compose(guarded.tokens()));
-  const tooDeep = guarded.violation();
-  if (tooDeep) {
-    return {
-      documents: [],
-      problems: [
-        {
-          position: { file, ...tooDeep },
-          message: `values are nested more than ${MAX_NESTING_DEPTH} levels deep; the file is not read further`,
-        },
-      ],
-    };
+  const problems: ManifestProblem[] = [];
+
+  function* documents(): Generator<ParsedDocument, void, undefined> {
+    // What yaml's `parseAllDocuments` does, with the nesting guard between its lexer and its parser.
+    let index = -1;
+    for (const doc of new Composer(COMPOSE_OPTIONS).compose(guarded.tokens())) {
+      // The document being composed when the guard stopped the stream is cut short: not a document.
+      if (guarded.violation()) return;
+      index++;
+      const positions = new DocumentPositions(file, doc, lineCounter);
+      // Unresolved tags are warnings to yaml; prepare.ts reports every disallowed tag itself.
+      const issues = [
+        ...doc.errors,
+        ...doc.warnings.filter((warning) => warning.code !== 'TAG_RESOLVE_FAILED'),
+      ];
+      for (const issue of issues) {
+        problems.push({ position: positions.at(issue.pos[0]), message: `YAML: ${describeYamlIssue(issue)}` });
+      }
+      if (issues.length > 0) continue;
+      // Empty documents (`---` followed by nothing, or only comments) are skipped; yaml gives them
+      // a null scalar as contents.
+      if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
+      yield { doc, positions, index };
+    }
   }
 
-  const documents: ParsedDocument[] = [];
-  const problems: ManifestProblem[] = [];
-  for (const doc of docs) {
-    const positions = new DocumentPositions(file, doc, lineCounter);
-    // Unresolved tags are warnings to yaml; prepare.ts reports every disallowed tag itself.
-    const issues = [
-      ...doc.errors,
-      ...doc.warnings.filter((warning) => warning.code !== 'TAG_RESOLVE_FAILED'),
-    ];
-    for (const issue of issues) {
-      problems.push({ position: positions.at(issue.pos[0]), message: `YAML: ${describeYamlIssue(issue)}` });
-    }
-    if (issues.length > 0) continue;
-    // Empty documents (`---` followed by nothing, or only comments) are skipped; yaml gives them
-    // a null scalar as contents.
-    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
-    documents.push({ doc, positions });
-  }
-  return { documents, problems };
+  return {
+    documents: documents(),
+    problems,
+    tooDeep() {
+      const violation = guarded.violation();
+      return violation
+        ? {
+            position: { file, ...violation },
+            message: `values are nested more than ${MAX_NESTING_DEPTH} levels deep; the file is not read further`,
+          }
+        : undefined;
+    },
+  };
 }
 
 function describeYamlIssue(issue: { message: string; code: string }): string {
