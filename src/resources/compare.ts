@@ -151,15 +151,20 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
 export function compact<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => compact(v)) as T;
   if (!isPlainObject(value)) return value;
+  // Plain loops, no entry arrays: every object of a plan passes here a few times.
   const out: Plain = {};
-  for (const [k, v] of Object.entries(value)) {
-    const c = compact(v);
+  for (const k of Object.keys(value)) {
+    const c = compact(value[k]);
     if (c === undefined || c === null) continue;
-    if (Array.isArray(c) && c.length === 0) continue;
-    if (isPlainObject(c) && Object.keys(c).length === 0) continue;
+    if (Array.isArray(c) ? c.length === 0 : isPlainObject(c) && isEmptyObject(c)) continue;
     out[k] = c;
   }
   return out as T;
+}
+
+function isEmptyObject(o: Plain): boolean {
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) return false;
+  return true;
 }
 
 /** Sorts a list by a key function, without touching the input. */
