@@ -14,6 +14,7 @@ import {
   stateFolders,
 } from '../common/confined-files.js';
 import { crossCheck } from './crosscheck.js';
+import { DeferredPositions } from './deferred-positions.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
 import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
@@ -77,7 +78,14 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     }
     manifest.files.push(file.display);
     const parsed = parseManifestText(file.display, read.text);
-    problems.push(...parsed.problems);
+    const deferredPositions = new DeferredPositions(file.display, read.text);
+    // Where this file's contributions start: a file found too deep part-way is not read at all.
+    const before = {
+      problems: problems.length,
+      resources: manifest.resources.length,
+      connections: manifest.connections.length,
+      pruneScopes: manifest.pruneScopes.length,
+    };
     // One reader per file: `${file:}` and the files kinds read later follow the same rules.
     const confinement: ConfinementOptions = {
       root: file.root,
@@ -87,10 +95,11 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     };
     const readFile = confinedFileReader(confinement);
     const sources = interpolationSources(file.display, readEnv, readFile);
+    // Each document is loaded, and its syntax tree let go, before the next is composed.
     for (const document of parsed.documents) {
       const documentProblems = await loadDocument(
         document,
-        { sources, confinement, readFile },
+        { sources, confinement, readFile, deferredPositions },
         { kinds, services },
         manifest,
       );
@@ -100,6 +109,16 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
         if (name !== undefined) brokenConnections.add(name);
       }
     }
+    const tooDeep = parsed.tooDeep();
+    if (tooDeep) {
+      problems.length = before.problems;
+      manifest.resources.length = before.resources;
+      manifest.connections.length = before.connections;
+      manifest.pruneScopes.length = before.pruneScopes;
+      problems.push(tooDeep);
+    } else {
+      problems.push(...parsed.problems);
+    }
   }
 
   problems.push(...crossCheck(manifest, kinds, brokenConnections));
@@ -108,12 +127,18 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 }
 
 async function loadDocument(
-  { doc, positions }: ParsedDocument,
+  { doc, positions, index }: ParsedDocument,
   {
     sources,
     confinement,
     readFile,
-  }: { sources: InterpolationSources; confinement: ConfinementOptions; readFile: ManifestFileReader },
+    deferredPositions,
+  }: {
+    sources: InterpolationSources;
+    confinement: ConfinementOptions;
+    readFile: ManifestFileReader;
+    deferredPositions: DeferredPositions;
+  },
   { kinds, services }: { kinds: readonly ManifestKind[]; services: readonly ManifestService[] },
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
@@ -157,13 +182,15 @@ async function loadDocument(
   const kind = kinds.find((k) => k.kind === document.kind);
   const refusedFiles = await refusedLocalFiles(kind, document, confinement, positions);
   if (refusedFiles.length > 0) return refusedFiles;
+  const source = positions.documentStart();
   const resource: ManifestResource = {
     kind: document.kind,
     name: metadata.name,
     // A resource declared absent may leave its spec out.
     spec: document.spec ?? {},
-    source: positions.documentStart(),
-    locate: (pointer) => positions.locate(pointer),
+    source,
+    // Not `positions.locate`: that would keep the document's syntax tree for as long as the resource.
+    locate: deferredPositions.locator(index, source),
     sensitivePointers,
     readFile,
   };

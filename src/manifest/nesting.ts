@@ -23,75 +23,93 @@ export interface NestingViolation {
   col: number;
 }
 
+/** Runs the guard over a whole text on its own; parse.ts feeds it the tokens yaml parses instead. */
 export function findExcessiveNesting(text: string, maxDepth: number): NestingViolation | undefined {
-  const blockColumns: number[] = [];
-  let flowDepth = 0;
-  let line = 1;
-  let lineStartOffset = 0;
-  let offset = 0;
-  let atLineStart = true;
-  // Column where the current block node on this line starts (after any `- ` / `? ` indicators).
-  let nodeColumn = -1;
-  let nextIsScalarText = false;
-
-  const popColumnsFrom = (col: number) => {
-    while (blockColumns.length > 0 && blockColumns[blockColumns.length - 1]! >= col) blockColumns.pop();
-  };
-
+  const guard = new NestingGuard(maxDepth);
   for (const token of new Lexer().lex(text)) {
-    if (token === DOCUMENT_MARKER || token === FLOW_END_MARKER) continue;
-    if (token === SCALAR_MARKER) {
-      nextIsScalarText = true;
-      continue;
-    }
-    const col = offset - lineStartOffset;
-    const kind = nextIsScalarText ? 'content' : classify(token);
-    nextIsScalarText = false;
-
-    if (kind === 'document') {
-      blockColumns.length = 0;
-      flowDepth = 0;
-    } else if (kind === 'flow-open') {
-      if (flowDepth === 0) startContent(col);
-      flowDepth++;
-    } else if (kind === 'flow-close') {
-      flowDepth = Math.max(0, flowDepth - 1);
-    } else if (flowDepth === 0 && kind === 'block-indicator') {
-      popColumnsFrom(col);
-      blockColumns.push(col);
-      atLineStart = false;
-      nodeColumn = -1;
-    } else if (flowDepth === 0 && kind === 'value-indicator') {
-      // `key:` opens a mapping level that starts where the key starts.
-      const keyColumn = nodeColumn >= 0 ? nodeColumn : col;
-      popColumnsFrom(keyColumn);
-      blockColumns.push(keyColumn);
-      atLineStart = false;
-      nodeColumn = -1;
-    } else if (flowDepth === 0 && kind === 'content') {
-      startContent(col);
-    }
-
-    if (blockColumns.length + flowDepth > maxDepth) return { line, col: col + 1 };
-
-    offset += token.length;
-    const lastNewline = token.lastIndexOf('\n');
-    if (lastNewline >= 0) {
-      for (let i = token.indexOf('\n'); i >= 0; i = token.indexOf('\n', i + 1)) line++;
-      lineStartOffset = offset - token.length + lastNewline + 1;
-      atLineStart = true;
-      nodeColumn = -1;
-    }
+    const violation = guard.next(token);
+    if (violation) return violation;
   }
   return undefined;
+}
 
-  function startContent(col: number) {
-    if (atLineStart) {
-      // The first node on a line closes every block level that started at or right of it.
-      popColumnsFrom(col);
-      atLineStart = false;
+/**
+ * Tracks the depth token by token, so that the one lexer pass that feeds yaml's parser also guards
+ * it: the parser never receives the token that goes too deep.
+ */
+export class NestingGuard {
+  private readonly blockColumns: number[] = [];
+  private flowDepth = 0;
+  private line = 1;
+  private lineStartOffset = 0;
+  private offset = 0;
+  private atLineStart = true;
+  /** Column where the current block node on this line starts (after any `- ` / `? ` indicators). */
+  private nodeColumn = -1;
+  private nextIsScalarText = false;
+
+  constructor(private readonly maxDepth: number) {}
+
+  /** Takes the next lexer token; returns where it went too deep, if it did. */
+  next(token: string): NestingViolation | undefined {
+    if (token === DOCUMENT_MARKER || token === FLOW_END_MARKER) return undefined;
+    if (token === SCALAR_MARKER) {
+      this.nextIsScalarText = true;
+      return undefined;
     }
-    if (nodeColumn < 0) nodeColumn = col;
+    const col = this.offset - this.lineStartOffset;
+    const kind = this.nextIsScalarText ? 'content' : classify(token);
+    this.nextIsScalarText = false;
+
+    if (kind === 'document') {
+      this.blockColumns.length = 0;
+      this.flowDepth = 0;
+    } else if (kind === 'flow-open') {
+      if (this.flowDepth === 0) this.startContent(col);
+      this.flowDepth++;
+    } else if (kind === 'flow-close') {
+      this.flowDepth = Math.max(0, this.flowDepth - 1);
+    } else if (this.flowDepth === 0 && kind === 'block-indicator') {
+      this.popColumnsFrom(col);
+      this.blockColumns.push(col);
+      this.atLineStart = false;
+      this.nodeColumn = -1;
+    } else if (this.flowDepth === 0 && kind === 'value-indicator') {
+      // `key:` opens a mapping level that starts where the key starts.
+      const keyColumn = this.nodeColumn >= 0 ? this.nodeColumn : col;
+      this.popColumnsFrom(keyColumn);
+      this.blockColumns.push(keyColumn);
+      this.atLineStart = false;
+      this.nodeColumn = -1;
+    } else if (this.flowDepth === 0 && kind === 'content') {
+      this.startContent(col);
+    }
+
+    if (this.blockColumns.length + this.flowDepth > this.maxDepth) return { line: this.line, col: col + 1 };
+
+    this.offset += token.length;
+    const lastNewline = token.lastIndexOf('\n');
+    if (lastNewline >= 0) {
+      for (let i = token.indexOf('\n'); i >= 0; i = token.indexOf('\n', i + 1)) this.line++;
+      this.lineStartOffset = this.offset - token.length + lastNewline + 1;
+      this.atLineStart = true;
+      this.nodeColumn = -1;
+    }
+    return undefined;
+  }
+
+  private popColumnsFrom(col: number): void {
+    const columns = this.blockColumns;
+    while (columns.length > 0 && columns[columns.length - 1]! >= col) columns.pop();
+  }
+
+  private startContent(col: number): void {
+    if (this.atLineStart) {
+      // The first node on a line closes every block level that started at or right of it.
+      this.popColumnsFrom(col);
+      this.atLineStart = false;
+    }
+    if (this.nodeColumn < 0) this.nodeColumn = col;
   }
 }
 

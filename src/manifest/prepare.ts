@@ -42,9 +42,27 @@ const ALLOWED_TAGS = new Set(
 /** Keys that, once in a plain object, can change or reach its prototype. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/**
+ * Where a node sits, as a chain of segments: turned into a JSON pointer only for the few nodes that
+ * need one (interpolated values). Building every node's pointer string cost more than the walk.
+ */
+interface Place {
+  parent: Place | undefined;
+  segment: string | number;
+}
+
+function pointerOf(place: Place | undefined): string {
+  const segments: (string | number)[] = [];
+  for (let p = place; p; p = p.parent) segments.push(p.segment);
+  let pointer = '';
+  for (let i = segments.length - 1; i >= 0; i--) pointer = joinPointer(pointer, segments[i]!);
+  return pointer;
+}
+
 interface Frame {
   node: Node;
-  pointer: string;
+  /** undefined for the document's root. */
+  place: Place | undefined;
   /** Second visit, after the children: the node stops being an ancestor. */
   leaving?: boolean;
 }
@@ -71,10 +89,10 @@ export async function prepareDocument(
   const root = doc.contents;
   if (!root) return result;
   const ancestors = new Set<Node>();
-  const stack: Frame[] = [{ node: root, pointer: '' }];
+  const stack: Frame[] = [{ node: root, place: undefined }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
-    const { node, pointer } = frame;
+    const { node, place } = frame;
     if (frame.leaving) {
       ancestors.delete(node);
       continue;
@@ -107,6 +125,7 @@ export async function prepareDocument(
         for (const error of expansion.errors) {
           result.problems.push({ position: positions.ofNode(node), message: error });
         }
+        const pointer = pointerOf(place);
         if (expansion.errors.length > 0) result.failedPointers.add(pointer);
         node.value = expansion.value;
         if (expansion.interpolated) {
@@ -118,7 +137,7 @@ export async function prepareDocument(
     }
 
     ancestors.add(node);
-    stack.push({ node, pointer, leaving: true });
+    stack.push({ node, place, leaving: true });
     const children: Frame[] = [];
     if (isMap(node)) {
       const seen = new Map<string, Node>();
@@ -149,7 +168,7 @@ export async function prepareDocument(
           // Merged keys land in this map: interpolation in an inline merged map is recorded here.
           const value = pair.value as Node;
           for (const item of isSeq(value) ? value.items : [value]) {
-            if (item) children.push({ node: item as Node, pointer });
+            if (item) children.push({ node: item as Node, place });
           }
           continue;
         }
@@ -174,11 +193,11 @@ export async function prepareDocument(
           continue;
         }
         seen.set(name, key);
-        if (pair.value) children.push({ node: pair.value as Node, pointer: joinPointer(pointer, name) });
+        if (pair.value) children.push({ node: pair.value as Node, place: { parent: place, segment: name } });
       }
     } else if (isSeq(node)) {
       node.items.forEach((item, index) => {
-        if (item) children.push({ node: item as Node, pointer: joinPointer(pointer, index) });
+        if (item) children.push({ node: item as Node, place: { parent: place, segment: index } });
       });
     }
     // Reversed so that children are visited, and problems found, in document order.

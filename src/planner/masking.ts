@@ -20,11 +20,19 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Every secret path of a kind: its sensitive and its write-only attributes. */
-export function secretPaths(kind: AnyResourceKind): Segments[] {
-  return [...(hasSensitiveAttributes(kind) ? kind.sensitive : []), ...writeOnlyPaths(kind)].map((p) =>
-    p.split('.'),
-  );
+export function secretPaths(kind: AnyResourceKind): readonly Segments[] {
+  // Asked once per planned object: split each kind's paths once.
+  let paths = secretPathsByKind.get(kind);
+  if (!paths) {
+    paths = [...(hasSensitiveAttributes(kind) ? kind.sensitive : []), ...writeOnlyPaths(kind)].map((p) =>
+      p.split('.'),
+    );
+    secretPathsByKind.set(kind, paths);
+  }
+  return paths;
 }
+
+const secretPathsByKind = new WeakMap<AnyResourceKind, Segments[]>();
 
 /** The value with everything under `pattern` replaced by the marker. */
 function maskValue(value: unknown, pattern: Segments): unknown {

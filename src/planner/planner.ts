@@ -207,6 +207,7 @@ function changeFor(
   serverPlan: unknown,
   digests: WriteOnlyDigests | undefined,
 ): { change: Change; problems: PlanProblem[] } {
+  const source = sourceOf(d);
   const base = {
     address: addressOf(d.key),
     key: d.key,
@@ -215,7 +216,7 @@ function changeFor(
     desired: d,
     diffs: [] as AttributeDiff[],
     before: null,
-    ...(sourceOf(d) ? { source: sourceOf(d) } : {}),
+    ...(source ? { source } : {}),
   };
   if (d.ensure === 'absent') {
     const reason = 'declared absent in the manifest';

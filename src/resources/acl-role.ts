@@ -191,7 +191,10 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
     const byScope = new Map<string, Desired<AclRoleSpec>[]>();
     for (const d of desired) {
       const scope = `${d.key.connection ?? ''}\u0000${d.key.namespace ?? ''}`;
-      byScope.set(scope, [...(byScope.get(scope) ?? []), d]);
+      // Appended in place: copying the group per object made 10,000 roles cost 50 million copies.
+      const group = byScope.get(scope);
+      if (group) group.push(d);
+      else byScope.set(scope, [d]);
     }
     for (const group of byScope.values()) {
       const first = group[0]!;

@@ -30,8 +30,69 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
+/**
+ * Whether two values give the same canonical JSON, without building it: a plan of 10,000 unchanged
+ * objects compared each one as two sorted JSON strings, a tenth of its CPU in copies and garbage.
+ * JSON's rules are kept: a key whose value is `undefined` (or a function) counts as absent, and
+ * anything that is not a plain value (a Date, a non-finite number) is compared as its JSON.
+ */
 export function deepEqual(a: unknown, b: unknown): boolean {
-  return canonicalJson(a) === canonicalJson(b);
+  const same = plainEqual(a, b);
+  return same ?? canonicalJson(a) === canonicalJson(b);
+}
+
+/** Values JSON writes as they are: strings, booleans, null and finite numbers. */
+function isJsonScalar(v: unknown): boolean {
+  return (
+    typeof v === 'string' ||
+    typeof v === 'boolean' ||
+    v === null ||
+    (typeof v === 'number' && Number.isFinite(v))
+  );
+}
+
+/** Keys JSON.stringify writes: those whose values are not undefined, functions or symbols. */
+function writtenKeys(o: Plain): string[] {
+  return Object.keys(o).filter((k) => {
+    const t = typeof o[k];
+    return t !== 'undefined' && t !== 'function' && t !== 'symbol';
+  });
+}
+
+function isSimpleObject(v: unknown): v is Plain {
+  if (!isPlainObject(v) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** true or false when told on plain data alone; undefined when only the JSON can tell. */
+function plainEqual(a: unknown, b: unknown): boolean | undefined {
+  if (isJsonScalar(a) && isJsonScalar(b)) return a === b;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const same = plainEqual(a[i], b[i]);
+      if (same !== true) return same;
+    }
+    return true;
+  }
+  if (isSimpleObject(a) && isSimpleObject(b)) {
+    const keys = writtenKeys(a);
+    if (keys.length !== writtenKeys(b).length) return false;
+    for (const k of keys) {
+      if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+      const same = plainEqual(a[k], b[k]);
+      if (same !== true) return same;
+    }
+    return true;
+  }
+  // A scalar never equals a collection, nor a list an object.
+  const shape = (v: unknown) =>
+    isJsonScalar(v) ? 'scalar' : Array.isArray(v) ? 'list' : isSimpleObject(v) ? 'object' : undefined;
+  const [shapeA, shapeB] = [shape(a), shape(b)];
+  if (shapeA !== undefined && shapeB !== undefined) return false;
+  // Anything else (undefined, a Date, NaN): JSON may still make them equal (`undefined` in a list is `null`).
+  return undefined;
 }
 
 function join(path: string, key: string): string {
@@ -90,15 +151,20 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
 export function compact<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => compact(v)) as T;
   if (!isPlainObject(value)) return value;
+  // Plain loops, no entry arrays: every object of a plan passes here a few times.
   const out: Plain = {};
-  for (const [k, v] of Object.entries(value)) {
-    const c = compact(v);
+  for (const k of Object.keys(value)) {
+    const c = compact(value[k]);
     if (c === undefined || c === null) continue;
-    if (Array.isArray(c) && c.length === 0) continue;
-    if (isPlainObject(c) && Object.keys(c).length === 0) continue;
+    if (Array.isArray(c) ? c.length === 0 : isPlainObject(c) && isEmptyObject(c)) continue;
     out[k] = c;
   }
   return out as T;
+}
+
+function isEmptyObject(o: Plain): boolean {
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) return false;
+  return true;
 }
 
 /** Sorts a list by a key function, without touching the input. */

@@ -188,6 +188,28 @@ spec:
     ]);
   });
 
+  test('interpolated values in lists, under escaped keys and in inline merges are sensitive where they land', async () => {
+    const dir = writeTree({
+      'a.yaml': `apiVersion: converge/v1
+kind: TestRole
+metadata:
+  name: a
+  labels: { "a/b~c": "\${env:TOKEN}" }
+spec:
+  <<: { Description: "\${env:TOKEN}" }
+  Policies:
+    - Name: plain
+    - Name: \${env:TOKEN}
+`,
+    });
+    const manifest = await load(dir, ['a.yaml'], { env: { TOKEN: 't', CONVERGE_ALLOW_ENV: 'TOKEN' } });
+    expect([...manifest.resources[0]!.sensitivePointers].sort()).toEqual([
+      '/metadata/labels/a~1b~0c',
+      '/spec/Description',
+      '/spec/Policies/1/Name',
+    ]);
+  });
+
   test('keys are not interpolated', async () => {
     const dir = writeTree({
       'a.yaml':
