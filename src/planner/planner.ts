@@ -27,6 +27,7 @@ import {
   type PlanProblem,
   type Listable,
   type ListScope,
+  type PlanReads,
   type Prunable,
   type PruneScope,
   type ResourceKey,
@@ -79,7 +80,10 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
 }
 
 type CreatePreview = Awaited<ReturnType<ServerSidePlan['previewCreate']>>;
-type ListOnce = (kind: AnyResourceKind & Listable, scope: ListScope) => Promise<Observed[]>;
+type ListOnce = ((kind: AnyResourceKind & Listable, scope: ListScope) => Promise<Observed[]>) & {
+  /** The list of a kind in a scope if one was made; never starts one. */
+  made(kind: string, scope: ListScope): Promise<Observed[]> | undefined;
+};
 
 /**
  * The run's context with its parallelism, so that a kind fanning out reads inside `list` keeps as
@@ -92,11 +96,25 @@ function withParallelism(ctx: KindContext, parallelism: number): KindContext {
 /** One `list` per kind and scope per plan: the reads of declared objects and a prune share it. */
 function listOnce(ctx: KindContext): ListOnce {
   const lists = new Map<string, Promise<Observed[]>>();
-  return (kind, scope) => {
-    const id = JSON.stringify([kind.kind, scope.connection ?? null, scope.namespace ?? null]);
-    let list = lists.get(id);
-    if (!list) lists.set(id, (list = kind.list(ctx, scope)));
-    return list;
+  const idOf = (kind: string, scope: ListScope) =>
+    JSON.stringify([kind, scope.connection ?? null, scope.namespace ?? null]);
+  const list = (kind: AnyResourceKind & Listable, scope: ListScope) => {
+    const id = idOf(kind.kind, scope);
+    let listed = lists.get(id);
+    if (!listed) lists.set(id, (listed = kind.list(ctx, scope)));
+    return listed;
+  };
+  return Object.assign(list, { made: (kind: string, scope: ListScope) => lists.get(idOf(kind, scope)) });
+}
+
+/** What `impact` may reuse: the plan's lists and its reads of declared objects, by address. */
+function planReads(list: ListOnce, observed: ReadonlyMap<string, Observed | undefined>): PlanReads {
+  return {
+    listed: (kind, scope) => list.made(kind, scope),
+    observed: (key) => {
+      const address = addressOf(key);
+      return observed.has(address) ? (observed.get(address) ?? null) : undefined;
+    },
   };
 }
 
@@ -418,13 +436,17 @@ async function pruneCandidates(
   return lists.flat().filter((c) => !seen.has(c.address) && seen.add(c.address));
 }
 
-/** The blast radius the kinds can only tell from other objects (the users a group reaches). */
+/**
+ * The blast radius the kinds can only tell from other objects (the users a group reaches), from what
+ * the plan read where it read it: only what it did not read costs requests.
+ */
 async function addImpact(
   changes: readonly Change[],
   manifest: readonly Desired[],
   lookup: KindLookup,
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
+  reads: PlanReads,
 ): Promise<void> {
   const byKind = groupBy(
     changes.filter((c) => c.action !== 'noop' && hasChangeImpact(mustKind(lookup, c.key.kind))),
@@ -441,7 +463,7 @@ async function addImpact(
           ...(c.observed ? { observed: c.observed } : {}),
         }));
         const kind = mustKind(lookup, kindName);
-        const lines = hasChangeImpact(kind) ? await kind.impact(ctx, subjects, manifest) : [];
+        const lines = hasChangeImpact(kind) ? await kind.impact(ctx, subjects, manifest, reads) : [];
         for (const [i, c] of group.entries())
           if (lines[i]?.length) c.impact = [...(c.impact ?? []), ...lines[i]!];
       }),
@@ -583,7 +605,7 @@ export async function buildPlan(
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
   }
 
-  await addImpact(changes, desired, lookup, ctx, limit);
+  await addImpact(changes, desired, lookup, ctx, limit, planReads(list, observed));
 
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));

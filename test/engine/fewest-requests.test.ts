@@ -2,7 +2,8 @@
  * What a plan sends to the services, counted by the sandbox: jobs' ownership comes from the job list
  * (`meta=true`), not from one read per job; a mount's directory configuration is read once per run
  * however many kinds ask; a drifted job is read whole (once) to show its change; a job a prune
- * deletes is shown with its groups and counts. And a service that ignores `meta=true` still works.
+ * deletes is shown with its groups and counts; a directory group's blast radius reuses the users the
+ * plan read. And a service that ignores `meta=true` still works.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/clients/scheduler/client.js';
 import { schedulerService } from '../../src/clients/scheduler/definition.js';
+import { SecretsClient } from '../../src/clients/secrets/client.js';
 import { apply, connect, loadManifest, plan } from '../../src/engine/index.js';
 import type { KindContext } from '../../src/resources/contract.js';
 import { jobKind } from '../../src/resources/scheduler/job.js';
@@ -147,6 +149,89 @@ describe('a plan against services that hold everything already', () => {
     const doomed = pruned.changes.find((c) => c.key.name === 'fr-c')!;
     expect(doomed.action).toBe('delete');
     expect(doomed.before).toMatchObject({ ID: 'fr-c', TaskGroups: [{ Name: 'web', Count: 3 }] });
+  });
+});
+
+/** Requests in `after` beyond those in `before`, as a sorted multiset difference. */
+function extra(before: readonly string[], after: readonly string[]): string[] {
+  const left = [...before];
+  return after
+    .filter((r) => {
+      const i = left.indexOf(r);
+      if (i < 0) return true;
+      left.splice(i, 1);
+      return false;
+    })
+    .sort();
+}
+
+describe("the blast radius of a directory group whose policies change behind Converge's back", () => {
+  const group = (name: string, policies: string) =>
+    `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: { name: ${name} }\nspec: { policies: [${policies}] }\n`;
+  const user = (name: string, groups: string) =>
+    `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: ${name} }\nspec: { groups: [${groups}] }\n`;
+
+  function folderOf(docs: string[]): string {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-requests-impact-'));
+    writeFileSync(path.join(dir, 'directory.yaml'), docs.join('---\n'));
+    return dir;
+  }
+
+  async function applied(dir: string): Promise<void> {
+    const { plan: cold, manifest } = await planOf(dir);
+    const connections = connect(manifest, { env });
+    const result = await apply({ plan: cold, connections });
+    await connections.close();
+    expect(result.counts.failed).toBe(0);
+  }
+
+  async function driftGroup(name: string): Promise<void> {
+    const secrets = SecretsClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
+    await secrets.writeLdapGroup('ldap', name, { policies: ['drifted'] });
+    await secrets.close();
+  }
+
+  it("sends the warm plan's requests and nothing more when the plan listed the users", async () => {
+    const dir = folderOf([
+      group('im-ops', 'ops'),
+      group('im-devs', 'dev'),
+      user('im-alice', 'im-ops'),
+      user('im-bob', 'im-ops'),
+      user('im-carol', 'im-devs'),
+    ]);
+    await applied(dir);
+    const { sent: warm } = await planOf(dir);
+    await driftGroup('im-ops');
+
+    const { plan: drifted, sent: requests } = await planOf(dir);
+    const change = drifted.changes.find((c) => c.key.name === 'im-ops')!;
+    expect(change.action).toBe('update');
+    expect(change.impact).toContainEqual(expect.stringMatching(/effective policies of .*im-alice, im-bob/));
+    expect(extra(warm, requests)).toEqual([]);
+    expect(requests.length).toBe(warm.length);
+  });
+
+  it('reads only the users the plan did not read, once each, when the manifest declares one', async () => {
+    const secrets = SecretsClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
+    // Made by someone else: only the service knows that im-zed belongs to the group.
+    await secrets.writeLdapUser('ldap', 'im-zed', { policies: [], groups: ['im-solo'] });
+    const dir = folderOf([group('im-solo', 'solo'), user('im-yan', 'im-solo')]);
+    await applied(dir);
+    const { sent: warm } = await planOf(dir);
+    await driftGroup('im-solo');
+    const live = await secrets.listLdapUsers('ldap');
+    await secrets.close();
+
+    const { plan: drifted, sent: requests } = await planOf(dir);
+    const change = drifted.changes.find((c) => c.key.name === 'im-solo')!;
+    expect(change.impact).toEqual(['changes the effective policies of 2 users: im-yan, im-zed']);
+    // One list of names, and one read of each user but the declared one the plan read already.
+    expect(extra(warm, requests)).toEqual(
+      [
+        'LIST /v1/auth/ldap/users',
+        ...live.filter((name) => name !== 'im-yan').map((name) => `GET /v1/auth/ldap/users/${name}`),
+      ].sort(),
+    );
   });
 });
 

@@ -1,9 +1,16 @@
 /**
  * A directory group's blast radius from what the service answers, with a service the sandbox cannot
- * play: one that names a user with terminal escapes, and one that refuses to list its users.
+ * play: one that names a user with terminal escapes, one that names a user twice, and one that
+ * refuses to list its users; and from what the plan read already, which it does not read again.
  */
 import { describe, expect, it } from 'vitest';
-import type { Desired, KindContext } from '../../src/resources/contract.js';
+import {
+  addressOf,
+  type Desired,
+  type KindContext,
+  type Observed,
+  type PlanReads,
+} from '../../src/resources/contract.js';
 import { membersReached } from '../../src/resources/secrets/group-members.js';
 
 function contextWith(client: Record<string, unknown>): KindContext {
@@ -59,5 +66,47 @@ describe('the users a group change reaches, as the service tells them', () => {
   it('is silent for a change that leaves the policies alone', async () => {
     const ctx = contextWith({});
     expect(await membersReached(ctx, [{ ...group, diffs: [] }], [manifestUser])).toEqual([[]]);
+  });
+});
+
+describe('the users a group change reaches, from what the plan read', () => {
+  const observedUser = (name: string, groups: string): Observed => ({
+    key: { kind: 'LdapUser', name, namespace: 'ldap' },
+    live: { policies: [], groups },
+  });
+
+  it("takes the plan's list of the mount's users and asks the service nothing", async () => {
+    const ctx = contextWith({});
+    const reads: PlanReads = {
+      listed: (kind, scope) =>
+        kind === 'LdapUser' && scope.namespace === 'ldap' && scope.connection === undefined
+          ? Promise.resolve([observedUser('bob', 'ops'), observedUser('zed', 'other')])
+          : undefined,
+      observed: () => undefined,
+    };
+    expect(await membersReached(ctx, [group], [manifestUser], reads)).toEqual([
+      ['changes the effective policies of 2 users: alice, bob'],
+    ]);
+  });
+
+  it('reads only the users the plan did not read, each once though the service names one twice', async () => {
+    const asked: string[] = [];
+    const ctx = contextWith({
+      listLdapUsers: async () => ['alice', 'gone', 'zed', 'zed'],
+      readLdapUser: async (_mount: string, name: string) => {
+        asked.push(name);
+        return { policies: [], groups: 'ops' };
+      },
+    });
+    // The plan read alice (a member) and gone (not there then: the plan creates it).
+    const known = new Map<string, Observed | null>([
+      [addressOf({ kind: 'LdapUser', name: 'alice', namespace: 'ldap' }), observedUser('alice', 'ops')],
+      [addressOf({ kind: 'LdapUser', name: 'gone', namespace: 'ldap' }), null],
+    ]);
+    const reads: PlanReads = { listed: () => undefined, observed: (key) => known.get(addressOf(key)) };
+    expect(await membersReached(ctx, [group], [manifestUser], reads)).toEqual([
+      ['changes the effective policies of 2 users: alice, zed'],
+    ]);
+    expect(asked).toEqual(['zed']);
   });
 });

@@ -1,4 +1,5 @@
 import type { AttributeDiff, Desired, KindContext, Observed, ResourceKey } from './core.js';
+import type { ListScope } from './listable.js';
 
 /** A planned change as a kind's `impact` sees it. */
 export interface ImpactSubject<Spec = Record<string, unknown>, Live = unknown> {
@@ -10,6 +11,23 @@ export interface ImpactSubject<Spec = Record<string, unknown>, Live = unknown> {
 }
 
 /**
+ * What the plan already read, handed to `impact` so that a blast radius drawn from objects the plan
+ * listed or observed costs no request of its own (the drift plan once read every directory user twice).
+ */
+export interface PlanReads {
+  /** The plan's list of a kind in a scope when it made one (settled, no request); else undefined. */
+  listed(kind: string, scope: ListScope): Promise<Observed[]> | undefined;
+  /**
+   * The plan's read of an object by key: what it found, `null` when it read the object and found
+   * nothing, `undefined` when it did not read it.
+   */
+  observed(key: ResourceKey): Observed | null | undefined;
+}
+
+/** Reads for an `impact` called outside a plan: nothing read before. */
+export const NO_PLAN_READS: PlanReads = { listed: () => undefined, observed: () => undefined };
+
+/**
  * Implemented by a kind that can tell a change's blast radius beyond the object itself (the users a
  * directory group's policies reach, from the manifest and the service). What the object alone tells
  * goes in `Comparison.impact` instead.
@@ -18,12 +36,14 @@ export interface ChangeImpact<Spec = Record<string, unknown>, Live = unknown> {
   /**
    * Lines as `Comparison.impact`'s, one list per subject in the same order. Called once per kind
    * with every changed object of it, after every object was compared, so what it reads it reads
-   * once; `manifest` is every desired object.
+   * once; `manifest` is every desired object; `reads` what the plan read, to be reused rather than
+   * read again.
    */
   impact(
     ctx: KindContext,
     subjects: readonly ImpactSubject<Spec, Live>[],
     manifest: readonly Desired[],
+    reads: PlanReads,
   ): Promise<string[][]>;
 }
 

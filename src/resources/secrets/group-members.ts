@@ -2,14 +2,29 @@
  * The blast radius of a directory group's change: the users whose effective policies it alters. A
  * user gets a group's policies when its `groups` name the group, so those users are the ones a change
  * of the group's policies reaches: the manifest's users (what is about to be) and the service's (what
- * is), on the group's mount and connection.
+ * is), on the group's mount and connection. The service's users are the plan's own reads wherever
+ * it made them: a plan that listed the mount's users pays nothing more for the blast radius.
  */
+import pLimit from 'p-limit';
 import { printable } from '../../common/printable.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
 import type { LdapGroup, LdapUser } from '../../clients/secrets/client.js';
-import type { Desired, ImpactSubject, KindContext, Observed } from '../contract.js';
-import { splitCommaList } from './common.js';
-import { mountOf } from './entries.js';
+import {
+  type Desired,
+  type ImpactSubject,
+  type KindContext,
+  listedKey,
+  type ListScope,
+  NO_PLAN_READS,
+  type Observed,
+  type PlanReads,
+} from '../contract.js';
+import { secretsClient, splitCommaList } from './common.js';
+import { callOptions, mountOf } from './entries.js';
 import { ldapUserKind } from './ldap-user.js';
+
+/** Reads at a time of users the plan did not read, when the run does not say (`ctx.parallelism`). */
+const USER_READ_CONCURRENCY = 8;
 
 /** How many user names a plan lists before it only counts the rest. */
 export const MEMBERS_SHOWN = 10;
@@ -27,20 +42,52 @@ function touchesPolicies(subject: ImpactSubject<{ policies?: string[] }, LdapGro
 
 type UserReader = (mount: string, connection: string | undefined) => Promise<Observed<LdapUser>[]>;
 
+/** The usernames on a mount; none where nothing is mounted (the plan's mount check reports that). */
+async function userNames(ctx: KindContext, scope: ListScope & { namespace: string }): Promise<string[]> {
+  try {
+    return await secretsClient(ctx, scope).listLdapUsers(scope.namespace, callOptions(ctx));
+  } catch (error) {
+    if (error instanceof HttpStatusError && error.status === 404) return [];
+    throw error;
+  }
+}
+
 /**
- * The service's users of a mount, read once however many of the mount's groups change: reading them
- * costs a request per user.
+ * The service's users of a mount. The plan's list when it made one (no request); otherwise the names
+ * (one request) and a read of each user the plan did not read itself, since the API has no bulk read.
  */
-function userReader(ctx: KindContext): UserReader {
+async function usersOf(
+  ctx: KindContext,
+  reads: PlanReads,
+  scope: ListScope & { namespace: string },
+): Promise<Observed<LdapUser>[]> {
+  const listed = reads.listed(ldapUserKind.kind, scope);
+  if (listed) return (await listed) as Observed<LdapUser>[];
+  // A service may name a user twice: it is read once.
+  const names = [...new Set(await userNames(ctx, scope))];
+  const limit = pLimit(ctx.parallelism ?? USER_READ_CONCURRENCY);
+  const users = await Promise.all(
+    names.map((name) =>
+      limit(async () => {
+        const key = listedKey(ldapUserKind.kind, name, scope);
+        const known = reads.observed(key);
+        // Read by the plan and not there then: the plan creates it, and the manifest says its groups.
+        if (known !== undefined) return (known ?? undefined) as Observed<LdapUser> | undefined;
+        return ldapUserKind.observe(ctx, key);
+      }),
+    ),
+  );
+  return users.filter((u): u is Observed<LdapUser> => u !== undefined);
+}
+
+/** The service's users of a mount, read once however many of the mount's groups change. */
+function userReader(ctx: KindContext, reads: PlanReads): UserReader {
   const read = new Map<string, Promise<Observed<LdapUser>[]>>();
   return (mount, connection) => {
     const id = JSON.stringify([connection, mount]);
     let users = read.get(id);
     if (!users) {
-      users = ldapUserKind.list!(ctx, {
-        namespace: mount,
-        ...(connection !== undefined ? { connection } : {}),
-      });
+      users = usersOf(ctx, reads, { namespace: mount, ...(connection !== undefined ? { connection } : {}) });
       read.set(id, users);
     }
     return users;
@@ -52,8 +99,9 @@ export async function membersReached(
   ctx: KindContext,
   subjects: readonly ImpactSubject<{ policies?: string[] }, LdapGroup>[],
   manifest: readonly Desired[],
+  reads: PlanReads = NO_PLAN_READS,
 ): Promise<string[][]> {
-  const users = userReader(ctx);
+  const users = userReader(ctx, reads);
   const out: string[][] = [];
   // One after another: the reads of a mount are shared, and each read is already parallel inside.
   for (const subject of subjects) out.push(await memberLine(ctx, users, subject, manifest));
