@@ -5,8 +5,9 @@
  */
 import { blockingQuery } from '../../core/blocking.js';
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
-import type { Handler, Router } from '../../core/router.js';
+import type { Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
+import { answeringErrors } from '../shared/answer-errors.js';
 import { type DecodedRole, decodeRoleBody } from './decode.js';
 import {
   ALL_NAMESPACES,
@@ -36,16 +37,7 @@ export interface RegistryDeps {
 
 export function registerRegistryRoutes(router: Router, deps: RegistryDeps): void {
   const h = new RegistryHandlers(deps);
-  const wrap =
-    (fn: Handler): Handler =>
-    async (req) => {
-      try {
-        return await fn(req);
-      } catch (err) {
-        if (err instanceof RegistryError) return registryText(err.status, err.message);
-        throw err;
-      }
-    };
+  const wrap = answeringErrors(RegistryError, (err) => registryText(err.status, err.message));
   // Specific patterns first: the first pattern that matches a path owns it (and answers 405 for other methods).
   router.add('/v1/acl/role', { PUT: wrap((r) => h.writeRole(r, '')) });
   router.add('/v1/acl/role/name/*name', { GET: wrap((r) => h.readRoleByName(r)) });

@@ -7,6 +7,7 @@
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Handler, Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
+import { answeringErrors } from '../shared/answer-errors.js';
 import { JobOps } from './job-ops.js';
 import { versionDiffs } from './diff.js';
 import { type PlanDeps, parseHandler, planHandler } from './handlers-plan.js';
@@ -59,16 +60,7 @@ const SUFFIXES = [
 
 export function registerSchedulerRoutes(router: Router, deps: SchedulerDeps): void {
   const h = new SchedulerHandlers(deps);
-  const wrap =
-    (fn: Handler): Handler =>
-    async (req) => {
-      try {
-        return await fn(req);
-      } catch (err) {
-        if (err instanceof SchedulerError) return schedulerText(err.status, err.message);
-        throw err;
-      }
-    };
+  const wrap = answeringErrors(SchedulerError, (err) => schedulerText(err.status, err.message));
   const every = (fn: Handler) =>
     Object.fromEntries(['GET', 'PUT', 'POST', 'DELETE'].map((m) => [m, wrap(fn)] as const));
   router.add('/v1/jobs', {
