@@ -15,14 +15,11 @@ import { requireManifestPaths } from '../manifest-paths.js';
 import { runHttpOptions } from '../service-client.js';
 import { VERSION } from '../version.js';
 
-export interface PlanFlags {
+/** The flags `plan` and `apply` share: what to read, what to plan, how to reach the services. */
+export interface PlanningFlags {
   file: string[];
   /** `--allow-env`: variables the manifest may read, beside CONVERGE_ALLOW_ENV. */
   allowEnv?: string[];
-  json?: boolean;
-  markdown?: boolean;
-  detailedExitcode?: boolean;
-  out?: string;
   prune?: boolean;
   /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
   target?: string[];
@@ -37,6 +34,13 @@ export interface PlanFlags {
   color?: boolean;
   /** Addresses the operator allows manifest Connections to send an outside token to. */
   allowAddress?: string[];
+}
+
+export interface PlanFlags extends PlanningFlags {
+  json?: boolean;
+  markdown?: boolean;
+  detailedExitcode?: boolean;
+  out?: string;
 }
 
 /** A live "reading" line on a terminal while live state is read. */
