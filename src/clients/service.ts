@@ -89,7 +89,28 @@ export type AnyServiceDefinition = ServiceDefinition<ServiceClient>;
 export function clientConnection(
   connection: ConnectionConfig,
   definition: Pick<ServiceDefinition, 'authHeaders'>,
-): Omit<ConnectionConfig, 'settings' | 'http'> & { http: Partial<HttpClientOptions> } {
+): ClientConnectionOptions {
   const { settings: _settings, http, ...common } = connection;
   return { ...common, http: { ...http, authHeaders: definition.authHeaders } };
+}
+
+/** What `clientConnection` gives a client's `fromConnection`: the connection, its auth headers set. */
+export type ClientConnectionOptions = Omit<ConnectionConfig, 'settings' | 'http'> & {
+  http: Partial<HttpClientOptions>;
+};
+
+/**
+ * A definition whose client is built the usual way: the connection with the service's auth headers,
+ * handed to the client's `fromConnection` (which also gets the raw connection, for its own settings).
+ */
+export function defineClientService<Client extends ServiceClient>(
+  definition: Omit<ServiceDefinition<Client>, 'createClient'> & {
+    fromConnection(options: ClientConnectionOptions, connection: ConnectionConfig): Client;
+  },
+): ServiceDefinition<Client> {
+  const { fromConnection, ...rest } = definition;
+  return {
+    ...rest,
+    createClient: (connection) => fromConnection(clientConnection(connection, definition), connection),
+  };
 }

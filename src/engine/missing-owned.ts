@@ -8,19 +8,10 @@
  * prune scope listed: a marker kind's object that lost its marker, or an object outside every scope,
  * was simply not looked for.
  */
-import { addressOf, isPrunable, type PruneScope, type ResourceKey } from '../resources/contract.js';
+import { addressOf, inPruneScope, isPrunable, type PruneScope } from '../resources/contract.js';
 import type { Plan } from '../planner/types.js';
 import type { Catalog } from './catalog.js';
 import type { InventoryEntry } from './inventory-document.js';
-
-function listedBy(key: ResourceKey, scope: PruneScope): boolean {
-  return (
-    key.kind === scope.kind &&
-    (key.connection ?? '') === (scope.connection ?? '') &&
-    key.namespace === scope.namespace &&
-    (scope.namePrefix === undefined || key.name.startsWith(scope.namePrefix))
-  );
-}
 
 export function missingOwned(
   owned: readonly [string, InventoryEntry][],
@@ -37,7 +28,7 @@ export function missingOwned(
       const kind = catalog.kind(entry.kind);
       if (!kind || !isPrunable(kind) || kind.ownership !== 'declared-scope') return false;
       if (declared.has(address) || planned.has(address)) return false;
-      return addressOf(entry.key) === address && scopes.some((s) => listedBy(entry.key, s));
+      return addressOf(entry.key) === address && scopes.some((s) => inPruneScope(entry.key, s));
     })
     .map(([address]) => address);
 }

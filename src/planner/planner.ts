@@ -18,6 +18,7 @@ import {
   hasServerSidePlan,
   hasServiceChecks,
   hasWriteOnlyAttributes,
+  inPruneScope,
   isListable,
   isNamespaced,
   isPrunable,
@@ -37,6 +38,7 @@ import { topologicalOrder } from './order.js';
 import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests } from './write-only.js';
+import { groupBy } from '../common/group-by.js';
 
 export interface PlanOptions {
   /** How many reads may be in flight at once (terraform's -parallelism; default 10). */
@@ -66,17 +68,6 @@ export type KindLookup = (kind: string) => AnyResourceKind | undefined;
 /** Objects of one kind that one `list` call can read together. */
 function scopeKey(key: ResourceKey): string {
   return `${key.kind}\u0000${key.connection ?? ''}\u0000${key.namespace ?? ''}`;
-}
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }
 
 type CreatePreview = Awaited<ReturnType<ServerSidePlan['previewCreate']>>;
@@ -343,16 +334,6 @@ async function previewCreates(
 /** Whole reads of prune candidates (see `readWhole`) run at most this many at once per scope. */
 const WHOLE_READ_CONCURRENCY = 8;
 
-/** Keys and scopes are compared after `effectiveNamespace` filled in what the manifest left out. */
-function inScope(key: ResourceKey, scope: PruneScope): boolean {
-  return (
-    key.kind === scope.kind &&
-    (key.connection ?? '') === (scope.connection ?? '') &&
-    key.namespace === scope.namespace &&
-    (scope.namePrefix === undefined || key.name.startsWith(scope.namePrefix))
-  );
-}
-
 function describeScope(scope: PruneScope): string {
   const parts = [
     scope.namespace !== undefined ? `namespace ${scope.namespace}` : '',
@@ -392,10 +373,10 @@ async function pruneCandidates(
           ...(scope.namespace === undefined ? {} : { namespace: scope.namespace }),
           ...(scope.connection === undefined ? {} : { connection: scope.connection }),
         });
-        const declared = desired.filter((d) => inScope(d.key, scope));
+        const declared = desired.filter((d) => inPruneScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
         const orphans = live.filter(
-          (o) => owned(kind, o, scope) && inScope(o.key, scope) && !wanted.has(o.key.name),
+          (o) => owned(kind, o, scope) && inPruneScope(o.key, scope) && !wanted.has(o.key.name),
         );
         // A deletion is shown with the object as a read gives it, where the list gives less.
         const readWhole = kind.readWhole?.bind(kind);

@@ -151,4 +151,22 @@ describe('persistence', () => {
     await sandbox.close();
     expect(existsSync(join(nested, 'registry.json'))).toBe(true);
   });
+
+  // A state file is written by the sandbox but may be edited by hand: each service checks the shape of
+  // what it reads back before trusting it, and refuses to start on fields of the wrong type.
+  it.each([
+    ['registry', { index: '7', roles: [], policies: [], tableIndexes: { roles: {}, policies: {} } }],
+    ['registry', { index: 7, roles: [], policies: [], tableIndexes: null }],
+    ['workspaces', { organizations: [], workspaces: {}, stateVersions: [] }],
+    ['secrets', { mounts: [{ path: 'ldap/', config: null, groups: null, users: {} }] }],
+    ['scheduler', { index: 3, jobs: [], evals: [], allocs: [], tables: {}, cursor: 'x' }],
+  ])('refuses a %s state file whose fields have the wrong types', async (service, state) => {
+    writeFileSync(
+      join(dir.path, `${service}.json`),
+      JSON.stringify({ format: 'converge-sandbox-state', service, version: 1, state }),
+    );
+    await expect(startSandbox({ dataDir: dir.path })).rejects.toThrow(
+      `${service} state file has an unexpected shape`,
+    );
+  });
 });

@@ -462,6 +462,20 @@ describe('stop and purge', () => {
   });
 });
 
+describe('read query parameters', () => {
+  it.each([
+    ['/v1/jobs?wait=soon', 'Invalid wait time'],
+    ['/v1/jobs?index=-1', 'Invalid index'],
+    ['/v1/jobs?index=18446744073709551616', 'Invalid index'],
+    ['/v1/job/never-there/allocations?index=1e3', 'Invalid index'],
+    ['/v1/jobs?meta=maybe', 'Failed to parse value of "meta" (maybe) as a bool'],
+  ])('refuses %s with 400 before reading', async (path, text) => {
+    const res = await api('GET', path);
+    expect(res.status).toBe(400);
+    expect(res.text).toContain(text);
+  });
+});
+
 describe('list', () => {
   beforeAll(async () => {
     await register(api, jobSpec('lst-a'));

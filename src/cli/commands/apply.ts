@@ -20,34 +20,17 @@ import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
 import { runHttpOptions } from '../service-client.js';
-import { readingProgress } from './plan.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
+import { type PlanningFlags, readingProgress } from './plan.js';
 
-export interface ApplyFlags {
-  file: string[];
-  /** `--allow-env`: variables the manifest may read, beside CONVERGE_ALLOW_ENV. */
-  allowEnv?: string[];
+export interface ApplyFlags extends PlanningFlags {
   autoApprove?: boolean;
-  prune?: boolean;
-  /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
-  target?: string[];
-  exclude?: string[];
   /** `--import`: addresses to adopt into the inventory before planning. */
   import?: string[];
-  /** `--allow-empty`: prune a kind the manifest no longer declares any object of. */
-  allowEmpty?: boolean;
-  /** `--max-deletes N`: refuse a plan with more deletions. */
-  maxDeletes?: number;
-  parallelism: number;
-  /** Seconds a request may take, retries included. */
-  timeout?: number;
-  color?: boolean;
   /** Kind options switched on (`force-unlock`). */
   options?: string[];
   /** Seconds to wait for another apply's lock on the inventory. */
   lockTimeout?: number;
-  /** Addresses the operator allows manifest Connections to send an outside token to. */
-  allowAddress?: string[];
 }
 
 /** `--import`: the manifest's objects adopted into the inventory, under the lock the apply holds. */

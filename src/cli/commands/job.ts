@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Job, SchedulerClient } from '../../clients/scheduler/client.js';
+import type { Allocation, Deployment } from '../../clients/scheduler/types.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError, ServiceError } from '../../clients/http/errors.js';
 import { printable } from '../../common/printable.js';
@@ -185,13 +186,7 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
 }
 
 export async function jobAllocsCommand(id: string, flags: JobAllFlags, io: Io): Promise<number> {
-  return withClient(io, schedulerService, async (client) => {
-    if (!flags.all) await requireJob(client, id, flags);
-    const allocs = await client.jobAllocations(id, { ...ns(flags), all: Boolean(flags.all) });
-    if (flags.json) printJson(io, allocs);
-    else write(io.stdout, allocationsTable(allocs));
-    return EXIT.ok;
-  });
+  return jobRecordsCommand(id, flags, io, JOB_ALLOCATIONS);
 }
 
 export async function jobEvalsCommand(id: string, flags: JobFlags, io: Io): Promise<number> {
@@ -205,11 +200,40 @@ export async function jobEvalsCommand(id: string, flags: JobFlags, io: Io): Prom
 }
 
 export async function jobDeploymentsCommand(id: string, flags: JobAllFlags, io: Io): Promise<number> {
+  return jobRecordsCommand(id, flags, io, JOB_DEPLOYMENTS);
+}
+
+/** How `jobRecordsCommand` reads one kind of a job's records and draws them as a table. */
+interface JobRecords<T> {
+  read(client: SchedulerClient, id: string, opts: { namespace?: string; all: boolean }): Promise<T[]>;
+  table(records: T[]): string;
+}
+
+const JOB_ALLOCATIONS: JobRecords<Allocation> = {
+  read: (client, id, opts) => client.jobAllocations(id, opts),
+  table: allocationsTable,
+};
+
+const JOB_DEPLOYMENTS: JobRecords<Deployment> = {
+  read: (client, id, opts) => client.jobDeployments(id, opts),
+  table: deploymentsTable,
+};
+
+/**
+ * A job's allocations or deployments, as JSON or a table. Without `--all` a missing job is an error of
+ * its own; with it, records of a purged job are still listed, so the job is not looked up.
+ */
+async function jobRecordsCommand<T>(
+  id: string,
+  flags: JobAllFlags,
+  io: Io,
+  records: JobRecords<T>,
+): Promise<number> {
   return withClient(io, schedulerService, async (client) => {
     if (!flags.all) await requireJob(client, id, flags);
-    const deployments = await client.jobDeployments(id, { ...ns(flags), all: Boolean(flags.all) });
-    if (flags.json) printJson(io, deployments);
-    else write(io.stdout, deploymentsTable(deployments));
+    const found = await records.read(client, id, { ...ns(flags), all: Boolean(flags.all) });
+    if (flags.json) printJson(io, found);
+    else write(io.stdout, records.table(found));
     return EXIT.ok;
   });
 }

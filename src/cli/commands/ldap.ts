@@ -81,37 +81,44 @@ async function readAll<T>(
 
 export async function ldapListCommand(which: 'groups' | 'users', flags: MountFlags, io: Io): Promise<number> {
   return withClient(io, secretsService, async (client: SecretsClient) => {
+    const mount = flags.mount;
     if (which === 'groups') {
-      const groups = await readAll((await client.listLdapGroups(flags.mount)).sort(), (n) =>
-        client.readLdapGroup(flags.mount, n),
+      const groups = await readAll((await client.listLdapGroups(mount)).sort(), (n) =>
+        client.readLdapGroup(mount, n),
       );
-      if (flags.json) write(io.stdout, JSON.stringify(Object.fromEntries(groups), null, 2));
-      else if (groups.length === 0) write(io.stdout, `No groups on auth/${flags.mount}.`);
-      else
-        write(
-          io.stdout,
-          table(
-            ['GROUP', 'POLICIES'],
-            groups.map(([n, g]) => [n, g.policies.join(', ')]),
-          ),
-        );
+      printEntries(io, flags, 'groups', groups, ['GROUP', 'POLICIES'], (g) => [g.policies.join(', ')]);
     } else {
-      const users = await readAll((await client.listLdapUsers(flags.mount)).sort(), (n) =>
-        client.readLdapUser(flags.mount, n),
+      const users = await readAll((await client.listLdapUsers(mount)).sort(), (n) =>
+        client.readLdapUser(mount, n),
       );
-      if (flags.json) write(io.stdout, JSON.stringify(Object.fromEntries(users), null, 2));
-      else if (users.length === 0) write(io.stdout, `No users on auth/${flags.mount}.`);
-      else
-        write(
-          io.stdout,
-          table(
-            ['USER', 'POLICIES', 'GROUPS'],
-            users.map(([n, u]) => [n, u.policies.join(', '), u.groups.split(',').filter(Boolean).join(', ')]),
-          ),
-        );
+      printEntries(io, flags, 'users', users, ['USER', 'POLICIES', 'GROUPS'], (u) => [
+        u.policies.join(', '),
+        u.groups.split(',').filter(Boolean).join(', '),
+      ]);
     }
     return EXIT.ok;
   });
+}
+
+/** Named entries as one JSON object by name, a line saying there are none, or a table of `columns`. */
+function printEntries<T>(
+  io: Io,
+  flags: MountFlags,
+  what: 'groups' | 'users',
+  entries: [string, T][],
+  header: string[],
+  columns: (entry: T) => string[],
+): void {
+  if (flags.json) write(io.stdout, JSON.stringify(Object.fromEntries(entries), null, 2));
+  else if (entries.length === 0) write(io.stdout, `No ${what} on auth/${flags.mount}.`);
+  else
+    write(
+      io.stdout,
+      table(
+        header,
+        entries.map(([n, e]) => [n, ...columns(e)]),
+      ),
+    );
 }
 
 /** The service reads write-only fields back empty: leaving them out says so better than `""`. */

@@ -16,14 +16,11 @@ import { runHttpOptions } from '../service-client.js';
 import { VERSION } from '../version.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
-export interface PlanFlags {
+/** The flags `plan` and `apply` share: what to read, what to plan, how to reach the services. */
+export interface PlanningFlags {
   file: string[];
   /** `--allow-env`: variables the manifest may read, beside CONVERGE_ALLOW_ENV. */
   allowEnv?: string[];
-  json?: boolean;
-  markdown?: boolean;
-  detailedExitcode?: boolean;
-  out?: string;
   prune?: boolean;
   /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
   target?: string[];
@@ -38,6 +35,13 @@ export interface PlanFlags {
   color?: boolean;
   /** Addresses the operator allows manifest Connections to send an outside token to. */
   allowAddress?: string[];
+}
+
+export interface PlanFlags extends PlanningFlags {
+  json?: boolean;
+  markdown?: boolean;
+  detailedExitcode?: boolean;
+  out?: string;
 }
 
 /** A live "reading" line on a terminal while live state is read. */

@@ -135,21 +135,19 @@ export class SchedulerClient extends HttpServiceClient {
 
   /** `POST /v1/jobs`: register a new job or a new version of one. */
   async registerJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
-    return this.write<JobWriteResponse>(
-      'POST',
-      '/v1/jobs',
-      options,
-      registerBody(job, options),
-      JobWriteShape,
-      jobSecrets(job),
-    );
+    return this.register('/v1/jobs', job, options);
   }
 
   /** `POST /v1/job/:id`: the same as register, addressed by the job's ID. */
   async updateJob(job: Job, options: RegisterOptions = {}): Promise<JobWriteResponse> {
+    return this.register(jobPath(job.ID), job, options);
+  }
+
+  /** Register and update send the same body; the job's secrets are scrubbed from any error. */
+  private register(path: string, job: Job, options: RegisterOptions): Promise<JobWriteResponse> {
     return this.write<JobWriteResponse>(
       'POST',
-      jobPath(job.ID),
+      path,
       options,
       registerBody(job, options),
       JobWriteShape,

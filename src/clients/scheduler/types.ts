@@ -191,36 +191,29 @@ export interface FieldDiff {
 
 export type DiffType = 'None' | 'Added' | 'Deleted' | 'Edited';
 
-export interface ObjectDiff {
+/** What every level of a job diff has: its change, its own fields and its nested objects. */
+interface DiffLevel {
   Type: DiffType;
-  Name: string;
   Fields?: FieldDiff[] | null;
   Objects?: ObjectDiff[] | null;
 }
 
-export interface TaskDiff {
-  Type: DiffType;
+export interface ObjectDiff extends DiffLevel {
   Name: string;
-  Fields?: FieldDiff[] | null;
-  Objects?: ObjectDiff[] | null;
+}
+
+export interface TaskDiff extends ObjectDiff {
   Annotations?: string[] | null;
 }
 
-export interface TaskGroupDiff {
-  Type: DiffType;
-  Name: string;
-  Fields?: FieldDiff[] | null;
-  Objects?: ObjectDiff[] | null;
+export interface TaskGroupDiff extends ObjectDiff {
   Tasks?: TaskDiff[] | null;
   /** Planned allocation changes by kind: `create`, `destroy`, `in-place update`, `create/destroy update`, `ignore`, … */
   Updates?: Record<string, number> | null;
 }
 
-export interface JobDiff {
-  Type: DiffType;
+export interface JobDiff extends DiffLevel {
   ID: string;
-  Fields?: FieldDiff[] | null;
-  Objects?: ObjectDiff[] | null;
   TaskGroups?: TaskGroupDiff[] | null;
 }
 

@@ -265,12 +265,7 @@ export class SecretsClient extends HttpServiceClient {
     nonce: string,
     opts: CallOptions = {},
   ): Promise<RekeyStatus | RekeyCompletion> {
-    return this.sysDocument<RekeyStatus | RekeyCompletion>(
-      { method: 'PUT', path: REKEY_UPDATE, body: { key, nonce }, idempotent: false },
-      opts,
-      RekeySubmitShape,
-      [key],
-    );
+    return this.submitShare<RekeyStatus | RekeyCompletion>(REKEY_UPDATE, key, nonce, opts, RekeySubmitShape);
   }
 
   /** `GET sys/rekey-recovery-key/verify`. */
@@ -288,11 +283,12 @@ export class SecretsClient extends HttpServiceClient {
     nonce: string,
     opts: CallOptions = {},
   ): Promise<VerificationStatus | VerificationCompletion> {
-    return this.sysDocument<VerificationStatus | VerificationCompletion>(
-      { method: 'PUT', path: REKEY_VERIFY, body: { key, nonce }, idempotent: false },
+    return this.submitShare<VerificationStatus | VerificationCompletion>(
+      REKEY_VERIFY,
+      key,
+      nonce,
       opts,
       RekeyVerifyShape,
-      [key],
     );
   }
 
@@ -326,6 +322,25 @@ export class SecretsClient extends HttpServiceClient {
   }
 
   // Helpers
+
+  /**
+   * `PUT` of one key share with its nonce. Never retried: a resent share counts twice or is refused
+   * as already given. The share is scrubbed from any error, like the token.
+   */
+  private submitShare<T>(
+    path: string,
+    key: string,
+    nonce: string,
+    opts: CallOptions,
+    schema: TSchema,
+  ): Promise<T> {
+    return this.sysDocument<T>(
+      { method: 'PUT', path, body: { key, nonce }, idempotent: false },
+      opts,
+      schema,
+      [key],
+    );
+  }
 
   private async sysDocument<T>(
     req: HttpRequest,

@@ -36,15 +36,14 @@ import {
   toWorkspace,
   workspaceBody,
 } from './json-api.js';
-import { walkPages } from './pages.js';
+import { type Page, type PageRequest, walkPages } from './pages.js';
 import { JsonApiDocumentShape } from './responses.js';
-import { includeQuery, pageQuery, WALK_PAGE_SIZE, workspaceListQuery } from './query.js';
+import { includeQuery, pageQuery, workspaceListQuery } from './query.js';
 import { textBodies } from './text-bodies.js';
 import type {
   JsonApiDocument,
   JsonApiResource,
   Organization,
-  Pagination,
   Project,
   RequestOptions,
   StateVersion,
@@ -54,21 +53,8 @@ import type {
   WorkspaceRef,
 } from './types.js';
 
-export type {
-  JsonApiDocument,
-  JsonApiIdentifier,
-  JsonApiRelationship,
-  JsonApiResource,
-  Organization,
-  Pagination,
-  Project,
-  RequestOptions,
-  StateVersion,
-  StateVersionInput,
-  Workspace,
-  WorkspaceListQuery,
-  WorkspaceRef,
-} from './types.js';
+// Every type of the client's vocabulary (workspaces, state versions, pages, JSON:API documents).
+export type * from './types.js';
 export { errorDetails, formatErrorDetails } from '../http/error-details.js';
 /** The workspace service's error bodies are `{"errors":[…]}` documents (JSON:API objects or strings). */
 export const parseWorkspacesError = parseErrorDocument;
@@ -232,21 +218,19 @@ export class WorkspacesClient extends HttpServiceClient {
     organization: string | undefined,
     query: WorkspaceListQuery = {},
   ): Promise<Workspace[]> {
-    return walkPages((number) =>
-      this.listWorkspacesPage(organization, query, { number, size: WALK_PAGE_SIZE }),
-    );
+    return walkPages((page) => this.listWorkspacesPage(organization, query, page));
   }
 
   /** One page of `GET /organizations/:org/workspaces`; without `size` the service's default (20). */
   async listWorkspacesPage(
     organization: string | undefined,
     query: WorkspaceListQuery,
-    page: { number: number; size?: number },
-  ): Promise<{ items: Workspace[]; pagination: Pagination }> {
+    page: PageRequest,
+  ): Promise<Page<Workspace>> {
     const org = this.organization(organization);
     return this.listPage(
       `${orgPath(org)}/workspaces`,
-      { ...workspaceListQuery(query), ...pageQuery(page) },
+      workspaceListQuery(query),
       page,
       'workspaces',
       (resource, included) => toWorkspace(resource, included, org),
@@ -307,14 +291,8 @@ export class WorkspacesClient extends HttpServiceClient {
   /** `GET /organizations/:org/projects`, all pages. */
   async listProjects(organization: string | undefined): Promise<Project[]> {
     const org = this.organization(organization);
-    return walkPages((number) =>
-      this.listPage(
-        `${orgPath(org)}/projects`,
-        pageQuery({ number, size: WALK_PAGE_SIZE }),
-        { number, size: WALK_PAGE_SIZE },
-        'projects',
-        (resource) => toProject(resource, org),
-      ),
+    return walkPages((page) =>
+      this.listPage(`${orgPath(org)}/projects`, {}, page, 'projects', (resource) => toProject(resource, org)),
     );
   }
 
@@ -340,22 +318,20 @@ export class WorkspacesClient extends HttpServiceClient {
 
   /** Every state version of a workspace, all pages (the service lists newest first). */
   async listStateVersions(organization: string | undefined, workspaceName: string): Promise<StateVersion[]> {
-    return walkPages((number) =>
-      this.listStateVersionsPage(organization, workspaceName, { number, size: WALK_PAGE_SIZE }),
-    );
+    return walkPages((page) => this.listStateVersionsPage(organization, workspaceName, page));
   }
 
   /** One page of `GET /state-versions?filter[workspace][name]=…&filter[organization][name]=…`. */
   async listStateVersionsPage(
     organization: string | undefined,
     workspaceName: string,
-    page: { number: number; size?: number },
-  ): Promise<{ items: StateVersion[]; pagination: Pagination }> {
+    page: PageRequest,
+  ): Promise<Page<StateVersion>> {
     const org = this.organization(organization);
     if (!workspaceName) throw new TypeError('workspaces: workspace name must not be empty');
     return this.listPage(
       '/state-versions',
-      { 'filter[workspace][name]': workspaceName, 'filter[organization][name]': org, ...pageQuery(page) },
+      { 'filter[workspace][name]': workspaceName, 'filter[organization][name]': org },
       page,
       'state-versions',
       (resource) => toStateVersion(resource),
@@ -441,14 +417,15 @@ export class WorkspacesClient extends HttpServiceClient {
     return toWorkspace(resource, included, organization);
   }
 
+  /** One page of a list endpoint: `filters` plus the page's parameters, each resource through `map`. */
   private async listPage<T>(
     path: string,
-    query: Record<string, QueryValue>,
-    page: { number: number; size?: number },
+    filters: Record<string, QueryValue>,
+    page: PageRequest,
     type: string,
     map: (resource: JsonApiResource, included: JsonApiResource[]) => T,
-  ): Promise<{ items: T[]; pagination: Pagination }> {
-    const call: Call = { method: 'GET', path, query };
+  ): Promise<Page<T>> {
+    const call: Call = { method: 'GET', path, query: { ...filters, ...pageQuery(page) } };
     const res = (await this.call(call))!;
     const doc = this.document(res, call);
     const resources = this.read(() => resourceList(doc, type), res, call);

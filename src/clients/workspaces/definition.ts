@@ -4,10 +4,10 @@
  * and commands that name none.
  */
 import { bearerAuth } from '../http/client.js';
-import { clientConnection, defineService, type ServiceDefinition } from '../service.js';
+import { defineClientService, type ServiceDefinition } from '../service.js';
 import { WorkspacesClient } from './client.js';
 
-export const workspacesService: ServiceDefinition<WorkspacesClient> = defineService<WorkspacesClient>({
+export const workspacesService: ServiceDefinition<WorkspacesClient> = defineClientService<WorkspacesClient>({
   name: 'workspaces',
   description: 'workspaces, locks and state versions (/api/v2)',
   settings: [
@@ -18,10 +18,10 @@ export const workspacesService: ServiceDefinition<WorkspacesClient> = defineServ
     },
   ],
   authHeaders: bearerAuth,
-  createClient(connection) {
+  fromConnection(options, connection) {
     const organization = connection.settings.organization;
     return WorkspacesClient.fromConnection({
-      ...clientConnection(connection, { authHeaders: bearerAuth }),
+      ...options,
       ...(organization !== undefined ? { defaultOrganization: organization } : {}),
     });
   },

@@ -1,4 +1,4 @@
-import type { Observed, PruneScope } from './core.js';
+import type { Observed, PruneScope, ResourceKey } from './core.js';
 import { isListable, type Listable } from './listable.js';
 
 /**
@@ -26,4 +26,14 @@ export interface Prunable<Live = unknown> extends Listable<Live> {
 export function isPrunable<K extends object>(kind: K | undefined): kind is K & Prunable {
   const candidate = kind as Partial<Prunable> | undefined;
   return isListable(kind) && typeof candidate?.owns === 'function' && candidate.ownership !== undefined;
+}
+
+/** Whether a key lies in a prune scope (keys and scopes compared after namespaces were filled in). */
+export function inPruneScope(key: ResourceKey, scope: PruneScope): boolean {
+  return (
+    key.kind === scope.kind &&
+    (key.connection ?? '') === (scope.connection ?? '') &&
+    key.namespace === scope.namespace &&
+    (scope.namePrefix === undefined || key.name.startsWith(scope.namePrefix))
+  );
 }

@@ -8,19 +8,10 @@
  */
 import type { LdapConfig } from '../../clients/secrets/client.js';
 import type { KindContext } from '../contract.js';
+import { RunSharedRead, sharedReadId } from '../run-shared-read.js';
 import { secretsClient } from './common.js';
 
-interface SharedRead {
-  read: Promise<LdapConfig | undefined>;
-  takenByObserve: boolean;
-}
-
-/** Keyed by the run's context, so a later run reads again. */
-const reads = new WeakMap<KindContext, Map<string, SharedRead>>();
-
-function idOf(connection: string | undefined, mount: string): string {
-  return `${connection ?? ''}\u0000${mount}`;
-}
+const reads = new RunSharedRead<Promise<LdapConfig | undefined>>();
 
 function fresh(ctx: KindContext, connection: string | undefined, mount: string) {
   return secretsClient(ctx, connection !== undefined ? { connection } : {}).readLdapConfig(
@@ -29,23 +20,13 @@ function fresh(ctx: KindContext, connection: string | undefined, mount: string) 
   );
 }
 
-function readsOf(ctx: KindContext): Map<string, SharedRead> {
-  let map = reads.get(ctx);
-  if (!map) reads.set(ctx, (map = new Map()));
-  return map;
-}
-
 /** The run's read of the configuration (started now if nobody asked yet). */
 export function sharedConfigRead(
   ctx: KindContext,
   connection: string | undefined,
   mount: string,
 ): Promise<LdapConfig | undefined> {
-  const map = readsOf(ctx);
-  const id = idOf(connection, mount);
-  let shared = map.get(id);
-  if (!shared) map.set(id, (shared = { read: fresh(ctx, connection, mount), takenByObserve: false }));
-  return shared.read;
+  return reads.shared(ctx, sharedReadId(connection, mount), () => fresh(ctx, connection, mount));
 }
 
 /** For observe: the run's shared read the first time, a fresh read after that. */
@@ -54,15 +35,5 @@ export function configReadForObserve(
   connection: string | undefined,
   mount: string,
 ): Promise<LdapConfig | undefined> {
-  const map = readsOf(ctx);
-  const id = idOf(connection, mount);
-  const shared = map.get(id);
-  if (shared && !shared.takenByObserve) {
-    shared.takenByObserve = true;
-    return shared.read;
-  }
-  const read = fresh(ctx, connection, mount);
-  // Later checks in this run share it too; no later observe takes it.
-  map.set(id, { read, takenByObserve: true });
-  return read;
+  return reads.take(ctx, sharedReadId(connection, mount), () => fresh(ctx, connection, mount));
 }

@@ -38,6 +38,7 @@ import {
 } from './schema.js';
 import { sharedWorkspaceList, takeWorkspaceList, walkWorkspaces } from './shared-list.js';
 import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
+import { groupBy } from '../../common/group-by.js';
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
 export const SOURCE_NAME = 'converge';
@@ -151,18 +152,6 @@ async function resolveProjectId(
   const project = (await projectsOf(c, org)).find((p) => p.name === name);
   if (!project) throw new Error(`project "${name}" does not exist in organization ${org}`);
   return project.id;
-}
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    // Appended in place: copying the group per item is quadratic in a group's size.
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }
 
 function namedProject(d: Desired<WorkspaceSpec>): string | undefined {

@@ -9,24 +9,12 @@
  */
 import type { Workspace, WorkspacesClient } from '../../clients/workspaces/client.js';
 import type { KindContext } from '../contract.js';
+import { RunSharedRead, sharedReadId } from '../run-shared-read.js';
 
 /** `undefined`: the organization does not exist (404). */
 export type WorkspaceList = Promise<Workspace[] | undefined>;
 
-interface SharedList {
-  list: WorkspaceList;
-  taken: boolean;
-}
-
-const lists = new WeakMap<KindContext, Map<string, SharedList>>();
-
-function listsOf(ctx: KindContext): Map<string, SharedList> {
-  let map = lists.get(ctx);
-  if (!map) lists.set(ctx, (map = new Map()));
-  return map;
-}
-
-const idOf = (connection: string | undefined, org: string) => `${connection ?? ''}\u0000${org}`;
+const lists = new RunSharedRead<WorkspaceList>();
 
 /** For the check: the run's walk of the organization's workspaces, started by whoever asks first. */
 export function sharedWorkspaceList(
@@ -35,11 +23,7 @@ export function sharedWorkspaceList(
   org: string,
   walk: () => WorkspaceList,
 ): WorkspaceList {
-  const map = listsOf(ctx);
-  const id = idOf(connection, org);
-  let shared = map.get(id);
-  if (!shared) map.set(id, (shared = { list: walk(), taken: false }));
-  return shared.list;
+  return lists.shared(ctx, sharedReadId(connection, org), walk);
 }
 
 /** For `list`: the check's walk the first time, a fresh one after that. */
@@ -49,16 +33,7 @@ export function takeWorkspaceList(
   org: string,
   walk: () => WorkspaceList,
 ): WorkspaceList {
-  const map = listsOf(ctx);
-  const id = idOf(connection, org);
-  const shared = map.get(id);
-  if (shared && !shared.taken) {
-    shared.taken = true;
-    return shared.list;
-  }
-  const list = walk();
-  map.set(id, { list, taken: true });
-  return list;
+  return lists.take(ctx, sharedReadId(connection, org), walk);
 }
 
 /** The walk itself: every page, `undefined` for a missing organization. */

@@ -70,14 +70,9 @@ export function decodeRoleBody(text: string): DecodedRole {
           break;
         }
         case 'policies':
-          role.Policies = expectArray(raw, path, 'policies').map((item) => {
-            const link = expectObject(item, path, 'structs.ACLRolePolicyLink');
-            const out = { ID: '', Name: '' };
-            for (const [k, v] of fieldsOf(link, ['ID', 'Name'])) {
-              if (v !== null) out[k as 'ID' | 'Name'] = expectString(v, `${path}.${k}`);
-            }
-            return out;
-          });
+          role.Policies = expectArray(raw, path, 'policies').map((item) =>
+            stringStruct(item, path, 'structs.ACLRolePolicyLink', { ID: '', Name: '' }),
+          );
           break;
         case 'services':
           role.ServiceIdentities = expectArray(raw, path, 'services').map((item) => {
@@ -95,14 +90,9 @@ export function decodeRoleBody(text: string): DecodedRole {
           });
           break;
         case 'nodes':
-          role.NodeIdentities = expectArray(raw, path, 'nodes').map((item) => {
-            const n = expectObject(item, path, 'structs.ACLNodeIdentity');
-            const out = { NodeName: '', Datacenter: '' };
-            for (const [k, v] of fieldsOf(n, ['NodeName', 'Datacenter'])) {
-              if (v !== null) out[k as 'NodeName' | 'Datacenter'] = expectString(v, `${path}.${k}`);
-            }
-            return out;
-          });
+          role.NodeIdentities = expectArray(raw, path, 'nodes').map((item) =>
+            stringStruct(item, path, 'structs.ACLNodeIdentity', { NodeName: '', Datacenter: '' }),
+          );
           break;
       }
     }
@@ -157,4 +147,22 @@ function jsonType(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'boolean') return 'bool';
   return typeof value; // string, number, object
+}
+
+/**
+ * A Go struct of string fields only (a policy link, a node identity): each field of `empty` read as a
+ * string where given (null keeps the zero value), the field names matched as Go's decoder does.
+ */
+function stringStruct<T extends Record<string, string>>(
+  item: unknown,
+  path: string,
+  goType: string,
+  empty: T,
+): T {
+  const struct = expectObject(item, path, goType);
+  const out: Record<string, string> = { ...empty };
+  for (const [k, v] of fieldsOf(struct, Object.keys(empty))) {
+    if (v !== null) out[k] = expectString(v, `${path}.${k}`);
+  }
+  return out as T;
 }

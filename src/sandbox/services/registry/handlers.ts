@@ -5,8 +5,9 @@
  */
 import { blockingQuery } from '../../core/blocking.js';
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
-import type { Handler, Router } from '../../core/router.js';
+import type { Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
+import { answeringErrors } from '../shared/answer-errors.js';
 import { type DecodedRole, decodeRoleBody } from './decode.js';
 import {
   ALL_NAMESPACES,
@@ -36,16 +37,7 @@ export interface RegistryDeps {
 
 export function registerRegistryRoutes(router: Router, deps: RegistryDeps): void {
   const h = new RegistryHandlers(deps);
-  const wrap =
-    (fn: Handler): Handler =>
-    async (req) => {
-      try {
-        return await fn(req);
-      } catch (err) {
-        if (err instanceof RegistryError) return registryText(err.status, err.message);
-        throw err;
-      }
-    };
+  const wrap = answeringErrors(RegistryError, (err) => registryText(err.status, err.message));
   // Specific patterns first: the first pattern that matches a path owns it (and answers 405 for other methods).
   router.add('/v1/acl/role', { PUT: wrap((r) => h.writeRole(r, '')) });
   router.add('/v1/acl/role/name/*name', { GET: wrap((r) => h.readRoleByName(r)) });
@@ -58,6 +50,15 @@ export function registerRegistryRoutes(router: Router, deps: RegistryDeps): void
   router.add('/v1/acl/policies', { GET: wrap((r) => h.listPolicies(r)) });
   router.add('/v1/acl/policy/name/*name', { GET: wrap((r) => h.readPolicyByName(r)) });
   router.add('/v1/acl/policy/*id', { GET: wrap((r) => h.readPolicyById(r)) });
+}
+
+/** What a read by ID or name needs of one table (roles, policies). */
+interface ReadableTable<R> {
+  what: 'role' | 'policy';
+  tableIndex(namespace: string): number;
+  byId(id: string): R | undefined;
+  byName(name: string, namespace: string): R | undefined;
+  toJson(record: R): unknown;
 }
 
 class RegistryHandlers {
@@ -86,43 +87,12 @@ class RegistryHandlers {
     return registryJson(req, this.roleJson(stored));
   }
 
-  async readRoleById(req: SandboxRequest): Promise<SandboxResponse> {
-    const id = req.params.id ?? '';
-    if (id === '') throw new RegistryError(400, 'Missing role ID');
-    return this.readRole(req, (ns) => {
-      const role = this.store.roleById(id);
-      return role && (ns === ALL_NAMESPACES || role.Namespace === ns) ? role : undefined;
-    });
+  readRoleById(req: SandboxRequest): Promise<SandboxResponse> {
+    return this.readById(req, this.roleTable);
   }
 
-  async readRoleByName(req: SandboxRequest): Promise<SandboxResponse> {
-    const name = req.params.name ?? '';
-    if (name === '') throw new RegistryError(400, 'Missing role Name');
-    return this.readRole(req, (ns) => {
-      // UNCONFIRMED: names are unique per namespace only, so a wildcard cannot pick one role.
-      if (ns === ALL_NAMESPACES)
-        throw new RegistryError(400, 'Cannot read a role by name in the wildcard namespace "*"');
-      return this.store.roleByName(name, ns);
-    });
-  }
-
-  private async readRole(
-    req: SandboxRequest,
-    find: (namespace: string) => RoleRecord | undefined,
-  ): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const token = authorize(req, this.deps.tokens, 'read');
-    const ns = namespaceOf(req, token);
-    const result = await blockingQuery(() => ({ index: this.store.rolesIndex(ns), value: find(ns) }), {
-      ...opts,
-      feed: this.store.changes,
-      signal: req.signal,
-    });
-    const meta = queryMetaHeaders(result.index, opts.consistency);
-    // The real registry sends no query-meta headers with this 404; they are kept here so a client can
-    // block on a role that does not exist yet.
-    if (!result.value) return registryText(404, notFoundText('role', ns), meta);
-    return registryJson(req, this.roleJson(result.value), meta);
+  readRoleByName(req: SandboxRequest): Promise<SandboxResponse> {
+    return this.readByName(req, this.roleTable);
   }
 
   async deleteRole(req: SandboxRequest): Promise<SandboxResponse> {
@@ -137,71 +107,112 @@ class RegistryHandlers {
   }
 
   async listRoles(req: SandboxRequest): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const token = authorize(req, this.deps.tokens, 'read');
-    const ns = namespaceOf(req, token);
     const policy = req.query.get('policy') || undefined;
-    const result = await blockingQuery(
-      () => ({ index: this.store.rolesIndex(ns), value: this.store.listRoles(ns, policy) }),
-      { ...opts, feed: this.store.changes, signal: req.signal },
+    const { value, meta } = await this.blockingRead(
+      req,
+      (ns) => this.store.rolesIndex(ns),
+      (ns) => this.store.listRoles(ns, policy),
     );
     return registryJson(
       req,
-      result.value.map((r) => this.roleJson(r)),
-      queryMetaHeaders(result.index, opts.consistency),
+      value.map((r) => this.roleJson(r)),
+      meta,
     );
   }
 
-  async readPolicyById(req: SandboxRequest): Promise<SandboxResponse> {
-    const id = req.params.id ?? '';
-    if (id === '') throw new RegistryError(400, 'Missing policy ID');
-    return this.readPolicy(req, (ns) => {
-      const policy = this.store.policyById(id);
-      return policy && (ns === ALL_NAMESPACES || policy.Namespace === ns) ? policy : undefined;
-    });
+  readPolicyById(req: SandboxRequest): Promise<SandboxResponse> {
+    return this.readById(req, this.policyTable);
   }
 
-  async readPolicyByName(req: SandboxRequest): Promise<SandboxResponse> {
-    const name = req.params.name ?? '';
-    if (name === '') throw new RegistryError(400, 'Missing policy Name');
-    return this.readPolicy(req, (ns) => {
-      if (ns === ALL_NAMESPACES) {
-        throw new RegistryError(400, 'Cannot read a policy by name in the wildcard namespace "*"');
-      }
-      return this.store.policyByName(name, ns);
-    });
+  readPolicyByName(req: SandboxRequest): Promise<SandboxResponse> {
+    return this.readByName(req, this.policyTable);
   }
 
-  private async readPolicy(
+  async listPolicies(req: SandboxRequest): Promise<SandboxResponse> {
+    const { value, meta } = await this.blockingRead(
+      req,
+      (ns) => this.store.policiesIndex(ns),
+      (ns) => this.store.listPolicies(ns),
+    );
+    return registryJson(
+      req,
+      value.map((p) => policyToJson(p, { stub: true })),
+      meta,
+    );
+  }
+
+  /**
+   * Every read: the blocking options (400), the token's `read` right (403), then `read` in the
+   * request's namespace, held until that namespace's table index passes `?index`.
+   */
+  private async blockingRead<T>(
     req: SandboxRequest,
-    find: (namespace: string) => PolicyRecord | undefined,
-  ): Promise<SandboxResponse> {
+    tableIndex: (namespace: string) => number,
+    read: (namespace: string) => T,
+  ): Promise<{ ns: string; value: T; meta: Record<string, string> }> {
     const opts = readOptionsOf(req);
     const token = authorize(req, this.deps.tokens, 'read');
     const ns = namespaceOf(req, token);
-    const result = await blockingQuery(() => ({ index: this.store.policiesIndex(ns), value: find(ns) }), {
+    const result = await blockingQuery(() => ({ index: tableIndex(ns), value: read(ns) }), {
       ...opts,
       feed: this.store.changes,
       signal: req.signal,
     });
-    const meta = queryMetaHeaders(result.index, opts.consistency);
-    if (!result.value) return registryText(404, notFoundText('policy', ns), meta);
-    return registryJson(req, policyToJson(result.value), meta);
+    return { ns, value: result.value, meta: queryMetaHeaders(result.index, opts.consistency) };
   }
 
-  async listPolicies(req: SandboxRequest): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const token = authorize(req, this.deps.tokens, 'read');
-    const ns = namespaceOf(req, token);
-    const result = await blockingQuery(
-      () => ({ index: this.store.policiesIndex(ns), value: this.store.listPolicies(ns) }),
-      { ...opts, feed: this.store.changes, signal: req.signal },
-    );
-    return registryJson(
-      req,
-      result.value.map((p) => policyToJson(p, { stub: true })),
-      queryMetaHeaders(result.index, opts.consistency),
-    );
+  private readonly roleTable: ReadableTable<RoleRecord> = {
+    what: 'role',
+    tableIndex: (ns) => this.store.rolesIndex(ns),
+    byId: (id) => this.store.roleById(id),
+    byName: (name, ns) => this.store.roleByName(name, ns),
+    toJson: (role) => this.roleJson(role),
+  };
+
+  private readonly policyTable: ReadableTable<PolicyRecord> = {
+    what: 'policy',
+    tableIndex: (ns) => this.store.policiesIndex(ns),
+    byId: (id) => this.store.policyById(id),
+    byName: (name, ns) => this.store.policyByName(name, ns),
+    toJson: (policy) => policyToJson(policy),
+  };
+
+  /** `GET …/<what>/:id`: seen in its own namespace, or in any with `ns=*`. */
+  private readById<R extends { Namespace: string }>(
+    req: SandboxRequest,
+    table: ReadableTable<R>,
+  ): Promise<SandboxResponse> {
+    const id = req.params.id ?? '';
+    if (id === '') throw new RegistryError(400, `Missing ${table.what} ID`);
+    return this.readOne(req, table, (ns) => {
+      const record = table.byId(id);
+      return record && (ns === ALL_NAMESPACES || record.Namespace === ns) ? record : undefined;
+    });
+  }
+
+  /** `GET …/<what>/name/:name` in the request's namespace. */
+  private readByName<R>(req: SandboxRequest, table: ReadableTable<R>): Promise<SandboxResponse> {
+    const name = req.params.name ?? '';
+    if (name === '') throw new RegistryError(400, `Missing ${table.what} Name`);
+    return this.readOne(req, table, (ns) => {
+      // UNCONFIRMED: names are unique per namespace only, so a wildcard cannot pick one record.
+      if (ns === ALL_NAMESPACES)
+        throw new RegistryError(400, `Cannot read a ${table.what} by name in the wildcard namespace "*"`);
+      return table.byName(name, ns);
+    });
+  }
+
+  /** One role or policy by `find`, or the real 404 text naming it and the namespace. */
+  private async readOne<R>(
+    req: SandboxRequest,
+    table: ReadableTable<R>,
+    find: (namespace: string) => R | undefined,
+  ): Promise<SandboxResponse> {
+    const { ns, value, meta } = await this.blockingRead(req, table.tableIndex, find);
+    // The real registry sends no query-meta headers with this 404; they are kept here so a client can
+    // block on a record that does not exist yet.
+    if (!value) return registryText(404, notFoundText(table.what, ns), meta);
+    return registryJson(req, table.toJson(value), meta);
   }
 
   private roleJson(role: RoleRecord) {

@@ -4,6 +4,7 @@
  * names where the real product says `X-Consul-*`.
  */
 import { defineService } from '../../core/service.js';
+import { refuseSeedIssues, restoredSnapshot } from '../shared/startup.js';
 import { type RegistryConfig, RegistryConfigSchema, RegistryTokenRightsSchema } from './config.js';
 import { registerRegistryRoutes } from './handlers.js';
 import { registryText } from './request.js';
@@ -28,16 +29,9 @@ export const registryService = defineService<RegistryConfig>({
 
   create(ctx, router) {
     const store = new RegistryStore(() => ctx.markDirty());
-    const persisted = ctx.persisted;
-    if (persisted !== undefined) {
-      if (!isRegistrySnapshot(persisted)) throw new Error('registry state file has an unexpected shape');
-      store.restore(persisted);
-    }
-    const issues = seedRegistry(store, ctx.config, { seedRoles: persisted === undefined });
-    if (issues.length > 0) {
-      const lines = issues.map((i) => `  registry.${i.path.join('.')}: ${i.message}`);
-      throw new Error(`cannot seed the registry from the config:\n${lines.join('\n')}`);
-    }
+    const saved = restoredSnapshot('registry', ctx.persisted, isRegistrySnapshot);
+    if (saved) store.restore(saved);
+    refuseSeedIssues('registry', 'the registry', seedRegistry(store, ctx.config, { seedRoles: !saved }));
     registerRegistryRoutes(router, { store, tokens: ctx.tokens });
     return { snapshot: () => store.snapshot() };
   },

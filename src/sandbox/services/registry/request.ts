@@ -3,7 +3,7 @@
  * headers), the namespace by the spec's precedence, and the query options of reads (blocking index,
  * wait, consistency). Also the query-meta headers of read responses and the text/JSON renderers.
  */
-import { parseGoDuration } from '../../core/duration.js';
+import { waitAndIndexOf } from '../shared/wait-and-index.js';
 import { jsonResponse, type SandboxRequest, type SandboxResponse, textResponse } from '../../core/http.js';
 import type { SandboxToken, TokenStore } from '../../core/tokens.js';
 import type { RegistryTokenRights } from './config.js';
@@ -115,28 +115,11 @@ export interface ReadOptions {
   consistency: Consistency;
 }
 
-const DEFAULT_WAIT_MS = 5 * 60_000;
-const MAX_WAIT_MS = 10 * 60_000;
-/** The real registry adds up to wait/16 of random jitter so many watchers do not wake at once. */
-const JITTER_FRACTION = 16;
+const WAIT_LIMITS = { defaultWaitMs: 5 * 60_000, maxWaitMs: 10 * 60_000 };
 
 /** Parses `?wait`, `?index`, `?stale`, `?consistent` as the real registry does; 400 on bad values. */
 export function readOptionsOf(req: SandboxRequest, random: () => number = Math.random): ReadOptions {
-  let waitMs = DEFAULT_WAIT_MS;
-  const wait = req.query.get('wait');
-  if (wait) {
-    const parsed = parseGoDuration(wait);
-    if (parsed === undefined) throw new RegistryError(400, 'Invalid wait time');
-    if (parsed > 0) waitMs = Math.min(parsed, MAX_WAIT_MS);
-  }
-  let minIndex = 0;
-  const index = req.query.get('index');
-  if (index) {
-    // Go's ParseUint: decimal digits only, no sign, within 64 bits.
-    if (!/^\d+$/.test(index) || BigInt(index) > 0xffffffffffffffffn)
-      throw new RegistryError(400, 'Invalid index');
-    minIndex = Number(index);
-  }
+  const { minIndex, waitMs } = waitAndIndexOf(req, WAIT_LIMITS, (m) => new RegistryError(400, m), random);
   const stale = req.query.has('stale');
   const consistent = req.query.has('consistent');
   if (stale && consistent) {
@@ -144,7 +127,7 @@ export function readOptionsOf(req: SandboxRequest, random: () => number = Math.r
   }
   return {
     minIndex,
-    waitMs: waitMs + random() * (waitMs / JITTER_FRACTION),
+    waitMs,
     consistency: stale ? 'stale' : consistent ? 'consistent' : 'leader',
   };
 }

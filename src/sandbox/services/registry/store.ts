@@ -6,6 +6,8 @@
  */
 import { ChangeFeed } from '../../core/blocking.js';
 import { ALL_NAMESPACES, DEFAULT_NAMESPACE, type PolicyRecord, type RoleRecord } from './model.js';
+import { hasFields } from '../shared/record-shape.js';
+import { findValue } from '../shared/find-value.js';
 
 export interface RegistrySnapshot {
   index: number;
@@ -40,10 +42,7 @@ export class RegistryStore {
   }
 
   roleByName(name: string, namespace: string): RoleRecord | undefined {
-    for (const role of this.roles.values()) {
-      if (role.Name === name && role.Namespace === namespace) return role;
-    }
-    return undefined;
+    return findValue(this.roles, (role) => role.Name === name && role.Namespace === namespace);
   }
 
   /** Sorted by ID, the order the real registry's ID index yields. */
@@ -59,10 +58,7 @@ export class RegistryStore {
 
   /** Stores a role at `role.ModifyIndex`, which must be `nextIndex()`. */
   putRole(role: RoleRecord): void {
-    this.commit(role.ModifyIndex);
-    this.roles.set(role.ID, role);
-    this.roleTableIndex.set(role.Namespace, role.ModifyIndex);
-    this.changed();
+    this.putRecord(this.roles, this.roleTableIndex, role);
   }
 
   deleteRole(id: string): boolean {
@@ -87,10 +83,7 @@ export class RegistryStore {
   }
 
   policyByName(name: string, namespace: string): PolicyRecord | undefined {
-    for (const policy of this.policies.values()) {
-      if (policy.Name === name && policy.Namespace === namespace) return policy;
-    }
-    return undefined;
+    return findValue(this.policies, (policy) => policy.Name === name && policy.Namespace === namespace);
   }
 
   listPolicies(namespace: string): PolicyRecord[] {
@@ -100,10 +93,7 @@ export class RegistryStore {
   }
 
   putPolicy(policy: PolicyRecord): void {
-    this.commit(policy.ModifyIndex);
-    this.policies.set(policy.ID, policy);
-    this.policyTableIndex.set(policy.Namespace, policy.ModifyIndex);
-    this.changed();
+    this.putRecord(this.policies, this.policyTableIndex, policy);
   }
 
   policiesIndex(namespace: string): number {
@@ -116,6 +106,21 @@ export class RegistryStore {
    */
   policyVisibleFrom(policy: PolicyRecord, namespace: string): boolean {
     return policy.Namespace === namespace || policy.Namespace === DEFAULT_NAMESPACE;
+  }
+
+  /**
+   * One write: the store's index moves to the record's `ModifyIndex`, and so does its table's index in
+   * the record's namespace (what blocking reads of that table wait on).
+   */
+  private putRecord<T extends { ID: string; Namespace: string; ModifyIndex: number }>(
+    records: Map<string, T>,
+    tableIndexes: Map<string, number>,
+    record: T,
+  ): void {
+    this.commit(record.ModifyIndex);
+    records.set(record.ID, record);
+    tableIndexes.set(record.Namespace, record.ModifyIndex);
+    this.changed();
   }
 
   // ---- persistence ----
@@ -166,16 +171,8 @@ function sortById<T extends { ID: string }>(items: T[]): T[] {
 
 /** Checks the shape of a loaded state file before trusting it. */
 export function isRegistrySnapshot(value: unknown): value is RegistrySnapshot {
-  const v = value as Partial<RegistrySnapshot> | null;
   return (
-    typeof v === 'object' &&
-    v !== null &&
-    Number.isInteger(v.index) &&
-    Array.isArray(v.roles) &&
-    Array.isArray(v.policies) &&
-    typeof v.tableIndexes === 'object' &&
-    v.tableIndexes !== null &&
-    typeof v.tableIndexes.roles === 'object' &&
-    typeof v.tableIndexes.policies === 'object'
+    hasFields(value, { index: 'integer', roles: 'array', policies: 'array', tableIndexes: 'object' }) &&
+    hasFields(value.tableIndexes, { roles: 'object?', policies: 'object?' })
   );
 }

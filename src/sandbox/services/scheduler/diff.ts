@@ -32,35 +32,28 @@ export interface FieldDiff {
   Annotations: string[] | null;
 }
 
-export interface ObjectDiff {
+/** What every level of a job diff has: its change, its own fields and its nested objects. */
+interface DiffLevel {
   Type: DiffType;
-  Name: string;
   Fields: FieldDiff[] | null;
   Objects: ObjectDiff[] | null;
 }
 
-export interface TaskDiff {
-  Type: DiffType;
+export interface ObjectDiff extends DiffLevel {
   Name: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
+}
+
+export interface TaskDiff extends ObjectDiff {
   Annotations: string[] | null;
 }
 
-export interface TaskGroupDiff {
-  Type: DiffType;
-  Name: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
+export interface TaskGroupDiff extends ObjectDiff {
   Tasks: TaskDiff[] | null;
   Updates: Record<string, number> | null;
 }
 
-export interface JobDiff {
-  Type: DiffType;
+export interface JobDiff extends DiffLevel {
   ID: string;
-  Fields: FieldDiff[] | null;
-  Objects: ObjectDiff[] | null;
   TaskGroups: TaskGroupDiff[] | null;
 }
 
@@ -399,21 +392,39 @@ function keyedDiffs(
   return out.sort(compareObjects);
 }
 
+/**
+ * The diff of a block with primitive fields and nested objects (periodic, parameterized, resources):
+ * nothing when both sides are the same; else Added, Deleted or Edited, its fields, and what `nested`
+ * finds below it (undefined entries left out).
+ */
+function blockDiff(
+  name: string,
+  old: Json | undefined,
+  next: Json | undefined,
+  contextual: boolean,
+  nested: () => (ObjectDiff | undefined)[],
+): ObjectDiff | undefined {
+  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
+  const fields = fieldDiffs(old && flattenPrimitive(old, []), next && flattenPrimitive(next, []), contextual);
+  const objects = nested().filter((o) => o !== undefined);
+  return {
+    Type: !old ? 'Added' : !next ? 'Deleted' : 'Edited',
+    Name: name,
+    Fields: nullIfEmpty(fields),
+    Objects: nullIfEmpty(objects),
+  };
+}
+
 function periodicDiff(
   old: Json | undefined,
   next: Json | undefined,
   contextual: boolean,
 ): ObjectDiff | undefined {
-  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
-  const type: DiffType = !old ? 'Added' : !next ? 'Deleted' : 'Edited';
-  const fields = fieldDiffs(old && flattenPrimitive(old, []), next && flattenPrimitive(next, []), contextual);
-  const specs = stringSetDiff(strings(old?.Specs), strings(next?.Specs), 'Specs', contextual);
-  return {
-    Type: type,
-    Name: 'Periodic',
-    Fields: nullIfEmpty(fields),
-    Objects: specs && specs.Type !== 'None' ? [specs] : null,
-  };
+  return blockDiff('Periodic', old, next, contextual, () => {
+    const specs = stringSetDiff(strings(old?.Specs), strings(next?.Specs), 'Specs', contextual);
+    // The real code leaves out an unchanged Specs set even in a contextual diff.
+    return specs && specs.Type !== 'None' ? [specs] : [];
+  });
 }
 
 function parameterizedDiff(
@@ -421,19 +432,10 @@ function parameterizedDiff(
   next: Json | undefined,
   contextual: boolean,
 ): ObjectDiff | undefined {
-  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
-  const type: DiffType = !old ? 'Added' : !next ? 'Deleted' : 'Edited';
-  const fields = fieldDiffs(old && flattenPrimitive(old, []), next && flattenPrimitive(next, []), contextual);
-  const objects: ObjectDiff[] = [];
-  push(
-    objects,
+  return blockDiff('ParameterizedJob', old, next, contextual, () => [
     stringSetDiff(strings(old?.MetaOptional), strings(next?.MetaOptional), 'MetaOptional', contextual),
-  );
-  push(
-    objects,
     stringSetDiff(strings(old?.MetaRequired), strings(next?.MetaRequired), 'MetaRequired', contextual),
-  );
-  return { Type: type, Name: 'ParameterizedJob', Fields: nullIfEmpty(fields), Objects: nullIfEmpty(objects) };
+  ]);
 }
 
 /** The real `configDiff`: the driver's free-form map flattened whole. */
@@ -454,15 +456,11 @@ function resourcesDiff(
   next: Json | undefined,
   contextual: boolean,
 ): ObjectDiff | undefined {
-  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
-  const type: DiffType = !old ? 'Added' : !next ? 'Deleted' : 'Edited';
-  const fields = fieldDiffs(old && flattenPrimitive(old, []), next && flattenPrimitive(next, []), contextual);
-  const objects = [
+  return blockDiff('Resources', old, next, contextual, () => [
     ...networkDiffs(list(old?.Networks), list(next?.Networks), contextual),
     ...indexedDiffs(list(old?.Devices), list(next?.Devices), 'Device', contextual),
-  ];
-  push(objects, structDiff(obj(old?.NUMA), obj(next?.NUMA), 'NUMA', contextual));
-  return { Type: type, Name: 'Resources', Fields: nullIfEmpty(fields), Objects: nullIfEmpty(objects) };
+    structDiff(obj(old?.NUMA), obj(next?.NUMA), 'NUMA', contextual),
+  ]);
 }
 
 /** The real `networkResourceDiffs`: networks matched by content, their ports by label. */

@@ -9,7 +9,7 @@ import { admitJob } from './admission.js';
 import { checkJobShape, type Json, SchedulerError, validateJob } from './model.js';
 import { parseJobRequest } from './parse.js';
 import { planJob } from './plan.js';
-import { Caller, schedulerJson, writeIndexHeaders } from './request.js';
+import { boolField, Caller, schedulerJson, writeIndexHeaders } from './request.js';
 import type { SchedulerStore } from './store.js';
 
 export interface PlanDeps {
@@ -31,14 +31,8 @@ export async function planHandler(
   const job = args.Job;
   if (job.ID === undefined || job.ID === null) throw new SchedulerError(400, 'Job must have a valid ID');
   if (job.ID !== pathId) throw new SchedulerError(400, 'Job ID does not match');
-  const flag = (name: string) => {
-    const v = args[name];
-    if (v !== undefined && v !== null && typeof v !== 'boolean')
-      throw new SchedulerError(400, `json: cannot unmarshal ${name}: expected boolean`);
-    return v === true;
-  };
-  const withDiff = flag('Diff');
-  const policyOverride = flag('PolicyOverride');
+  const withDiff = boolField(args, 'Diff');
+  const policyOverride = boolField(args, 'PolicyOverride');
 
   const caller = Caller.of(req, deps.tokens);
   // As register: query, then the request's Namespace, then the job's, then the token's default.

@@ -7,6 +7,7 @@
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Handler, Router } from '../../core/router.js';
 import type { TokenStore } from '../../core/tokens.js';
+import { answeringErrors } from '../shared/answer-errors.js';
 import { JobOps } from './job-ops.js';
 import { versionDiffs } from './diff.js';
 import { type PlanDeps, parseHandler, planHandler } from './handlers-plan.js';
@@ -16,11 +17,15 @@ import {
   ALL_NAMESPACES,
   authorizedNamespace,
   blockOn,
-  decodeObject,
+  boolField,
   Caller,
+  decodeObject,
+  foundOr404,
   notEmulated,
   parseGoBool,
+  queryBool,
   queryMetaHeaders,
+  readForJob,
   readOptionsOf,
   schedulerJson,
   schedulerText,
@@ -59,16 +64,7 @@ const SUFFIXES = [
 
 export function registerSchedulerRoutes(router: Router, deps: SchedulerDeps): void {
   const h = new SchedulerHandlers(deps);
-  const wrap =
-    (fn: Handler): Handler =>
-    async (req) => {
-      try {
-        return await fn(req);
-      } catch (err) {
-        if (err instanceof SchedulerError) return schedulerText(err.status, err.message);
-        throw err;
-      }
-    };
+  const wrap = answeringErrors(SchedulerError, (err) => schedulerText(err.status, err.message));
   const every = (fn: Handler) =>
     Object.fromEntries(['GET', 'PUT', 'POST', 'DELETE'].map((m) => [m, wrap(fn)] as const));
   router.add('/v1/jobs', {
@@ -169,13 +165,7 @@ class SchedulerHandlers {
     }
     const prefix = req.query.get('prefix') ?? '';
     // The real `parseBool(req, "meta")` (Nomad 1.6 and later): each stub then carries the job's Meta.
-    const rawMeta = req.query.get('meta');
-    const withMeta = rawMeta === null || rawMeta === '' ? false : parseGoBool(rawMeta);
-    if (withMeta === undefined)
-      throw new SchedulerError(
-        400,
-        `Failed to parse value of "meta" (${rawMeta}) as a bool: strconv.ParseBool: parsing "${rawMeta}": invalid syntax`,
-      );
+    const withMeta = queryBool(req, 'meta', 400);
     const result = await blockOn(req, opts, this.store.changes, () => ({
       index: this.store.tableIndex('jobs'),
       value: this.store.listJobs(visible, prefix).map((j) => this.listItem(j, withMeta)),
@@ -184,26 +174,16 @@ class SchedulerHandlers {
   }
 
   async read(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
-    const result = await blockOn(req, opts, this.store.changes, () => {
+    const result = await readForJob(req, this.deps.tokens, this.store.changes, (ns) => {
       const job = this.store.job(ns, id);
       return { index: (job?.ModifyIndex as number | undefined) ?? this.store.tableIndex('jobs'), value: job };
     });
-    const meta = queryMetaHeaders(result.index);
-    if (!result.value) return schedulerText(404, 'job not found', meta);
-    return schedulerJson(req, result.value, meta);
+    return foundOr404(req, result, 'job not found');
   }
 
   async versions(req: SandboxRequest, id: string): Promise<SandboxResponse> {
     const opts = readOptionsOf(req);
-    const rawDiffs = req.query.get('diffs') ?? '';
-    const diffs = rawDiffs === '' ? false : parseGoBool(rawDiffs);
-    if (diffs === undefined)
-      throw new SchedulerError(
-        500,
-        `Failed to parse value of "diffs" (${rawDiffs}) as a bool: strconv.ParseBool: parsing "${rawDiffs}": invalid syntax`,
-      );
+    const diffs = queryBool(req, 'diffs', 500);
     const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
     const result = await blockOn(req, opts, this.store.changes, () => {
       const versions = this.store.versions(ns, id);
@@ -231,10 +211,8 @@ class SchedulerHandlers {
   }
 
   async allocations(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
     const all = parseGoBool(req.query.get('all') ?? '') === true;
-    const result = await blockOn(req, opts, this.store.changes, () => ({
+    const result = await readForJob(req, this.deps.tokens, this.store.changes, (ns) => ({
       index: this.store.tableIndex('allocs'),
       value: this.store.allocsOf(ns, id, all).map(allocStub),
     }));
@@ -242,9 +220,7 @@ class SchedulerHandlers {
   }
 
   async evaluations(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
-    const result = await blockOn(req, opts, this.store.changes, () => ({
+    const result = await readForJob(req, this.deps.tokens, this.store.changes, (ns) => ({
       index: this.store.tableIndex('evals'),
       value: this.store.evalsOf(ns, id),
     }));
@@ -252,18 +228,14 @@ class SchedulerHandlers {
   }
 
   async summary(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const ns = authorizedNamespace(req, this.deps.tokens, 'read-job');
-    const result = await blockOn(req, opts, this.store.changes, () => {
+    const result = await readForJob(req, this.deps.tokens, this.store.changes, (ns) => {
       const summary = this.store.summary(ns, id);
       return {
         index: (summary?.ModifyIndex as number | undefined) ?? this.store.tableIndex('jobs'),
         value: summary,
       };
     });
-    const meta = queryMetaHeaders(result.index);
-    if (!result.value) return schedulerText(404, 'job not found', meta);
-    return schedulerJson(req, result.value, meta);
+    return foundOr404(req, result, 'job not found');
   }
 
   // ---- writes ----
@@ -276,15 +248,9 @@ class SchedulerHandlers {
     const job = args.Job;
     if (job.ID === undefined || job.ID === null) throw new SchedulerError(400, "Job ID hasn't been provided");
     if (pathId !== '' && job.ID !== pathId) throw new SchedulerError(400, 'Job ID does not match name');
-    const flag = (name: string) => {
-      const v = args[name];
-      if (v !== undefined && v !== null && typeof v !== 'boolean')
-        throw new SchedulerError(400, `json: cannot unmarshal ${name}: expected boolean`);
-      return v === true;
-    };
-    const enforceIndex = flag('EnforceIndex');
-    const policyOverride = flag('PolicyOverride');
-    const preserveCounts = flag('PreserveCounts');
+    const enforceIndex = boolField(args, 'EnforceIndex');
+    const policyOverride = boolField(args, 'PolicyOverride');
+    const preserveCounts = boolField(args, 'PreserveCounts');
     const jobModifyIndex = args.JobModifyIndex ?? 0;
     if (!Number.isInteger(jobModifyIndex) || (jobModifyIndex as number) < 0)
       throw new SchedulerError(400, 'json: cannot unmarshal JobModifyIndex: expected unsigned integer');
@@ -320,13 +286,7 @@ class SchedulerHandlers {
   }
 
   async stop(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const raw = req.query.get('purge') ?? '';
-    const purge = raw === '' ? false : parseGoBool(raw);
-    if (purge === undefined)
-      throw new SchedulerError(
-        500,
-        `Failed to parse value of "purge" (${raw}) as a bool: strconv.ParseBool: parsing "${raw}": invalid syntax`,
-      );
+    const purge = queryBool(req, 'purge', 500);
     const ns = authorizedNamespace(req, this.deps.tokens, 'submit-job');
     const result = this.store.deregister(ns, id, purge);
     return schedulerJson(

@@ -7,6 +7,7 @@
  * with the real status codes; endpoints not emulated yet answer 501 `not emulated yet`.
  */
 import { defineService } from '../../core/service.js';
+import { restoredSnapshot } from '../shared/startup.js';
 import {
   checkSchedulerConfig,
   DEFAULT_DEPLOYMENT_SECONDS,
@@ -52,12 +53,9 @@ export const schedulerService = defineService<SchedulerConfig>({
       deploymentSeconds: ctx.config?.deploymentSeconds ?? DEFAULT_DEPLOYMENT_SECONDS,
       shutdown: ctx.shutdown,
     });
-    if (ctx.persisted !== undefined) {
-      if (!isSchedulerSnapshot(ctx.persisted))
-        throw new Error('scheduler state file has an unexpected shape');
-      // Versions an earlier sandbox stored read back canonical and without submit tokens.
-      store.restore(admitSnapshot(ctx.persisted, REGION));
-    }
+    const saved = restoredSnapshot('scheduler', ctx.persisted, isSchedulerSnapshot);
+    // Versions an earlier sandbox stored read back canonical and without submit tokens.
+    if (saved) store.restore(admitSnapshot(saved, REGION));
     registerSchedulerRoutes(router, { store, tokens: ctx.tokens });
     return { snapshot: () => store.snapshot() };
   },

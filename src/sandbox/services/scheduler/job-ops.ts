@@ -14,12 +14,13 @@ import {
   blockOn,
   Caller,
   decodeObject,
+  foundOr404,
   parseObject,
   parseGoBool,
   queryMetaHeaders,
+  readForJob,
   readOptionsOf,
   schedulerJson,
-  schedulerText,
   writeIndexHeaders,
 } from './request.js';
 import { checkScaleTarget, parseScaleRequest, scaleStatus, validateScaleRequest } from './scale.js';
@@ -37,10 +38,8 @@ export class JobOps {
   // ---- deployments ----
 
   async deployments(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const ns = authorizedNamespace(req, this.tokens, 'read-job');
     const all = parseGoBool(req.query.get('all') ?? '') === true;
-    const result = await blockOn(req, opts, this.store.changes, () => ({
+    const result = await readForJob(req, this.tokens, this.store.changes, (ns) => ({
       index: this.store.tableIndex('deployments'),
       value: this.store.deploymentsOf(ns, id, all).map(deploymentView),
     }));
@@ -49,9 +48,7 @@ export class JobOps {
 
   /** The most recent deployment of the job, or `null` (the real answer when there is none). */
   async latestDeployment(req: SandboxRequest, id: string): Promise<SandboxResponse> {
-    const opts = readOptionsOf(req);
-    const ns = authorizedNamespace(req, this.tokens, 'read-job');
-    const result = await blockOn(req, opts, this.store.changes, () => {
+    const result = await readForJob(req, this.tokens, this.store.changes, (ns) => {
       const d = this.store.latestDeployment(ns, id);
       return { index: this.store.tableIndex('deployments'), value: d ? deploymentView(d) : null };
     });
@@ -129,9 +126,7 @@ export class JobOps {
       if (!job) return { index: this.store.currentIndex, value: undefined };
       return scaleStatus(job, this.store.allocsOf(ns, id, false), this.store.scalingEvents(ns, id));
     });
-    const meta = queryMetaHeaders(result.index);
-    if (!result.value) return schedulerText(404, 'job not found', meta);
-    return schedulerJson(req, result.value, meta);
+    return foundOr404(req, result, 'job not found');
   }
 
   // ---- dispatch and periodic force ----

@@ -4,7 +4,7 @@
  * (plain-text errors, JSON bodies, query-meta headers under the spec's and the real names).
  */
 import { blockingQuery, type ChangeFeed, type QueryResult } from '../../core/blocking.js';
-import { parseGoDuration } from '../../core/duration.js';
+import { waitAndIndexOf } from '../shared/wait-and-index.js';
 import { jsonResponse, type SandboxRequest, type SandboxResponse, textResponse } from '../../core/http.js';
 import type { SandboxToken, TokenStore } from '../../core/tokens.js';
 import { type Capability, capabilitiesIn, DEFAULT_NAMESPACE, type SchedulerTokenRights } from './config.js';
@@ -88,30 +88,16 @@ export interface ReadOptions {
   waitMs: number;
 }
 
-/** The real maximum and default of `?wait` (`nomad/structs` MaxBlockingRPCQueryTime), plus jitter. */
-const MAX_WAIT_MS = 300_000;
-const JITTER_FRACTION = 16;
+/** The real maximum and default of `?wait` (`nomad/structs` MaxBlockingRPCQueryTime). */
+const WAIT_LIMITS = { defaultWaitMs: 300_000, maxWaitMs: 300_000 };
 
 /** `?index` and `?wait` as the real agent parses them; 400 on bad values. UNCONFIRMED: the texts. */
 export function readOptionsOf(req: SandboxRequest, random: () => number = Math.random): ReadOptions {
-  let waitMs = MAX_WAIT_MS;
-  const wait = req.query.get('wait');
-  if (wait) {
-    const parsed = parseGoDuration(wait);
-    if (parsed === undefined) throw new SchedulerError(400, 'Invalid wait time');
-    if (parsed > 0) waitMs = Math.min(parsed, MAX_WAIT_MS);
-  }
-  let minIndex = 0;
-  const index = req.query.get('index');
-  if (index) {
-    if (!/^\d+$/.test(index) || BigInt(index) > 0xffffffffffffffffn)
-      throw new SchedulerError(400, 'Invalid index');
-    minIndex = Number(index);
-  }
+  const options = waitAndIndexOf(req, WAIT_LIMITS, (m) => new SchedulerError(400, m), random);
   const stale = req.query.get('stale');
   if (stale !== null && stale !== '' && parseGoBool(stale) === undefined)
     throw new SchedulerError(400, `Failed to parse value of "stale" (${stale}) as a bool`);
-  return { minIndex, waitMs: waitMs + random() * (waitMs / JITTER_FRACTION) };
+  return options;
 }
 
 /** Go's `strconv.ParseBool`. */
@@ -177,4 +163,53 @@ export function blockOn<T>(
   run: () => QueryResult<T>,
 ): Promise<QueryResult<T>> {
   return blockingQuery(run, { ...opts, feed, signal: req.signal });
+}
+
+/**
+ * The common read of a job's own records: the blocking options (400 first), then the `read-job` right
+ * in the caller's namespace (403), then `run` in that namespace, held until the index passes `?index`.
+ */
+export function readForJob<T>(
+  req: SandboxRequest,
+  tokens: TokenStore,
+  feed: ChangeFeed,
+  run: (namespace: string) => QueryResult<T>,
+): Promise<QueryResult<T>> {
+  const opts = readOptionsOf(req);
+  const ns = authorizedNamespace(req, tokens, 'read-job');
+  return blockOn(req, opts, feed, () => run(ns));
+}
+
+/** A read's answer with its query-meta headers: the value as JSON, or `notFound` as a 404 text. */
+export function foundOr404(
+  req: SandboxRequest,
+  result: QueryResult<unknown>,
+  notFound: string,
+): SandboxResponse {
+  const meta = queryMetaHeaders(result.index);
+  if (!result.value) return schedulerText(404, notFound, meta);
+  return schedulerJson(req, result.value, meta);
+}
+
+/** A boolean of a decoded body: absent or null is false, any other non-boolean the real decoder's 400. */
+export function boolField(args: Json, name: string): boolean {
+  const v = args[name];
+  if (v !== undefined && v !== null && typeof v !== 'boolean')
+    throw new SchedulerError(400, `json: cannot unmarshal ${name}: expected boolean`);
+  return v === true;
+}
+
+/**
+ * `?name` read as the real agent's `strconv.ParseBool`: absent or empty is false; a value it cannot
+ * parse is `status` (each endpoint has its own: 400 for list's `meta`, 500 for `diffs` and `purge`).
+ */
+export function queryBool(req: SandboxRequest, name: string, status: number): boolean {
+  const raw = req.query.get(name) ?? '';
+  const value = raw === '' ? false : parseGoBool(raw);
+  if (value === undefined)
+    throw new SchedulerError(
+      status,
+      `Failed to parse value of "${name}" (${raw}) as a bool: strconv.ParseBool: parsing "${raw}": invalid syntax`,
+    );
+  return value;
 }

@@ -28,6 +28,7 @@ import {
 } from './model.js';
 import { groupSpec, newAllocation, stopAllocation } from './allocations.js';
 import { jobSummary } from './summary.js';
+import { hasFields } from '../shared/record-shape.js';
 
 export interface SchedulerSnapshot {
   index: number;
@@ -720,16 +721,12 @@ function compare(a: string, b: string): number {
 
 /** Checks the shape of a loaded state file before trusting it. */
 export function isSchedulerSnapshot(value: unknown): value is SchedulerSnapshot {
-  const v = value as Partial<SchedulerSnapshot> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    Number.isInteger(v.index) &&
-    Array.isArray(v.jobs) &&
-    Array.isArray(v.evals) &&
-    Array.isArray(v.allocs) &&
-    typeof v.tables === 'object' &&
-    v.tables !== null &&
-    Number.isInteger(v.cursor)
-  );
+  return hasFields(value, {
+    index: 'integer',
+    jobs: 'array',
+    evals: 'array',
+    allocs: 'array',
+    tables: 'object',
+    cursor: 'integer',
+  });
 }

@@ -19,6 +19,7 @@
  */
 import type { SandboxRequest, SandboxResponse } from '../../core/http.js';
 import type { Router } from '../../core/router.js';
+import { answeringErrors } from '../shared/answer-errors.js';
 import type { SecretsAccess } from './access.js';
 import { localNameKey } from './local-names.js';
 import { handleLogin } from './login.js';
@@ -51,14 +52,7 @@ type Handler = (req: SandboxRequest) => Promise<SandboxResponse>;
 
 /** Same handler for every method; `SecretsError`s become the real error bodies. */
 function allMethods(handler: Handler): Record<string, Handler> {
-  const wrapped: Handler = async (req) => {
-    try {
-      return await handler(req);
-    } catch (err) {
-      if (err instanceof SecretsError) return fromError(err);
-      throw err;
-    }
-  };
+  const wrapped = answeringErrors(SecretsError, fromError)(handler);
   return Object.fromEntries(SECRETS_METHODS.map((m) => [m, wrapped]));
 }
 

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defineService, type ServiceConfigIssue, type ServiceInstance } from '../../core/service.js';
+import { refuseSeedIssues, restoredSnapshot } from '../shared/startup.js';
 import { SecretsAccess } from './access.js';
 import {
   type RecoverySeed,
@@ -73,21 +74,17 @@ export const secretsService = defineService<SecretsConfig>({
     const store = new SecretsStore(() => ctx.markDirty());
     const restored = new Set<string>();
     let savedRecovery: RecoveryState | undefined;
-    if (ctx.persisted !== undefined) {
-      if (!isSecretsSnapshot(ctx.persisted)) throw new Error('secrets state file has an unexpected shape');
-      store.restore(ctx.persisted);
-      for (const mount of ctx.persisted.mounts) restored.add(mount.path);
-      const recovery = (ctx.persisted as { recovery?: unknown }).recovery;
+    const saved = restoredSnapshot('secrets', ctx.persisted, isSecretsSnapshot);
+    if (saved) {
+      store.restore(saved);
+      for (const mount of saved.mounts) restored.add(mount.path);
+      const recovery = (saved as { recovery?: unknown }).recovery;
       if (recovery !== undefined) {
         if (!isRecoveryState(recovery)) throw new Error('secrets state file has an unexpected recovery seal');
         savedRecovery = recovery;
       }
     }
-    const issues = seedSecrets(store, ctx.config, { restored });
-    if (issues.length > 0) {
-      const lines = issues.map((i) => `  secrets.${i.path.join('.')}: ${i.message}`);
-      throw new Error(`cannot seed the secrets service from the config:\n${lines.join('\n')}`);
-    }
+    refuseSeedIssues('secrets', 'the secrets service', seedSecrets(store, ctx.config, { restored }));
     // A saved seal is kept (its shares were shown by the run that made it); otherwise a new key.
     let recoveryKeys: InitialKeyShares | undefined;
     let recovery = savedRecovery;

@@ -62,42 +62,38 @@ function seedMount(store: SecretsStore, seed: MountSeed, i: number): ServiceConf
   const mountConfig = store.configOf(mount);
   const caseSensitive = mountConfig.case_sensitive_names;
   const key = (name: string) => localNameKey(mountConfig, name);
-  const groupNames = new Map<string, number>();
-  seed.groups?.forEach((group, j) => {
-    const name = key(group.name);
-    const first = groupNames.get(name);
-    if (first !== undefined) {
-      issues.push({
-        path: ['mounts', i, 'groups', j, 'name'],
-        message: `another group has the same name (groups[${first}])`,
-      });
-      return;
-    }
-    groupNames.set(name, j);
-    try {
-      store.putGroup(mount, name, groupFromBody({ policies: group.policies ?? [] }).group);
-    } catch (err) {
-      refused(['groups', j], err);
-    }
-  });
-  const userNames = new Map<string, number>();
-  seed.users?.forEach((user, j) => {
-    const name = key(user.name);
-    const first = userNames.get(name);
-    if (first !== undefined) {
-      issues.push({
-        path: ['mounts', i, 'users', j, 'name'],
-        message: `another user has the same name (users[${first}])`,
-      });
-      return;
-    }
-    userNames.set(name, j);
-    try {
-      const body = { policies: user.policies ?? [], groups: user.groups ?? [] };
-      store.putUser(mount, name, userFromBody(body, caseSensitive).user);
-    } catch (err) {
-      refused(['users', j], err);
-    }
+  // A second entry for a (folded) name would silently replace the first: say so instead.
+  const seedEach = <T extends { name: string }>(
+    list: 'groups' | 'users',
+    entries: T[] | undefined,
+    put: (name: string, entry: T) => void,
+  ) => {
+    const seen = new Map<string, number>();
+    entries?.forEach((entry, j) => {
+      const name = key(entry.name);
+      const first = seen.get(name);
+      if (first !== undefined) {
+        const what = list === 'groups' ? 'group' : 'user';
+        issues.push({
+          path: ['mounts', i, list, j, 'name'],
+          message: `another ${what} has the same name (${list}[${first}])`,
+        });
+        return;
+      }
+      seen.set(name, j);
+      try {
+        put(name, entry);
+      } catch (err) {
+        refused([list, j], err);
+      }
+    });
+  };
+  seedEach('groups', seed.groups, (name, group) =>
+    store.putGroup(mount, name, groupFromBody({ policies: group.policies ?? [] }).group),
+  );
+  seedEach('users', seed.users, (name, user) => {
+    const body = { policies: user.policies ?? [], groups: user.groups ?? [] };
+    store.putUser(mount, name, userFromBody(body, caseSensitive).user);
   });
   return issues;
 }

@@ -12,6 +12,7 @@ import {
   type UserRecord,
 } from './model.js';
 import { compareGo } from './normalize.js';
+import { hasFields } from '../shared/record-shape.js';
 
 export interface SecretsSnapshot {
   mounts: {
@@ -131,21 +132,10 @@ export class SecretsStore {
 
 /** Checks the shape of a loaded state file before trusting it. */
 export function isSecretsSnapshot(value: unknown): value is SecretsSnapshot {
-  const v = value as Partial<SecretsSnapshot> | null;
   return (
-    typeof v === 'object' &&
-    v !== null &&
-    Array.isArray(v.mounts) &&
-    v.mounts.every(
-      (m) =>
-        typeof m === 'object' &&
-        m !== null &&
-        typeof m.path === 'string' &&
-        (m.config === null || typeof m.config === 'object') &&
-        typeof m.groups === 'object' &&
-        m.groups !== null &&
-        typeof m.users === 'object' &&
-        m.users !== null,
+    hasFields(value, { mounts: 'array' }) &&
+    (value.mounts as unknown[]).every((m) =>
+      hasFields(m, { path: 'string', config: 'object?', groups: 'object', users: 'object' }),
     )
   );
 }

@@ -4,6 +4,7 @@
  * archivist URLs). Errors are JSON:API error documents with the real titles.
  */
 import { defineService } from '../../core/service.js';
+import { refuseSeedIssues, restoredSnapshot } from '../shared/startup.js';
 import {
   DEFAULT_ENGINE_VERSION,
   type WorkspacesConfig,
@@ -39,16 +40,10 @@ export const workspacesService = defineService<WorkspacesConfig>({
 
   create(ctx, router) {
     const store = new WorkspacesStore(() => ctx.markDirty());
-    const persisted = ctx.persisted;
-    if (persisted !== undefined) {
-      if (!isWorkspacesSnapshot(persisted)) throw new Error('workspaces state file has an unexpected shape');
-      store.restore(persisted);
-    }
-    const issues = seedWorkspaces(store, ctx.config, { seedWorkspaces: persisted === undefined });
-    if (issues.length > 0) {
-      const lines = issues.map((i) => `  workspaces.${i.path.join('.')}: ${i.message}`);
-      throw new Error(`cannot seed the workspace service from the config:\n${lines.join('\n')}`);
-    }
+    const saved = restoredSnapshot('workspaces', ctx.persisted, isWorkspacesSnapshot);
+    if (saved) store.restore(saved);
+    const issues = seedWorkspaces(store, ctx.config, { seedWorkspaces: !saved });
+    refuseSeedIssues('workspaces', 'the workspace service', issues);
     registerWorkspacesRoutes(router, {
       store,
       tokens: ctx.tokens,

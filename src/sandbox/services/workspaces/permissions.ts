@@ -300,14 +300,9 @@ export function lockIdentity(caller: Caller): ActorRef | undefined {
 
 /** The user a state version records as `created-by` (a team token's service user for team tokens). */
 export function creatorIdentity(caller: Caller): ActorRef | undefined {
-  switch (caller.kind) {
-    case 'user':
-      return { type: 'users', id: caller.id, name: caller.username };
-    case 'team':
-      return { type: 'users', id: caller.serviceUser.id, name: caller.serviceUser.username };
-    case 'organization':
-      return undefined;
-  }
+  // Users and organization tokens are recorded as for a lock; only a team differs.
+  if (caller.kind !== 'team') return lockIdentity(caller);
+  return { type: 'users', id: caller.serviceUser.id, name: caller.serviceUser.username };
 }
 
 /** The spec's `permissions` object of a workspace, for this caller. */

@@ -2,8 +2,9 @@
  * The routes of the workspace service. Specific patterns come first: the first pattern matching a path
  * owns it (and answers 405 for other methods).
  */
-import type { Handler, Router } from '../../core/router.js';
+import type { Router } from '../../core/router.js';
 import { Access, type ServiceDeps } from './access.js';
+import { answeringErrors } from '../shared/answer-errors.js';
 import { WorkspaceHandlers } from './handlers-workspaces.js';
 import { StateHandlers } from './handlers-state.js';
 import { MiscHandlers } from './handlers-misc.js';
@@ -16,16 +17,7 @@ export function registerWorkspacesRoutes(router: Router, deps: ServiceDeps): voi
   const ws = new WorkspaceHandlers(access);
   const state = new StateHandlers(access);
   const misc = new MiscHandlers(access);
-  const wrap =
-    (fn: Handler): Handler =>
-    async (req) => {
-      try {
-        return await fn(req);
-      } catch (err) {
-        if (err instanceof WorkspacesError) return errorFromWorkspacesError(err);
-        throw err;
-      }
-    };
+  const wrap = answeringErrors(WorkspacesError, errorFromWorkspacesError);
 
   router.add(`${API}/ping`, { GET: wrap(() => misc.ping()) });
   router.add(`${API}/account/details`, { GET: wrap((r) => misc.accountDetails(r)) });

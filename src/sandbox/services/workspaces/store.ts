@@ -12,6 +12,8 @@ import {
   type StateVersionRecord,
   type WorkspaceRecord,
 } from './model.js';
+import { hasFields } from '../shared/record-shape.js';
+import { findValue } from '../shared/find-value.js';
 
 export interface WorkspacesSnapshot {
   organizations: OrganizationRecord[];
@@ -20,14 +22,7 @@ export interface WorkspacesSnapshot {
 }
 
 export function isWorkspacesSnapshot(value: unknown): value is WorkspacesSnapshot {
-  const v = value as Partial<WorkspacesSnapshot> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    Array.isArray(v.organizations) &&
-    Array.isArray(v.workspaces) &&
-    Array.isArray(v.stateVersions)
-  );
+  return hasFields(value, { organizations: 'array', workspaces: 'array', stateVersions: 'array' });
 }
 
 export class WorkspacesStore {
@@ -92,10 +87,7 @@ export class WorkspacesStore {
   }
 
   workspaceByName(organization: string, name: string): WorkspaceRecord | undefined {
-    for (const ws of this.workspaces.values()) {
-      if (ws.organization === organization && ws.name === name) return ws;
-    }
-    return undefined;
+    return findValue(this.workspaces, (ws) => ws.organization === organization && ws.name === name);
   }
 
   /** The organization's workspaces sorted by name (UNCONFIRMED: the real list order). */

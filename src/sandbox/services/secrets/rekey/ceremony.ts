@@ -74,15 +74,9 @@ export class RekeyCeremony {
     return this.exclusive(async () => {
       const submission = this.machine.submit(key, nonce);
       if (submission.kind === 'progress') return this.machine.status();
-      let recovered: Uint8Array;
-      try {
-        recovered = await combineKey(submission.parts, submission.threshold);
-      } catch (err) {
-        if (err instanceof CombineError) {
-          throw new SecretsError(500, `failed to compute recovery key: ${err.message}`);
-        }
-        throw err;
-      }
+      const recovered = await combinedKey(submission, (err) => {
+        throw new SecretsError(500, `failed to compute recovery key: ${err.message}`);
+      });
       this.machine.checkRecovered(recovered);
 
       const op = this.machine.operation!;
@@ -141,14 +135,10 @@ export class RekeyCeremony {
     return this.exclusive(async () => {
       const submission = this.machine.submitVerification(key, nonce);
       if (submission.kind === 'progress') return this.machine.verificationStatus();
-      let recovered: Uint8Array;
-      try {
-        recovered = await combineKey(submission.parts, submission.threshold);
-      } catch (err) {
-        if (!(err instanceof CombineError)) throw err;
+      const recovered = await combinedKey(submission, (err) => {
         this.machine.abandonVerificationAttempt();
         throw new SecretsError(500, `failed to compute key for verification: ${err.message}`);
-      }
+      });
       const { nonce: verified } = this.machine.finishVerification(recovered);
       return { nonce: verified, complete: true };
     });
@@ -160,5 +150,21 @@ export class RekeyCeremony {
 
   deleteBackup(): void {
     this.machine.deleteBackup();
+  }
+}
+
+/**
+ * The key the submitted parts combine to. Parts that do not combine (a bad share) go to `fail`, which
+ * throws the step's own 500; any other error propagates.
+ */
+async function combinedKey(
+  submission: { parts: Uint8Array[]; threshold: number },
+  fail: (err: CombineError) => never,
+): Promise<Uint8Array> {
+  try {
+    return await combineKey(submission.parts, submission.threshold);
+  } catch (err) {
+    if (err instanceof CombineError) fail(err);
+    throw err;
   }
 }

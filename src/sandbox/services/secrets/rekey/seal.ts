@@ -8,6 +8,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { KEY_BYTES, splitKey } from './shamir.js';
+import { hasFields } from '../../shared/record-shape.js';
 
 /** Shares and threshold of the recovery key (the real `SealConfig`'s `secret_shares`, `secret_threshold`). */
 export interface RecoveryConfig {
@@ -74,13 +75,10 @@ export function recoveryConfigProblem(shares: number, threshold: number): string
 }
 
 export function isSealRecord(value: unknown): value is SealRecord {
-  const v = value as Partial<SealRecord> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    Number.isInteger(v.shares) &&
-    Number.isInteger(v.threshold) &&
-    typeof v.checkSalt === 'string' &&
-    typeof v.checkValue === 'string'
-  );
+  return hasFields(value, {
+    shares: 'integer',
+    threshold: 'integer',
+    checkSalt: 'string',
+    checkValue: 'string',
+  });
 }

@@ -329,11 +329,8 @@ export class RekeyMachine {
    * rotated, rekey kept.
    */
   abandonVerificationAttempt(): void {
-    const verification = this.state.rekey?.verification;
-    if (!verification) return;
-    verification.progress = [];
-    verification.nonce = this.deps.newNonce();
-    this.deps.onChange();
+    // The same reset as a DELETE of the verification: the real core's deferred cleanup.
+    this.restartVerification();
   }
 
   backup(): RekeyBackup | undefined {
