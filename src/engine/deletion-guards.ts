@@ -32,7 +32,8 @@ export function deletionProblems(
     for (const [kind, count] of pruned) {
       problems.push({
         key: { kind: 'Prune', name: kind },
-        message: `the manifest declares no ${kind} any more, so --prune would delete all ${count} that Converge created; refusing (pass --allow-empty if that is meant)`,
+        scope: 'plan',
+        message: `the manifest declares no ${kind} any more, so --prune would delete ${count === 1 ? 'the 1' : `all ${count}`} that Converge created; refusing (pass --allow-empty if that is meant)`,
       });
     }
   }
@@ -41,7 +42,8 @@ export function deletionProblems(
     if (deletes > limits.maxDeletes) {
       problems.push({
         key: { kind: 'Plan', name: 'max-deletes' },
-        message: `the plan deletes ${deletes} objects (deletions and replacements), more than --max-deletes ${limits.maxDeletes} allows; refusing (review the plan, then raise --max-deletes)`,
+        scope: 'plan',
+        message: `the plan deletes ${deletes} object${deletes === 1 ? '' : 's'} (deletions and replacements), more than --max-deletes ${limits.maxDeletes} allows; refusing (review the plan, then raise --max-deletes)`,
       });
     }
   }

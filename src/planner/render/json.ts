@@ -4,7 +4,7 @@
  */
 import type { Plan } from '../types.js';
 import { prunedHeadline } from './format.js';
-import { unplannedObjects } from './unplanned.js';
+import { planCounts, unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
@@ -48,7 +48,10 @@ export interface PlanJson {
   pruned: { headline: string; count: number; addresses: string[] };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
-  /** `unplanned`: how many objects could not be planned (a problem, or not compared). */
+  /**
+   * Each object counted once: `unplanned` objects (a problem, or not compared) are not counted under
+   * their action too; plan refusals (deletion guards) are no object and appear only in `problems`.
+   */
   summary: Plan['summary'] & { unplanned: number };
   problems: Array<{ address: string; message: string; source: string | null }>;
   requests: Record<string, number>;
@@ -60,7 +63,8 @@ export interface PlanJson {
 }
 
 export function planToJson(plan: Plan, version: string): PlanJson {
-  const unplanned = unplannedObjects(plan).length;
+  const unplannedList = unplannedObjects(plan);
+  const unplanned = unplannedList.length;
   const pruned = plan.changes.filter((c) => c.prune);
   return {
     format_version: PLAN_JSON_FORMAT_VERSION,
@@ -96,8 +100,9 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       count: pruned.length,
       addresses: pruned.map((c) => c.address),
     },
-    complete: unplanned === 0,
-    summary: { ...plan.summary, unplanned },
+    // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
+    complete: plan.problems.length === 0 && unplanned === 0,
+    summary: planCounts(plan.changes, unplannedList),
     problems: plan.problems.map((p) => ({
       address: `${p.key.kind}/${p.key.name}`,
       message: p.message,
