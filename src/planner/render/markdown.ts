@@ -3,7 +3,7 @@
  * a `diff` block, and the whole kept under the 65,535 characters a comment may hold.
  */
 import { addressOf } from '../../resources/contract.js';
-import type { Change, Plan } from '../types.js';
+import type { Plan } from '../types.js';
 import { prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
 import {
