@@ -120,3 +120,34 @@ export function planToJson(plan: Plan, version: string): PlanJson {
 export function renderJson(plan: Plan, version: string): string {
   return `${JSON.stringify(planToJson(plan, version), null, 2)}\n`;
 }
+
+/**
+ * `plan --json` when the manifest does not load: the plan's shape with no changes, `complete: false`
+ * and each problem with its file, line and column, so a consumer reading stdout learns why.
+ */
+export function renderInvalidManifestJson(
+  problems: ReadonlyArray<{ position: { file: string; line: number; col: number }; message: string }>,
+  version: string,
+): string {
+  const doc = {
+    format_version: PLAN_JSON_FORMAT_VERSION,
+    converge_version: version,
+    changes: [],
+    pruned: { headline: prunedHeadline(0), count: 0, addresses: [] },
+    complete: false,
+    summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
+    problems: problems.map((p) => ({
+      address: null,
+      message: p.message,
+      source: `${p.position.file}:${p.position.line}:${p.position.col}`,
+      file: p.position.file,
+      line: p.position.line,
+      col: p.position.col,
+    })),
+    requests: {},
+    targets: [],
+    excludes: [],
+    targeted: null,
+  };
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}

@@ -228,3 +228,33 @@ function fitted(markdown: string, limit: number): string {
   const note = '\n\n… (truncated: run `converge plan` to see the whole plan)\n';
   return markdown.slice(0, limit - note.length) + note;
 }
+
+/** A manifest problem as the renderers take it: where, and what is wrong. */
+export interface InvalidManifestProblem {
+  position: { file: string; line: number; col: number };
+  message: string;
+}
+
+/**
+ * `plan --markdown` when the manifest does not load: a short section listing the problems, so a
+ * pull-request comment says why there is no plan instead of being empty. Escaped like the plan: the
+ * pull request's author wrote the manifest, and its problems quote it.
+ */
+export function renderInvalidManifestMarkdown(
+  problems: readonly InvalidManifestProblem[],
+  options: { limit?: number } = {},
+): string {
+  const n = problems.length;
+  const lines = [
+    '### Converge plan',
+    '',
+    '> [!CAUTION]',
+    `> **Manifest invalid: ${n} problem${n === 1 ? '' : 's'}; nothing was planned.**`,
+    ...problems.map(
+      (p) =>
+        `> - ${inlineCode(`${p.position.file}:${p.position.line}:${p.position.col}`)} ${cell(p.message)}`,
+    ),
+    '',
+  ];
+  return fitted(`${lines.join('\n')}\n`, options.limit ?? COMMENT_LIMIT);
+}
