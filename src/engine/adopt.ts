@@ -62,6 +62,7 @@ export async function adoptObjects(
       kind: d.key.kind,
       key: d.key,
       owned: true,
+      origin: 'imported',
       ...(observed.id ? { id: observed.id } : {}),
     });
     results.push({ address, ...(observed.id ? { id: observed.id } : {}), adopted: true });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { EngineError } from '../../engine/errors.js';
 import { type FileInventoryBackend, LocalInventory } from '../../engine/inventory.js';
 import { inventoryBackend, inventoryFromEnv } from '../../engine/inventory-backend.js';
+import { ownedOrigin } from '../../engine/inventory-document.js';
 import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
 import { holderOfReason } from '../../engine/lock-reason.js';
 import { holderLiveness, readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
@@ -49,6 +50,7 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
       key: e.key,
       id: e.id ?? null,
       owned: e.owned,
+      origin: e.owned ? ownedOrigin(e) : null,
       write_only: Object.keys(e.writeOnly).sort(),
     }));
     write(io.stdout, JSON.stringify({ inventory: inventory.backend.description, objects }, null, 2));
@@ -81,7 +83,16 @@ export async function inventoryShow(address: string, flags: InventoryFlags, io: 
   if (flags.json) {
     write(
       io.stdout,
-      JSON.stringify({ address, ...entry, writeOnly: Object.keys(entry.writeOnly).sort() }, null, 2),
+      JSON.stringify(
+        {
+          address,
+          ...entry,
+          ...(entry.owned ? { origin: ownedOrigin(entry) } : {}),
+          writeOnly: Object.keys(entry.writeOnly).sort(),
+        },
+        null,
+        2,
+      ),
     );
     return EXIT.ok;
   }
@@ -94,7 +105,9 @@ export async function inventoryShow(address: string, flags: InventoryFlags, io: 
       ['ID', entry.id ?? '(none recorded)'],
       [
         'Owned',
-        entry.owned ? 'yes: created by Converge, --prune may delete it' : 'no: --prune never deletes it',
+        entry.owned
+          ? `yes: ${ownedOrigin(entry) === 'imported' ? 'adopted with `converge import`' : 'created by Converge'}, --prune may delete it`
+          : 'no: --prune never deletes it',
       ],
       // Digests are keyed secrets' fingerprints: their attribute names are enough to repair with.
       ['Write-only', Object.keys(entry.writeOnly).sort().join(', ') || '(none)'],
