@@ -8,12 +8,16 @@
  * made; the other fields are a service name, a method and numbers, never from a body or a header.
  */
 import { formatDuration } from '../clients/http/errors.js';
+import { printable } from '../common/printable.js';
 import { formatWait as formatWaitAs } from '../common/wait.js';
 import type { RateLimitPauseEvent, RetryEvent } from '../clients/http/index.js';
 
-/** `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)` */
-export function formatRetryEvent(event: RetryEvent): string {
-  const request = `${event.service}: ${event.method} ${event.path}`;
+/**
+ * `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)`,
+ * after the object's address when the request is made for one (`AclRole/default/web: registry: …`).
+ */
+export function formatRetryEvent(event: RetryEvent, address?: string): string {
+  const request = `${address ? `${printable(address)}: ` : ''}${event.service}: ${event.method} ${event.path}`;
   const next = `attempt ${event.attempt + 1} of ${event.maxAttempts}`;
   return `${request}: attempt ${event.attempt} failed (${event.reason}); retrying ${formatWait(event.delayMs)} (${next})`;
 }
