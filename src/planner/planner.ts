@@ -380,7 +380,9 @@ async function pruneCandidates(
         if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
             key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
-            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete all ${doomed.length}; refusing (set allowEmpty: true in the scope to allow it)`,
+            // A guard of the whole plan, not an object that could not be planned.
+            scope: 'plan',
+            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete ${doomed.length === 1 ? 'the 1 object' : `all ${doomed.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
             ...(scope.position ? { position: scope.position } : {}),
           });
           return [];

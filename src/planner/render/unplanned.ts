@@ -38,7 +38,11 @@ export function unplannedObjects(plan: Plan): Unplanned[] {
 
 /** The refusals of the whole plan (deletion guards), each as its message. */
 export function planRefusals(plan: Plan): string[] {
-  return plan.problems.filter((p) => p.scope === 'plan').map((p) => p.message);
+  return plan.problems
+    .filter((p) => p.scope === 'plan')
+    .map(
+      (p) => `${p.position ? `${p.position.file}:${p.position.line}:${p.position.col}: ` : ''}${p.message}`,
+    );
 }
 
 /** `Plan refused`: the headline over the plan's refusals in every rendering. */
