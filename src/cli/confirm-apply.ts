@@ -23,6 +23,8 @@ export async function askToApply(io: Io, interrupted: AbortSignal): Promise<Appl
   let ctrlC = false;
   const onKey = (_text: string | undefined, key: { ctrl?: boolean; name?: string } | undefined) => {
     if (key?.ctrl && key.name === 'c') ctrlC = true;
+    // Ctrl-D is end of input on a terminal; in raw mode it arrives as a key, and means no.
+    if (key?.ctrl && key.name === 'd') endInput();
   };
   if (input.readableEnded) endInput();
   input.once('end', endInput);

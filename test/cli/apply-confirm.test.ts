@@ -100,6 +100,14 @@ describe('the apply confirmation prompt', () => {
     expect(r.lockLeft).toBe(false);
   });
 
+  it('cancels on Ctrl-D typed at the prompt (end of input in raw mode)', async () => {
+    const r = await applyAtTerminal('confirm-ctrl-d', (k) => k.write('\x04'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Apply cancelled; nothing was changed.');
+    expect(await roleExists('confirm-ctrl-d')).toBe(false);
+    expect(r.lockLeft).toBe(false);
+  });
+
   it('treats Ctrl-C typed at the prompt as an interrupt: 130, lock released', async () => {
     const r = await applyAtTerminal('confirm-ctrl-c', (k) => k.write('\x03'));
     expect(r.code).toBe(130);
