@@ -17,6 +17,7 @@ import {
   versionLabelOf,
 } from '../resources/contract.js';
 import { createOnce } from './create-once.js';
+import { withRequestLabel } from '../common/request-label.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
@@ -177,49 +178,52 @@ export async function applyPlan(
           durationMs: 0,
         };
       } else {
-        result = await limit(async () => {
-          // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
-          if (interrupted()) {
-            return {
-              address: change.address,
-              action: change.action,
-              status: 'skipped' as const,
-              message: 'not attempted: interrupted',
-              durationMs: 0,
-            };
-          }
-          // Timed from here, not from when it was queued: waiting for a free slot is the other
-          // changes' time, and counting it would report every change at parallelism 1 as slow.
-          const started = Date.now();
-          const kind = lookup(change.key.kind);
-          try {
-            if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
-            // The re-read comes before the 'start' event: a stale object is refused with nothing
-            // sent, so no progress line may first have said it was being changed.
-            const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
-            options.onEvent?.({ type: 'start', change, done, total: work.length });
-            const note = (message: string) =>
-              options.onEvent?.({ type: 'note', change, message, done, total: work.length });
-            const after = await execute(kind, ctx, change, observed, note);
-            recordWriteOnly(kind, change, options.writeOnly);
-            const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
-            return {
-              address: change.address,
-              action: change.action,
-              status: 'applied' as const,
-              durationMs: Date.now() - started,
-              ...(id !== undefined ? { id } : {}),
-            };
-          } catch (error) {
-            return {
-              address: change.address,
-              action: change.action,
-              status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
-              message: describeError(error, kind, change),
-              durationMs: Date.now() - started,
-            };
-          }
-        });
+        // Requests made for this change carry its address, so a retry line can name the object.
+        result = await limit(() =>
+          withRequestLabel(change.address, async () => {
+            // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
+            if (interrupted()) {
+              return {
+                address: change.address,
+                action: change.action,
+                status: 'skipped' as const,
+                message: 'not attempted: interrupted',
+                durationMs: 0,
+              };
+            }
+            // Timed from here, not from when it was queued: waiting for a free slot is the other
+            // changes' time, and counting it would report every change at parallelism 1 as slow.
+            const started = Date.now();
+            const kind = lookup(change.key.kind);
+            try {
+              if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
+              // The re-read comes before the 'start' event: a stale object is refused with nothing
+              // sent, so no progress line may first have said it was being changed.
+              const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
+              options.onEvent?.({ type: 'start', change, done, total: work.length });
+              const note = (message: string) =>
+                options.onEvent?.({ type: 'note', change, message, done, total: work.length });
+              const after = await execute(kind, ctx, change, observed, note);
+              recordWriteOnly(kind, change, options.writeOnly);
+              const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
+              return {
+                address: change.address,
+                action: change.action,
+                status: 'applied' as const,
+                durationMs: Date.now() - started,
+                ...(id !== undefined ? { id } : {}),
+              };
+            } catch (error) {
+              return {
+                address: change.address,
+                action: change.action,
+                status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
+                message: describeError(error, kind, change),
+                durationMs: Date.now() - started,
+              };
+            }
+          }),
+        );
       }
       done += 1;
       options.onEvent?.({ type: 'finish', change, result, done, total: work.length });

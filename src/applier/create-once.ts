@@ -14,7 +14,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { classifyNetworkError } from '../clients/http/retry-policy.js';
-import { isServiceError } from '../clients/http/errors.js';
+import { formatDuration, isServiceError } from '../clients/http/errors.js';
+import { formatWait } from '../common/wait.js';
 import {
   type AnyResourceKind,
   createIsUpsert,
@@ -80,7 +81,7 @@ export async function createOnce(
       lostBefore = true;
       const waitMs = Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
       options.onRetry?.(
-        `create answer lost (${reasonOf(error)}); ${createIsUpsert(kind) ? 'the create writes by name, so it is' : 'not found by its key, so it is'} sent again in ${(waitMs / 1000).toFixed(1)}s (attempt ${attempt + 1} of ${CREATE_ATTEMPTS})`,
+        `create answer lost (${reasonOf(error)}); ${createIsUpsert(kind) ? 'the create writes by name, so it is' : 'not found by its key, so it is'} sent again ${formatWait(waitMs, formatDuration)} (attempt ${attempt + 1} of ${CREATE_ATTEMPTS})`,
       );
       await delay(waitMs, undefined, ctx.signal ? { signal: ctx.signal } : {}).catch(() => {
         throw ctx.signal?.reason ?? error;

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
+import { quietOnBrokenPipe } from './broken-pipe.js';
 import { processIo } from './io.js';
+
+quietOnBrokenPipe(process.stdout);
+quietOnBrokenPipe(process.stderr);
 
 const args = process.argv.slice(2);
 let code: number;

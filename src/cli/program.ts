@@ -12,6 +12,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { scrubSecrets } from '../common/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
+import { remedyText } from './remedies.js';
 import type { ApplyFlags } from './commands/apply.js';
 import { registerInventoryCommands } from './commands/inventory-program.js';
 // Only the option definitions: the sandbox itself loads when the command runs.
@@ -364,7 +365,7 @@ function reportError(error: unknown, io: Io): number {
   }
   // The engine's own refusals (a plan file that does not verify, a held lock) read as they are.
   if (error instanceof EngineError) {
-    write(io.stderr, `Error: ${error.message}`);
+    write(io.stderr, `Error: ${error.message}${remedyText(error.remedy)}`);
     return EXIT.error;
   }
   // Service errors come scrubbed of every secret of their request; the process's own credentials

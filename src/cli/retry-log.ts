@@ -8,11 +8,16 @@
  * made; the other fields are a service name, a method and numbers, never from a body or a header.
  */
 import { formatDuration } from '../clients/http/errors.js';
+import { printable } from '../common/printable.js';
+import { formatWait as formatWaitAs } from '../common/wait.js';
 import type { RateLimitPauseEvent, RetryEvent } from '../clients/http/index.js';
 
-/** `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)` */
-export function formatRetryEvent(event: RetryEvent): string {
-  const request = `${event.service}: ${event.method} ${event.path}`;
+/**
+ * `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)`,
+ * after the object's address when the request is made for one (`AclRole/default/web: registry: …`).
+ */
+export function formatRetryEvent(event: RetryEvent, address?: string): string {
+  const request = `${address ? `${printable(address)}: ` : ''}${event.service}: ${event.method} ${event.path}`;
   const next = `attempt ${event.attempt + 1} of ${event.maxAttempts}`;
   return `${request}: attempt ${event.attempt} failed (${event.reason}); retrying ${formatWait(event.delayMs)} (${next})`;
 }
@@ -25,12 +30,7 @@ export function formatRateLimitPause(event: RateLimitPauseEvent): string {
   return `${event.service}: rate limited, waiting ${formatWait(event.waitMs).replace(/^in /, '')} (${event.reason})`;
 }
 
-/**
- * `in 0.4s`, `in 12s`, `now`. Rounded up, so a short wait never reads as `0s`: tenths below ten
- * seconds, whole seconds above, which is as fine as a person reads a countdown.
- */
+/** `in 40ms`, `in 0.4s`, `in 12s`, `now` (common/wait.ts). */
 function formatWait(ms: number): string {
-  if (ms <= 0) return 'now';
-  if (ms < 10_000) return `in ${Math.ceil(ms / 100) / 10}s`;
-  return `in ${formatDuration(Math.ceil(ms / 1000) * 1000)}`;
+  return formatWaitAs(ms, formatDuration);
 }

@@ -3,6 +3,7 @@
  * standard error as it happens, so a slow service is never silent.
  */
 import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../clients/service.js';
+import { currentRequestLabel } from '../common/request-label.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import type { Io } from './io.js';
 import { formatRateLimitPause, formatRetryEvent } from './retry-log.js';
@@ -11,7 +12,7 @@ import { CLI_SETTING_NAMES } from './setting-flags.js';
 /** HTTP options for a run of `plan`, `apply` or an operator command: retries go to stderr. */
 export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
   return httpOptions(io.env, {
-    onRetry: (event) => io.stderr.write(`${formatRetryEvent(event)}\n`),
+    onRetry: (event) => io.stderr.write(`${formatRetryEvent(event, currentRequestLabel())}\n`),
     onRateLimitPause: (event) => io.stderr.write(`${formatRateLimitPause(event)}\n`),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     settingNames: CLI_SETTING_NAMES,

@@ -68,6 +68,7 @@ export async function adoptObjects(
       kind: d.key.kind,
       key: d.key,
       owned: true,
+      origin: 'imported',
       ...(observed.id ? { id: observed.id } : {}),
     });
     const scope = {

@@ -34,7 +34,8 @@ export function deletionProblems(
     for (const [kind, count] of pruned) {
       problems.push({
         key: { kind: 'Prune', name: kind },
-        message: `the manifest declares no ${kind} any more, so ${names.prune} would delete all ${count} that Converge created; refusing (set ${names.allowEmpty} if that is meant)`,
+        scope: 'plan',
+        message: `the manifest declares no ${kind} any more, so ${names.prune} would delete ${count === 1 ? 'the 1' : `all ${count}`} that Converge created; refusing (set ${names.allowEmpty} if that is meant)`,
       });
     }
   }
@@ -43,7 +44,8 @@ export function deletionProblems(
     if (deletes > limits.maxDeletes) {
       problems.push({
         key: { kind: 'Plan', name: 'max-deletes' },
-        message: `the plan deletes ${deletes} objects (deletions and replacements), more than ${names.maxDeletes} ${limits.maxDeletes} allows; refusing (review the plan, then raise ${names.maxDeletes})`,
+        scope: 'plan',
+        message: `the plan deletes ${deletes} object${deletes === 1 ? '' : 's'} (deletions and replacements), more than ${names.maxDeletes} ${limits.maxDeletes} allows; refusing (review the plan, then raise ${names.maxDeletes})`,
       });
     }
   }

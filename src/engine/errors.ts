@@ -4,8 +4,17 @@
  * what it means for them; the CLI prints the message and exits 1.
  */
 export class EngineError extends Error {
-  constructor(message: string) {
+  /**
+   * What the person can do about it, when a front end has its own way to do it (the CLI names its
+   * command): the engine's message stays free of any front end's commands.
+   */
+  readonly remedy: EngineRemedy | undefined;
+  constructor(message: string, remedy?: EngineRemedy) {
     super(message);
     this.name = 'EngineError';
+    this.remedy = remedy;
   }
 }
+
+/** `release-inventory-lock`: a lock whose holder may be gone can be released by hand. */
+export type EngineRemedy = 'release-inventory-lock';

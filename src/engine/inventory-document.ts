@@ -26,8 +26,20 @@ export interface InventoryEntry {
    * longer declares it. False for objects Converge only updated: it never adopts one silently.
    */
   owned: boolean;
+  /**
+   * How an owned object became Converge's: `created` by an apply, or `imported` (adopted as it was).
+   * Absent in inventories written before it was recorded: read as `created` (`ownedOrigin`).
+   */
+  origin?: OwnedOrigin;
   /** Attribute path → HMAC-SHA-256 hex digest of the write-only value last applied. */
   writeOnly: Record<string, string>;
+}
+
+export type OwnedOrigin = 'created' | 'imported';
+
+/** How an owned entry became Converge's; `created` for entries from before origins were recorded. */
+export function ownedOrigin(entry: Pick<InventoryEntry, 'origin'>): OwnedOrigin {
+  return entry.origin ?? 'created';
 }
 
 export interface InventoryDocument {
@@ -101,11 +113,14 @@ function parseEntry(address: string, value: unknown, source: string): InventoryE
   const key = parseKey(value.key, where);
   if (value.id !== undefined && !text(value.id)) throw new EngineError(`${where}: "id" must be a string`);
   if (typeof value.owned !== 'boolean') throw new EngineError(`${where}: "owned" must be true or false`);
+  if (value.origin !== undefined && value.origin !== 'created' && value.origin !== 'imported')
+    throw new EngineError(`${where}: "origin" must be "created" or "imported"`);
   return {
     kind: key.kind,
     key,
     ...(value.id !== undefined ? { id: value.id as string } : {}),
     owned: value.owned,
+    ...(value.origin !== undefined ? { origin: value.origin } : {}),
     writeOnly: digests(value.writeOnly, where),
   };
 }

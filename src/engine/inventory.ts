@@ -262,6 +262,8 @@ export class LocalInventory implements WriteOnlyDigests {
         kind: a.key.kind,
         key: a.key,
         owned: created || (existing?.owned ?? false),
+        // Made again by a replace, an imported object is now one Converge created.
+        ...(created ? { origin: 'created' as const } : existing?.origin ? { origin: existing.origin } : {}),
         ...(a.id !== undefined ? { id: a.id } : existing?.id !== undefined ? { id: existing.id } : {}),
       });
     }

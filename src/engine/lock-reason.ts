@@ -17,3 +17,16 @@ export function lockReason(command: string, env: NodeJS.ProcessEnv, now = new Da
   const ci = ciJobUrl(env);
   return `${command}${ci ? ` in ${ci}` : ''} on host ${os.hostname()}, pid ${process.pid}, since ${now.toISOString()}`;
 }
+
+/**
+ * The host and pid a lock reason written by `lockReason` names, so whoever finds the lock can check
+ * whether its holder still runs. The reason is text anyone with access may have set: only a strict
+ * match counts, and anything else is a holder that cannot be checked.
+ */
+export function holderOfReason(reason: string): { host: string; pid: number } | undefined {
+  const match = / on host ([A-Za-z0-9._-]{1,253}), pid (\d{1,10}), since [^,]*$/.exec(reason);
+  if (!match) return undefined;
+  const pid = Number(match[2]);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  return { host: match[1]!, pid };
+}

@@ -114,14 +114,15 @@ function held(file: string, text: string): StateLock {
   return { file, release };
 }
 
-type ReadHolder = { holder: LockHolder; text: string } | 'gone' | 'unreadable';
+export type ReadHolder = { holder: LockHolder; text: string } | 'gone' | 'unreadable';
 
 /** Text from a lock file, which anything may have written: one printable line of bounded length. */
 function shown(text: string): string {
   return truncate(printable(text), 200);
 }
 
-function readHolder(file: string): ReadHolder {
+/** Who holds the lock `file`, as its holder wrote it (made printable and bounded). */
+export function readHolder(file: string): ReadHolder {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -146,16 +147,25 @@ function readHolder(file: string): ReadHolder {
   }
 }
 
-/** Only a process on this host can be checked; one elsewhere is assumed alive. */
-function isDeadHere(holder: LockHolder): boolean {
-  if (holder.host !== os.hostname() || holder.pid === process.pid) return false;
+/**
+ * Whether a lock's holder still runs: only a process on this host can be checked ('elsewhere' for
+ * one on another host, which may or may not be gone).
+ */
+export function holderLiveness(holder: Pick<LockHolder, 'pid' | 'host'>): 'alive' | 'dead' | 'elsewhere' {
+  if (holder.host !== os.hostname()) return 'elsewhere';
+  if (holder.pid === process.pid) return 'alive';
   try {
     process.kill(holder.pid, 0);
-    return false;
+    return 'alive';
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'dead' : 'alive';
   }
+}
+
+/** Only a process on this host can be checked; one elsewhere is assumed alive. */
+function isDeadHere(holder: LockHolder): boolean {
+  return holderLiveness(holder) === 'dead';
 }
 
 /**
@@ -201,6 +211,7 @@ function busy(
   return new EngineError(
     `another apply holds the lock on the inventory (${file}): ${who}. Waited ${Math.round(timeoutMs / 1000)}s. ` +
       `Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +
-      `if that process is no longer running (on another host, say), delete ${file}.`,
+      'if that process is no longer running (on another host, say), release the lock.',
+    'release-inventory-lock',
   );
 }

@@ -140,13 +140,38 @@ function noMatch(
   addresses: readonly string[],
   pruning: boolean,
 ): EngineError {
-  const closest = closestAddresses(pattern, addresses, 3);
+  // Addresses of the kind the pattern names come first: `AclRole/*` wants a role, not an LDAP config.
+  const kindOf = picomatch(kindPart(pattern), GLOB_OPTIONS);
+  const sameKind = addresses.filter((a) => kindOf(kindPart(a)));
+  const fixes = fixedGlobs(pattern, sameKind);
+  const closest = closestAddresses(pattern, sameKind.length > 0 ? sameKind : addresses, 3);
   return new EngineError(
     `${names[setting]} ${pattern} matches no object of the manifest${
       pruning && setting === 'targets' ? ` (nor any that ${names.prune} would delete)` : ''
-    }${
+    }${fixes.length > 0 ? `; did you mean ${fixes.join(' or ')}?` : ''}${
       closest.length > 0 ? `; the closest addresses are ${closest.join(', ')}` : ' (it declares none)'
     }. Addresses are written as the plan prints them: KIND/NAMESPACE/NAME or KIND/NAME, case as printed; * stays inside one segment, ** crosses /`,
+  );
+}
+
+/** `LdapUser` of `LdapUser@eu/ldap/alice`. */
+function kindPart(address: string): string {
+  return address.split('/')[0]!.split('@')[0]!;
+}
+
+/**
+ * A glob of the right kind with the wrong number of segments fixed (`AclRole/*` for roles, whose
+ * addresses have a namespace segment): the kind with `**`, or a `*` segment inserted before the
+ * last one, or one segment fewer; each suggested only when it matches some of the kind's addresses.
+ */
+function fixedGlobs(pattern: string, sameKind: readonly string[]): string[] {
+  if (sameKind.length === 0 || !picomatch.scan(pattern).isGlob) return [];
+  const segments = pattern.split('/');
+  const candidates = [`${segments[0]}/**`];
+  if (segments.length >= 2) candidates.push([...segments.slice(0, -1), '*', segments.at(-1)!].join('/'));
+  if (segments.length >= 3) candidates.push([...segments.slice(0, -2), segments.at(-1)!].join('/'));
+  return [...new Set(candidates)].filter(
+    (c) => c !== pattern && sameKind.some((a) => picomatch(c, GLOB_OPTIONS)(a)),
   );
 }
 

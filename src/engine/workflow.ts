@@ -27,6 +27,7 @@ import {
 } from './inventory.js';
 import { inventoryFromEnv } from './inventory-backend.js';
 import { missingOwned } from './missing-owned.js';
+import { ownedOrigin } from './inventory-document.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
 import { selectTargets } from './targeting.js';
@@ -230,7 +231,9 @@ export async function plan(
       ...(prune ? { prune } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
-      ...(options.managed ? { managed: new Set(owned.map(([address]) => address)) } : {}),
+      ...(options.managed
+        ? { managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)) }
+        : {}),
     });
     if (options.prune) selection.requireMatches(candidates);
     planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names));

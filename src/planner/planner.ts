@@ -57,10 +57,11 @@ export interface PlanOptions {
   /** Only prune candidates at addresses it accepts (the targeted ones). Default: every candidate. */
   pruneOnly?: (address: string) => boolean;
   /**
-   * Addresses Converge created, from its inventory. When given, kinds whose service carries no
-   * ownership marker prune only these: an object Converge did not create is never deleted.
+   * Addresses Converge owns, from its inventory, each with how it came to (created by an apply, or
+   * imported). When given, kinds whose service carries no ownership marker prune only these: an
+   * object Converge neither created nor was given is never deleted.
    */
-  managed?: ReadonlySet<string>;
+  managed?: ReadonlyMap<string, 'created' | 'imported'>;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -355,7 +356,7 @@ async function pruneCandidates(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
-  managed: ReadonlySet<string> | undefined,
+  managed: ReadonlyMap<string, 'created' | 'imported'> | undefined,
   list: ListOnce,
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
@@ -387,7 +388,9 @@ async function pruneCandidates(
         if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
             key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
-            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete all ${doomed.length}; refusing (set allowEmpty: true in the scope to allow it)`,
+            // A guard of the whole plan, not an object that could not be planned.
+            scope: 'plan',
+            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete ${doomed.length === 1 ? 'the 1 object' : `all ${doomed.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
             ...(scope.position ? { position: scope.position } : {}),
           });
           return [];
@@ -406,7 +409,7 @@ async function pruneCandidates(
             kind.ownership !== 'declared-scope'
               ? `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`
               : managed
-                ? `created by Converge (inventory)${scope.name ? ` in ${describeScope(scope)}` : ''} and no longer in the manifest`
+                ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? ` in ${describeScope(scope)}` : ''} and no longer in the manifest`
                 : `in ${describeScope(scope)} and not in the manifest`,
         }));
       }),

@@ -157,6 +157,9 @@ describe('the apply lock on the inventory', () => {
       `another apply holds the lock on the inventory (${file}): pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z`,
     );
     expect(r.stderr).toContain('--lock-timeout SECONDS');
+    // The command README documents, not a file to delete by hand.
+    expect(r.stderr).toContain('Release it with `converge inventory unlock`.');
+    expect(r.stderr).not.toContain(`delete ${file}`);
     expect(existsSync(file)).toBe(true);
     expect(await roleExists('lock-held')).toBe(false);
   });
@@ -250,5 +253,48 @@ describe('the apply lock on the inventory', () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('converge inventory unlock of the local lock', () => {
+  it('refuses when the holder still runs on this host, naming it, unless --force', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const pid = livePid();
+    const file = writeLock(stateDir, pid, 'converge apply -f live/');
+    const refused = await runCli(['inventory', 'unlock', '--yes'], env(stateDir));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `the lock is held by pid ${pid} (\`converge apply -f live/\`), which is still running on this host`,
+    );
+    expect(refused.stderr).toContain('--force');
+    expect(existsSync(file)).toBe(true);
+    const forced = await runCli(['inventory', 'unlock', '--yes', '--force'], env(stateDir));
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stderr).toContain(`releasing the lock of pid ${pid}`);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('releases with --yes when the holder is gone', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const file = writeLock(stateDir, dead);
+    const r = await runCli(['inventory', 'unlock', '--yes'], env(stateDir));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Its holder (pid ${dead}) is no longer running on this host.`);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('says a holder on another host cannot be checked, and releases with --yes', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const file = path.join(stateDir, STATE_LOCK_FILE);
+    writeFileSync(
+      file,
+      JSON.stringify({ pid: 4242, host: 'some-other-host', command: 'converge apply', since: 'x' }),
+    );
+    const r = await runCli(['inventory', 'unlock', '--yes'], env(stateDir));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('held from host some-other-host (pid 4242)');
+    expect(r.stderr).toContain('cannot be checked');
+    expect(existsSync(file)).toBe(false);
   });
 });

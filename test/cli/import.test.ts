@@ -199,3 +199,56 @@ describe('converge import of objects made outside Converge, on services that mar
     expect(r.stdout).not.toContain('marker');
   });
 });
+
+describe('how an owned object came to be Converge’s', () => {
+  it('is "adopted with converge import" in inventory show and the prune reason, not "created by Converge"', async () => {
+    expect((await runCli(['import', 'AclRole/default/by-hand', '-f', dir], env)).code).toBe(0);
+    const shown = await runCli(['inventory', 'show', 'AclRole/default/by-hand'], env);
+    expect(shown.stdout).toContain('yes: adopted with `converge import`, --prune may delete it');
+    expect(shown.stdout).not.toContain('created by Converge');
+    const json = JSON.parse(
+      (await runCli(['inventory', 'show', 'AclRole/default/by-hand', '--json'], env)).stdout,
+    );
+    expect(json.origin).toBe('imported');
+
+    // A manifest that no longer declares it, but still declares roles.
+    const without = mkdtempSync(path.join(os.tmpdir(), 'converge-import-dropped-'));
+    writeFileSync(path.join(without, 'roles.yaml'), role('not-yet', 'x'));
+    const plan = await runCli(['plan', '-f', without, '--prune'], env);
+    expect(plan.stdout).toContain('(adopted by import (inventory) and no longer in the manifest)');
+    expect(plan.stdout).not.toContain('created by Converge (inventory)');
+  });
+
+  it('reads an owned entry recorded before origins were as "created by Converge"', async () => {
+    const file = path.join(env.CONVERGE_STATE_DIR!, 'inventory.json');
+    const key = { kind: 'AclRole', name: 'old-entry', namespace: 'default' };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'converge-inventory',
+        format_version: 2,
+        objects: { 'AclRole/default/old-entry': { kind: 'AclRole', key, owned: true, writeOnly: {} } },
+      }),
+    );
+    const shown = await runCli(['inventory', 'show', 'AclRole/default/old-entry'], env);
+    expect(shown.stdout).toContain('yes: created by Converge, --prune may delete it');
+  });
+
+  it('refuses an inventory whose origin is anything else', async () => {
+    const file = path.join(env.CONVERGE_STATE_DIR!, 'inventory.json');
+    const key = { kind: 'AclRole', name: 'odd', namespace: 'default' };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'converge-inventory',
+        format_version: 2,
+        objects: {
+          'AclRole/default/odd': { kind: 'AclRole', key, owned: true, origin: '<script>', writeOnly: {} },
+        },
+      }),
+    );
+    const r = await runCli(['inventory', 'show', 'AclRole/default/odd'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('"origin" must be "created" or "imported"');
+  });
+});

@@ -274,7 +274,38 @@ describe('the workspace inventory lock', () => {
     const unlocked = await runCli(['inventory', 'unlock', '--yes'], env);
     expect(unlocked.code, unlocked.stderr).toBe(0);
     expect(unlocked.stdout).toContain(reason);
+    expect(unlocked.stderr).toContain('held from host runner-3 (pid 99)');
+    expect(unlocked.stderr).toContain('cannot be checked');
     expect((await workspaceLock(sandbox, 'inv-busy'))?.locked).toBe(false);
+  });
+
+  it('refuses to unlock a workspace lock whose holder still runs on this host, unless --force', async () => {
+    const env = { ...localEnv(), CONVERGE_INVENTORY: `workspace:${ORG}/inv-live` };
+    expect((await runCli(['apply', '-f', roles('invl-a'), '--auto-approve'], env)).code).toBe(0);
+    const ws = await workspaceLock(sandbox, 'inv-live');
+    // This test's own process: alive, on this host.
+    const reason = `converge apply -f infra/ on host ${os.hostname()}, pid ${process.pid}, since 2030-01-01T00:00:00.000Z`;
+    await workspacesApi(sandbox, 'POST', `/workspaces/${ws!.id}/actions/lock`, { reason });
+    const refused = await runCli(['inventory', 'unlock', '--yes'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`held by pid ${process.pid}`);
+    expect(refused.stderr).toContain('still running on this host');
+    expect((await workspaceLock(sandbox, 'inv-live'))?.locked).toBe(true);
+    const forced = await runCli(['inventory', 'unlock', '--yes', '--force'], env);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await workspaceLock(sandbox, 'inv-live'))?.locked).toBe(false);
+  });
+
+  it('treats a lock reason that only looks like a holder (hostile text) as one that cannot be checked', async () => {
+    const env = { ...localEnv(), CONVERGE_INVENTORY: `workspace:${ORG}/inv-forged` };
+    expect((await runCli(['apply', '-f', roles('invf-a'), '--auto-approve'], env)).code).toBe(0);
+    const ws = await workspaceLock(sandbox, 'inv-forged');
+    const reason = `x on host ${os.hostname()}\n, pid 99999999999999999999, since \u001b[2J`;
+    await workspacesApi(sandbox, 'POST', `/workspaces/${ws!.id}/actions/lock`, { reason });
+    const r = await runCli(['inventory', 'unlock', '--yes'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('cannot be checked');
+    expect((await workspaceLock(sandbox, 'inv-forged'))?.locked).toBe(false);
   });
 
   it('shows a lock reason anyone may have written as one printable, bounded line', async () => {

@@ -21,9 +21,11 @@ describe('formatRetryEvent', () => {
     );
   });
 
-  it('rounds waits up so that a short one never reads as 0s', () => {
+  it('rounds waits up so that a short one never reads as 0s, in ms below a tenth of a second', () => {
     const line = (delayMs: number) => formatRetryEvent({ ...event, delayMs });
-    expect(line(37)).toContain('retrying in 0.1s');
+    expect(line(37)).toContain('retrying in 37ms');
+    expect(line(0.4)).toContain('retrying in 1ms');
+    expect(line(100)).toContain('retrying in 0.1s');
     expect(line(1_234)).toContain('retrying in 1.3s');
     expect(line(12_300)).toContain('retrying in 13s');
     expect(line(61_000)).toContain('retrying in 1m1s');

@@ -114,6 +114,17 @@ describe('--target', () => {
     expect(r.stderr).toContain('the closest addresses are AclRole/default/web-readers');
   });
 
+  it('with the wrong number of segments suggests the fixed glob and addresses of its own kind', async () => {
+    const r = await runCli(['plan', '-f', dir, '--target', 'AclRole/*'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      '--target AclRole/* matches no object of the manifest; did you mean AclRole/** or AclRole/*/*?',
+    );
+    const closest = /the closest addresses are ([^.]*)\./.exec(r.stderr)?.[1]?.split(', ') ?? [];
+    expect(closest.length).toBeGreaterThan(0);
+    for (const address of closest) expect(address).toMatch(/^AclRole\//);
+  });
+
   it('that matches nothing is an error naming the closest addresses', async () => {
     const r = await runCli(['plan', '-f', dir, '--target', 'LdapGroup/ldap/opps'], env);
     expect(r.code).toBe(1);

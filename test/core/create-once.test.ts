@@ -73,6 +73,15 @@ describe('createOnce', () => {
     ]);
   });
 
+  it('says a short wait before sending again in ms, never as "0.0s"', async () => {
+    const { kind } = flaky([{ error: lost503, acted: false }]);
+    const notes: string[] = [];
+    // random 0.05 of the first backoff: a wait of a few ms.
+    await createOnce(kind, noContext, thing, { random: () => 0.05, onRetry: (m) => notes.push(m) });
+    expect(notes[0]).toMatch(/sent again in \d+ms \(attempt 2 of 3\)/);
+    expect(notes[0]).not.toContain('0.0s');
+  });
+
   it('accepts "already exists" after a lost answer when the object turns out to be there', async () => {
     // The first send acted late: the read back missed it, the second send is refused.
     const conflict = () =>

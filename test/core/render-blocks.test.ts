@@ -394,6 +394,10 @@ describe('an object that could not be compared', () => {
       > **Plan incomplete: 1 object could not be planned:**
       > - \`Job/default/cache\`: \`jobs.yaml:5\` Failed to parse job: cache.hcl:4,13-5,1: Invalid expression
 
+      | Kind | Add | Change | Replace | Destroy | Unchanged | Not planned |
+      |---|--:|--:|--:|--:|--:|--:|
+      | Job | 0 | 0 | 0 | 0 | 0 | 1 |
+
       | Action | Kind | Name | In |
       |---|---|---|---|
       | \`?\` not planned | Job | cache | namespace default |
@@ -402,10 +406,10 @@ describe('an object that could not be compared', () => {
     `);
   });
 
-  it('makes --json incomplete, with the count in the summary', () => {
+  it('makes --json incomplete, with the object counted once, as not planned, in the summary', () => {
     const json = planToJson(uncomparable, '9.9.9');
     expect(json.complete).toBe(false);
-    expect(json.summary).toEqual({ create: 0, update: 0, replace: 0, delete: 0, noop: 1, unplanned: 1 });
+    expect(json.summary).toEqual({ create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 1 });
     expect(json.changes[0]?.not_compared).toBe('its job specification has a problem');
   });
 

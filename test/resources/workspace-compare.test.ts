@@ -118,6 +118,16 @@ describe('workspace comparison', () => {
     ]);
   });
 
+  it('shows on create every attribute it compares, execution-mode remote included', () => {
+    const key = { kind: 'Workspace', name: 'web' };
+    expect(workspaceKind.render({ key, spec: {} })).toMatchObject({ 'execution-mode': 'remote' });
+    expect(workspaceKind.render({ key, spec: { 'execution-mode': 'local' } })).toMatchObject({
+      'execution-mode': 'local',
+    });
+    // The deprecated alias says it instead: never both in one create.
+    expect(workspaceKind.render({ key, spec: { operations: false } })).not.toHaveProperty('execution-mode');
+  });
+
   it('sends only what changed on update', () => {
     const spec = { description: 'new', 'auto-apply': true, 'engine-version': '1.9.8' };
     const diffs = diffAttributes(spec, live({ description: 'old' }));

@@ -3,7 +3,6 @@
  * checking its MAC, refusing objects that moved since it was made. The whole run holds the local
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
-import { confirm, isCancel } from '@clack/prompts';
 import type { ChangeResult } from '../../applier/applier.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
@@ -15,10 +14,11 @@ import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { type Interrupt, onInterrupt } from '../interrupt.js';
+import { type Interrupt, onInterrupt, SIGNAL_EXIT_CODES } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
+import { askToApply } from '../confirm-apply.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 import { type PlanningFlags, readingProgress } from './plan.js';
@@ -69,11 +69,6 @@ function writeInterruptSummary(io: Io, results: readonly ChangeResult[]): void {
   );
   for (const r of applied) write(io.stdout, `  applied: ${r.address} (${r.action})`);
   for (const r of rest) write(io.stdout, `  not applied (${r.status}): ${r.address}: ${r.message ?? ''}`);
-}
-
-async function confirmed(): Promise<boolean> {
-  const answer = await confirm({ message: 'Apply these changes?', initialValue: false });
-  return !isCancel(answer) && answer === true;
 }
 
 export async function applyCommand(
@@ -212,7 +207,12 @@ async function applyUntilInterrupted(
         );
         return EXIT.error;
       }
-      if (!(await confirmed())) {
+      const answer = await askToApply(io, interrupt.signal);
+      if (answer === 'interrupted') {
+        write(io.stderr, 'Interrupted before any change started; nothing was changed.');
+        return interrupt.exitCode ?? SIGNAL_EXIT_CODES.SIGINT ?? EXIT.error;
+      }
+      if (answer === 'no') {
         write(io.stderr, 'Apply cancelled; nothing was changed.');
         return EXIT.error;
       }

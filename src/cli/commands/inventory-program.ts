@@ -46,6 +46,7 @@ export function registerInventoryCommands(
       "release a stale lock left by a run that is gone (the workspace's lock, or the local apply.lock)",
     )
     .option('--yes', 'do not ask (needed without a terminal, as in CI)')
+    .option('--force', 'release it even though its holder is still running on this host')
     .action(async (opts: InventoryFlags) => setExit(await (await load()).inventoryUnlock(opts, io)));
   group
     .command('migrate')

@@ -9,8 +9,10 @@ import path from 'node:path';
 import { EngineError } from '../../engine/errors.js';
 import { type FileInventoryBackend, LocalInventory } from '../../engine/inventory.js';
 import { inventoryBackend, inventoryFromEnv } from '../../engine/inventory-backend.js';
+import { ownedOrigin } from '../../engine/inventory-document.js';
 import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
-import { STATE_LOCK_FILE } from '../../engine/state-lock.js';
+import { holderOfReason } from '../../engine/lock-reason.js';
+import { holderLiveness, readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
 import { lockInventory } from '../../engine/workflow.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -23,6 +25,8 @@ export interface InventoryFlags {
   to?: string;
   /** Seconds to wait for another run's lock. */
   lockTimeout?: number;
+  /** `unlock --force`: release a lock whose holder still runs on this host. */
+  force?: boolean;
 }
 
 /** Asks on a terminal; without one, `--yes` is the answer, and its absence a refusal with a hint. */
@@ -47,6 +51,7 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
       key: e.key,
       id: e.id ?? null,
       owned: e.owned,
+      origin: e.owned ? ownedOrigin(e) : null,
       write_only: Object.keys(e.writeOnly).sort(),
     }));
     write(io.stdout, JSON.stringify({ inventory: inventory.backend.description, objects }, null, 2));
@@ -79,7 +84,16 @@ export async function inventoryShow(address: string, flags: InventoryFlags, io: 
   if (flags.json) {
     write(
       io.stdout,
-      JSON.stringify({ address, ...entry, writeOnly: Object.keys(entry.writeOnly).sort() }, null, 2),
+      JSON.stringify(
+        {
+          address,
+          ...entry,
+          ...(entry.owned ? { origin: ownedOrigin(entry) } : {}),
+          writeOnly: Object.keys(entry.writeOnly).sort(),
+        },
+        null,
+        2,
+      ),
     );
     return EXIT.ok;
   }
@@ -92,7 +106,9 @@ export async function inventoryShow(address: string, flags: InventoryFlags, io: 
       ['ID', entry.id ?? '(none recorded)'],
       [
         'Owned',
-        entry.owned ? 'yes: created by Converge, --prune may delete it' : 'no: --prune never deletes it',
+        entry.owned
+          ? `yes: ${ownedOrigin(entry) === 'imported' ? 'adopted with `converge import`' : 'created by Converge'}, --prune may delete it`
+          : 'no: --prune never deletes it',
       ],
       // Digests are keyed secrets' fingerprints: their attribute names are enough to repair with.
       ['Write-only', Object.keys(entry.writeOnly).sort().join(', ') || '(none)'],
@@ -125,6 +141,46 @@ export async function inventoryForget(address: string, flags: InventoryFlags, io
   }
 }
 
+/**
+ * A lock whose holder still runs on this host belongs to a run in progress: releasing it would let
+ * two runs write the inventory at once, so it takes `--force`. A holder on another host cannot be
+ * checked: said so, and the usual confirmation (or `--yes`) decides.
+ */
+function refuseLiveHolder(
+  io: Io,
+  flags: InventoryFlags,
+  holder: { host: string; pid: number } | undefined,
+  what: string,
+): void {
+  if (!holder) {
+    write(io.stderr, 'Whether the run holding this lock is still going cannot be checked from here.');
+    return;
+  }
+  const liveness = holderLiveness(holder);
+  if (liveness === 'elsewhere') {
+    write(
+      io.stderr,
+      `The lock is held from host ${holder.host} (pid ${holder.pid}): whether that run is still going cannot be checked from here.`,
+    );
+    return;
+  }
+  if (liveness === 'dead') {
+    write(io.stdout, `Its holder (pid ${holder.pid}) is no longer running on this host.`);
+    return;
+  }
+  if (flags.force) {
+    write(
+      io.stderr,
+      `Warning: releasing the lock of pid ${holder.pid} (${what}), still running on this host.`,
+    );
+    return;
+  }
+  throw new CliError(
+    `the lock is held by pid ${holder.pid} (${what}), which is still running on this host; refusing to release it. ` +
+      'Let it finish, stop it, or pass --force if it is certainly not using the inventory.',
+  );
+}
+
 export async function inventoryUnlock(flags: InventoryFlags, io: Io): Promise<number> {
   const inventory = inventoryFromEnv(io.env);
   const backend = inventory.backend;
@@ -137,6 +193,8 @@ export async function inventoryUnlock(flags: InventoryFlags, io: Io): Promise<nu
       }
       const holder = workspace.lockReason ?? workspace.lockedByName ?? workspace.lockedBy.id;
       write(io.stdout, keyValues([['Locked by', holder]]));
+      const runner = workspace.lockReason ? holderOfReason(workspace.lockReason) : undefined;
+      refuseLiveHolder(io, flags, runner, holder);
       if (!(await confirmed(io, flags, 'Release this lock? Only do so if that run is gone.', 'unlock'))) {
         write(io.stderr, 'Cancelled; the lock is still held.');
         return EXIT.error;
@@ -146,6 +204,24 @@ export async function inventoryUnlock(flags: InventoryFlags, io: Io): Promise<nu
       return EXIT.ok;
     }
     const file = path.join(path.dirname((backend as FileInventoryBackend).file), STATE_LOCK_FILE);
+    const current = readHolder(file);
+    if (current === 'gone') {
+      write(io.stdout, `${file} is not locked.`);
+      return EXIT.ok;
+    }
+    if (current !== 'unreadable') {
+      const { holder } = current;
+      write(
+        io.stdout,
+        keyValues([
+          [
+            'Locked by',
+            `pid ${holder.pid} on ${holder.host}, running \`${holder.command}\` since ${holder.since}`,
+          ],
+        ]),
+      );
+      refuseLiveHolder(io, flags, holder, `\`${holder.command}\``);
+    }
     if (
       !(await confirmed(io, flags, `Delete the lock ${file}? Only do so if no apply is running.`, 'unlock'))
     ) {

@@ -1,8 +1,9 @@
 /** `converge plan`: what apply would do, as text, JSON or markdown; optionally saved for `apply FILE`. */
 
 import { renderHuman } from '../../planner/render/human.js';
-import { renderJson } from '../../planner/render/json.js';
-import { renderMarkdown } from '../../planner/render/markdown.js';
+import { renderInvalidManifestJson, renderJson } from '../../planner/render/json.js';
+import { renderInvalidManifestMarkdown, renderMarkdown } from '../../planner/render/markdown.js';
+import { ManifestError } from '../../manifest/types.js';
 import { hasChanges } from '../../planner/types.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
@@ -53,6 +54,17 @@ export function readingProgress(io: Io): ((done: number, total: number) => void)
   };
 }
 
+/**
+ * An invalid manifest under `--json` or `--markdown`: stdout still gets a document that says so (a PR
+ * comment workflow would otherwise post an empty comment), and so does the step summary under GitHub
+ * Actions. The problems also go to stderr, as for any run, and the exit code stays 1.
+ */
+async function reportInvalidManifest(error: ManifestError, flags: PlanFlags, io: Io): Promise<void> {
+  if (flags.json) write(io.stdout, renderInvalidManifestJson(error.problems, VERSION));
+  else if (flags.markdown) write(io.stdout, renderInvalidManifestMarkdown(error.problems));
+  await writePlanSummary(io, () => renderInvalidManifestMarkdown(error.problems));
+}
+
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   requireManifestPaths(flags.file);
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
@@ -80,6 +92,9 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     allowEnv: flags.allowEnv ?? [],
     ...(progress ? { onProgress: progress } : {}),
+  }).catch(async (error: unknown) => {
+    if (error instanceof ManifestError) await reportInvalidManifest(error, flags, io);
+    throw error;
   });
   try {
     const { plan } = run;

@@ -42,12 +42,12 @@ export const VERBS: Record<Action, string> = {
 };
 
 /**
- * `Plan: 1 to add, …, 2 unchanged.`; objects that could not be planned are counted apart, never as
- * unchanged: `unplannedNoop` of the noop ones were not compared, `unplanned` objects in all.
+ * `Plan: 1 to add, …, 2 unchanged.`; objects that could not be planned are counted apart, once, never
+ * as unchanged nor under the action they would have had (`planCounts` in unplanned.ts).
  */
-export function summaryLine(s: Record<Action, number>, unplanned = 0, unplannedNoop = 0): string {
-  const notPlanned = unplanned > 0 ? `, ${unplanned} not planned` : '';
-  return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop - unplannedNoop} unchanged${notPlanned}.`;
+export function summaryLine(s: Record<Action, number> & { unplanned: number }): string {
+  const notPlanned = s.unplanned > 0 ? `, ${s.unplanned} not planned` : '';
+  return `Plan: ${s.create} to add, ${s.update} to change, ${s.replace} to replace, ${s.delete} to destroy, ${s.noop} unchanged${notPlanned}.`;
 }
 
 /**

@@ -4,7 +4,14 @@ import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
 import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
-import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
+import {
+  isUnplanned,
+  planCounts,
+  planRefusals,
+  REFUSED_HEADLINE,
+  unplannedHeadline,
+  unplannedObjects,
+} from './unplanned.js';
 
 export interface HumanRenderOptions {
   color: boolean;
@@ -31,7 +38,15 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     out.push(c.yellow(c.bold(headline!)), ...notes.map((n) => c.yellow(`  ${n}`)), '');
   }
 
-  // What could not be planned comes first: the rest of the plan is not the whole difference.
+  // A refusal of the whole plan first: nothing of it will be applied.
+  const refusals = planRefusals(plan);
+  if (refusals.length > 0) {
+    out.push(c.red(c.bold(`${REFUSED_HEADLINE}:`)));
+    for (const r of refusals) out.push(`  ${r}`);
+    out.push('');
+  }
+
+  // What could not be planned comes next: the rest of the plan is not the whole difference.
   const unplanned = unplannedObjects(plan);
   if (unplanned.length > 0) {
     out.push(c.red(c.bold(`${unplannedHeadline(unplanned.length)}:`)));
@@ -39,12 +54,13 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     out.push('');
   }
 
-  const changes = plan.changes.filter((ch) => ch.action !== 'noop');
-  const notCompared = plan.changes.filter((ch) => ch.action === 'noop' && isUnplanned(ch, unplanned));
+  // An object that could not be planned is shown as such, whatever action it would have had.
+  const notPlanned = plan.changes.filter((ch) => isUnplanned(ch, unplanned));
+  const changes = plan.changes.filter((ch) => ch.action !== 'noop' && !notPlanned.includes(ch));
   // Unchanged objects stay hidden unless the kind left a note on them or could not compare them.
   // Prune deletions come last, under their own heading: they are what the manifest no longer says.
   const listed = plan.changes.filter(
-    (ch) => ch.action !== 'noop' || ch.notes?.length || notCompared.includes(ch),
+    (ch) => ch.action !== 'noop' || ch.notes?.length || notPlanned.includes(ch),
   );
   const pruned = listed.filter((ch) => ch.prune);
   const shown = [...listed.filter((ch) => !ch.prune), ...pruned];
@@ -54,11 +70,12 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
         ? 'For the objects it could plan, Converge would perform the following actions:'
         : 'Converge will perform the following actions:',
     );
-  else if (unplanned.length === 0) out.push(c.green('No changes.') + ' Live state matches the manifest.');
+  else if (unplanned.length === 0 && refusals.length === 0)
+    out.push(c.green('No changes.') + ' Live state matches the manifest.');
   if (shown.length > 0 && out[out.length - 1] !== '') out.push('');
   for (const ch of shown) {
     if (ch === pruned[0]) out.push(c.bold(c.red(`${prunedHeadline(pruned.length)}:`)), '');
-    const unknown = notCompared.includes(ch);
+    const unknown = notPlanned.includes(ch);
     const why = ch.reason ? ` (${ch.reason})` : '';
     const verb = unknown ? 'could not be planned' : VERBS[ch.action];
     const symbol = unknown ? c.red('?') : paint[ch.action](SYMBOLS[ch.action]);
@@ -88,6 +105,6 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     for (const address of plan.missingOwned) out.push(c.yellow(`  ${printable(address)}`));
     out.push(c.dim(hint!), '');
   }
-  out.push(c.bold(summaryLine(plan.summary, unplanned.length, notCompared.length)));
+  out.push(c.bold(summaryLine(planCounts(plan.changes, unplanned))));
   return `${out.join('\n')}\n`;
 }

@@ -4,7 +4,7 @@
  */
 import type { Plan } from '../types.js';
 import { prunedHeadline } from './format.js';
-import { unplannedObjects } from './unplanned.js';
+import { planCounts, unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
@@ -49,7 +49,10 @@ export interface PlanJson {
   pruned: { headline: string; count: number; addresses: string[]; not_found: string[] };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
-  /** `unplanned`: how many objects could not be planned (a problem, or not compared). */
+  /**
+   * Each object counted once: `unplanned` objects (a problem, or not compared) are not counted under
+   * their action too; plan refusals (deletion guards) are no object and appear only in `problems`.
+   */
   summary: Plan['summary'] & { unplanned: number };
   problems: Array<{ address: string; message: string; source: string | null }>;
   requests: Record<string, number>;
@@ -61,7 +64,8 @@ export interface PlanJson {
 }
 
 export function planToJson(plan: Plan, version: string): PlanJson {
-  const unplanned = unplannedObjects(plan).length;
+  const unplannedList = unplannedObjects(plan);
+  const unplanned = unplannedList.length;
   const pruned = plan.changes.filter((c) => c.prune);
   return {
     format_version: PLAN_JSON_FORMAT_VERSION,
@@ -98,8 +102,9 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       addresses: pruned.map((c) => c.address),
       not_found: plan.missingOwned ?? [],
     },
-    complete: unplanned === 0,
-    summary: { ...plan.summary, unplanned },
+    // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
+    complete: plan.problems.length === 0 && unplanned === 0,
+    summary: planCounts(plan.changes, unplannedList),
     problems: plan.problems.map((p) => ({
       address: `${p.key.kind}/${p.key.name}`,
       message: p.message,
@@ -116,4 +121,35 @@ export function planToJson(plan: Plan, version: string): PlanJson {
 
 export function renderJson(plan: Plan, version: string): string {
   return `${JSON.stringify(planToJson(plan, version), null, 2)}\n`;
+}
+
+/**
+ * `plan --json` when the manifest does not load: the plan's shape with no changes, `complete: false`
+ * and each problem with its file, line and column, so a consumer reading stdout learns why.
+ */
+export function renderInvalidManifestJson(
+  problems: ReadonlyArray<{ position: { file: string; line: number; col: number }; message: string }>,
+  version: string,
+): string {
+  const doc = {
+    format_version: PLAN_JSON_FORMAT_VERSION,
+    converge_version: version,
+    changes: [],
+    pruned: { headline: prunedHeadline(0), count: 0, addresses: [] },
+    complete: false,
+    summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
+    problems: problems.map((p) => ({
+      address: null,
+      message: p.message,
+      source: `${p.position.file}:${p.position.line}:${p.position.col}`,
+      file: p.position.file,
+      line: p.position.line,
+      col: p.position.col,
+    })),
+    requests: {},
+    targets: [],
+    excludes: [],
+    targeted: null,
+  };
+  return `${JSON.stringify(doc, null, 2)}\n`;
 }

@@ -3,10 +3,18 @@
  * a `diff` block, and the whole kept under the 65,535 characters a comment may hold.
  */
 import { addressOf } from '../../resources/contract.js';
-import type { Change, Plan } from '../types.js';
+import type { Plan } from '../types.js';
 import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
-import { isUnplanned, unplannedHeadline, unplannedObjects } from './unplanned.js';
+import {
+  isUnplanned,
+  planCounts,
+  planRefusals,
+  REFUSED_HEADLINE,
+  type Unplanned,
+  unplannedHeadline,
+  unplannedObjects,
+} from './unplanned.js';
 
 /** GitHub refuses comments longer than this. */
 export const COMMENT_LIMIT = 65_535;
@@ -85,25 +93,30 @@ function missingLines(plan: Plan): string[] {
   ];
 }
 
-/** `| AclRole | 1 | 2 | 0 | 0 | 5 |`: how many objects of each kind each action touches. */
-function kindTableLines(plan: Plan): string[] {
-  const counts = new Map<string, Record<Change['action'], number>>();
-  for (const c of plan.changes) {
-    const row = counts.get(c.key.kind) ?? { create: 0, update: 0, replace: 0, delete: 0, noop: 0 };
-    row[c.action] += 1;
-    counts.set(c.key.kind, row);
-  }
-  const changed = [...counts].filter(([, r]) => r.create + r.update + r.replace + r.delete > 0);
-  if (changed.length === 0) return [];
-  return [
-    '| Kind | Add | Change | Replace | Destroy | Unchanged |',
-    '|---|--:|--:|--:|--:|--:|',
-    ...changed
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(
-        ([kind, r]) =>
-          `| ${cell(kind)} | ${r.create} | ${r.update} | ${r.replace} | ${r.delete} | ${r.noop} |`,
+/**
+ * `| AclRole | 1 | 2 | 0 | 0 | 5 |`: how many objects of each kind each action touches. Every kind of
+ * the plan has its row, unchanged-only kinds too, so each column adds up to the headline's count.
+ */
+function kindTableLines(plan: Plan, unplanned: readonly Unplanned[]): string[] {
+  const kinds = [...new Set([...plan.changes.map((c) => c.key.kind), ...unplanned.map((u) => u.kind)])];
+  const rows = kinds
+    .sort((a, b) => a.localeCompare(b))
+    .map((kind) => ({
+      kind,
+      counts: planCounts(
+        plan.changes.filter((c) => c.key.kind === kind),
+        unplanned.filter((u) => u.kind === kind),
       ),
+    }));
+  if (!rows.some(({ counts: r }) => r.create + r.update + r.replace + r.delete + r.unplanned > 0)) return [];
+  const withUnplanned = unplanned.length > 0;
+  return [
+    `| Kind | Add | Change | Replace | Destroy | Unchanged |${withUnplanned ? ' Not planned |' : ''}`,
+    `|---|--:|--:|--:|--:|--:|${withUnplanned ? '--:|' : ''}`,
+    ...rows.map(
+      ({ kind, counts: r }) =>
+        `| ${cell(kind)} | ${r.create} | ${r.update} | ${r.replace} | ${r.delete} | ${r.noop} |${withUnplanned ? ` ${r.unplanned} |` : ''}`,
+    ),
     '',
   ];
 }
@@ -124,23 +137,23 @@ function impactLines(plan: Plan): string[] {
 export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): string {
   const limit = options.limit ?? COMMENT_LIMIT;
   const unplanned = unplannedObjects(plan);
-  const notCompared = plan.changes.filter((c) => c.action === 'noop' && isUnplanned(c, unplanned));
-  const changes = plan.changes.filter((c) => c.action !== 'noop');
+  const refusals = planRefusals(plan);
+  // An object that could not be planned is listed as such, whatever action it would have had.
+  const notPlanned = plan.changes.filter((c) => isUnplanned(c, unplanned));
+  const changes = plan.changes.filter((c) => c.action !== 'noop' && !notPlanned.includes(c));
   const head: string[] = [];
-  head.push(
-    `### Converge plan`,
-    '',
-    `**${summaryLine(plan.summary, unplanned.length, notCompared.length)}**`,
-    '',
-  );
+  head.push(`### Converge plan`, '', `**${summaryLine(planCounts(plan.changes, unplanned))}**`, '');
   if (plan.targeting) {
     const [headline, ...notes] = targetingLines(plan.targeting);
     head.push('> [!WARNING]', `> **${cell(headline!)}**`, ...notes.map((n) => `> - ${cell(n)}`), '');
   }
+  if (refusals.length > 0) {
+    head.push(`> [!CAUTION]`, `> **${REFUSED_HEADLINE}:**`, ...refusals.map((r) => `> - ${cell(r)}`), '');
+  }
   // What could not be planned comes first: the rest of the plan is not the whole difference.
   if (unplanned.length > 0) {
     head.push(`> [!CAUTION]`, `> **${unplannedHeadline(unplanned.length)}:**`);
-    for (const p of plan.problems) {
+    for (const p of plan.problems.filter((x) => x.scope !== 'plan')) {
       const where = p.position ? `${inlineCode(`${p.position.file}:${p.position.line}`)} ` : '';
       head.push(`> - ${inlineCode(addressOf(p.key))}: ${where}${cell(p.message)}`);
     }
@@ -152,12 +165,13 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   }
   head.push(...noteLines(plan));
   head.push(...missingLines(plan));
-  head.push(...kindTableLines(plan));
+  head.push(...kindTableLines(plan, unplanned));
   head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
-  const rows = plan.changes.filter((c) => c.action !== 'noop' || notCompared.includes(c));
+  const rows = plan.changes.filter((c) => c.action !== 'noop' || notPlanned.includes(c));
   if (rows.length === 0) {
-    if (unplanned.length === 0) head.push('No changes. Live state matches the manifest.');
+    if (unplanned.length === 0 && refusals.length === 0)
+      head.push('No changes. Live state matches the manifest.');
     return `${head.join('\n')}\n`;
   }
   // Each kind's own word for where it lives: `namespace default`, `organization acme`, `mount ldap`.
@@ -165,7 +179,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // The table may take at most half of the comment; the diff block gets what is left.
   let used = head.join('\n').length;
   for (const [i, c] of rows.entries()) {
-    const action = notCompared.includes(c) ? '`?` not planned' : `\`${SYMBOLS[c.action]}\` ${c.action}`;
+    const action = notPlanned.includes(c) ? '`?` not planned' : `\`${SYMBOLS[c.action]}\` ${c.action}`;
     const row = `| ${action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
     if (used + row.length + 200 > limit / 2) {
       head.push(`| … | ${rows.length - i} more | | |`);
@@ -229,4 +243,34 @@ function fitted(markdown: string, limit: number): string {
   if (markdown.length <= limit) return markdown;
   const note = '\n\n… (truncated: run `converge plan` to see the whole plan)\n';
   return markdown.slice(0, limit - note.length) + note;
+}
+
+/** A manifest problem as the renderers take it: where, and what is wrong. */
+export interface InvalidManifestProblem {
+  position: { file: string; line: number; col: number };
+  message: string;
+}
+
+/**
+ * `plan --markdown` when the manifest does not load: a short section listing the problems, so a
+ * pull-request comment says why there is no plan instead of being empty. Escaped like the plan: the
+ * pull request's author wrote the manifest, and its problems quote it.
+ */
+export function renderInvalidManifestMarkdown(
+  problems: readonly InvalidManifestProblem[],
+  options: { limit?: number } = {},
+): string {
+  const n = problems.length;
+  const lines = [
+    '### Converge plan',
+    '',
+    '> [!CAUTION]',
+    `> **Manifest invalid: ${n} problem${n === 1 ? '' : 's'}; nothing was planned.**`,
+    ...problems.map(
+      (p) =>
+        `> - ${inlineCode(`${p.position.file}:${p.position.line}:${p.position.col}`)} ${cell(p.message)}`,
+    ),
+    '',
+  ];
+  return fitted(`${lines.join('\n')}\n`, options.limit ?? COMMENT_LIMIT);
 }

@@ -105,6 +105,11 @@ export interface PlanProblem {
   key: ResourceKey;
   message: string;
   position?: SourcePosition;
+  /**
+   * 'plan': a refusal of the whole plan (a deletion guard), whose `key` names the guard rather than
+   * an object; such a problem is never counted as an object that could not be planned.
+   */
+  scope?: 'plan';
 }
 
 /** What the composition root hands each kind: its service's client, the run's options, a stop signal. */

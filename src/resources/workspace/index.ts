@@ -396,6 +396,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     // What the manifest sets first, then the create defaults it leaves to the service.
     const attrs: Record<string, unknown> = { ...serviceAttributes(desired.spec) };
     for (const [k, v] of Object.entries(CREATE_DEFAULTS)) if (!(k in attrs)) attrs[k] = v;
+    // Compared like the create defaults (compare.ts), so shown with them: remote unless said otherwise.
+    if (attrs['execution-mode'] === undefined && attrs.operations === undefined)
+      attrs['execution-mode'] = 'remote';
     if (desired.spec.project) attrs.project = desired.spec.project;
     if (desired.spec.locked !== undefined) attrs.locked = desired.spec.locked;
     if (desired.spec['lock-reason'] !== undefined) attrs['lock-reason'] = desired.spec['lock-reason'];

@@ -1,0 +1,68 @@
+/**
+ * `plan --json` and `plan --markdown` on a manifest that does not load: stdout still says why (a PR
+ * comment workflow posts it), with each problem's file, line and column; exit code 1. A manifest
+ * anyone may write cannot inject markdown or HTML through the problems it causes.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/run-cli.js';
+
+function invalidManifest(key = 'Descripton'): { dir: string; file: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-invalid-'));
+  const file = path.join(dir, 'roles.yaml');
+  writeFileSync(file, `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: r }\nspec:\n  ${key}: x\n`);
+  return { dir, file };
+}
+
+function env(extra: Record<string, string> = {}): Record<string, string | undefined> {
+  return {
+    PATH: process.env.PATH,
+    NO_COLOR: '1',
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-invalid-state-')),
+    ...extra,
+  };
+}
+
+describe('plan of an invalid manifest', () => {
+  it('prints JSON with complete: false, no changes and the problems with file, line and column', async () => {
+    const { dir, file } = invalidManifest();
+    const r = await runCli(['plan', '-f', dir, '--json'], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the manifest has 1 problem');
+    const doc = JSON.parse(r.stdout) as {
+      complete: boolean;
+      changes: unknown[];
+      problems: Array<{ file: string; line: number; col: number; message: string }>;
+    };
+    expect(doc.complete).toBe(false);
+    expect(doc.changes).toEqual([]);
+    expect(doc.problems).toHaveLength(1);
+    expect(doc.problems[0]).toMatchObject({ file, line: 5 });
+    expect(doc.problems[0]?.message).toContain('Descripton');
+  });
+
+  it('prints a "Manifest invalid" Markdown section, also to the GitHub step summary', async () => {
+    const { dir } = invalidManifest();
+    const summary = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-invalid-summary-')), 's.md');
+    writeFileSync(summary, '');
+    const r = await runCli(
+      ['plan', '-f', dir, '--markdown'],
+      env({ GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary }),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('> **Manifest invalid: 1 problem; nothing was planned.**');
+    expect(r.stdout).toMatch(/> - `[^`]*roles\.yaml:5:\d+` .*Descripton/);
+    expect(readFileSync(summary, 'utf8')).toContain('Manifest invalid: 1 problem');
+  });
+
+  it('escapes what the manifest wrote into the Markdown', async () => {
+    const { dir } = invalidManifest('"<img src=x onerror=alert(1)>|x"');
+    const r = await runCli(['plan', '-f', dir, '--markdown'], env());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('Manifest invalid');
+    expect(r.stdout).not.toContain('<img');
+    expect(r.stdout).toContain('&lt;img');
+  });
+});

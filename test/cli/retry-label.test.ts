@@ -1,0 +1,43 @@
+/**
+ * Retry lines during an apply name the object they belong to: against a sandbox that answers some
+ * requests 503, each retry of a request made for one change starts with its address. In-process.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, config: { faults: { failRate: 0.4, seed: 7 } } });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('retry lines of an apply', () => {
+  it('start with the address of the object the request is made for', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-retry-label-'));
+    const names = Array.from({ length: 6 }, (_, i) => `lbl-${i}`);
+    writeFileSync(
+      path.join(dir, 'roles.yaml'),
+      names
+        .map(
+          (n) =>
+            `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${n} }\nspec:\n  Description: r\n`,
+        )
+        .join('---\n'),
+    );
+    const env = {
+      ...sandbox.env(),
+      CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-retry-label-state-')),
+      NO_COLOR: '1',
+    };
+    const r = await runCli(['apply', '-f', dir, '--auto-approve'], env);
+    const retries = r.stderr.split('\n').filter((l) => /: attempt \d+ failed/.test(l));
+    const labelled = retries.filter((l) => /^AclRole\/default\/lbl-\d: registry: /.test(l));
+    expect(labelled.length, r.stderr).toBeGreaterThan(0);
+  });
+});
