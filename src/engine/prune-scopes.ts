@@ -27,7 +27,7 @@ export function pruneScopes(
   desired: readonly Desired[],
   catalog: Catalog,
   settingsOf: SettingsOf,
-  owned: readonly ResourceKey[] = [],
+  owned: readonly { key: ResourceKey; imported: boolean }[] = [],
 ): PruneScope[] {
   const seen = new Map<string, PruneScope>();
   const problems: ManifestProblem[] = [];
@@ -72,9 +72,12 @@ export function pruneScopes(
     seen.set(JSON.stringify(scope), scope);
   }
   const declaredKinds = new Set(manifest.pruneScopes.map((p) => p.kind));
-  for (const key of owned) {
+  for (const { key, imported } of owned) {
     const kind = catalog.kind(key.kind);
-    if (!isPrunable(kind) || kind.ownership !== 'declared-scope' || declaredKinds.has(key.kind)) continue;
+    // Kinds with a marker are pruned where the manifest declares one; an object adopted by import
+    // carries no marker and is found through the inventory, so its scope is listed too.
+    if (!isPrunable(kind) || declaredKinds.has(key.kind)) continue;
+    if (kind.ownership !== 'declared-scope' && !imported) continue;
     const scope: PruneScope = {
       kind: key.kind,
       ...(key.namespace !== undefined ? { namespace: key.namespace } : {}),

@@ -222,7 +222,7 @@ export async function plan(
           desired,
           catalog,
           (s, c) => connections.settings(s, c),
-          owned.map(([, e]) => e.key),
+          owned.map(([, e]) => ({ key: e.key, imported: ownedOrigin(e) === 'imported' })),
         ).filter((scope) => selection.touchesKind(scope.kind))
       : undefined;
     const planned = await buildPlan(selection.desired, catalog.kind, connections, {

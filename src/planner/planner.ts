@@ -360,9 +360,12 @@ async function pruneCandidates(
   list: ListOnce,
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
+  // With a marker, the marker says so, or the inventory (an object adopted by import, which only a
+  // create marks).
   const owned = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
-    kind.owns(o, scope) &&
-    (kind.ownership !== 'declared-scope' || managed === undefined || managed.has(addressOf(o.key)));
+    kind.ownership !== 'declared-scope'
+      ? kind.owns(o, scope) || managed?.get(addressOf(o.key)) === 'imported'
+      : kind.owns(o, scope) && (managed === undefined || managed.has(addressOf(o.key)));
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -406,7 +409,7 @@ async function pruneCandidates(
           prune: true,
           // A marker or the inventory proves Converge created the object; a declared scope says just where it is.
           reason:
-            kind.ownership !== 'declared-scope'
+            kind.ownership !== 'declared-scope' && kind.owns(o, scope)
               ? `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`
               : managed
                 ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? ` in ${describeScope(scope)}` : ''} and no longer in the manifest`

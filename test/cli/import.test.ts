@@ -186,11 +186,25 @@ describe('converge import of objects made outside Converge, on services that mar
     expect(again.stdout).not.toContain('ownership marker');
   });
 
-  it('says a workspace made elsewhere keeps no marker, so --prune will not delete it', async () => {
+  it('says a workspace made elsewhere keeps no marker, and prunes it through the inventory once dropped', async () => {
     const org = sandbox.env().CONVERGE_WORKSPACES_ORGANIZATION!;
     const r = await runCli(['import', `Workspace/${org}/imp-ws`, '-f', jobDir], env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('which only a create sets: --prune will not delete it');
+    expect(r.stdout).toContain('which only a create sets: the inventory records it as adopted');
+    // The manifest drops the workspace (the job stays): the adopted, unmarked workspace is pruned.
+    const dropped = mkdtempSync(path.join(os.tmpdir(), 'converge-import-ws-dropped-'));
+    writeFileSync(path.join(dropped, 'imp-job.nomad.hcl'), JOB);
+    writeFileSync(
+      path.join(dropped, 'm.yaml'),
+      `apiVersion: converge/v1\nkind: Job\nmetadata: { name: imp-job, namespace: default }\nspec: { specFile: imp-job.nomad.hcl }\n`,
+    );
+    const plan = await runCli(['plan', '-f', dropped, '--prune', '--allow-empty', '--json'], env);
+    const json = JSON.parse(plan.stdout) as {
+      changes: { address: string; action: string; reason?: string }[];
+    };
+    const deletion = json.changes.find((c) => c.address === `Workspace/${org}/imp-ws`);
+    expect(deletion?.action).toBe('delete');
+    expect(deletion?.reason).toContain('adopted by import (inventory)');
   });
 
   it('says nothing of a marker for a kind that has none (roles are known by the inventory alone)', async () => {

@@ -25,7 +25,7 @@ export interface ImportFlags {
 function markerNote(marker: { adds?: string }): string {
   return marker.adds
     ? `It lacks Converge's ownership marker: the next plan adds ${marker.adds} (an update), and that apply writes it.`
-    : "It lacks Converge's ownership marker, which only a create sets: --prune will not delete it even once the manifest drops it.";
+    : "It lacks Converge's ownership marker, which only a create sets: the inventory records it as adopted, so --prune deletes it once the manifest drops it, as it does what Converge created.";
 }
 
 export async function importCommand(
