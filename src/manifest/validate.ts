@@ -2,8 +2,8 @@
  * Validates documents against the manifest schema with ajv and turns ajv's errors into problems a
  * person can act on: in words, at the line and column of the offending key or value.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import formatsPlugin from 'ajv-formats';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import { addFormats, loadPrecompiled, newAjv as newAjvWith, schemaKey } from '../common/precompiled.js';
 import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
@@ -12,24 +12,42 @@ import { builtinKinds } from './builtins.js';
 import { buildDocumentSchema, buildManifestSchema, knownKindNames } from './schema.js';
 import type { ManifestProblem } from './types.js';
 
-// ajv-formats is CommonJS; under NodeNext its callable is the default export's `default`.
-const addFormats = formatsPlugin.default;
+/**
+ * How every manifest schema is compiled, here and by the build's standalone code
+ * (scripts/build-validators.mjs), so that both report the same errors.
+ */
+export const MANIFEST_AJV_OPTIONS: Readonly<Options> = {
+  allErrors: true,
+  strict: true,
+  useDefaults: true,
+  discriminator: true,
+  verbose: true,
+};
+
+/** The generated validators of the shipped kinds' documents; read on first use. */
+const PRECOMPILED_FILE = new URL('./validators.generated.cjs', import.meta.url);
+let precompiled: ReadonlyMap<string, ValidateFunction> | undefined;
 
 const compiled = new WeakMap<
   readonly ManifestKind[],
   WeakMap<readonly ManifestService[], ValidateFunction>
 >();
 
-function newAjv(): Ajv {
-  const ajv = new Ajv({
-    allErrors: true,
-    strict: true,
-    useDefaults: true,
-    discriminator: true,
-    verbose: true,
-  });
-  addFormats(ajv);
-  return ajv;
+export function newManifestAjv(extra: Options = {}): Ajv {
+  return newAjvWith({ ...MANIFEST_AJV_OPTIONS, ...extra }, [addFormats]);
+}
+
+/**
+ * The schema `buildDocumentSchema` gives for one `kind` value, as it is compiled: without the
+ * shared $id, which ajv allows only once per instance. Also what the build generates code for.
+ */
+export function documentSchemaToCompile(
+  kinds: readonly ManifestKind[],
+  services: readonly ManifestService[],
+  kindName: unknown,
+): Record<string, unknown> {
+  const { $id: _id, ...schema } = buildDocumentSchema(kinds, services, kindName);
+  return schema;
 }
 
 /**
@@ -45,14 +63,15 @@ export function manifestValidator(
   compiled.set(kinds, byServices);
   let validate = byServices.get(services);
   if (!validate) {
-    validate = newAjv().compile(buildManifestSchema(kinds, services));
+    validate = newManifestAjv().compile(buildManifestSchema(kinds, services));
     byServices.set(services, validate);
   }
   return validate;
 }
 
 interface PerKind {
-  ajv: Ajv;
+  /** Made when a schema without generated code is first met. */
+  ajv?: Ajv;
   byKind: Map<string, ValidateFunction>;
 }
 
@@ -73,7 +92,7 @@ function documentValidator(
   compiledPerKind.set(kinds, byServices);
   let perKind = byServices.get(services);
   if (!perKind) {
-    perKind = { ajv: newAjv(), byKind: new Map() };
+    perKind = { byKind: new Map() };
     byServices.set(services, perKind);
   }
   // Every value that names no kind shares one validator (the built-ins'), under a key no kind has.
@@ -82,9 +101,10 @@ function documentValidator(
   const key = known ? String(kindName) : ' unknown';
   let validate = perKind.byKind.get(key);
   if (!validate) {
-    // One ajv holds every kind's schema: each without the shared $id, which ajv allows only once.
-    const { $id: _id, ...schema } = buildDocumentSchema(kinds, services, kindName);
-    validate = perKind.ajv.compile(schema);
+    const schema = documentSchemaToCompile(kinds, services, kindName);
+    precompiled ??= loadPrecompiled(PRECOMPILED_FILE);
+    // One ajv holds every kind's schema that has no generated code.
+    validate = precompiled.get(schemaKey(schema)) ?? (perKind.ajv ??= newManifestAjv()).compile(schema);
     perKind.byKind.set(key, validate);
   }
   return validate;

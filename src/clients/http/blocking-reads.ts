@@ -4,7 +4,7 @@
  * what may not exist. Each service says how it scopes a request (its namespace parameter, headers)
  * and where its index travels; the rest is the same for both, so it lives here once.
  */
-import type { TSchema } from '@sinclair/typebox';
+import type { SchemaSource } from './shape.js';
 import { type BlockingParameters, blockingQuery, type Indexed, withIndex } from './blocking-query.js';
 import type { HttpClient, HttpRequest } from './client.js';
 
@@ -38,7 +38,7 @@ export class BlockingReads<Options extends BlockingParameters> {
   }
 
   /** `GET path` of what may not exist: an undefined value on 404. */
-  async optional<T>(path: string, options: Options, schema: TSchema): Promise<Indexed<T | undefined>> {
+  async optional<T>(path: string, options: Options, schema: SchemaSource): Promise<Indexed<T | undefined>> {
     const res = await this.http.requestOptional<T>({ method: 'GET', path, ...this.request(options) }, schema);
     return this.indexed(res.body, res.headers);
   }

@@ -23,7 +23,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { TSchema } from '@sinclair/typebox';
+import type { SchemaSource } from './shape.js';
 import type { Dispatcher } from 'undici';
 import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
@@ -447,7 +447,7 @@ export class HttpClient {
    * `UnexpectedResponseError` naming what is wrong, never a TypeError later in a kind. With `required`
    * (what the service sends: `an object`), a 2xx without a body is one too.
    */
-  async requestJson<T>(req: HttpRequest, schema?: TSchema, required?: string): Promise<JsonResponse<T>> {
+  async requestJson<T>(req: HttpRequest, schema?: SchemaSource, required?: string): Promise<JsonResponse<T>> {
     const res = await this.request<T>(req);
     const success = res.status >= 200 && res.status < 300;
     if (typeof res.body === 'string') {
@@ -471,7 +471,7 @@ export class HttpClient {
    * `requestJson` for endpoints whose success always carries the object: an empty body is an
    * `UnexpectedResponseError` naming what was expected (`the role`), not an undefined to check for.
    */
-  async requestObject<T>(req: HttpRequest, what: string, schema?: TSchema): Promise<T> {
+  async requestObject<T>(req: HttpRequest, what: string, schema?: SchemaSource): Promise<T> {
     return (await this.requestJson<T>(req, schema, what)).body as T;
   }
 
@@ -479,7 +479,11 @@ export class HttpClient {
    * `requestJson` for reads of what may not exist: a 404 answers with an undefined body (and its
    * status and headers, for an index) instead of an error.
    */
-  async requestOptional<T>(req: HttpRequest, schema?: TSchema, required?: string): Promise<JsonResponse<T>> {
+  async requestOptional<T>(
+    req: HttpRequest,
+    schema?: SchemaSource,
+    required?: string,
+  ): Promise<JsonResponse<T>> {
     const res = await this.requestJson<T>({ ...req, okStatuses: [404] }, schema, required);
     return res.status === 404 ? { ...res, body: undefined } : res;
   }
@@ -488,7 +492,7 @@ export class HttpClient {
    * `body` as `T` when it has the shape `schema` describes, for a part of an answer that the service
    * client reads itself (a document inside an envelope); an `UnexpectedResponseError` otherwise.
    */
-  checkBody<T>(req: RequestContext, status: number, schema: TSchema, body: unknown): T {
+  checkBody<T>(req: RequestContext, status: number, schema: SchemaSource, body: unknown): T {
     return checkShape<T>(schema, body, {
       service: this.service,
       method: req.method,

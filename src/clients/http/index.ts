@@ -29,6 +29,6 @@ export { AdaptiveRateLimiter, type RateLimitPause } from './rate-limiter.js';
 export { HostRegistry } from './host-registry.js';
 export { RetryBudget } from './retry-budget.js';
 export { redactPath } from './redact.js';
-export { checkShape, nullable, type ShapeContext } from './shape.js';
+export { checkShape, lazySchema, nullable, type SchemaSource, type ShapeContext } from './shape.js';
 export { MAX_MESSAGE_LENGTH, REDACTED, scrubAndTruncate, scrubSecrets } from '../../common/scrub.js';
 export { DEFAULT_RETRY, type RetryOptions } from './retry-policy.js';

@@ -6,14 +6,18 @@
  *
  * The schemas (TypeBox, beside each service's types) are lenient on purpose: they require only what
  * the client and the kinds read, with the types they assume, and allow every other property, so a
- * service that adds fields keeps working. Each is compiled once with ajv, the stack the manifest
- * uses, and the compiled validator is cached per schema object, so a 10,000-role list costs one pass.
+ * service that adds fields keeps working. The build generates each one's validator ahead (ajv's
+ * standalone code, see ../../common/precompiled.ts); a schema without one is compiled once with
+ * ajv, the stack the manifest uses. Either is cached per schema object, so a 10,000-role list costs
+ * one pass. Response schemas are built on first use (`lazySchema`): a command that reads no answer
+ * (`validate`) builds none.
  *
  * The problem text names JSON pointers and expected types only, at most `MAX_PROBLEMS` of them, and
  * never a value: a value may be a secret the service echoes (a token, a bind password).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import { loadPrecompiled, newAjv, schemaKey } from '../../common/precompiled.js';
 import { UnexpectedResponseError } from './errors.js';
 
 /** Enough to see the pattern of a mismatch; a list of 10,000 wrong items should not print 10,000 lines. */
@@ -21,19 +25,48 @@ const MAX_PROBLEMS = 3;
 /** A pointer built from a hostile service's map keys could be any length: shown up to this many characters. */
 const MAX_POINTER_CHARS = 120;
 
-// One ajv for every response schema: compiling is the expensive part, and it happens once per schema.
-// allErrors so a few problems can be listed; no coercion, no defaults: the body is only read.
-// allowUnionTypes: a few fields are `["array", "string"]` (a list the service may show as text).
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+/**
+ * How every response schema is compiled, here and by the build's standalone code. allErrors so a
+ * few problems can be listed; no coercion, no defaults: the body is only read. allowUnionTypes: a
+ * few fields are `["array", "string"]` (a list the service may show as text).
+ */
+export const RESPONSE_AJV_OPTIONS: Readonly<Options> = {
+  allErrors: true,
+  strict: true,
+  allowUnionTypes: true,
+};
+
+const PRECOMPILED_FILE = new URL('./validators.generated.cjs', import.meta.url);
+let precompiled: ReadonlyMap<string, ValidateFunction> | undefined;
+// One ajv for every schema without generated code, made when the first one is met.
+let ajv: Ajv | undefined;
 const compiled = new WeakMap<TSchema, ValidateFunction>();
 
 function validatorFor(schema: TSchema): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
-    validate = ajv.compile(schema);
+    precompiled ??= loadPrecompiled(PRECOMPILED_FILE);
+    validate = precompiled.get(schemaKey(schema)) ?? (ajv ??= newAjv(RESPONSE_AJV_OPTIONS)).compile(schema);
     compiled.set(schema, validate);
   }
   return validate;
+}
+
+/** A schema given as its builder, so that it is built on first use: see `lazySchema`. */
+export type SchemaSource = TSchema | (() => TSchema);
+
+/**
+ * `build`, run once on first call: response schemas are wrapped in it so that importing a client
+ * (which every kind does) builds none of them.
+ */
+export function lazySchema<T extends TSchema>(build: () => T): () => T {
+  let schema: T | undefined;
+  return () => (schema ??= build());
+}
+
+/** The schema of `source`, built now if it is a builder. */
+export function schemaOf(source: SchemaSource): TSchema {
+  return typeof source === 'function' ? source() : source;
 }
 
 /**
@@ -59,8 +92,8 @@ export interface ShapeContext {
  * Returns `body` typed as `T` when it matches `schema`; otherwise throws an `UnexpectedResponseError`
  * (`registry: GET /v1/acl/roles → 200 unexpected response: /0/Policies must be array`).
  */
-export function checkShape<T>(schema: TSchema, body: unknown, context: ShapeContext): T {
-  const validate = validatorFor(schema);
+export function checkShape<T>(schema: SchemaSource, body: unknown, context: ShapeContext): T {
+  const validate = validatorFor(schemaOf(schema));
   let problem: string;
   try {
     if (validate(body)) return body as T;

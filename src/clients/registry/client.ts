@@ -12,7 +12,7 @@
  * - Create is a PUT that is not idempotent (a second create fails with "already exists"), so it is
  *   marked non-idempotent: a 5xx or a broken connection after sending is not retried.
  */
-import type { TSchema } from '@sinclair/typebox';
+import type { SchemaSource } from '../http/shape.js';
 import { BlockingReads } from '../http/blocking-reads.js';
 import { HttpClient, type HttpRequest } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
@@ -174,7 +174,7 @@ export class RegistryClient extends HttpServiceClient {
 
   // Helpers
 
-  private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
+  private expectJson<T>(req: HttpRequest, schema: SchemaSource): Promise<T> {
     return this.http.requestObject<T>(req, 'the object', schema);
   }
 

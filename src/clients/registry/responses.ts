@@ -5,54 +5,64 @@
  * as null for "none" are nullable.
  */
 import { Type } from '@sinclair/typebox';
-import { nullable } from '../http/shape.js';
+import { lazySchema, nullable } from '../http/shape.js';
 
-const StringList = nullable(Type.Array(Type.String()));
+const StringList = lazySchema(() => nullable(Type.Array(Type.String())));
 
-const PolicyLinkShape = Type.Object({
-  ID: Type.Optional(Type.String()),
-  Name: Type.Optional(Type.String()),
-});
+const PolicyLinkShape = lazySchema(() =>
+  Type.Object({
+    ID: Type.Optional(Type.String()),
+    Name: Type.Optional(Type.String()),
+  }),
+);
 
-const ServiceIdentityShape = Type.Object({
-  ServiceName: Type.String(),
-  Datacenters: Type.Optional(StringList),
-});
+const ServiceIdentityShape = lazySchema(() =>
+  Type.Object({
+    ServiceName: Type.String(),
+    Datacenters: Type.Optional(StringList()),
+  }),
+);
 
-const NodeIdentityShape = Type.Object({
-  NodeName: Type.String(),
-  Datacenter: Type.String(),
-});
+const NodeIdentityShape = lazySchema(() =>
+  Type.Object({
+    NodeName: Type.String(),
+    Datacenter: Type.String(),
+  }),
+);
 
 /** A role: its ID and Name identify it, the lists are mapped and sorted, ModifyIndex is its version. */
-export const RoleShape = Type.Object({
-  ID: Type.String(),
-  Name: Type.String(),
-  Description: Type.Optional(Type.String()),
-  Policies: Type.Optional(nullable(Type.Array(PolicyLinkShape))),
-  ServiceIdentities: Type.Optional(nullable(Type.Array(ServiceIdentityShape))),
-  NodeIdentities: Type.Optional(nullable(Type.Array(NodeIdentityShape))),
-  Hash: Type.Optional(Type.String()),
-  CreateIndex: Type.Optional(Type.Integer()),
-  ModifyIndex: Type.Optional(Type.Integer()),
-  Namespace: Type.Optional(Type.String()),
-});
+export const RoleShape = lazySchema(() =>
+  Type.Object({
+    ID: Type.String(),
+    Name: Type.String(),
+    Description: Type.Optional(Type.String()),
+    Policies: Type.Optional(nullable(Type.Array(PolicyLinkShape()))),
+    ServiceIdentities: Type.Optional(nullable(Type.Array(ServiceIdentityShape()))),
+    NodeIdentities: Type.Optional(nullable(Type.Array(NodeIdentityShape()))),
+    Hash: Type.Optional(Type.String()),
+    CreateIndex: Type.Optional(Type.Integer()),
+    ModifyIndex: Type.Optional(Type.Integer()),
+    Namespace: Type.Optional(Type.String()),
+  }),
+);
 
 /** `GET /v1/acl/roles`: an array, or null when there are none. */
-export const RoleListShape = nullable(Type.Array(RoleShape));
+export const RoleListShape = lazySchema(() => nullable(Type.Array(RoleShape())));
 
 /** A policy: links are checked against its ID and Name. */
-export const PolicyShape = Type.Object({
-  ID: Type.String(),
-  Name: Type.String(),
-  Description: Type.Optional(Type.String()),
-  Rules: Type.Optional(Type.String()),
-  Datacenters: Type.Optional(StringList),
-  CreateIndex: Type.Optional(Type.Integer()),
-  ModifyIndex: Type.Optional(Type.Integer()),
-});
+export const PolicyShape = lazySchema(() =>
+  Type.Object({
+    ID: Type.String(),
+    Name: Type.String(),
+    Description: Type.Optional(Type.String()),
+    Rules: Type.Optional(Type.String()),
+    Datacenters: Type.Optional(StringList()),
+    CreateIndex: Type.Optional(Type.Integer()),
+    ModifyIndex: Type.Optional(Type.Integer()),
+  }),
+);
 
-export const PolicyListShape = nullable(Type.Array(PolicyShape));
+export const PolicyListShape = lazySchema(() => nullable(Type.Array(PolicyShape())));
 
 /** `DELETE /v1/acl/role/:id`: `true` or `false`. */
-export const DeleteResultShape = Type.Boolean();
+export const DeleteResultShape = lazySchema(() => Type.Boolean());

@@ -15,7 +15,7 @@
  * - Reads of something that may not exist (a job, its summary, versions, scale status) return
  *   undefined on 404 instead of throwing.
  */
-import type { TSchema } from '@sinclair/typebox';
+import type { SchemaSource } from '../http/shape.js';
 import { BlockingReads } from '../http/blocking-reads.js';
 import { bearerAuth, HttpClient, type HttpRequest } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
@@ -358,7 +358,7 @@ export class SchedulerClient extends HttpServiceClient {
     path: string,
     options: NamespaceOption,
     body: unknown,
-    schema: TSchema,
+    schema: SchemaSource,
     secrets: readonly string[] = [],
   ): Promise<T> {
     return this.expectJson<T>(
@@ -374,7 +374,7 @@ export class SchedulerClient extends HttpServiceClient {
     );
   }
 
-  private expectJson<T>(req: HttpRequest, schema: TSchema): Promise<T> {
+  private expectJson<T>(req: HttpRequest, schema: SchemaSource): Promise<T> {
     return this.http.requestObject<T>(req, 'an object', schema);
   }
 
@@ -397,7 +397,7 @@ export interface JobParts {
 }
 
 /** What each of a job's reads must look like (see `./scheduler/responses.ts`). */
-const PART_SHAPES: Record<keyof JobParts, TSchema> = {
+const PART_SHAPES: Record<keyof JobParts, SchemaSource> = {
   versions: JobVersionsShape,
   allocations: AllocationListShape,
   evaluations: EvaluationListShape,

@@ -15,7 +15,7 @@
  *   harmless: they are retried like idempotent requests. A login issues a token and is not retried
  *   once sent.
  */
-import type { TSchema } from '@sinclair/typebox';
+import type { SchemaSource } from '../http/shape.js';
 import { errorDetails, parseErrorDocument } from '../http/error-details.js';
 import { HttpClient, type HttpRequest, type HttpResponse } from '../http/client.js';
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
@@ -345,7 +345,7 @@ export class SecretsClient extends HttpServiceClient {
   private async sysDocument<T>(
     req: HttpRequest,
     opts: CallOptions,
-    schema: TSchema,
+    schema: SchemaSource,
     secrets: readonly string[] = [],
   ): Promise<T> {
     const sent = this.request(req, opts, secrets);
@@ -356,7 +356,7 @@ export class SecretsClient extends HttpServiceClient {
   }
 
   /** `GET` of an enveloped object; undefined on 404 (the service's "none"). */
-  private async readData<T>(path: string, opts: CallOptions, schema: TSchema): Promise<T | undefined> {
+  private async readData<T>(path: string, opts: CallOptions, schema: SchemaSource): Promise<T | undefined> {
     const req = this.request({ method: 'GET', path }, opts);
     const res = await this.http.requestOptional<SecretsEnvelope<T>>(req, schema, ENVELOPE);
     return res.body?.data ?? undefined;

@@ -1,0 +1,37 @@
+// After tsc: writes ajv's standalone validators beside the modules that look them up, so that
+// `converge validate` and `plan` neither load ajv's compiler nor compile a schema at run time for
+// the shipped kinds and service answers (src/common/precompiled.ts). A schema that is not here
+// (a library user's kind) is still compiled with ajv, so a build without this step only runs slower.
+import { readdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const dist = new URL('../dist/', import.meta.url);
+const { defaultCatalog } = await import(new URL('engine/services.js', dist).href);
+const { servicesOfKinds } = await import(new URL('manifest/kinds.js', dist).href);
+const { manifestValidatorsSource } = await import(new URL('manifest/precompile.js', dist).href);
+const { responseValidatorsSource } = await import(new URL('clients/http/precompile.js', dist).href);
+
+const kinds = defaultCatalog.kinds;
+const manifest = manifestValidatorsSource(kinds, [defaultCatalog.manifestServices, servicesOfKinds(kinds)]);
+writeFileSync(new URL('manifest/validators.generated.cjs', dist), manifest);
+
+// Every schema a service folder's responses.js exports (a lazy schema is a function that builds it).
+const shapes = [];
+for (const entry of readdirSync(new URL('clients/', dist), { withFileTypes: true })) {
+  if (!entry.isDirectory()) continue;
+  const file = new URL(`clients/${entry.name}/responses.js`, dist);
+  let module;
+  try {
+    module = await import(file.href);
+  } catch (error) {
+    if (error.code === 'ERR_MODULE_NOT_FOUND' && error.message.includes(fileURLToPath(file))) continue;
+    throw error;
+  }
+  shapes.push(
+    ...Object.values(module).filter((value) => typeof value === 'function' || typeof value === 'object'),
+  );
+}
+writeFileSync(new URL('clients/http/validators.generated.cjs', dist), responseValidatorsSource(shapes));
+console.log(
+  `wrote standalone validators: ${kinds.length} kinds + built-ins, ${shapes.length} response schemas`,
+);
