@@ -332,7 +332,7 @@ export class SecretsClient extends HttpServiceClient {
     key: string,
     nonce: string,
     opts: CallOptions,
-    schema: TSchema,
+    schema: SchemaSource,
   ): Promise<T> {
     return this.sysDocument<T>(
       { method: 'PUT', path, body: { key, nonce }, idempotent: false },
