@@ -44,7 +44,7 @@ describe('an apply against a rate-limited service', () => {
     expect(r.stdout).toContain(`${count} applied, 0 failed`);
     // The pause is named with what announced it: a 429, or the service's own count of what is left.
     expect(r.stderr).toMatch(
-      /^registry: rate limited, waiting \d+(\.\d)?s \((429|X-RateLimit-Remaining 0)\)$/m,
+      /^registry: rate limited, waiting (\d+(\.\d)?s|\d+ms) \((429|X-RateLimit-Remaining 0)\)$/m,
     );
     // Once per pause: far fewer pause lines than requests held back.
     const pauses = r.stderr.match(/rate limited, waiting/g) ?? [];

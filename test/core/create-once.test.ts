@@ -78,7 +78,7 @@ describe('createOnce', () => {
     const notes: string[] = [];
     // random 0.05 of the first backoff: a wait of a few ms.
     await createOnce(kind, noContext, thing, { random: () => 0.05, onRetry: (m) => notes.push(m) });
-    expect(notes[0]).toMatch(/sent again in \d+ms \(attempt 2 of 3\)/);
+    expect(notes[0]).toMatch(/sent again in \d+ms \(attempt 2 of 5\)/);
     expect(notes[0]).not.toContain('0.0s');
   });
 
