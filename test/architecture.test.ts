@@ -54,6 +54,11 @@ describe('the import graph of src/', () => {
     expect(staticallyLoaded(imports, 'index.ts', 'cli')).toEqual([]);
   });
 
+  it('(f) `converge validate` loads neither the planner nor the applier (start-up time)', () => {
+    for (const folder of ['planner', 'applier'])
+      expect(staticallyLoaded(imports, 'cli/commands/validate.ts', folder)).toEqual([]);
+  });
+
   it("(e) the sandbox's core, index, config and command name no service outside comments", () => {
     const shared = sources.filter((file) => SERVICE_BLIND.test(file.path));
     expect(shared.map((file) => file.path)).toEqual(

@@ -2,22 +2,18 @@
  * The steps every front end takes: load and validate the manifest, connect to its services (once per
  * run), plan against live state, apply the plan. Loading and planning write nothing to a service.
  */
-import { type SettingNames, settingNames } from '../common/setting-names.js';
+import { settingNames } from '../common/setting-names.js';
 import type { ApplyEvent, ApplyResult } from '../applier/applier.js';
 import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
-import { allowListFrom } from '../common/allow-list.js';
-import { loadManifest as loadManifestFiles } from '../manifest/index.js';
-import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
+import type { Manifest } from '../manifest/types.js';
 import { buildPlan } from '../planner/planner.js';
 import type { Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import { addressOf, type Desired, hasLocalFiles } from '../resources/contract.js';
+import { addressOf, type Desired } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
-import { connectionAddressProblems } from './connection-addresses.js';
 import { ServiceConnections } from './connections.js';
 import { keyedDesired } from './desired.js';
-import { EngineError } from './errors.js';
 import { type DeletionLimits, deletionProblems } from './deletion-guards.js';
 import {
   type AppliedObject,
@@ -32,56 +28,16 @@ import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
 import { selectTargets } from './targeting.js';
 
-/** What every step reads: the services and kinds, and the environment. */
-export interface EngineOptions {
-  /** The services and kinds of the run; default: the four Converge ships (`defaultCatalog`). */
-  catalog?: Catalog;
-  /**
-   * The environment: `CONVERGE_<SERVICE>_*` connections, `CONVERGE_ALLOW_ENV`, the state folder and
-   * key, and the variables `${env:NAME}` may read once allowed. Default: `process.env`.
-   */
-  env?: NodeJS.ProcessEnv;
-  /**
-   * How the front end names the settings its errors may ask to change (the CLI passes its flags,
-   * `{ timeout: '--timeout' }`); default: these options' own names (`timeoutSeconds`).
-   */
-  settingNames?: Partial<SettingNames>;
-}
+import { type EngineOptions, type LoadOptions, loadManifest } from './validate.js';
 
-/** What the operator exposes to the manifest from outside it (flags of validate, plan and apply). */
-export interface ManifestAccess {
-  /** `--allow-env`, beside CONVERGE_ALLOW_ENV: the variables `${env:NAME}` may read. */
-  allowEnv?: readonly string[];
-  /** `--allow-address`: where a Connection may send a token from outside the manifest. */
-  allowAddresses?: readonly string[];
-}
-
-export type LoadOptions = EngineOptions & ManifestAccess;
-
-/**
- * Loads and validates the manifest at `paths` (files or folders): syntax, schema, references between
- * documents, and that no Connection would carry an outside token to an address the operator did not
- * allow. Contacts no service. Throws a `ManifestError` listing every problem with its position.
- */
-export async function loadManifest(paths: readonly string[], options: LoadOptions = {}): Promise<Manifest> {
-  if (paths.length === 0) throw new EngineError('no manifest given: name at least one file or folder');
-  const { catalog = defaultCatalog, env = process.env } = options;
-  const manifest = await loadManifestFiles([...paths], {
-    kinds: catalog.kinds,
-    services: catalog.manifestServices,
-    env,
-    allowEnv: allowListFrom(env.CONVERGE_ALLOW_ENV, options.allowEnv),
-  });
-  const untrusted = connectionAddressProblems(
-    manifest.connections,
-    catalog.definitions,
-    env,
-    options.allowAddresses,
-    settingNames(options.settingNames).allowAddresses,
-  );
-  if (untrusted.length > 0) throw new ManifestError(untrusted);
-  return manifest;
-}
+export {
+  type EngineOptions,
+  type LoadOptions,
+  loadManifest,
+  type ManifestAccess,
+  validate,
+  type ValidManifest,
+} from './validate.js';
 
 export interface ConnectOptions extends EngineOptions {
   /** Aborts every request of the run and every wait (rate limit, retry). */
@@ -117,38 +73,6 @@ export function desiredObjects(
   catalog: Catalog = defaultCatalog,
 ): Desired[] {
   return keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
-}
-
-/** A manifest that validated, and its objects with complete keys. */
-export interface ValidManifest {
-  manifest: Manifest;
-  desired: Desired[];
-}
-
-/**
- * Everything that can be checked without a service: the manifest (`loadManifest`), complete keys and
- * objects declared twice (`desiredObjects`), and the local files objects name (a workspace's state
- * file), so CI catches those too. Throws a `ManifestError` listing every problem, sorted by position.
- */
-export async function validate(paths: readonly string[], options: LoadOptions = {}): Promise<ValidManifest> {
-  const catalog = options.catalog ?? defaultCatalog;
-  const manifest = await loadManifest(paths, options);
-  // Settings only: no client is made and no service contacted.
-  const connections = connect(manifest, { catalog, ...(options.env ? { env: options.env } : {}) });
-  const desired = desiredObjects(manifest, connections, catalog);
-  const problems: ManifestProblem[] = [];
-  for (const d of desired) {
-    const kind = catalog.kind(d.key.kind);
-    if (!hasLocalFiles(kind) || d.ensure === 'absent' || !d.resource) continue;
-    const resolved = await kind.resolve(d);
-    for (const p of resolved.problems)
-      problems.push({ position: p.position ?? d.resource.source, message: p.message });
-  }
-  if (problems.length > 0) {
-    problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
-    throw new ManifestError(problems);
-  }
-  return { manifest, desired };
 }
 
 export interface PlanRunOptions extends LoadOptions, ConnectOptions {

@@ -3,7 +3,7 @@
  * syntax, schema, references, and the local files objects name.
  */
 import type { Catalog } from '../../engine/catalog.js';
-import { type ManifestAccess, validate } from '../../engine/workflow.js';
+import { type ManifestAccess, validate } from '../../engine/validate.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';

@@ -1,0 +1,103 @@
+/**
+ * The steps that need no service: load and validate the manifest. Kept apart from ./workflow.ts so
+ * that `converge validate` (and a library user who only validates) never loads the planner, the
+ * applier or the inventory; workflow.ts re-exports these for everything else.
+ */
+import { type SettingNames, settingNames } from '../common/setting-names.js';
+import { allowListFrom } from '../common/allow-list.js';
+import { loadManifest as loadManifestFiles } from '../manifest/index.js';
+import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
+import { type Desired, hasLocalFiles } from '../resources/contract.js';
+import type { Catalog } from './catalog.js';
+import { connectionAddressProblems } from './connection-addresses.js';
+import { ServiceConnections } from './connections.js';
+import { keyedDesired } from './desired.js';
+import { EngineError } from './errors.js';
+import { defaultCatalog } from './services.js';
+
+/** What every step reads: the services and kinds, and the environment. */
+export interface EngineOptions {
+  /** The services and kinds of the run; default: the four Converge ships (`defaultCatalog`). */
+  catalog?: Catalog;
+  /**
+   * The environment: `CONVERGE_<SERVICE>_*` connections, `CONVERGE_ALLOW_ENV`, the state folder and
+   * key, and the variables `${env:NAME}` may read once allowed. Default: `process.env`.
+   */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * How the front end names the settings its errors may ask to change (the CLI passes its flags,
+   * `{ timeout: '--timeout' }`); default: these options' own names (`timeoutSeconds`).
+   */
+  settingNames?: Partial<SettingNames>;
+}
+
+/** What the operator exposes to the manifest from outside it (flags of validate, plan and apply). */
+export interface ManifestAccess {
+  /** `--allow-env`, beside CONVERGE_ALLOW_ENV: the variables `${env:NAME}` may read. */
+  allowEnv?: readonly string[];
+  /** `--allow-address`: where a Connection may send a token from outside the manifest. */
+  allowAddresses?: readonly string[];
+}
+
+export type LoadOptions = EngineOptions & ManifestAccess;
+
+/**
+ * Loads and validates the manifest at `paths` (files or folders): syntax, schema, references between
+ * documents, and that no Connection would carry an outside token to an address the operator did not
+ * allow. Contacts no service. Throws a `ManifestError` listing every problem with its position.
+ */
+export async function loadManifest(paths: readonly string[], options: LoadOptions = {}): Promise<Manifest> {
+  if (paths.length === 0) throw new EngineError('no manifest given: name at least one file or folder');
+  const { catalog = defaultCatalog, env = process.env } = options;
+  const manifest = await loadManifestFiles([...paths], {
+    kinds: catalog.kinds,
+    services: catalog.manifestServices,
+    env,
+    allowEnv: allowListFrom(env.CONVERGE_ALLOW_ENV, options.allowEnv),
+  });
+  const untrusted = connectionAddressProblems(
+    manifest.connections,
+    catalog.definitions,
+    env,
+    options.allowAddresses,
+    settingNames(options.settingNames).allowAddresses,
+  );
+  if (untrusted.length > 0) throw new ManifestError(untrusted);
+  return manifest;
+}
+
+/** A manifest that validated, and its objects with complete keys. */
+export interface ValidManifest {
+  manifest: Manifest;
+  desired: Desired[];
+}
+
+/**
+ * Everything that can be checked without a service: the manifest (`loadManifest`), complete keys and
+ * objects declared twice (`desiredObjects`), and the local files objects name (a workspace's state
+ * file), so CI catches those too. Throws a `ManifestError` listing every problem, sorted by position.
+ */
+export async function validate(paths: readonly string[], options: LoadOptions = {}): Promise<ValidManifest> {
+  const catalog = options.catalog ?? defaultCatalog;
+  const manifest = await loadManifest(paths, options);
+  // Settings only: no client is made and no service contacted.
+  const connections = new ServiceConnections(
+    options.env ?? process.env,
+    catalog.definitions,
+    manifest.connections,
+  );
+  const desired = keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
+  const problems: ManifestProblem[] = [];
+  for (const d of desired) {
+    const kind = catalog.kind(d.key.kind);
+    if (!hasLocalFiles(kind) || d.ensure === 'absent' || !d.resource) continue;
+    const resolved = await kind.resolve(d);
+    for (const p of resolved.problems)
+      problems.push({ position: p.position ?? d.resource.source, message: p.message });
+  }
+  if (problems.length > 0) {
+    problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
+    throw new ManifestError(problems);
+  }
+  return { manifest, desired };
+}
