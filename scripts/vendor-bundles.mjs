@@ -1,0 +1,69 @@
+// After tsc: bundles each dependency listed below (ESM packages made of hundreds of small modules)
+// into one file under dist/vendor/, and points dist's imports of it there. Node pays per module it
+// resolves and links: TypeBox's ~200 files cost about 70 ms at every start (every kind builds its
+// schemas with it when loaded), its bundle about 10 ms (issue 20, `converge validate` start-up).
+// The bundle is made from the installed package at each build, so it cannot drift from it; the
+// sources and the tests keep importing the package itself. Without esbuild (a devDependency, here
+// through tsx) the imports stay as tsc wrote them: the build only runs slower.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+/** Package name → its bundle's file name under dist/vendor/. Only packages imported by their root. */
+const VENDORED = { '@sinclair/typebox': 'typebox.js' };
+
+let esbuild;
+try {
+  esbuild = await import('esbuild');
+} catch {
+  console.warn('esbuild is not installed: dependencies are not bundled (start-up is slower)');
+  process.exit(0);
+}
+
+for (const [name, file] of Object.entries(VENDORED)) {
+  await esbuild.build({
+    entryPoints: [fileURLToPath(import.meta.resolve(name))],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outfile: path.join(dist, 'vendor', file),
+    legalComments: 'inline',
+    logLevel: 'warning',
+  });
+}
+
+/** Every compiled module in dist except the bundles themselves. */
+function* modules(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (full !== path.join(dist, 'vendor')) yield* modules(full);
+    } else if (entry.name.endsWith('.js')) yield full;
+  }
+}
+
+let rewritten = 0;
+for (const file of modules(dist)) {
+  const source = readFileSync(file, 'utf8');
+  let changed = source;
+  for (const [name, bundle] of Object.entries(VENDORED)) {
+    let target = path
+      .relative(path.dirname(file), path.join(dist, 'vendor', bundle))
+      .split(path.sep)
+      .join('/');
+    if (!target.startsWith('.')) target = `./${target}`;
+    // Only the package's root as a whole specifier (`from '@sinclair/typebox'`), static or import().
+    const escaped = name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    const specifier = new RegExp(`((?:\\bfrom|\\bimport)\\s*\\(?\\s*)(['"])${escaped}\\2`, 'g');
+    changed = changed.replace(specifier, (_, before, quote) => `${before}${quote}${target}${quote}`);
+  }
+  if (changed !== source) {
+    writeFileSync(file, changed);
+    rewritten += 1;
+  }
+}
+console.log(
+  `bundled ${Object.keys(VENDORED).join(', ')} into dist/vendor/: ${rewritten} modules point there`,
+);
