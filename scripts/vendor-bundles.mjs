@@ -1,7 +1,8 @@
 // After tsc: bundles each dependency listed below (ESM packages made of hundreds of small modules)
 // into one file under dist/vendor/, and points dist's imports of it there. Node pays per module it
 // resolves and links: TypeBox's ~200 files cost about 70 ms at every start (every kind builds its
-// schemas with it when loaded), its bundle about 10 ms (issue 20, `converge validate` start-up).
+// schemas with it when loaded), its bundle about 10 ms; yaml's 72 CommonJS files about 15 ms more
+// than its bundle (issue 20, `converge validate` start-up).
 // The bundle is made from the installed package at each build, so it cannot drift from it; the
 // sources and the tests keep importing the package itself. Without esbuild (a devDependency, here
 // through tsx) the imports stay as tsc wrote them: the build only runs slower.
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 /** Package name → its bundle's file name under dist/vendor/. Only packages imported by their root. */
-const VENDORED = { '@sinclair/typebox': 'typebox.js' };
+const VENDORED = { '@sinclair/typebox': 'typebox.js', yaml: 'yaml.js', commander: 'commander.js' };
 
 let esbuild;
 try {
@@ -22,12 +23,23 @@ try {
 }
 
 for (const [name, file] of Object.entries(VENDORED)) {
+  // The names Node itself offers an importer of the package (for CommonJS, what its lexer finds),
+  // re-exported by name: a bundle of a CommonJS package would otherwise offer a default export only.
+  const names = Object.keys(await import(name)).filter((n) => n !== 'default');
   await esbuild.build({
-    entryPoints: [fileURLToPath(import.meta.resolve(name))],
+    stdin: {
+      contents: `export { ${names.join(', ')} } from '${name}';`,
+      resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+      loader: 'js',
+    },
     bundle: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
+    // CommonJS code inside an ES module bundle still calls require() for Node's built-ins.
+    banner: {
+      js: "import { createRequire as __vendorRequire } from 'node:module';\nconst require = __vendorRequire(import.meta.url);",
+    },
     outfile: path.join(dist, 'vendor', file),
     legalComments: 'inline',
     logLevel: 'warning',

@@ -1,15 +1,14 @@
 /**
- * The build bundles TypeBox into dist/vendor/typebox.js and points dist's imports there
+ * The build bundles TypeBox, yaml and commander into dist/vendor/ and points dist's imports there
  * (scripts/vendor-bundles.mjs), for start-up time. What must hold once `npm run build` ran (the test
- * script builds first): nothing in dist loads the package's ~200 modules any more, the bundle offers
- * everything the package does, and the schemas dist builds with it are those the sources build, so
- * the validators generated at build are found at run time.
+ * script builds first): nothing in dist loads the packages' many modules any more, each bundle offers
+ * every name the package does, and the schemas dist builds with TypeBox's bundle are those the
+ * sources build, so the validators generated at build are found at run time.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as TypeBox from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { schemaKey } from '../src/common/precompiled.js';
 import { defaultCatalog } from '../src/engine/services.js';
@@ -27,21 +26,38 @@ function* compiledModules(dir: string): Generator<string> {
   }
 }
 
-describe('TypeBox bundled into dist/vendor/', () => {
-  it('is imported by no compiled module under its package name', () => {
-    const byName = [...compiledModules(dist)].filter((file) =>
-      /(?:from|import)\s*\(?\s*['"]@sinclair\/typebox['"]/.test(readFileSync(file, 'utf8')),
+const VENDORED = { '@sinclair/typebox': 'typebox.js', yaml: 'yaml.js', commander: 'commander.js' };
+
+describe('dependencies bundled into dist/vendor/', () => {
+  it.each(Object.entries(VENDORED))('%s is imported by no compiled module under its name', (name) => {
+    const escaped = name.replace('/', '\\/');
+    const byName = new RegExp(`(?:from|import)\\s*\\(?\\s*['"]${escaped}['"]`);
+    const importers = [...compiledModules(dist)].filter((f) => byName.test(readFileSync(f, 'utf8')));
+    expect(importers.map((f) => path.relative(dist, f))).toEqual([]);
+  });
+
+  it('is where the command line, the manifest parser and the kinds import them from', () => {
+    expect(readFileSync(path.join(dist, 'cli/program.js'), 'utf8')).toContain(
+      "from '../vendor/commander.js'",
     );
-    expect(byName.map((file) => path.relative(dist, file))).toEqual([]);
+    expect(readFileSync(path.join(dist, 'manifest/parse.js'), 'utf8')).toContain("from '../vendor/yaml.js'");
     expect(readFileSync(path.join(dist, 'resources/acl-role.js'), 'utf8')).toContain(
-      "from '../vendor/typebox.js'",
+      `from '../vendor/${VENDORED['@sinclair/typebox']}'`,
     );
   });
 
-  it('exports every name the package exports', async () => {
-    const bundle = (await import(built('vendor/typebox.js'))) as Record<string, unknown>;
-    expect(Object.keys(bundle).sort()).toEqual(Object.keys(TypeBox).sort());
-  });
+  it.each(Object.entries(VENDORED))(
+    'the bundle of %s exports every name the package does',
+    async (name, file) => {
+      const bundle = (await import(built(`vendor/${file}`))) as Record<string, unknown>;
+      const original = (await import(name)) as Record<string, unknown>;
+      const named = (m: Record<string, unknown>) =>
+        Object.keys(m)
+          .filter((n) => n !== 'default')
+          .sort();
+      expect(named(bundle)).toEqual(named(original));
+    },
+  );
 
   it('builds the schemas the sources build, so every generated validator is found', async () => {
     const { defaultCatalog: builtCatalog } = (await import(built('engine/services.js'))) as {
