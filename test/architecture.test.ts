@@ -59,6 +59,18 @@ describe('the import graph of src/', () => {
       expect(staticallyLoaded(imports, 'cli/commands/validate.ts', folder)).toEqual([]);
   });
 
+  it('(f) `converge validate` loads no service client nor the HTTP client: definitions import them on use', () => {
+    for (const file of [
+      'clients/http/client.ts',
+      'clients/registry/client.ts',
+      'clients/workspaces/client.ts',
+      'clients/secrets/client.ts',
+      'clients/scheduler/client.ts',
+      'engine/connections.ts',
+    ])
+      expect(staticallyLoaded(imports, 'cli/commands/validate.ts', file)).toEqual([]);
+  });
+
   it("(e) the sandbox's core, index, config and command name no service outside comments", () => {
     const shared = sources.filter((file) => SERVICE_BLIND.test(file.path));
     expect(shared.map((file) => file.path)).toEqual(

@@ -69,6 +69,12 @@ export interface ServiceDefinition<Client extends ServiceClient = ServiceClient>
   readonly settings?: readonly ConnectionSetting[];
   /** The header(s) that carry the token. */
   authHeaders(token: string): Record<string, string>;
+  /**
+   * Loads the client's code ahead of `createClient`, for definitions that keep it out of start-up
+   * (`validate` needs a service's name and settings, never its HTTP client). Absent: always ready.
+   */
+  loadClient?(): Promise<void>;
+  /** Throws if `loadClient` exists and has not finished. */
   createClient(connection: ConnectionConfig): Client;
 }
 
@@ -112,5 +118,40 @@ export function defineClientService<Client extends ServiceClient>(
   return {
     ...rest,
     createClient: (connection) => fromConnection(clientConnection(connection, definition), connection),
+  };
+}
+
+/** How a lazily loaded client is made once its module is in: `RegistryClient.fromConnection`. */
+export type ClientFactory<Client> = (
+  options: ClientConnectionOptions,
+  connection: ConnectionConfig,
+) => Client;
+
+/**
+ * A definition whose client module is imported only by `loadClient` (dynamic `import()`), so that
+ * reading the catalog (kinds, names, settings) does not load the whole HTTP layer: about a third of
+ * `converge validate`'s start-up (issue 20). `createClient` stays synchronous for the kinds; the
+ * composition root awaits `loadClient` before handing out clients.
+ */
+export function defineLazyClientService<Client extends ServiceClient>(
+  definition: Omit<ServiceDefinition<Client>, 'createClient' | 'loadClient'> & {
+    importClient(): Promise<ClientFactory<Client>>;
+  },
+): ServiceDefinition<Client> {
+  const { importClient, ...rest } = definition;
+  let factory: ClientFactory<Client> | undefined;
+  let loading: Promise<void> | undefined;
+  return {
+    ...rest,
+    loadClient() {
+      loading ??= importClient().then((f) => {
+        factory = f;
+      });
+      return loading;
+    },
+    createClient(connection) {
+      if (!factory) throw new Error(`the ${definition.name} client was used before loadClient() finished`);
+      return factory(clientConnection(connection, definition), connection);
+    },
   };
 }

@@ -3,7 +3,8 @@
  * (CONVERGE_<SERVICE>_ADDR / _TOKEN / settings) or from a `Connection` declared in the manifest,
  * lazily, so a manifest that uses one service needs only that service's variables.
  */
-import { connectionFromEnv, HostRegistry, settingsFromEnv } from '../clients/http/index.js';
+import { connectionFromEnv } from '../clients/http/endpoint.js';
+import { HostRegistry } from '../clients/http/host-registry.js';
 import type {
   AnyServiceDefinition,
   ConnectionConfig,
@@ -15,7 +16,13 @@ import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
+import { connectionSettings, declaredConnection } from './connection-settings.js';
 import { EngineError } from './errors.js';
+import { SERVICE_MODULES } from './services.js';
+
+// The built-in services' clients are imported lazily (validate never needs them); whoever makes
+// connections gets them loaded here, once, so `client()` can stay synchronous for the kinds.
+await Promise.all(SERVICE_MODULES.map((m) => m.definition.loadClient?.()));
 
 /** How a front end wants the HTTP of a run to behave; the rest comes from the environment. */
 export interface HttpSettings {
@@ -90,18 +97,18 @@ export class ServiceConnections implements KindContext {
     return this.options.has(flag);
   }
 
-  private declaredConnection(service: string, connection: string): ManifestConnection {
-    const c = this.declared.find((d) => d.name === connection && d.service === service);
-    if (!c)
-      throw new EngineError(`no ${service} connection named "${connection}" is declared in the manifest`);
-    return c;
+  /**
+   * Loads the clients of services whose definitions import them lazily: the built-in ones are
+   * loaded with this module, an added service's before its first `client()` call.
+   */
+  async ready(): Promise<this> {
+    await Promise.all(this.services.map((s) => s.loadClient?.()));
+    return this;
   }
 
   /** A connection's settings, for effective namespaces: read without contacting the service. */
   settings(service: string, connection?: string): ConnectionSettings {
-    if (connection !== undefined) return this.declaredConnection(service, connection).settings;
-    const definition = this.services.find((d) => d.name === service);
-    return definition ? settingsFromEnv(definition, this.env) : {};
+    return connectionSettings(this.env, this.services, this.declared, service, connection);
   }
 
   /** The environment's connection for the service, or the manifest's Connection of that name. */
@@ -114,7 +121,7 @@ export class ServiceConnections implements KindContext {
         throw new EngineError(error instanceof Error ? error.message : String(error));
       }
     } else {
-      const c = this.declaredConnection(service.name, connection);
+      const c = declaredConnection(this.declared, service.name, connection);
       const where = `connection "${c.name}" (${formatPosition(c.source)})`;
       config = {
         address: c.address,

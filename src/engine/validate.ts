@@ -10,7 +10,7 @@ import { formatPosition, type Manifest, ManifestError, type ManifestProblem } fr
 import { type Desired, hasLocalFiles } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { connectionAddressProblems } from './connection-addresses.js';
-import { ServiceConnections } from './connections.js';
+import { connectionSettings } from './connection-settings.js';
 import { keyedDesired } from './desired.js';
 import { EngineError } from './errors.js';
 import { defaultCatalog } from './services.js';
@@ -81,12 +81,10 @@ export async function validate(paths: readonly string[], options: LoadOptions = 
   const catalog = options.catalog ?? defaultCatalog;
   const manifest = await loadManifest(paths, options);
   // Settings only: no client is made and no service contacted.
-  const connections = new ServiceConnections(
-    options.env ?? process.env,
-    catalog.definitions,
-    manifest.connections,
+  const env = options.env ?? process.env;
+  const desired = keyedDesired(manifest, catalog, (s, c) =>
+    connectionSettings(env, catalog.definitions, manifest.connections, s, c),
   );
-  const desired = keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
   const problems: ManifestProblem[] = [];
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);

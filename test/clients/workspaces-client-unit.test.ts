@@ -598,6 +598,8 @@ describe('connection', () => {
   });
 
   it('takes its default organization from CONVERGE_WORKSPACES_ORGANIZATION', async () => {
+    // The definition imports its client on demand (start-up, issue 20); connections do this for kinds.
+    await workspacesService.loadClient?.();
     const client = workspacesService.createClient(
       connectionFromEnv(workspacesService, {
         CONVERGE_WORKSPACES_ADDR: 'http://h.test',

@@ -243,7 +243,8 @@ export function staticSandboxImports(imports: readonly Import[], sandbox = 'sand
 
 /**
  * (d) Whether loading `entry` loads a file of `folder` (through static imports, transitively): the
- * library must not load the CLI. Names the chain of imports that does.
+ * library must not load the CLI. Names the chain of imports that does. `folder` may also be one file
+ * (`clients/http/client.ts`): validate must not load the HTTP client.
  */
 export function staticallyLoaded(imports: readonly Import[], entry: string, folder: string): string[] {
   const byImporter = new Map<string, Import[]>();
@@ -257,10 +258,12 @@ export function staticallyLoaded(imports: readonly Import[], entry: string, fold
     for (const i of byImporter.get(file) ?? []) {
       if (via.has(i.to)) continue;
       via.set(i.to, i);
-      if (folderOf(i.to) === folder) {
+      if (folderOf(i.to) === folder || i.to === folder) {
         const chain: string[] = [];
         for (let step: Import | undefined = i; step; step = via.get(step.from)) chain.unshift(describe(step));
-        problems.push(`${entry} loads ${folder}/ statically: ${chain.join(', which ')}`);
+        problems.push(
+          `${entry} loads ${i.to === folder ? folder : `${folder}/`} statically: ${chain.join(', which ')}`,
+        );
       } else queue.push(i.to);
     }
   }

@@ -2,7 +2,7 @@
  * The secrets service's operator commands: `converge ldap login|groups|users|get` and the
  * recovery-key ceremony `converge rekey …`. Handlers (and OpenPGP, prompts) load when they run.
  */
-import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/client.js';
+import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/types.js';
 import type { ServiceCli } from '../service-module.js';
 
 const ldapHandlers = () => import('./ldap.js');

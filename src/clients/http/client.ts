@@ -57,6 +57,9 @@ import {
 } from './retry-policy.js';
 import { tokenHint as hintForToken } from './token-hint.js';
 import { defaultUserAgent } from './user-agent.js';
+import { bearerAuth } from './bearer-auth.js';
+
+export { bearerAuth };
 
 export interface HttpClientOptions {
   service: ServiceName;
@@ -950,10 +953,6 @@ export class HttpClient {
   private timeLeft(run: Run): number {
     return run.startedAt + run.deadlineMs - performance.now();
   }
-}
-
-export function bearerAuth(token: string): Record<string, string> {
-  return { authorization: `Bearer ${token}` };
 }
 
 /** `64 MiB`, `1.5 KiB`, `512 bytes`: limits are set in bytes, read in binary units. */

@@ -21,6 +21,8 @@ import { HttpClient, type HttpRequest, type HttpResponse } from '../http/client.
 import { type ClientConnection, connectionHttpOptions, type ServiceHttp } from '../http/connection.js';
 import { HttpStatusError, type ServiceErrorDetail } from '../http/errors.js';
 import { HttpServiceClient } from '../http/service-client.js';
+import { secretsAuth } from './auth.js';
+import { DEFAULT_LDAP_MOUNT } from './types.js';
 import {
   KeyListEnvelope,
   LdapConfigEnvelope,
@@ -57,18 +59,12 @@ import type {
 export * from './rekey-types.js';
 export * from './types.js';
 
-export const SECRETS_TOKEN_HEADER = 'X-Secrets-Token';
-export const DEFAULT_LDAP_MOUNT = 'ldap';
+export { SECRETS_TOKEN_HEADER, secretsAuth } from './auth.js';
 
 const REKEY_INIT = '/v1/sys/rekey-recovery-key/init';
 const REKEY_UPDATE = '/v1/sys/rekey-recovery-key/update';
 const REKEY_VERIFY = '/v1/sys/rekey-recovery-key/verify';
 const REKEY_BACKUP = '/v1/sys/rekey/recovery-key-backup';
-
-/** The header that carries the token on every administrative request. */
-export function secretsAuth(token: string): Record<string, string> {
-  return { [SECRETS_TOKEN_HEADER]: token };
-}
 
 export type SecretsConnection = ClientConnection;
 

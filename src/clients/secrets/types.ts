@@ -4,6 +4,9 @@
  */
 import { type LdapConfigFields, LDAP_SPEC_DEFAULTS } from './ldap-config.js';
 
+/** Where the directory auth method is mounted unless a command or object names another. */
+export const DEFAULT_LDAP_MOUNT = 'ldap';
+
 /** The envelope every response body comes in. */
 export interface SecretsEnvelope<Data = unknown> {
   request_id?: string;

@@ -13,7 +13,7 @@
  */
 import pLimit from 'p-limit';
 import { Type } from '@sinclair/typebox';
-import { HttpStatusError } from '../../clients/http/index.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
 import type { Job, JobListItem, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import type {

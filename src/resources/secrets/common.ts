@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { formatSeconds, parseGoDuration } from '../../common/go-duration.js';
-import { DEFAULT_LDAP_MOUNT, type SecretsClient } from '../../clients/secrets/client.js';
+import type { SecretsClient } from '../../clients/secrets/client.js';
+import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/types.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { canonicalJson } from '../compare.js';
 import type { KindContext, ResourceKey } from '../contract.js';

@@ -16,7 +16,7 @@
  * defaults back. Disabling the mount itself is outside Converge.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/client.js';
+import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/types.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
 import { configReadForObserve } from './config-reads.js';
