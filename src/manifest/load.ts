@@ -27,7 +27,7 @@ import { readTextFile, type TextFileResult } from '../common/text-file.js';
 import { documentToValue } from './to-value.js';
 import { type Manifest, ManifestError, type ManifestProblem } from './types.js';
 import type { ManifestResource } from '../resources/contract.js';
-import { buildManifestSchema } from './schema.js';
+import { checkKindNames } from './schema.js';
 import { validateDocument } from './validate.js';
 
 export interface LoadManifestOptions {
@@ -58,9 +58,10 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const readEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
   // Converge's own state is never readable from a manifest, even when it lies inside the root.
   const protectedFolders = await stateFolders(env, cwd);
-  // Two kinds with one name is a programming error and should fail loudly, not per file. Each
-  // kind's schema is compiled when a document of the kind is first met (start-up stays short).
-  buildManifestSchema(kinds, services);
+  // Two kinds with one name is a programming error and should fail loudly, not per file. Only the
+  // names are checked: each kind's schema is built and compiled when a document of the kind is
+  // first met (building them all cost validate several milliseconds at start, issue 20).
+  checkKindNames(kinds);
 
   const manifest: Manifest = { files: [], resources: [], connections: [], pruneScopes: [] };
   const discovery = await discoverManifestFiles(paths, cwd, protectedFolders);

@@ -168,7 +168,8 @@ function labelsSchema(): JsonSchema {
   };
 }
 
-function checkKindNames(kinds: readonly ManifestKind[]): void {
+/** Two kinds with one name, or one named like a built-in kind, is a programming error. */
+export function checkKindNames(kinds: readonly ManifestKind[]): void {
   const seen = new Set<string>();
   for (const { kind } of kinds) {
     if (BUILTIN_KIND_NAMES.includes(kind)) {
