@@ -2,7 +2,8 @@
 // into one file under dist/vendor/, and points dist's imports of it there. Node pays per module it
 // resolves and links: TypeBox's ~200 files cost about 70 ms at every start (every kind builds its
 // schemas with it when loaded), its bundle about 10 ms; yaml's 72 CommonJS files about 15 ms more
-// than its bundle (issue 20, `converge validate` start-up).
+// than its bundle (issue 20, `converge validate` start-up); picomatch's CommonJS files (the allow-lists
+// every command reads) about 8 ms, for Node's CommonJS loader and export lexer.
 // The bundle is made from the installed package at each build, so it cannot drift from it; the
 // sources and the tests keep importing the package itself. Without esbuild (a devDependency, here
 // through tsx) the imports stay as tsc wrote them: the build only runs slower.
@@ -12,7 +13,12 @@ import { fileURLToPath } from 'node:url';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 /** Package name → its bundle's file name under dist/vendor/. Only packages imported by their root. */
-const VENDORED = { '@sinclair/typebox': 'typebox.js', yaml: 'yaml.js', commander: 'commander.js' };
+const VENDORED = {
+  '@sinclair/typebox': 'typebox.js',
+  yaml: 'yaml.js',
+  commander: 'commander.js',
+  picomatch: 'picomatch.js',
+};
 
 let esbuild;
 try {
@@ -25,7 +31,11 @@ try {
 for (const [name, file] of Object.entries(VENDORED)) {
   // The names Node itself offers an importer of the package (for CommonJS, what its lexer finds),
   // re-exported by name: a bundle of a CommonJS package would otherwise offer a default export only.
-  const names = Object.keys(await import(name)).filter((n) => n !== 'default');
+  // A CommonJS package's `default` (its module.exports, picomatch's function) is kept as Node gives it.
+  const offered = Object.keys(await import(name));
+  const names = offered.filter((n) => n !== 'default');
+  if (offered.includes('default') && (await import(name)).default !== undefined && names.length === 0)
+    names.push('default');
   await esbuild.build({
     stdin: {
       contents: `export { ${names.join(', ')} } from '${name}';`,
