@@ -14,11 +14,20 @@
  * cutting: a hostile service's `\n::error::…` or ESC sequence must not become a CI workflow command
  * or rewrite the lines of a plan on a terminal.
  */
-import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
 import { printable } from '../../common/printable.js';
 import { redactPath } from './redact.js';
 import { scrubSecrets, truncate } from '../../common/scrub.js';
 import type { SettingNames } from '../../common/setting-names.js';
+
+// node:http is loaded only when an error needs a status text: the kinds import this module, and
+// `converge validate` (which reaches no service) would otherwise pay for node:http at start (issue 20).
+const requireBuiltin = createRequire(import.meta.url);
+
+/** `Not Found` for 404: Node's own reason phrases. */
+function statusText(status: number): string | undefined {
+  return (requireBuiltin('node:http') as typeof import('node:http')).STATUS_CODES[status];
+}
 
 /** The settings an HTTP error may name, as the caller spells them (see `SettingNames`). */
 export type HttpSettingNames = Partial<Pick<SettingNames, 'timeout' | 'parallelism'>>;
@@ -156,7 +165,7 @@ export class HttpStatusError extends ServiceError {
   ) {
     // Scrubbed before it is cut: cutting first could leave half a secret that no longer matches.
     const own = init.serviceMessage?.trim();
-    const text = (own && untrusted(own, init.secrets ?? [])) || STATUS_CODES[init.status] || 'unknown status';
+    const text = (own && untrusted(own, init.secrets ?? [])) || statusText(init.status) || 'unknown status';
     super('status', init, `${init.status} ${text}${init.note ? ` (${init.note})` : ''}`, {
       status: init.status,
       serviceMessage: init.serviceMessage,
