@@ -44,6 +44,21 @@ export function loadPrecompiled(file: URL): ReadonlyMap<string, ValidateFunction
 }
 
 /**
+ * Validators generated one module per schema in `folder` (`<schemaKey>.cjs`), each read when first
+ * asked for: a run pays for the kinds its manifest uses, not for all of them (issue 20). Undefined
+ * when there is none for the key (running from the sources, or a schema the build never saw).
+ */
+export function precompiledFolder(folder: URL): (key: string) => ValidateFunction | undefined {
+  const loaded = new Map<string, ValidateFunction | undefined>();
+  return (key) => {
+    // Keys are `v` and hex digits (`schemaKey`), never a path of their own.
+    if (!/^v[0-9a-f]{40}$/.test(key)) return undefined;
+    if (!loaded.has(key)) loaded.set(key, loadPrecompiled(new URL(`${key}.cjs`, folder)).get(key));
+    return loaded.get(key);
+  };
+}
+
+/**
  * A new ajv with `options`, loading ajv only now: a command whose schemas were all generated never
  * loads the compiler. `plugins` run on it (ajv-formats).
  */

@@ -3,23 +3,33 @@
  * manifest of `kinds` can hold (each kind, each built-in, and an unknown one), compiled the way
  * `validate.ts` compiles them.
  */
+import { schemaKey } from '../common/precompiled.js';
 import { standaloneModule } from '../common/standalone-code.js';
 import { builtinKinds } from './builtins.js';
 import type { ManifestKind, ManifestService } from './kinds.js';
 import { documentSchemaToCompile, newManifestAjv } from './validate.js';
 
 /**
- * The generated module's source; `serviceLists` are the service lists documents may be validated
- * with (a catalog's, the kinds' own), since the built-in Connection schema depends on them.
+ * The generated modules' sources by schema key, one per document schema, so that validating a
+ * manifest loads only its kinds' code (`precompiledFolder`); `serviceLists` are the service lists
+ * documents may be validated with (a catalog's, the kinds' own), since the built-in Connection
+ * schema depends on them.
  */
-export function manifestValidatorsSource(
+export function manifestValidatorModules(
   kinds: readonly ManifestKind[],
   serviceLists: readonly (readonly ManifestService[])[],
-): string {
-  const schemas = serviceLists.flatMap((services) =>
-    [...kinds.map((k) => k.kind), ...builtinKinds(services).map((b) => b.kind), undefined].map((kindName) =>
-      documentSchemaToCompile(kinds, services, kindName),
-    ),
-  );
-  return standaloneModule(newManifestAjv({ code: { source: true } }), schemas);
+): Map<string, string> {
+  const modules = new Map<string, string>();
+  for (const services of serviceLists)
+    for (const kindName of [
+      ...kinds.map((k) => k.kind),
+      ...builtinKinds(services).map((b) => b.kind),
+      undefined,
+    ]) {
+      const schema = documentSchemaToCompile(kinds, services, kindName);
+      const key = schemaKey(schema);
+      if (!modules.has(key))
+        modules.set(key, standaloneModule(newManifestAjv({ code: { source: true } }), [schema]));
+    }
+  return modules;
 }

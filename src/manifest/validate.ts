@@ -3,7 +3,7 @@
  * person can act on: in words, at the line and column of the offending key or value.
  */
 import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
-import { addFormats, loadPrecompiled, newAjv as newAjvWith, schemaKey } from '../common/precompiled.js';
+import { addFormats, newAjv as newAjvWith, precompiledFolder, schemaKey } from '../common/precompiled.js';
 import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
@@ -25,8 +25,8 @@ export const MANIFEST_AJV_OPTIONS: Readonly<Options> = {
 };
 
 /** The generated validators of the shipped kinds' documents; read on first use. */
-const PRECOMPILED_FILE = new URL('./validators.generated.cjs', import.meta.url);
-let precompiled: ReadonlyMap<string, ValidateFunction> | undefined;
+const PRECOMPILED_FOLDER = new URL('./validators/', import.meta.url);
+let precompiled: ((key: string) => ValidateFunction | undefined) | undefined;
 
 const compiled = new WeakMap<
   readonly ManifestKind[],
@@ -102,9 +102,9 @@ function documentValidator(
   let validate = perKind.byKind.get(key);
   if (!validate) {
     const schema = documentSchemaToCompile(kinds, services, kindName);
-    precompiled ??= loadPrecompiled(PRECOMPILED_FILE);
+    precompiled ??= precompiledFolder(PRECOMPILED_FOLDER);
     // One ajv holds every kind's schema that has no generated code.
-    validate = precompiled.get(schemaKey(schema)) ?? (perKind.ajv ??= newManifestAjv()).compile(schema);
+    validate = precompiled(schemaKey(schema)) ?? (perKind.ajv ??= newManifestAjv()).compile(schema);
     perKind.byKind.set(key, validate);
   }
   return validate;

@@ -8,13 +8,21 @@ import { describe, expect, test } from 'vitest';
 import { schemaKey } from '../../src/common/precompiled.js';
 import { defaultCatalog } from '../../src/engine/services.js';
 import { builtinKinds } from '../../src/manifest/builtins.js';
-import { manifestValidatorsSource } from '../../src/manifest/precompile.js';
+import { manifestValidatorModules } from '../../src/manifest/precompile.js';
 import { documentSchemaToCompile, newManifestAjv } from '../../src/manifest/validate.js';
 import { evaluateStandalone, outcome } from '../support/standalone.js';
 
 const kinds = defaultCatalog.kinds;
 const services = defaultCatalog.manifestServices;
-const generated = evaluateStandalone(manifestValidatorsSource(kinds, [services]));
+// One module per document schema, as the build writes them; each must export its own key only.
+const modules = manifestValidatorModules(kinds, [services]);
+const generated = new Map(
+  [...modules].flatMap(([key, source]) => {
+    const exported = evaluateStandalone(source);
+    expect([...exported.keys()]).toEqual([key]);
+    return [...exported];
+  }),
+);
 
 /** A value of another JSON type than the schema asks for, to provoke a type error there. */
 function wrongValue(schema: { type?: unknown } | undefined): unknown {
