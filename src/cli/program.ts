@@ -9,6 +9,7 @@
  * follows the same pattern: declare it here, import its handler inside the action.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { printable } from '../common/printable.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
@@ -360,12 +361,12 @@ function reportError(error: unknown, io: Io): number {
     return EXIT.error;
   }
   if (error instanceof CliError) {
-    write(io.stderr, `Error: ${error.message}`);
+    write(io.stderr, `Error: ${shownLines(error.message)}`);
     return error.exitCode;
   }
   // The engine's own refusals (a plan file that does not verify, a held lock) read as they are.
   if (error instanceof EngineError) {
-    write(io.stderr, `Error: ${error.message}${remedyText(error.remedy)}`);
+    write(io.stderr, `Error: ${shownLines(error.message)}${remedyText(error.remedy)}`);
     return EXIT.error;
   }
   // Service errors come scrubbed of every secret of their request; the process's own credentials
@@ -375,4 +376,12 @@ function reportError(error: unknown, io: Io): number {
   write(io.stderr, `Error: ${scrubSecrets(message, secrets)}`);
   if (io.env.CONVERGE_DEBUG && error instanceof Error) write(io.stderr, debugTrace(error, secrets));
   return EXIT.error;
+}
+
+/**
+ * A refusal's text line by line, each made printable: it may quote what a service or a lock file
+ * holds (a lock reason, a holder's command), which must not rewrite the terminal or a CI log.
+ */
+function shownLines(message: string): string {
+  return message.split('\n').map(printable).join('\n');
 }

@@ -101,8 +101,15 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       throw new EngineError(
         `${this.description} holds a state that is not a Converge inventory; name another workspace in CONVERGE_INVENTORY`,
       );
-    this.serial = typeof doc.serial === 'number' ? doc.serial : 0;
-    this.lineage = typeof doc.lineage === 'string' ? doc.lineage : undefined;
+    // The service's answer: a serial the next version continues, a lineage it keeps; both bounded.
+    const serial = doc.serial ?? 0;
+    if (!Number.isSafeInteger(serial) || (serial as number) < 0)
+      throw new EngineError(`${this.description}: its current state has a serial that is not a whole number`);
+    const lineage = doc.lineage;
+    if (lineage !== undefined && (typeof lineage !== 'string' || lineage.length > 200))
+      throw new EngineError(`${this.description}: its current state has a lineage that is not a short text`);
+    this.serial = serial as number;
+    this.lineage = lineage;
     return JSON.stringify(doc[FIELD]);
   }
 

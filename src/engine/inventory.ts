@@ -7,7 +7,6 @@
  * must be 32+ random bytes in hex or base64 (state-key.ts). The same key signs saved plans; runs
  * that share a workspace inventory must share the key too (CONVERGE_STATE_KEY).
  */
-import type { SettingNames } from '../common/setting-names.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +23,7 @@ import {
   serializeInventory,
 } from './inventory-document.js';
 import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
-import { acquireStateLock } from './state-lock.js';
+import { acquireStateLock, type LockOptions } from './state-lock.js';
 
 /**
  * Where the inventory's text lives and how runs take turns on it. The local file (the default) is
@@ -44,15 +43,7 @@ export interface InventoryBackend {
 }
 
 /** What a backend's `lock` is told: who is asking (shown to whoever waits), how long to wait. */
-export interface InventoryLockOptions {
-  command: string;
-  timeoutMs: number;
-  signal?: AbortSignal;
-  onNote?: (message: string) => void;
-  /** How the front end names the wait (`lockTimeout`) when it runs out: see `SettingNames`. */
-  settingNames?: Partial<SettingNames>;
-}
-type LockOptions = InventoryLockOptions;
+export type InventoryLockOptions = LockOptions;
 
 /** The local file backend: `.converge/inventory.json` (or `CONVERGE_INVENTORY=file:PATH`). */
 export class FileInventoryBackend implements InventoryBackend {
@@ -176,7 +167,9 @@ export class LocalInventory implements WriteOnlyDigests {
     try {
       writeFileSync(this.keyFile, `${fresh.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
       return (this.key = stateKeyFrom(fresh, this.keyFile));
-    } catch {
+    } catch (error) {
+      // Only a run that wrote the key first is a reason to read it; a folder we cannot write is not.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw inventoryError(this.keyFile, error);
       return this.existingStateKey()!;
     }
   }

@@ -132,10 +132,12 @@ export function readHolder(file: string): ReadHolder {
   }
   try {
     const holder = JSON.parse(text) as Partial<LockHolder>;
-    if (typeof holder.pid !== 'number' || typeof holder.host !== 'string') return 'unreadable';
+    // The same check as a lock reason's pid (lock-reason.ts): a pid is a positive whole number.
+    if (!Number.isSafeInteger(holder.pid) || (holder.pid as number) <= 0 || typeof holder.host !== 'string')
+      return 'unreadable';
     return {
       holder: {
-        pid: holder.pid,
+        pid: holder.pid as number,
         host: shown(holder.host),
         command: shown(String(holder.command ?? 'unknown')),
         since: shown(String(holder.since ?? 'unknown')),

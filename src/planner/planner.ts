@@ -382,22 +382,23 @@ async function pruneCandidates(
         const orphans = live.filter(
           (o) => owned(kind, o, scope) && inPruneScope(o.key, scope) && !wanted.has(o.key.name),
         );
+        // Refused before anything more is read: a scope emptied by mistake costs no further request.
+        if (orphans.length > 0 && declared.length === 0 && !scope.allowEmpty) {
+          problems.push({
+            key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
+            // A guard of the whole plan, not an object that could not be planned.
+            scope: 'plan',
+            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete ${orphans.length === 1 ? 'the 1 object' : `all ${orphans.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
+            ...(scope.position ? { position: scope.position } : {}),
+          });
+          return [];
+        }
         // A deletion is shown with the object as a read gives it, where the list gives less.
         const readWhole = kind.readWhole?.bind(kind);
         const wholeLimit = pLimit(WHOLE_READ_CONCURRENCY);
         const doomed = readWhole
           ? await Promise.all(orphans.map((o) => wholeLimit(() => readWhole(ctx, o))))
           : orphans;
-        if (doomed.length > 0 && declared.length === 0 && !scope.allowEmpty) {
-          problems.push({
-            key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
-            // A guard of the whole plan, not an object that could not be planned.
-            scope: 'plan',
-            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete ${doomed.length === 1 ? 'the 1 object' : `all ${doomed.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
-            ...(scope.position ? { position: scope.position } : {}),
-          });
-          return [];
-        }
         return doomed.map((o): Change => ({
           address: addressOf(o.key),
           key: o.key,

@@ -31,6 +31,8 @@ describe('converge sandbox fault options: bad values', () => {
     ],
     [['--latency', '10:x'], '--latency: 10:x is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)'],
     [['--latency', '-5'], '--latency: -5 is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)'],
+    // Past 2^31-1 ms Node's timer fires at once: a huge latency would silently be none.
+    [['--latency', '3000000000'], '--latency: 3000000000 is more than 600000 ms'],
     [['--rate-limit', 'fast'], '--rate-limit: fast is not a number of requests per second (0: no limit)'],
     [
       ['--rate-limit', 'registry=1e3'],

@@ -12,6 +12,7 @@ import { CliError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
+import { SIGNAL_EXIT_CODES } from '../interrupt.js';
 
 export interface ReconcileFlags {
   file: string[];
@@ -28,8 +29,6 @@ export interface ReconcileFlags {
   allowEnv?: string[];
   allowAddress?: string[];
 }
-
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
 /** A positive Go duration (`5m`, `30s`, `1h30m`) in milliseconds, or a usage error naming the flag. */
 function duration(flag: string, text: string): number {
@@ -57,7 +56,7 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
   const onSignal = (signal: NodeJS.Signals) => {
     if (stop.signal.aborted) {
       io.stderr.write(`\nInterrupted again (${signal}): quitting now; the change in flight may be cut.\n`);
-      process.exit(SIGNAL_EXIT[signal] ?? 1);
+      process.exit(SIGNAL_EXIT_CODES[signal] ?? 1);
     }
     io.stderr.write(`\n${signal}: finishing the change in flight, then stopping (again to quit at once).\n`);
     stop.abort(signal);
@@ -91,7 +90,7 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
       io,
     );
     const summary = await loop.done;
-    return SIGNAL_EXIT[summary.reason] ?? 0;
+    return SIGNAL_EXIT_CODES[summary.reason] ?? 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

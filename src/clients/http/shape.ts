@@ -18,6 +18,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
 import { loadPrecompiled, newAjv, schemaKey } from '../../common/precompiled.js';
+import { printable } from '../../common/printable.js';
 import { UnexpectedResponseError } from './errors.js';
 
 /** Enough to see the pattern of a mismatch; a list of 10,000 wrong items should not print 10,000 lines. */
@@ -134,6 +135,7 @@ function describeProblem(error: ErrorObject): string {
 
 /** Control characters of a hostile key would garble the terminal; a long one would flood it. */
 function boundedPointer(pointer: string): string {
-  const printable = pointer.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return printable.length > MAX_POINTER_CHARS ? `${printable.slice(0, MAX_POINTER_CHARS)}…` : printable;
+  // The shared escaping also covers bidi overrides and zero-width characters a key could hold.
+  const shown = printable(pointer);
+  return shown.length > MAX_POINTER_CHARS ? `${shown.slice(0, MAX_POINTER_CHARS)}…` : shown;
 }

@@ -73,8 +73,8 @@ function withoutServiceDefaults(job: Record<string, unknown>): void {
   dropDefault(job, 'Update', DEFAULT_UPDATE);
   for (const group of Array.isArray(job.TaskGroups) ? job.TaskGroups : []) {
     if (!isObject(group)) continue;
+    // A group's update is the job's (or the default) unless it says otherwise.
     dropDefault(group, 'Update', job.Update ?? DEFAULT_UPDATE);
-    dropDefault(group, 'Update', DEFAULT_UPDATE);
     dropDefault(group, 'Migrate', DEFAULT_MIGRATE);
     dropDefault(group, 'EphemeralDisk', DEFAULT_EPHEMERAL_DISK);
     dropDefault(group, 'ReschedulePolicy', defaultReschedulePolicy(type));

@@ -36,7 +36,7 @@ function touchesPolicies(subject: ImpactSubject<{ policies?: string[] }, LdapGro
     case 'delete':
       return (subject.observed?.live.policies ?? []).length > 0;
     default:
-      return subject.diffs.some((d) => d.path === 'policies' || d.path.startsWith('policies'));
+      return subject.diffs.some((d) => d.path === 'policies' || /^policies[.[]/.test(d.path));
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import type { FaultsConfig, ServiceFaultsConfig } from '../core/faults.js';
 import { MAX_SEED } from '../core/prng.js';
+import { MAX_LATENCY_MS } from './schema.js';
 
 export interface FaultFlags {
   latency?: readonly string[];
@@ -116,6 +117,8 @@ function setLatency(target: ServiceFaultsConfig, text: string, flag: string): vo
       `${flag}: ${show(text)} is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)`,
     );
   }
+  if (latency > MAX_LATENCY_MS || jitter > MAX_LATENCY_MS)
+    throw new FaultFlagError(`${flag}: ${show(text)} is more than ${MAX_LATENCY_MS} ms`);
   target.latencyMs = latency;
   target.jitterMs = jitter;
 }

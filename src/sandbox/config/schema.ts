@@ -6,6 +6,12 @@ import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import { MAX_SEED } from '../core/prng.js';
 import type { AnyServiceDefinition } from '../core/service.js';
 
+/**
+ * Ten minutes: a longer wait is no emulation of a network, and past 2^31-1 ms Node would shorten the
+ * timer to 1 ms, so a huge latency would silently mean none.
+ */
+export const MAX_LATENCY_MS = 600_000;
+
 const NonEmpty = Type.String({ minLength: 1 });
 const NonNegativeInt = Type.Integer({ minimum: 0 });
 
@@ -28,8 +34,8 @@ const RateLimitSchema = Type.Unsafe<number | { perSecond: number; burst?: number
 
 /** The settings that may be given for all services and again per service. */
 const serviceFaultProps = () => ({
-  latencyMs: Type.Optional(NonNegativeInt),
-  jitterMs: Type.Optional(NonNegativeInt),
+  latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS })),
+  jitterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS })),
   failFirst: Type.Optional(NonNegativeInt),
   failRate: Type.Optional(Rate),
   errorRate: Type.Optional(Rate),
