@@ -178,6 +178,19 @@ describe('the apply lock on the inventory', () => {
     expect(r.stderr.length).toBeLessThan(1500);
   });
 
+  it('reads a lock file whose pid is not a positive whole number as unreadable, never as a holder', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    const file = path.join(stateDir, STATE_LOCK_FILE);
+    writeFileSync(file, JSON.stringify({ pid: -1, host: os.hostname(), command: 'x', since: 'now' }));
+    const r = await runCli(
+      ['apply', '-f', roleManifest('lock-bad-pid'), '--auto-approve', '--lock-timeout', '0'],
+      env(stateDir),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('a process that left an unreadable lock file');
+    expect(r.stderr).not.toContain('pid -1');
+  });
+
   it('stops waiting on Ctrl-C', async () => {
     const stateDir = tmp('converge-lock-state-');
     writeLock(stateDir, livePid());

@@ -111,6 +111,25 @@ describe('a workspace that is not a Converge inventory', () => {
   });
 });
 
+describe('a workspace inventory whose state the service answers with hostile fields', () => {
+  it('refuses a lineage that is not a short text, naming the workspace, and writes nothing', async () => {
+    await pushState(
+      'long-lineage',
+      terraformState({
+        lineage: 'x'.repeat(5000),
+        converge_inventory: { format: 'converge-inventory', format_version: 2, objects: {} },
+      }),
+    );
+    const e = env({ CONVERGE_INVENTORY: `workspace:${ORG}/long-lineage` });
+    const r = await runCli(['apply', '-f', roles('edge-lineage'), '--auto-approve'], e);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `workspace ${ORG}/long-lineage: its current state has a lineage that is not a short text`,
+    );
+    expect(await roleId('edge-lineage')).toBeUndefined();
+  });
+});
+
 describe('converge inventory migrate --to file:PATH', () => {
   it('copies a workspace inventory into a file that later runs use', async () => {
     const shared = env({ CONVERGE_INVENTORY: `workspace:${ORG}/edge-back` });
