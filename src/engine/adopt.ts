@@ -8,7 +8,7 @@ import type { Manifest } from '../manifest/types.js';
 import { addressOf, isPrunable } from '../resources/contract.js';
 import type { ServiceConnections } from './connections.js';
 import type { Catalog } from './catalog.js';
-import { keyedDesired } from './desired.js';
+import { desiredObjects } from './workflow.js';
 import { EngineError } from './errors.js';
 import type { ManagedObjects } from './inventory.js';
 import { defaultCatalog } from './services.js';
@@ -35,7 +35,7 @@ export async function adoptObjects(
   inventory: { readonly objects: ManagedObjects; save(): Promise<void> },
   catalog: Catalog = defaultCatalog,
 ): Promise<AdoptResult[]> {
-  const desired = keyedDesired(manifest, catalog, (s, c) => connections.settings(s, c));
+  const desired = desiredObjects(manifest, connections, catalog);
   const byAddress = new Map(desired.map((d) => [addressOf(d.key), d]));
   const results: AdoptResult[] = [];
   for (const address of addresses) {

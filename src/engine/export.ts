@@ -4,6 +4,7 @@
  * paths, and every write-only attribute the object has (by the kind's guess or the inventory's
  * record), becomes a `${env:NAME}` placeholder the operator fills in.
  */
+import pLimit from 'p-limit';
 import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
@@ -27,6 +28,9 @@ import { EngineError } from './errors.js';
 import { defaultCatalog } from './services.js';
 import { closestAddresses } from './targeting.js';
 import { connect, type ConnectOptions } from './workflow.js';
+
+/** Reads of one kind's objects one by one (a read per key, a whole read per listed job) at most this many at once. */
+const READ_CONCURRENCY = 10;
 
 export interface ExportOptions extends ConnectOptions {
   /** `--kind`: only these kinds (as the manifest spells them); default every kind that can export. */
@@ -106,9 +110,10 @@ async function readKind(
     ...(namespace !== undefined ? { namespace } : {}),
     ...(connection !== undefined ? { connection } : {}),
   };
+  const reads = pLimit(READ_CONCURRENCY);
   const keys = kind.exporter.keys?.(scope);
   if (keys) {
-    const found = await Promise.all(keys.map((key) => kind.observe(connections, key)));
+    const found = await Promise.all(keys.map((key) => reads(() => kind.observe(connections, key))));
     return found.filter((o): o is Observed => o !== undefined);
   }
   if (!isListable(kind)) return [];
@@ -123,7 +128,9 @@ async function readKind(
   const items = await kind.list(connections, { ...scope, ...(ns !== undefined ? { namespace: ns } : {}) });
   // A list that gives less than a read (the job list: names and Meta) is completed object by object.
   const readWhole = kind.readWhole?.bind(kind);
-  const listed = readWhole ? await Promise.all(items.map((o) => readWhole(connections, o))) : items;
+  const listed = readWhole
+    ? await Promise.all(items.map((o) => reads(() => readWhole(connections, o))))
+    : items;
   // A key always names its namespace, so the document says where the object is.
   return listed.map((o) =>
     ns !== undefined && o.key.namespace === undefined ? { ...o, key: { ...o.key, namespace: ns } } : o,
