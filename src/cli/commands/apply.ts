@@ -14,11 +14,11 @@ import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { type Interrupt, onInterrupt, SIGNAL_EXIT_CODES } from '../interrupt.js';
+import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
-import { askToApply } from '../confirm-apply.js';
+import { askYesNo } from '../ask-yes-no.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 import { type PlanningFlags, readingProgress } from './plan.js';
@@ -200,19 +200,17 @@ async function applyUntilInterrupted(
 
     // A saved plan was reviewed when it was made; otherwise a person confirms, or CI says so.
     if (!saved && !flags.autoApprove) {
-      if (!io.stdinIsTTY || !io.stdout.isTTY) {
-        write(
-          io.stderr,
-          'Refusing to apply without confirmation: no terminal to ask on. Pass --auto-approve to apply anyway.',
-        );
-        return EXIT.error;
-      }
-      const answer = await askToApply(io, interrupt.signal);
-      if (answer === 'interrupted') {
+      const answer = await askYesNo(io, {
+        message: 'Apply these changes?',
+        noTerminal:
+          'refusing to apply without confirmation: no terminal to ask on. Pass --auto-approve to apply anyway.',
+        interrupt,
+      });
+      if (answer.answer === 'interrupted') {
         write(io.stderr, 'Interrupted before any change started; nothing was changed.');
-        return interrupt.exitCode ?? SIGNAL_EXIT_CODES.SIGINT ?? EXIT.error;
+        return answer.exitCode;
       }
-      if (answer === 'no') {
+      if (answer.answer === 'no') {
         write(io.stderr, 'Apply cancelled; nothing was changed.');
         return EXIT.error;
       }

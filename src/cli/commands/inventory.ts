@@ -3,7 +3,6 @@
  * environment names (CONVERGE_INVENTORY, default the local file). Changes (forget, migrate) hold the
  * inventory's lock like an apply; forget and unlock ask first on a terminal and need `--yes` elsewhere.
  */
-import { confirm, isCancel } from '@clack/prompts';
 import { unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../../engine/errors.js';
@@ -14,6 +13,7 @@ import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
 import { holderOfReason } from '../../engine/lock-reason.js';
 import { holderLiveness, readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
 import { lockInventory } from '../../engine/workflow.js';
+import { askYesNo } from '../ask-yes-no.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { keyValues, table } from '../table.js';
@@ -29,15 +29,25 @@ export interface InventoryFlags {
   force?: boolean;
 }
 
-/** Asks on a terminal; without one, `--yes` is the answer, and its absence a refusal with a hint. */
-async function confirmed(io: Io, flags: InventoryFlags, question: string, flag: string): Promise<boolean> {
-  if (flags.yes) return true;
-  if (!io.stdinIsTTY || !io.stdout.isTTY)
-    throw new CliError(
-      `refusing to ${flag} without confirmation: no terminal to ask on. Pass --yes to do it anyway.`,
-    );
-  const answer = await confirm({ message: question, initialValue: false });
-  return !isCancel(answer) && answer === true;
+/**
+ * Asks on a terminal; without one, `--yes` is the answer, and its absence a refusal with a hint.
+ * Returns the exit code to stop with (after `cancelled` is said), or undefined to go on.
+ */
+async function confirmed(
+  io: Io,
+  flags: InventoryFlags,
+  question: string,
+  flag: string,
+  cancelled: string,
+): Promise<number | undefined> {
+  if (flags.yes) return undefined;
+  const reply = await askYesNo(io, {
+    message: question,
+    noTerminal: `refusing to ${flag} without confirmation: no terminal to ask on. Pass --yes to do it anyway.`,
+  });
+  if (reply.answer === 'yes') return undefined;
+  write(io.stderr, reply.answer === 'interrupted' ? `Interrupted; ${cancelled}` : `Cancelled; ${cancelled}`);
+  return reply.answer === 'interrupted' ? reply.exitCode : EXIT.error;
 }
 
 export async function inventoryList(flags: InventoryFlags, io: Io): Promise<number> {
@@ -128,10 +138,8 @@ export async function inventoryForget(address: string, flags: InventoryFlags, io
     if (!inventory.objects.entry(address))
       throw new CliError(`${address} is not in the inventory (${inventory.backend.description})`);
     const question = `Forget ${address}? Converge will no longer prune it, and sets its write-only values again.`;
-    if (!(await confirmed(io, flags, question, 'forget an object'))) {
-      write(io.stderr, 'Cancelled; the inventory is unchanged.');
-      return EXIT.error;
-    }
+    const stop = await confirmed(io, flags, question, 'forget an object', 'the inventory is unchanged.');
+    if (stop !== undefined) return stop;
     inventory.objects.forget(address);
     await inventory.save();
     write(io.stdout, `Forgot ${address}; the live object is left as it is.`);
@@ -195,10 +203,9 @@ export async function inventoryUnlock(flags: InventoryFlags, io: Io): Promise<nu
       write(io.stdout, keyValues([['Locked by', holder]]));
       const runner = workspace.lockReason ? holderOfReason(workspace.lockReason) : undefined;
       refuseLiveHolder(io, flags, runner, holder);
-      if (!(await confirmed(io, flags, 'Release this lock? Only do so if that run is gone.', 'unlock'))) {
-        write(io.stderr, 'Cancelled; the lock is still held.');
-        return EXIT.error;
-      }
+      const question = 'Release this lock? Only do so if that run is gone.';
+      const stop = await confirmed(io, flags, question, 'unlock', 'the lock is still held.');
+      if (stop !== undefined) return stop;
       await backend.forceUnlock();
       write(io.stdout, `Released the lock of ${backend.description}.`);
       return EXIT.ok;
@@ -222,12 +229,9 @@ export async function inventoryUnlock(flags: InventoryFlags, io: Io): Promise<nu
       );
       refuseLiveHolder(io, flags, holder, `\`${holder.command}\``);
     }
-    if (
-      !(await confirmed(io, flags, `Delete the lock ${file}? Only do so if no apply is running.`, 'unlock'))
-    ) {
-      write(io.stderr, 'Cancelled; the lock is still held.');
-      return EXIT.error;
-    }
+    const question = `Delete the lock ${file}? Only do so if no apply is running.`;
+    const stop = await confirmed(io, flags, question, 'unlock', 'the lock is still held.');
+    if (stop !== undefined) return stop;
     try {
       unlinkSync(file);
     } catch (error) {

@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { confirm, isCancel } from '@clack/prompts';
 import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
+import { askYesNo } from '../ask-yes-no.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -231,17 +231,14 @@ export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): P
     const what = flags.purge ? 'stop and purge' : 'stop';
     if (!flags.yes) {
       // A prompt needs someone to answer it; in CI the flag states the intent instead.
-      if (!io.stdinIsTTY || !io.stdout.isTTY)
-        throw new CliError(
-          `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
-        );
-      const answer = await confirm({
+      const reply = await askYesNo(io, {
         message: `${what} job ${id} in namespace ${nsName(flags)}?`,
-        initialValue: false,
+        noTerminal: `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
       });
-      if (isCancel(answer) || answer !== true) {
-        write(io.stderr, `Cancelled; job ${id} was not stopped.`);
-        return EXIT.error;
+      if (reply.answer !== 'yes') {
+        const interrupted = reply.answer === 'interrupted';
+        write(io.stderr, `${interrupted ? 'Interrupted' : 'Cancelled'}; job ${id} was not stopped.`);
+        return interrupted ? reply.exitCode : EXIT.error;
       }
     }
     const res = await client.stopJob(id, { ...ns(flags), purge: Boolean(flags.purge) });

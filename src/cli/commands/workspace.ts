@@ -1,10 +1,10 @@
 /** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
-import { confirm, isCancel } from '@clack/prompts';
 import type { Workspace, WorkspaceRef, WorkspacesClient } from '../../clients/workspaces/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { printable } from '../../common/printable.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
+import { askYesNo } from '../ask-yes-no.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -184,15 +184,14 @@ export async function workspaceDeleteCommand(
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const how = flags.force ? 'force-delete (even if it manages resources)' : 'safe-delete';
     if (!flags.autoApprove) {
-      if (!io.stdinIsTTY || !io.stdout.isTTY) {
-        throw new CliError(
-          `refusing to ${how} ${describeRef(ref)} without confirmation: pass --auto-approve`,
-        );
-      }
-      const answer = await confirm({ message: `${how} workspace ${describeRef(ref)}?`, initialValue: false });
-      if (isCancel(answer) || answer !== true) {
-        write(io.stderr, 'Cancelled; nothing was deleted.');
-        return EXIT.error;
+      const reply = await askYesNo(io, {
+        message: `${how} workspace ${describeRef(ref)}?`,
+        noTerminal: `refusing to ${how} ${describeRef(ref)} without confirmation: pass --auto-approve`,
+      });
+      if (reply.answer !== 'yes') {
+        const interrupted = reply.answer === 'interrupted';
+        write(io.stderr, `${interrupted ? 'Interrupted' : 'Cancelled'}; nothing was deleted.`);
+        return interrupted ? reply.exitCode : EXIT.error;
       }
     }
     if (flags.force) await client.forceDeleteWorkspace(ref);

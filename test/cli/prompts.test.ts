@@ -1,0 +1,189 @@
+/**
+ * The yes/no questions of inventory forget/unlock, workspace delete and job stop, asked on a
+ * terminal in-process: input that ends (EOF) and "no" both cancel with 1 and change nothing; Ctrl-C
+ * (key or signal) stops with 130; without a terminal each refuses, naming the flag that answers yes.
+ * None of them waits forever.
+ */
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchedulerClient } from '../../src/clients/scheduler/client.js';
+import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { runAtTerminal } from '../support/run-at-terminal.js';
+
+const ORG = 'prompt-org';
+let sandbox: RunningSandbox;
+let scheduler: SchedulerClient;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, config: { workspaces: { organizations: [{ name: ORG }] } } });
+  scheduler = SchedulerClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
+});
+afterAll(async () => {
+  await scheduler?.close();
+  await sandbox?.close();
+});
+
+function tmp(prefix: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function env(): Record<string, string> {
+  return { ...sandbox.env(), CONVERGE_STATE_DIR: tmp('converge-prompt-state-'), NO_COLOR: '1' };
+}
+
+function manifest(yaml: string): string {
+  const dir = tmp('converge-prompt-manifest-');
+  writeFileSync(path.join(dir, 'm.yaml'), yaml);
+  return dir;
+}
+
+const eof = (k: PassThrough) => k.end();
+const no = (k: PassThrough) => k.write('n\r');
+const ctrlC = (k: PassThrough) => k.write('\x03');
+const sigint = () => process.emit('SIGINT', 'SIGINT');
+
+/** Each way of not saying yes, with what the command must exit with and say. */
+const notYes = [
+  { how: 'input ends (EOF)', answer: eof, code: 1, said: 'Cancelled' },
+  { how: 'the answer is no', answer: no, code: 1, said: 'Cancelled' },
+  { how: 'Ctrl-C is typed', answer: ctrlC, code: 130, said: 'Interrupted' },
+  { how: 'SIGINT arrives', answer: sigint, code: 130, said: 'Interrupted' },
+];
+
+describe('inventory forget asks first', () => {
+  let state: Record<string, string>;
+  const address = 'AclRole/default/prompt-forget';
+  beforeAll(async () => {
+    state = env();
+    const roles = manifest(
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: prompt-forget }\nspec: { Description: d }\n',
+    );
+    expect((await runCli(['apply', '-f', roles, '--auto-approve'], state)).code).toBe(0);
+  });
+
+  for (const { how, answer, code, said } of notYes) {
+    it(`keeps the object and releases the lock when ${how}`, async () => {
+      const r = await runAtTerminal(['inventory', 'forget', address], state, `Forget ${address}?`, answer);
+      expect(r.asked).toBe(true);
+      expect(r.code, r.stderr).toBe(code);
+      expect(r.stderr).toContain(`${said}; the inventory is unchanged.`);
+      expect((await runCli(['inventory', 'show', address], state)).code).toBe(0);
+      expect(existsSync(path.join(state.CONVERGE_STATE_DIR!, STATE_LOCK_FILE))).toBe(false);
+    });
+  }
+
+  it('forgets on yes', async () => {
+    const own = env();
+    const roles = manifest(
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: prompt-forget-yes }\nspec: { Description: d }\n',
+    );
+    expect((await runCli(['apply', '-f', roles, '--auto-approve'], own)).code).toBe(0);
+    const target = 'AclRole/default/prompt-forget-yes';
+    const r = await runAtTerminal(['inventory', 'forget', target], own, 'Forget', (k) => k.write('y\r'));
+    expect(r.code, r.stderr).toBe(0);
+    expect((await runCli(['inventory', 'show', target], own)).code).toBe(1);
+  });
+});
+
+describe('inventory unlock asks first', () => {
+  /** A lock held from another host: whether its run is gone cannot be checked, so it asks. */
+  function lockedElsewhere(): { state: Record<string, string>; lock: string } {
+    const state = env();
+    const lock = path.join(state.CONVERGE_STATE_DIR!, STATE_LOCK_FILE);
+    const holder = {
+      pid: 4242,
+      host: 'elsewhere.invalid',
+      command: 'converge apply',
+      since: '2030-01-01T00:00:00Z',
+    };
+    writeFileSync(lock, `${JSON.stringify(holder)}\n`);
+    return { state, lock };
+  }
+
+  for (const { how, answer, code, said } of notYes) {
+    it(`keeps the lock when ${how}`, async () => {
+      const { state, lock } = lockedElsewhere();
+      const r = await runAtTerminal(['inventory', 'unlock'], state, 'Delete the lock', answer);
+      expect(r.asked).toBe(true);
+      expect(r.code, r.stderr).toBe(code);
+      expect(r.stderr).toContain(`${said}; the lock is still held.`);
+      expect(existsSync(lock)).toBe(true);
+    });
+  }
+
+  it('without a terminal: refuses and names --yes', async () => {
+    const { state, lock } = lockedElsewhere();
+    const r = await runCli(['inventory', 'unlock'], state);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no terminal to ask on. Pass --yes');
+    expect(existsSync(lock)).toBe(true);
+  });
+});
+
+describe('workspace delete asks first', () => {
+  let state: Record<string, string>;
+  beforeAll(async () => {
+    state = env();
+    const ws = manifest(
+      `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: prompt-ws, namespace: ${ORG} }\nspec: { description: d }\n`,
+    );
+    const made = await runCli(['apply', '-f', ws, '--auto-approve'], state);
+    expect(made.code, made.stderr).toBe(0);
+  });
+
+  for (const { how, answer, code, said } of notYes) {
+    it(`deletes nothing when ${how}`, async () => {
+      const r = await runAtTerminal(
+        ['workspace', 'delete', `${ORG}/prompt-ws`],
+        state,
+        'safe-delete workspace',
+        answer,
+      );
+      expect(r.asked).toBe(true);
+      expect(r.code, r.stderr).toBe(code);
+      expect(r.stderr).toContain(`${said}; nothing was deleted.`);
+      expect((await runCli(['workspace', 'show', `${ORG}/prompt-ws`], state)).code).toBe(0);
+    });
+  }
+});
+
+describe('job stop asks first', () => {
+  const id = 'prompt-job';
+  beforeAll(async () => {
+    await scheduler.registerJob({
+      ID: id,
+      Name: id,
+      Type: 'service',
+      Datacenters: ['dc1'],
+      TaskGroups: [
+        {
+          Name: 'api',
+          Count: 1,
+          Tasks: [
+            {
+              Name: 's',
+              Driver: 'docker',
+              Config: { image: 'nginx:1.25' },
+              Resources: { CPU: 100, MemoryMB: 64 },
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  for (const { how, answer, code, said } of notYes) {
+    it(`stops nothing when ${how}`, async () => {
+      const r = await runAtTerminal(['job', 'stop', id], env(), `stop job ${id}`, answer);
+      expect(r.asked).toBe(true);
+      expect(r.code, r.stderr).toBe(code);
+      expect(r.stderr).toContain(`${said}; job ${id} was not stopped.`);
+      expect((await scheduler.readJob(id))!.Stop).toBeFalsy();
+    });
+  }
+});
