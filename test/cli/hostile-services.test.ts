@@ -184,6 +184,40 @@ describe('converge ldap login against a service that echoes the password back', 
   });
 });
 
+describe('converge ldap login against a service that floods its warnings', () => {
+  it('prints at most 20 warnings of 500 characters each, saying how much was left out', async () => {
+    const password = `pw-${randomUUID()}`;
+    const megabyte = `${'A'.repeat(1_000_000)}\u001b[2J`;
+    const address = await serve((_req, res) =>
+      reply(res, 200, {
+        auth: {
+          client_token: 'issued',
+          policies: ['dev'],
+          metadata: {},
+          lease_duration: 60,
+          renewable: false,
+        },
+        // Two warnings of a megabyte (the second ends with the password), then 99,998 short ones.
+        warnings: [
+          megabyte,
+          megabyte + password,
+          ...Array.from({ length: 99_998 }, (_, i) => `w${i}\r\u001b[1A`),
+        ],
+      }),
+    );
+    const result = await runCli(['ldap', 'login', 'alice'], env(address), { stdin: `${password}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    const warnings = result.stdout.split('\n').filter((l) => l.startsWith('Warning: '));
+    expect(warnings).toHaveLength(21);
+    expect(warnings[0]).toBe(`Warning: ${'A'.repeat(500)}… (${megabyte.length - 500} more characters)`);
+    expect(warnings[2]).toBe('Warning: w0\\r\\u001b[1A');
+    expect(warnings[20]).toBe('Warning: … and 99980 more warnings');
+    expect(result.stdout.length).toBeLessThan(20_000);
+    expect(result.stdout).not.toMatch(/[\r\u001b]/);
+    expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
+  });
+});
+
 describe('limits a run sets for every service', () => {
   it('reads CONVERGE_MAX_RESPONSE_BYTES and refuses a larger answer, naming the limit', async () => {
     const address = await serve((_req, res) => reply(res, 200, { data: { url: 'x'.repeat(4096) } }));

@@ -28,6 +28,7 @@ import type { Dispatcher } from 'undici';
 import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
+import { boundedWarnings } from './service-warnings.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
 import {
   ConnectionError,
@@ -523,6 +524,18 @@ export class HttpClient {
    */
   serviceText(req: Pick<HttpRequest, 'secrets'>, text: string): string {
     return printable(scrubSecrets(text, this.secretsOf(req)));
+  }
+
+  /**
+   * The warnings of an answer to `req` as lines to show: each like `serviceText`, and bounded in
+   * number and length (service-warnings.ts), since the service chooses how many and how long.
+   */
+  serviceWarnings(
+    req: Pick<HttpRequest, 'secrets'>,
+    warnings: readonly unknown[] | null | undefined,
+  ): string[] {
+    const secrets = this.secretsOf(req);
+    return boundedWarnings(warnings ?? [], (text) => scrubSecrets(text, secrets));
   }
 
   /** Releases the pool (only a pool this client built; an injected dispatcher belongs to the caller). */

@@ -225,7 +225,7 @@ export class SecretsClient extends HttpServiceClient {
     if (!auth || typeof auth.client_token !== 'string')
       throw this.http.unexpected(req, res.status, 'the login answer has no auth.client_token');
     // Warnings are the service's text too, printed under a successful login.
-    const warnings = (res.body!.warnings ?? []).map((w) => this.http.serviceText(req, String(w)));
+    const warnings = this.http.serviceWarnings(req, res.body!.warnings);
     return { auth, warnings };
   }
 
@@ -380,7 +380,7 @@ export class SecretsClient extends HttpServiceClient {
     const res = await this.http.request(req);
     if (res.status === 204 || res.body === undefined || typeof res.body === 'string') return [];
     const answer = this.http.checkBody<Partial<SecretsEnvelope>>(req, res.status, WriteEnvelope, res.body);
-    return (answer.warnings ?? []).map((w) => this.http.serviceText(req, String(w)));
+    return this.http.serviceWarnings(req, answer.warnings);
   }
 
   /**
