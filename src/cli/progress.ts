@@ -1,9 +1,12 @@
 /**
  * Progress while applying: a live line on a terminal, plain lines otherwise (CI logs), so a long
- * apply is never silent.
+ * apply is never silent. Addresses come from the manifest and notes and failures may quote a
+ * service: each is shown through `printable`, so none can end the line, move the cursor or issue a
+ * CI workflow command.
  */
 import type { ApplyEvent } from '../applier/applier.js';
 import type { Change } from '../planner/types.js';
+import { printable } from '../common/printable.js';
 import type { Io } from './io.js';
 
 const PAST: Record<string, string> = {
@@ -38,7 +41,7 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
     const [oldest] = running.values();
     if (!oldest) return;
     const more = running.size > 1 ? ` (+${running.size - 1} more running)` : '';
-    let line = `[${done}/${total}] ${PRESENT[oldest.action]} ${oldest.address}…${more}`;
+    let line = `[${done}/${total}] ${PRESENT[oldest.action]} ${printable(oldest.address)}…${more}`;
     // A line wider than the terminal wraps, and clearing would then erase only its last row.
     const columns = (io.stderr as { columns?: unknown }).columns;
     if (typeof columns === 'number' && columns > 1 && line.length >= columns) {
@@ -54,14 +57,14 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
       total = e.total;
       if (e.type === 'note') {
         clear();
-        io.stderr.write(`${change.address}: ${e.message ?? ''}\n`);
+        io.stderr.write(`${printable(change.address)}: ${printable(e.message ?? '')}\n`);
         if (live) draw();
         return;
       }
       if (e.type === 'start') {
         running.set(change.address, change);
         if (live) draw();
-        else io.stdout.write(`${change.address}: ${PRESENT[change.action]}…\n`);
+        else io.stdout.write(`${printable(change.address)}: ${PRESENT[change.action]}…\n`);
         return;
       }
       running.delete(change.address);
@@ -71,8 +74,8 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
         result.durationMs < 1000 ? `${result.durationMs}ms` : `${(result.durationMs / 1000).toFixed(1)}s`;
       const text =
         result.status === 'applied'
-          ? `${change.address}: ${PAST[change.action]} (${took})`
-          : `${change.address}: ${result.status.toUpperCase()}: ${result.message ?? ''}`;
+          ? `${printable(change.address)}: ${PAST[change.action]} (${took})`
+          : `${printable(change.address)}: ${result.status.toUpperCase()}: ${printable(result.message ?? '')}`;
       io.stdout.write(`${text}\n`);
       if (live) draw();
     },

@@ -17,9 +17,10 @@ import type { RateLimitPauseEvent, RetryEvent } from '../clients/http/index.js';
  * after the object's address when the request is made for one (`AclRole/default/web: registry: …`).
  */
 export function formatRetryEvent(event: RetryEvent, address?: string): string {
-  const request = `${address ? `${printable(address)}: ` : ''}${event.service}: ${event.method} ${event.path}`;
+  const request = `${address ? `${printable(address)}: ` : ''}${event.service}: ${event.method} ${printable(event.path)}`;
   const next = `attempt ${event.attempt + 1} of ${event.maxAttempts}`;
-  return `${request}: attempt ${event.attempt} failed (${event.reason}); retrying ${formatWait(event.delayMs)} (${next})`;
+  // The reason may quote the service (an error's text): one printable line, like the path.
+  return `${request}: attempt ${event.attempt} failed (${printable(event.reason)}); retrying ${formatWait(event.delayMs)} (${next})`;
 }
 
 /**
@@ -27,7 +28,7 @@ export function formatRetryEvent(event: RetryEvent, address?: string): string {
  * per pause rather than once per request held back.
  */
 export function formatRateLimitPause(event: RateLimitPauseEvent): string {
-  return `${event.service}: rate limited, waiting ${formatWait(event.waitMs).replace(/^in /, '')} (${event.reason})`;
+  return `${event.service}: rate limited, waiting ${formatWait(event.waitMs).replace(/^in /, '')} (${printable(event.reason)})`;
 }
 
 /** `in 40ms`, `in 0.4s`, `in 12s`, `now` (common/wait.ts). */

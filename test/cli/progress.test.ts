@@ -159,3 +159,33 @@ describe('a note about a running change', () => {
     expect(log.at(-1)).toEqual({ stream: 'stderr', text: '[0/3] creating Thing/a…' });
   });
 });
+
+describe('apply progress with hostile text', () => {
+  /** A service's message meant to act on a terminal or a CI log. */
+  const HOSTILE = 'no\n::error::forged\r\u001b[2K\u202eevil';
+  const INERT = 'no\\n::error::forged\\r\\u001b[2K\\u202eevil';
+
+  it('shows notes, failures and addresses as one inert line each, live or not', () => {
+    for (const tty of [true, false]) {
+      const { io, log } = fakeIo(tty);
+      const progress = applyProgress(io);
+      const odd = { ...change('x'), address: 'Thing/x\u001b[1A\n::warning::y' };
+      progress.onEvent(start(odd, 0));
+      progress.onEvent({ type: 'note', change: odd, message: HOSTILE, done: 0, total: 1 });
+      progress.onEvent({
+        type: 'finish',
+        change: odd,
+        result: { ...applied(odd), status: 'failed', message: HOSTILE },
+        done: 1,
+        total: 1,
+      });
+      progress.end();
+      // The progress line's own cursor control is the only escape left.
+      const text = log.map((w) => w.text.replaceAll('\r\x1b[2K', '')).join('');
+      expect(text).toContain(`Thing/x\\u001b[1A\\n::warning::y: ${INERT}\n`);
+      expect(text).toContain(`Thing/x\\u001b[1A\\n::warning::y: FAILED: ${INERT}\n`);
+      expect(text).not.toMatch(/[\r\u001b\u202e]/);
+      expect(text.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
+    }
+  });
+});

@@ -81,3 +81,19 @@ describe('rate-limit pause line', () => {
     ).toBe('workspaces: rate limited, waiting 0.3s (X-RateLimit-Remaining 0)');
   });
 });
+
+describe('retry lines with hostile text', () => {
+  it("shows a reason and a path that quote the service's text as one inert line", () => {
+    const line = formatRetryEvent({
+      ...event,
+      path: '/v1/acl/role/a\u001b[2K',
+      reason: 'ECONNRESET: bye\n::error::forged\r\u202eevil',
+    });
+    expect(line).toBe(
+      'registry: GET /v1/acl/role/a\\u001b[2K: attempt 1 failed (ECONNRESET: bye\\n::error::forged\\r\\u202eevil); retrying in 0.4s (attempt 2 of 5)',
+    );
+    expect(formatRateLimitPause({ service: 'registry', waitMs: 300, reason: '429\n::error::x' })).toBe(
+      'registry: rate limited, waiting 0.3s (429\\n::error::x)',
+    );
+  });
+});

@@ -135,6 +135,40 @@ describe("a service's error text", () => {
   });
 });
 
+describe("a service's error text during an apply", () => {
+  it('is inert in the retry line, the progress line and the summary of what failed', async () => {
+    let reads = 0;
+    const address = await serve((req, res) => {
+      if (req.method === 'GET') {
+        // The first read is retried, the service's text in its reason.
+        if (reads++ === 0) {
+          res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '0' });
+          return res.end(INJECTION);
+        }
+        // Empty lists (roles, policies) and no role by name (404): the plan creates one.
+        return /^\/v1\/acl\/[a-z]+s(\?|$)/.test(req.url ?? '') ? reply(res, 200, []) : reply(res, 404, {});
+      }
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.end(INJECTION);
+    });
+    const dir = folder({
+      'r.yaml':
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: hostile }\nspec: { Description: x }\n',
+    });
+    const r = await runCli(['apply', '-f', dir, '--auto-approve'], {
+      CONVERGE_REGISTRY_ADDR: address,
+      CONVERGE_REGISTRY_TOKEN: 'a-token',
+      CONVERGE_STATE_DIR: stateDir(),
+      NO_COLOR: '1',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/attempt 1 failed/);
+    expect(r.stdout).toMatch(/^AclRole\/default\/hostile: FAILED: .*bad\\n::error/m);
+    expect(r.stderr).toMatch(/^ {2}failed: AclRole\/default\/hostile: .*bad\\n::error/m);
+    expectInert(r.stdout + r.stderr);
+  });
+});
+
 describe('text a manifest quotes in its errors', () => {
   it('shows a key holding control and bidi characters escaped, on its own line', async () => {
     const key = 'a\u001b[2K\rb\u202ec::x';

@@ -3,7 +3,6 @@
  * checking its MAC, refusing objects that moved since it was made. The whole run holds the local
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
-import type { ChangeResult } from '../../applier/applier.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
@@ -18,6 +17,7 @@ import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
+import { writeApplySummary, writeInterruptSummary } from '../apply-summary.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
@@ -54,21 +54,6 @@ async function adoptBeforePlanning(
   } finally {
     await connections.close();
   }
-}
-
-/**
- * After an interrupt, every object of the plan with what became of it: the person must know exactly
- * what changed before running again.
- */
-function writeInterruptSummary(io: Io, results: readonly ChangeResult[]): void {
-  const applied = results.filter((r) => r.status === 'applied');
-  const rest = results.filter((r) => r.status !== 'applied');
-  write(
-    io.stdout,
-    `\nApply interrupted: ${applied.length} applied, ${rest.length} not applied. Run \`converge plan\` to see what is left.`,
-  );
-  for (const r of applied) write(io.stdout, `  applied: ${r.address} (${r.action})`);
-  for (const r of rest) write(io.stdout, `  not applied (${r.status}): ${r.address}: ${r.message ?? ''}`);
 }
 
 export async function applyCommand(
@@ -235,14 +220,8 @@ async function applyUntilInterrupted(
       writeInterruptSummary(io, result.results);
       return interrupt.exitCode;
     }
-    const { applied, failed, skipped, stale } = result.counts;
-    write(
-      io.stdout,
-      `\nApply ${failed + skipped + stale === 0 ? 'complete' : 'finished with errors'}: ${applied} applied, ${failed} failed, ${skipped} skipped, ${stale} stale.`,
-    );
-    for (const r of result.results.filter((x) => x.status !== 'applied')) {
-      write(io.stderr, `  ${r.status}: ${r.address}: ${r.message ?? ''}`);
-    }
+    writeApplySummary(io, result);
+    const { failed, skipped, stale } = result.counts;
     if (stale > 0 && failed === 0) {
       write(
         io.stderr,

@@ -1,0 +1,67 @@
+/**
+ * The lines that close an apply, finished or interrupted: every object not applied, with its
+ * message. The address is the manifest's and the message may quote a service, so both must be
+ * shown inert (no line break, ESC, CR or bidi override acting on the reader's screen or CI log).
+ */
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { ChangeResult } from '../../src/applier/applier.js';
+import { writeApplySummary, writeInterruptSummary } from '../../src/cli/apply-summary.js';
+import type { Io } from '../../src/cli/io.js';
+
+function captured(): { io: Io; out: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      text += String(chunk);
+      callback();
+    },
+  });
+  return { io: { stdout: stream, stderr: stream, stdinIsTTY: false, env: {} }, out: () => text };
+}
+
+const HOSTILE = 'refused\n::error::forged\r\u001b[2K\u202eevil';
+const INERT = 'refused\\n::error::forged\\r\\u001b[2K\\u202eevil';
+
+const results: ChangeResult[] = [
+  { address: 'AclRole/default/ok', action: 'create', status: 'applied', durationMs: 3 },
+  {
+    address: 'AclRole/default/bad\u001b[1A',
+    action: 'create',
+    status: 'failed',
+    message: HOSTILE,
+    durationMs: 3,
+  },
+  {
+    address: 'AclRole/default/later',
+    action: 'update',
+    status: 'skipped',
+    message: 'not attempted: interrupted',
+    durationMs: 0,
+  },
+];
+
+function expectInert(text: string) {
+  expect(text).not.toMatch(/[\r\u001b\u202e]/);
+  expect(text.split('\n').filter((l) => l.trim().startsWith('::'))).toEqual([]);
+}
+
+describe('the summary after an apply', () => {
+  it('lists what was not applied, each message one inert line', () => {
+    const { io, out } = captured();
+    writeApplySummary(io, { counts: { applied: 1, failed: 1, skipped: 1, stale: 0 }, results });
+    expect(out()).toContain('Apply finished with errors: 1 applied, 1 failed, 1 skipped, 0 stale.');
+    expect(out()).toContain(`  failed: AclRole/default/bad\\u001b[1A: ${INERT}\n`);
+    expect(out()).toContain('  skipped: AclRole/default/later: not attempted: interrupted\n');
+    expectInert(out());
+  });
+
+  it('after an interrupt, says what was and was not applied, each line inert', () => {
+    const { io, out } = captured();
+    writeInterruptSummary(io, results);
+    expect(out()).toContain('Apply interrupted: 1 applied, 2 not applied.');
+    expect(out()).toContain('  applied: AclRole/default/ok (create)\n');
+    expect(out()).toContain(`  not applied (failed): AclRole/default/bad\\u001b[1A: ${INERT}\n`);
+    expectInert(out());
+  });
+});
