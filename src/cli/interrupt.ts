@@ -9,6 +9,10 @@
  * could leave an object half made, so `stop` fires first (nothing new starts) and the changes in
  * flight get up to GRACE_MS to finish before `signal` aborts them too.
  *
+ * A loop that runs until stopped (`converge reconcile`, `finishInFlight`) only stops at the first
+ * signal: the change in flight runs to its end (each request bounded by its own timeout), and the
+ * loop then ends on its own.
+ *
  * The second signal quits at once, with the signal's conventional code (130 for SIGINT, 143 for
  * SIGTERM); the local apply lock is still removed by its process-exit handler (`state-lock.ts`).
  */
@@ -30,6 +34,8 @@ export interface Interrupt {
   signal: AbortSignal;
   /** 130 or 143 once a signal came; what the command exits with then. */
   readonly exitCode: number | undefined;
+  /** The first signal that came (`SIGTERM`), for a log that names it. */
+  readonly signalName: NodeJS.Signals | undefined;
   /** From now on, the first signal lets changes in flight finish (up to the grace period). */
   letInFlightFinish(): void;
   dispose(): void;
@@ -39,6 +45,11 @@ export interface InterruptOptions {
   graceMs?: number;
   /** How the second signal ends the process; injected by tests. */
   exit?: (code: number) => void;
+  /**
+   * The first signal only stops: nothing is aborted, so the change in flight finishes (a loop such
+   * as `converge reconcile`, which then ends with its summary).
+   */
+  finishInFlight?: boolean;
 }
 
 export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
@@ -48,20 +59,28 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
   const abort = new AbortController();
   let graceful = false;
   let exitCode: number | undefined;
+  let signalName: NodeJS.Signals | undefined;
   let timer: NodeJS.Timeout | undefined;
 
   const handler = (signal: NodeJS.Signals) => {
     const code = SIGNAL_EXIT_CODES[signal] ?? 130;
     if (stop.signal.aborted) {
       io.stderr.write(
-        `\nInterrupted again (${signal}): quitting now. The local apply lock is released; a workspace lock taken by this run may be left behind.\n`,
+        `\nInterrupted again (${signal}): quitting now; a change in flight may be cut. The local apply lock is released; a workspace lock taken by this run may be left behind.\n`,
       );
       exit(code);
       return;
     }
     exitCode = code;
+    signalName = signal;
     const reason = new Error(`interrupted by ${signal}`);
     stop.abort(reason);
+    if (options.finishInFlight) {
+      io.stderr.write(
+        `\n${signal}: finishing the change in flight, then stopping (again to quit at once).\n`,
+      );
+      return;
+    }
     if (!graceful) {
       io.stderr.write(
         `\nInterrupted (${signal}): stopping requests in flight, starting nothing new and releasing locks. Press Ctrl-C again to quit at once.\n`,
@@ -86,6 +105,9 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
     signal: abort.signal,
     get exitCode() {
       return exitCode;
+    },
+    get signalName() {
+      return signalName;
     },
     letInFlightFinish() {
       graceful = true;

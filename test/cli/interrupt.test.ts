@@ -65,6 +65,22 @@ describe('onInterrupt', () => {
     expect(out.text()).toContain('quitting now');
   });
 
+  it('for a loop (reconcile), only stops at the first signal: the change in flight is never aborted', async () => {
+    const codes: number[] = [];
+    const out = io();
+    current = onInterrupt(out.io, { graceMs: 50, finishInFlight: true, exit: (code) => codes.push(code) });
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(current.stop.aborted).toBe(true);
+    expect(current.exitCode).toBe(143);
+    expect(current.signalName).toBe('SIGTERM');
+    expect(out.text()).toContain('SIGTERM: finishing the change in flight, then stopping');
+    await sleep(150);
+    expect(current.signal.aborted).toBe(false);
+    process.emit('SIGINT', 'SIGINT');
+    expect(codes).toEqual([130]);
+    expect(out.text()).toContain('quitting now; a change in flight may be cut');
+  });
+
   it('leaves the signals alone once disposed', () => {
     const out = io();
     const before = process.listenerCount('SIGINT') + process.listenerCount('SIGTERM');

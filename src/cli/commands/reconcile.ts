@@ -1,7 +1,9 @@
 /**
  * `converge reconcile`: runs the reconcile loop (src/reconcile) until SIGTERM or SIGINT. The first
  * signal lets the change in flight finish and ends with a summary line, exiting 143 (SIGTERM) or 130
- * (SIGINT) as a process killed by it would; a second one quits at once.
+ * (SIGINT) as a process killed by it would; a second one quits at once. The signals are the CLI's
+ * shared `onInterrupt` (interrupt.ts) in its `finishInFlight` form: nothing is aborted, the loop ends
+ * itself after the cycle in flight.
  */
 import { parseGoDuration } from '../../common/go-duration.js';
 import type { Catalog } from '../../engine/catalog.js';
@@ -12,7 +14,7 @@ import { CliError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
-import { SIGNAL_EXIT_CODES } from '../interrupt.js';
+import { onInterrupt } from '../interrupt.js';
 
 export interface ReconcileFlags {
   file: string[];
@@ -52,17 +54,11 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
     throw new CliError((error as Error).message);
   }
 
+  const interrupt = onInterrupt(io, { finishInFlight: true });
+  // The loop's summary and shutdown line name the signal (`"reason":"SIGTERM"`), not the Error the
+  // shared mechanism aborts with.
   const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stop.signal.aborted) {
-      io.stderr.write(`\nInterrupted again (${signal}): quitting now; the change in flight may be cut.\n`);
-      process.exit(SIGNAL_EXIT_CODES[signal] ?? 1);
-    }
-    io.stderr.write(`\n${signal}: finishing the change in flight, then stopping (again to quit at once).\n`);
-    stop.abort(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  interrupt.stop.addEventListener('abort', () => stop.abort(interrupt.signalName), { once: true });
   try {
     const loop = await runReconcile(
       {
@@ -89,10 +85,9 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
       },
       io,
     );
-    const summary = await loop.done;
-    return SIGNAL_EXIT_CODES[summary.reason] ?? 0;
+    await loop.done;
+    return interrupt.exitCode ?? 0;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.dispose();
   }
 }
