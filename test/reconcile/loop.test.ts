@@ -171,6 +171,37 @@ describe('reconcile loop', () => {
     expect(after).toContain('# TYPE converge_reconcile_errors_total counter');
   });
 
+  it("reports each cycle's own duration, never the wait between cycles (dry run, as reported)", async () => {
+    // The clock is the real one plus every wait slept, and a wait takes no real time: a duration
+    // that counted the wait would be at least the interval.
+    let slept = 0;
+    const stop = new AbortController();
+    const intervalMs = 3_600_000;
+    const run = await start({
+      paths: [roleManifest(unique('duration'), 'd')],
+      dryRun: true,
+      intervalMs,
+      signal: stop.signal,
+      now: () => Date.now() + slept,
+      sleep: async (ms) => {
+        slept += ms;
+        if (slept >= 3 * intervalMs) stop.abort('SIGTERM');
+      },
+    });
+    await run.loop.done;
+    const cycles = run.cycles();
+    expect(cycles).toHaveLength(3);
+    for (const c of cycles) expect(c.duration_ms as number).toBeLessThan(intervalMs);
+    // Each cycle still starts an interval after the one before: the waits did happen.
+    const times = cycles.map((c) => Date.parse(String(c.ts)));
+    for (let i = 1; i < times.length; i++)
+      expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(intervalMs);
+    const sum = await run.loop.metrics.registry.getSingleMetricAsString(
+      'converge_reconcile_cycle_duration_seconds',
+    );
+    expect(Number(/_sum (\S+)/.exec(sum)![1])).toBeLessThan(intervalMs / 1000);
+  });
+
   it('answers /healthz 200 after a success and 503 with a reason once it is 3 intervals old', async () => {
     let clock = Date.parse('2030-01-01T00:00:00Z');
     const run = await start({
