@@ -6,11 +6,11 @@
  * what is packed (files, bin, its mode) is still what runs. Skipped, with the reason, without npm.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp-dirs.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -20,7 +20,7 @@ const npmMissing =
 const built = existsSync(path.join(root, 'dist/cli/main.js'));
 if (npmMissing) console.log(`skipping the install test: ${npmMissing}`);
 
-const tmp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));
+const tmp = (prefix: string) => tempDir(prefix);
 // The node running the tests, first on PATH: the installed bin's `#!/usr/bin/env node` finds it.
 const env = {
   ...process.env,

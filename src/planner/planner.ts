@@ -12,6 +12,7 @@ import {
   type Desired,
   hasChangeImpact,
   desiredAttributes,
+  listAttributesOf,
   hasDependencies,
   hasDetailReads,
   hasLocalFiles,
@@ -34,6 +35,7 @@ import {
   type ResourceKey,
   type ServerSidePlan,
 } from '../resources/contract.js';
+import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
 import { type Change, type Plan, summarise } from './types.js';
@@ -262,7 +264,7 @@ function changeFor(
       ...(serverPlan !== undefined ? { serverPlan } : {}),
       action,
       after,
-      diffs: maskDiffs(secrets, diffs),
+      diffs: maskDiffs(secrets, markListItems(listAttributesOf(kind), diffs)),
       ...(comparison.notes?.length ? { notes: [...comparison.notes] } : {}),
       ...(action !== 'noop' && comparison.impact?.length ? { impact: [...comparison.impact] } : {}),
       ...(comparison.notCompared ? { notCompared: comparison.notCompared } : {}),

@@ -3,8 +3,7 @@
  * (as a key in raw mode, or as a signal) interrupts with 130; every path releases the lock and
  * changes nothing. The prompt stays readable when the terminal reports no width.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import type { Io } from '../../src/cli/io.js';
 import { run } from '../../src/cli/program.js';
 import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 function roleManifest(name: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-confirm-'));
+  const dir = tempDir('converge-confirm-');
   writeFileSync(
     path.join(dir, 'm.yaml'),
     `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec:\n  Description: x\n`,
@@ -46,7 +46,7 @@ async function applyAtTerminal(
   answer: (keyboard: PassThrough) => void,
   columns?: number,
 ): Promise<{ code: number; stdout: string; stderr: string; lockLeft: boolean }> {
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-confirm-state-'));
+  const stateDir = tempDir('converge-confirm-state-');
   const keyboard = new PassThrough();
   let stdout = '';
   let stderr = '';

@@ -8,13 +8,13 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { CLI } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -27,7 +27,7 @@ afterAll(async () => {
 const ROLES = 6;
 
 function manifest(stem: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-interrupt-'));
+  const dir = tempDir('converge-interrupt-');
   const docs = Array.from(
     { length: ROLES },
     (_, i) =>
@@ -50,7 +50,7 @@ async function rolesNamed(stem: string): Promise<string[]> {
 
 /** Starts the apply, sends `signals` once the first change is in flight, and collects the outcome. */
 async function interruptedApply(stem: string, signals: NodeJS.Signals[]) {
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-interrupt-state-'));
+  const stateDir = tempDir('converge-interrupt-state-');
   const child = spawn(
     process.execPath,
     [CLI, 'apply', '-f', manifest(stem), '--auto-approve', '--parallelism', '2'],

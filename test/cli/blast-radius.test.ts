@@ -3,13 +3,13 @@
  * policies change with a directory group's (from the manifest and from the service), and what the
  * scheduler would place per task group for a job; in the text plan, --json and --markdown alike.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const TOKEN = 'blast-root-token-5a9c07';
 let sandbox: RunningSandbox;
@@ -20,13 +20,13 @@ beforeAll(async () => {
   env = {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-blast-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-blast-state-'),
   };
 });
 afterAll(async () => sandbox?.close());
 
 function folder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-blast-'));
+  const dir = tempDir('converge-blast-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }

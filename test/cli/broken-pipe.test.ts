@@ -6,12 +6,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 /** Runs the CLI with its stdout's reader already gone. */
 async function withClosedStdout(args: string[], env: Record<string, string> = {}) {
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-epipe-state-'));
+  const stateDir = tempDir('converge-epipe-state-');
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     env: { PATH: process.env.PATH, CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,7 +45,7 @@ describe('a closed stdout (EPIPE)', () => {
   }, 30_000);
 
   it("ends a long plan quietly with the plan's own exit code", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-epipe-'));
+    const dir = tempDir('converge-epipe-');
     const docs = Array.from(
       { length: 200 },
       (_, i) =>

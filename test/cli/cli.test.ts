@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { converge, manifestDir, role } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string>;
@@ -273,7 +274,7 @@ spec: { kind: AclRole, namespace: default, namePrefix: prune- }
   // each test creates its roles through Converge, with an inventory of its own.
   const ownEnv = () => ({
     ...env,
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-prune-')),
+    CONVERGE_STATE_DIR: tempDir('converge-prune-'),
   });
 
   it('deletes only roles Converge created inside the declared scope that the manifest dropped', async () => {

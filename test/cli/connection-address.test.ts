@@ -4,13 +4,13 @@
  * configured or allowed (CONVERGE_ALLOW_ADDRESSES, --allow-address). The "service" is a small HTTP
  * server that records every request it gets and the token header it carried.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const TOKEN = 'planted-connection-token-5c1d9e';
 const ENV_TOKEN = 'planted-env-registry-token-7a2b4f';
@@ -41,7 +41,7 @@ beforeEach(() => {
 
 /** A Connection (token from the environment unless given) and a role that uses it. */
 function manifest(connectionAddress: string, token: string | null = '${env:TEST_CONN_TOKEN}'): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-conn-'));
+  const dir = tempDir('converge-conn-');
   writeFileSync(
     path.join(dir, 'm.yaml'),
     `apiVersion: converge/v1
@@ -62,7 +62,7 @@ spec: { Description: web }
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-conn-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-conn-state-'),
     // Exposes the variable to the manifest where the env allow-list applies.
     CONVERGE_ALLOW_ENV: 'TEST_*',
     TEST_CONN_TOKEN: TOKEN,
@@ -122,7 +122,7 @@ describe('a manifest Connection with a token from the environment', () => {
   });
 
   it('is refused when the token comes through an alias of an interpolated value', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-conn-'));
+    const dir = tempDir('converge-conn-');
     writeFileSync(
       path.join(dir, 'm.yaml'),
       `apiVersion: converge/v1

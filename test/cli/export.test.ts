@@ -4,8 +4,7 @@
  * `${env:…}` placeholders with a note, never as values; text from a service is never read as a
  * reference when the export is planned.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryService } from '../../src/clients/registry/definition.js';
@@ -16,6 +15,7 @@ import { connect } from '../../src/engine/workflow.js';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const BINDPASS = 'planted-bindpass-6f0c2d9e41';
 let sandbox: RunningSandbox;
@@ -94,11 +94,11 @@ beforeAll(async () => {
   env = {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-export-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-export-state-'),
     CONVERGE_ALLOW_ENV: 'EXPORT_BINDPASS',
     EXPORT_BINDPASS: BINDPASS,
   };
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-export-src-'));
+  const dir = tempDir('converge-export-src-');
   writeFileSync(path.join(dir, 'all.yaml'), MANIFEST);
   const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env);
   expect(applied.stderr).toBe('');
@@ -109,7 +109,7 @@ afterAll(async () => {
 });
 
 function outDir(): string {
-  return path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-export-out-')), 'exported');
+  return path.join(tempDir('converge-export-out-'), 'exported');
 }
 
 function exportedText(dir: string): string {

@@ -4,13 +4,13 @@
  * another command), the plan's Markdown appended to `$GITHUB_STEP_SUMMARY`, and nothing of either
  * outside Actions.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { annotationCommands } from '../../src/cli/ci/github.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let base: Record<string, string | undefined>;
@@ -20,13 +20,13 @@ beforeAll(async () => {
   base = {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-gha-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-gha-state-'),
   };
 });
 afterAll(async () => sandbox?.close());
 
 function folder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-gha-'));
+  const dir = tempDir('converge-gha-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }
@@ -101,7 +101,7 @@ describe('validation problems as annotations', () => {
 
   it('leaves a path outside the workspace as it is', async () => {
     const dir = folder({ 'a.yaml': badGroup('Upper') });
-    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'converge-gha-ws-'));
+    const elsewhere = tempDir('converge-gha-ws-');
     const r = await runCli(['validate', '-f', dir], {
       ...base,
       GITHUB_ACTIONS: 'true',
@@ -127,7 +127,7 @@ describe('validation problems as annotations', () => {
 
 describe('plan problems as annotations', () => {
   it('annotates a problem found while planning at its manifest line, relative to the workspace', async () => {
-    const root = mkdtempSync(path.join(os.tmpdir(), 'converge-gha-repo-'));
+    const root = tempDir('converge-gha-repo-');
     const dir = path.join(root, 'infra');
     mkdirSync(dir);
     writeFileSync(
@@ -170,7 +170,7 @@ describe('the step summary', () => {
     });
 
   it('appends the plan as Markdown to the file the runner names, keeping what was there', async () => {
-    const summary = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-gha-sum-')), 'step_summary');
+    const summary = path.join(tempDir('converge-gha-sum-'), 'step_summary');
     writeFileSync(summary, '## An earlier step\n\n');
     const dir = roles('first');
     const env = { ...base, GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary };
@@ -190,7 +190,7 @@ describe('the step summary', () => {
   });
 
   it('refuses a symlink, leaving its target untouched, and says so', async () => {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'converge-gha-link-'));
+    const tmp = tempDir('converge-gha-link-');
     const target = path.join(tmp, 'precious');
     writeFileSync(target, 'do not touch\n');
     const link = path.join(tmp, 'step_summary');
@@ -206,7 +206,7 @@ describe('the step summary', () => {
   });
 
   it('creates no file the runner did not make, and writes nothing outside Actions', async () => {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'converge-gha-none-'));
+    const tmp = tempDir('converge-gha-none-');
     const missing = path.join(tmp, 'missing');
     const r = await runCli(['plan', '-f', roles('x')], {
       ...base,

@@ -5,11 +5,11 @@
  * first). A test of the process boundary itself (signals, exit on a second Ctrl-C) spawns `CLI`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -62,7 +62,7 @@ export function convergeProcess(
 
 /** A temporary folder holding the given files. */
 export function manifestDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-cli-'));
+  const dir = tempDir('converge-cli-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }

@@ -6,14 +6,14 @@
  * interrupt signal reaching requests whose kind passes none.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceConnections } from '../../src/engine/connections.js';
 import { registryService } from '../../src/clients/registry/definition.js';
 import { type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const TOKEN = `hostile-token-${randomUUID()}`;
 const servers: HostileServer[] = [];
@@ -31,7 +31,7 @@ function env(address: string, extra: Record<string, string> = {}): Record<string
   return {
     CONVERGE_SECRETS_ADDR: address,
     CONVERGE_SECRETS_TOKEN: TOKEN,
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-hostile-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-hostile-state-'),
     NO_COLOR: '1',
     ...extra,
   };
@@ -55,7 +55,7 @@ describe('an LdapConfig applied against a service that echoes the body back', ()
       }
       reply(res, 404, { errors: [] });
     });
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-hostile-'));
+    const dir = tempDir('converge-hostile-');
     writeFileSync(
       path.join(dir, 'ldap.yaml'),
       `apiVersion: converge/v1
@@ -100,7 +100,7 @@ describe("an LdapConfig applied against a Go service that echoes the body in Go'
       }
       reply(res, 404, { errors: [] });
     });
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-hostile-'));
+    const dir = tempDir('converge-hostile-');
     writeFileSync(
       path.join(dir, 'ldap.yaml'),
       `apiVersion: converge/v1

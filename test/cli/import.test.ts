@@ -3,8 +3,7 @@
  * Converge, declared in the manifest, is recorded in the inventory with its live id; one the manifest
  * does not declare, or that does not exist, is refused with a reason, and nothing is recorded.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registryService } from '../../src/clients/registry/definition.js';
@@ -13,6 +12,7 @@ import { workspacesService } from '../../src/clients/workspaces/definition.js';
 import { connect } from '../../src/engine/workflow.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
@@ -40,7 +40,7 @@ beforeAll(async () => {
   } finally {
     await connections.close();
   }
-  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-import-'));
+  dir = tempDir('converge-import-');
   writeFileSync(
     path.join(dir, 'roles.yaml'),
     `${role('by-hand', 'managed now')}---\n${role('not-yet', 'x')}`,
@@ -53,7 +53,7 @@ beforeEach(() => {
   env = {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-import-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-import-state-'),
   };
 });
 
@@ -149,7 +149,7 @@ describe('converge import of objects made outside Converge, on services that mar
     } finally {
       await connections.close();
     }
-    jobDir = mkdtempSync(path.join(os.tmpdir(), 'converge-import-job-'));
+    jobDir = tempDir('converge-import-job-');
     writeFileSync(path.join(jobDir, 'imp-job.nomad.hcl'), JOB);
     writeFileSync(
       path.join(jobDir, 'm.yaml'),
@@ -192,7 +192,7 @@ describe('converge import of objects made outside Converge, on services that mar
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('which only a create sets: the inventory records it as adopted');
     // The manifest drops the workspace (the job stays): the adopted, unmarked workspace is pruned.
-    const dropped = mkdtempSync(path.join(os.tmpdir(), 'converge-import-ws-dropped-'));
+    const dropped = tempDir('converge-import-ws-dropped-');
     writeFileSync(path.join(dropped, 'imp-job.nomad.hcl'), JOB);
     writeFileSync(
       path.join(dropped, 'm.yaml'),
@@ -226,7 +226,7 @@ describe('how an owned object came to be Converge’s', () => {
     expect(json.origin).toBe('imported');
 
     // A manifest that no longer declares it, but still declares roles.
-    const without = mkdtempSync(path.join(os.tmpdir(), 'converge-import-dropped-'));
+    const without = tempDir('converge-import-dropped-');
     writeFileSync(path.join(without, 'roles.yaml'), role('not-yet', 'x'));
     const plan = await runCli(['plan', '-f', without, '--prune'], env);
     expect(plan.stdout).toContain('(adopted by import (inventory) and no longer in the manifest)');

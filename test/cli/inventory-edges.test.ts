@@ -4,12 +4,12 @@
  * moves a workspace inventory back into a file, and an object Converge created that someone deleted
  * by hand neither fails a plan nor is "deleted" again by --prune.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ORG = 'edge-org';
 let sandbox: RunningSandbox;
@@ -21,7 +21,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const tmp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));
+const tmp = (prefix: string) => tempDir(prefix);
 
 function roles(...names: string[]): string {
   const dir = tmp('converge-edge-manifest-');

@@ -4,12 +4,13 @@
  * backend (CONVERGE_INVENTORY=workspace:ORG/NAME) with the workspace's lock held for the whole
  * apply and released on every path.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ORG = 'inv-org';
 let sandbox: RunningSandbox;
@@ -24,7 +25,7 @@ afterAll(async () => {
 });
 
 function tmp(prefix: string): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 function roles(...names: string[]): string {

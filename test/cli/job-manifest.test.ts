@@ -5,8 +5,7 @@
  * counts kept after scaling; a job changed behind a saved plan refused; stop, purge and prune.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceConnections } from '../../src/engine/connections.js';
@@ -18,6 +17,7 @@ import type { KindContext } from '../../src/resources/contract.js';
 import { jobKind } from '../../src/resources/scheduler/job.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type CliResult, converge as run } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ROOT_TOKEN = `planted-root-token-${randomUUID()}`;
 let sandbox: RunningSandbox;
@@ -43,7 +43,7 @@ async function converge(args: string[], cwd?: string): Promise<CliResult> {
 }
 
 function folder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-job-'));
+  const dir = tempDir('converge-job-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }

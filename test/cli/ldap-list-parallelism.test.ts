@@ -4,13 +4,13 @@
  * sees more than the user allowed. Counted by a TCP proxy in front of the sandbox, which adds latency so
  * that reads overlap.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const USERS = 24;
 let sandbox: RunningSandbox;
@@ -57,7 +57,7 @@ afterAll(async () => {
 });
 
 function manifest(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-ldap-par-'));
+  const dir = tempDir('converge-ldap-par-');
   const docs = [
     `apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: 'ldap://ldap.test', userdn: 'ou=people,dc=t', groupdn: 'ou=groups,dc=t' }\n`,
     ...Array.from(
@@ -74,7 +74,7 @@ function env(): Record<string, string> {
   return {
     ...sandbox.env(),
     CONVERGE_SECRETS_ADDR: proxy.url,
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-ldap-par-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-ldap-par-state-'),
     NO_COLOR: '1',
   };
 }

@@ -5,13 +5,13 @@
  * missing); and a planted-secret check over every output.
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { LDAP_SEED, slapdSkipReason, useSlapd } from '../support/slapd.js';
 import { type CliResult, converge as run } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ROOT_TOKEN = `planted-root-token-${randomUUID()}`;
 const sandboxLog: string[] = [];
@@ -25,7 +25,7 @@ beforeAll(async () => {
     log: (line) => sandboxLog.push(line),
     config: { secrets: { mounts: [{ path: 'planted' }, { path: 'login' }] } },
   });
-  stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-ldap-state-'));
+  stateDir = tempDir('converge-ldap-state-');
 });
 afterAll(async () => sandbox?.close());
 
@@ -51,7 +51,7 @@ async function converge(
 }
 
 function manifest(text: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-ldap-'));
+  const dir = tempDir('converge-ldap-');
   writeFileSync(path.join(dir, 'directory.yaml'), text);
   return dir;
 }

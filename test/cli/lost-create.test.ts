@@ -5,13 +5,13 @@
  * In-process against the sandbox, through a small proxy that forwards each request and then, for the
  * first create it sees, throws the answer away.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ORG = 'lost-org';
 let sandbox: RunningSandbox;
@@ -93,7 +93,7 @@ async function faultyProxy(isCreate: (req: IncomingMessage) => boolean, fault: F
 }
 
 function dirWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-lost-'));
+  const dir = tempDir('converge-lost-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }
@@ -101,7 +101,7 @@ function dirWith(files: Record<string, string>): string {
 function envThrough(proxy: Proxy): Record<string, string> {
   const env: Record<string, string> = {
     ...sandbox.env(),
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-lost-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-lost-state-'),
     CONVERGE_WORKSPACES_ORGANIZATION: ORG,
     NO_COLOR: '1',
   };

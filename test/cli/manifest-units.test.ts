@@ -8,12 +8,12 @@
  * renderers' business; the values inside them are the kinds'.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 
@@ -27,13 +27,13 @@ beforeAll(async () => {
 afterAll(async () => sandbox?.close());
 
 function folder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-units-'));
+  const dir = tempDir('converge-units-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }
 
 async function converge(args: string[]) {
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-units-state-'));
+  const stateDir = tempDir('converge-units-state-');
   return runCli(args, { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: stateDir });
 }
 

@@ -5,8 +5,7 @@
  * `job force-periodic` print the child job and how to follow it; list tables keep one line a row;
  * a stale saved plan is refused before any progress line says the object is being changed.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateKey } from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { type Job, SchedulerClient } from '../../src/clients/scheduler/client.js
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { apiFor } from '../sandbox/helpers.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ORG = 'acme-ops';
 let sandbox: RunningSandbox;
@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 function tmp(prefix: string): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 function env(extra: Record<string, string> = {}): Record<string, string> {

@@ -3,13 +3,13 @@
  * planned", never also "to add"; a deletion guard refuses the plan without being counted as an
  * object; the Markdown per-kind table adds up to the headline, unchanged-only kinds included.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -23,12 +23,12 @@ function env(): Record<string, string | undefined> {
   return {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-counts-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-counts-state-'),
   };
 }
 
 function manifest(text: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-counts-'));
+  const dir = tempDir('converge-counts-');
   writeFileSync(path.join(dir, 'm.yaml'), text);
   return dir;
 }

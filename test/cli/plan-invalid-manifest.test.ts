@@ -3,14 +3,14 @@
  * comment workflow posts it), with each problem's file, line and column; exit code 1. A manifest
  * anyone may write cannot inject markdown or HTML through the problems it causes.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 function invalidManifest(key = 'Descripton'): { dir: string; file: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-invalid-'));
+  const dir = tempDir('converge-invalid-');
   const file = path.join(dir, 'roles.yaml');
   writeFileSync(file, `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: r }\nspec:\n  ${key}: x\n`);
   return { dir, file };
@@ -20,7 +20,7 @@ function env(extra: Record<string, string> = {}): Record<string, string | undefi
   return {
     PATH: process.env.PATH,
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-invalid-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-invalid-state-'),
     ...extra,
   };
 }
@@ -45,7 +45,7 @@ describe('plan of an invalid manifest', () => {
 
   it('prints a "Manifest invalid" Markdown section, also to the GitHub step summary', async () => {
     const { dir } = invalidManifest();
-    const summary = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-invalid-summary-')), 's.md');
+    const summary = path.join(tempDir('converge-invalid-summary-'), 's.md');
     writeFileSync(summary, '');
     const r = await runCli(
       ['plan', '-f', dir, '--markdown'],

@@ -2,13 +2,13 @@
  * The plan of a job whose HCL spec no longer parses, against the sandbox: the job exists and cannot be
  * compared, so no form of the plan may call it up to date or say there are no changes.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
@@ -33,9 +33,9 @@ beforeAll(async () => {
   env = {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-unplanned-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-unplanned-state-'),
   };
-  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-unplanned-'));
+  dir = tempDir('converge-unplanned-');
   writeFileSync(path.join(dir, 'cache.hcl'), spec('2'));
   writeFileSync(
     path.join(dir, 'jobs.yaml'),

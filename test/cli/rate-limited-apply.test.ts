@@ -4,12 +4,12 @@
  * fails, and the wait is visible on standard error as one line per pause, not one per request.
  * In-process against the sandbox.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -25,7 +25,7 @@ afterAll(async () => {
 describe('an apply against a rate-limited service', () => {
   it('creates every object once, fails none, and says when it waits', async () => {
     const count = 12;
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-ratelimit-'));
+    const dir = tempDir('converge-ratelimit-');
     writeFileSync(
       path.join(dir, 'roles.yaml'),
       Array.from(
@@ -36,7 +36,7 @@ describe('an apply against a rate-limited service', () => {
     );
     const env = {
       ...sandbox.env(),
-      CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-ratelimit-state-')),
+      CONVERGE_STATE_DIR: tempDir('converge-ratelimit-state-'),
       NO_COLOR: '1',
     };
     const r = await runCli(['apply', '-f', dir, '--auto-approve'], env);

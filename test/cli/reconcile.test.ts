@@ -3,13 +3,11 @@
  * process boundary, SIGTERM: the built CLI finishes, writes a shutdown line last and exits 143.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { CLI, manifestDir, role } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -19,7 +17,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const stateDir = () => mkdtempSync(path.join(os.tmpdir(), 'converge-state-'));
+const stateDir = () => tempDir('converge-state-');
 
 describe('converge reconcile', () => {
   it('refuses an interval that is not a Go duration, naming the flag', async () => {

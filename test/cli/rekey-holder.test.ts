@@ -6,14 +6,12 @@
  * administrator's steps) still need a token and say which variable to set (issue 16).
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretsClient } from '../../src/clients/secrets/client.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ROOT = 'holder-test-root-token-51c2';
 let sandbox: RunningSandbox;
@@ -27,7 +25,7 @@ beforeAll(async () => {
 afterAll(async () => sandbox?.close());
 
 function stateDir(): string {
-  return mkdtempSync(path.join(os.tmpdir(), 'converge-rekey-holder-'));
+  return tempDir('converge-rekey-holder-');
 }
 
 /** An administrator: the sandbox's address and its root token. */

@@ -5,13 +5,13 @@
  * keys; verification (restarted once) completes; then a second rekey with the old shares fails and
  * one with the new shares succeeds, which proves the key rotated.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decrypt, generateKey, readKey, readMessage, readPrivateKey } from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type CliResult, converge as run } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ROOT = 'rekey-root-token-7f3a';
 let sandbox: RunningSandbox;
@@ -44,7 +44,7 @@ interface Operator {
 }
 
 async function operators(n: number): Promise<Operator[]> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-rekey-'));
+  const dir = tempDir('converge-rekey-');
   return Promise.all(
     Array.from({ length: n }, async (_, i) => {
       const { publicKey, privateKey } = await generateKey({
@@ -118,7 +118,7 @@ describe('what an operator gets wrong', () => {
       curve: 'curve25519Legacy',
       userIDs: [{ name: 'x' }],
     });
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-rekey-')), 'secret.asc');
+    const file = path.join(tempDir('converge-rekey-'), 'secret.asc');
     writeFileSync(file, privateKey);
     const r = await converge(['rekey', 'start', '--shares', '1', '--threshold', '1', '--pgp-keys', file]);
     expect(r.code).toBe(1);

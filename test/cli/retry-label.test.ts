@@ -2,12 +2,12 @@
  * Retry lines during an apply name the object they belong to: against a sandbox that answers some
  * requests 503, each retry of a request made for one change starts with its address. In-process.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -19,7 +19,7 @@ afterAll(async () => {
 
 describe('retry lines of an apply', () => {
   it('start with the address of the object the request is made for', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-retry-label-'));
+    const dir = tempDir('converge-retry-label-');
     const names = Array.from({ length: 6 }, (_, i) => `lbl-${i}`);
     writeFileSync(
       path.join(dir, 'roles.yaml'),
@@ -32,7 +32,7 @@ describe('retry lines of an apply', () => {
     );
     const env = {
       ...sandbox.env(),
-      CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-retry-label-state-')),
+      CONVERGE_STATE_DIR: tempDir('converge-retry-label-state-'),
       NO_COLOR: '1',
     };
     const r = await runCli(['apply', '-f', dir, '--auto-approve'], env);

@@ -4,14 +4,14 @@
  * anything is sent. Against the sandbox, in-process.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateKeyId } from '../../src/engine/state-key.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { apiFor, type RoleJson } from '../sandbox/helpers.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 
@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => sandbox?.close());
 
 function tmp(prefix: string): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 async function role(name: string): Promise<RoleJson | undefined> {

@@ -4,12 +4,12 @@
  * fixed seed so the run repeats. Every object is applied once, none fails, none is duplicated, and a
  * plan afterwards has nothing to do. In-process against the sandbox.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const times = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
 
@@ -102,11 +102,11 @@ async function roleNames(): Promise<string[]> {
 
 describe('an apply of every kind under 10% 503s and 5% dropped connections (seed 1, one request at a time so the seed decides which request fails)', () => {
   it('applies every object once, fails none, and leaves nothing to plan', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-faults-'));
+    const dir = tempDir('converge-faults-');
     writeManifest(dir);
     const env = {
       ...sandbox.env(),
-      CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-faults-state-')),
+      CONVERGE_STATE_DIR: tempDir('converge-faults-state-'),
       NO_COLOR: '1',
     };
     const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);

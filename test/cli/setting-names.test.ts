@@ -4,13 +4,13 @@
  * name, a `converge` user reads the flag. Each failure is produced once through the library and once
  * through the CLI, against the same sandbox and the same inventory.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, lockInventory, plan } from '../../src/engine/index.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
@@ -18,8 +18,8 @@ let dir: string;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  env = { ...sandbox.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-settings-')) };
-  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-settings-manifest-'));
+  env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-settings-') };
+  dir = tempDir('converge-settings-manifest-');
   writeFileSync(
     path.join(dir, 'roles.yaml'),
     'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: web-readers }\nspec: { Description: web readers }\n',
@@ -70,7 +70,7 @@ describe('an inventory lock held by another run', () => {
 
 describe('a plan that deletes more than allowed', () => {
   it('names limits.maxDeletes to a library caller and --max-deletes to a CLI user', async () => {
-    const gone = mkdtempSync(path.join(os.tmpdir(), 'converge-settings-delete-'));
+    const gone = tempDir('converge-settings-delete-');
     const role = (ensure: string) =>
       `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: old-readers${ensure} }\nspec: { Description: old }\n`;
     writeFileSync(path.join(gone, 'roles.yaml'), role(''));

@@ -4,19 +4,19 @@
  * Anything else is an error naming where the key came from, never quoting it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let dir: string;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-key-'));
+  dir = tempDir('converge-key-');
   writeFileSync(
     path.join(dir, 'r.yaml'),
     'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: key-role }\nspec: { Description: x }\n',
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(async () => sandbox?.close());
 
 function stateDir(keyFile?: string): string {
-  const d = mkdtempSync(path.join(os.tmpdir(), 'converge-key-state-'));
+  const d = tempDir('converge-key-state-');
   if (keyFile !== undefined) writeFileSync(path.join(d, 'state.key'), keyFile);
   return d;
 }

@@ -4,13 +4,13 @@
  * dependants along), a pattern that matches nothing named with the closest addresses, the partial
  * headline in every rendering, and a saved plan that keeps its targets.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
@@ -57,7 +57,7 @@ spec: { Description: db readers }
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, token: 'targeting-root-token-7d2e91' });
-  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-'));
+  dir = tempDir('converge-targeting-');
   writeFileSync(path.join(dir, 'all.yaml'), MANIFEST);
 });
 afterAll(async () => {
@@ -67,7 +67,7 @@ beforeEach(() => {
   env = {
     ...sandbox.env(),
     NO_COLOR: '1',
-    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-state-')),
+    CONVERGE_STATE_DIR: tempDir('converge-targeting-state-'),
   };
 });
 
@@ -185,7 +185,7 @@ describe('--exclude', () => {
 
 describe('a saved targeted plan', () => {
   it('records its targets; apply FILE applies only them and refuses new ones', async () => {
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-plan-')), 'roles.plan');
+    const out = path.join(tempDir('converge-targeting-plan-'), 'roles.plan');
     const saved = await runCli(
       ['plan', '-f', dir, '--target', 'AclRole/default/web-*', '--exclude', '**/web-writers', '-out', out],
       env,
@@ -214,7 +214,7 @@ describe('a saved targeted plan', () => {
   });
 
   it('whose targets were edited is refused by its MAC', async () => {
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-plan-')), 'edited.plan');
+    const out = path.join(tempDir('converge-targeting-plan-'), 'edited.plan');
     expect(
       (await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers', '-out', out], env)).code,
     ).toBe(0);
@@ -227,7 +227,7 @@ describe('a saved targeted plan', () => {
   });
 
   it('with a hostile targets field is not a plan file', async () => {
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-plan-')), 'hostile.plan');
+    const out = path.join(tempDir('converge-targeting-plan-'), 'hostile.plan');
     expect(
       (await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers', '-out', out], env)).code,
     ).toBe(0);
@@ -243,7 +243,7 @@ describe('a saved targeted plan', () => {
 describe('--prune with targets', () => {
   it('prunes only the targeted addresses', async () => {
     // Two roles the manifest does not declare, in a declared prune scope.
-    const pruneDir = mkdtempSync(path.join(os.tmpdir(), 'converge-targeting-prune-'));
+    const pruneDir = tempDir('converge-targeting-prune-');
     const scope = `apiVersion: converge/v1
 kind: PruneScope
 metadata: { name: team }

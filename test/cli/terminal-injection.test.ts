@@ -5,12 +5,12 @@
  * against real servers on 127.0.0.1: whatever Converge prints shows that text as visible escapes on
  * the line it belongs to, and nothing in it acts.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type HostileServer, hostileServer, reply } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 /** What the review's hostile service answered. */
 const INJECTION =
@@ -28,11 +28,11 @@ async function serve(handler: Parameters<typeof hostileServer>[0]): Promise<stri
 }
 
 function stateDir(): string {
-  return mkdtempSync(path.join(os.tmpdir(), 'converge-injection-state-'));
+  return tempDir('converge-injection-state-');
 }
 
 function folder(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-injection-'));
+  const dir = tempDir('converge-injection-');
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
 }

@@ -5,12 +5,12 @@
  * exposes, and what it may not read is an error at its line before anything is sent.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ROOT_TOKEN = `planted-root-token-${randomUUID()}`;
 let sandbox: RunningSandbox;
@@ -26,7 +26,7 @@ beforeEach(() => {
 
 /** A manifest folder of the test's own, and a state folder outside it. */
 function workspace(files: Record<string, string>): { dir: string; stateDir: string } {
-  const top = mkdtempSync(path.join(os.tmpdir(), 'converge-untrusted-'));
+  const top = tempDir('converge-untrusted-');
   const dir = path.join(top, 'manifests');
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });

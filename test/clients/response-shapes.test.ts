@@ -4,10 +4,9 @@
  * value), not with a TypeError from deep inside a kind, and not by silently reading nothing.
  * The services are small real HTTP servers on 127.0.0.1.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnexpectedResponseError } from '../../src/clients/http/index.js';
@@ -17,6 +16,7 @@ import { SecretsClient } from '../../src/clients/secrets/client.js';
 import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { runCli } from '../support/run-cli.js';
 import { caught, everyRendering } from './helpers.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 type Answer = { status?: number; body: unknown };
 /** `METHOD /path` (without the query) → the JSON answer. */
@@ -331,7 +331,7 @@ describe('converge plan against a registry answering the wrong shape', () => {
         body: { ID: 'r1', Name: 'web-readers', Policies: 'service-read' },
       },
     });
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-shapes-'));
+    const dir = tempDir('converge-shapes-');
     folders.push(dir);
     const manifest = path.join(dir, 'roles.yaml');
     writeFileSync(

@@ -1,15 +1,15 @@
 // Generated validators are read one module per schema, when a document of the kind is first met.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { precompiledFolder } from '../../src/common/precompiled.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const KEY = `v${'a'.repeat(40)}`;
 
 function folderWith(files: Record<string, string>): URL {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-precompiled-'));
+  const dir = tempDir('converge-precompiled-');
   for (const [name, source] of Object.entries(files)) writeFileSync(path.join(dir, name), source);
   return pathToFileURL(`${dir}/`);
 }

@@ -28,7 +28,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +60,7 @@ import {
   writeOnlyPaths,
 } from '../../src/resources/contract.js';
 import { type RunningSandbox, type SandboxConfig, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 /** What a case's callbacks get to act on a live object directly, as someone other than Converge. */
 export interface LiveTarget {
@@ -214,7 +214,7 @@ export function runKindConformance(testCase: ConformanceCase): void {
         token: planted,
         ...(testCase.sandbox ? { config: testCase.sandbox } : {}),
       });
-      root = mkdtempSync(path.join(os.tmpdir(), `converge-conformance-${kindName.toLowerCase()}-`));
+      root = tempDir(`converge-conformance-${kindName.toLowerCase()}-`);
       env = {
         ...sandbox.env(),
         PATH: process.env.PATH,

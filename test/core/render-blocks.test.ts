@@ -392,7 +392,7 @@ describe('an object that could not be compared', () => {
 
       > [!CAUTION]
       > **Plan incomplete: 1 object could not be planned:**
-      > - \`Job/default/cache\`: \`jobs.yaml:5\` Failed to parse job: cache.hcl:4,13-5,1: Invalid expression
+      > - \`Job/default/cache\`: \`jobs.yaml:5:13\` Failed to parse job: cache.hcl:4,13-5,1: Invalid expression
 
       | Kind | Add | Change | Replace | Destroy | Unchanged | Not planned |
       |---|--:|--:|--:|--:|--:|--:|

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderHuman } from '../../src/planner/render/human.js';
 import { planToJson } from '../../src/planner/render/json.js';
-import { renderMarkdown } from '../../src/planner/render/markdown.js';
+import { renderInvalidManifestMarkdown, renderMarkdown } from '../../src/planner/render/markdown.js';
 import { type Change, type Plan, summarise } from '../../src/planner/types.js';
 
 function change(partial: Partial<Change> & Pick<Change, 'action'>): Change {
@@ -328,5 +328,49 @@ describe('blast radius from a hostile service', () => {
       '      # changes the effective policies of 1 user: a|b<img src=x>\\n::error::forged\\u001b[2J\n',
     );
     expect(text).not.toContain('\u001b');
+  });
+});
+
+describe('markdown cells from a hostile manifest and service', () => {
+  // ESC (a terminal's sequences), CSI as one C1 byte, NEL, a right-to-left override and its isolate,
+  // a zero-width space, a line separator: each could hide or reorder what a reviewer reads.
+  const controls = '\u001b[2J\u009b31m\u0085\u202egnp.exe\u2066x\u200b\u2028';
+  const name = `web${controls}`;
+  const address = `AclRole/default/${name}`;
+  const hostile: Plan = {
+    ...planOf([
+      change({
+        action: 'update',
+        key: { kind: 'AclRole', name, namespace: 'default' },
+        address,
+        diffs: [{ path: 'Description', op: 'change', before: 'old', after: `new${controls}` }],
+        notes: [`note${controls}`],
+        impact: [`impact${controls}`],
+      }),
+    ]),
+    problems: [{ key: { kind: 'AclRole', name: 'other' }, message: `refused${controls}` }],
+  };
+  /** Every C0 control but the line feed that ends a line, DEL, C1, and the bidi and invisible marks. */
+  const UNSAFE =
+    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+
+  it('lets no C0, C1 or bidi control into the comment: each reads as its escape', () => {
+    const md = renderMarkdown(hostile);
+    expect(md).not.toMatch(UNSAFE);
+    // In the table's name cell, the notes, the blast radius, the problems and the diff block alike.
+    expect(md).toContain('| web\\u001b[2J\\u009b31m\\u0085\\u202egnp.exe\\u2066x\\u200b\\u2028 |');
+    expect(md).toContain('note\\u001b[2J\\u009b31m');
+    expect(md).toContain('impact\\u001b[2J\\u009b31m');
+    expect(md).toContain('refused\\u001b[2J\\u009b31m');
+    expect(md).toContain('"old" -> "new\\u001b[2J\\u009b31m');
+  });
+
+  it('lets none into the "Manifest invalid" section either', () => {
+    const md = renderInvalidManifestMarkdown([
+      { position: { file: `roles${controls}.yaml`, line: 3, col: 1 }, message: `bad${controls}` },
+    ]);
+    expect(md).not.toMatch(UNSAFE);
+    expect(md).toContain('`roles\\u001b[2J\\u009b31m');
+    expect(md).toContain(':3:1` bad\\u001b[2J');
   });
 });

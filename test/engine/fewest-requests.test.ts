@@ -5,10 +5,9 @@
  * deletes is shown with its groups and counts; a directory group's blast radius reuses the users the
  * plan read. And a service that ignores `meta=true` still works.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/clients/scheduler/client.js';
@@ -18,6 +17,7 @@ import { apply, connect, loadManifest, plan } from '../../src/engine/index.js';
 import type { KindContext } from '../../src/resources/contract.js';
 import { jobKind } from '../../src/resources/scheduler/job.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: NodeJS.ProcessEnv;
@@ -29,7 +29,7 @@ beforeAll(async () => {
     log: (line) => sent.push(line.split(' ').slice(0, 2).join(' ')),
     config: { registry: { policies: [{ Name: 'service-read' }] } },
   });
-  env = { ...sandbox.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-requests-')) };
+  env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-requests-') };
 });
 afterAll(async () => sandbox?.close());
 
@@ -79,7 +79,7 @@ const workspaces = ['fr-one', 'fr-two']
   .join('---\n');
 
 function manifestDir(jobs: string[]): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-requests-manifest-'));
+  const dir = tempDir('converge-requests-manifest-');
   writeFileSync(path.join(dir, 'jobs.yaml'), jobs.map((id, i) => job(id, i + 1)).join('---\n'));
   writeFileSync(path.join(dir, 'directory.yaml'), directory);
   writeFileSync(path.join(dir, 'workspaces.yaml'), workspaces);
@@ -172,7 +172,7 @@ describe("the blast radius of a directory group whose policies change behind Con
     `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: ${name} }\nspec: { groups: [${groups}] }\n`;
 
   function folderOf(docs: string[]): string {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-requests-impact-'));
+    const dir = tempDir('converge-requests-impact-');
     writeFileSync(path.join(dir, 'directory.yaml'), docs.join('---\n'));
     return dir;
   }

@@ -3,13 +3,14 @@
  * created, with their live ids; deletions dropped), what it never adopts, and how a file anyone may
  * have written is read (version 1, hostile content).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, LocalInventory, lockInventory, plan } from '../../src/engine/index.js';
 import { lockReason } from '../../src/engine/lock-reason.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 function tmp(prefix: string): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 function roles(...names: string[]): string {

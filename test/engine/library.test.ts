@@ -3,8 +3,7 @@
  * and apply over the run's one set of connections, a saved plan round trip; and the package entry
  * point, which must not load the CLI to offer all this.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,18 +21,19 @@ import {
 import { ManifestError } from '../../src/manifest/types.js';
 import { hasChanges } from '../../src/planner/types.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, config: { registry: { policies: [{ Name: 'service-read' }] } } });
-  env = { ...sandbox.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-engine-')) };
+  env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-engine-') };
 });
 afterAll(async () => sandbox?.close());
 
 function folder(description: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-engine-manifest-'));
+  const dir = tempDir('converge-engine-manifest-');
   writeFileSync(
     path.join(dir, 'roles.yaml'),
     `apiVersion: converge/v1
@@ -79,7 +79,7 @@ describe('the engine', () => {
     const dir = folder('edited');
     const inventory = new LocalInventory(env);
     const run = await plan([dir], { env, writeOnly: inventory });
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-engine-plan-')), 'plan.json');
+    const file = path.join(tempDir('converge-engine-plan-'), 'plan.json');
     try {
       await writePlanFile(file, run.plan, {
         manifest: [dir],
@@ -99,7 +99,7 @@ describe('the engine', () => {
   });
 
   it('reports manifest problems as a ManifestError before any service is contacted', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-engine-bad-'));
+    const dir = tempDir('converge-engine-bad-');
     writeFileSync(path.join(dir, 'bad.yaml'), 'apiVersion: converge/v1\nkind: AclRole\nmetadata: {}\n');
     await expect(plan([dir], { env: {} })).rejects.toBeInstanceOf(ManifestError);
   });

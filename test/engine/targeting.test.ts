@@ -3,8 +3,7 @@
  * `targets` and `excludes` reads and plans only the selected objects and says so in the plan; export
  * and adoption through the library without the CLI.
  */
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,6 +18,7 @@ import {
   writeExportFiles,
 } from '../../src/engine/index.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let env: NodeJS.ProcessEnv;
@@ -29,8 +29,8 @@ const role = (name: string) =>
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  env = { ...sandbox.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-engine-t-')) };
-  dir = mkdtempSync(path.join(os.tmpdir(), 'converge-engine-t-manifest-'));
+  env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-engine-t-') };
+  dir = tempDir('converge-engine-t-manifest-');
   writeFileSync(
     path.join(dir, 'all.yaml'),
     [role('a-one'), role('a-two'), role('b-one')].join('---\n') +
@@ -70,7 +70,7 @@ describe('export and adoption through the library', () => {
 
     const objects = await exportLive({ env, kinds: ['AclRole'] });
     expect(objects.map((o) => o.key.name)).toEqual(['a-one', 'a-two', 'b-one']);
-    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-engine-t-out-')), 'x');
+    const out = path.join(tempDir('converge-engine-t-out-'), 'x');
     await writeExportFiles(out, objects);
     expect(readdirSync(out)).toEqual(['AclRole.yaml']);
 

@@ -7,8 +7,7 @@
  * role dropped from a folder's manifest is pruned on main from that folder's inventory alone.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -20,6 +19,7 @@ import {
   gitlabJobCommands,
 } from '../support/ci-workflow.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '../../examples/ci');
 const githubWorkflow = readFileSync(path.join(EXAMPLES, 'github-actions.yml'), 'utf8');
@@ -32,7 +32,7 @@ let repo: string;
 beforeEach(async () => {
   sandbox = await startSandbox({ port: 0, token: `ci-root-${randomBytes(8).toString('hex')}` });
   // A repository with one manifest folder per team, as the matrix expects.
-  repo = mkdtempSync(path.join(os.tmpdir(), 'converge-ci-repo-'));
+  repo = tempDir('converge-ci-repo-');
   for (const folder of FOLDERS) {
     mkdirSync(path.join(repo, 'infra', folder), { recursive: true });
     writeFileSync(
@@ -117,10 +117,10 @@ describe('examples/ci/github-actions.yml', () => {
       matrix: { folder },
       secrets: secrets(),
       vars: sandbox.env(),
-      runnerTemp: mkdtempSync(path.join(os.tmpdir(), `converge-ci-runner-${name}-`)),
+      runnerTemp: tempDir(`converge-ci-runner-${name}-`),
     });
   const actions = (): Record<string, string> => {
-    const summary = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-ci-summary-')), 'summary.md');
+    const summary = path.join(tempDir('converge-ci-summary-'), 'summary.md');
     writeFileSync(summary, '');
     return { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: repo, GITHUB_STEP_SUMMARY: summary };
   };

@@ -4,8 +4,7 @@
  * without any shared file knowing it. The same kind carries a write-only and a nested sensitive
  * attribute, so this is also where Converge proves that a planted secret reaches no output.
  */
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { SERVICE_MODULES } from '../../src/engine/services.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { SANDBOX_SERVICES } from '../../src/sandbox/services/index.js';
 import { notesModule, notesSandbox, notesWrites } from './notes-service.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const SECRET = 'planted-secret-6f1e9a2c47';
 const API_KEY = 'planted-apikey-0b8d3e5f19';
@@ -26,7 +26,7 @@ const catalog = new Catalog([...SERVICE_MODULES, notesModule]);
 
 beforeAll(async () => {
   sandbox = await startSandbox({ services: [...SANDBOX_SERVICES, notesSandbox] });
-  stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-notes-state-'));
+  stateDir = tempDir('converge-notes-state-');
 });
 afterAll(async () => sandbox.close());
 
@@ -55,7 +55,7 @@ async function converge(args: string[], env: Record<string, string> = {}) {
 }
 
 function manifest(text: string, secret = SECRET, apiKey = API_KEY): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-notes-'));
+  const dir = tempDir('converge-notes-');
   writeFileSync(
     path.join(dir, 'notes.yaml'),
     `apiVersion: converge/v1
@@ -115,7 +115,7 @@ describe('write-only attributes', () => {
   it('clears a secret Converge set once the manifest drops it, and then plans no change', async () => {
     const dir = manifest('jam', 'dropped-later-31');
     expect((await converge(['apply', '-f', dir, '--auto-approve'])).code).toBe(0);
-    const withoutSecret = mkdtempSync(path.join(os.tmpdir(), 'converge-notes-'));
+    const withoutSecret = tempDir('converge-notes-');
     writeFileSync(
       path.join(withoutSecret, 'notes.yaml'),
       readFileSync(path.join(dir, 'notes.yaml'), 'utf8').replace(/^ {2}Secret: .*\n/m, ''),
@@ -142,7 +142,7 @@ describe('a planted secret', () => {
     };
     // A fresh secret and key: a create shows every attribute, an update the changed ones.
     const created = manifest('eggs', `${SECRET}-new`, `${API_KEY}-new`);
-    const planFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'converge-notes-plan-')), 'plan.json');
+    const planFile = path.join(tempDir('converge-notes-plan-'), 'plan.json');
     record('plan', await converge(['plan', '-f', created, '--no-color']));
     record('plan --json', await converge(['plan', '-f', created, '--json']));
     record('plan --markdown', await converge(['plan', '-f', created, '--markdown']));

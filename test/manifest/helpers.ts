@@ -1,6 +1,5 @@
 /** Small kinds and a temp-folder writer shared by the manifest tests. */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { expect } from 'vitest';
@@ -12,6 +11,7 @@ import {
   type ManifestKind,
   type ManifestService,
 } from '../../src/manifest/index.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 export const testRoleKind: ManifestKind = {
   kind: 'TestRole',
@@ -52,7 +52,7 @@ export const testKinds: readonly ManifestKind[] = [testRoleKind, testJobKind];
 
 /** A fresh temp folder holding `files` (relative path → contents). */
 export function writeTree(files: Record<string, string | Buffer>): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'converge-manifest-'));
+  const dir = tempDir('converge-manifest-');
   for (const [relative, contents] of Object.entries(files)) {
     const file = path.join(dir, relative);
     fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -6,13 +6,13 @@
  * and a stop (SIGTERM) in the middle of a cycle releases the lock.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReconcileLoop, runReconcile } from '../../src/reconcile/loop.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const ORG = 'loop-org';
 // Shared by the loop and the laptop, as runs sharing a workspace inventory must.
@@ -30,7 +30,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const tmp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));
+const tmp = (prefix: string) => tempDir(prefix);
 
 function roles(prefix: string, count: number): string {
   const dir = tmp('converge-loop-lock-');

@@ -4,8 +4,7 @@
  * guards POST /reconcile with a bearer token, and backs off after failed cycles.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFromEnv } from '../../src/clients/http/index.js';
@@ -14,6 +13,7 @@ import { registryService } from '../../src/clients/registry/definition.js';
 import { type ReconcileLoop, type ReconcileOptions, runReconcile } from '../../src/reconcile/loop.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { refusingLoopbackPort } from '../support/ports.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
 let registry: RegistryClient;
@@ -31,7 +31,7 @@ afterAll(async () => {
 const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 function roleManifest(name: string, description: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-reconcile-'));
+  const dir = tempDir('converge-reconcile-');
   writeFileSync(
     path.join(dir, 'role.yaml'),
     `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec:\n  Description: ${description}\n`,
@@ -54,7 +54,7 @@ async function start(options: Partial<ReconcileOptions> & { paths: string[] }): 
   const loop = await runReconcile(
     {
       intervalMs: 200,
-      env: { ...sandbox.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')) },
+      env: { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-state-') },
       signal: stop.signal,
       ...options,
     },
@@ -249,7 +249,7 @@ describe('reconcile loop', () => {
       listen: { host: '127.0.0.1', port: 0 },
       env: {
         ...sandbox.env(),
-        CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')),
+        CONVERGE_STATE_DIR: tempDir('converge-state-'),
         CONVERGE_RECONCILE_TOKEN: token,
       },
     });
@@ -283,7 +283,7 @@ describe('reconcile loop', () => {
         paths: [roleManifest(unique('queued'), 'q')],
         intervalMs: 60_000,
         sleep: heldSleep,
-        env: { ...slow.env(), CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')) },
+        env: { ...slow.env(), CONVERGE_STATE_DIR: tempDir('converge-state-') },
       });
       await until('the first cycle', () => run.cycles()[0]);
       expect(run.loop.trigger().inFlight).toBe(false);
@@ -316,7 +316,7 @@ describe('reconcile loop', () => {
       env: {
         ...sandbox.env(),
         CONVERGE_REGISTRY_ADDR: `http://127.0.0.1:${port}`,
-        CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-state-')),
+        CONVERGE_STATE_DIR: tempDir('converge-state-'),
       },
       sleep: async (ms) => {
         waits.push(ms);

@@ -251,14 +251,17 @@ function changedLines(
  * The lines of a tree of diffs: at each level, attributes that changed (padded to one `=` column),
  * then a block for each attribute changed inside. `list` names a named list whose items the level holds.
  */
-function treeLines(node: Node, depth: number, list?: string): DiffLine[] {
+function treeLines(node: Node, depth: number, list?: string, before?: Obj): DiffLine[] {
   const entries = [...node.children.entries()].map(([label, child]) => ({
     label: list && label.startsWith('[') ? itemLabel(list, label.slice(1, -1)) : label,
     child,
   }));
   const pad = padder(entries.filter((e) => e.child.children.size === 0 && !e.child.item).map((e) => e.label));
   return entries.flatMap(({ label, child }) => [
-    ...child.diffs.flatMap((d) => diffLines(label, d, depth, child.item ? (l) => l : pad, child.item)),
+    ...listItemLines(label, child.diffs, depth, pad, before?.[label]),
+    ...child.diffs
+      .filter((d) => !d.item)
+      .flatMap((d) => diffLines(label, d, depth, child.item ? (l) => l : pad, child.item)),
     ...(child.children.size === 0
       ? []
       : [
@@ -277,7 +280,50 @@ function itemBlock(label: string, item: Obj, sign: Sign, depth: number): DiffLin
   ];
 }
 
-/** The lines of an update's diffs, nested by their paths. */
-export function diffTreeLines(diffs: readonly AttributeDiff[]): DiffLine[] {
-  return treeLines(treeOf(diffs), 0);
+/**
+ * The items that come and go in a list attribute (diffs marked `item`), as terraform shows a set:
+ * `~ groups = [` then `- "ops",` and `+ "dev",` one a line, and how many items stay, hidden. The
+ * attribute is not removed nor set to one item, which is what `- groups = "ops"` would say.
+ */
+function listItemLines(
+  label: string,
+  diffs: readonly AttributeDiff[],
+  depth: number,
+  pad: (l: string) => string,
+  before: unknown,
+): DiffLine[] {
+  const items = diffs.filter((d) => d.item);
+  if (items.length === 0) return [];
+  const removed = items.filter((d) => d.op === 'remove').length;
+  // The live list, when the change carries it, tells how many items stay as they are.
+  const kept = Array.isArray(before) ? before.length - removed : 0;
+  return [
+    { sign: '~', depth, text: `${pad(label)} = [` },
+    ...items.flatMap((d) => {
+      const sign = d.op === 'remove' ? '-' : '+';
+      const value = d.op === 'remove' ? d.before : d.after;
+      return withRemarks(itemLines(value, sign, depth + 1), d);
+    }),
+    ...(kept > 0
+      ? [
+          {
+            sign: ' ' as const,
+            depth: depth + 1,
+            text: `# (${kept} unchanged item${kept === 1 ? '' : 's'} hidden)`,
+          },
+        ]
+      : []),
+    { sign: ' ', depth, text: ']' },
+  ];
+}
+
+/**
+ * The lines of an update's diffs, nested by their paths. `before` is the live object's attributes,
+ * which tell how many items of a list attribute stay unchanged.
+ */
+export function diffTreeLines(
+  diffs: readonly AttributeDiff[],
+  before?: Record<string, unknown> | null,
+): DiffLine[] {
+  return treeLines(treeOf(diffs), 0, undefined, before ?? undefined);
 }

@@ -5,10 +5,11 @@ import type { Action, Plan } from '../types.js';
 import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
 import { changeLines, heading } from './lines.js';
 import {
-  isUnplanned,
   planCounts,
   planRefusals,
+  reasonText,
   REFUSED_HEADLINE,
+  unplannedChanges,
   unplannedHeadline,
   unplannedObjects,
 } from './unplanned.js';
@@ -50,18 +51,17 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   const unplanned = unplannedObjects(plan);
   if (unplanned.length > 0) {
     out.push(c.red(c.bold(`${unplannedHeadline(unplanned.length)}:`)));
-    for (const u of unplanned) for (const reason of u.reasons) out.push(`  ${u.address}: ${reason}`);
+    for (const u of unplanned)
+      for (const reason of u.reasons) out.push(`  ${u.address}: ${reasonText(reason)}`);
     out.push('');
   }
 
   // An object that could not be planned is shown as such, whatever action it would have had.
-  const notPlanned = plan.changes.filter((ch) => isUnplanned(ch, unplanned));
-  const changes = plan.changes.filter((ch) => ch.action !== 'noop' && !notPlanned.includes(ch));
+  const notPlanned = unplannedChanges(plan, unplanned);
+  const changes = plan.changes.filter((ch) => ch.action !== 'noop' && !notPlanned.has(ch));
   // Unchanged objects stay hidden unless the kind left a note on them or could not compare them.
   // Prune deletions come last, under their own heading: they are what the manifest no longer says.
-  const listed = plan.changes.filter(
-    (ch) => ch.action !== 'noop' || ch.notes?.length || notPlanned.includes(ch),
-  );
+  const listed = plan.changes.filter((ch) => ch.action !== 'noop' || ch.notes?.length || notPlanned.has(ch));
   const pruned = listed.filter((ch) => ch.prune);
   const shown = [...listed.filter((ch) => !ch.prune), ...pruned];
   if (changes.length > 0)
@@ -75,7 +75,7 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   if (shown.length > 0 && out[out.length - 1] !== '') out.push('');
   for (const ch of shown) {
     if (ch === pruned[0]) out.push(c.bold(c.red(`${prunedHeadline(pruned.length)}:`)), '');
-    const unknown = notPlanned.includes(ch);
+    const unknown = notPlanned.has(ch);
     const why = ch.reason ? ` (${ch.reason})` : '';
     const verb = unknown ? 'could not be planned' : VERBS[ch.action];
     const symbol = unknown ? c.red('?') : paint[ch.action](SYMBOLS[ch.action]);
@@ -95,7 +95,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     out.push('');
   }
   if (options.showNoop) {
-    for (const ch of plan.changes.filter((x) => x.action === 'noop' && !shown.includes(x)))
+    const listedSet = new Set(shown);
+    for (const ch of plan.changes.filter((x) => x.action === 'noop' && !listedSet.has(x)))
       out.push(c.dim(`  = ${ch.address} (unchanged)`));
   }
   if (plan.missingOwned?.length) {

@@ -9,6 +9,7 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
 // action `delete`), and `pruned`; `impact` on every change.
+// Next minor (bumped with problems[].address): `item` on a diff that adds or removes one list item.
 export const PLAN_JSON_FORMAT_VERSION = '1.4';
 
 export interface PlanJson {
@@ -40,6 +41,8 @@ export interface PlanJson {
       after?: unknown;
       sensitive?: boolean;
       note?: string;
+      /** True when the diff adds or removes one item of the list at `path`: `before`/`after` is the item. */
+      item?: boolean;
     }>;
     before: Record<string, unknown> | null;
     after: Record<string, unknown> | null;
@@ -92,6 +95,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
         ...(d.after !== undefined ? { after: d.after } : {}),
         ...(d.sensitive ? { sensitive: true } : {}),
         ...(d.note ? { note: d.note } : {}),
+        ...(d.item ? { item: true } : {}),
       })),
       before: c.before,
       after: c.after,

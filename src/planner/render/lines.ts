@@ -25,7 +25,7 @@ export function changeLines(change: Change): DiffLine[] {
       return objectLines(change.before ?? {}, '-', 0);
     case 'update':
     case 'replace':
-      return diffTreeLines(change.diffs);
+      return diffTreeLines(change.diffs, change.before);
     case 'noop':
       return [];
   }

@@ -2,16 +2,17 @@
  * `plan --markdown`: for a pull-request comment. A summary table up front, attribute diffs folded in
  * a `diff` block, and the whole kept under the 65,535 characters a comment may hold.
  */
-import { addressOf } from '../../resources/contract.js';
+import { printable } from '../../common/printable.js';
+import { formatPosition } from '../../common/types.js';
 import type { Plan } from '../types.js';
 import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
 import { changeLines } from './lines.js';
 import {
-  isUnplanned,
   planCounts,
   planRefusals,
   REFUSED_HEADLINE,
   type Unplanned,
+  unplannedChanges,
   unplannedHeadline,
   unplannedObjects,
 } from './unplanned.js';
@@ -22,14 +23,15 @@ export const COMMENT_LIMIT = 65_535;
 /**
  * Text from the manifest or a service inside the comment's markdown: a pull request's author writes
  * the manifest, so nothing in it may open HTML, close the table cell or forge a line of the plan.
+ * Line breaks read as spaces; every other control, C1 or bidi character as its escape (`\u202e`),
+ * so none can reorder or hide what a reviewer reads.
  */
 function cell(s: string): string {
-  return s
+  return printable(s.replace(/\r?\n|\r/g, ' '))
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
-    .replace(/\|/g, '\\|')
-    .replace(/\r?\n|\r/g, ' ');
+    .replace(/\|/g, '\\|');
 }
 
 /**
@@ -37,7 +39,7 @@ function cell(s: string): string {
  * (a job ID may hold a backtick), padded with spaces where the text touches a backtick.
  */
 function inlineCode(text: string): string {
-  const flat = text.replace(/\r?\n|\r/g, ' ');
+  const flat = printable(text.replace(/\r?\n|\r/g, ' '));
   const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
   const ticks = '`'.repeat(longest + 1);
   const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
@@ -139,8 +141,8 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   const unplanned = unplannedObjects(plan);
   const refusals = planRefusals(plan);
   // An object that could not be planned is listed as such, whatever action it would have had.
-  const notPlanned = plan.changes.filter((c) => isUnplanned(c, unplanned));
-  const changes = plan.changes.filter((c) => c.action !== 'noop' && !notPlanned.includes(c));
+  const notPlanned = unplannedChanges(plan, unplanned);
+  const changes = plan.changes.filter((c) => c.action !== 'noop' && !notPlanned.has(c));
   const head: string[] = [];
   head.push(`### Converge plan`, '', `**${summaryLine(planCounts(plan.changes, unplanned))}**`, '');
   if (plan.targeting) {
@@ -153,14 +155,11 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // What could not be planned comes first: the rest of the plan is not the whole difference.
   if (unplanned.length > 0) {
     head.push(`> [!CAUTION]`, `> **${unplannedHeadline(unplanned.length)}:**`);
-    for (const p of plan.problems.filter((x) => x.scope !== 'plan')) {
-      const where = p.position ? `${inlineCode(`${p.position.file}:${p.position.line}`)} ` : '';
-      head.push(`> - ${inlineCode(addressOf(p.key))}: ${where}${cell(p.message)}`);
-    }
-    const withProblem = new Set(plan.problems.map((p) => addressOf(p.key)));
-    // An object with a problem is not compared because of it: the problem says why.
-    for (const c of plan.changes.filter((x) => x.notCompared && !withProblem.has(x.address)))
-      head.push(`> - ${inlineCode(c.address)}: not compared: ${cell(c.notCompared ?? '')}`);
+    for (const u of unplanned)
+      for (const r of u.reasons) {
+        const where = r.where === undefined ? '' : `${inlineCode(r.where)} `;
+        head.push(`> - ${inlineCode(u.address)}: ${where}${cell(r.message)}`);
+      }
     head.push('');
   }
   head.push(...noteLines(plan));
@@ -168,7 +167,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   head.push(...kindTableLines(plan, unplanned));
   head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
-  const rows = plan.changes.filter((c) => c.action !== 'noop' || notPlanned.includes(c));
+  const rows = plan.changes.filter((c) => c.action !== 'noop' || notPlanned.has(c));
   if (rows.length === 0) {
     if (unplanned.length === 0 && refusals.length === 0)
       head.push('No changes. Live state matches the manifest.');
@@ -179,8 +178,8 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // The table may take at most half of the comment; the diff block gets what is left.
   let used = head.join('\n').length;
   for (const [i, c] of rows.entries()) {
-    const action = notPlanned.includes(c) ? '`?` not planned' : `\`${SYMBOLS[c.action]}\` ${c.action}`;
-    const row = `| ${action} | ${c.key.kind} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
+    const action = notPlanned.has(c) ? '`?` not planned' : `\`${SYMBOLS[c.action]}\` ${c.action}`;
+    const row = `| ${action} | ${cell(c.key.kind)} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
     if (used + row.length + 200 > limit / 2) {
       head.push(`| … | ${rows.length - i} more | | |`);
       break;
@@ -194,10 +193,11 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
 
   // Each object's attribute changes whole, so a cut falls between objects, never inside one.
   const chunks = changes.map((c) => {
-    const lines = [`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${c.address}`];
+    const lines = [`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${printable(c.address)}`];
     for (const line of changeLines(c)) {
-      // One line of the plan stays one line: a value's line breaks cannot start a line of their own.
-      const text = `${line.text}${line.note ? `  # ${line.note}` : ''}`.replace(/\r?\n|\r/g, '\\n');
+      // One line of the plan stays one line: a value's line breaks cannot start a line of their own,
+      // and no control or bidi character in it reaches the comment.
+      const text = printable(`${line.text}${line.note ? `  # ${line.note}` : ''}`);
       lines.push(`${line.sign === '~' ? '!' : line.sign}     ${'    '.repeat(line.depth)}${text}`);
     }
     lines.push('');
@@ -266,10 +266,7 @@ export function renderInvalidManifestMarkdown(
     '',
     '> [!CAUTION]',
     `> **Manifest invalid: ${n} problem${n === 1 ? '' : 's'}; nothing was planned.**`,
-    ...problems.map(
-      (p) =>
-        `> - ${inlineCode(`${p.position.file}:${p.position.line}:${p.position.col}`)} ${cell(p.message)}`,
-    ),
+    ...problems.map((p) => `> - ${inlineCode(formatPosition(p.position))} ${cell(p.message)}`),
     '',
   ];
   return fitted(`${lines.join('\n')}\n`, options.limit ?? COMMENT_LIMIT);

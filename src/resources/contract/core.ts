@@ -71,6 +71,12 @@ export interface AttributeDiff {
   forcesReplacement?: boolean;
   /** A remark shown beside the diff (`# locked by user-x: applied only with --force-unlock`). */
   note?: string;
+  /**
+   * The diff adds or removes one item of the list at `path` (an LDAP user's `groups`), which keeps
+   * its other items: `before`/`after` is the item, not the attribute's value. Set by the planner for
+   * the attributes a kind names in `RenderDetails.listAttributes`.
+   */
+  item?: boolean;
 }
 
 export interface Comparison {

@@ -12,10 +12,21 @@ export interface RenderDetails<Spec = Record<string, unknown>, Live = unknown> {
   render(desired: Desired<Spec>): Record<string, unknown>;
   /** The live object as attribute values in manifest shape, for `delete` rendering and `--json`. */
   describe(observed: Observed<Live>): Record<string, unknown>;
+  /**
+   * Top-level attributes whose value is a list of items compared as a set (a user's `groups`, sent
+   * to the service as one comma-separated string): a diff under one of them adds or removes an item,
+   * and a plan shows the items that come and go rather than the attribute as a whole.
+   */
+  readonly listAttributes?: readonly string[];
 }
 
 export function hasRenderDetails<K extends object>(kind: K | undefined): kind is K & RenderDetails {
   return typeof (kind as Partial<RenderDetails> | undefined)?.render === 'function';
+}
+
+/** The attributes a kind declares as lists of items (`RenderDetails.listAttributes`); none by default. */
+export function listAttributesOf(kind: AnyResourceKind): readonly string[] {
+  return hasRenderDetails(kind) ? (kind.listAttributes ?? []) : [];
 }
 
 /** The desired object's attribute values, as the kind renders them or as the manifest wrote them. */

@@ -278,6 +278,9 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
     return { diffs: diffs.map((d) => inManifestForm(d, desired.spec)) };
   },
 
+  // Comma-separated on the service, compared as sets: a plan shows the items that come and go.
+  listAttributes: [...LISTS],
+
   render(desired) {
     // The manifest's fields as written (durations as "5m" rather than seconds); the planner masks
     // the write-only ones.

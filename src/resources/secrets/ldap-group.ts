@@ -48,6 +48,8 @@ export const ldapGroupKind: EntryKind<LdapGroupSpec, LdapGroup> & ChangeImpact<L
     'A directory (LDAP) group known to the auth method, with the policies its members get. metadata.mount is the mount (ldap by default).',
   specSchema: LdapGroupSpec,
   ...entryKindBase('LdapGroup', access),
+  // A comma-separated string on the service, a set here: a plan shows the policies that come and go.
+  listAttributes: ['policies'],
 
   // The users whose `groups` name the group get its policies: a policy change reaches them.
   impact: membersReached,

@@ -57,6 +57,8 @@ export const ldapUserKind: EntryKind<LdapUserSpec, LdapUser> = {
     'A directory (LDAP) user known to the auth method: its own policies and extra local groups. metadata.mount is the mount (ldap by default).',
   specSchema: LdapUserSpec,
   ...entryKindBase('LdapUser', access),
+  // Comma-separated strings on the service, sets here: a plan shows the policies and groups that come and go.
+  listAttributes: ['policies', 'groups'],
 
   dependencies({ key, desired, observed }) {
     const groups = desired

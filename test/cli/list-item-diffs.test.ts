@@ -1,0 +1,143 @@
+/**
+ * A list attribute of a directory user or group (policies, groups: comma-separated strings on the
+ * secrets service) whose items change is shown item by item in every rendering, against the sandbox:
+ * the items added and removed, and how many stay, never `- groups = "ops"`, which reads as the
+ * attribute removed. The text plan, --markdown and --json alike.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PlanJson } from '../../src/planner/render/json.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+let sandbox: RunningSandbox;
+let env: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, token: 'list-items-root-token' });
+  env = { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-list-items-state-') };
+});
+afterAll(async () => sandbox?.close());
+
+function folder(text: string): string {
+  const dir = tempDir('converge-list-items-');
+  writeFileSync(path.join(dir, 'directory.yaml'), text);
+  return dir;
+}
+
+const doc = (kind: string, name: string, spec: string) =>
+  `apiVersion: converge/v1\nkind: ${kind}\nmetadata: { name: ${name} }\nspec: ${spec}\n`;
+
+const groups = ['g-ops', 'g-dev', 'g-web'].map((g) => doc('LdapGroup', g, '{ policies: [base] }'));
+
+describe('a directory user whose groups and policies change', () => {
+  let dir: string;
+  const user = 'LdapUser/ldap/alice';
+
+  beforeAll(async () => {
+    const before = folder(
+      [...groups, doc('LdapUser', 'alice', '{ policies: [dev, ops], groups: [g-ops, g-dev] }')].join('---\n'),
+    );
+    expect((await runCli(['apply', '-f', before, '--auto-approve'], env)).code).toBe(0);
+    // g-ops goes and g-web comes (g-dev stays); a policy is added to the two that stay.
+    dir = folder(
+      [...groups, doc('LdapUser', 'alice', '{ policies: [dev, ops, more], groups: [g-dev, g-web] }')].join(
+        '---\n',
+      ),
+    );
+  });
+
+  it('shows the items that come and go, and how many stay, in the text plan', async () => {
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        `  ~ ${user}  (id auth/ldap/users/alice)`,
+        '      ~ groups   = [',
+        '          - "g-ops",',
+        '          + "g-web",',
+        '            # (1 unchanged item hidden)',
+        '        ]',
+        '      ~ policies = [',
+        '          + "more",',
+        '            # (2 unchanged items hidden)',
+        '        ]',
+      ].join('\n'),
+    );
+    // Never the attribute as a whole: that reads as groups removed, or set to one policy.
+    expect(r.stdout).not.toMatch(/[-+] (groups|policies)\s+=/);
+  });
+
+  it('shows the same items in the --markdown diff block', async () => {
+    const r = await runCli(['plan', '-f', dir, '--markdown'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        `~ ${user}`,
+        '!     groups   = [',
+        '-         "g-ops",',
+        '+         "g-web",',
+        '          # (1 unchanged item hidden)',
+        '      ]',
+        '!     policies = [',
+        '+         "more",',
+      ].join('\n'),
+    );
+    expect(r.stdout).not.toMatch(/^[-+] +(groups|policies)\s+=/m);
+  });
+
+  it('marks each diff of one item with item: true in --json, the item as its value', async () => {
+    const r = await runCli(['plan', '-f', dir, '--json'], env);
+    expect(r.code).toBe(0);
+    const change = (JSON.parse(r.stdout) as PlanJson).changes.find((c) => c.address === user)!;
+    expect(change.action).toBe('update');
+    expect(change.diffs).toEqual([
+      { path: 'groups', op: 'remove', before: 'g-ops', item: true },
+      { path: 'groups', op: 'add', after: 'g-web', item: true },
+      { path: 'policies', op: 'add', after: 'more', item: true },
+    ]);
+    // The whole lists stay where they were: before and after.
+    expect(change.before).toEqual({ policies: ['dev', 'ops'], groups: ['g-dev', 'g-ops'] });
+    expect(change.after).toEqual({ policies: ['dev', 'more', 'ops'], groups: ['g-dev', 'g-web'] });
+  });
+});
+
+describe('a directory group whose last policy goes', () => {
+  it('shows the item removed from the list, not the attribute removed', async () => {
+    const name = 'g-emptied';
+    expect(
+      (
+        await runCli(
+          ['apply', '-f', folder(doc('LdapGroup', name, '{ policies: [audit] }')), '--auto-approve'],
+          env,
+        )
+      ).code,
+    ).toBe(0);
+    const r = await runCli(['plan', '-f', folder(doc('LdapGroup', name, '{ policies: [] }'))], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(['      ~ policies = [', '          - "audit",', '        ]'].join('\n'));
+  });
+});
+
+describe("a directory configuration's token policies", () => {
+  it('changes item by item too', async () => {
+    const config = (policies: string) =>
+      `apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec:\n  url: ldap://127.0.0.1:1\n  userdn: ou=people,dc=example,dc=test\n  token_policies: ${policies}\n`;
+    expect((await runCli(['apply', '-f', folder(config('[base, extra]')), '--auto-approve'], env)).code).toBe(
+      0,
+    );
+    const r = await runCli(['plan', '-f', folder(config('[base, more]'))], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        '      ~ token_policies = [',
+        '          - "extra",',
+        '          + "more",',
+        '            # (1 unchanged item hidden)',
+        '        ]',
+      ].join('\n'),
+    );
+  });
+});
