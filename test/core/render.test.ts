@@ -374,3 +374,28 @@ describe('markdown cells from a hostile manifest and service', () => {
     expect(md).toContain(':3:1` bad\\u001b[2J');
   });
 });
+
+describe('text plan values from a hostile manifest and service', () => {
+  // JSON.stringify escapes C0 controls, but C1 (a one-byte CSI), bidi overrides and line separators
+  // pass through it: a terminal would act on them or reorder what the reader sees.
+  const controls = '\u009b31m\u0085\u202egnp.exe\u2066x\u200b\u2028';
+  const hostile: Plan = planOf([
+    change({
+      action: 'update',
+      key: { kind: 'AclRole', name: 'web', namespace: 'default' },
+      address: 'AclRole/default/web',
+      diffs: [
+        { path: 'Description', op: 'change', before: 'old', after: `new${controls}` },
+        { path: 'Meta', op: 'change', before: { a: 'b' }, after: { [`k${controls}`]: `v${controls}` } },
+      ],
+    }),
+  ]);
+  const UNSAFE = /[\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+
+  it('shows each C1 and bidi character in a value or key as its escape', () => {
+    const text = renderHuman(hostile, { color: false });
+    expect(text).not.toMatch(UNSAFE);
+    expect(text).toContain('"new\\u009b31m\\u0085\\u202egnp.exe');
+    expect(text).toContain('[k\\u009b31m');
+  });
+});

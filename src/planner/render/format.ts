@@ -2,6 +2,7 @@
  * How attribute values read in plans: HCL-like (`"text"`, `true`, `[...]`, `{ Key = value }`), on one
  * line when short, so a diff line stays a line.
  */
+import { printable } from '../../common/printable.js';
 import type { Action, Targeting } from '../types.js';
 
 export const SENSITIVE = '(sensitive value)';
@@ -11,7 +12,8 @@ export const SENSITIVE_CHANGED = '(sensitive value changed)';
 export function formatValue(value: unknown): string {
   if (value === SENSITIVE || value === COMPUTED) return value;
   if (value === undefined) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
+  // JSON escapes C0 controls but lets C1 controls (CSI), bidi overrides and line separators through.
+  if (typeof value === 'string') return printable(JSON.stringify(value));
   if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value).map(([k, v]) => `${formatKey(k)} = ${formatValue(v)}`);
@@ -22,7 +24,7 @@ export function formatValue(value: unknown): string {
 
 /** A map key as written: bare when it is a plain name, quoted otherwise, so no key can break the line. */
 function formatKey(key: string): string {
-  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : JSON.stringify(key);
+  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : printable(JSON.stringify(key));
 }
 
 export const SYMBOLS: Record<Action, string> = {

@@ -79,17 +79,17 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     const why = ch.reason ? ` (${ch.reason})` : '';
     const verb = unknown ? 'could not be planned' : VERBS[ch.action];
     const symbol = unknown ? c.red('?') : paint[ch.action](SYMBOLS[ch.action]);
-    out.push(c.bold(`  # ${heading(ch)} ${verb}${why}`));
-    out.push(`  ${symbol} ${ch.address}${ch.id ? c.dim(`  (id ${ch.id})`) : ''}`);
-    if (ch.notCompared) out.push(c.dim(`      # not compared: ${ch.notCompared}`));
-    for (const note of ch.notes ?? []) out.push(c.dim(`      # ${note}`));
+    out.push(c.bold(`  # ${printable(`${heading(ch)} ${verb}${why}`)}`));
+    out.push(`  ${symbol} ${printable(ch.address)}${ch.id ? c.dim(`  (id ${printable(ch.id)})`) : ''}`);
+    if (ch.notCompared) out.push(c.dim(`      # not compared: ${printable(ch.notCompared)}`));
+    for (const note of ch.notes ?? []) out.push(c.dim(`      # ${printable(note)}`));
     // The blast radius stands out from the notes: it is what a reviewer weighs the change by.
     for (const line of ch.impact ?? []) out.push(`      # ${c.bold(printable(line))}`);
     for (const line of changeLines(ch)) {
       const forces = line.forcesReplacement ? c.red(' # forces replacement') : '';
-      const note = line.note ? c.dim(` # ${line.note}`) : '';
+      const note = line.note ? c.dim(` # ${printable(line.note)}`) : '';
       out.push(
-        `      ${INDENT.repeat(line.depth)}${signPaint[line.sign](line.sign)} ${line.text}${forces}${note}`,
+        `      ${INDENT.repeat(line.depth)}${signPaint[line.sign](line.sign)} ${printable(line.text)}${forces}${note}`,
       );
     }
     out.push('');
