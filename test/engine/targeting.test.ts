@@ -60,6 +60,15 @@ describe('plan with targets', () => {
   it('refuses a target that matches nothing with an EngineError', async () => {
     await expect(plan([dir], { env, targets: ['Job/**'] })).rejects.toThrow(EngineError);
   });
+
+  it('suggests first the address one swapped pair of letters away (the commonest typo)', async () => {
+    const typos = mkdtempSync(path.join(os.tmpdir(), 'converge-engine-t-typo-'));
+    writeFileSync(path.join(typos, 'roles.yaml'), [role('web'), role('wbe12')].join('---\n'));
+    // `wbe` is one swap from `web`, two insertions from `wbe12`: the manifest's own measure.
+    await expect(plan([typos], { env, targets: ['AclRole/default/wbe'] })).rejects.toThrow(
+      'the closest addresses are AclRole/default/web, AclRole/default/wbe12',
+    );
+  });
 });
 
 describe('export and adoption through the library', () => {
