@@ -8,6 +8,8 @@ import type { EngineRemedy, SavedPlanRemedy } from '../engine/errors.js';
 export function remedyText(remedy: EngineRemedy | undefined): string {
   if (remedy === undefined) return '';
   if (remedy === 'release-inventory-lock') return ' Release it with `converge inventory unlock`.';
+  if (remedy === 'declare-from-export')
+    return ' `converge export` writes live objects as manifest documents.';
   return ` Run \`${planCommandFor(remedy)}\` again and review it.`;
 }
 

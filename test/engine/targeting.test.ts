@@ -93,6 +93,18 @@ describe('export and adoption through the library', () => {
         kind: 'AclRole',
         owned: true,
       });
+      // Refusals name no command of the CLI: the CLI adds its own (see the import CLI test).
+      const undeclared = await adoptObjects(
+        manifest,
+        ['AclRole/default/b-onne'],
+        connections,
+        inventory,
+      ).catch((error: unknown) => error as EngineError);
+      expect(undeclared).toBeInstanceOf(EngineError);
+      expect((undeclared as EngineError).message).toContain('the manifest does not declare it');
+      expect((undeclared as EngineError).message).toContain('closest to it: AclRole/default/b-one');
+      expect((undeclared as EngineError).message).not.toContain('converge ');
+      expect((undeclared as EngineError).remedy).toBe('declare-from-export');
     } finally {
       await connections.close();
     }
