@@ -107,7 +107,7 @@ async function settle(
   if (comparison.diffs.length === 0) return observed;
   if (comparison.replace) {
     throw new Error(
-      `the create's answer was lost and an object of that name now exists that differs in ${comparison.diffs.map((d) => d.path).join(', ')}, which cannot be updated in place: run \`converge plan\` again to review it`,
+      `the create's answer was lost and an object of that name now exists that differs in ${comparison.diffs.map((d) => d.path).join(', ')}, which cannot be updated in place: plan again to review it`,
     );
   }
   return kind.update(ctx, desired, observed);

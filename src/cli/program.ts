@@ -366,7 +366,8 @@ function reportError(error: unknown, io: Io): number {
   }
   // The engine's own refusals (a plan file that does not verify, a held lock) read as they are.
   if (error instanceof EngineError) {
-    write(io.stderr, `Error: ${shownLines(error.message)}${remedyText(error.remedy)}`);
+    // The remedy may quote what a plan file says (its manifest paths, targets): printable too.
+    write(io.stderr, `Error: ${shownLines(`${error.message}${remedyText(error.remedy)}`)}`);
     return EXIT.error;
   }
   // Service errors come scrubbed of every secret of their request; the process's own credentials

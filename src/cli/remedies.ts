@@ -2,12 +2,32 @@
  * The CLI's words for what an engine error says can be done (`EngineError.remedy`): the engine names
  * no command of a front end, so the command to run is added here, where the error is printed.
  */
-import type { EngineRemedy } from '../engine/errors.js';
-
-const REMEDIES: Record<EngineRemedy, string> = {
-  'release-inventory-lock': 'Release it with `converge inventory unlock`.',
-};
+import { printable } from '../common/printable.js';
+import type { EngineRemedy, SavedPlanRemedy } from '../engine/errors.js';
 
 export function remedyText(remedy: EngineRemedy | undefined): string {
-  return remedy ? ` ${REMEDIES[remedy]}` : '';
+  if (remedy === undefined) return '';
+  if (remedy === 'release-inventory-lock') return ' Release it with `converge inventory unlock`.';
+  if (remedy === 'declare-from-export')
+    return ' `converge export` writes live objects as manifest documents.';
+  return ` Run \`${planCommandFor(remedy)}\` again and review it.`;
+}
+
+/** The command that makes the saved plan again, as it was made: it works as printed. */
+function planCommandFor(saved: SavedPlanRemedy): string {
+  return `converge plan ${[
+    ...saved.manifest.map((m) => `-f ${quoteArg(m)}`),
+    ...(saved.prune ? ['--prune'] : []),
+    ...saved.targets.map((t) => `--target ${quoteArg(t)}`),
+    ...saved.excludes.map((t) => `--exclude ${quoteArg(t)}`),
+  ].join(' ')} -out ${quoteArg(saved.file)}`;
+}
+
+/**
+ * A path as a shell argument: quoted only when it needs to be. Printable first: the paths come from a
+ * plan file not yet verified, and a line break in one would print a line of its own.
+ */
+function quoteArg(given: string): string {
+  const text = printable(given);
+  return /^[\w./:@+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }

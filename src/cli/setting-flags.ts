@@ -15,4 +15,6 @@ export const CLI_SETTING_NAMES: SettingNames = {
   maxDeletes: '--max-deletes',
   kinds: '--kind',
   allowAddresses: '--allow-address',
+  allowEnv: '--allow-env',
+  exportDir: '-o',
 };

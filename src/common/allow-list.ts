@@ -10,10 +10,19 @@ export interface AllowList {
   /** The patterns as the operator wrote them, for messages ("allowed: DEMO_*, TEAM"). */
   readonly patterns: readonly string[];
   allows(text: string): boolean;
+  /**
+   * How the caller names the option that adds to the list (`--allow-env`, `allowEnv`), for a refusal
+   * to say how to allow what it refused; the list's user has a default.
+   */
+  readonly setting?: string;
 }
 
 /** `CONVERGE_ALLOW_ENV="DEMO_*, TEAM"` plus `--allow-env X --allow-env Y`: blanks and empties dropped. */
-export function allowListFrom(variable: string | undefined, flags: readonly string[] = []): AllowList {
+export function allowListFrom(
+  variable: string | undefined,
+  flags: readonly string[] = [],
+  setting?: string,
+): AllowList {
   const patterns = [...(variable ?? '').split(','), ...flags.flatMap((f) => f.split(','))]
     .map((p) => p.trim())
     .filter((p) => p !== '');
@@ -21,6 +30,7 @@ export function allowListFrom(variable: string | undefined, flags: readonly stri
   return {
     patterns,
     allows: (text) => matchers.some((m) => m(text)),
+    ...(setting !== undefined ? { setting } : {}),
   };
 }
 

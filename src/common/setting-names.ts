@@ -27,6 +27,10 @@ export interface SettingNames {
   kinds: string;
   /** Addresses a Connection may send a token from outside the manifest to. */
   allowAddresses: string;
+  /** Environment variables `${env:NAME}` may read (beside CONVERGE_ALLOW_ENV). */
+  allowEnv: string;
+  /** The folder an export writes its files into. */
+  exportDir: string;
 }
 
 /** The library's option names: what a program calling the engine sets. */
@@ -41,6 +45,8 @@ export const LIBRARY_SETTING_NAMES: Readonly<SettingNames> = {
   maxDeletes: 'limits.maxDeletes',
   kinds: 'kinds',
   allowAddresses: 'allowAddresses',
+  allowEnv: 'allowEnv',
+  exportDir: 'dir',
 };
 
 /** The names to use: the front end's where it gave them, the library's otherwise. */

@@ -43,9 +43,10 @@ export async function adoptObjects(
     if (!d) {
       const closest = closestAddresses(address, [...byAddress.keys()], 3);
       throw new EngineError(
-        `cannot import ${address}: the manifest does not declare it, so Converge would not know what it should be; declare it first (\`converge export\` writes live objects as manifest documents)${
+        `cannot import ${address}: the manifest does not declare it, so Converge would not know what it should be; declare it first${
           closest.length > 0 ? `. Declared addresses closest to it: ${closest.join(', ')}` : ''
-        }`,
+        }.`,
+        'declare-from-export',
       );
     }
     if (d.ensure === 'absent') {
@@ -60,7 +61,7 @@ export async function adoptObjects(
     const observed = await kind.observe(connections, d.key);
     if (!observed) {
       throw new EngineError(
-        `cannot import ${address}: no such object on the ${kind.service} service; \`converge apply\` creates it instead`,
+        `cannot import ${address}: no such object on the ${kind.service} service; applying the manifest creates it instead`,
       );
     }
     // Adopted objects are Converge's own from now on: `--prune` may delete them once undeclared.

@@ -16,5 +16,20 @@ export class EngineError extends Error {
   }
 }
 
-/** `release-inventory-lock`: a lock whose holder may be gone can be released by hand. */
-export type EngineRemedy = 'release-inventory-lock';
+/**
+ * `release-inventory-lock`: a lock whose holder may be gone can be released by hand.
+ * `declare-from-export`: an object to adopt must be declared first; an export writes live objects as
+ * manifest documents.
+ * `make-saved-plan-again`: a saved plan no longer matches its manifest; plan it again as it was made
+ * (its manifest, prune, targets and excludes) and save it to `file`.
+ */
+export type EngineRemedy = 'release-inventory-lock' | 'declare-from-export' | SavedPlanRemedy;
+
+export interface SavedPlanRemedy {
+  readonly remedy: 'make-saved-plan-again';
+  readonly manifest: readonly string[];
+  readonly prune: boolean;
+  readonly targets: readonly string[];
+  readonly excludes: readonly string[];
+  readonly file: string;
+}

@@ -1,25 +1,33 @@
 /**
  * Writes exported objects as manifest files: one file per kind (`AclRole.yaml`, `Job.yaml`), each a
  * stream of documents in address order, as a person would lay out a manifest. A document with
- * placeholders says above itself which variable fills each and that `--allow-env` must expose it.
+ * placeholders says above itself which variable fills each and that it must be allowed (`allowEnv`, the
+ * CLI's `--allow-env`: the caller's name for it).
  * Files are created, never overwritten: an export into a manifest folder must not replace its files.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { API_VERSION } from '../manifest/kinds.js';
 import type { ExportedObject } from './export.js';
 import { EngineError } from './errors.js';
 
+/** How the caller names its options in the files and errors (the CLI: `--allow-env`, `-o`). */
+export interface ExportFileOptions {
+  settingNames?: Partial<SettingNames>;
+}
+
 /** One manifest document, with its placeholder notes as comments. */
-export function exportedDocument(object: ExportedObject): string {
+export function exportedDocument(object: ExportedObject, options: ExportFileOptions = {}): string {
+  const { allowEnv } = settingNames(options.settingNames);
   const { key } = object;
   const metadata: Record<string, string> = { name: key.name };
   if (key.namespace !== undefined) metadata[object.namespaceField] = key.namespace;
   if (key.connection !== undefined) metadata.connection = key.connection;
   const notes = object.placeholders.map(
     (p) =>
-      `# ${p.path} is secret and not exported: set ${p.variable} and allow it with --allow-env ${p.variable} (or CONVERGE_ALLOW_ENV)`,
+      `# ${p.path} is secret and not exported: set ${p.variable} and allow it with ${allowEnv} ${p.variable} (or CONVERGE_ALLOW_ENV)`,
   );
   const body = stringify(
     { apiVersion: API_VERSION, kind: key.kind, metadata, spec: object.spec },
@@ -29,21 +37,25 @@ export function exportedDocument(object: ExportedObject): string {
 }
 
 /** Writes the files; returns their paths. Refuses a file that already exists. */
-export async function writeExportFiles(dir: string, objects: readonly ExportedObject[]): Promise<string[]> {
+export async function writeExportFiles(
+  dir: string,
+  objects: readonly ExportedObject[],
+  options: ExportFileOptions = {},
+): Promise<string[]> {
   const byKind = new Map<string, ExportedObject[]>();
   for (const o of objects) byKind.set(o.key.kind, [...(byKind.get(o.key.kind) ?? []), o]);
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
   for (const [kind, list] of byKind) {
     const file = path.join(dir, `${kind}.yaml`);
-    const text = `${list.map(exportedDocument).join('---\n')}`;
+    const text = `${list.map((o) => exportedDocument(o, options)).join('---\n')}`;
     try {
       await writeFile(file, text, { flag: 'wx', mode: 0o644 });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new EngineError(
         code === 'EEXIST'
-          ? `${file} already exists: export writes new files only; remove it or choose another folder with -o`
+          ? `${file} already exists: export writes new files only; remove it or choose another folder (${settingNames(options.settingNames).exportDir})`
           : `cannot write ${file}: ${code ?? String(error)}`,
       );
     }

@@ -86,15 +86,21 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
   const connections = connect(options.manifest, options);
   try {
     const connection = options.connection;
-    const exported: ExportedObject[] = [];
+    const read: Array<{ kind: ExportableKind; observed: Observed; address: string }> = [];
     for (const kind of kinds) {
       const live = await readKind(kind, connections, options.namespace, connection);
-      for (const observed of live) {
-        const object = exportOne(kind, observed, options.writeOnly);
-        if (object) exported.push(object);
-      }
+      for (const observed of live) read.push({ kind, observed, address: addressOf(observed.key) });
     }
-    return exported.sort((a, b) => addressOf(a.key).localeCompare(addressOf(b.key)));
+    // In address order before any variable is named: which of two colliding names gets a suffix
+    // must not depend on the order a service listed them in.
+    read.sort((a, b) => a.address.localeCompare(b.address));
+    const variables = uniqueVariables();
+    const exported: ExportedObject[] = [];
+    for (const { kind, observed } of read) {
+      const object = exportOne(kind, observed, options.writeOnly, variables);
+      if (object) exported.push(object);
+    }
+    return exported;
   } finally {
     await connections.close();
   }
@@ -141,6 +147,7 @@ function exportOne(
   kind: ExportableKind,
   observed: Observed,
   recorded: ExportOptions['writeOnly'],
+  variableFor: VariableNamer,
 ): ExportedObject | undefined {
   const spec = kind.exporter.spec(observed) as Record<string, unknown> | undefined;
   if (spec === undefined) return undefined;
@@ -174,6 +181,26 @@ function exportOne(
       unknown
     >,
     placeholders,
+  };
+}
+
+/** Names the variable of one secret of one object; never the same name for two. */
+type VariableNamer = (key: ResourceKey, path: string) => string;
+
+/**
+ * One export's variable names, unique: `web-1` and `web_1` (or `a.b` and `a_b`) spell the same
+ * variable, and one variable cannot fill two secrets. The first asked for (address order) keeps the
+ * readable name; each later one gets `_2`, `_3`, … (the first such name not yet given).
+ */
+export function uniqueVariables(): VariableNamer {
+  const owners = new Map<string, string>();
+  return (key, path) => {
+    const base = variableFor(key, path);
+    const owner = `${addressOf(key)}\u0000${path}`;
+    let name = base;
+    for (let n = 2; owners.has(name) && owners.get(name) !== owner; n++) name = `${base}_${n}`;
+    owners.set(name, owner);
+    return name;
   };
 }
 

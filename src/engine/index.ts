@@ -38,7 +38,7 @@ export {
 export { adoptObjects, type AdoptResult } from './adopt.js';
 export { EngineError } from './errors.js';
 export { type ExportedObject, exportLive, type ExportOptions, type Placeholder } from './export.js';
-export { exportedDocument, writeExportFiles } from './export-files.js';
+export { exportedDocument, type ExportFileOptions, writeExportFiles } from './export-files.js';
 export {
   type AppliedObject,
   FileInventoryBackend,

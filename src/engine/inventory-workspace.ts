@@ -174,7 +174,8 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     } catch (error) {
       throw new EngineError(
         `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +
-          'it stays locked: release it with `converge inventory unlock`',
+          'it stays locked until released by hand.',
+        'release-inventory-lock',
       );
     }
   }
@@ -189,7 +190,8 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     return new EngineError(
       `${this.description} is locked by another run${reason ? `: ${reason}` : ''}${who ? ` (as ${truncate(printable(who), 100)})` : ''}. ` +
         `Waited ${Math.round(timeoutMs / 1000)}s. Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +
-        'if that run is gone, release the lock with `converge inventory unlock`.',
+        'if that run is gone, release the lock.',
+      'release-inventory-lock',
     );
   }
 

@@ -19,7 +19,7 @@ import { addressOf, type Desired } from '../resources/contract.js';
 import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
-import { EngineError } from './errors.js';
+import { EngineError, type SavedPlanRemedy } from './errors.js';
 import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
 
@@ -182,12 +182,14 @@ export function verifyPlanFile(
     typeof saved.key_id === 'string'
       ? `state key ${saved.key_id} (from ${String(saved.key_source)})`
       : 'an unknown state key';
-  const again = `run \`${planCommandFor(saved, file)}\` again and review it`;
+  const again = 'plan it again as it was made (same manifest, prune, targets and excludes) and review it';
+  const remake = remakeRemedy(saved, file);
   if (typeof saved.mac !== 'string' || saved.mac === '') {
     throw new EngineError(
       `${file} carries no MAC, so nothing shows it is the plan that was reviewed: refusing it. ${
         current ? `This run's state key is ${current.id} (from ${current.source}); ` : ''
       }${again}.`,
+      remake,
     );
   }
   if (!current) {
@@ -198,6 +200,7 @@ export function verifyPlanFile(
   if (saved.key_id !== current.id) {
     throw new EngineError(
       `${file} was signed with ${signedBy}, but this run's state key is ${current.id} (from ${current.source}): refusing it. ${share}; set it to the key the plan was made with, or ${again}.`,
+      remake,
     );
   }
   const expected = Buffer.from(planMac(saved, current.key), 'hex');
@@ -205,6 +208,7 @@ export function verifyPlanFile(
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new EngineError(
       `${file} was changed after it was saved (its MAC does not match state key ${current.id} from ${current.source}): refusing to apply what was not reviewed; ${again}.`,
+      remake,
     );
   }
 }
@@ -239,23 +243,21 @@ export function reconcileSavedPlan(
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
     throw new EngineError(
-      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); run \`${planCommandFor(saved, file)}\` again`,
+      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); plan it again as it was made (same manifest, prune, targets and excludes) and save it again.`,
+      remakeRemedy(saved, file),
     );
   }
   return { ...fresh, changes, summary: summarise(changes) };
 }
 
-/** The command that makes the saved plan again. */
-function planCommandFor(saved: SavedPlan, file: string): string {
-  return `converge plan ${[
-    ...(Array.isArray(saved.manifest) ? saved.manifest : []).map((m) => `-f ${quoteArg(String(m))}`),
-    ...(saved.prune ? ['--prune'] : []),
-    ...(saved.targets ?? []).map((t) => `--target ${quoteArg(String(t))}`),
-    ...(saved.excludes ?? []).map((t) => `--exclude ${quoteArg(String(t))}`),
-  ].join(' ')} -out ${quoteArg(file)}`;
-}
-
-/** A path as a shell argument: quoted only when it needs to be. */
-function quoteArg(text: string): string {
-  return /^[\w./:@+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+/** How to make the saved plan again, for a front end to say in its own words. */
+function remakeRemedy(saved: SavedPlan, file: string): SavedPlanRemedy {
+  return {
+    remedy: 'make-saved-plan-again',
+    manifest: (Array.isArray(saved.manifest) ? saved.manifest : []).map(String),
+    prune: Boolean(saved.prune),
+    targets: (saved.targets ?? []).map(String),
+    excludes: (saved.excludes ?? []).map(String),
+    file,
+  };
 }

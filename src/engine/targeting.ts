@@ -9,6 +9,7 @@
  * left out, and so is every selected object that needs it (planning the dependant alone could create
  * it before what it needs exists); the plan says which were left out and why.
  */
+import { editDistance } from '../common/edit-distance.js';
 import { LIBRARY_SETTING_NAMES, type SettingNames } from '../common/setting-names.js';
 import picomatch from 'picomatch';
 import { addressOf, type Desired, hasDependencies } from '../resources/contract.js';
@@ -183,20 +184,4 @@ export function closestAddresses(text: string, addresses: readonly string[], n: 
     .sort((x, y) => x.d - y.d || x.a.localeCompare(y.a))
     .slice(0, n)
     .map((x) => x.a);
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      current[j] = Math.min(
-        previous[j]! + 1,
-        current[j - 1]! + 1,
-        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -53,7 +53,11 @@ export async function loadManifest(paths: readonly string[], options: LoadOption
     kinds: catalog.kinds,
     services: catalog.manifestServices,
     env,
-    allowEnv: allowListFrom(env.CONVERGE_ALLOW_ENV, options.allowEnv),
+    allowEnv: allowListFrom(
+      env.CONVERGE_ALLOW_ENV,
+      options.allowEnv,
+      settingNames(options.settingNames).allowEnv,
+    ),
   });
   const untrusted = connectionAddressProblems(
     manifest.connections,

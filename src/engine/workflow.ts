@@ -155,6 +155,7 @@ export async function plan(
       ...(prune ? { prune } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
+      settingNames: names,
       ...(options.managed
         ? { managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)) }
         : {}),

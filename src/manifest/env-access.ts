@@ -1,7 +1,7 @@
 /**
  * Which environment variables a manifest may read. A manifest may come from anyone (a pull request)
  * while the process holds Converge's tokens, so `${env:NAME}` reads only what the operator exposes
- * outside the manifest (`CONVERGE_ALLOW_ENV`, `--allow-env`), and never Converge's own credentials,
+ * outside the manifest (`CONVERGE_ALLOW_ENV`, the `allowEnv` option), and never Converge's own credentials,
  * not even under `*`: a plan printed into a pull-request comment must not be a way to read them.
  *
  * "Never" includes a copy under another name in another encoding: a variable holding a token in
@@ -14,6 +14,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { scrubSecrets } from '../common/scrub.js';
 import type { AllowList } from '../common/allow-list.js';
+import { LIBRARY_SETTING_NAMES } from '../common/setting-names.js';
 
 /** What `${env:NAME}` finds: the value, nothing, or a refusal in words (never quoting a value). */
 export type EnvLookup = { value: string } | { missing: true } | { refused: string };
@@ -58,7 +59,9 @@ export function envAccess(
       })),
     ...stateKeyFiles(env, cwd),
   ];
-  const hint = (name: string) => `--allow-env ${name} or CONVERGE_ALLOW_ENV=${name}`;
+  // The option as the caller names it (the CLI's flag, the library's option): this layer names none.
+  const option = allow.setting ?? LIBRARY_SETTING_NAMES.allowEnv;
+  const hint = (name: string) => `${option} ${name} or CONVERGE_ALLOW_ENV=${name}`;
 
   return (name) => {
     if (isCredentialName(name)) {

@@ -4,6 +4,7 @@
  */
 import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
 import { addFormats, newAjv as newAjvWith, precompiledFolder, schemaKey } from '../common/precompiled.js';
+import { editDistance } from '../common/edit-distance.js';
 import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
@@ -455,39 +456,14 @@ function closestName(field: string, allowed: readonly string[]): string | undefi
   let best: string | undefined;
   let bestDistance = field.length <= 4 ? 1 : 2;
   for (const name of allowed) {
-    const distance = editDistance(lower, name.toLowerCase());
+    // More than two edits apart is never a suggestion: such names are not even compared.
+    const distance = editDistance(lower, name.toLowerCase(), 2);
     if (distance <= bestDistance && (best === undefined || distance < bestDistance)) {
       best = name;
       bestDistance = distance;
     }
   }
   return best;
-}
-
-/**
- * Edits (insert, delete, substitute, or swap two neighbouring letters) from `a` to `b`. A swap
- * counts as one edit because it is the commonest typo ("Nmae"), which would otherwise be two.
- */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  let beforePrevious: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        previous[j]! + 1,
-        current[j - 1]! + 1,
-        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        current[j] = Math.min(current[j]!, beforePrevious[j - 2]! + 1);
-      }
-    }
-    beforePrevious = previous;
-    previous = current;
-  }
-  return previous[b.length]!;
 }
 
 /** Rules a kind states in code because JSON Schema says them poorly (fields that exclude each other). */

@@ -4,6 +4,7 @@
  * few requests instead of one per object), compares, and orders the changes.
  */
 import pLimit from 'p-limit';
+import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { formatPosition } from '../common/types.js';
 import {
   type AnyResourceKind,
@@ -64,6 +65,8 @@ export interface PlanOptions {
    * object Converge neither created nor was given is never deleted.
    */
   managed?: ReadonlyMap<string, 'created' | 'imported'>;
+  /** How the caller names its options in problems (the CLI: `--prune`); default: the library's. */
+  settingNames?: Partial<SettingNames>;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -360,6 +363,8 @@ async function pruneCandidates(
   problems: PlanProblem[],
   managed: ReadonlyMap<string, 'created' | 'imported'> | undefined,
   list: ListOnce,
+  /** The prune option as the caller names it, for the emptied-scope refusal. */
+  pruneSetting: string,
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
   // With a marker, the marker says so, or the inventory (an object adopted by import, which only a
@@ -390,7 +395,7 @@ async function pruneCandidates(
             key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
             // A guard of the whole plan, not an object that could not be planned.
             scope: 'plan',
-            message: `${describeScope(scope)}: the manifest declares no object in it, so --prune would delete ${orphans.length === 1 ? 'the 1 object' : `all ${orphans.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
+            message: `${describeScope(scope)}: the manifest declares no object in it, so ${pruneSetting} would delete ${orphans.length === 1 ? 'the 1 object' : `all ${orphans.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
             ...(scope.position ? { position: scope.position } : {}),
           });
           return [];
@@ -591,6 +596,7 @@ export async function buildPlan(
       problems,
       options.managed,
       list,
+      settingNames(options.settingNames).prune,
     );
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
   }

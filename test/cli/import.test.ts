@@ -86,6 +86,7 @@ describe('converge import', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('cannot import AclRole/default/by-hnd: the manifest does not declare it');
     expect(r.stderr).toContain('Declared addresses closest to it: AclRole/default/by-hand');
+    expect(r.stderr).toContain('`converge export` writes live objects as manifest documents.');
     expect(managed()).toEqual({});
   });
 

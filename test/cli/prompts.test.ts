@@ -4,11 +4,11 @@
  * (key or signal) stops with 130; without a terminal each refuses, naming the flag that answers yes.
  * None of them waits forever.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp-dirs.js';
 import { SchedulerClient } from '../../src/clients/scheduler/client.js';
 import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 function tmp(prefix: string): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 function env(): Record<string, string> {

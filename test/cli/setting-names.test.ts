@@ -7,7 +7,15 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, lockInventory, plan } from '../../src/engine/index.js';
+import {
+  apply,
+  EngineError,
+  exportedDocument,
+  loadManifest,
+  lockInventory,
+  plan,
+} from '../../src/engine/index.js';
+import { readPlanFile, verifyPlanFile } from '../../src/engine/plan-file.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -90,5 +98,148 @@ describe('a plan that deletes more than allowed', () => {
 
     const r = await runCli(['plan', '-f', gone, '--max-deletes', '0'], env);
     expect(r.stdout + r.stderr).toContain('more than --max-deletes 0 allows');
+  });
+});
+
+describe('an environment variable the manifest may not read', () => {
+  it('names the allowEnv option to a library caller and --allow-env to a CLI user', async () => {
+    const secretDir = tempDir('converge-settings-env-');
+    writeFileSync(
+      path.join(secretDir, 'roles.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: env-reader }\nspec: { Description: "${env:TEAM_NAME}" }\n',
+    );
+    const withVariable = { ...env, TEAM_NAME: 'web' };
+    const failure = await loadManifest([secretDir], { env: withVariable }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toContain('allow it with allowEnv TEAM_NAME or CONVERGE_ALLOW_ENV=TEAM_NAME');
+    expect(failure?.message).not.toContain('--');
+
+    const r = await runCli(['validate', '-f', secretDir], withVariable);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('allow it with --allow-env TEAM_NAME or CONVERGE_ALLOW_ENV=TEAM_NAME');
+  });
+});
+
+describe('a secret left out of an export', () => {
+  it('names allowEnv in the written file for a library caller', () => {
+    const text = exportedDocument({
+      key: { kind: 'LdapConfig', name: 'ldap' },
+      namespaceField: 'namespace',
+      spec: { bindpass: '${env:LDAPCONFIG_LDAP_BINDPASS}' },
+      placeholders: [{ path: 'bindpass', variable: 'LDAPCONFIG_LDAP_BINDPASS' }],
+    });
+    expect(text).toContain(
+      '# bindpass is secret and not exported: set LDAPCONFIG_LDAP_BINDPASS and allow it with allowEnv LDAPCONFIG_LDAP_BINDPASS (or CONVERGE_ALLOW_ENV)',
+    );
+    expect(text).not.toContain('--allow-env');
+  });
+});
+
+describe('a prune scope the manifest declares nothing in', () => {
+  it('names the prune option to a library caller and --prune to a CLI user', async () => {
+    const scoped = tempDir('converge-settings-scope-');
+    const scope =
+      'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: ps }\nspec: { kind: AclRole, namePrefix: ps- }\n';
+    writeFileSync(
+      path.join(scoped, 'roles.yaml'),
+      `${scope}---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ps-stray }\nspec: { Description: x }\n`,
+    );
+    expect((await runCli(['apply', '-f', scoped, '--auto-approve'], env)).code).toBe(0);
+    writeFileSync(path.join(scoped, 'roles.yaml'), scope);
+
+    const run = await plan([scoped], { env, prune: true });
+    await run.connections.close();
+    const messages = run.plan.problems.map((p) => p.message).join('\n');
+    expect(messages).toContain('the manifest declares no object in it, so prune would delete the 1 object');
+    expect(messages).not.toContain('--');
+
+    const r = await runCli(['plan', '-f', scoped, '--prune'], env);
+    expect(r.stdout + r.stderr).toContain('so --prune would delete the 1 object');
+  });
+});
+
+describe('a saved plan that no longer verifies', () => {
+  it('says how to make it again in library words; the CLI gives the command', async () => {
+    const planDir = tempDir('converge-settings-saved-');
+    const planFile = path.join(planDir, 'p.plan');
+    writeFileSync(
+      planFile,
+      JSON.stringify({
+        format: 'converge-plan',
+        format_version: 1,
+        manifest: [dir],
+        prune: true,
+        targets: ['AclRole/*'],
+        changes: [],
+      }),
+    );
+    const saved = await readPlanFile(planFile).catch((error: unknown) => error as Error);
+    const failure = (() => {
+      try {
+        if (saved instanceof Error) return saved;
+        verifyPlanFile(saved, planFile, undefined, 'no key');
+        return undefined;
+      } catch (error) {
+        return error as EngineError;
+      }
+    })();
+    expect(failure?.message).toContain('carries no MAC');
+    expect(failure?.message).toContain('plan it again as it was made');
+    expect(failure?.message).not.toContain('converge plan');
+    expect(failure?.message).not.toContain('--');
+    expect((failure as EngineError).remedy).toMatchObject({ manifest: [dir], prune: true, file: planFile });
+
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      `Run \`converge plan -f ${dir} --prune --target 'AclRole/*' -out ${planFile}\` again`,
+    );
+  });
+  it('prints the command as printable text when the unverified file names hostile paths', async () => {
+    const planDir = tempDir('converge-settings-hostile-');
+    const planFile = path.join(planDir, 'p.plan');
+    writeFileSync(
+      planFile,
+      JSON.stringify({
+        format: 'converge-plan',
+        format_version: 1,
+        manifest: ['infra\u001b[2J\u001b]0;owned\u0007\nfake: line'],
+        changes: [],
+      }),
+    );
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('Run `converge plan -f');
+    expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(r.stderr).not.toContain('\nfake: line');
+  });
+});
+
+describe('a workspace inventory locked by another run', () => {
+  it('names no command to a library caller; the CLI adds `converge inventory unlock`', async () => {
+    const org = sandbox.env().CONVERGE_WORKSPACES_ORGANIZATION!;
+    const inWorkspace = { ...env, CONVERGE_INVENTORY: `workspace:${org}/settings-inv` };
+    const held = await lockInventory({ env: inWorkspace, command: 'a long apply', timeoutMs: 1_000 });
+    try {
+      const library = await lockInventory({ env: inWorkspace, command: 'a second', timeoutMs: 0 }).then(
+        () => undefined,
+        (error: unknown) => error as EngineError,
+      );
+      expect(library?.message).toContain('is locked by another run');
+      expect(library?.message).toContain('if that run is gone, release the lock.');
+      expect(library?.message).not.toContain('converge');
+      expect(library?.remedy).toBe('release-inventory-lock');
+
+      const cli = await runCli(
+        ['inventory', 'forget', 'AclRole/default/web-readers', '--lock-timeout', '0'],
+        inWorkspace,
+      );
+      expect(cli.code).not.toBe(0);
+      expect(cli.stderr).toContain('Release it with `converge inventory unlock`.');
+    } finally {
+      await held.release();
+    }
   });
 });

@@ -304,9 +304,10 @@ describe('Workspace objects', () => {
     expect(plan.stdout).not.toContain('cli-found: ');
 
     const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    // The full address, as the changes carry it (format 1.5; `Kind/name` before).
     expect(json.problems.map((p: { address: string }) => p.address)).toEqual([
-      'Workspace/cli-lost-a',
-      'Workspace/cli-lost-b',
+      'Workspace/nowhere/cli-lost-a',
+      'Workspace/nowhere/cli-lost-b',
     ]);
     // nowhere: one list, whose 404 says the organization is missing (no separate read); acme: one
     // organization read and one read of cli-found (a single workspace is read, not listed).

@@ -198,7 +198,7 @@ describe('planner', () => {
     });
     expect(refused.changes).toEqual([]);
     expect(refused.problems[0]?.message).toMatch(
-      /PruneScope "things" \(Thing\): the manifest declares no object in it, so --prune would delete all 2/,
+      /PruneScope "things" \(Thing\): the manifest declares no object in it, so prune would delete all 2/,
     );
     const allowed = await buildPlan([], lookupOf(kind), noContext, {
       prune: [{ kind: 'Thing', allowEmpty: true }],

@@ -60,6 +60,15 @@ describe('plan with targets', () => {
   it('refuses a target that matches nothing with an EngineError', async () => {
     await expect(plan([dir], { env, targets: ['Job/**'] })).rejects.toThrow(EngineError);
   });
+
+  it('suggests first the address one swapped pair of letters away (the commonest typo)', async () => {
+    const typos = tempDir('converge-engine-t-typo-');
+    writeFileSync(path.join(typos, 'roles.yaml'), [role('web'), role('wbe12')].join('---\n'));
+    // `wbe` is one swap from `web`, two insertions from `wbe12`: the manifest's own measure.
+    await expect(plan([typos], { env, targets: ['AclRole/default/wbe'] })).rejects.toThrow(
+      'the closest addresses are AclRole/default/web, AclRole/default/wbe12',
+    );
+  });
 });
 
 describe('export and adoption through the library', () => {
@@ -84,6 +93,18 @@ describe('export and adoption through the library', () => {
         kind: 'AclRole',
         owned: true,
       });
+      // Refusals name no command of the CLI: the CLI adds its own (see the import CLI test).
+      const undeclared = await adoptObjects(
+        manifest,
+        ['AclRole/default/b-onne'],
+        connections,
+        inventory,
+      ).catch((error: unknown) => error as EngineError);
+      expect(undeclared).toBeInstanceOf(EngineError);
+      expect((undeclared as EngineError).message).toContain('the manifest does not declare it');
+      expect((undeclared as EngineError).message).toContain('closest to it: AclRole/default/b-one');
+      expect((undeclared as EngineError).message).not.toContain('converge ');
+      expect((undeclared as EngineError).remedy).toBe('declare-from-export');
     } finally {
       await connections.close();
     }

@@ -134,7 +134,7 @@ describe('${env:} reads only what the operator exposes', () => {
     const dir = writeTree({ 'a.yaml': doc('${env:HOME_SECRET}') });
     const lines = await loadErrors(dir, ['a.yaml'], { env: { HOME_SECRET: 'do-not-print' } });
     expect(lines).toEqual([
-      'a.yaml:7:10: environment variable HOME_SECRET is not exposed to the manifest: allow it with --allow-env HOME_SECRET or CONVERGE_ALLOW_ENV=HOME_SECRET (referenced as ${env:HOME_SECRET})',
+      'a.yaml:7:10: environment variable HOME_SECRET is not exposed to the manifest: allow it with allowEnv HOME_SECRET or CONVERGE_ALLOW_ENV=HOME_SECRET (referenced as ${env:HOME_SECRET})',
     ]);
     expect(lines.join('\n')).not.toContain('do-not-print');
     expect(await loadErrors(dir, ['a.yaml'], { env: {} })).toEqual(lines);

@@ -7,7 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FaultFlags, faultsFromFlags } from '../../src/sandbox/config/fault-flags.js';
+import { validateSandboxConfig } from '../../src/sandbox/config/validate.js';
 import { startSandbox } from '../../src/sandbox/index.js';
+import { SANDBOX_SERVICES } from '../../src/sandbox/services/index.js';
 import { freeLoopbackPort } from '../support/ports.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -155,5 +158,40 @@ describe('converge sandbox fault options: in force', () => {
       await quiet.close();
       await seeded.close();
     }
+  });
+});
+
+describe('converge sandbox fault options and the config file agree on every bound', () => {
+  const names = SANDBOX_SERVICES.map((s) => s.name);
+  const configAccepts = (faults: Record<string, unknown>) => {
+    try {
+      validateSandboxConfig({ faults }, { services: SANDBOX_SERVICES });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const optionAccepts = (flags: FaultFlags) => {
+    try {
+      faultsFromFlags(flags, names);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it.each([
+    [{ failRate: ['1'] }, { failRate: 1 }, true],
+    [{ failRate: ['1.0001'] }, { failRate: 1.0001 }, false],
+    [{ resetRate: ['0'] }, { resetRate: 0 }, true],
+    [{ latency: ['600000'] }, { latencyMs: 600_000 }, true],
+    [{ latency: ['600001'] }, { latencyMs: 600_001 }, false],
+    [{ latency: ['0:600001'] }, { latencyMs: 0, jitterMs: 600_001 }, false],
+    [{ seed: '4294967295' }, { seed: 4_294_967_295 }, true],
+    [{ seed: '4294967296' }, { seed: 4_294_967_296 }, false],
+    [{ rateLimit: ['0'] }, { rateLimit: 0 }, true],
+  ] as [FaultFlags, Record<string, unknown>, boolean][])('%j', (flags, faults, accepted) => {
+    expect(optionAccepts(flags)).toBe(accepted);
+    expect(configAccepts(faults)).toBe(accepted);
   });
 });

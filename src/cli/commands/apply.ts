@@ -3,12 +3,15 @@
  * checking its MAC, refusing objects that moved since it was made. The whole run holds the local
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
+import type { RunHttpOptions } from '../../clients/service.js';
 import type { Catalog } from '../../engine/catalog.js';
+import type { ServiceConnections } from '../../engine/connections.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
 import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
 import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
+import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
@@ -33,14 +36,19 @@ export interface ApplyFlags extends PlanningFlags {
   lockTimeout?: number;
 }
 
-/** `--import`: the manifest's objects adopted into the inventory, under the lock the apply holds. */
+/**
+ * `--import`: loads the manifest and connects once, adopts the addresses into the inventory (under
+ * the lock the apply holds), and hands both to the plan, so the run reads its files and opens its
+ * connections once. The caller owns the connections (the plan closes them if it fails).
+ */
 async function adoptBeforePlanning(
   paths: string[],
   flags: ApplyFlags,
   io: Io,
   catalog: Catalog,
   inventory: LocalInventory,
-): Promise<AdoptResult[]> {
+  run: { http: RunHttpOptions; signal: AbortSignal },
+): Promise<{ adoptions: AdoptResult[]; manifest: Manifest; connections: ServiceConnections }> {
   const manifest = await loadManifest(paths, {
     catalog,
     env: io.env,
@@ -48,11 +56,19 @@ async function adoptBeforePlanning(
     allowEnv: flags.allowEnv ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
   });
-  const connections = connect(manifest, { catalog, env: io.env, http: runHttpOptions(io, flags.timeout) });
+  const connections = connect(manifest, {
+    catalog,
+    env: io.env,
+    http: run.http,
+    signal: run.signal,
+    options: flags.options ?? [],
+  });
   try {
-    return await adoptObjects(manifest, flags.import ?? [], connections, inventory, catalog);
-  } finally {
+    const adoptions = await adoptObjects(manifest, flags.import ?? [], connections, inventory, catalog);
+    return { adoptions, manifest, connections };
+  } catch (error) {
     await connections.close();
+    throw error;
   }
 }
 
@@ -130,15 +146,21 @@ async function applyUntilInterrupted(
     interrupt.dispose();
     throw error;
   });
-  const adoptions = flags.import?.length
-    ? await adoptBeforePlanning(paths, flags, io, catalog, inventory).catch(async (error: unknown) => {
+  const adopted = flags.import?.length
+    ? await adoptBeforePlanning(paths, flags, io, catalog, inventory, {
+        http,
+        signal: interrupt.signal,
+      }).catch(async (error: unknown) => {
         await lock.release();
         interrupt.dispose();
         throw error;
       })
-    : [];
-  for (const a of adoptions) write(io.stdout, `Imported ${a.address}${a.id ? ` (id ${a.id})` : ''}.`);
-  const run = await planRun(paths, {
+    : undefined;
+  for (const a of adopted?.adoptions ?? []) {
+    write(io.stdout, `Imported ${a.address}${a.id ? ` (id ${a.id})` : ''}.`);
+  }
+  const run = await planRun(adopted?.manifest ?? paths, {
+    ...(adopted ? { connections: adopted.connections } : {}),
     catalog,
     env: io.env,
     writeOnly: inventory,

@@ -63,7 +63,7 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
     write(io.stdout, 'Nothing to export: no live object of the kinds asked for.');
     return EXIT.ok;
   }
-  const files = await writeExportFiles(flags.out, objects);
+  const files = await writeExportFiles(flags.out, objects, { settingNames: CLI_SETTING_NAMES });
   write(
     io.stdout,
     `Exported ${objects.length} object${objects.length === 1 ? '' : 's'} to ${files.length} file${files.length === 1 ? '' : 's'} in ${flags.out}:`,

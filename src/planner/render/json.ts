@@ -2,15 +2,17 @@
  * `plan --json`: one stable, documented object. `format_version` changes its major part only when a
  * field is removed or changes meaning (as terraform's `show -json`).
  */
+import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
 import { prunedHeadline } from './format.js';
 import { planCounts, unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
-// action `delete`), and `pruned`; `impact` on every change.
-// Next minor (bumped with problems[].address): `item` on a diff that adds or removes one list item.
-export const PLAN_JSON_FORMAT_VERSION = '1.4';
+// action `delete`), and `pruned`; `impact` on every change. 1.4: `pruned.not_found`. 1.5:
+// `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
+// `item` on a diff that adds or removes one list item.
+export const PLAN_JSON_FORMAT_VERSION = '1.5';
 
 export interface PlanJson {
   format_version: string;
@@ -110,7 +112,8 @@ export function planToJson(plan: Plan, version: string): PlanJson {
     complete: plan.problems.length === 0 && unplanned === 0,
     summary: planCounts(plan.changes, unplannedList),
     problems: plan.problems.map((p) => ({
-      address: `${p.key.kind}/${p.key.name}`,
+      // The address changes carry, so a problem and its object's change can be matched.
+      address: addressOf(p.key),
       message: p.message,
       source: p.position ? `${p.position.file}:${p.position.line}:${p.position.col}` : null,
     })),

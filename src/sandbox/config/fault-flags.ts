@@ -5,8 +5,7 @@
  * value; service names are checked against the services this sandbox runs.
  */
 import type { FaultsConfig, ServiceFaultsConfig } from '../core/faults.js';
-import { MAX_SEED } from '../core/prng.js';
-import { MAX_LATENCY_MS } from './schema.js';
+import { FAULT_RANGES } from './schema.js';
 
 export interface FaultFlags {
   latency?: readonly string[];
@@ -94,16 +93,24 @@ function decimal(text: string): number | undefined {
   return /^\d+(\.\d+)?$|^\.\d+$/.test(text) ? Number(text) : undefined;
 }
 
+/** Whether `n` lies in the range the config schema states for the setting. */
+function inRange(n: number, range: { minimum?: number; maximum?: number }): boolean {
+  return (
+    (range.minimum === undefined || n >= range.minimum) && (range.maximum === undefined || n <= range.maximum)
+  );
+}
+
 function rate(text: string, flag: string): number {
   const n = decimal(text);
-  if (n === undefined || n > 1)
-    throw new FaultFlagError(`${flag}: ${show(text)} is not a rate between 0 and 1`);
+  const { minimum, maximum } = FAULT_RANGES.rate;
+  if (n === undefined || !inRange(n, FAULT_RANGES.rate))
+    throw new FaultFlagError(`${flag}: ${show(text)} is not a rate between ${minimum} and ${maximum}`);
   return n;
 }
 
 function requestsPerSecond(text: string, flag: string): number {
   const n = decimal(text);
-  if (n === undefined)
+  if (n === undefined || !inRange(n, FAULT_RANGES.perSecond))
     throw new FaultFlagError(`${flag}: ${show(text)} is not a number of requests per second (0: no limit)`);
   return n;
 }
@@ -117,16 +124,17 @@ function setLatency(target: ServiceFaultsConfig, text: string, flag: string): vo
       `${flag}: ${show(text)} is not MS or MS:JITTER (whole milliseconds, e.g. 10 or 10:5)`,
     );
   }
-  if (latency > MAX_LATENCY_MS || jitter > MAX_LATENCY_MS)
-    throw new FaultFlagError(`${flag}: ${show(text)} is more than ${MAX_LATENCY_MS} ms`);
+  if (!inRange(latency, FAULT_RANGES.latencyMs) || !inRange(jitter, FAULT_RANGES.latencyMs))
+    throw new FaultFlagError(`${flag}: ${show(text)} is more than ${FAULT_RANGES.latencyMs.maximum} ms`);
   target.latencyMs = latency;
   target.jitterMs = jitter;
 }
 
 function seed(text: string): number {
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(n <= MAX_SEED))
-    throw new FaultFlagError(`--seed: ${show(text)} is not a whole number from 0 to ${MAX_SEED}`);
+  const { minimum, maximum } = FAULT_RANGES.seed;
+  if (Number.isNaN(n) || !inRange(n, FAULT_RANGES.seed))
+    throw new FaultFlagError(`--seed: ${show(text)} is not a whole number from ${minimum} to ${maximum}`);
   return n;
 }
 

@@ -18,6 +18,17 @@ const NonNegativeInt = Type.Integer({ minimum: 0 });
 const Rate = Type.Number({ minimum: 0, maximum: 1 });
 
 /**
+ * The ranges of the fault settings, for the config file and for `converge sandbox`'s options alike
+ * (config/fault-flags.ts reads its bounds from these): one place says what a value may be.
+ */
+export const FAULT_RANGES = {
+  rate: Rate,
+  latencyMs: Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS }),
+  perSecond: Type.Number({ minimum: 0 }),
+  seed: Type.Integer({ minimum: 0, maximum: MAX_SEED }),
+} as const;
+
+/**
  * `rateLimit`: requests per second per token (a number), or `{ perSecond, burst }`. One schema with
  * two types rather than a union, so a wrong value gets one message rather than one per branch.
  */
@@ -25,7 +36,7 @@ const RateLimitSchema = Type.Unsafe<number | { perSecond: number; burst?: number
   type: ['number', 'object'],
   minimum: 0,
   properties: {
-    perSecond: Type.Number({ minimum: 0 }),
+    perSecond: FAULT_RANGES.perSecond,
     burst: Type.Integer({ minimum: 1 }),
   },
   required: ['perSecond'],
@@ -34,8 +45,8 @@ const RateLimitSchema = Type.Unsafe<number | { perSecond: number; burst?: number
 
 /** The settings that may be given for all services and again per service. */
 const serviceFaultProps = () => ({
-  latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS })),
-  jitterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS })),
+  latencyMs: Type.Optional(FAULT_RANGES.latencyMs),
+  jitterMs: Type.Optional(FAULT_RANGES.latencyMs),
   failFirst: Type.Optional(NonNegativeInt),
   failRate: Type.Optional(Rate),
   errorRate: Type.Optional(Rate),
@@ -51,7 +62,7 @@ export function faultsSchema(serviceNames: readonly string[]): TSchema {
   return Type.Object(
     {
       ...serviceFaultProps(),
-      seed: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEED })),
+      seed: Type.Optional(FAULT_RANGES.seed),
       services: Type.Optional(Type.Object(perService, { additionalProperties: false })),
     },
     { additionalProperties: false },
