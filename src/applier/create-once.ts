@@ -9,7 +9,7 @@
  *
  * Whether it may be sent again is the HTTP layer's call, not this loop's: each send runs inside
  * `withCreateSend`, so the create's request counts its attempts across sends, and a lost answer comes
- * back with a `resend` grant only when the create has attempts left (`maxCreateAttempts`, whatever
+ * back with a `resend` grant only when the create has attempts left (1 + `maxRetries`, whatever
  * the failure) and the host's retry budget gave the retry. One count, one limit, one budget: a
  * resend is a retry like any other, and a failing service gets no retry storm from here either.
  *

@@ -124,12 +124,12 @@ describe('a create over the HTTP layer', () => {
     expect(notes).toEqual([]);
   });
 
-  it('leaves requests outside a create to the ordinary limits (5 attempts for a 503)', async () => {
-    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(5);
+  it('grants nothing to a write outside a create: a lost POST is sent once, as before', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'POST' }).reply(503, 'busy');
     const http = mockedClient(agent);
-    await expect(http.request({ method: 'PUT', path: '/v1/thing' })).rejects.toThrow(
-      /gave up after 5 attempts/,
-    );
-    expect(http.requestCount).toBe(5);
+    const error = await http.request({ method: 'POST', path: '/v1/thing' }).catch((e: unknown) => e);
+    expect(http.requestCount).toBe(1);
+    expect(error).toMatchObject({ status: 503 });
+    expect((error as { resend?: unknown }).resend).toBeUndefined();
   });
 });

@@ -862,7 +862,7 @@ export class HttpClient {
    * of its one limit whatever the failure; otherwise what is left of the limit of that kind.
    */
   private retriesLeft(run: Run, rateLimit: boolean): number {
-    if (run.create) return this.retry.maxCreateAttempts - run.attempt;
+    if (run.create) return 1 + this.retry.maxRetries - run.attempt;
     return rateLimit
       ? this.retry.maxRateLimitRetries - run.rateLimited
       : this.retry.maxRetries - run.failures;
@@ -870,7 +870,7 @@ export class HttpClient {
 
   /** The applier's permission to send a create again (the retry is already taken from the budget). */
   private grant(run: Run, delayMs: number): ResendGrant {
-    return { attempt: run.attempt + 1, maxAttempts: this.retry.maxCreateAttempts, delayMs };
+    return { attempt: run.attempt + 1, maxAttempts: 1 + this.retry.maxRetries, delayMs };
   }
 
   /** Waits for the next attempt after an error status, or throws the error that ends the request. */

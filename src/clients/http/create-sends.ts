@@ -8,7 +8,7 @@
  *
  * So the applier runs each send of a create inside `withCreateSend`, and the HTTP layer treats the
  * send's first write as the create's request (`claimCreateRequest`): its attempts continue the count
- * of the earlier sends, its limit is `maxCreateAttempts` whatever the failure, and when its answer is
+ * of the earlier sends, its limit is 1 + `maxRetries` whatever the failure, and when its answer is
  * lost the HTTP layer takes the retry from the host's budget then and there, handing the applier a
  * `ResendGrant` (on the error) instead of sending again itself. A resend is therefore a retry: never
  * a new first attempt, never past the budget, never past the one limit.
