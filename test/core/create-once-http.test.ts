@@ -1,6 +1,7 @@
 /**
  * The applier's create over the real HTTP layer (an undici MockAgent: the sandbox cannot fail only
- * the create and not the read back): one attempt count for the create across the HTTP layer's
+ * the create and not the read back, nor refuse connections between answers; the sandbox where it
+ * can): one attempt count for the create across the HTTP layer's
  * retries and the applier's resends, one limit whatever the failure, and every resend a retry taken
  * from the host's budget. What the service receives is counted per method.
  */
@@ -11,6 +12,7 @@ import { HttpClient } from '../../src/clients/http/index.js';
 import { HostRegistry } from '../../src/clients/http/host-registry.js';
 import { RetryBudget } from '../../src/clients/http/retry-budget.js';
 import type { AnyResourceKind, KindContext } from '../../src/resources/contract.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { jsonHeaders, mockAgent, mockedClient, ORIGIN } from '../clients/helpers.js';
 import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
 
@@ -31,16 +33,19 @@ const refused = () =>
   Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8500'), { code: 'ECONNREFUSED' });
 const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
 
-/** A kind whose create is one HTTP request (`PUT /v1/thing`) and whose read back finds nothing. */
-function httpKind(http: HttpClient, options: { idempotent?: boolean; upsert?: boolean } = {}) {
+/** A kind whose create is one HTTP request (`PUT /v1/thing` unless told) and whose read back finds nothing. */
+function httpKind(
+  http: HttpClient,
+  options: { method?: string; path?: string; idempotent?: boolean; upsert?: boolean } = {},
+) {
   const base = memoryKind(memoryStore());
   const kind: AnyResourceKind = {
     ...base,
     ...(options.upsert ? { createIsUpsert: true } : {}),
     async create(ctx, d) {
       await http.request({
-        method: 'PUT',
-        path: '/v1/thing',
+        method: options.method ?? 'PUT',
+        path: options.path ?? '/v1/thing',
         body: d.spec,
         idempotent: options.idempotent ?? false,
       });
@@ -111,17 +116,51 @@ describe('a create over the HTTP layer', () => {
     );
   });
 
-  it('sends an upsert only as the HTTP layer retries it: no resend on top', async () => {
-    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(9);
+  it('sends an upsert only as the HTTP layer retries it: no resend on top (sandbox failing every request)', async () => {
+    const log: string[] = [];
+    const sandbox = await startSandbox({
+      port: 0,
+      config: { faults: { services: { secrets: { failRate: 1 } } } },
+      log: (line: string) => log.push(line),
+    });
+    const http = new HttpClient({
+      service: 'secrets',
+      baseUrl: sandbox.url,
+      token: sandbox.rootToken,
+      retry: { minDelayMs: 1, maxDelayMs: 5 },
+    });
+    try {
+      const notes: string[] = [];
+      const error = await createOnce(
+        httpKind(http, { method: 'POST', path: '/v1/auth/ldap/groups/g1', idempotent: true, upsert: true }),
+        ctx,
+        thing,
+        { onRetry: (m) => notes.push(m) },
+      ).catch((e: unknown) => e as Error);
+      // One create, 9 attempts (its limit), all by the HTTP layer: before, up to 5 sends of 5 attempts.
+      expect(log.filter((l) => l.startsWith('POST /v1/auth/ldap/groups/g1 '))).toHaveLength(9);
+      expect(String(error)).toMatch(/gave up after 9 attempts/);
+      expect(notes).toEqual([]);
+    } finally {
+      await http.close();
+      await sandbox.close();
+    }
+  });
+
+  it("is not sent again after a hostile Retry-After of an hour: the wait is the service's to ask, not to impose", async () => {
+    pool
+      .intercept({ path: '/v1/thing', method: 'PUT' })
+      .reply(503, 'busy', { headers: { 'retry-after': '3600' } });
     const http = mockedClient(agent);
     const notes: string[] = [];
-    const error = await createOnce(httpKind(http, { idempotent: true, upsert: true }), ctx, thing, {
-      onRetry: (m) => notes.push(m),
-    }).catch((e: unknown) => e as Error);
-    // One create, 9 attempts (the create's limit), all by the HTTP layer: before, up to 5 × 5.
-    expect(http.requestCount).toBe(9);
-    expect(String(error)).toMatch(/gave up after 9 attempts/);
+    const error = await createOnce(httpKind(http), ctx, thing, { onRetry: (m) => notes.push(m) }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(http.requestCount).toBe(1);
     expect(notes).toEqual([]);
+    expect(String(error)).toMatch(
+      /the service asked to retry after 1h0m0s, longer than the 1m0s Converge waits/,
+    );
   });
 
   it('grants nothing to a write outside a create: a lost POST is sent once, as before', async () => {
