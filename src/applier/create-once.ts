@@ -5,16 +5,21 @@
  * new server-made ID each time) or fail on "already exists" for Converge's own write. So, before
  * sending it again, the object is read back by its key (`observe`): found, the create took effect and
  * the object is brought to what the manifest says (a create of several steps may have stopped midway);
- * absent, the create is sent again. Kinds whose create writes the object by its key
- * (`createIsUpsert`) are simply sent again, which is harmless.
+ * absent, the create is sent again.
  *
- * Bounded: at most CREATE_ATTEMPTS sends, backoff with full jitter between them, every wait ended by
- * the run's signal, and no new send once the HTTP layer said the run's retry budget for the service is
- * spent (a failing service gets no retry storm from here either).
+ * Whether it may be sent again is the HTTP layer's call, not this loop's: each send runs inside
+ * `withCreateSend`, so the create's request counts its attempts across sends, and a lost answer comes
+ * back with a `resend` grant only when the create has attempts left (1 + `maxRetries`, whatever
+ * the failure) and the host's retry budget gave the retry. One count, one limit, one budget: a
+ * resend is a retry like any other, and a failing service gets no retry storm from here either.
+ *
+ * Kinds whose create writes the object by its key (`createIsUpsert`) send an idempotent request,
+ * which the HTTP layer retries itself after a lost answer: they are never sent again on top of that.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { classifyNetworkError } from '../clients/http/retry-policy.js';
 import { formatDuration, isServiceError } from '../clients/http/errors.js';
+import { CreateSends, type ResendGrant, withCreateSend } from '../clients/http/create-sends.js';
 import { formatWait } from '../common/wait.js';
 import {
   type AnyResourceKind,
@@ -25,16 +30,6 @@ import {
   type KindContext,
   type Observed,
 } from '../resources/contract.js';
-
-/**
- * Sends of one create, the first included: as many as the HTTP layer gives any other request (1 +
- * DEFAULT_RETRY.maxRetries). At 3, a service failing 15% of attempts (10% 5xx and 5% dropped
- * connections) lost 0.15³ of creates, about one in 300 objects; at 5, fewer than one in 10,000. The
- * run's retry budget still ends them early when the service is failing outright.
- */
-export const CREATE_ATTEMPTS = 5;
-const BACKOFF_BASE_MS = 200;
-const BACKOFF_CAP_MS = 5_000;
 
 /**
  * Whether the service may have acted on a request that failed this way: a 5xx, a response timeout,
@@ -55,7 +50,6 @@ export function answerLost(error: unknown): boolean {
 export interface CreateOnceOptions {
   /** Told before each new send, for the progress output (`create answer lost (503); read back: absent`). */
   onRetry?: (message: string) => void;
-  random?: () => number;
 }
 
 export async function createOnce(
@@ -64,26 +58,27 @@ export async function createOnce(
   desired: Desired,
   options: CreateOnceOptions = {},
 ): Promise<Observed> {
-  const random = options.random ?? Math.random;
-  let lostBefore = false;
-  for (let attempt = 1; ; attempt++) {
+  const sends = new CreateSends();
+  let sentAgain = false;
+  for (;;) {
     try {
-      return await kind.create(ctx, desired);
+      return await withCreateSend(sends, () => kind.create(ctx, desired));
     } catch (error) {
-      const lost = answerLost(error);
-      // After a lost answer, any failure of a later send ("already exists", a check-and-set refused)
-      // may be the earlier send having landed: the read back tells.
-      if (lostBefore || (lost && !createIsUpsert(kind))) {
+      // Written by name and already retried as idempotent by the HTTP layer: nothing to add.
+      if (createIsUpsert(kind)) throw error;
+      // After a resend, any failure ("already exists", a check-and-set refused) may be an earlier
+      // send having landed late: the read back tells.
+      if (sentAgain || answerLost(error)) {
         const found = await kind.observe(ctx, desired.key);
         if (found) return settle(kind, ctx, desired, found);
       }
-      if (!lost || attempt >= CREATE_ATTEMPTS || budgetSpent(error)) throw error;
-      lostBefore = true;
-      const waitMs = Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+      const grant = resendGrant(error, sends);
+      if (!grant) throw error;
+      sentAgain = true;
       options.onRetry?.(
-        `create answer lost (${reasonOf(error)}); ${createIsUpsert(kind) ? 'the create writes by name, so it is' : 'not found by its key, so it is'} sent again ${formatWait(waitMs, formatDuration)} (attempt ${attempt + 1} of ${CREATE_ATTEMPTS})`,
+        `create answer lost (${reasonOf(error)}); not found by its key, so it is sent again ${formatWait(grant.delayMs, formatDuration)} (attempt ${grant.attempt} of ${grant.maxAttempts})`,
       );
-      await delay(waitMs, undefined, ctx.signal ? { signal: ctx.signal } : {}).catch(() => {
+      await delay(grant.delayMs, undefined, ctx.signal ? { signal: ctx.signal } : {}).catch(() => {
         throw ctx.signal?.reason ?? error;
       });
     }
@@ -113,8 +108,14 @@ async function settle(
   return kind.update(ctx, desired, observed);
 }
 
-function budgetSpent(error: unknown): boolean {
-  return isServiceError(error) && error.retryBudgetSpent === true;
+/**
+ * The HTTP layer's permission to send the create again, if it gave one for this create: it always
+ * names a later attempt than the create has made, so the loop above cannot run without end.
+ */
+function resendGrant(error: unknown, sends: CreateSends): ResendGrant | undefined {
+  if (!isServiceError(error) || !error.resend) return undefined;
+  const grant = error.resend;
+  return grant.attempt > sends.attempts && grant.attempt <= grant.maxAttempts ? grant : undefined;
 }
 
 function reasonOf(error: unknown): string {

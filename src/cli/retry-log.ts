@@ -13,7 +13,7 @@ import { formatWait as formatWaitAs } from '../common/wait.js';
 import type { RateLimitPauseEvent, RetryEvent } from '../clients/http/index.js';
 
 /**
- * `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 5)`,
+ * `registry: GET /v1/acl/roles: attempt 1 failed (503 Service Unavailable); retrying in 0.4s (attempt 2 of 9)`,
  * after the object's address when the request is made for one (`AclRole/default/web: registry: …`).
  */
 export function formatRetryEvent(event: RetryEvent, address?: string): string {

@@ -63,7 +63,7 @@ describe('formatRetryEvent', () => {
 
     expect(lines).toEqual([
       expect.stringMatching(
-        /^registry: GET \/v1\/acl\/roles\?token=\[redacted\]: attempt 1 failed \(503 Service Unavailable\); retrying (now|in 0\.\ds) \(attempt 2 of 5\)$/,
+        /^registry: GET \/v1\/acl\/roles\?token=\[redacted\]: attempt 1 failed \(503 Service Unavailable\); retrying (now|in 0\.\ds) \(attempt 2 of 9\)$/,
       ),
     ]);
     expect(lines.join('\n')).not.toContain(secret);

@@ -484,11 +484,11 @@ describe('retry events', () => {
     await client.request({ method: 'GET', path: '/v1/a' });
 
     expect(events.map(({ attempt, reason, maxAttempts }) => ({ attempt, reason, maxAttempts }))).toEqual([
-      // Five attempts for failures (four retries), counted apart from nine for rate limits.
-      { attempt: 1, reason: '503 Service Unavailable', maxAttempts: 5 },
+      // Nine attempts for failures (eight retries), counted apart from nine for rate limits.
+      { attempt: 1, reason: '503 Service Unavailable', maxAttempts: 9 },
       { attempt: 2, reason: '429 Too Many Requests', maxAttempts: 10 },
-      { attempt: 3, reason: 'connection reset by the service (ECONNRESET)', maxAttempts: 6 },
-      { attempt: 4, reason: 'connection refused (ECONNREFUSED)', maxAttempts: 6 },
+      { attempt: 3, reason: 'connection reset by the service (ECONNRESET)', maxAttempts: 10 },
+      { attempt: 4, reason: 'connection refused (ECONNREFUSED)', maxAttempts: 10 },
     ]);
     expect(events.every((e) => e.service === 'registry' && e.method === 'GET' && e.path === '/v1/a')).toBe(
       true,

@@ -1,6 +1,8 @@
 /**
  * The applier's create after a lost answer, against an in-memory kind whose "service" acts and then
- * loses the answer: what the service ends up holding and how often it was asked to create.
+ * loses the answer: what the service ends up holding and how often it was asked to create. The
+ * errors carry what the HTTP layer decides (whether a resend is granted); that layer's own part is
+ * in create-once-http.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { createOnce } from '../../src/applier/create-once.js';
@@ -8,8 +10,18 @@ import { ConnectionError, HttpStatusError } from '../../src/clients/http/index.j
 import type { AnyResourceKind } from '../../src/resources/contract.js';
 import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
 
-const lost503 = () =>
-  new HttpStatusError({ service: 'registry', method: 'PUT', path: '/v1/thing', status: 503 });
+/** A lost answer for which the HTTP layer granted another send (attempt `attempt` of 9). */
+const lost503 = (attempt = 2, delayMs = 0) =>
+  new HttpStatusError({
+    service: 'registry',
+    method: 'PUT',
+    path: '/v1/thing',
+    status: 503,
+    resend: { attempt, maxAttempts: 9, delayMs },
+  });
+/** A lost answer for which the HTTP layer granted nothing more (its limit reached). */
+const lastLost503 = () =>
+  new HttpStatusError({ service: 'registry', method: 'PUT', path: '/v1/thing', status: 503, attempts: 9 });
 const spentBudget = () =>
   new HttpStatusError({
     service: 'registry',
@@ -32,7 +44,7 @@ const refused = () =>
  * The memory kind, whose create fails with `failures` in turn: `acted` says whether the service
  * carried the create out before the answer was lost.
  */
-function flaky(failures: { error: () => Error; acted: boolean }[], upsert = false) {
+function flaky(failures: { error: (attempt: number) => Error; acted: boolean }[], upsert = false) {
   const store = memoryStore();
   const base = memoryKind(store);
   let sends = 0;
@@ -44,19 +56,18 @@ function flaky(failures: { error: () => Error; acted: boolean }[], upsert = fals
       const failure = failures.shift();
       if (!failure) return base.create(ctx, d);
       if (failure.acted) await base.create(ctx, d);
-      throw failure.error();
+      throw failure.error(sends + 1);
     },
   };
   return { kind, store, sends: () => sends };
 }
 
 const thing = desired('Thing', 'a', { size: 1 });
-const instant = { random: () => 0 };
 
 describe('createOnce', () => {
   it('reads back after a 503 from a service that acted, and does not send the create again', async () => {
     const { kind, store, sends } = flaky([{ error: lost503, acted: true }]);
-    const observed = await createOnce(kind, noContext, thing, instant);
+    const observed = await createOnce(kind, noContext, thing);
     expect(observed.live).toEqual({ size: 1 });
     expect(sends()).toBe(1);
     expect(store.objects.size).toBe(1);
@@ -65,20 +76,20 @@ describe('createOnce', () => {
   it('sends it again when the read back finds nothing, and says so', async () => {
     const { kind, store, sends } = flaky([{ error: lost503, acted: false }]);
     const notes: string[] = [];
-    await createOnce(kind, noContext, thing, { ...instant, onRetry: (m) => notes.push(m) });
+    await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
     expect(sends()).toBe(2);
     expect(store.objects.size).toBe(1);
     expect(notes).toEqual([
-      expect.stringMatching(/^create answer lost \(503\); not found by its key.*attempt 2 of 5/),
+      expect.stringMatching(/^create answer lost \(503\); not found by its key.*attempt 2 of 9/),
     ]);
   });
 
   it('says a short wait before sending again in ms, never as "0.0s"', async () => {
-    const { kind } = flaky([{ error: lost503, acted: false }]);
+    // The HTTP layer's backoff for the resend: a few ms.
+    const { kind } = flaky([{ error: (n) => lost503(n, 7), acted: false }]);
     const notes: string[] = [];
-    // random 0.05 of the first backoff: a wait of a few ms.
-    await createOnce(kind, noContext, thing, { random: () => 0.05, onRetry: (m) => notes.push(m) });
-    expect(notes[0]).toMatch(/sent again in \d+ms \(attempt 2 of 5\)/);
+    await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
+    expect(notes[0]).toMatch(/sent again in 7ms \(attempt 2 of 9\)/);
     expect(notes[0]).not.toContain('0.0s');
   });
 
@@ -90,7 +101,7 @@ describe('createOnce', () => {
       { error: lost503, acted: false },
       { error: conflict, acted: true },
     ]);
-    await expect(createOnce(kind, noContext, thing, instant)).resolves.toMatchObject({ live: { size: 1 } });
+    await expect(createOnce(kind, noContext, thing)).resolves.toMatchObject({ live: { size: 1 } });
     expect(store.objects.size).toBe(1);
   });
 
@@ -105,37 +116,51 @@ describe('createOnce', () => {
         throw lost503();
       },
     };
-    await createOnce(kind, noContext, thing, instant);
+    await createOnce(kind, noContext, thing);
     expect(store.objects.get('Thing/a')?.value).toEqual({ size: 1 });
     expect(store.calls.filter((c) => c.startsWith('update'))).toHaveLength(1);
   });
 
-  it('sends an upsert again without reading back', async () => {
-    const { kind, store, sends } = flaky([{ error: lost503, acted: true }], true);
-    await createOnce(kind, noContext, thing, instant);
-    expect(sends()).toBe(2);
+  // Was: an upsert was sent again by this loop after a lost answer, on top of the HTTP layer's own
+  // retries of its idempotent write (up to 25 sends). Now the HTTP layer's retries are the only ones.
+  it('does not send an upsert again: the HTTP layer already retried its write by name', async () => {
+    const { kind, store, sends } = flaky([{ error: lost503, acted: false }], true);
+    await expect(createOnce(kind, noContext, thing)).rejects.toThrow(/503/);
+    expect(sends()).toBe(1);
     expect(store.calls.filter((c) => c.startsWith('observe'))).toHaveLength(0);
-    expect(store.objects.size).toBe(1);
   });
 
-  it('gives up after five sends against a service that keeps losing answers', async () => {
-    const { kind, sends } = flaky([0, 1, 2, 3, 4, 5].map(() => ({ error: lost503, acted: false })));
-    await expect(createOnce(kind, noContext, thing, instant)).rejects.toThrow(/503/);
-    expect(sends()).toBe(5);
+  it('gives up when the HTTP layer grants no further send, reading back one last time', async () => {
+    const { kind, store, sends } = flaky([
+      ...[0, 1, 2].map(() => ({ error: lost503, acted: false })),
+      { error: lastLost503, acted: false },
+      { error: lost503, acted: false },
+    ]);
+    await expect(createOnce(kind, noContext, thing)).rejects.toThrow(/503/);
+    expect(sends()).toBe(4);
+    expect(store.calls.filter((c) => c.startsWith('observe'))).toHaveLength(4);
   });
 
-  it('rides out four lost answers in a row and creates the object once', async () => {
-    const { kind, store, sends } = flaky([0, 1, 2, 3].map(() => ({ error: lost503, acted: false })));
-    await createOnce(kind, noContext, thing, instant);
-    expect(sends()).toBe(5);
+  it('rides out eight lost answers in a row (9 attempts) and creates the object once', async () => {
+    const { kind, store, sends } = flaky(
+      [0, 1, 2, 3, 4, 5, 6, 7].map(() => ({ error: lost503, acted: false })),
+    );
+    const notes: string[] = [];
+    await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
+    expect(sends()).toBe(9);
     expect(store.objects.size).toBe(1);
+    expect(notes.at(-1)).toMatch(/\(attempt 9 of 9\)$/);
+  });
+
+  it('does not follow a grant past its own limit (the loop cannot run without end)', async () => {
+    const { kind, sends } = flaky([0, 1, 2].map(() => ({ error: () => lost503(10), acted: false })));
+    await expect(createOnce(kind, noContext, thing)).rejects.toThrow(/503/);
+    expect(sends()).toBe(1);
   });
 
   it('does not send again once the run retry budget is spent (no retry storm)', async () => {
     const { kind, sends } = flaky([{ error: spentBudget, acted: false }]);
-    await expect(createOnce(kind, noContext, thing, instant)).rejects.toThrow(
-      /retry budget of this run is spent/,
-    );
+    await expect(createOnce(kind, noContext, thing)).rejects.toThrow(/retry budget of this run is spent/);
     expect(sends()).toBe(1);
   });
 
@@ -144,7 +169,7 @@ describe('createOnce', () => {
       new HttpStatusError({ service: 'registry', method: 'PUT', path: '/v1/thing', status: 400 });
     for (const error of [refused, bad]) {
       const { kind, store, sends } = flaky([{ error, acted: false }]);
-      await expect(createOnce(kind, noContext, thing, instant)).rejects.toThrow();
+      await expect(createOnce(kind, noContext, thing)).rejects.toThrow();
       expect(sends()).toBe(1);
       expect(store.calls.filter((c) => c.startsWith('observe'))).toHaveLength(0);
     }

@@ -29,6 +29,7 @@ import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
 import { boundedWarnings } from './service-warnings.js';
+import { claimCreateRequest, type CreateSends, type ResendGrant } from './create-sends.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
 import {
   ConnectionError,
@@ -256,6 +257,11 @@ interface Run {
   failures: number;
   /** ...and on 429, which has its own budget. */
   rateLimited: number;
+  /**
+   * Set when the request is a create's (`create-sends.ts`): its counts continue from the create's
+   * earlier sends, one limit holds for every failure, and a lost answer is granted a resend.
+   */
+  create?: CreateSends;
   /** Whether the limiter was already keeping to an announced limit when this attempt was sent. */
   sentThrottled?: boolean;
   /** The request would carry the token (if there is one), so a 401/403 may be about it. */
@@ -417,13 +423,16 @@ export class HttpClient {
     const joined = this.joinSignals(req);
     const run = this.begin(req, joined.signal);
     try {
-      for (run.attempt = 1; ; run.attempt++) {
+      // A create sent again after a lost answer goes on counting from its earlier sends.
+      for (run.attempt = (run.create?.attempts ?? 0) + 1; ; run.attempt++) {
         if (run.signal?.aborted) throw run.signal.reason;
         await this.waitForRateLimit(run);
         // A 429 to a request sent before the limit was known says nothing about the throttle's share.
         run.sentThrottled = this.limiter?.throttling === true;
+        // Only a first attempt grows the retry allowance: a create's resend is a retry, already taken.
         if (run.attempt === 1) this.budget.noteRequest();
         this.count(run.method, run.displayPath, run.attempt);
+        if (run.create) run.create.attempts = run.attempt;
         // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
         const attemptTimeoutMs = Math.max(1, Math.min(run.timeoutMs, this.timeLeft(run)));
         let result: AttemptResult;
@@ -441,6 +450,10 @@ export class HttpClient {
       }
     } finally {
       joined.dispose();
+      if (run.create) {
+        run.create.failures = run.failures;
+        run.create.rateLimited = run.rateLimited;
+      }
     }
   }
 
@@ -757,6 +770,7 @@ export class HttpClient {
     const target = this.resolve(req.path, req.query);
     const { payload, contentType } = encodeBody(req.body, req.contentType);
     const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    const create = claimCreateRequest(method);
     return {
       req,
       method,
@@ -771,8 +785,9 @@ export class HttpClient {
       deadlineMs: timeoutMs > this.requestTimeoutMs ? timeoutMs + this.deadlineMs : this.deadlineMs,
       startedAt: performance.now(),
       attempt: 0,
-      failures: 0,
-      rateLimited: 0,
+      failures: create?.failures ?? 0,
+      rateLimited: create?.rateLimited ?? 0,
+      ...(create ? { create } : {}),
       // Only a request that would carry the token can be refused for it: not a download elsewhere.
       tokenExpected: req.authenticate !== false && target.sameOrigin,
       secrets: [...this.secretsOf(req), ...secretQueryValues(target.path)],
@@ -827,28 +842,48 @@ export class HttpClient {
     if (failure === undefined) throw this.unclassifiedError(run, err);
     // The longest any attempt of this request could wait: what the person can change.
     const limitMs = Math.min(run.timeoutMs, run.deadlineMs);
-    const giveUp = (deadline: boolean, budgetSpent?: ServiceErrorInit['budgetSpent']) =>
+    const giveUp = (deadline: boolean, budgetSpent?: ServiceErrorInit['budgetSpent'], resend?: ResendGrant) =>
       this.networkError(
         failure,
-        { ...this.errorBase(run, deadline), ...(budgetSpent ? { budgetSpent } : {}) },
+        {
+          ...this.errorBase(run, deadline),
+          ...(budgetSpent ? { budgetSpent } : {}),
+          ...(resend ? { resend } : {}),
+        },
         run.target.origin,
         limitMs,
         err,
       );
     const retryable = failure.transient && (failure.nothingSent || run.idempotent);
-    if (!retryable || run.failures >= this.retry.maxRetries) throw giveUp(false);
+    // A create's request that may have acted: the applier reads back before sending it again.
+    const lostCreate = run.create !== undefined && !retryable && failure.transient;
+    const retriesLeft = this.retriesLeft(run, false);
+    if (!(retryable || lostCreate) || retriesLeft <= 0) throw giveUp(false);
     this.takeRetry(run, (spent) => giveUp(false, spent));
+    const delayMs = backoffDelayMs(run.failures, this.retry, this.random);
+    run.failures++;
+    if (lostCreate) throw giveUp(false, undefined, this.grant(run, delayMs));
     const reason =
       failure === ATTEMPT_TIMEOUT
         ? `no complete response within ${formatDuration(attemptTimeoutMs)}`
         : `${failure.reason} (${failure.code})`;
-    const delayMs = backoffDelayMs(run.failures, this.retry, this.random);
-    await this.retryOrGiveUp(
-      run,
-      { reason, delayMs, retriesLeft: this.retry.maxRetries - run.failures },
-      giveUp,
-    );
-    run.failures++;
+    await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft }, giveUp);
+  }
+
+  /**
+   * Retries the request may still get for the failure at hand: for a create's request, what is left
+   * of its one limit whatever the failure; otherwise what is left of the limit of that kind.
+   */
+  private retriesLeft(run: Run, rateLimit: boolean): number {
+    if (run.create) return 1 + this.retry.maxRetries - run.attempt;
+    return rateLimit
+      ? this.retry.maxRateLimitRetries - run.rateLimited
+      : this.retry.maxRetries - run.failures;
+  }
+
+  /** The applier's permission to send a create again (the retry is already taken from the budget). */
+  private grant(run: Run, delayMs: number): ResendGrant {
+    return { attempt: run.attempt + 1, maxAttempts: 1 + this.retry.maxRetries, delayMs };
   }
 
   /** Waits for the next attempt after an error status, or throws the error that ends the request. */
@@ -860,10 +895,12 @@ export class HttpClient {
       extra: { note?: string; retryAfterMs?: number },
       deadline = false,
       budgetSpent?: ServiceErrorInit['budgetSpent'],
+      resend?: ResendGrant,
     ) =>
       new HttpStatusError({
         ...this.errorBase(run, deadline),
         ...(budgetSpent ? { budgetSpent } : {}),
+        ...(resend ? { resend } : {}),
         status,
         serviceMessage,
         details,
@@ -872,9 +909,12 @@ export class HttpClient {
     // 429 has its own budget: a rate-limited request cost the service nothing.
     const rateLimit = status === 429;
     const used = rateLimit ? run.rateLimited : run.failures;
-    const budget = rateLimit ? this.retry.maxRateLimitRetries : this.retry.maxRetries;
-    const retryable = rateLimit || (run.idempotent && this.retry.statuses.includes(status));
-    if (!retryable || used >= budget) {
+    const retriesLeft = this.retriesLeft(run, rateLimit);
+    const transient = this.retry.statuses.includes(status);
+    const retryable = rateLimit || (run.idempotent && transient);
+    // A create's request answered 5xx may have acted: the applier reads back before sending it again.
+    const lostCreate = run.create !== undefined && !retryable && transient;
+    if (!(retryable || lostCreate) || retriesLeft <= 0) {
       const tokenNote = run.tokenExpected ? this.tokenHint(status, serviceMessage) : undefined;
       throw statusError({ note: this.missingRoute(run, result)?.note ?? tokenNote });
     }
@@ -899,10 +939,12 @@ export class HttpClient {
       askedMs !== undefined
         ? askedMs + Math.floor(this.random() * this.retry.minDelayMs)
         : backoffDelayMs(used, this.retry, this.random);
+    if (lostCreate) {
+      run.failures++;
+      throw statusError(asked, false, undefined, this.grant(run, delayMs));
+    }
     const reason = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
-    await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft: budget - used }, () =>
-      statusError(asked, true),
-    );
+    await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft }, () => statusError(asked, true));
     if (rateLimit) run.rateLimited++;
     else run.failures++;
   }

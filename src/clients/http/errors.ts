@@ -19,6 +19,7 @@ import { printable } from '../../common/printable.js';
 import { redactPath } from './redact.js';
 import { scrubSecrets, truncate } from '../../common/scrub.js';
 import type { SettingNames } from '../../common/setting-names.js';
+import type { ResendGrant } from './create-sends.js';
 
 // node:http is loaded only when an error needs a status text: the kinds import this module, and
 // `converge validate` (which reaches no service) would otherwise pay for node:http at start (issue 20).
@@ -51,6 +52,11 @@ export interface ServiceErrorInit {
   deadline?: { elapsedMs: number; limitMs: number };
   /** Set when the run's retry budget for the host was spent, so the request was not retried. */
   budgetSpent?: { service: string; retries: number; requests: number };
+  /**
+   * Set on the lost answer of a create's request (see `create-sends.ts`): the HTTP layer took the
+   * retry from the budget, and the applier may send the create again once it has read it back.
+   */
+  resend?: ResendGrant;
 }
 
 export class ServiceError extends Error {
@@ -66,6 +72,8 @@ export class ServiceError extends Error {
   readonly deadlineMs?: number;
   /** The run's retry budget for the service was spent, so this failure was not retried: nor should a caller. */
   readonly retryBudgetSpent?: boolean;
+  /** The create's answer was lost and the retry is granted: the applier reads back, then sends again. */
+  readonly resend?: ResendGrant;
 
   protected constructor(
     kind: ServiceErrorKind,
@@ -92,6 +100,7 @@ export class ServiceError extends Error {
     this.attempts = attempts;
     if (init.deadline) this.deadlineMs = init.deadline.limitMs;
     if (init.budgetSpent) this.retryBudgetSpent = true;
+    if (init.resend) this.resend = init.resend;
     if (extra.status !== undefined) this.status = extra.status;
     if (extra.serviceMessage !== undefined) {
       this.serviceMessage = untrusted(extra.serviceMessage, init.secrets ?? []);

@@ -1,0 +1,59 @@
+/**
+ * The sends of one create, counted as the attempts of one request. A create that is not an upsert is
+ * a non-idempotent request: the HTTP layer cannot send it again after a lost answer (the service may
+ * have acted), so the applier reads the object back first and then sends it again itself
+ * (`applier/create-once.ts`). Counted apart, the two loops disagreed: each resend started a new
+ * request (attempt 1 again, five more tries, and a first attempt that raised the host's retry
+ * allowance instead of using it), and the lost-answer line counted to a number of its own.
+ *
+ * So the applier runs each send of a create inside `withCreateSend`, and the HTTP layer treats the
+ * send's first write as the create's request (`claimCreateRequest`): its attempts continue the count
+ * of the earlier sends, its limit is 1 + `maxRetries` whatever the failure, and when its answer is
+ * lost the HTTP layer takes the retry from the host's budget then and there, handing the applier a
+ * `ResendGrant` (on the error) instead of sending again itself. A resend is therefore a retry: never
+ * a new first attempt, never past the budget, never past the one limit.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** What the HTTP layer allows the applier after a lost create answer: one more send, after a wait. */
+export interface ResendGrant {
+  /** The attempt the next send will be (the create's count, every send and retry so far + 1). */
+  attempt: number;
+  maxAttempts: number;
+  /** The backoff before sending again, as for any retry. */
+  delayMs: number;
+}
+
+/** The create's count, carried from one send to the next. */
+export class CreateSends {
+  /** Attempts sent so far, over every send and every cause. */
+  attempts = 0;
+  /** Of those, retries after 5xx or broken connections (the backoff grows with these)... */
+  failures = 0;
+  /** ...and after 429s. */
+  rateLimited = 0;
+  /** Whether this send's create request has started (later writes of the send are its other steps). */
+  claimed = false;
+}
+
+const current = new AsyncLocalStorage<CreateSends>();
+
+/** Runs one send of a create (`kind.create`) so that its first write counts on from `sends`. */
+export function withCreateSend<T>(sends: CreateSends, send: () => Promise<T>): Promise<T> {
+  sends.claimed = false;
+  return current.run(sends, send);
+}
+
+// Reads a create makes before its write (a project's ID) are not the create's request.
+const READS = new Set(['GET', 'HEAD', 'LIST', 'OPTIONS']);
+
+/**
+ * The create count a request belongs to: the first write made inside a `withCreateSend`, undefined
+ * for every other request.
+ */
+export function claimCreateRequest(method: string): CreateSends | undefined {
+  const sends = current.getStore();
+  if (!sends || sends.claimed || READS.has(method)) return undefined;
+  sends.claimed = true;
+  return sends;
+}

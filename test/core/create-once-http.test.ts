@@ -1,0 +1,174 @@
+/**
+ * The applier's create over the real HTTP layer (an undici MockAgent: the sandbox cannot fail only
+ * the create and not the read back, nor refuse connections between answers; the sandbox where it
+ * can): one attempt count for the create across the HTTP layer's
+ * retries and the applier's resends, one limit whatever the failure, and every resend a retry taken
+ * from the host's budget. What the service receives is counted per method.
+ */
+import type { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createOnce } from '../../src/applier/create-once.js';
+import { HttpClient } from '../../src/clients/http/index.js';
+import { HostRegistry } from '../../src/clients/http/host-registry.js';
+import { RetryBudget } from '../../src/clients/http/retry-budget.js';
+import type { AnyResourceKind, KindContext } from '../../src/resources/contract.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { jsonHeaders, mockAgent, mockedClient, ORIGIN } from '../clients/helpers.js';
+import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
+
+let agent: MockAgent;
+let pool: ReturnType<MockAgent['get']>;
+
+beforeEach(() => {
+  agent = mockAgent();
+  pool = agent.get(ORIGIN);
+});
+
+afterEach(async () => {
+  agent.assertNoPendingInterceptors();
+  await agent.close();
+});
+
+const refused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8500'), { code: 'ECONNREFUSED' });
+const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+
+/** A kind whose create is one HTTP request (`PUT /v1/thing` unless told) and whose read back finds nothing. */
+function httpKind(
+  http: HttpClient,
+  options: { method?: string; path?: string; idempotent?: boolean; upsert?: boolean } = {},
+) {
+  const base = memoryKind(memoryStore());
+  const kind: AnyResourceKind = {
+    ...base,
+    ...(options.upsert ? { createIsUpsert: true } : {}),
+    async create(ctx, d) {
+      await http.request({
+        method: options.method ?? 'PUT',
+        path: options.path ?? '/v1/thing',
+        body: d.spec,
+        idempotent: options.idempotent ?? false,
+      });
+      return base.create(ctx, d);
+    },
+    observe: async () => undefined,
+  };
+  return kind;
+}
+
+const thing = desired('Thing', 'a', { size: 1 });
+const ctx: KindContext = noContext;
+
+describe('a create over the HTTP layer', () => {
+  it('gives up after 9 attempts in all, whatever mix of failures, saying so once', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).replyWithError(refused()).times(2);
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(3);
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).replyWithError(reset()).times(2);
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(2);
+    const http = mockedClient(agent);
+    const notes: string[] = [];
+    const error = await createOnce(httpKind(http), ctx, thing, { onRetry: (m) => notes.push(m) }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(http.requestCount).toBe(9);
+    expect(String(error)).toMatch(/503 busy \(gave up after 9 attempts\)/);
+    // The two refusals were retried by the HTTP layer (nothing was sent); each lost answer was read
+    // back and sent again by the applier, counting on: attempts 4 to 9 of 9.
+    expect(notes.map((n) => /attempt (\d+) of (\d+)/.exec(n)!.slice(1).join('/'))).toEqual([
+      '4/9',
+      '5/9',
+      '6/9',
+      '7/9',
+      '8/9',
+      '9/9',
+    ]);
+  });
+
+  it('creates after lost answers, each resend a retry from the budget rather than a new request', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(2);
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(200, {}, { headers: jsonHeaders });
+    const budget = new RetryBudget();
+    const hosts = new (class extends HostRegistry {
+      override budget(): RetryBudget {
+        return budget;
+      }
+    })();
+    const http = mockedClient(agent, { hosts });
+    await createOnce(httpKind(http), ctx, thing);
+    expect(http.requestCount).toBe(3);
+    expect(budget.usage).toEqual({ retries: 2, requests: 1 });
+  });
+
+  it('sends no resend once the host retry budget is spent, and the error says why', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(3);
+    // Two retries allowed in the whole run, whatever the number of requests.
+    const budget = new RetryBudget(0, 2);
+    const hosts = new (class extends HostRegistry {
+      override budget(): RetryBudget {
+        return budget;
+      }
+    })();
+    const http = mockedClient(agent, { hosts });
+    const error = await createOnce(httpKind(http), ctx, thing).catch((e: unknown) => e as Error);
+    expect(http.requestCount).toBe(3);
+    expect(String(error)).toMatch(
+      /gave up after 3 attempts\); not retried: the registry retry budget of this run is spent \(2 retries for 1 requests/,
+    );
+  });
+
+  it('sends an upsert only as the HTTP layer retries it: no resend on top (sandbox failing every request)', async () => {
+    const log: string[] = [];
+    const sandbox = await startSandbox({
+      port: 0,
+      config: { faults: { services: { secrets: { failRate: 1 } } } },
+      log: (line: string) => log.push(line),
+    });
+    const http = new HttpClient({
+      service: 'secrets',
+      baseUrl: sandbox.url,
+      token: sandbox.rootToken,
+      retry: { minDelayMs: 1, maxDelayMs: 5 },
+    });
+    try {
+      const notes: string[] = [];
+      const error = await createOnce(
+        httpKind(http, { method: 'POST', path: '/v1/auth/ldap/groups/g1', idempotent: true, upsert: true }),
+        ctx,
+        thing,
+        { onRetry: (m) => notes.push(m) },
+      ).catch((e: unknown) => e as Error);
+      // One create, 9 attempts (its limit), all by the HTTP layer: before, up to 5 sends of 5 attempts.
+      expect(log.filter((l) => l.startsWith('POST /v1/auth/ldap/groups/g1 '))).toHaveLength(9);
+      expect(String(error)).toMatch(/gave up after 9 attempts/);
+      expect(notes).toEqual([]);
+    } finally {
+      await http.close();
+      await sandbox.close();
+    }
+  });
+
+  it("is not sent again after a hostile Retry-After of an hour: the wait is the service's to ask, not to impose", async () => {
+    pool
+      .intercept({ path: '/v1/thing', method: 'PUT' })
+      .reply(503, 'busy', { headers: { 'retry-after': '3600' } });
+    const http = mockedClient(agent);
+    const notes: string[] = [];
+    const error = await createOnce(httpKind(http), ctx, thing, { onRetry: (m) => notes.push(m) }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(http.requestCount).toBe(1);
+    expect(notes).toEqual([]);
+    expect(String(error)).toMatch(
+      /the service asked to retry after 1h0m0s, longer than the 1m0s Converge waits/,
+    );
+  });
+
+  it('grants nothing to a write outside a create: a lost POST is sent once, as before', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'POST' }).reply(503, 'busy');
+    const http = mockedClient(agent);
+    const error = await http.request({ method: 'POST', path: '/v1/thing' }).catch((e: unknown) => e);
+    expect(http.requestCount).toBe(1);
+    expect(error).toMatchObject({ status: 503 });
+    expect((error as { resend?: unknown }).resend).toBeUndefined();
+  });
+});
