@@ -211,6 +211,20 @@ describe('connection errors', () => {
     expect(c.requestCount).toBe(3);
   });
 
+  it('gives up on a port where nothing listens after 4 attempts, not the 9 a failing service gets', async () => {
+    const probe = createTcpServer();
+    const address = await new Promise<string>((resolve) =>
+      probe.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(probe.address() as { port: number }).port}`),
+      ),
+    );
+    await new Promise((resolve) => probe.close(resolve));
+    const c = client(address);
+    const err = await caught(c.request({ method: 'GET', path: '/v1/jobs' }));
+    expect(err).toMatchObject({ kind: 'connection', code: 'ECONNREFUSED', attempts: 4 });
+    expect(c.requestCount).toBe(4);
+  });
+
   it('names the address source given by the caller (a manifest connection)', async () => {
     const probe = createTcpServer();
     const address = await new Promise<string>((resolve) =>

@@ -257,6 +257,8 @@ interface Run {
   failures: number;
   /** ...and on 429, which has its own budget. */
   rateLimited: number;
+  /** Of `failures`, the refused connections: they have a lower limit of their own. */
+  refusals: number;
   /**
    * Set when the request is a create's (`create-sends.ts`): its counts continue from the create's
    * earlier sends, one limit holds for every failure, and a lost answer is granted a resend.
@@ -787,6 +789,7 @@ export class HttpClient {
       attempt: 0,
       failures: create?.failures ?? 0,
       rateLimited: create?.rateLimited ?? 0,
+      refusals: 0,
       ...(create ? { create } : {}),
       // Only a request that would carry the token can be refused for it: not a download elsewhere.
       tokenExpected: req.authenticate !== false && target.sameOrigin,
@@ -857,11 +860,15 @@ export class HttpClient {
     const retryable = failure.transient && (failure.nothingSent || run.idempotent);
     // A create's request that may have acted: the applier reads back before sending it again.
     const lostCreate = run.create !== undefined && !retryable && failure.transient;
-    const retriesLeft = this.retriesLeft(run, false);
+    const refused = failure.code === 'ECONNREFUSED';
+    const retriesLeft = refused
+      ? Math.min(this.retriesLeft(run, false), this.retry.maxRefusedRetries - run.refusals)
+      : this.retriesLeft(run, false);
     if (!(retryable || lostCreate) || retriesLeft <= 0) throw giveUp(false);
     this.takeRetry(run, (spent) => giveUp(false, spent));
     const delayMs = backoffDelayMs(run.failures, this.retry, this.random);
     run.failures++;
+    if (refused) run.refusals++;
     if (lostCreate) throw giveUp(false, undefined, this.grant(run, delayMs));
     const reason =
       failure === ATTEMPT_TIMEOUT

@@ -20,6 +20,12 @@ export interface RetryOptions {
    * (`create-sends.ts`), for every failure together, 429s included, its sends after a lost answer too.
    */
   maxRetries: number;
+  /**
+   * Of those, the most a refused connection gets: nothing listens at the address. A service that is
+   * restarting listens again within a second or two; one that was never started (a wrong port, a
+   * sandbox not yet running) should say so in about a second, not after 9 attempts and ~16 s.
+   */
+  maxRefusedRetries: number;
   /** Retries after the first attempt for 429, counted separately: a rate-limited request costs nothing. */
   maxRateLimitRetries: number;
   /** Backoff: the first retry waits up to this long, doubling each time... */
@@ -42,6 +48,7 @@ export interface RetryOptions {
  */
 export const DEFAULT_RETRY: RetryOptions = {
   maxRetries: 8,
+  maxRefusedRetries: 3,
   maxRateLimitRetries: 8,
   minDelayMs: 200,
   maxDelayMs: 10_000,
