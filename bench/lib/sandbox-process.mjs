@@ -23,7 +23,10 @@ function withDeadline(promise, what) {
  * @param log called with each request line the sandbox answered
  */
 export async function startSandboxProcess(options, log = () => {}) {
-  const child = spawn(process.execPath, [CHILD, JSON.stringify(options)], {
+  // BENCH_SANDBOX_PROFILE=dir writes the sandbox's CPU profile there (`node --cpu-prof`) when it exits.
+  const profile = process.env.BENCH_SANDBOX_PROFILE;
+  const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, CHILD, JSON.stringify(options)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const waiters = new Map();
