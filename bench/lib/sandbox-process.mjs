@@ -49,6 +49,8 @@ export async function startSandboxProcess(options, log = () => {}) {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
     env: () => env,
+    /** The child's process id (for reading its CPU time). */
+    pid: child.pid,
     /** Resolves once every request answered so far has been passed to `log`. */
     sync() {
       const n = (nextSync += 1);
