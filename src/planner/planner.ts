@@ -3,6 +3,7 @@
  * (with a kind's `list` when the manifest holds several objects of one scope, so a whole kind costs a
  * few requests instead of one per object), compares, and orders the changes.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { formatPosition } from '../common/types.js';
 import {
@@ -110,6 +111,9 @@ function planReads(list: ListOnce, observed: ReadonlyMap<string, Observed | unde
   };
 }
 
+/** Objects of one list compared before the event loop gets a turn (for answers and new requests). */
+const LANDED_PER_TURN = 100;
+
 /** Work started per object as soon as its read landed; awaited together at the end (never unhandled). */
 class FollowUps {
   private readonly pending: Promise<void>[] = [];
@@ -171,20 +175,29 @@ async function observeAll(
       const first = group[0]!;
       const kind = mustKind(lookup, first.key.kind);
       if (group.length > 1 && isListable(kind)) {
+        const scope = {
+          ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
+          ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
+        };
         return [
-          limit(async () => {
-            const scope = {
-              ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
-              ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
-            };
-            const live = await list(kind, scope);
+          (async () => {
+            // The slot is the list's; what follows is CPU, and leaves it to the next request.
+            const live = await limit(() => list(kind, scope));
             const byName = new Map(live.map((o) => [o.key.name, o]));
+            let landedSinceTurn = 0;
             for (const d of group) {
               const o = byName.get(d.key.name);
               landed(d, o ? { ...o, key: d.key } : undefined);
+              // Comparing a list of thousands in one go held the event loop for tens of ms: answers
+              // waited unread and no request left, so the service sat idle. A turn now and then
+              // keeps the pipe full.
+              if (++landedSinceTurn === LANDED_PER_TURN) {
+                landedSinceTurn = 0;
+                await nextTurn();
+              }
             }
             finish(group.length);
-          }),
+          })(),
         ];
       }
       return group.map((d) =>
