@@ -12,7 +12,8 @@
 // Sizes: BENCH_ROLES (1000), BENCH_WORKSPACES (500), BENCH_GROUPS (300), BENCH_USERS (300),
 // BENCH_JOBS (100), BENCH_CPU_ROLES (10000), BENCH_FAULT_OBJECTS (500), BENCH_RATE_OBJECTS (150);
 // BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SKIP (comma list of: startup, cpu, faults),
-// BENCH_OUT (docs folder to write; default docs/).
+// BENCH_OUT (docs folder to write; default docs/), BENCH_SANDBOX_PROFILE (a folder for the sandbox
+// child's `node --cpu-prof` profile).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

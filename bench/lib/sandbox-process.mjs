@@ -23,7 +23,10 @@ function withDeadline(promise, what) {
  * @param log called with each request line the sandbox answered
  */
 export async function startSandboxProcess(options, log = () => {}) {
-  const child = spawn(process.execPath, [CHILD, JSON.stringify(options)], {
+  // BENCH_SANDBOX_PROFILE=dir writes the sandbox's CPU profile there (`node --cpu-prof`) when it exits.
+  const profile = process.env.BENCH_SANDBOX_PROFILE;
+  const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, CHILD, JSON.stringify(options)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const waiters = new Map();
@@ -46,6 +49,8 @@ export async function startSandboxProcess(options, log = () => {}) {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
     env: () => env,
+    /** The child's process id (for reading its CPU time). */
+    pid: child.pid,
     /** Resolves once every request answered so far has been passed to `log`. */
     sync() {
       const n = (nextSync += 1);

@@ -3,6 +3,7 @@
  * (with a kind's `list` when the manifest holds several objects of one scope, so a whole kind costs a
  * few requests instead of one per object), compares, and orders the changes.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { formatPosition } from '../common/types.js';
@@ -115,6 +116,9 @@ function planReads(list: ListOnce, observed: ReadonlyMap<string, Observed | unde
   };
 }
 
+/** Objects of one list compared before the event loop gets a turn (for answers and new requests). */
+const LANDED_PER_TURN = 100;
+
 /** Work started per object as soon as its read landed; awaited together at the end (never unhandled). */
 class FollowUps {
   private readonly pending: Promise<void>[] = [];
@@ -133,11 +137,12 @@ function mustKind(lookup: KindLookup, kind: string): AnyResourceKind {
   return k;
 }
 
-/** Reads live state for every desired object; returns a map from address to observation. */
 /**
  * Reads every desired object (a list per scope where it saves requests). `then` starts each object's
  * next step (details, a create's preview) as soon as that object's read landed, so one kind's plans
- * overlap another kind's lists instead of waiting for the slowest list of the run.
+ * overlap another kind's lists instead of waiting for the slowest list of the run. `settled` gets
+ * each object once its observation is final (read, and detailed if it needed that), so that the
+ * comparison runs while other reads are still in flight rather than all at once after the last.
  */
 async function observeAll(
   desired: readonly Desired[],
@@ -146,6 +151,7 @@ async function observeAll(
   limit: ReturnType<typeof pLimit>,
   list: ListOnce,
   then: (d: Desired, observed: Observed | undefined) => (() => Promise<Observed>) | undefined,
+  settled: (d: Desired, observed: Observed | undefined) => void,
   onProgress?: (done: number, total: number) => void,
 ): Promise<Map<string, Observed | undefined>> {
   const observed = new Map<string, Observed | undefined>();
@@ -160,27 +166,43 @@ async function observeAll(
   const landed = (d: Desired, o: Observed | undefined) => {
     observed.set(addressOf(d.key), o);
     const next = then(d, o);
-    if (next) followUps.add(limit(async () => void observed.set(addressOf(d.key), await next())));
+    if (!next) return settled(d, o);
+    followUps.add(
+      limit(async () => {
+        const detailed = await next();
+        observed.set(addressOf(d.key), detailed);
+        settled(d, detailed);
+      }),
+    );
   };
   await Promise.all(
     groups.flatMap((group) => {
       const first = group[0]!;
       const kind = mustKind(lookup, first.key.kind);
       if (group.length > 1 && isListable(kind)) {
+        const scope = {
+          ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
+          ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
+        };
         return [
-          limit(async () => {
-            const scope = {
-              ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
-              ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
-            };
-            const live = await list(kind, scope);
+          (async () => {
+            // The slot is the list's; what follows is CPU, and leaves it to the next request.
+            const live = await limit(() => list(kind, scope));
             const byName = new Map(live.map((o) => [o.key.name, o]));
+            let landedSinceTurn = 0;
             for (const d of group) {
               const o = byName.get(d.key.name);
               landed(d, o ? { ...o, key: d.key } : undefined);
+              // Comparing a list of thousands in one go held the event loop for tens of ms: answers
+              // waited unread and no request left, so the service sat idle. A turn now and then
+              // keeps the pipe full.
+              if (++landedSinceTurn === LANDED_PER_TURN) {
+                landedSinceTurn = 0;
+                await nextTurn();
+              }
             }
             finish(group.length);
-          }),
+          })(),
         ];
       }
       return group.map((d) =>
@@ -276,11 +298,14 @@ function changeFor(
   };
 }
 
-/** A kind's step over one desired object (`resolve`, `prepare`): the object it returns, and problems. */
+/**
+ * A kind's step over one desired object (`resolve`, `prepare`), to run: the object it returns, and
+ * problems. Undefined when the kind has no such step.
+ */
 type DesiredStep = (
   kind: AnyResourceKind,
   d: Desired,
-) => Promise<{ desired: Desired; problems: PlanProblem[] }> | undefined;
+) => (() => Promise<{ desired: Desired; problems: PlanProblem[] }>) | undefined;
 
 /**
  * Runs a kind step over every desired object that is not declared absent, collecting problems.
@@ -295,15 +320,17 @@ async function refineAll(
   step: DesiredStep,
 ): Promise<Desired[]> {
   return Promise.all(
-    desired.map((d) =>
-      limit(async () => {
-        const pending = d.ensure === 'absent' ? undefined : step(mustKind(lookup, d.key.kind), d);
-        if (!pending) return d;
-        const refined = await pending;
+    desired.map((d) => {
+      const run = d.ensure === 'absent' ? undefined : step(mustKind(lookup, d.key.kind), d);
+      // Only objects with a step to run take a slot: most kinds have none, and thousands of empty
+      // slots cost a plan tens of milliseconds before its first request.
+      if (!run) return d;
+      return limit(async () => {
+        const refined = await run();
         problems.push(...refined.problems);
         return refined.desired;
-      }),
-    ),
+      });
+    }),
   );
 }
 
@@ -508,10 +535,10 @@ export async function buildPlan(
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
   const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) =>
-    hasLocalFiles(kind) ? kind.resolve(d) : undefined,
+    hasLocalFiles(kind) ? () => kind.resolve(d) : undefined,
   );
   const desired = await refineAll(resolved, lookup, limit, problems, (kind, d) =>
-    hasServerSidePlan(kind) ? kind.prepare(ctx, d) : undefined,
+    hasServerSidePlan(kind) ? () => kind.prepare(ctx, d) : undefined,
   );
   const byKind = groupBy(
     desired.filter((d) => d.ensure !== 'absent'),
@@ -531,6 +558,8 @@ export async function buildPlan(
   const list = listOnce(ctx);
   const previews = new Map<string, Promise<CreatePreview>>();
   const plans = new Map<string, unknown>();
+  /** Each object's change, compared as soon as its observation was final (see observeAll). */
+  const compared = new Map<string, ReturnType<typeof changeFor>>();
   const observing = observeAll(
     desired,
     lookup,
@@ -557,19 +586,29 @@ export async function buildPlan(
       }
       return undefined;
     },
+    (d, o) => {
+      const address = addressOf(d.key);
+      compared.set(
+        address,
+        changeFor(d, mustKind(lookup, d.key.kind), o, plans.get(address), options.writeOnly),
+      );
+    },
     options.onProgress,
   );
   const [checked, observed] = await Promise.all([checks, observing]);
   // Plan-time checks are reported first: they point at the manifest.
   problems.push(...checked.flat());
   const changes = desired.map((d) => {
-    const { change, problems: found } = changeFor(
-      d,
-      mustKind(lookup, d.key.kind),
-      observed.get(addressOf(d.key)),
-      plans.get(addressOf(d.key)),
-      options.writeOnly,
-    );
+    const address = addressOf(d.key);
+    const { change, problems: found } =
+      compared.get(address) ??
+      changeFor(
+        d,
+        mustKind(lookup, d.key.kind),
+        observed.get(address),
+        plans.get(address),
+        options.writeOnly,
+      );
     problems.push(...found);
     return change;
   });

@@ -63,6 +63,31 @@ describe('the users a group change reaches, as the service tells them', () => {
     ]);
   });
 
+  it('takes group names such as __proto__ and constructor as plain names, from manifest and service alike', async () => {
+    const ctx = contextWith({
+      listLdapUsers: async () => ['mallory', 'trent'],
+      readLdapUser: async (_mount: string, name: string) => ({
+        policies: [],
+        groups: name === 'mallory' ? '__proto__, constructor' : 'toString',
+      }),
+    });
+    const named = (name: string) => ({ ...group, key: { ...group.key, name } });
+    const declared: Desired = {
+      key: { kind: 'LdapUser', name: 'bob', namespace: 'ldap' },
+      spec: { groups: ['constructor'] },
+    };
+    const lines = await membersReached(
+      ctx,
+      [named('__proto__'), named('constructor'), named('hasOwnProperty')],
+      [declared],
+    );
+    expect(lines).toEqual([
+      ['changes the effective policies of 1 user: mallory'],
+      ['changes the effective policies of 2 users: bob, mallory'],
+      [],
+    ]);
+  });
+
   it('is silent for a change that leaves the policies alone', async () => {
     const ctx = contextWith({});
     expect(await membersReached(ctx, [{ ...group, diffs: [] }], [manifestUser])).toEqual([[]]);

@@ -345,4 +345,32 @@ describe('SchedulerStore.dryRun', () => {
     expect(await woken).toBe('timeout');
     expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
   });
+
+  it('scoped to the planned job, still restores every job the register unblocked', () => {
+    // Room for two default tasks: "web" takes both, so "queued" waits in a blocked evaluation.
+    const store = new SchedulerStore(new Set(['default']), [
+      { ID: 'n1', Name: 'n1', Datacenter: 'dc1', CPU: 250, MemoryMB: 8192 },
+    ]);
+    const register = (job: Json) =>
+      store.register(job, { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false });
+    register(base());
+    register(canon(jobSpec('queued', { q: 1 }, { Datacenters: ['dc1'] })));
+    expect(store.evalsOf('default', 'queued').some((e) => e.Status === 'blocked')).toBe(true);
+    const before = { index: store.currentIndex, snapshot: JSON.stringify(store.snapshot()) };
+
+    const placed = store.dryRun(
+      () => {
+        // One "web" fewer frees room: the register's unblock places "queued" (another job's records).
+        const next = base();
+        group(next).Count = 1;
+        register(next);
+        return store.allocsOf('default', 'queued', false).length;
+      },
+      { namespace: 'default', id: 'web' },
+    );
+    expect(placed).toBe(1);
+    expect(store.currentIndex).toBe(before.index);
+    expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
+    expect(store.allocsOf('default', 'queued', false)).toEqual([]);
+  });
 });

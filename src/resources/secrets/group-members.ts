@@ -40,8 +40,6 @@ function touchesPolicies(subject: ImpactSubject<{ policies?: string[] }, LdapGro
   }
 }
 
-type UserReader = (mount: string, connection: string | undefined) => Promise<Observed<LdapUser>[]>;
-
 /** The usernames on a mount; none where nothing is mounted (the plan's mount check reports that). */
 async function userNames(ctx: KindContext, scope: ListScope & { namespace: string }): Promise<string[]> {
   try {
@@ -80,17 +78,57 @@ async function usersOf(
   return users.filter((u): u is Observed<LdapUser> => u !== undefined);
 }
 
-/** The service's users of a mount, read once however many of the mount's groups change. */
-function userReader(ctx: KindContext, reads: PlanReads): UserReader {
-  const read = new Map<string, Promise<Observed<LdapUser>[]>>();
+/** Who is in each group of one mount and connection: group name → usernames. */
+type Membership = Map<string, Set<string>>;
+
+const scopeId = (mount: string, connection: string | undefined) =>
+  JSON.stringify([connection ?? null, mount]);
+
+function addMembers(into: Membership, groups: unknown, user: string): void {
+  for (const group of splitCommaList(groups as string[] | string | undefined)) {
+    let members = into.get(group);
+    if (!members) into.set(group, (members = new Set()));
+    members.add(user);
+  }
+}
+
+/**
+ * The manifest's users by mount and group, indexed in one pass: a plan that creates hundreds of
+ * groups asked every group about every object of the manifest before (time quadratic in its size).
+ */
+function manifestMembership(manifest: readonly Desired[]): Map<string, Membership> {
+  const byScope = new Map<string, Membership>();
+  for (const d of manifest) {
+    if (d.key.kind !== ldapUserKind.kind || d.ensure === 'absent') continue;
+    const id = scopeId(mountOf(d.key), d.key.connection);
+    let membership = byScope.get(id);
+    if (!membership) byScope.set(id, (membership = new Map()));
+    addMembers(membership, (d.spec as { groups?: string[] }).groups, d.key.name);
+  }
+  return byScope;
+}
+
+/** The service's users of a mount by group, read and indexed once however many of its groups change. */
+function liveMembership(
+  ctx: KindContext,
+  reads: PlanReads,
+): (mount: string, connection: string | undefined) => Promise<Membership> {
+  const read = new Map<string, Promise<Membership>>();
   return (mount, connection) => {
-    const id = JSON.stringify([connection, mount]);
-    let users = read.get(id);
-    if (!users) {
-      users = usersOf(ctx, reads, { namespace: mount, ...(connection !== undefined ? { connection } : {}) });
-      read.set(id, users);
+    const id = scopeId(mount, connection);
+    let membership = read.get(id);
+    if (!membership) {
+      membership = usersOf(ctx, reads, {
+        namespace: mount,
+        ...(connection !== undefined ? { connection } : {}),
+      }).then((users) => {
+        const index: Membership = new Map();
+        for (const user of users) addMembers(index, user.live.groups, user.key.name);
+        return index;
+      });
+      read.set(id, membership);
     }
-    return users;
+    return membership;
   };
 }
 
@@ -101,34 +139,28 @@ export async function membersReached(
   manifest: readonly Desired[],
   reads: PlanReads = NO_PLAN_READS,
 ): Promise<string[][]> {
-  const users = userReader(ctx, reads);
+  const live = liveMembership(ctx, reads);
+  const declared = manifestMembership(manifest);
   const out: string[][] = [];
   // One after another: the reads of a mount are shared, and each read is already parallel inside.
-  for (const subject of subjects) out.push(await memberLine(ctx, users, subject, manifest));
+  for (const subject of subjects) out.push(await memberLine(ctx, live, declared, subject));
   return out;
 }
 
 /** `changes the effective policies of 3 users: alice, bob, carol`, or nothing when none is reached. */
 async function memberLine(
   ctx: KindContext,
-  users: UserReader,
+  live: ReturnType<typeof liveMembership>,
+  declared: ReadonlyMap<string, Membership>,
   subject: ImpactSubject<{ policies?: string[] }, LdapGroup>,
-  manifest: readonly Desired[],
 ): Promise<string[]> {
   if (!touchesPolicies(subject)) return [];
   const { key } = subject;
   const mount = mountOf(key);
-  const members = new Set<string>();
-  for (const d of manifest) {
-    if (d.key.kind !== ldapUserKind.kind || d.ensure === 'absent') continue;
-    if (mountOf(d.key) !== mount || d.key.connection !== key.connection) continue;
-    if (splitCommaList((d.spec as { groups?: string[] }).groups).includes(key.name)) members.add(d.key.name);
-  }
+  const members = new Set(declared.get(scopeId(mount, key.connection))?.get(key.name));
   let unread = false;
   try {
-    const live = await users(mount, key.connection);
-    for (const user of live)
-      if (splitCommaList(user.live.groups).includes(key.name)) members.add(user.key.name);
+    for (const user of (await live(mount, key.connection)).get(key.name) ?? []) members.add(user);
   } catch (error) {
     // An interrupt stops the plan; any other failure leaves only this line incomplete, and says so.
     if (ctx.signal?.aborted) throw error;

@@ -29,17 +29,20 @@ export function planJob(store: SchedulerStore, job: Json, withDiff: boolean): Js
     : [];
   const desired = desiredUpdates(existing, job, live, changed);
 
-  const outcome = store.dryRun(() => {
-    const before = store.currentIndex;
-    store.register(structuredClone(job), { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false });
-    const made = store.evalsOf(ns, id).filter((e) => e.CreateIndex > before);
-    const evaluation = made.find((e) => e.Status !== 'blocked');
-    const blocked = made.filter((e) => e.Status === 'blocked');
-    return {
-      failed: (evaluation?.FailedTGAllocs as Json | null | undefined) ?? null,
-      created: blocked.length > 0 ? blocked : null,
-    };
-  });
+  const outcome = store.dryRun(
+    () => {
+      const before = store.currentIndex;
+      store.register(structuredClone(job), { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false });
+      const made = store.evalsOf(ns, id).filter((e) => e.CreateIndex > before);
+      const evaluation = made.find((e) => e.Status !== 'blocked');
+      const blocked = made.filter((e) => e.Status === 'blocked');
+      return {
+        failed: (evaluation?.FailedTGAllocs as Json | null | undefined) ?? null,
+        created: blocked.length > 0 ? blocked : null,
+      };
+    },
+    { namespace: ns, id },
+  );
 
   let diff: Json | null = null;
   if (withDiff) {
