@@ -211,6 +211,21 @@ describe('fast parse: what it leaves to the position-keeping parse', () => {
     expect(await expectAgreement(`${K}${block} x\n`)).toBe(true);
   });
 
+  it('reads a large file in runs of documents as yaml reads it whole', async () => {
+    const many = (n: number, extra = '') =>
+      Array.from({ length: n }, (_, i) => `${K}metadata: {name: r${i}}\ntext: |\n  line ${i}\n${extra}`).join(
+        '---\n',
+      );
+    // Over 64 KB: cut at document markers, with `---` lines that are not markers (`---x`) on the way.
+    expect(await expectAgreement(many(3000, '---x: 1\n'))).toBe(true);
+    expect(await expectAgreement(many(3000))).toBe(true);
+    expect(await expectAgreement(`${many(3000)}---\n${K}a: "quoted\n--- inside"\n`)).toBe(false);
+    expect(await expectAgreement(`${many(1500)}---\n${K}a: "quoted\n--- inside"\n---\n${many(1500)}`)).toBe(
+      false,
+    );
+    expect(await expectAgreement(many(3000).replace(/\n/g, '\r\n'))).toBe(true);
+  });
+
   it('takes the example manifests', async () => {
     const folder = path.resolve(import.meta.dirname, '../../examples/demo');
     for (const name of readdirSync(folder).filter((n) => n.endsWith('.yaml'))) {
