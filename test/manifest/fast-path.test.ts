@@ -137,6 +137,10 @@ describe('fast parse: values as yaml reads them', () => {
     ['flow mapping document', `{kind: TestRole, a: [1, 2]}\n`],
     ['tabs after values', `${K}a: b\t\nc:\t d\n`],
     ['a flow sequence over lines', `${K}a: [b\n c]\nd:\n- e\n- f\n`],
+    ['flow edge cases', `${K}a: {b: c,}\nd: [e: f]\ng: [? h : i]\n`],
+    ['block scalar indicators', `${K}a: >-\n\n  x\nb: |2-\n    y\n`],
+    ['plain scalars with indicator characters inside', `${K}a: x:y\nb: -x\nc: ?x\nd: :x\ne: a#b\n`],
+    ['a document end followed by a comment', `${K}a: 1 # c\n...\n# after\n`],
     ['a long key under the limit', `${K}${'k'.repeat(900)}: 1\n`],
   ])('%s', async (_name, text) => {
     expect(await expectAgreement(text)).toBe(true);
@@ -181,6 +185,8 @@ describe('fast parse: what it leaves to the position-keeping parse', () => {
     ['a block scalar kind key', `apiVersion: v\n? |\n  kind\n: TestRole\n`],
     ['syntax errors', `${K}a: [1, 2\n`],
     ['an empty flow entry', `${K}a: [a, , b]\n`],
+    ['a comment not separated by a space', `${K}a: "q"#c\n---\n${K}a: [b]#c\n`],
+    ['a flow mapping entry without a value', `${K}a: {b}\n`],
     ['an implicit key over 1024 characters', `${K}${'k'.repeat(1100)}: 1\n`],
     ['an implicit key far from its colon', `${K}k${' '.repeat(1100)}: 1\n`],
     ['a nested compact mapping', `${K}a: b: c\n`],
