@@ -4,7 +4,7 @@
  * `collect` step that turns a validated document into its part of the Manifest.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { DocumentPositions } from './positions.js';
+import type { DocumentLocator } from './positions.js';
 import type { ManifestService } from './kinds.js';
 import type {
   Manifest,
@@ -33,7 +33,7 @@ export interface BuiltinKind {
    */
   collect(
     document: ValidDocument,
-    positions: DocumentPositions,
+    positions: DocumentLocator,
     manifest: Manifest,
     interpolated: ReadonlySet<string>,
   ): ManifestProblem[];

@@ -1,34 +1,37 @@
 /**
  * Positions for problems found after loading (a plan's "policy does not exist" at `spec.Policies[0]`)
  * without keeping every document's syntax tree until then: the trees of a 10,000-document file were
- * most of a plan's memory. The file's text is kept instead, and parsed again, once per file, the
- * first time a position is asked for. Parsing is deterministic, so document `index` is the same
- * document; positions depend on its structure only, which nothing changes after parsing.
+ * most of a plan's memory, and the fast path (fast-parse.ts) builds none. The file's text is kept
+ * instead, and parsed with positions, once per file, the first time a position is asked for.
+ * A document is found again by where it starts (its `kind:` key), which both parses agree on,
+ * rather than by its count, which could differ where they count empty documents differently.
  */
 import { parseManifestText } from './parse.js';
 import type { DocumentPositions } from './positions.js';
 import type { SourcePosition } from './types.js';
 
 export class DeferredPositions {
-  private byIndex: Map<number, DocumentPositions> | undefined;
+  private byStart: Map<string, DocumentPositions> | undefined;
 
   constructor(
     private readonly file: string,
     private readonly text: string,
   ) {}
 
-  /** `locate` for document `index`; `fallback` (its start) if the document cannot be found again. */
-  locator(index: number, fallback: SourcePosition): (pointer: string) => SourcePosition {
-    return (pointer) => this.positionsOf(index)?.locate(pointer) ?? fallback;
+  /** `locate` for the document starting at `start`; `start` itself if it cannot be found again. */
+  locator(start: SourcePosition): (pointer: string) => SourcePosition {
+    return (pointer) => this.documentAt(start)?.locate(pointer) ?? start;
   }
 
-  private positionsOf(index: number): DocumentPositions | undefined {
-    if (!this.byIndex) {
-      this.byIndex = new Map();
+  /** The positions of the document whose `documentStart()` is `start`. */
+  documentAt(start: SourcePosition): DocumentPositions | undefined {
+    if (!this.byStart) {
+      this.byStart = new Map();
       for (const document of parseManifestText(this.file, this.text).documents) {
-        this.byIndex.set(document.index, document.positions);
+        const { line, col } = document.positions.documentStart();
+        this.byStart.set(`${line}:${col}`, document.positions);
       }
     }
-    return this.byIndex.get(index);
+    return this.byStart.get(`${start.line}:${start.col}`);
   }
 }

@@ -5,28 +5,26 @@
 import path from 'node:path';
 import { isMap } from 'yaml';
 import { type AllowList, allowListFrom } from '../common/allow-list.js';
-import { builtinKinds, type ValidDocument } from './builtins.js';
 import {
-  confine,
   confinedFileReader,
   type ConfinementOptions,
   type ManifestFileReader,
   stateFolders,
 } from '../common/confined-files.js';
+import { collectDocument, type FileContext, type KindsContext } from './collect-document.js';
 import { crossCheck } from './crosscheck.js';
 import { DeferredPositions } from './deferred-positions.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
+import { loadFileFast } from './fast-load.js';
 import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
-import { namespaceFieldOf } from '../resources/contract.js';
 import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
 import { type ParsedDocument, parseManifestText } from './parse.js';
 import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
 import { readTextFile, type TextFileResult } from '../common/text-file.js';
 import { documentToValue } from './to-value.js';
 import { type Manifest, ManifestError, type ManifestProblem } from './types.js';
-import type { ManifestResource } from '../resources/contract.js';
 import { checkKindNames } from './schema.js';
 import { validateDocument } from './validate.js';
 
@@ -44,6 +42,11 @@ export interface LoadManifestOptions {
   allowEnv?: AllowList;
   /** Folder that relative paths (and the default state folder `.converge`) start from; defaults to `process.cwd()`. */
   cwd?: string;
+  /**
+   * Read every file with the position-keeping parse, never the fast one: for tests that compare
+   * the two, and to rule the fast path out when a manifest loads differently than expected.
+   */
+  alwaysKeepPositions?: boolean;
 }
 
 /**
@@ -78,15 +81,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       continue;
     }
     manifest.files.push(file.display);
-    const parsed = parseManifestText(file.display, read.text);
     const deferredPositions = new DeferredPositions(file.display, read.text);
-    // Where this file's contributions start: a file found too deep part-way is not read at all.
-    const before = {
-      problems: problems.length,
-      resources: manifest.resources.length,
-      connections: manifest.connections.length,
-      pruneScopes: manifest.pruneScopes.length,
-    };
     // One reader per file: `${file:}` and the files kinds read later follow the same rules.
     const confinement: ConfinementOptions = {
       root: file.root,
@@ -96,14 +91,28 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     };
     const readFile = confinedFileReader(confinement);
     const sources = interpolationSources(file.display, readEnv, readFile);
+    const context: FileContext = { confinement, readFile, deferredPositions };
+    // Most files are valid and plain: read fast, without positions. A file with any problem, or
+    // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
+    const fast = options.alwaysKeepPositions
+      ? undefined
+      : await loadFileFast(file.display, read.text, sources, context, { kinds, services });
+    if (fast) {
+      manifest.resources.push(...fast.resources);
+      manifest.connections.push(...fast.connections);
+      manifest.pruneScopes.push(...fast.pruneScopes);
+      continue;
+    }
+    const before = {
+      problems: problems.length,
+      resources: manifest.resources.length,
+      connections: manifest.connections.length,
+      pruneScopes: manifest.pruneScopes.length,
+    };
+    const parsed = parseManifestText(file.display, read.text);
     // Each document is loaded, and its syntax tree let go, before the next is composed.
     for (const document of parsed.documents) {
-      const documentProblems = await loadDocument(
-        document,
-        { sources, confinement, readFile, deferredPositions },
-        { kinds, services },
-        manifest,
-      );
+      const documentProblems = await loadDocument(document, sources, context, { kinds, services }, manifest);
       problems.push(...documentProblems);
       if (documentProblems.length > 0) {
         const name = connectionName(document);
@@ -112,6 +121,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     }
     const tooDeep = parsed.tooDeep();
     if (tooDeep) {
+      // A file found too deep part-way is not read at all.
       problems.length = before.problems;
       manifest.resources.length = before.resources;
       manifest.connections.length = before.connections;
@@ -128,19 +138,10 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 }
 
 async function loadDocument(
-  { doc, positions, index }: ParsedDocument,
-  {
-    sources,
-    confinement,
-    readFile,
-    deferredPositions,
-  }: {
-    sources: InterpolationSources;
-    confinement: ConfinementOptions;
-    readFile: ManifestFileReader;
-    deferredPositions: DeferredPositions;
-  },
-  { kinds, services }: { kinds: readonly ManifestKind[]; services: readonly ManifestService[] },
+  { doc, positions }: ParsedDocument,
+  sources: InterpolationSources,
+  context: FileContext,
+  kinds: KindsContext,
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
   if (!isMap(doc.contents)) {
@@ -158,76 +159,27 @@ async function loadDocument(
     hasMergeKeys: prepared.hasMergeKeys,
   });
   if (!converted.ok) return [...prepared.problems, converted.problem];
-  const value = converted.value;
 
   const sensitivePointers =
     prepared.hasAliases || prepared.hasMergeKeys
       ? interpolatedPointersThroughAliases(doc, prepared.interpolatedScalars)
       : prepared.interpolatedPointers;
-  const problems = [
-    ...prepared.problems,
-    ...validateDocument(value, {
-      kinds,
-      services,
+  if (prepared.problems.length > 0) {
+    // Interpolation problems: validation still runs, for the document's other problems.
+    const validation = validateDocument(converted.value, {
+      ...kinds,
       positions,
       sensitivePointers,
       failedPointers: prepared.failedPointers,
-    }),
-  ];
-  if (problems.length > 0) return problems;
-
-  const document = value as ValidDocument;
-  const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
-  if (builtin) return builtin.collect(document, positions, manifest, sensitivePointers);
-  const { metadata } = document;
-  const kind = kinds.find((k) => k.kind === document.kind);
-  const refusedFiles = await refusedLocalFiles(kind, document, confinement, positions);
-  if (refusedFiles.length > 0) return refusedFiles;
-  const source = positions.documentStart();
-  const resource: ManifestResource = {
-    kind: document.kind,
-    name: metadata.name,
-    // A resource declared absent may leave its spec out.
-    spec: document.spec ?? {},
-    source,
-    // Not `positions.locate`: that would keep the document's syntax tree for as long as the resource.
-    locate: deferredPositions.locator(index, source),
-    sensitivePointers,
-    readFile,
-  };
-  const namespaceField = namespaceFieldOf(kind);
-  const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
-  if (typeof namespace === 'string') resource.namespace = namespace;
-  if (metadata.connection !== undefined) resource.connection = metadata.connection;
-  if (metadata.labels !== undefined) resource.labels = metadata.labels;
-  if (metadata.ensure === 'absent') resource.ensure = 'absent';
-  manifest.resources.push(resource);
-  return [];
-}
-
-/**
- * The local files a document names (a job's `specFile`) that it may not read: refused here, at the
- * value, so a manifest that names `/etc/passwd` fails before any service is contacted. Files that do
- * not exist are the kind's to report when it reads them.
- */
-async function refusedLocalFiles(
-  kind: ManifestKind | undefined,
-  document: ValidDocument,
-  confinement: ConfinementOptions,
-  positions: ParsedDocument['positions'],
-): Promise<ManifestProblem[]> {
-  const problems: ManifestProblem[] = [];
-  for (const field of kind?.localFiles ?? []) {
-    const reference = document.spec?.[field];
-    if (typeof reference !== 'string') continue;
-    const confined = await confine(confinement, reference);
-    if (confined.ok || ('notFound' in confined && confined.notFound)) continue;
-    problems.push({
-      position: positions.locate(`/spec/${field}`),
-      message: `spec.${field}: ${reference} ${confined.reason}`,
     });
+    return [...prepared.problems, ...validation];
   }
-  return problems;
+  return collectDocument(
+    { value: converted.value, positions, sensitivePointers, failedPointers: prepared.failedPointers },
+    context,
+    kinds,
+    manifest,
+  );
 }
 
 /** `metadata.name` of a `kind: Connection` document, read from the AST (the document may be invalid). */

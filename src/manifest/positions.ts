@@ -17,7 +17,18 @@ interface PointerTarget {
   complete: boolean;
 }
 
-export class DocumentPositions {
+/**
+ * What validation and the built-in kinds need of a document's positions: both the AST-backed
+ * DocumentPositions and the fast path's LazyPositions (fast-load.ts) provide it.
+ */
+export interface DocumentLocator {
+  /** Where the document starts: its `kind:` key, else its first node. */
+  documentStart(): SourcePosition;
+  locate(pointer: string): SourcePosition;
+  locateKey(pointer: string): SourcePosition;
+}
+
+export class DocumentPositions implements DocumentLocator {
   constructor(
     readonly file: string,
     private readonly doc: Document.Parsed,

@@ -8,7 +8,7 @@ import { editDistance } from '../common/edit-distance.js';
 import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { joinPointer, pointerToPath } from './pointer.js';
-import type { DocumentPositions } from './positions.js';
+import type { DocumentLocator } from './positions.js';
 import { builtinKinds } from './builtins.js';
 import { buildDocumentSchema, buildManifestSchema, knownKindNames } from './schema.js';
 import type { ManifestProblem } from './types.js';
@@ -115,7 +115,7 @@ export interface ValidationContext {
   kinds: readonly ManifestKind[];
   /** The services Connection documents may name; default: those the kinds name. */
   services?: readonly ManifestService[];
-  positions: DocumentPositions;
+  positions: DocumentLocator;
   /** Interpolated values: never echoed in messages, since they may be secrets. */
   sensitivePointers: ReadonlySet<string>;
   /** Values whose interpolation failed (already reported): errors about them would only repeat it. */

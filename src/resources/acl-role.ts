@@ -111,6 +111,26 @@ function canonical(spec: AclRoleSpec, policyForm: (link: AnyLink) => PolicyLinkS
 
 type AnyLink = { ID?: string; Name?: string };
 
+/**
+ * A plan asks for each desired spec's canonical form twice (`render`, then `compare`) and for each
+ * live role's spec twice (`describe`, then `compare`): each is made once. Specs and live roles are
+ * not changed after loading and reading, and the forms are only read, so sharing them is safe.
+ */
+const desiredCanonicals = new WeakMap<AclRoleSpec, ReturnType<typeof canonical>>();
+const liveSpecs = new WeakMap<Role, AclRoleSpec>();
+
+function desiredCanonical(spec: AclRoleSpec): ReturnType<typeof canonical> {
+  let form = desiredCanonicals.get(spec);
+  if (!form) desiredCanonicals.set(spec, (form = canonical(spec, desiredForm)));
+  return form;
+}
+
+function liveSpecOf(role: Role): AclRoleSpec {
+  let spec = liveSpecs.get(role);
+  if (!spec) liveSpecs.set(role, (spec = specOf(role)));
+  return spec;
+}
+
 function desiredForm(link: AnyLink): PolicyLinkSpec {
   return link.ID ? { ID: link.ID } : { Name: link.Name ?? '' };
 }
@@ -137,6 +157,8 @@ function body(desired: Desired<AclRoleSpec>): Omit<Role, 'ID'> {
 
 /** Indexes of items whose key was already seen: the registry merges such duplicates into one. */
 function duplicates<T>(items: readonly T[] | undefined, key: (item: T) => string): number[] {
+  // Most lists hold one item: no set to build (validation runs this three times per role).
+  if (!items || items.length < 2) return [];
   const seen = new Set<string>();
   const found: number[] = [];
   (items ?? []).forEach((item, i) => {
@@ -247,23 +269,23 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
   },
 
   compare(desired, observed): Comparison {
-    const wanted = canonical(desired.spec, desiredForm);
+    const wanted = desiredCanonical(desired.spec);
     // Project each live link onto the form the manifest uses for the same policy.
     const links = desired.spec.Policies ?? [];
     const liveForm = (link: AnyLink): PolicyLinkSpec => {
       const byId = links.some((l) => 'ID' in l && l.ID && l.ID === link.ID);
       return byId && link.ID ? { ID: link.ID } : { Name: link.Name ?? link.ID ?? '' };
     };
-    const live = canonical(specOf(observed.live), liveForm);
+    const live = canonical(liveSpecOf(observed.live), liveForm);
     return { diffs: diffValues(wanted, live) };
   },
 
   render(desired) {
-    return canonical(desired.spec, desiredForm);
+    return desiredCanonical(desired.spec);
   },
 
   describe(observed) {
-    return specOf(observed.live);
+    return liveSpecOf(observed.live);
   },
 
   async create(ctx, desired) {

@@ -1,0 +1,96 @@
+/**
+ * The last step of loading one document, shared by the fast and the position-keeping paths: its
+ * plain value is validated and becomes a resource, a connection or a prune scope of the manifest,
+ * or its problems are returned.
+ */
+import { builtinKinds, type ValidDocument } from './builtins.js';
+import { confine, type ConfinementOptions, type ManifestFileReader } from '../common/confined-files.js';
+import type { DeferredPositions } from './deferred-positions.js';
+import type { ManifestKind, ManifestService } from './kinds.js';
+import { type ManifestResource, namespaceFieldOf } from '../resources/contract.js';
+import type { DocumentLocator } from './positions.js';
+import type { Manifest, ManifestProblem } from './types.js';
+import { validateDocument } from './validate.js';
+
+export interface DocumentValue {
+  value: unknown;
+  positions: DocumentLocator;
+  /** Pointers of values that came from interpolation (through aliases and merges too). */
+  sensitivePointers: ReadonlySet<string>;
+  /** Pointers of values whose interpolation failed (already reported). */
+  failedPointers: ReadonlySet<string>;
+}
+
+export interface FileContext {
+  confinement: ConfinementOptions;
+  readFile: ManifestFileReader;
+  deferredPositions: DeferredPositions;
+}
+
+export interface KindsContext {
+  kinds: readonly ManifestKind[];
+  services: readonly ManifestService[];
+}
+
+export async function collectDocument(
+  { value, positions, sensitivePointers, failedPointers }: DocumentValue,
+  { confinement, readFile, deferredPositions }: FileContext,
+  { kinds, services }: KindsContext,
+  manifest: Manifest,
+): Promise<ManifestProblem[]> {
+  const problems = validateDocument(value, { kinds, services, positions, sensitivePointers, failedPointers });
+  if (problems.length > 0) return problems;
+
+  const document = value as ValidDocument;
+  const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
+  if (builtin) return builtin.collect(document, positions, manifest, sensitivePointers);
+  const { metadata } = document;
+  const kind = kinds.find((k) => k.kind === document.kind);
+  const refusedFiles = await refusedLocalFiles(kind, document, confinement, positions);
+  if (refusedFiles.length > 0) return refusedFiles;
+  const source = positions.documentStart();
+  const resource: ManifestResource = {
+    kind: document.kind,
+    name: metadata.name,
+    // A resource declared absent may leave its spec out.
+    spec: document.spec ?? {},
+    source,
+    // Not `positions.locate`: that would keep the document's syntax tree for as long as the resource.
+    locate: deferredPositions.locator(source),
+    sensitivePointers,
+    readFile,
+  };
+  const namespaceField = namespaceFieldOf(kind);
+  const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
+  if (typeof namespace === 'string') resource.namespace = namespace;
+  if (metadata.connection !== undefined) resource.connection = metadata.connection;
+  if (metadata.labels !== undefined) resource.labels = metadata.labels;
+  if (metadata.ensure === 'absent') resource.ensure = 'absent';
+  manifest.resources.push(resource);
+  return [];
+}
+
+/**
+ * The local files a document names (a job's `specFile`) that it may not read: refused here, at the
+ * value, so a manifest that names `/etc/passwd` fails before any service is contacted. Files that do
+ * not exist are the kind's to report when it reads them.
+ */
+async function refusedLocalFiles(
+  kind: ManifestKind | undefined,
+  document: ValidDocument,
+  confinement: ConfinementOptions,
+  positions: DocumentLocator,
+): Promise<ManifestProblem[]> {
+  const problems: ManifestProblem[] = [];
+  for (const field of kind?.localFiles ?? []) {
+    const reference = document.spec?.[field];
+    if (typeof reference !== 'string') continue;
+    const confined = await confine(confinement, reference);
+    if (confined.ok || ('notFound' in confined && confined.notFound)) continue;
+    problems.push({
+      position: positions.locate(`/spec/${field}`),
+      message: `spec.${field}: ${reference} ${confined.reason}`,
+    });
+  }
+  return problems;
+}
