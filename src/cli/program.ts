@@ -114,6 +114,7 @@ export async function buildProgram(
   io: Io,
   setExit: (code: number) => void,
   given?: CliCatalog,
+  invoked?: string,
 ): Promise<Command> {
   // The engine's list of services is the one list; loaded here, not with this module.
   const catalog: CliCatalog = given ?? (await import('../engine/services.js')).defaultCatalog;
@@ -305,11 +306,21 @@ export async function buildProgram(
         setExit(await handler(...args)),
   };
   // Each service's operator commands, in the catalog's order (so `--help` lists them the same way).
-  const found = await Promise.all(catalog.modules.map(serviceCommands));
-  for (const commands of found) commands?.(program, context);
+  // Not when `invoked` (the first argument) names a command declared above: none of them can run,
+  // so their modules are not loaded (start-up of `converge validate`, issue 20). Help, a service's
+  // command, an option first or a word commander must suggest a command for get them all.
+  if (!isDeclared(program, invoked)) {
+    const found = await Promise.all(catalog.modules.map(serviceCommands));
+    for (const commands of found) commands?.(program, context);
+  }
 
   configureAll(program, program);
   return program;
+}
+
+/** Whether `name` is a command of `program` already (by name or alias). */
+function isDeclared(program: Command, name: string | undefined): boolean {
+  return name !== undefined && program.commands.some((c) => c.name() === name || c.aliases().includes(name));
 }
 
 /** Every command, however deep, reports through the program's streams and never exits the process. */
@@ -339,6 +350,7 @@ export async function run(args: string[], io: Io, catalog?: CliCatalog): Promise
       code = c;
     },
     catalog,
+    args[0],
   );
   try {
     await program.parseAsync(normaliseArgs(args), { from: 'user' });
