@@ -83,6 +83,15 @@ describe('the bundled bin', () => {
     expect(list.bin.code).toBe(0);
   });
 
+  it("names the sources' files and lines in CONVERGE_DEBUG's frames", async () => {
+    // A token the registry refuses: an error from the HTTP layer, with a stack.
+    const e = { ...env(), CONVERGE_REGISTRY_TOKEN: 'not-a-token', CONVERGE_DEBUG: '1' };
+    const r = await convergeProcess(['plan', '-f', manifest(ROLE)], e);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^\s+at .*[\\/]src[\\/]clients[\\/]http[\\/]\S+\.ts:\d+:\d+\)?$/m);
+    expect(r.stderr).not.toContain('cli-bundle');
+  });
+
   it('loads only the bundle for validate: no unbundled module, no ajv, no node:crypto or child_process', async () => {
     const log = path.join(tmp('converge-bin-loads-'), 'resolved.txt');
     // Every module the ES module loader resolves, appended to `log` from the loader's hooks thread.
