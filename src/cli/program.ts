@@ -13,6 +13,7 @@ import { printable } from '../common/printable.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
+import { defaultCatalog } from '../engine/services.js';
 import { remedyText } from './remedies.js';
 import type { ApplyFlags } from './commands/apply.js';
 import { registerInventoryCommands } from './commands/inventory-program.js';
@@ -116,8 +117,9 @@ export async function buildProgram(
   given?: CliCatalog,
   invoked?: string,
 ): Promise<Command> {
-  // The engine's list of services is the one list; loaded here, not with this module.
-  const catalog: CliCatalog = given ?? (await import('../engine/services.js')).defaultCatalog;
+  // The engine's list of services is the one list. Imported with this module: every program needs a
+  // catalog, and a separate import() made the bundled CLI (scripts/bundle-cli.mjs) load five more files.
+  const catalog: CliCatalog = given ?? defaultCatalog;
   const program = new Command('converge')
     .description(
       'Keep workspaces, directory auth, ACL roles and scheduler jobs in the state a YAML manifest declares.',
