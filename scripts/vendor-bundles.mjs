@@ -18,6 +18,8 @@ const VENDORED = {
   yaml: 'yaml.js',
   commander: 'commander.js',
   picomatch: 'picomatch.js',
+  // Two small modules, but every command's kinds import it: one package resolution less at start.
+  'p-limit': 'p-limit.js',
 };
 
 let esbuild;
@@ -28,13 +30,48 @@ try {
   process.exit(0);
 }
 
+/**
+ * Source edits made while bundling, each where a package loads at start what it uses only on a
+ * path Converge never or rarely takes. A pattern that is no longer found fails the build, so a new
+ * version of the package is looked at again rather than silently bundled as it is.
+ */
+const DEFERRED = [
+  {
+    // commander loads node:child_process (and with it net, streams…, about 3 ms of every start) for
+    // subcommands that are separate executables, which Converge has none of: load it on first spawn.
+    file: /[\\/]commander[\\/]lib[\\/]command\.js$/,
+    from: "const childProcess = require('node:child_process');",
+    to: "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };",
+  },
+];
+
+const deferLoads = {
+  name: 'defer-loads',
+  setup(build) {
+    for (const edit of DEFERRED) {
+      build.onLoad({ filter: edit.file }, (args) => {
+        const source = readFileSync(args.path, 'utf8');
+        if (!source.includes(edit.from)) {
+          throw new Error(`${args.path} no longer has \`${edit.from}\`: look at scripts/vendor-bundles.mjs`);
+        }
+        edit.applied = true;
+        return { contents: source.replace(edit.from, edit.to), loader: 'js' };
+      });
+    }
+  },
+};
+
 for (const [name, file] of Object.entries(VENDORED)) {
   // The names Node itself offers an importer of the package (for CommonJS, what its lexer finds),
   // re-exported by name: a bundle of a CommonJS package would otherwise offer a default export only.
   // A CommonJS package's `default` (its module.exports, picomatch's function) is kept as Node gives it.
-  const offered = Object.keys(await import(name));
+  const loaded = await import(name);
+  const offered = Object.keys(loaded);
   const names = offered.filter((n) => n !== 'default');
-  if (offered.includes('default') && (await import(name)).default !== undefined && names.length === 0)
+  // A CommonJS package's names are properties of its `default`; an ES module package's default
+  // export (p-limit's function) is an export of its own and is kept beside its names.
+  const ownDefault = names.some((n) => loaded.default?.[n] !== loaded[n]);
+  if (offered.includes('default') && loaded.default !== undefined && (names.length === 0 || ownDefault))
     names.push('default');
   await esbuild.build({
     stdin: {
@@ -53,15 +90,20 @@ for (const [name, file] of Object.entries(VENDORED)) {
     outfile: path.join(dist, 'vendor', file),
     legalComments: 'inline',
     logLevel: 'warning',
+    plugins: [deferLoads],
   });
 }
+for (const edit of DEFERRED) {
+  if (!edit.applied)
+    throw new Error(`no bundled file matched ${edit.file}: look at scripts/vendor-bundles.mjs`);
+}
 
-/** Every compiled module in dist except the bundles themselves. */
+/** Every compiled module in dist except the bundles themselves (and the CLI's, made after this). */
 function* modules(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (full !== path.join(dist, 'vendor')) yield* modules(full);
+      if (full !== path.join(dist, 'vendor') && full !== path.join(dist, 'cli-bundle')) yield* modules(full);
     } else if (entry.name.endsWith('.js')) yield full;
   }
 }

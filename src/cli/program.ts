@@ -13,6 +13,7 @@ import { printable } from '../common/printable.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
+import { defaultCatalog } from '../engine/services.js';
 import { remedyText } from './remedies.js';
 import type { ApplyFlags } from './commands/apply.js';
 import { registerInventoryCommands } from './commands/inventory-program.js';
@@ -114,9 +115,11 @@ export async function buildProgram(
   io: Io,
   setExit: (code: number) => void,
   given?: CliCatalog,
+  invoked?: string,
 ): Promise<Command> {
-  // The engine's list of services is the one list; loaded here, not with this module.
-  const catalog: CliCatalog = given ?? (await import('../engine/services.js')).defaultCatalog;
+  // The engine's list of services is the one list. Imported with this module: every program needs a
+  // catalog, and a separate import() made the bundled CLI (scripts/bundle-cli.mjs) load five more files.
+  const catalog: CliCatalog = given ?? defaultCatalog;
   const program = new Command('converge')
     .description(
       'Keep workspaces, directory auth, ACL roles and scheduler jobs in the state a YAML manifest declares.',
@@ -305,11 +308,21 @@ export async function buildProgram(
         setExit(await handler(...args)),
   };
   // Each service's operator commands, in the catalog's order (so `--help` lists them the same way).
-  const found = await Promise.all(catalog.modules.map(serviceCommands));
-  for (const commands of found) commands?.(program, context);
+  // Not when `invoked` (the first argument) names a command declared above: none of them can run,
+  // so their modules are not loaded (start-up of `converge validate`, issue 20). Help, a service's
+  // command, an option first or a word commander must suggest a command for get them all.
+  if (!isDeclared(program, invoked)) {
+    const found = await Promise.all(catalog.modules.map(serviceCommands));
+    for (const commands of found) commands?.(program, context);
+  }
 
   configureAll(program, program);
   return program;
+}
+
+/** Whether `name` is a command of `program` already (by name or alias). */
+function isDeclared(program: Command, name: string | undefined): boolean {
+  return name !== undefined && program.commands.some((c) => c.name() === name || c.aliases().includes(name));
 }
 
 /** Every command, however deep, reports through the program's streams and never exits the process. */
@@ -339,6 +352,7 @@ export async function run(args: string[], io: Io, catalog?: CliCatalog): Promise
       code = c;
     },
     catalog,
+    args[0],
   );
   try {
     await program.parseAsync(normaliseArgs(args), { from: 'user' });

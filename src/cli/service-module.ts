@@ -44,9 +44,11 @@ export async function serviceCommands(module: CliServiceModule): Promise<Service
   if (module.commands) return module.commands;
   const name = module.definition.name;
   // Service names are code (the engine's list), never input: the path cannot leave ./commands.
-  const file = `./commands/${name}.js`;
+  // The template stays inside import(): the CLI's bundler (scripts/bundle-cli.mjs) then bundles
+  // every ./commands/*.js as a chunk of its own and looks the name up among them at run time
+  // (`@vite-ignore`: vitest, running the sources, leaves the import to Node as the build does).
   try {
-    const found = (await import(file)) as { cli?: ServiceCli };
+    const found = (await import(/* @vite-ignore */ `./commands/${name}.js`)) as { cli?: ServiceCli };
     return found.cli?.commands;
   } catch (error) {
     if (isMissing(error, `/commands/${name}.`)) return undefined;
@@ -57,6 +59,9 @@ export async function serviceCommands(module: CliServiceModule): Promise<Service
 /** Only the commands file itself being absent; a missing import inside it is a real error. */
 function isMissing(error: unknown, file: string): boolean {
   const e = error as { code?: unknown; message?: unknown; url?: unknown };
+  // The bundled CLI's lookup among the files it bundled (esbuild's words for "no such file").
+  const bundled = /^Module not found in bundle: (.*)$/.exec(String(e?.message));
+  if (e?.code === undefined && bundled) return `/${bundled[1]}`.includes(file);
   if (e?.code !== 'ERR_MODULE_NOT_FOUND') return false;
   // Node names the module it could not find first ("Cannot find module '…' imported from …").
   const missing = typeof e.url === 'string' ? e.url : (/'([^']+)'/.exec(String(e.message))?.[1] ?? '');

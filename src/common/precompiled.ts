@@ -8,16 +8,16 @@
  * one the build never saw (a library user's own kind), misses and is compiled with ajv as before:
  * both are ajv's code from the same schema and options, so they report the same errors.
  */
-import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Ajv, Options, ValidateFunction } from 'ajv';
+import { hash160 } from './schema-hash.js';
 
 const require = createRequire(import.meta.url);
 
 /** The key of a schema in a generated module: a hash of its JSON (TypeBox's symbol keys do not count). */
 export function schemaKey(schema: object): string {
-  return `v${createHash('sha256').update(JSON.stringify(schema)).digest('hex').slice(0, 40)}`;
+  return `v${hash160(JSON.stringify(schema))}`;
 }
 
 /**

@@ -3,9 +3,15 @@
  * from the engine's one list of services: `--help` must still show every command and each service
  * command's own help must work, in-process as the binary runs them.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { serviceCommands } from '../../src/cli/service-module.js';
+import { run } from '../../src/cli/program.js';
+import { type CliServiceModule, serviceCommands } from '../../src/cli/service-module.js';
+import { Catalog } from '../../src/engine/catalog.js';
 import { SERVICE_MODULES } from '../../src/engine/services.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -64,5 +70,42 @@ describe('the program built from the engine list of services', () => {
     const r = await runCli(['job', 'revert', 'web', '1', '--enforce-prior-version', 'two'], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('--enforce-prior-version must be a whole number');
+  });
+
+  it('declares no service command for a core command, and every one for help or a word to suggest for', async () => {
+    const asked: string[] = [];
+    // Each shipped service with a `commands` of its own, recording that the program asked for it.
+    const catalog = new Catalog<CliServiceModule>(
+      SERVICE_MODULES.map((module) => ({
+        ...module,
+        commands: (program: Command) => {
+          asked.push(module.definition.name);
+          program.command(`${module.definition.name}-ops`).description('operator commands');
+        },
+      })),
+    );
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-lazy-'));
+    writeFileSync(
+      path.join(dir, 'role.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: web }\nspec: { Description: web }\n',
+    );
+    const output: string[] = [];
+    const sink = new Writable({ write: (chunk, _e, done) => (output.push(String(chunk)), done()) });
+    const io = { stdout: sink, stderr: sink, stdinIsTTY: false, env: { ...env } };
+
+    expect(await run(['validate', '-f', dir], io, catalog)).toBe(0);
+    expect(asked).toEqual([]);
+
+    expect(await run(['--help'], io, catalog)).toBe(0);
+    expect(asked).toEqual(SERVICE_MODULES.map((m) => m.definition.name));
+    expect(output.join('')).toContain(`${SERVICE_MODULES[0].definition.name}-ops`);
+
+    // A misspelt service command is suggested from the services' commands, so they are declared.
+    asked.length = 0;
+    output.length = 0;
+    const name = `${SERVICE_MODULES[0].definition.name}-op`;
+    expect(await run([name], io, catalog)).toBe(1);
+    expect(output.join('')).toContain(`${name}s`);
+    expect(asked.length).toBe(SERVICE_MODULES.length);
   });
 });

@@ -3,7 +3,7 @@
  * the client sends (`serial`, `md5`, `lineage`), so they are read from the very text that is uploaded,
  * and a file the service would refuse is refused here first, with an error that names the file.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../common/lazy-crypto.js';
 
 export interface StateFileInfo {
   serial: number;
@@ -74,7 +74,7 @@ export function parseStateFile(text: string, source: string): StateFileInfo {
     serial,
     lineage,
     version: STATE_FORMAT_VERSION,
-    md5: createHash('md5').update(bytes).digest('hex'),
+    md5: nodeCrypto().createHash('md5').update(bytes).digest('hex'),
     base64: bytes.toString('base64'),
     resourceCount: countManagedInstances(state.resources),
     text,

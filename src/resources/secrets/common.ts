@@ -3,12 +3,12 @@
  * own normalisation of policy lists and durations, so a manifest compares equal to what the
  * service stores.
  */
-import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { formatSeconds, parseGoDuration } from '../../common/go-duration.js';
 import type { SecretsClient } from '../../clients/secrets/client.js';
 import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/types.js';
 import { secretsService } from '../../clients/secrets/definition.js';
+import { nodeCrypto } from '../../common/lazy-crypto.js';
 import { canonicalJson } from '../compare.js';
 import type { KindContext, ResourceKey } from '../contract.js';
 
@@ -118,5 +118,5 @@ export function configKey(mount: string, connection: string | undefined): Resour
  * so a saved plan applied later is refused when the object changed since it was planned.
  */
 export function contentVersion(live: unknown): string {
-  return createHash('sha256').update(canonicalJson(live)).digest('hex').slice(0, 16);
+  return nodeCrypto().createHash('sha256').update(canonicalJson(live)).digest('hex').slice(0, 16);
 }
