@@ -5,7 +5,7 @@
  */
 import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { allowListFrom } from '../common/allow-list.js';
-import { loadManifest as loadManifestFiles } from '../manifest/index.js';
+import { loadManifest as loadManifestFiles, positionParserLoaded } from '../manifest/index.js';
 import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import { type Desired, hasLocalFiles } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
@@ -41,15 +41,36 @@ export interface ManifestAccess {
 
 export type LoadOptions = EngineOptions & ManifestAccess;
 
+/** `validate`'s options: what loading takes, and whether the caller will ask positions of it later. */
+export interface ValidateOptions extends LoadOptions {
+  /**
+   * The caller asks no position of the manifest once it validated (`converge validate` only reports
+   * it valid): a plain manifest is then read by the fast parse alone and the position-keeping parser
+   * (yaml, about a tenth of the command's start-up) is never loaded. Problems still get exact
+   * positions: a manifest found invalid is read again with it. Leave unset when the manifest is
+   * planned afterwards (a plan's problems point into it).
+   */
+  positionsOnlyForProblems?: boolean;
+}
+
 /**
  * Loads and validates the manifest at `paths` (files or folders): syntax, schema, references between
  * documents, and that no Connection would carry an outside token to an address the operator did not
  * allow. Contacts no service. Throws a `ManifestError` listing every problem with its position.
  */
 export async function loadManifest(paths: readonly string[], options: LoadOptions = {}): Promise<Manifest> {
+  return loadManifestWith(paths, options, false);
+}
+
+async function loadManifestWith(
+  paths: readonly string[],
+  options: LoadOptions,
+  positionsOnlyForProblems: boolean,
+): Promise<Manifest> {
   if (paths.length === 0) throw new EngineError('no manifest given: name at least one file or folder');
   const { catalog = defaultCatalog, env = process.env } = options;
   const manifest = await loadManifestFiles([...paths], {
+    positionsOnlyForProblems,
     kinds: catalog.kinds,
     services: catalog.manifestServices,
     env,
@@ -81,9 +102,28 @@ export interface ValidManifest {
  * objects declared twice (`desiredObjects`), and the local files objects name (a workspace's state
  * file), so CI catches those too. Throws a `ManifestError` listing every problem, sorted by position.
  */
-export async function validate(paths: readonly string[], options: LoadOptions = {}): Promise<ValidManifest> {
+export async function validate(
+  paths: readonly string[],
+  options: ValidateOptions = {},
+): Promise<ValidManifest> {
+  if (!options.positionsOnlyForProblems) return validateOnce(paths, options, false);
+  try {
+    return await validateOnce(paths, options, true);
+  } catch (error) {
+    // Problems found while the position-keeping parser was never needed point at their document's
+    // start (a duplicate object, a Connection's address): read again with it, for their line and column.
+    if (error instanceof ManifestError && !positionParserLoaded()) return validateOnce(paths, options, false);
+    throw error;
+  }
+}
+
+async function validateOnce(
+  paths: readonly string[],
+  options: LoadOptions,
+  positionsOnlyForProblems: boolean,
+): Promise<ValidManifest> {
   const catalog = options.catalog ?? defaultCatalog;
-  const manifest = await loadManifest(paths, options);
+  const manifest = await loadManifestWith(paths, options, positionsOnlyForProblems);
   // Settings only: no client is made and no service contacted.
   const env = options.env ?? process.env;
   const desired = keyedDesired(manifest, catalog, (s, c) =>

@@ -6,7 +6,7 @@
  * A document is found again by where it starts (its `kind:` key), which both parses agree on,
  * rather than by its count, which could differ where they count empty documents differently.
  */
-import { parseManifestText } from './parse.js';
+import { positionParser } from './position-parser.js';
 import type { DocumentPositions } from './positions.js';
 import type { SourcePosition } from './types.js';
 
@@ -23,11 +23,17 @@ export class DeferredPositions {
     return (pointer) => this.documentAt(start)?.locate(pointer) ?? start;
   }
 
-  /** The positions of the document whose `documentStart()` is `start`. */
+  /**
+   * The positions of the document whose `documentStart()` is `start`. Undefined, too, when the
+   * position-keeping parser was never loaded (`loadManifest` loads it unless told positions are
+   * wanted only for problems, as `converge validate` does): the document's start then stands in.
+   */
   documentAt(start: SourcePosition): DocumentPositions | undefined {
     if (!this.byStart) {
+      const parse = positionParser();
+      if (!parse) return undefined;
       this.byStart = new Map();
-      for (const document of parseManifestText(this.file, this.text).documents) {
+      for (const document of parse(this.file, this.text).documents) {
         const { line, col } = document.positions.documentStart();
         this.byStart.set(`${line}:${col}`, document.positions);
       }

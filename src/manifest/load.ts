@@ -3,7 +3,6 @@
  * Every problem of every file is collected before anything fails, so one run shows them all.
  */
 import path from 'node:path';
-import { isMap } from 'yaml';
 import { type AllowList, allowListFrom } from '../common/allow-list.js';
 import {
   confinedFileReader,
@@ -11,22 +10,19 @@ import {
   type ManifestFileReader,
   stateFolders,
 } from '../common/confined-files.js';
-import { collectDocument, type FileContext, type KindsContext } from './collect-document.js';
+import type { FileContext } from './collect-document.js';
 import { crossCheck } from './crosscheck.js';
 import { DeferredPositions } from './deferred-positions.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
 import { loadFileFast } from './fast-load.js';
+import { loadPositionParser, positionParserLoaded } from './position-parser.js';
 import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
-import { type ParsedDocument, parseManifestText } from './parse.js';
-import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
 import { readTextFile, type TextFileResult } from '../common/text-file.js';
-import { documentToValue } from './to-value.js';
 import { type Manifest, ManifestError, type ManifestProblem } from './types.js';
 import { checkKindNames } from './schema.js';
-import { validateDocument } from './validate.js';
 
 export interface LoadManifestOptions {
   /** The resource kinds a manifest may use (the CLI passes the registry's `kinds`). */
@@ -47,6 +43,13 @@ export interface LoadManifestOptions {
    * the two, and to rule the fast path out when a manifest loads differently than expected.
    */
   alwaysKeepPositions?: boolean;
+  /**
+   * Load the position-keeping parser only for the manifest's own problems (which keep their line and
+   * column): positions asked for later, of the manifest returned (a plan's problems), fall back to
+   * their document's start. For `converge validate`, which asks for none: a valid plain manifest then
+   * never loads yaml.
+   */
+  positionsOnlyForProblems?: boolean;
 }
 
 /**
@@ -74,6 +77,10 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // Names of Connection documents that have problems: references to them are not reported again.
   const brokenConnections = new Set<string>();
 
+  // Positions are asked for while documents are collected (a Connection's address) and after (a
+  // plan's reference to a policy that does not exist): the parser must be there before the first
+  // file, unless the caller wants positions only for the manifest's own problems.
+  if (!options.positionsOnlyForProblems) await loadPositionParser();
   for (const file of discovery.files) {
     const read = await readTextFile(file.absolute, MAX_MANIFEST_FILE_BYTES);
     if (!read.ok) {
@@ -103,90 +110,27 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       manifest.pruneScopes.push(...fast.pruneScopes);
       continue;
     }
-    const before = {
-      problems: problems.length,
-      resources: manifest.resources.length,
-      connections: manifest.connections.length,
-      pruneScopes: manifest.pruneScopes.length,
-    };
-    const parsed = parseManifestText(file.display, read.text);
-    // Each document is loaded, and its syntax tree let go, before the next is composed.
-    for (const document of parsed.documents) {
-      const documentProblems = await loadDocument(document, sources, context, { kinds, services }, manifest);
-      problems.push(...documentProblems);
-      if (documentProblems.length > 0) {
-        const name = connectionName(document);
-        if (name !== undefined) brokenConnections.add(name);
-      }
-    }
-    const tooDeep = parsed.tooDeep();
-    if (tooDeep) {
-      // A file found too deep part-way is not read at all.
-      problems.length = before.problems;
-      manifest.resources.length = before.resources;
-      manifest.connections.length = before.connections;
-      manifest.pruneScopes.length = before.pruneScopes;
-      problems.push(tooDeep);
-    } else {
-      problems.push(...parsed.problems);
-    }
+    // Only now the position-keeping pipeline (and yaml) is loaded: most runs never need it.
+    const { loadFileKeepingPositions } = await import('./slow-load.js');
+    await loadPositionParser();
+    problems.push(
+      ...(await loadFileKeepingPositions(
+        { display: file.display, text: read.text, sources, context, kinds: { kinds, services } },
+        manifest,
+        brokenConnections,
+      )),
+    );
   }
 
-  problems.push(...crossCheck(manifest, kinds, brokenConnections));
+  let crossProblems = crossCheck(manifest, kinds, brokenConnections);
+  if (crossProblems.length > 0 && !positionParserLoaded()) {
+    // Found with positions deferred: checked again once they can be had, for line and column.
+    await loadPositionParser();
+    crossProblems = crossCheck(manifest, kinds, brokenConnections);
+  }
+  problems.push(...crossProblems);
   if (problems.length > 0) throw new ManifestError(sortProblems(problems));
   return manifest;
-}
-
-async function loadDocument(
-  { doc, positions }: ParsedDocument,
-  sources: InterpolationSources,
-  context: FileContext,
-  kinds: KindsContext,
-  manifest: Manifest,
-): Promise<ManifestProblem[]> {
-  if (!isMap(doc.contents)) {
-    return [
-      {
-        position: positions.ofNode(doc.contents),
-        message: 'a manifest document must be a mapping with apiVersion, kind, metadata and spec',
-      },
-    ];
-  }
-  const prepared = await prepareDocument(doc, positions, sources);
-  if (prepared.rejected) return prepared.problems;
-
-  const converted = documentToValue(doc, positions, prepared.firstAlias, {
-    hasMergeKeys: prepared.hasMergeKeys,
-  });
-  if (!converted.ok) return [...prepared.problems, converted.problem];
-
-  const sensitivePointers =
-    prepared.hasAliases || prepared.hasMergeKeys
-      ? interpolatedPointersThroughAliases(doc, prepared.interpolatedScalars)
-      : prepared.interpolatedPointers;
-  if (prepared.problems.length > 0) {
-    // Interpolation problems: validation still runs, for the document's other problems.
-    const validation = validateDocument(converted.value, {
-      ...kinds,
-      positions,
-      sensitivePointers,
-      failedPointers: prepared.failedPointers,
-    });
-    return [...prepared.problems, ...validation];
-  }
-  return collectDocument(
-    { value: converted.value, positions, sensitivePointers, failedPointers: prepared.failedPointers },
-    context,
-    kinds,
-    manifest,
-  );
-}
-
-/** `metadata.name` of a `kind: Connection` document, read from the AST (the document may be invalid). */
-function connectionName({ doc }: ParsedDocument): string | undefined {
-  if (!isMap(doc.contents) || doc.get('kind') !== 'Connection') return undefined;
-  const name = doc.getIn(['metadata', 'name']);
-  return typeof name === 'string' ? name : undefined;
 }
 
 function interpolationSources(

@@ -5,9 +5,9 @@
  * plan and an operator command against the sandbox, help), so commands found by a computed path
  * (`./commands/<service>.js`) and files found beside a module (the generated validators) are still
  * found; and `converge validate` loads the bundle only: none of dist's unbundled modules, not ajv's
- * compiler, not node:crypto nor node:child_process.
+ * compiler, not node:crypto nor node:child_process, not yaml.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,5 +144,13 @@ process.on('exit', () => {
     ).toEqual([]);
     expect(loaded.builtins).not.toContain('crypto');
     expect(loaded.builtins).not.toContain('child_process');
+    // Nor yaml (the position-keeping parser): a valid plain manifest is read by the fast parse alone.
+    // yaml's chunk is found by the name its parse errors carry.
+    const chunks = readdirSync(path.join(dist, 'cli-bundle')).filter((f) => f.endsWith('.js'));
+    const yamlChunks = chunks.filter((f) =>
+      readFileSync(path.join(dist, 'cli-bundle', f), 'utf8').includes('"YAMLParseError"'),
+    );
+    expect(yamlChunks.length).toBeGreaterThan(0);
+    expect(own.filter((f) => yamlChunks.includes(path.basename(f)))).toEqual([]);
   });
 });

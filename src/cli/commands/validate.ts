@@ -21,6 +21,8 @@ export async function validateCommand(
     catalog,
     ...access,
     settingNames: CLI_SETTING_NAMES,
+    // Only reported valid or not: positions are needed for problems alone (see the option).
+    positionsOnlyForProblems: true,
   });
   const n = manifest.resources.length;
   write(
