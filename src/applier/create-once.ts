@@ -122,5 +122,6 @@ function reasonOf(error: unknown): string {
   if (!isServiceError(error)) return 'error';
   if (error.kind === 'status') return String(error.status);
   if (error.kind === 'timeout') return 'timeout';
-  return (error as { code?: string }).code ?? 'connection broken';
+  // The words (`connection closed by the service`), not undici's code: the line is read by people.
+  return (error as { reason?: string }).reason ?? 'connection broken';
 }

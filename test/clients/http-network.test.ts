@@ -255,6 +255,13 @@ describe('connection errors', () => {
     expect(getErr).toBeInstanceOf(ConnectionError);
     expect(getErr).toMatchObject({ attempts: 3 });
     expect(['UND_ERR_SOCKET', 'ECONNRESET']).toContain((getErr as ConnectionError).code);
+    // The service was reached: no "cannot reach", no hint to check an address that is right.
+    expect((getErr as Error).message).toMatch(
+      new RegExp(
+        `connection to ${address.replace(/[.]/g, '\\.')} lost before the answer: connection (closed|reset) by the service`,
+      ),
+    );
+    expect((getErr as Error).message).not.toMatch(/cannot reach|is the service running|check CONVERGE_/);
     expect(connections).toBe(3);
 
     const postErr = await caught(c.request({ method: 'POST', path: '/x', body: {} }));

@@ -84,6 +84,27 @@ describe('createOnce', () => {
     ]);
   });
 
+  it("names a dropped connection in words, not by undici's code", async () => {
+    const reset = (attempt: number) =>
+      new ConnectionError({
+        service: 'registry',
+        method: 'PUT',
+        path: '/v1/thing',
+        address: 'http://127.0.0.1:1',
+        code: 'UND_ERR_SOCKET',
+        reason: 'connection closed by the service',
+        reasonDetail: 'UND_ERR_SOCKET',
+        reached: true,
+        resend: { attempt, maxAttempts: 9, delayMs: 0 },
+      });
+    const { kind } = flaky([{ error: reset, acted: false }]);
+    const notes: string[] = [];
+    await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
+    expect(notes).toEqual([
+      expect.stringMatching(/^create answer lost \(connection closed by the service\); not found by its key/),
+    ]);
+  });
+
   it('says a short wait before sending again in ms, never as "0.0s"', async () => {
     // The HTTP layer's backoff for the resend: a few ms.
     const { kind } = flaky([{ error: (n) => lost503(n, 7), acted: false }]);

@@ -746,8 +746,15 @@ export class HttpClient {
       ...base,
       address,
       code: failure.code,
-      reason: `${failure.reason}${failure.tls ? '' : ` (${failure.code})`}`,
-      hint: failure.tls ? this.tlsHint() : `is the service running? check ${this.addressSource}`,
+      reason: failure.reason,
+      ...(failure.tls ? {} : { reasonDetail: failure.code }),
+      // Where to look depends on whether the service was reached: a wrong address or a stopped
+      // service refuses; a running one that drops connections (or a proxy before it) was reached.
+      ...(failure.tls
+        ? { hint: this.tlsHint() }
+        : failure.nothingSent
+          ? { hint: `is the service running? check ${this.addressSource}` }
+          : { reached: true }),
       cause,
     });
   }

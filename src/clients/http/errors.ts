@@ -209,11 +209,36 @@ export class ConnectionError extends ServiceError {
   readonly address: string;
   /** The system or undici code (ECONNREFUSED, UND_ERR_SOCKET, CERT_HAS_EXPIRED, ...). */
   readonly code?: string;
+  /** What went wrong, in words (`connection closed by the service`), without the code. */
+  readonly reason: string;
+  /**
+   * The connection was made, then lost before the answer (a reset, a close): the service is there
+   * and may have acted on the request. Otherwise nothing reached it (refused, unknown host, TLS).
+   */
+  readonly reached: boolean;
 
-  constructor(init: ServiceErrorInit & { address: string; code?: string; reason: string; hint?: string }) {
+  constructor(
+    init: ServiceErrorInit & {
+      address: string;
+      code?: string;
+      reason: string;
+      /** Appended in parentheses after the reason (the code, where it tells more than the words). */
+      reasonDetail?: string;
+      hint?: string;
+      reached?: boolean;
+    },
+  ) {
     const hint = init.hint ? `; ${init.hint}` : '';
-    super('connection', init, `cannot reach ${init.address}: ${init.reason}${hint}`);
+    const detail = init.reasonDetail ? ` (${init.reasonDetail})` : '';
+    // A service that dropped the connection was reached: "cannot reach" would send the operator to
+    // check an address that is right.
+    const what = init.reached
+      ? `connection to ${init.address} lost before the answer`
+      : `cannot reach ${init.address}`;
+    super('connection', init, `${what}: ${init.reason}${detail}${hint}`);
     this.address = init.address;
+    this.reason = init.reason;
+    this.reached = init.reached ?? false;
     if (init.code !== undefined) this.code = init.code;
   }
 
