@@ -43,6 +43,15 @@ describe('converge sandbox fault options: bad values', () => {
     ],
     [['--seed', '4294967296'], '--seed: 4294967296 is not a whole number from 0 to 4294967295'],
     [['--seed', '1.5'], '--seed: 1.5 is not a whole number from 0 to 4294967295'],
+    // One draw decides each request's fault: shares past 1 would be served as other rates than stated.
+    [
+      ['--fail-rate', '0.9', '--reset-rate', '0.5'],
+      '--fail-rate 0.9 and --reset-rate 0.5 add up to more than 1; a request meets at most one of these faults, so together they can be at most 1',
+    ],
+    [
+      ['--fail-rate', '0.2', '--reset-rate', 'scheduler=0.9'],
+      'scheduler: --fail-rate 0.2 and --reset-rate 0.9 add up to more than 1; a request meets at most one of these faults, so together they can be at most 1',
+    ],
   ])('%j is refused in one line', async (args, message) => {
     const r = await runCli(['sandbox', '--port', '0', ...args], env());
     expect(r.code).toBe(1);
@@ -142,6 +151,10 @@ describe('converge sandbox fault options: in force', () => {
     await expect(startSandbox({ faults: { resetRate: 2 } })).rejects.toThrow(
       'sandbox config: faults.resetRate: must be <= 1',
     );
+    // Each share alone is a rate; together they must fit in all requests, wherever each was set.
+    await expect(
+      startSandbox({ config: { faults: { failRate: 0.7 } }, faults: { resetRate: 0.7 } }),
+    ).rejects.toThrow('failRate 0.7 and resetRate 0.7 add up to more than 1');
   });
 
   it('prints no fault line without faults, and a random seed it can be repeated with', async () => {
@@ -190,6 +203,13 @@ describe('converge sandbox fault options and the config file agree on every boun
     [{ seed: '4294967295' }, { seed: 4_294_967_295 }, true],
     [{ seed: '4294967296' }, { seed: 4_294_967_296 }, false],
     [{ rateLimit: ['0'] }, { rateLimit: 0 }, true],
+    [{ failRate: ['0.6'], resetRate: ['0.4'] }, { failRate: 0.6, resetRate: 0.4 }, true],
+    [{ failRate: ['0.6'], resetRate: ['0.41'] }, { failRate: 0.6, resetRate: 0.41 }, false],
+    [
+      { failRate: ['0.6'], resetRate: ['registry=0.5'] },
+      { failRate: 0.6, services: { registry: { resetRate: 0.5 } } },
+      false,
+    ],
   ] as [FaultFlags, Record<string, unknown>, boolean][])('%j', (flags, faults, accepted) => {
     expect(optionAccepts(flags)).toBe(accepted);
     expect(configAccepts(faults)).toBe(accepted);

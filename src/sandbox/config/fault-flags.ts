@@ -4,7 +4,12 @@
  * `service=value` for one) and `--seed N`. A bad value is one message naming the option and the
  * value; service names are checked against the services this sandbox runs.
  */
-import type { FaultsConfig, ServiceFaultsConfig } from '../core/faults.js';
+import {
+  type FaultsConfig,
+  overfullFaultShares,
+  overfullSharesMessage,
+  type ServiceFaultsConfig,
+} from '../core/faults.js';
 import { FAULT_RANGES } from './schema.js';
 
 export interface FaultFlags {
@@ -67,6 +72,12 @@ export function faultsFromFlags(
   if (flags.seed !== undefined) {
     given = true;
     faults.seed = seed(flags.seed);
+  }
+  const overfull = overfullFaultShares(faults)[0];
+  if (overfull) {
+    throw new FaultFlagError(
+      overfullSharesMessage(overfull, { failRate: '--fail-rate', resetRate: '--reset-rate' }),
+    );
   }
   return given ? faults : undefined;
 }

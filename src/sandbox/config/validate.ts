@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import type { AnyServiceDefinition, ServiceConfigIssue } from '../core/service.js';
 import { buildConfigSchema } from './schema.js';
 import type { SandboxConfig } from './types.js';
+import { overfullFaultShares, overfullSharesMessage } from '../core/faults.js';
 
 export type ConfigPath = (string | number)[];
 
@@ -150,12 +151,20 @@ function checkFaults(config: SandboxConfig): ServiceConfigIssue[] {
       section,
     ]),
   ];
-  return scopes
+  const both = scopes
     .filter(([, section]) => 'failRate' in section && 'errorRate' in section)
     .map(([path]) => ({
       path: [...path, 'errorRate'],
       message: 'give failRate or its older name errorRate, not both',
     }));
+  const overfull = overfullFaultShares(faults).map((share) => ({
+    path:
+      share.service === undefined
+        ? ['faults', 'resetRate']
+        : ['faults', 'services', share.service, 'resetRate'],
+    message: overfullSharesMessage(share, { failRate: 'failRate', resetRate: 'resetRate' }),
+  }));
+  return [...both, ...overfull];
 }
 
 function describeSchemaError(err: ErrorObject): { path: ConfigPath; message: string; atKey: boolean } {

@@ -73,6 +73,9 @@ export class FaultInjector {
     random?: () => number,
     maxBuckets?: number,
   ) {
+    const overfull = overfullFaultShares(config)[0];
+    if (overfull)
+      throw new RangeError(overfullSharesMessage(overfull, { failRate: 'failRate', resetRate: 'resetRate' }));
     this.seed = config.seed ?? Math.floor(Math.random() * 0x1_0000_0000);
     this.random = random ?? seededRandom(this.seed);
     this.buckets = new RateBuckets(now, maxBuckets);
@@ -149,6 +152,32 @@ export class FaultInjector {
 }
 
 /** A scope's settings: the service's own keys over the shared ones, defaults for the rest. */
+/**
+ * Scopes (all services, or one by name) whose 503 and reset shares add up to more than all requests.
+ * One draw decides each request's fault (see `decide`), so the shares are exact only while they fit
+ * in 1: at `failRate: 0.9, resetRate: 0.5` only 10% could be dropped. Such settings are refused
+ * rather than served with rates other than those stated.
+ */
+export function overfullFaultShares(
+  config: FaultsConfig,
+): { service?: string; failRate: number; resetRate: number }[] {
+  const scopes = [undefined, ...Object.keys(config.services ?? {})];
+  return scopes
+    .map((service) => {
+      const { failRate, resetRate } = effectiveFaults(config, service);
+      return { ...(service === undefined ? {} : { service }), failRate, resetRate };
+    })
+    .filter(({ failRate, resetRate }) => failRate + resetRate > 1);
+}
+
+/** The refusal of an overfull scope, worded for whoever set it (`--fail-rate` or `failRate`). */
+export function overfullSharesMessage(
+  share: { service?: string; failRate: number; resetRate: number },
+  names: { failRate: string; resetRate: string },
+): string {
+  return `${share.service === undefined ? '' : `${share.service}: `}${names.failRate} ${share.failRate} and ${names.resetRate} ${share.resetRate} add up to more than 1; a request meets at most one of these faults, so together they can be at most 1`;
+}
+
 export function effectiveFaults(config: FaultsConfig, service: string | undefined): EffectiveFaults {
   const own = service !== undefined ? config.services?.[service] : undefined;
   const pick = <K extends keyof ServiceFaultsConfig>(key: K): ServiceFaultsConfig[K] =>
