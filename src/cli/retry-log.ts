@@ -35,3 +35,32 @@ export function formatRateLimitPause(event: RateLimitPauseEvent): string {
 function formatWait(ms: number): string {
   return formatWaitAs(ms, formatDuration);
 }
+
+/**
+ * The lines of a run's retries and rate-limit pauses, for `write`. A 429 held every request to the
+ * host and was said once, as the pause (`registry: rate limited, waiting 79ms`): the requests it held
+ * back are not each said again while that pause runs (a burst of ten workers printed ten more lines).
+ * Other retries, and a 429 with no pause announced (no throttle), are each said.
+ */
+export function retryReporter(
+  write: (line: string) => void,
+  label: () => string | undefined,
+  now: () => number = () => performance.now(),
+): { onRetry: (event: RetryEvent) => void; onRateLimitPause: (event: RateLimitPauseEvent) => void } {
+  /** Per service, until when its announced pause (and the retries it sends off) is news already said. */
+  const pausedUntil = new Map<string, number>();
+  return {
+    onRetry(event) {
+      const saidAsPause = event.reason.startsWith('429') && now() <= (pausedUntil.get(event.service) ?? -1);
+      if (!saidAsPause) write(formatRetryEvent(event, label()));
+    },
+    onRateLimitPause(event) {
+      // The requests held back by the pause retry at its end, spread over a short jitter.
+      pausedUntil.set(event.service, now() + event.waitMs + PAUSE_RETRY_SPREAD_MS);
+      write(formatRateLimitPause(event));
+    },
+  };
+}
+
+/** How long after a pause the 429s of the requests it held back still count as that pause's. */
+const PAUSE_RETRY_SPREAD_MS = 1000;

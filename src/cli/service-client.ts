@@ -6,14 +6,15 @@ import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../client
 import { currentRequestLabel } from '../common/request-label.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import type { Io } from './io.js';
-import { formatRateLimitPause, formatRetryEvent } from './retry-log.js';
+import { retryReporter } from './retry-log.js';
 import { CLI_SETTING_NAMES } from './setting-flags.js';
 
 /** HTTP options for a run of `plan`, `apply` or an operator command: retries go to stderr. */
 export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
+  const report = retryReporter((line) => io.stderr.write(`${line}\n`), currentRequestLabel);
   return httpOptions(io.env, {
-    onRetry: (event) => io.stderr.write(`${formatRetryEvent(event, currentRequestLabel())}\n`),
-    onRateLimitPause: (event) => io.stderr.write(`${formatRateLimitPause(event)}\n`),
+    onRetry: report.onRetry,
+    onRateLimitPause: report.onRateLimitPause,
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     settingNames: CLI_SETTING_NAMES,
   });

@@ -49,6 +49,9 @@ describe('an apply against a rate-limited service', () => {
     // Once per pause: far fewer pause lines than requests held back.
     const pauses = r.stderr.match(/rate limited, waiting/g) ?? [];
     expect(pauses.length).toBeLessThan(count);
+    // The requests a pause held back are not each said again as a failed attempt (429).
+    const held = r.stderr.match(/failed \(429 Too Many Requests\)/g) ?? [];
+    expect(held.length, r.stderr).toBeLessThanOrEqual(pauses.length);
     const res = await fetch(`${sandbox.url}/v1/acl/roles`, {
       headers: { authorization: `Bearer ${sandbox.rootToken}` },
     });

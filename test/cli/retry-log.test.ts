@@ -1,7 +1,7 @@
 /** The one-line retry log: its wording, and that a real retry's line never carries a token. */
 import { describe, expect, it } from 'vitest';
 import type { RetryEvent } from '../../src/clients/http/index.js';
-import { formatRateLimitPause, formatRetryEvent } from '../../src/cli/retry-log.js';
+import { formatRateLimitPause, formatRetryEvent, retryReporter } from '../../src/cli/retry-log.js';
 import { jsonHeaders, mockAgent, mockedClient, ORIGIN } from '../clients/helpers.js';
 
 const event: RetryEvent = {
@@ -95,5 +95,40 @@ describe('retry lines with hostile text', () => {
     expect(formatRateLimitPause({ service: 'registry', waitMs: 300, reason: '429\n::error::x' })).toBe(
       'registry: rate limited, waiting 0.3s (429\\n::error::x)',
     );
+  });
+});
+
+describe('retryReporter', () => {
+  const retry = (service: string, reason: string) => ({
+    service,
+    method: 'PUT',
+    path: '/v1/acl/role',
+    attempt: 1,
+    reason,
+    delayMs: 300,
+    maxAttempts: 9,
+  });
+
+  it('says a pause once and not the 429s of the requests it held back, until the pause is over', () => {
+    let clock = 0;
+    const lines: string[] = [];
+    const report = retryReporter(
+      (l) => lines.push(l),
+      () => 'AclRole/default/web',
+      () => clock,
+    );
+    report.onRateLimitPause({ service: 'registry', waitMs: 300, reason: '429' });
+    for (let i = 0; i < 10; i++) report.onRetry(retry('registry', '429 Too Many Requests'));
+    // Another service's 429 and any other failure are news of their own.
+    report.onRetry(retry('scheduler', '429 Too Many Requests'));
+    report.onRetry(retry('registry', '503 Service Unavailable'));
+    expect(lines).toEqual([
+      'registry: rate limited, waiting 0.3s (429)',
+      expect.stringMatching(/^AclRole\/default\/web: scheduler: PUT .* failed \(429 Too Many Requests\)/),
+      expect.stringMatching(/^AclRole\/default\/web: registry: PUT .* failed \(503 Service Unavailable\)/),
+    ]);
+    clock = 300 + 1001;
+    report.onRetry(retry('registry', '429 Too Many Requests'));
+    expect(lines).toHaveLength(4);
   });
 });
