@@ -83,13 +83,13 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
     }
     if (!graceful) {
       io.stderr.write(
-        `\nInterrupted (${signal}): stopping requests in flight, starting nothing new and releasing locks. Press Ctrl-C again to quit at once.\n`,
+        `\nInterrupted (${signal}): stopping requests in flight, starting nothing new and releasing locks. Press Ctrl-C (or send the signal) again to quit at once.\n`,
       );
       abort.abort(reason);
       return;
     }
     io.stderr.write(
-      `\nInterrupted (${signal}): starting no new change; changes in flight may finish for up to ${Math.round(graceMs / 1000)}s, then they are aborted. Press Ctrl-C again to quit at once.\n`,
+      `\nInterrupted (${signal}): starting no new change; changes in flight may finish for up to ${Math.round(graceMs / 1000)}s, then they are aborted. Press Ctrl-C (or send the signal) again to quit at once.\n`,
     );
     timer = setTimeout(() => {
       io.stderr.write(`Changes still in flight after ${Math.round(graceMs / 1000)}s: aborting them.\n`);
