@@ -14,7 +14,7 @@
 // BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SKIP (comma list of: startup, cpu, faults),
 // BENCH_OUT (docs folder to write; default docs/), BENCH_SANDBOX_PROFILE (a folder for the sandbox
 // child's `node --cpu-prof` profile).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -56,19 +56,31 @@ const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 const outDir = process.env.BENCH_OUT ?? fileURLToPath(new URL('../docs/', import.meta.url));
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
 
-/** One phase: wall time and the requests the sandbox answered, per kind, against the minimum. */
+/**
+ * One phase: wall time and the requests the sandbox answered, per kind, against the minimum; and the
+ * CPU Converge (this process) and the sandbox (its child) spent meanwhile. Converge's work runs on one
+ * thread, so its CPU is a floor under the wall: a phase whose CPU is near or above its latency bound
+ * is bound by CPU, not by round trips, and no pipelining brings it to the bound.
+ */
 async function phase(name, counter, minimum, fn) {
   await counter.sync();
   counter.take();
+  const cpuBefore = process.cpuUsage();
+  const sandboxBefore = counter.sandboxCpuMs();
   const started = performance.now();
   const value = await fn();
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const convergeCpuMs = (cpu.user + cpu.system) / 1000;
+  const sandboxAfter = counter.sandboxCpuMs();
+  const sandboxCpuMs =
+    sandboxBefore === undefined || sandboxAfter === undefined ? undefined : sandboxAfter - sandboxBefore;
   await counter.sync();
   const { counts } = counter.take();
   const requests = sum(counts);
   const boundMs = (requests / settings.parallelism) * settings.latencyMs;
   say(
-    `${name}: ${requests} requests (minimum ${sum(minimum)}), ${wallMs.toFixed(0)} ms (bound ${boundMs.toFixed(0)} ms)`,
+    `${name}: ${requests} requests (minimum ${sum(minimum)}), ${wallMs.toFixed(0)} ms (bound ${boundMs.toFixed(0)} ms; Converge CPU ${convergeCpuMs.toFixed(0)} ms, sandbox CPU ${sandboxCpuMs?.toFixed(0) ?? '?'} ms)`,
   );
   return {
     value,
@@ -76,6 +88,8 @@ async function phase(name, counter, minimum, fn) {
       phase: name,
       wallMs,
       boundMs,
+      convergeCpuMs,
+      sandboxCpuMs,
       requests,
       minimum: sum(minimum),
       perKind: counts,
@@ -99,6 +113,7 @@ async function servicePhases() {
     counter.log,
   );
   counter.sync = () => sandbox.sync();
+  counter.sandboxCpuMs = () => processCpuMs(sandbox.pid);
   const env = { ...process.env, ...sandbox.env(), CONVERGE_STATE_DIR: dir };
   const { parallelism } = settings;
   const rows = [];
@@ -193,6 +208,19 @@ results.totalSeconds = (performance.now() - started) / 1000;
 results.machine.loadAverageAtEnd = os.loadavg()[0];
 const written = writeReport(outDir, results);
 say(`wrote ${written.join(', ')} in ${results.totalSeconds.toFixed(0)} s`);
+
+/** A child's CPU so far (user + system) from /proc; undefined where there is no /proc (not Linux). */
+function processCpuMs(pid) {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+/** Linux's USER_HZ, the unit of /proc's CPU times: 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 function machine() {
   const cpus = os.cpus();
