@@ -52,6 +52,8 @@ const settings = {
   rateLimitObjects: num('BENCH_RATE_OBJECTS', 150),
   driftShare: 0.05,
 };
+/** Linux's USER_HZ, the unit of /proc's CPU times: 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 const outDir = process.env.BENCH_OUT ?? fileURLToPath(new URL('../docs/', import.meta.url));
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -219,8 +221,6 @@ function processCpuMs(pid) {
     return undefined;
   }
 }
-/** Linux's USER_HZ, the unit of /proc's CPU times: 100 on every architecture Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 function machine() {
   const cpus = os.cpus();
