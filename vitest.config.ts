@@ -8,6 +8,7 @@ const NEEDS_OWN_PROCESS = [
   'test/sandbox/secrets-access.test.ts',
   'test/cli/apply-import-once.test.ts',
   'test/clients/agent-load.test.ts',
+  'test/common/switchable-context.test.ts',
 ];
 
 export default defineConfig({

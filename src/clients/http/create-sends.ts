@@ -13,7 +13,7 @@
  * `ResendGrant` (on the error) instead of sending again itself. A resend is therefore a retry: never
  * a new first attempt, never past the budget, never past the one limit.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { switchableContext } from '../../common/switchable-context.js';
 
 /** What the HTTP layer allows the applier after a lost create answer: one more send, after a wait. */
 export interface ResendGrant {
@@ -36,7 +36,9 @@ export class CreateSends {
   claimed = false;
 }
 
-const current = new AsyncLocalStorage<CreateSends>();
+// Switched off between creates: a storage left on slows every promise of the process (a plan after
+// an apply ran with promise hooks on).
+const current = switchableContext<CreateSends>();
 
 /** Runs one send of a create (`kind.create`) so that its first write counts on from `sends`. */
 export function withCreateSend<T>(sends: CreateSends, send: () => Promise<T>): Promise<T> {
@@ -52,7 +54,7 @@ const READS = new Set(['GET', 'HEAD', 'LIST', 'OPTIONS']);
  * for every other request.
  */
 export function claimCreateRequest(method: string): CreateSends | undefined {
-  const sends = current.getStore();
+  const sends = current.get();
   if (!sends || sends.claimed || READS.has(method)) return undefined;
   sends.claimed = true;
   return sends;
