@@ -15,6 +15,11 @@ export function topologicalOrder(changes: readonly Change[]): Change[] {
   const waiting = new Map<Change, number>();
   const dependants = new Map<string, Change[]>();
   for (const c of changes) {
+    // Most changes depend on nothing: no set and no filtered copy for them.
+    if (c.dependsOn.length === 0) {
+      waiting.set(c, 0);
+      continue;
+    }
     const deps = new Set(c.dependsOn.filter((d) => position.has(d) && d !== c.address));
     waiting.set(c, deps.size);
     for (const d of deps) {
