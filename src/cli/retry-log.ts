@@ -47,16 +47,19 @@ export function retryReporter(
   label: () => string | undefined,
   now: () => number = () => performance.now(),
 ): { onRetry: (event: RetryEvent) => void; onRateLimitPause: (event: RateLimitPauseEvent) => void } {
-  /** Per service, until when its announced pause (and the retries it sends off) is news already said. */
+  /**
+   * Per host (each has a rate limiter of its own: two connections of one service may be two
+   * clusters), until when its announced pause, and the retries it sends off, are news already said.
+   */
   const pausedUntil = new Map<string, number>();
   return {
     onRetry(event) {
-      const saidAsPause = event.reason.startsWith('429') && now() <= (pausedUntil.get(event.service) ?? -1);
+      const saidAsPause = event.reason.startsWith('429') && now() <= (pausedUntil.get(event.origin) ?? -1);
       if (!saidAsPause) write(formatRetryEvent(event, label()));
     },
     onRateLimitPause(event) {
       // The requests held back by the pause retry at its end, spread over a short jitter.
-      pausedUntil.set(event.service, now() + event.waitMs + PAUSE_RETRY_SPREAD_MS);
+      pausedUntil.set(event.origin, now() + event.waitMs + PAUSE_RETRY_SPREAD_MS);
       write(formatRateLimitPause(event));
     },
   };

@@ -106,13 +106,15 @@ export async function validate(
   paths: readonly string[],
   options: ValidateOptions = {},
 ): Promise<ValidManifest> {
-  if (!options.positionsOnlyForProblems) return validateOnce(paths, options, false);
+  // With the parser loaded from the start every position is exact: nothing to defer.
+  if (!options.positionsOnlyForProblems || positionParserLoaded()) return validateOnce(paths, options, false);
   try {
     return await validateOnce(paths, options, true);
   } catch (error) {
-    // Problems found while the position-keeping parser was never needed point at their document's
-    // start (a duplicate object, a Connection's address): read again with it, for their line and column.
-    if (error instanceof ManifestError && !positionParserLoaded()) return validateOnce(paths, options, false);
+    // Positions taken while the parser was not yet loaded point at their document's start (a
+    // Connection's address, read from a plain file before a later file needed the parser): read
+    // again with it from the start, for every problem's line and column.
+    if (error instanceof ManifestError) return validateOnce(paths, options, false);
     throw error;
   }
 }

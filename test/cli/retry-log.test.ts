@@ -6,6 +6,7 @@ import { jsonHeaders, mockAgent, mockedClient, ORIGIN } from '../clients/helpers
 
 const event: RetryEvent = {
   service: 'registry',
+  origin: 'http://127.0.0.1:8500',
   method: 'GET',
   path: '/v1/acl/roles',
   attempt: 1,
@@ -73,11 +74,21 @@ describe('formatRetryEvent', () => {
 
 describe('rate-limit pause line', () => {
   it('names the service, the wait and why, once for the whole host', () => {
-    expect(formatRateLimitPause({ service: 'registry', waitMs: 1_150, reason: '429' })).toBe(
-      'registry: rate limited, waiting 1.2s (429)',
-    );
     expect(
-      formatRateLimitPause({ service: 'workspaces', waitMs: 300, reason: 'X-RateLimit-Remaining 0' }),
+      formatRateLimitPause({
+        service: 'registry',
+        origin: 'http://127.0.0.1:8500',
+        waitMs: 1_150,
+        reason: '429',
+      }),
+    ).toBe('registry: rate limited, waiting 1.2s (429)');
+    expect(
+      formatRateLimitPause({
+        service: 'workspaces',
+        origin: 'http://127.0.0.1:8500',
+        waitMs: 300,
+        reason: 'X-RateLimit-Remaining 0',
+      }),
     ).toBe('workspaces: rate limited, waiting 0.3s (X-RateLimit-Remaining 0)');
   });
 });
@@ -92,15 +103,23 @@ describe('retry lines with hostile text', () => {
     expect(line).toBe(
       'registry: GET /v1/acl/role/a\\u001b[2K: attempt 1 failed (ECONNRESET: bye\\n::error::forged\\r\\u202eevil); retrying in 0.4s (attempt 2 of 5)',
     );
-    expect(formatRateLimitPause({ service: 'registry', waitMs: 300, reason: '429\n::error::x' })).toBe(
-      'registry: rate limited, waiting 0.3s (429\\n::error::x)',
-    );
+    expect(
+      formatRateLimitPause({
+        service: 'registry',
+        origin: 'http://127.0.0.1:8500',
+        waitMs: 300,
+        reason: '429\n::error::x',
+      }),
+    ).toBe('registry: rate limited, waiting 0.3s (429\\n::error::x)');
   });
 });
 
 describe('retryReporter', () => {
-  const retry = (service: string, reason: string) => ({
+  const EU = 'https://registry.eu.example:8501';
+  const US = 'https://registry.us.example:8501';
+  const retry = (service: string, reason: string, origin = EU) => ({
     service,
+    origin,
     method: 'PUT',
     path: '/v1/acl/role',
     attempt: 1,
@@ -117,18 +136,21 @@ describe('retryReporter', () => {
       () => 'AclRole/default/web',
       () => clock,
     );
-    report.onRateLimitPause({ service: 'registry', waitMs: 300, reason: '429' });
+    report.onRateLimitPause({ service: 'registry', origin: EU, waitMs: 300, reason: '429' });
     for (let i = 0; i < 10; i++) report.onRetry(retry('registry', '429 Too Many Requests'));
-    // Another service's 429 and any other failure are news of their own.
-    report.onRetry(retry('scheduler', '429 Too Many Requests'));
+    // Another host's 429 (another service, or another cluster of the same service: each host has
+    // its own limiter, and no pause was said for it) and any other failure are news of their own.
+    report.onRetry(retry('scheduler', '429 Too Many Requests', 'http://scheduler.example:4646'));
+    report.onRetry(retry('registry', '429 Too Many Requests', US));
     report.onRetry(retry('registry', '503 Service Unavailable'));
     expect(lines).toEqual([
       'registry: rate limited, waiting 0.3s (429)',
       expect.stringMatching(/^AclRole\/default\/web: scheduler: PUT .* failed \(429 Too Many Requests\)/),
+      expect.stringMatching(/^AclRole\/default\/web: registry: PUT .* failed \(429 Too Many Requests\)/),
       expect.stringMatching(/^AclRole\/default\/web: registry: PUT .* failed \(503 Service Unavailable\)/),
     ]);
     clock = 300 + 1001;
     report.onRetry(retry('registry', '429 Too Many Requests'));
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
   });
 });

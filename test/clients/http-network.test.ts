@@ -264,8 +264,12 @@ describe('connection errors', () => {
     expect((getErr as Error).message).not.toMatch(/cannot reach|is the service running|check CONVERGE_/);
     expect(connections).toBe(3);
 
+    expect((getErr as Error).message).not.toContain('may have carried the request out');
     const postErr = await caught(c.request({ method: 'POST', path: '/x', body: {} }));
     expect(postErr).toMatchObject({ attempts: 1 });
+    // A write whose answer was lost may have been done: the message says so.
+    expect((postErr as Error).message).toContain('lost before the answer');
+    expect((postErr as Error).message).toContain('the service may have carried the request out');
     expect(connections).toBe(4);
   });
 

@@ -122,7 +122,9 @@ describe('one rate limiter per host, shared by the run', () => {
     // The first request met the 429 and retried after the pause; the others, sent after it, wait too.
     await Promise.all(others.map((c) => c.request({ method: 'GET', path: '/v1/x' })));
     expect(refused).toBe(1);
-    expect(pauses).toEqual([{ service: 'registry', waitMs: 300, reason: '429' }]);
+    expect(pauses).toEqual([
+      { service: 'registry', origin: new URL(base).origin, waitMs: 300, reason: '429' },
+    ]);
   });
 
   it('caps a hostile reset (a day) and fails the request at its deadline instead of freezing the run', async () => {

@@ -61,7 +61,13 @@ describe('retry policy', () => {
     });
     expect(classifyNetworkError({ code: 'ECONNRESET' })).toMatchObject({
       nothingSent: false,
+      connected: true,
       transient: true,
+    });
+    // The system's timeout also ends a connect to an address that drops packets: not "connected".
+    expect(classifyNetworkError({ code: 'ETIMEDOUT' })).toMatchObject({
+      nothingSent: false,
+      connected: false,
     });
     expect(classifyNetworkError({ code: 'UND_ERR_HEADERS_TIMEOUT' })).toMatchObject({
       timeoutPhase: 'response',

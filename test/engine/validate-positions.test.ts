@@ -32,6 +32,19 @@ beforeEach(() => {
 const role = (name: string, extra = '') =>
   `apiVersion: converge/v1\nkind: AclRole\nmetadata:\n  name: ${name}\n${extra}spec:\n  Description: ${name}\n`;
 
+/** A Connection whose token comes from outside the manifest, to an address no one allowed (line 7). */
+const CONNECTION = [
+  'apiVersion: converge/v1',
+  'kind: Connection',
+  'metadata:',
+  '  name: other',
+  'spec:',
+  '  service: registry',
+  '  address: http://198.51.100.7:8500',
+  '  token: ${env:OTHER_TOKEN}',
+  '',
+].join('\n');
+
 /** The problems `validate` reports, as `file:line:col message` lines, with or without deferred positions. */
 async function problemsOf(positionsOnlyForProblems: boolean, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
   const { engine, manifests } = await freshEngine();
@@ -76,21 +89,23 @@ describe('validate with positions only for problems', () => {
     expect(deferred[0]).toMatch(/roles\.yaml:5:15 connection "elsewhere" is not declared/);
   });
 
-  it("points at a Connection's address the operator did not allow", async () => {
+  it("points at a Connection's address even when a later file loads the parser part-way", async () => {
+    // The Connection is read by the fast parse; the role after it (an anchor) by the position-keeping
+    // one, which loads the parser only then.
+    writeFileSync(path.join(dir, 'a.yaml'), CONNECTION);
     writeFileSync(
-      path.join(dir, 'connections.yaml'),
-      [
-        'apiVersion: converge/v1',
-        'kind: Connection',
-        'metadata:',
-        '  name: other',
-        'spec:',
-        '  service: registry',
-        '  address: http://198.51.100.7:8500',
-        '  token: ${env:OTHER_TOKEN}',
-        '',
-      ].join('\n'),
+      path.join(dir, 'b.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata:\n  name: &n web\nspec:\n  Description: *n\n',
     );
+    const env = { CONVERGE_ALLOW_ENV: 'OTHER_TOKEN', OTHER_TOKEN: 'not-shown' };
+    const deferred = await problemsOf(true, env);
+    expect(deferred).toEqual(await problemsOf(false, env));
+    expect(deferred).toHaveLength(1);
+    expect(deferred[0]).toMatch(/a\.yaml:7:12 connection "other" takes its token from outside/);
+  });
+
+  it("points at a Connection's address the operator did not allow", async () => {
+    writeFileSync(path.join(dir, 'connections.yaml'), CONNECTION);
     const env = { CONVERGE_ALLOW_ENV: 'OTHER_TOKEN', OTHER_TOKEN: 'not-shown' };
     const deferred = await problemsOf(true, env);
     expect(deferred).toEqual(await problemsOf(false, env));

@@ -154,7 +154,7 @@ describe('converge sandbox fault options: in force', () => {
     // Each share alone is a rate; together they must fit in all requests, wherever each was set.
     await expect(
       startSandbox({ config: { faults: { failRate: 0.7 } }, faults: { resetRate: 0.7 } }),
-    ).rejects.toThrow('failRate 0.7 and resetRate 0.7 add up to more than 1');
+    ).rejects.toThrow('sandbox faults: fail rate 0.7 and reset rate 0.7 add up to more than 1');
   });
 
   it('prints no fault line without faults, and a random seed it can be repeated with', async () => {

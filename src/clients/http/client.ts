@@ -63,6 +63,8 @@ import { bearerAuth } from './bearer-auth.js';
 
 export { bearerAuth };
 
+/** Methods that change nothing on the service: a lost answer to one of them leaves nothing done. */
+const READ_METHODS = new Set(['GET', 'HEAD', 'LIST', 'OPTIONS']);
 export interface HttpClientOptions {
   service: ServiceName;
   /** `scheme://host:port`, optionally with a path prefix of a proxy; the service client adds `/v1`. */
@@ -210,6 +212,8 @@ export interface RequestEvent {
 /** Every request to the service's host waits `waitMs` before sending, because of `reason`. */
 export interface RateLimitPauseEvent extends RateLimitPause {
   service: ServiceName;
+  /** The host whose requests wait (`scheme://host:port`): each host has a rate limiter of its own. */
+  origin: string;
 }
 
 /** One failed attempt that will be tried again: which attempt failed, why, and when the next comes. */
@@ -218,6 +222,8 @@ export interface RetryEvent extends RequestEvent {
    * Why `attempt` failed, in words: `503 Service Unavailable`, `429 Too Many Requests`, `no complete
    * response within 30s`, `connection reset by the service (ECONNRESET)`.
    */
+  /** The host the request went to, whose rate limiter a 429 pauses (`scheme://host:port`). */
+  origin: string;
   reason: string;
   /** The wait before attempt `attempt + 1` (the service's Retry-After when it sent one). */
   delayMs: number;
@@ -292,6 +298,7 @@ const ATTEMPT_TIMEOUT: NetworkFailure = {
   code: 'TIMEOUT',
   reason: 'timeout',
   nothingSent: false,
+  connected: true,
   transient: true,
   timeoutPhase: 'response',
 };
@@ -718,7 +725,7 @@ export class HttpClient {
   }
 
   private reportPause(pause: RateLimitPause | undefined): void {
-    if (pause) this.onRateLimitPause?.({ service: this.service, ...pause });
+    if (pause) this.onRateLimitPause?.({ service: this.service, origin: this.origin, ...pause });
   }
 
   /**
@@ -752,9 +759,16 @@ export class HttpClient {
       // service refuses; a running one that drops connections (or a proxy before it) was reached.
       ...(failure.tls
         ? { hint: this.tlsHint() }
-        : failure.nothingSent
+        : !failure.connected
           ? { hint: `is the service running? check ${this.addressSource}` }
-          : { reached: true }),
+          : {
+              reached: true,
+              // A write whose answer was lost may have been carried out: say so, so that a
+              // "failed" object is looked at again (a plan shows whether it was) rather than redone.
+              ...(READ_METHODS.has(base.method)
+                ? {}
+                : { hint: 'the service may have carried the request out' }),
+            }),
       cause,
     });
   }
@@ -979,6 +993,7 @@ export class HttpClient {
     // as an error, and the path may hold a secret the service's own routes put there.
     this.onRetry?.({
       service: this.service,
+      origin: this.origin,
       method: run.method,
       path: scrubSecrets(run.displayPath, run.secrets),
       attempt: run.attempt,

@@ -121,6 +121,11 @@ export interface NetworkFailure {
   reason: string;
   /** The request cannot have reached the service, so even a POST may be sent again. */
   nothingSent: boolean;
+  /**
+   * A connection was made and then lost (reset, closed): the service is there. Not so for a timeout
+   * the system reports (ETIMEDOUT also ends a connect to an address that drops packets).
+   */
+  connected: boolean;
   /** Worth retrying at all (a bad certificate or an unknown host will not fix itself). */
   transient: boolean;
   /** Set for timeouts, which become `TimeoutError` rather than `ConnectionError`. */
@@ -157,20 +162,40 @@ export function classifyNetworkError(err: unknown): NetworkFailure | undefined {
   const code = errorCode(err);
   if (code === undefined) return undefined;
   if (code in NOTHING_SENT) {
-    const failure: NetworkFailure = { code, reason: NOTHING_SENT[code]!, nothingSent: true, transient: true };
+    const failure: NetworkFailure = {
+      code,
+      reason: NOTHING_SENT[code]!,
+      nothingSent: true,
+      connected: false,
+      transient: true,
+    };
     if (code === 'UND_ERR_CONNECT_TIMEOUT') failure.timeoutPhase = 'connect';
     return failure;
   }
   if (code in MAYBE_SENT) {
-    const failure: NetworkFailure = { code, reason: MAYBE_SENT[code]!, nothingSent: false, transient: true };
+    const failure: NetworkFailure = {
+      code,
+      reason: MAYBE_SENT[code]!,
+      nothingSent: false,
+      connected: code !== 'ETIMEDOUT',
+      transient: true,
+    };
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
       failure.timeoutPhase = 'response';
     return failure;
   }
-  if (code in PERMANENT) return { code, reason: PERMANENT[code]!, nothingSent: true, transient: false };
+  if (code in PERMANENT)
+    return { code, reason: PERMANENT[code]!, nothingSent: true, connected: false, transient: false };
   if (isTlsCode(code)) {
     const message = (err as { message?: string }).message ?? code;
-    return { code, reason: `TLS: ${message}`, nothingSent: true, transient: false, tls: true };
+    return {
+      code,
+      reason: `TLS: ${message}`,
+      nothingSent: true,
+      connected: false,
+      transient: false,
+      tls: true,
+    };
   }
   return undefined;
 }

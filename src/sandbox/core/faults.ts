@@ -75,7 +75,10 @@ export class FaultInjector {
   ) {
     const overfull = overfullFaultShares(config)[0];
     if (overfull)
-      throw new RangeError(overfullSharesMessage(overfull, { failRate: 'failRate', resetRate: 'resetRate' }));
+      // Named for both ways of setting them: here the options may have been laid over the file.
+      throw new RangeError(
+        `sandbox faults: ${overfullSharesMessage(overfull, { failRate: 'fail rate', resetRate: 'reset rate' })} (--fail-rate and --reset-rate, or failRate and resetRate in the config file)`,
+      );
     this.seed = config.seed ?? Math.floor(Math.random() * 0x1_0000_0000);
     this.random = random ?? seededRandom(this.seed);
     this.buckets = new RateBuckets(now, maxBuckets);
