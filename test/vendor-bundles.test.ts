@@ -87,4 +87,17 @@ describe('dependencies bundled into dist/vendor/', () => {
       expect(typeof generatedFor(schemaKey(fromDist)), kind).toBe('function');
     }
   });
+
+  it("generates the sandbox config's validator for the schema the built sandbox makes, so a start compiles none", async () => {
+    const { buildConfigSchema } = (await import(built('sandbox/config/schema.js'))) as {
+      buildConfigSchema: (services: readonly unknown[]) => object;
+    };
+    const { SANDBOX_SERVICES } = (await import(built('sandbox/services/index.js'))) as {
+      SANDBOX_SERVICES: readonly unknown[];
+    };
+    const generated = createRequire(import.meta.url)(
+      path.join(dist, 'sandbox/config/validators.generated.cjs'),
+    ) as Record<string, unknown>;
+    expect(typeof generated[schemaKey(buildConfigSchema(SANDBOX_SERVICES))]).toBe('function');
+  });
 });

@@ -4,7 +4,8 @@
  * roles that link unknown policies). Every problem becomes one line naming where it is: `file:line:col`
  * when the config came from a file, else the path inside the config.
  */
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv';
+import { loadPrecompiled, newAjv, schemaKey } from '../../common/precompiled.js';
 import type { AnyServiceDefinition, ServiceConfigIssue } from '../core/service.js';
 import { buildConfigSchema } from './schema.js';
 import type { SandboxConfig } from './types.js';
@@ -54,13 +55,25 @@ export interface ValidateOptions {
   locate?: ConfigLocator;
 }
 
-const validators = new WeakMap<readonly AnyServiceDefinition[], ReturnType<Ajv['compile']>>();
+/** How the config schema is compiled, here and by the build (precompile.ts): one set of options. */
+export const CONFIG_AJV_OPTIONS: Options = {
+  allErrors: true,
+  strict: true,
+  verbose: true,
+  allowUnionTypes: true,
+};
 
-function validatorFor(services: readonly AnyServiceDefinition[]) {
+const validators = new WeakMap<readonly AnyServiceDefinition[], ValidateFunction>();
+/** The build's validator of the built-in services' config schema (scripts/build-validators.mjs). */
+let generated: ReadonlyMap<string, ValidateFunction> | undefined;
+
+function validatorFor(services: readonly AnyServiceDefinition[]): ValidateFunction {
   let validate = validators.get(services);
   if (!validate) {
-    const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
-    validate = ajv.compile(buildConfigSchema(services));
+    const schema = buildConfigSchema(services);
+    generated ??= loadPrecompiled(new URL('./validators.generated.cjs', import.meta.url));
+    // Another set of services (a test's, an extension's) misses and is compiled as before.
+    validate = generated.get(schemaKey(schema)) ?? newAjv(CONFIG_AJV_OPTIONS).compile(schema);
     validators.set(services, validate);
   }
   return validate;
