@@ -132,8 +132,7 @@ export class SandboxServer {
     );
 
     // Decided on arrival, so the seeded sequence follows the order requests come in.
-    const fault = this.opts.faults?.decide(
-      service?.name,
+    const fault = this.opts.faults?.decide(service?.name, () =>
       credentialKey(req.headers, url.searchParams, request.remoteAddress),
     );
     if (fault && fault.delayMs > 0)
