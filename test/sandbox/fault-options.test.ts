@@ -24,10 +24,27 @@ const env = () => ({ PATH: process.env.PATH, CONVERGE_STATE_DIR: stateDir });
 
 describe('converge sandbox fault options: bad values', () => {
   it.each([
-    [['--fail-rate', '1.5'], '--fail-rate: 1.5 is not a rate between 0 and 1'],
-    [['--fail-rate', 'scheduler=-0.1'], '--fail-rate: -0.1 is not a rate between 0 and 1'],
-    [['--reset-rate', '0x1'], '--reset-rate: 0x1 is not a rate between 0 and 1'],
-    [['--reset-rate', ''], '--reset-rate: "" is not a rate between 0 and 1'],
+    [
+      ['--fail-rate', '1.5'],
+      '--fail-rate: 1.5 is not a rate between 0 and 1 written as a decimal (such as 0.1)',
+    ],
+    [
+      ['--fail-rate', 'scheduler=-0.1'],
+      '--fail-rate: -0.1 is not a rate between 0 and 1 written as a decimal (such as 0.1)',
+    ],
+    [
+      ['--reset-rate', '0x1'],
+      '--reset-rate: 0x1 is not a rate between 0 and 1 written as a decimal (such as 0.1)',
+    ],
+    [
+      ['--reset-rate', ''],
+      '--reset-rate: "" is not a rate between 0 and 1 written as a decimal (such as 0.1)',
+    ],
+    // An exponent is refused as hex is (one way to write a rate), and the message says which way.
+    [
+      ['--fail-rate', '1e-1'],
+      '--fail-rate: 1e-1 is not a rate between 0 and 1 written as a decimal (such as 0.1)',
+    ],
     [
       ['--fail-rate', 'nosuch=0.2'],
       '--fail-rate: nosuch is not a service of the sandbox (registry, workspaces, secrets, scheduler)',

@@ -115,7 +115,9 @@ function rate(text: string, flag: string): number {
   const n = decimal(text);
   const { minimum, maximum } = FAULT_RANGES.rate;
   if (n === undefined || !inRange(n, FAULT_RANGES.rate))
-    throw new FaultFlagError(`${flag}: ${show(text)} is not a rate between ${minimum} and ${maximum}`);
+    throw new FaultFlagError(
+      `${flag}: ${show(text)} is not a rate between ${minimum} and ${maximum} written as a decimal (such as 0.1)`,
+    );
   return n;
 }
 
