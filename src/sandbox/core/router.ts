@@ -47,25 +47,25 @@ export class Router {
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
-  const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
+  // Every route is tried in turn for every request: rule a route out on its shape and literals
+  // before making anything (most fail there), then collect its parameters.
+  const last = pattern.length - 1;
+  const star = last >= 0 && pattern[last]!.startsWith('*');
+  // `/role/*id` needs the slash: it matches `/role/` (empty id) but not `/role`.
+  if (star ? parts.length <= last : parts.length !== pattern.length) return undefined;
+  const fixed = star ? last : pattern.length;
+  for (let i = 0; i < fixed; i++) {
     const seg = pattern[i]!;
-    if (seg.startsWith('*')) {
-      // `/role/*id` needs the slash: it matches `/role/` (empty id) but not `/role`.
-      if (parts.length <= i) return undefined;
-      params[seg.slice(1)] = decode(parts.slice(i).join('/'));
-      return params;
-    }
-    const part = parts[i];
-    if (part === undefined) return undefined;
-    if (seg.startsWith(':')) {
-      if (part === '') return undefined;
-      params[seg.slice(1)] = decode(part);
-    } else if (seg !== part) {
-      return undefined;
-    }
+    const part = parts[i]!;
+    if (seg.startsWith(':') ? part === '' : seg !== part) return undefined;
   }
-  return parts.length === pattern.length ? params : undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < fixed; i++) {
+    const seg = pattern[i]!;
+    if (seg.startsWith(':')) params[seg.slice(1)] = decode(parts[i]!);
+  }
+  if (star) params[pattern[last]!.slice(1)] = decode(parts.slice(last).join('/'));
+  return params;
 }
 
 function decode(raw: string): string {
