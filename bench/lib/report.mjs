@@ -9,16 +9,22 @@ const mark = (ok) => (ok ? 'met' : '**missed**');
 const cpuMs = (v) => (v === undefined ? 'n/a' : ms(v));
 const cpuRatio = (a, b) => (a === undefined || b === undefined ? 'n/a' : ratio(a, b));
 
-function phaseTable(services) {
+function phaseTable(services, startupMs) {
   const lines = [
     '| phase | requests | minimum | over minimum | wall | latency bound | wall ÷ bound (target ≤ 1.5×) | Converge CPU | ÷ bound | sandbox CPU |',
     '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |',
   ];
   for (const p of services.phases) {
     const over = p.minimum ? ((p.requests - p.minimum) / p.minimum) * 100 : 0;
-    const r = p.boundMs ? p.wallMs / p.boundMs : 0;
+    // A CLI process is allowed its start-up on top (`converge --version`, from the start-up runs).
+    const startup = p.cli ? startupMs : 0;
+    const allowed = 1.5 * p.boundMs + (startup ?? 0);
+    const verdict = p.cli && startup === undefined ? '' : ` ${mark(p.wallMs <= allowed)}`;
+    const shown = p.cli
+      ? `${ratio(p.wallMs, p.boundMs)} (allowed: 1.5× + ${startup === undefined ? 'start-up' : ms(startup)})${verdict}`
+      : `${ratio(p.wallMs, p.boundMs)}${verdict}`;
     lines.push(
-      `| ${p.phase} | ${p.requests} | ${p.minimum} | ${over.toFixed(1)}% | ${ms(p.wallMs)} | ${ms(p.boundMs)} | ${ratio(p.wallMs, p.boundMs)} ${mark(r <= 1.5)} | ${cpuMs(p.convergeCpuMs)} | ${cpuRatio(p.convergeCpuMs, p.boundMs)} | ${cpuMs(p.sandboxCpuMs)} |`,
+      `| ${p.phase} | ${p.requests} | ${p.minimum} | ${over.toFixed(1)}% | ${ms(p.wallMs)} | ${ms(p.boundMs)} | ${shown} | ${cpuMs(p.convergeCpuMs)} | ${cpuRatio(p.convergeCpuMs, p.boundMs)} | ${cpuMs(p.sandboxCpuMs)} |`,
     );
   }
   return lines.join('\n');
@@ -99,9 +105,11 @@ export function writeReport(dir, results) {
     '',
     'The latency bound is requests ÷ parallelism × round trip; the plans and applies run in-process, so no start-up is added. The sandbox runs in a child process (bench/lib/sandbox-child.mjs), so its own work (a job plan, a JSON:API page) no longer shares the event loop of Converge; on a 2-core machine it still competes for CPU, as does whatever else the machine runs.',
     '',
+    'The last row runs the bin in a fresh process (`converge plan -f DIR`), as a user does: its wall includes start-up and loading the manifest, and it is allowed 1.5× the bound plus the start-up of `converge --version` (below).',
+    '',
     "Converge CPU is what this process spent in the phase (reading and checking answers, comparing, rendering each object's change). Its work runs on one thread, so that CPU is a floor under the wall: where it comes near the latency bound (÷ bound near or above 1), the phase is bound by CPU, not by round trips, and keeping more requests in flight cannot bring the wall to the bound; only less work per object can.",
     '',
-    phaseTable(services),
+    phaseTable(services, results.startup?.versionMs),
     '',
     'Requests per kind, counted by the sandbox, as `sent / minimum` (the minimum per kind is in the README; target: the warm plan within 2% of it for each kind):',
     '',
