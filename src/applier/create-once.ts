@@ -48,7 +48,10 @@ export function answerLost(error: unknown): boolean {
 }
 
 export interface CreateOnceOptions {
-  /** Told before each new send, for the progress output (`create answer lost (503); read back: absent`). */
+  /**
+   * Told of each lost answer, for the progress output: before each new send (`create answer lost
+   * (503); not found by its key, so it is sent again…`), or that the read back found the object.
+   */
   onRetry?: (message: string) => void;
 }
 
@@ -70,7 +73,13 @@ export async function createOnce(
       // send having landed late: the read back tells.
       if (sentAgain || answerLost(error)) {
         const found = await kind.observe(ctx, desired.key);
-        if (found) return settle(kind, ctx, desired, found);
+        if (found) {
+          // Said, so that the read back in the output is explained and the object's "created" is believed.
+          options.onRetry?.(
+            `create answer lost (${reasonOf(error)}); found by its key: the service had carried it out, so it is not sent again`,
+          );
+          return settle(kind, ctx, desired, found);
+        }
       }
       const grant = resendGrant(error, sends);
       if (!grant) throw error;

@@ -67,10 +67,15 @@ const thing = desired('Thing', 'a', { size: 1 });
 describe('createOnce', () => {
   it('reads back after a 503 from a service that acted, and does not send the create again', async () => {
     const { kind, store, sends } = flaky([{ error: lost503, acted: true }]);
-    const observed = await createOnce(kind, noContext, thing);
+    const notes: string[] = [];
+    const observed = await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
     expect(observed.live).toEqual({ size: 1 });
     expect(sends()).toBe(1);
     expect(store.objects.size).toBe(1);
+    // The read back is explained in the output: the object was there, nothing is sent again.
+    expect(notes).toEqual([
+      'create answer lost (503); found by its key: the service had carried it out, so it is not sent again',
+    ]);
   });
 
   it('sends it again when the read back finds nothing, and says so', async () => {
