@@ -5,9 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { annotateDiff, desiredUpdates, tasksUpdated } from '../../src/sandbox/services/scheduler/annotate.js';
-import { jobDiff, versionDiffs } from '../../src/sandbox/services/scheduler/diff.js';
+import {
+  canonical,
+  jobDiff,
+  sameCanonical,
+  versionDiffs,
+} from '../../src/sandbox/services/scheduler/diff.js';
 import { canonicalizeJob } from '../../src/sandbox/services/scheduler/canonicalize.js';
-import type { AllocRecord } from '../../src/sandbox/services/scheduler/model.js';
+import { type AllocRecord, sameSpec, specOf } from '../../src/sandbox/services/scheduler/model.js';
 import { SchedulerStore } from '../../src/sandbox/services/scheduler/store.js';
 import { type Json, jobSpec } from './scheduler-helpers.js';
 
@@ -372,5 +377,103 @@ describe('SchedulerStore.dryRun', () => {
     expect(store.currentIndex).toBe(before.index);
     expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
     expect(store.allocsOf('default', 'queued', false)).toEqual([]);
+  });
+});
+
+describe('string-free comparisons agree with the strings they replace', () => {
+  // Values where key order, absent keys, null, undefined and numbers JSON writes alike disagree
+  // between a naive deep-equal and the canonical strings.
+  const variants: unknown[] = [
+    undefined,
+    null,
+    0,
+    -0,
+    1,
+    NaN,
+    Infinity,
+    '',
+    '0',
+    'null',
+    true,
+    false,
+    [],
+    [null],
+    [undefined],
+    [1, 2],
+    [2, 1],
+    {},
+    { a: 1 },
+    { a: 1, b: undefined },
+    { b: undefined, a: 1 },
+    { a: 1, b: null },
+    { a: null },
+    { a: undefined },
+    { a: [null] },
+    { a: [undefined] },
+    { a: { b: null } },
+    { a: { b: 1 }, c: [1, { d: null }] },
+    { c: [1, { d: undefined }], a: { b: 1 } },
+    { c: [1, {}], a: { b: 1 } },
+    { a: NaN },
+    { a: '1' },
+  ];
+
+  it('sameCanonical(a, b) is canonical(a) === canonical(b)', () => {
+    const disagreements = variants.flatMap((a) =>
+      variants.filter((b) => sameCanonical(a, b) !== (canonical(a) === canonical(b))).map((b) => [a, b]),
+    );
+    expect(disagreements).toEqual([]);
+  });
+
+  it('sameSpec(a, b) is specOf(a) === specOf(b), server fields ignored at the top only', () => {
+    const jobs = variants.flatMap((v) => [
+      { ID: 'x', Meta: v },
+      { Meta: v, ID: 'x', Version: 3, Status: 'running' },
+      { ID: 'x', Meta: { Version: v } },
+    ]);
+    const disagreements = jobs.flatMap((a) =>
+      jobs.filter((b) => sameSpec(a, b) !== (specOf(a) === specOf(b))).map((b) => [a, b]),
+    );
+    expect(disagreements).toEqual([]);
+  });
+});
+
+describe('SchedulerStore.dryRun scoped to one job', () => {
+  const options = { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false };
+  const deploying = () =>
+    canon(jobSpec('api', { api: 2 }, { Datacenters: ['dc1'], Update: { MaxParallel: 1 } }) as Json);
+
+  it('puts back a job with a deployment and scaling events, and leaves no trace of a new job', () => {
+    const store = new SchedulerStore(new Set(['default']), [
+      { ID: 'n1', Name: 'n1', Datacenter: 'dc1', CPU: 4000, MemoryMB: 8192 },
+    ]);
+    store.register(base(), options);
+    store.register(deploying(), options);
+    store.recordScalingEvent('default', 'api', 'api', { Message: 'scaled', Count: 2 });
+    expect(store.deploymentsOf('default', 'api', false)).toHaveLength(1);
+    const before = { index: store.currentIndex, snapshot: JSON.stringify(store.snapshot()) };
+
+    store.dryRun(
+      () => {
+        const next = deploying();
+        group(next, 'api').Count = 3;
+        (group(next, 'api').Tasks as Json[])[0]!.Config = { image: 'nginx:1.28' };
+        store.register(next, options);
+        store.recordScalingEvent('default', 'api', 'api', { Message: 'again', Count: 3 });
+        expect(store.deploymentsOf('default', 'api', false).length).toBeGreaterThan(1);
+      },
+      { namespace: 'default', id: 'api' },
+    );
+    expect(store.currentIndex).toBe(before.index);
+    expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
+
+    store.dryRun(() => store.register(canon(jobSpec('fresh', { f: 1 }, { Datacenters: ['dc1'] })), options), {
+      namespace: 'default',
+      id: 'fresh',
+    });
+    expect(store.job('default', 'fresh')).toBeUndefined();
+    expect(store.evalsOf('default', 'fresh')).toEqual([]);
+    expect(store.allocsOf('default', 'fresh', true)).toEqual([]);
+    expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
   });
 });

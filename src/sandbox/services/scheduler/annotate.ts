@@ -14,7 +14,7 @@
  *   are left alone until promotion;
  * - count increases are placements, decreases and removed groups stops (highest indexes first).
  */
-import { canonical, type JobDiff } from './diff.js';
+import { type JobDiff, sameCanonical } from './diff.js';
 import type { AllocRecord, Json } from './model.js';
 
 export interface DesiredUpdates {
@@ -90,7 +90,7 @@ export function desiredUpdates(
 
 /** The real `tasksUpdated`: whether the group's allocations must be replaced rather than updated. */
 export function tasksUpdated(oldJob: Json, newJob: Json, a: Json, b: Json): boolean {
-  const differ = (x: unknown, y: unknown) => canonical(x ?? null) !== canonical(y ?? null);
+  const differ = (x: unknown, y: unknown) => !sameCanonical(x, y);
   const tasksA = (a.Tasks as Json[] | undefined) ?? [];
   const tasksB = (b.Tasks as Json[] | undefined) ?? [];
   if (tasksA.length !== tasksB.length) return true;

@@ -145,6 +145,18 @@ export class DeploymentTable {
     return [...this.byId.values()];
   }
 
+  /** The deployments `belongs` picks (a dry run saves them, to put them back). */
+  select(belongs: (d: DeploymentRecord) => boolean): DeploymentRecord[] {
+    return [...this.byId.values()].filter(belongs);
+  }
+
+  /** Puts `saved` back over the deployments `belongs` picks, dropping those it does not have. */
+  putBack(belongs: (d: DeploymentRecord) => boolean, saved: readonly DeploymentRecord[]): void {
+    const kept = new Set(saved.map((d) => d.ID));
+    for (const [id, d] of this.byId) if (belongs(d) && !kept.has(id)) this.byId.delete(id);
+    for (const d of saved) this.byId.set(d.ID, d);
+  }
+
   restore(list: readonly DeploymentRecord[] | undefined): void {
     this.byId.clear();
     for (const d of list ?? []) this.byId.set(d.ID, d);

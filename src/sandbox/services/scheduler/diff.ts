@@ -20,7 +20,7 @@
  * (service checks, templates, volumes, scaling...) are diffed generically: primitive fields, plus their
  * nested objects and string lists as objects named by their key.
  */
-import type { Json } from './model.js';
+import { type Json, jsonEqual } from './model.js';
 
 export type DiffType = 'None' | 'Added' | 'Deleted' | 'Edited';
 
@@ -222,7 +222,7 @@ function taskDiff(old: Json | undefined, next: Json | undefined, contextual: boo
 function typeOf(old: Json | undefined, next: Json | undefined): DiffType {
   if (!old) return 'Added';
   if (!next) return 'Deleted';
-  return canonical(old) === canonical(next) ? 'None' : 'Edited';
+  return sameCanonical(old, next) ? 'None' : 'Edited';
 }
 
 /** `flatmap.Flatten(obj, filter, true)`: primitive fields and string maps, not nested structs or lists. */
@@ -302,7 +302,7 @@ function structDiff(
   name: string,
   contextual: boolean,
 ): ObjectDiff | undefined {
-  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
+  if (sameCanonical(old, next)) return undefined;
   const type: DiffType = !old ? 'Added' : !next ? 'Deleted' : 'Edited';
   const a = old ?? {};
   const b = next ?? {};
@@ -404,7 +404,7 @@ function blockDiff(
   contextual: boolean,
   nested: () => (ObjectDiff | undefined)[],
 ): ObjectDiff | undefined {
-  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
+  if (sameCanonical(old, next)) return undefined;
   const fields = fieldDiffs(old && flattenPrimitive(old, []), next && flattenPrimitive(next, []), contextual);
   const objects = nested().filter((o) => o !== undefined);
   return {
@@ -444,7 +444,7 @@ function configDiff(
   next: Json | undefined,
   contextual: boolean,
 ): ObjectDiff | undefined {
-  if (canonical(old ?? null) === canonical(next ?? null)) return undefined;
+  if (sameCanonical(old, next)) return undefined;
   const empty = (o: Json | undefined) => !o || Object.keys(o).length === 0;
   const type: DiffType = empty(old) ? 'Added' : empty(next) ? 'Deleted' : 'Edited';
   const fields = fieldDiffs(old && flattenAll(old, '', {}), next && flattenAll(next, '', {}), contextual);
@@ -573,6 +573,7 @@ function nullIfEmpty<T>(items: T[]): T[] | null {
  * one stored with `"Vault": null`.
  */
 export function canonical(value: unknown): string {
+  // sameCanonical must agree with this: change both together.
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (isObject(value))
     return `{${Object.keys(value)
@@ -581,6 +582,11 @@ export function canonical(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
       .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
+}
+
+/** `canonical(a) === canonical(b)`, without building the strings (they were most of a plan's diff). */
+export function sameCanonical(a: unknown, b: unknown): boolean {
+  return jsonEqual(a, b, (v) => v === undefined || v === null);
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { annotateDiff, desiredUpdates } from './annotate.js';
 import { jobDiff } from './diff.js';
-import { type Json, specOf, TERMINAL_CLIENT } from './model.js';
+import { type Json, sameSpec, TERMINAL_CLIENT } from './model.js';
 import { nextPeriodicLaunch } from './periodic.js';
 import type { SchedulerStore } from './store.js';
 
@@ -21,7 +21,7 @@ export function planJob(store: SchedulerStore, job: Json, withDiff: boolean): Js
   const ns = job.Namespace as string;
   const id = job.ID as string;
   const existing = store.job(ns, id);
-  const changed = !existing || specOf(existing) !== specOf(job);
+  const changed = !existing || !sameSpec(existing, job);
   const live = existing
     ? store
         .allocsOf(ns, id, false)
