@@ -48,3 +48,36 @@ it('ends a blocking query whose client hung up, long before its wait is over', a
   const after = await fetch(`${sandbox.url}/v1/acl/roles`, { headers });
   expect(after.status).toBe(200);
 });
+
+it('cuts added latency short when the client hangs up or the sandbox closes', async () => {
+  const seen: string[] = [];
+  const slow = await startSandbox({ config: { faults: { latencyMs: 60_000 } }, log: (l) => seen.push(l) });
+  const headers = { Authorization: `Bearer ${slow.rootToken}` };
+  try {
+    const hangUp = new AbortController();
+    const gone = fetch(`${slow.url}/v1/acl/roles?who=gone`, { headers, signal: hangUp.signal }).catch(
+      (error: Error) => error.name,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    hangUp.abort();
+    expect(await gone).toBe('AbortError');
+    const until = Date.now() + 5_000;
+    while (!seen.some((l) => l.includes('who=gone')) && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.find((l) => l.includes('who=gone'))).toMatch(/^GET \/v1\/acl\/roles\?who=gone /);
+
+    const waiting = fetch(`${slow.url}/v1/acl/roles?who=waiting`, { headers }).then(
+      (r) => r.status,
+      (error: Error) => error.name,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = performance.now();
+    await slow.close();
+    // Well inside the 2 s grace after which closing drops every connection.
+    expect(performance.now() - closing).toBeLessThan(1_000);
+    // Whatever the answer (the closing sandbox may still send it), it does not wait out the minute.
+    expect(await waiting).toBeDefined();
+  } finally {
+    await slow.close();
+  }
+});
