@@ -7,7 +7,7 @@
 import { ChangeFeed } from '../../core/blocking.js';
 import { ALL_NAMESPACES, DEFAULT_NAMESPACE, type PolicyRecord, type RoleRecord } from './model.js';
 import { hasFields } from '../shared/record-shape.js';
-import { findValue } from '../shared/find-value.js';
+import { KeyedRecords } from '../shared/keyed-records.js';
 
 export interface RegistrySnapshot {
   index: number;
@@ -18,8 +18,14 @@ export interface RegistrySnapshot {
 
 export class RegistryStore {
   private index = 0;
-  private readonly roles = new Map<string, RoleRecord>();
-  private readonly policies = new Map<string, PolicyRecord>();
+  private readonly roles = new KeyedRecords<RoleRecord>(
+    (r) => r.ID,
+    (r) => [r.Namespace, r.Name],
+  );
+  private readonly policies = new KeyedRecords<PolicyRecord>(
+    (p) => p.ID,
+    (p) => [p.Namespace, p.Name],
+  );
   private readonly roleTableIndex = new Map<string, number>();
   private readonly policyTableIndex = new Map<string, number>();
   readonly changes = new ChangeFeed();
@@ -42,7 +48,7 @@ export class RegistryStore {
   }
 
   roleByName(name: string, namespace: string): RoleRecord | undefined {
-    return findValue(this.roles, (role) => role.Name === name && role.Namespace === namespace);
+    return this.roles.byName(namespace, name);
   }
 
   /** Sorted by ID, the order the real registry's ID index yields. */
@@ -83,7 +89,7 @@ export class RegistryStore {
   }
 
   policyByName(name: string, namespace: string): PolicyRecord | undefined {
-    return findValue(this.policies, (policy) => policy.Name === name && policy.Namespace === namespace);
+    return this.policies.byName(namespace, name);
   }
 
   listPolicies(namespace: string): PolicyRecord[] {
@@ -113,12 +119,12 @@ export class RegistryStore {
    * the record's namespace (what blocking reads of that table wait on).
    */
   private putRecord<T extends { ID: string; Namespace: string; ModifyIndex: number }>(
-    records: Map<string, T>,
+    records: KeyedRecords<T>,
     tableIndexes: Map<string, number>,
     record: T,
   ): void {
     this.commit(record.ModifyIndex);
-    records.set(record.ID, record);
+    records.set(record);
     tableIndexes.set(record.Namespace, record.ModifyIndex);
     this.changed();
   }
@@ -139,8 +145,8 @@ export class RegistryStore {
 
   restore(snapshot: RegistrySnapshot): void {
     this.index = snapshot.index;
-    for (const role of snapshot.roles) this.roles.set(role.ID, role);
-    for (const policy of snapshot.policies) this.policies.set(policy.ID, policy);
+    for (const role of snapshot.roles) this.roles.set(role);
+    for (const policy of snapshot.policies) this.policies.set(policy);
     for (const [ns, idx] of Object.entries(snapshot.tableIndexes.roles)) this.roleTableIndex.set(ns, idx);
     for (const [ns, idx] of Object.entries(snapshot.tableIndexes.policies))
       this.policyTableIndex.set(ns, idx);

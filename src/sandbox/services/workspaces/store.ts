@@ -13,7 +13,7 @@ import {
   type WorkspaceRecord,
 } from './model.js';
 import { hasFields } from '../shared/record-shape.js';
-import { findValue } from '../shared/find-value.js';
+import { KeyedRecords } from '../shared/keyed-records.js';
 
 export interface WorkspacesSnapshot {
   organizations: OrganizationRecord[];
@@ -27,7 +27,10 @@ export function isWorkspacesSnapshot(value: unknown): value is WorkspacesSnapsho
 
 export class WorkspacesStore {
   private readonly organizations = new Map<string, OrganizationRecord>();
-  private readonly workspaces = new Map<string, WorkspaceRecord>();
+  private readonly workspaces = new KeyedRecords<WorkspaceRecord>(
+    (ws) => ws.id,
+    (ws) => [ws.organization, ws.name],
+  );
   private readonly stateVersions = new Map<string, StateVersionRecord>();
   /** Download secret → state version id and which document it serves. */
   private readonly downloads = new Map<string, { id: string; json: boolean }>();
@@ -87,7 +90,7 @@ export class WorkspacesStore {
   }
 
   workspaceByName(organization: string, name: string): WorkspaceRecord | undefined {
-    return findValue(this.workspaces, (ws) => ws.organization === organization && ws.name === name);
+    return this.workspaces.byName(organization, name);
   }
 
   /** The organization's workspaces sorted by name (UNCONFIRMED: the real list order). */
@@ -98,7 +101,7 @@ export class WorkspacesStore {
   }
 
   putWorkspace(ws: WorkspaceRecord): void {
-    this.workspaces.set(ws.id, ws);
+    this.workspaces.set(ws);
     this.changed();
   }
 
@@ -162,7 +165,7 @@ export class WorkspacesStore {
   restore(snapshot: WorkspacesSnapshot): void {
     const copy = structuredClone(snapshot);
     for (const org of copy.organizations) this.organizations.set(org.name, org);
-    for (const ws of copy.workspaces) this.workspaces.set(ws.id, ws);
+    for (const ws of copy.workspaces) this.workspaces.set(ws);
     for (const sv of copy.stateVersions) {
       this.stateVersions.set(sv.id, sv);
       this.downloads.set(sv.downloadSecret, { id: sv.id, json: false });
