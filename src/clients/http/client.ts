@@ -28,6 +28,7 @@ import type { Dispatcher } from 'undici';
 import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
 import { createAgent } from './agent.js';
+import { AttemptTimeout, exchange, ResponseTooLarge } from './exchange.js';
 import { boundedWarnings } from './service-warnings.js';
 import { claimCreateRequest, type CreateSends, type ResendGrant } from './create-sends.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
@@ -278,19 +279,6 @@ interface Run {
   secrets: readonly (string | undefined)[];
   /** The request's own signal joined with the client's run signal (when it applies). */
   signal: AbortSignal | undefined;
-}
-
-/** Marks the abort this client caused itself when an attempt ran out of time. */
-class AttemptTimeout extends Error {}
-
-/** An answer longer than `maxResponseBytes`, announced or counted: reading stopped there. */
-class ResponseTooLarge extends Error {
-  constructor(
-    readonly status: number,
-    readonly announcedBytes: number | undefined,
-  ) {
-    super('response too large');
-  }
 }
 
 /** How a timed-out attempt is retried: like a broken connection, since the request may have arrived. */
@@ -609,57 +597,12 @@ export class HttpClient {
   /** One attempt: send, read the whole body (up to `maxResponseBytes`), all within `timeoutMs`. */
   private async send(run: Run, timeoutMs: number): Promise<AttemptResult> {
     const { target, method, headers, payload } = run;
-    const callerSignal = run.signal;
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new AttemptTimeout()), timeoutMs);
-    // Forwarded by hand rather than AbortSignal.any, which leaked listeners on long-lived signals in Node 20.
-    const forwardAbort = () => controller.abort(callerSignal?.reason);
-    callerSignal?.addEventListener('abort', forwardAbort, { once: true });
-    try {
-      const res = await this.dispatcher.request({
-        origin: target.origin,
-        path: target.path,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body: payload ?? null,
-        signal: controller.signal,
-        // Backstops only: the timer above bounds the whole attempt.
-        headersTimeout: timeoutMs + 1_000,
-        bodyTimeout: timeoutMs + 1_000,
-      });
-      const text = await this.readCapped(res);
-      return { status: res.statusCode, headers: normaliseHeaders(res.headers), text };
-    } catch (err) {
-      if (controller.signal.reason instanceof AttemptTimeout && !callerSignal?.aborted)
-        throw new AttemptTimeout();
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', forwardAbort);
-    }
-  }
-
-  /**
-   * The body as text, counted as it streams in: refused at once when its Content-Length is over the
-   * cap, and the stream destroyed (which closes the connection) the moment the count passes it.
-   */
-  private async readCapped(res: Dispatcher.ResponseData): Promise<string> {
-    const announced = Number(res.headers['content-length']);
-    if (Number.isFinite(announced) && announced > this.maxResponseBytes) {
-      res.body.destroy();
-      throw new ResponseTooLarge(res.statusCode, announced);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.maxResponseBytes) {
-        res.body.destroy();
-        throw new ResponseTooLarge(res.statusCode, undefined);
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
+    const res = await exchange(
+      this.dispatcher,
+      { origin: target.origin, path: target.path, method, headers, body: payload },
+      { timeoutMs, maxResponseBytes: this.maxResponseBytes, signal: run.signal },
+    );
+    return { status: res.status, headers: normaliseHeaders(res.headers), text: res.text };
   }
 
   private tooLargeError(run: Run, err: ResponseTooLarge): Error {
