@@ -25,7 +25,7 @@ import { measureCpu } from './lib/cpu.mjs';
 import { drift } from './lib/drift.mjs';
 import { faultRuns } from './lib/faults.mjs';
 import { writeReport } from './lib/report.mjs';
-import { minimumRequests, requestCounter, sum } from './lib/requests.mjs';
+import { minimumRequests, sum } from './lib/requests.mjs';
 import { startSandboxProcess } from './lib/sandbox-process.mjs';
 import { measureStartup } from './lib/startup.mjs';
 import { writeWorkload } from './lib/workload.mjs';
@@ -65,21 +65,19 @@ const say = (line) => process.stderr.write(`bench: ${line}\n`);
  * thread, so its CPU is a floor under the wall: a phase whose CPU is near or above its latency bound
  * is bound by CPU, not by round trips, and no pipelining brings it to the bound.
  */
-async function phase(name, counter, minimum, fn) {
-  await counter.sync();
-  counter.take();
+async function phase(name, sandbox, minimum, fn) {
+  await sandbox.take();
   const cpuBefore = process.cpuUsage();
-  const sandboxBefore = counter.sandboxCpuMs();
+  const sandboxBefore = processCpuMs(sandbox.pid);
   const started = performance.now();
   const value = await fn();
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const convergeCpuMs = (cpu.user + cpu.system) / 1000;
-  const sandboxAfter = counter.sandboxCpuMs();
+  const sandboxAfter = processCpuMs(sandbox.pid);
   const sandboxCpuMs =
     sandboxBefore === undefined || sandboxAfter === undefined ? undefined : sandboxAfter - sandboxBefore;
-  await counter.sync();
-  const { counts } = counter.take();
+  const counts = await sandbox.take();
   const requests = sum(counts);
   const boundMs = (requests / settings.parallelism) * settings.latencyMs;
   say(
@@ -102,21 +100,15 @@ async function phase(name, counter, minimum, fn) {
 }
 
 async function servicePhases() {
-  const counter = requestCounter();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-bench-'));
   // In its own process: the sandbox's CPU would otherwise count as Converge's wall time.
-  const sandbox = await startSandboxProcess(
-    {
-      port: 0,
-      config: {
-        registry: { policies: [{ Name: 'service-read' }] },
-        faults: { latencyMs: settings.latencyMs },
-      },
+  const sandbox = await startSandboxProcess({
+    port: 0,
+    config: {
+      registry: { policies: [{ Name: 'service-read' }] },
+      faults: { latencyMs: settings.latencyMs },
     },
-    counter.log,
-  );
-  counter.sync = () => sandbox.sync();
-  counter.sandboxCpuMs = () => processCpuMs(sandbox.pid);
+  });
   const env = { ...process.env, ...sandbox.env(), CONVERGE_STATE_DIR: dir };
   const { parallelism } = settings;
   const rows = [];
@@ -141,17 +133,17 @@ async function servicePhases() {
       if (!ok) throw new Error(what);
     };
 
-    const cold = await phase('cold plan', counter, minimumRequests('plan', n), plan);
+    const cold = await phase('cold plan', sandbox, minimumRequests('plan', n), plan);
     expect(cold.value.summary.create === total, `cold plan: ${JSON.stringify(cold.value.summary)}`);
     rows.push(cold.row);
-    const created = await phase('apply (create)', counter, minimumRequests('apply', n, { changed: n }), () =>
+    const created = await phase('apply (create)', sandbox, minimumRequests('apply', n, { changed: n }), () =>
       applyPlan(cold.value),
     );
     expect(created.value.counts.applied === total, `apply: ${JSON.stringify(created.value.counts)}`);
     rows.push(created.row);
     const warm = await phase(
       'warm plan',
-      counter,
+      sandbox,
       minimumRequests('plan', n, { existing: n.Workspace || 1 }),
       plan,
     );
@@ -159,13 +151,12 @@ async function servicePhases() {
     rows.push(warm.row);
 
     const connections = connect(manifest, { env });
-    await counter.sync();
-    counter.take();
+    await sandbox.take();
     const changed = await drift(connections, n, settings.driftShare).finally(() => connections.close());
     const changedTotal = sum(changed);
     const drifted = await phase(
       'drift plan',
-      counter,
+      sandbox,
       minimumRequests('plan', n, { existing: n.Workspace || 1, drifted: changed.Job }),
       plan,
     );
@@ -174,7 +165,7 @@ async function servicePhases() {
       `drift plan: ${JSON.stringify(drifted.value.summary)}`,
     );
     rows.push(drifted.row);
-    const repaired = await phase('apply (update)', counter, minimumRequests('apply', n, { changed }), () =>
+    const repaired = await phase('apply (update)', sandbox, minimumRequests('apply', n, { changed }), () =>
       applyPlan(drifted.value),
     );
     expect(
@@ -187,7 +178,7 @@ async function servicePhases() {
     // loading included (the rows above run in this process, with the manifest loaded once).
     const viaCli = await phase(
       'warm plan, CLI process',
-      counter,
+      sandbox,
       minimumRequests('plan', n, { existing: n.Workspace || 1 }),
       () => cliPlan(path.join(dir, 'manifest'), { PATH: process.env.PATH ?? '', ...env, NO_COLOR: '1' }),
     );

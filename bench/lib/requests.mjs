@@ -14,26 +14,6 @@ export function kindOfRequest(line) {
   return `other (${method} ${p})`;
 }
 
-/** A counter the sandbox's log hook feeds; `take()` returns the counts since the last take. */
-export function requestCounter() {
-  let counts = {};
-  let lines = [];
-  return {
-    log(line) {
-      if (!/^[A-Z]+ \/\S* \d{3} /.test(line)) return;
-      const kind = kindOfRequest(line);
-      counts[kind] = (counts[kind] ?? 0) + 1;
-      lines.push(line);
-    },
-    take() {
-      const taken = { counts, lines };
-      counts = {};
-      lines = [];
-      return taken;
-    },
-  };
-}
-
 const PAGE = 100;
 const pages = (n) => Math.max(1, Math.ceil(n / PAGE));
 

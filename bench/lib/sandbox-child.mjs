@@ -1,26 +1,24 @@
-// The benchmark's sandbox, run in its own process so that its CPU (the job dry runs take ~10 ms each)
-// does not share Converge's event loop: the bench then measures Converge against the latency bound.
+// The benchmark's sandbox, run in its own process so that its CPU (a job's dry run, a page of
+// workspaces) does not share Converge's event loop: the bench then measures Converge against the
+// latency bound.
 //
 // Protocol on stdio, one JSON object a line. The child reads its options (startSandbox's, minus `log`)
-// from argv[2], and writes {"ready": env} once listening, then {"log": line} per answered request.
-// The parent writes "sync <n>" on stdin; the child answers {"synced": n} after every log line before
-// it, so that the parent counts a phase's requests completely.
+// from argv[2] and writes {"ready": env} once listening. It counts the requests it answers per kind
+// itself (bench/lib/requests.mjs): passing a line per request to the parent made the parent, which is
+// Converge's process, parse thousands of lines while it was being measured. The parent writes
+// "take <n>"; the child answers {"taken": n, "counts": {...}} with the counts since the last take.
+// Every answer the parent has received by then is counted: the log hook runs as the answer is written.
 import { createInterface } from 'node:readline';
-import { setImmediate } from 'node:timers';
 import { startSandbox } from '../../dist/sandbox/index.js';
+import { kindOfRequest } from './requests.mjs';
 
 const send = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
-// Log lines go out in one write per turn of the event loop: stdout to a pipe writes synchronously,
-// and a write per request was the child's own CPU, not the sandbox's.
-let pending = '';
-const flush = () => {
-  if (pending === '') return;
-  process.stdout.write(pending);
-  pending = '';
-};
+let counts = {};
+const ANSWERED = /^[A-Z]+ \/\S* \d{3} /;
 const log = (line) => {
-  if (pending === '') setImmediate(flush);
-  pending += `${JSON.stringify({ log: line })}\n`;
+  if (!ANSWERED.test(line)) return;
+  const kind = kindOfRequest(line);
+  counts[kind] = (counts[kind] ?? 0) + 1;
 };
 const options = JSON.parse(process.argv[2] ?? '{}');
 const sandbox = await startSandbox({ ...options, log });
@@ -28,16 +26,15 @@ send({ ready: sandbox.env() });
 
 const stop = async () => {
   await sandbox.close();
-  flush();
   process.exit(0);
 };
 process.on('SIGTERM', stop);
 const input = createInterface({ input: process.stdin });
 input.on('line', (line) => {
   const [word, n] = line.split(' ');
-  if (word !== 'sync') return;
-  flush();
-  send({ synced: Number(n) });
+  if (word !== 'take') return;
+  send({ taken: Number(n), counts });
+  counts = {};
 });
 // The parent gone (stdin closed) means the bench ended, however it ended.
 input.on('close', stop);

@@ -18,11 +18,8 @@ function withDeadline(promise, what) {
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-/**
- * @param options startSandbox's options (JSON-able: port, config, faults)
- * @param log called with each request line the sandbox answered
- */
-export async function startSandboxProcess(options, log = () => {}) {
+/** @param options startSandbox's options (JSON-able: port, config, faults) */
+export async function startSandboxProcess(options) {
   // BENCH_SANDBOX_PROFILE=dir writes the sandbox's CPU profile there (`node --cpu-prof`) when it exits.
   const profile = process.env.BENCH_SANDBOX_PROFILE;
   const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
@@ -30,7 +27,7 @@ export async function startSandboxProcess(options, log = () => {}) {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const waiters = new Map();
-  let nextSync = 0;
+  let nextTake = 0;
   let onReady;
   const ready = new Promise((resolve, reject) => {
     onReady = resolve;
@@ -38,11 +35,10 @@ export async function startSandboxProcess(options, log = () => {}) {
   });
   createInterface({ input: child.stdout }).on('line', (line) => {
     const message = JSON.parse(line);
-    if (message.log !== undefined) log(message.log);
-    else if (message.ready !== undefined) onReady(message.ready);
-    else if (message.synced !== undefined) {
-      waiters.get(message.synced)?.();
-      waiters.delete(message.synced);
+    if (message.ready !== undefined) onReady(message.ready);
+    else if (message.taken !== undefined) {
+      waiters.get(message.taken)?.(message.counts);
+      waiters.delete(message.taken);
     }
   });
   const env = await withDeadline(ready, 'start');
@@ -51,12 +47,12 @@ export async function startSandboxProcess(options, log = () => {}) {
     env: () => env,
     /** The child's process id (for reading its CPU time). */
     pid: child.pid,
-    /** Resolves once every request answered so far has been passed to `log`. */
-    sync() {
-      const n = (nextSync += 1);
+    /** The requests answered per kind since the last take (every answer received by now included). */
+    take() {
+      const n = (nextTake += 1);
       const done = new Promise((resolve) => waiters.set(n, resolve));
-      child.stdin.write(`sync ${n}\n`);
-      return withDeadline(done, 'sync answer');
+      child.stdin.write(`take ${n}\n`);
+      return withDeadline(done, 'take answer');
     },
     async close() {
       child.stdin.end();
