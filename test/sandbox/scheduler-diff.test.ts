@@ -3,7 +3,7 @@
  * added, unchanged and edited jobs, flattened field names, nested objects, sets, ordering and the
  * null lists Go's encoder writes; plus the plan annotations built on it and the store's dry run.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { annotateDiff, desiredUpdates, tasksUpdated } from '../../src/sandbox/services/scheduler/annotate.js';
 import {
   canonical,
@@ -13,6 +13,7 @@ import {
 } from '../../src/sandbox/services/scheduler/diff.js';
 import { canonicalizeJob } from '../../src/sandbox/services/scheduler/canonicalize.js';
 import { type AllocRecord, sameSpec, specOf } from '../../src/sandbox/services/scheduler/model.js';
+import { planJob } from '../../src/sandbox/services/scheduler/plan.js';
 import { SchedulerStore } from '../../src/sandbox/services/scheduler/store.js';
 import { type Json, jobSpec } from './scheduler-helpers.js';
 
@@ -475,5 +476,45 @@ describe('SchedulerStore.dryRun scoped to one job', () => {
     expect(store.evalsOf('default', 'fresh')).toEqual([]);
     expect(store.allocsOf('default', 'fresh', true)).toEqual([]);
     expect(JSON.stringify(store.snapshot())).toBe(before.snapshot);
+  });
+});
+
+describe('planJob without a dry run for an unchanged, fully placed job', () => {
+  const options = { enforceIndex: false, jobModifyIndex: 0, preserveCounts: false };
+  const outcomeOf = (plan: Json) => ({
+    FailedTGAllocs: plan.FailedTGAllocs,
+    CreatedEvals: (plan.CreatedEvals as Json[] | null)?.map((e) => [e.Status, e.TriggeredBy]) ?? null,
+    Diff: plan.Diff,
+    Annotations: plan.Annotations,
+  });
+
+  it('answers as the dry run does, and runs it only when something would be placed', () => {
+    // Room for three default tasks: "web" (2) fits whole, "big" (2 more) only half.
+    const store = new SchedulerStore(new Set(['default']), [
+      { ID: 'n1', Name: 'n1', Datacenter: 'dc1', CPU: 300, MemoryMB: 8192 },
+    ]);
+    store.register(base(), options);
+    const big = canon(jobSpec('big', { big: 2 }, { Datacenters: ['dc1'] }));
+    store.register(structuredClone(big), options);
+    const dryRuns = vi.spyOn(store, 'dryRun');
+
+    const placed = planJob(store, base(), true);
+    expect(dryRuns).not.toHaveBeenCalled();
+    expect(outcomeOf(placed)).toEqual(outcomeOf(planJob(store, base(), true, { shortcut: false })));
+    expect(placed).toMatchObject({ FailedTGAllocs: null, CreatedEvals: null });
+
+    dryRuns.mockClear();
+    const short = planJob(store, structuredClone(big), true);
+    expect(dryRuns).toHaveBeenCalledTimes(1);
+    expect(outcomeOf(short)).toEqual(
+      outcomeOf(planJob(store, structuredClone(big), true, { shortcut: false })),
+    );
+    expect(Object.keys(short.FailedTGAllocs as Json)).toEqual(['big']);
+
+    dryRuns.mockClear();
+    const grown = base();
+    group(grown).Count = 3;
+    planJob(store, grown, true);
+    expect(dryRuns).toHaveBeenCalledTimes(1);
   });
 });
