@@ -176,6 +176,11 @@ describe('waits a hostile service asks for', () => {
     expect(err).toBeInstanceOf(WaitTimeoutError);
     expect(err).toMatchObject({ kind: 'timeout', deadlineMs: 1_500 });
     expect((err as Error).message).toContain('X-RateLimit-Limit 0.000001');
+    // Not "past its deadline" for a wait shorter than the deadline: what does not fit is the wait
+    // plus the time an attempt is given.
+    expect((err as Error).message).toMatch(
+      /would hold the request \S+ before sending, leaving less than the 1s an attempt is given before its deadline/,
+    );
     expect(c.announcedRateLimit).toBe(0.000001);
   }, 10_000);
 

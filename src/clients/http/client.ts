@@ -633,6 +633,7 @@ export class HttpClient {
         ...this.errorBase(run, true),
         attempts: run.attempt - 1,
         waitMs: err.waitMs,
+        attemptMs: usefulAttemptMs,
         settings: this.settingNames,
         reason:
           err.announced > 0

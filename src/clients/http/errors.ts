@@ -277,7 +277,13 @@ export class WaitTimeoutError extends ServiceError {
   readonly waitMs: number;
 
   constructor(
-    init: ServiceErrorInit & { waitMs: number; reason: string; settings?: HttpSettingNames | undefined },
+    init: ServiceErrorInit & {
+      waitMs: number;
+      reason: string;
+      /** The time an attempt is kept after the wait: a wait leaving less than this is not slept. */
+      attemptMs?: number;
+      settings?: HttpSettingNames | undefined;
+    },
   ) {
     // The settings by the caller's names (the CLI's flags, the engine's options), else HttpClient's.
     const timeout = init.settings?.timeout ?? 'deadlineMs';
@@ -285,7 +291,13 @@ export class WaitTimeoutError extends ServiceError {
     super(
       'timeout',
       init,
-      `${init.reason} would hold the request ${formatDuration(init.waitMs)} before sending, past its deadline; allow more time (${timeout}) or send fewer requests at once${parallelism}`,
+      // "past its deadline" read as a contradiction when the wait was shorter than the deadline: what
+      // is past it is the wait plus the time an attempt is kept for being answered.
+      `${init.reason} would hold the request ${formatDuration(init.waitMs)} before sending, ${
+        init.attemptMs
+          ? `leaving less than the ${formatDuration(init.attemptMs)} an attempt is given before its deadline`
+          : 'past its deadline'
+      }; allow more time (${timeout}) or send fewer requests at once${parallelism}`,
     );
     this.waitMs = init.waitMs;
   }
