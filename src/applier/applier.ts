@@ -161,6 +161,51 @@ export async function applyPlan(
   let done = 0;
   const interrupted = () => Boolean(options.stop?.aborted || ctx.signal?.aborted);
 
+  /** One change, once its slot is free: applied, failed, stale, or left alone after an interrupt. */
+  const attempt = async (change: Change): Promise<ChangeResult> => {
+    // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
+    if (interrupted()) {
+      return {
+        address: change.address,
+        action: change.action,
+        status: 'skipped' as const,
+        message: 'not attempted: interrupted',
+        durationMs: 0,
+      };
+    }
+    // Timed from here, not from when it was queued: waiting for a free slot is the other
+    // changes' time, and counting it would report every change at parallelism 1 as slow.
+    const started = Date.now();
+    const kind = lookup(change.key.kind);
+    try {
+      if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
+      // The re-read comes before the 'start' event: a stale object is refused with nothing
+      // sent, so no progress line may first have said it was being changed.
+      const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
+      options.onEvent?.({ type: 'start', change, done, total: work.length });
+      const note = (message: string) =>
+        options.onEvent?.({ type: 'note', change, message, done, total: work.length });
+      const after = await execute(kind, ctx, change, observed, note);
+      recordWriteOnly(kind, change, options.writeOnly);
+      const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
+      return {
+        address: change.address,
+        action: change.action,
+        status: 'applied' as const,
+        durationMs: Date.now() - started,
+        ...(id !== undefined ? { id } : {}),
+      };
+    } catch (error) {
+      return {
+        address: change.address,
+        action: change.action,
+        status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
+        message: describeError(error, kind, change),
+        durationMs: Date.now() - started,
+      };
+    }
+  };
+
   const run = (change: Change): Promise<ChangeResult> => {
     const existing = outcomes.get(change.address);
     if (existing) return existing;
@@ -168,66 +213,24 @@ export async function applyPlan(
       const deps = change.dependsOn.map((a) => outcomes.get(a)).filter((p) => p !== undefined);
       const depResults = await Promise.all(deps);
       const blocked = depResults.find((r) => r.status !== 'applied');
-      let result: ChangeResult;
+      // Reported finished before the slot is given back: otherwise the next change's 'start' came
+      // first, and at --parallelism 1 two changes showed as under way at once.
+      const finished = (result: ChangeResult): ChangeResult => {
+        done += 1;
+        options.onEvent?.({ type: 'finish', change, result, done, total: work.length });
+        return result;
+      };
       if (blocked) {
-        result = {
+        return finished({
           address: change.address,
           action: change.action,
           status: 'skipped',
           message: `not attempted: ${blocked.address} ${blocked.status === 'skipped' ? 'was skipped' : 'failed'}`,
           durationMs: 0,
-        };
-      } else {
-        // Requests made for this change carry its address, so a retry line can name the object.
-        result = await limit(() =>
-          withRequestLabel(change.address, async () => {
-            // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
-            if (interrupted()) {
-              return {
-                address: change.address,
-                action: change.action,
-                status: 'skipped' as const,
-                message: 'not attempted: interrupted',
-                durationMs: 0,
-              };
-            }
-            // Timed from here, not from when it was queued: waiting for a free slot is the other
-            // changes' time, and counting it would report every change at parallelism 1 as slow.
-            const started = Date.now();
-            const kind = lookup(change.key.kind);
-            try {
-              if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
-              // The re-read comes before the 'start' event: a stale object is refused with nothing
-              // sent, so no progress line may first have said it was being changed.
-              const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
-              options.onEvent?.({ type: 'start', change, done, total: work.length });
-              const note = (message: string) =>
-                options.onEvent?.({ type: 'note', change, message, done, total: work.length });
-              const after = await execute(kind, ctx, change, observed, note);
-              recordWriteOnly(kind, change, options.writeOnly);
-              const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
-              return {
-                address: change.address,
-                action: change.action,
-                status: 'applied' as const,
-                durationMs: Date.now() - started,
-                ...(id !== undefined ? { id } : {}),
-              };
-            } catch (error) {
-              return {
-                address: change.address,
-                action: change.action,
-                status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
-                message: describeError(error, kind, change),
-                durationMs: Date.now() - started,
-              };
-            }
-          }),
-        );
+        });
       }
-      done += 1;
-      options.onEvent?.({ type: 'finish', change, result, done, total: work.length });
-      return result;
+      // Requests made for this change carry its address, so a retry line can name the object.
+      return limit(() => withRequestLabel(change.address, async () => finished(await attempt(change))));
     })();
     outcomes.set(change.address, outcome);
     return outcome;

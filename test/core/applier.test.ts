@@ -47,6 +47,20 @@ describe('applier', () => {
     ]);
   });
 
+  it('reports a change finished before the next one starts in its slot', async () => {
+    const store = memoryStore();
+    store.delayMs = 5;
+    const lookup = lookupOf(memoryKind(store));
+    const plan = await buildPlan([desired('Thing', 'a', {}), desired('Thing', 'b', {})], lookup, noContext);
+    const events: string[] = [];
+    await applyPlan(plan, lookup, noContext, {
+      parallelism: 1,
+      onEvent: (e) => events.push(`${e.type} ${e.change.address}`),
+    });
+    // At parallelism 1 no two changes may show as under way at once.
+    expect(events).toEqual(['start Thing/a', 'finish Thing/a', 'start Thing/b', 'finish Thing/b']);
+  });
+
   it('runs dependants only after what they need, and skips them when it fails', async () => {
     const store = memoryStore();
     store.failOn.add('create Thing/base');
