@@ -25,9 +25,13 @@ export function formatRetryEvent(event: RetryEvent, address?: string): string {
 
 /**
  * `registry: rate limited, waiting 1.2 s (429)`: every request to the host waits, so it is said once
- * per pause rather than once per request held back.
+ * per pause rather than once per request held back. A throttle that began is said once too:
+ * `registry: keeping to the service's rate limit, 4.5 requests/s (X-RateLimit-Limit 5); requests
+ * wait their turn`, so that objects taking longer than their round trip are explained.
  */
 export function formatRateLimitPause(event: RateLimitPauseEvent): string {
+  if (event.throttlePerSecond !== undefined)
+    return `${event.service}: keeping to the service's rate limit, ${event.throttlePerSecond} requests/s (${printable(event.reason)}); requests wait their turn`;
   return `${event.service}: rate limited, waiting ${formatWait(event.waitMs).replace(/^in /, '')} (${printable(event.reason)})`;
 }
 
@@ -58,8 +62,10 @@ export function retryReporter(
       if (!saidAsPause) write(formatRetryEvent(event, label()));
     },
     onRateLimitPause(event) {
-      // The requests held back by the pause retry at its end, spread over a short jitter.
-      pausedUntil.set(event.origin, now() + event.waitMs + PAUSE_RETRY_SPREAD_MS);
+      // The requests held back by the pause retry at its end, spread over a short jitter. A throttle
+      // that began holds nobody back at once: its 429s, if any, are news.
+      if (event.throttlePerSecond === undefined)
+        pausedUntil.set(event.origin, now() + event.waitMs + PAUSE_RETRY_SPREAD_MS);
       write(formatRateLimitPause(event));
     },
   };

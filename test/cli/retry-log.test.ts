@@ -91,6 +91,20 @@ describe('rate-limit pause line', () => {
       }),
     ).toBe('workspaces: rate limited, waiting 0.3s (X-RateLimit-Remaining 0)');
   });
+
+  it('says once that a throttle began, so that slower objects are explained', () => {
+    expect(
+      formatRateLimitPause({
+        service: 'registry',
+        origin: 'http://127.0.0.1:8500',
+        waitMs: 0,
+        reason: 'X-RateLimit-Limit 5',
+        throttlePerSecond: 4.5,
+      }),
+    ).toBe(
+      "registry: keeping to the service's rate limit, 4.5 requests/s (X-RateLimit-Limit 5); requests wait their turn",
+    );
+  });
 });
 
 describe('retry lines with hostile text', () => {
@@ -152,5 +166,24 @@ describe('retryReporter', () => {
     clock = 300 + 1001;
     report.onRetry(retry('registry', '429 Too Many Requests'));
     expect(lines).toHaveLength(5);
+  });
+
+  it('a throttle that began holds nobody back: a 429 after it is still said', () => {
+    const lines: string[] = [];
+    const report = retryReporter(
+      (l) => lines.push(l),
+      () => undefined,
+      () => 0,
+    );
+    report.onRateLimitPause({
+      service: 'registry',
+      origin: EU,
+      waitMs: 0,
+      reason: 'X-RateLimit-Limit 5',
+      throttlePerSecond: 4.5,
+    });
+    report.onRetry(retry('registry', '429 Too Many Requests'));
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/failed \(429 Too Many Requests\)/);
   });
 });

@@ -441,6 +441,7 @@ export class HttpClient {
           continue;
         }
         this.reportPause(this.limiter?.observe(result.headers));
+        this.reportPause(this.limiter?.takeNewThrottle());
         if (result.status !== 429) this.limiter?.recover();
         if (this.isAnswer(run, result)) return this.accepted<T>(run, result);
         await this.afterStatusFailure(run, result);

@@ -47,8 +47,13 @@ export const MAX_PAUSE_MS = 60_000;
 export interface RateLimitPause {
   /** How long from now. */
   waitMs: number;
-  /** `429`, or `X-RateLimit-Remaining 0`. */
+  /** `429`, or `X-RateLimit-Remaining 0`, or `X-RateLimit-Limit 5` for a throttle. */
   reason: string;
+  /**
+   * Set when this is no pause but a throttle that began: requests to the host are from now on sent
+   * at this many a second (the announced limit's share), each waiting its turn.
+   */
+  throttlePerSecond?: number;
 }
 
 /** The caller's place in the queue is further away than it may wait: nothing was reserved. */
@@ -67,6 +72,8 @@ export class RateLimitWaitTooLong extends Error {
 export class AdaptiveRateLimiter {
   private limit?: number;
   private announced?: number;
+  /** A limit that came into force and was not yet reported (`takeNewThrottle`). */
+  private unreported?: RateLimitPause;
   private ratePerMs = 0;
   private share = RATE_SHARE;
   private burst = 1;
@@ -110,6 +117,16 @@ export class AdaptiveRateLimiter {
     return resetMs === undefined ? undefined : this.pause(resetMs, 'X-RateLimit-Remaining 0');
   }
 
+  /**
+   * The throttle that came into force since the last call, once: the limiter is shared by every
+   * client of the host, so the first to ask reports it for all.
+   */
+  takeNewThrottle(): RateLimitPause | undefined {
+    const throttle = this.unreported;
+    this.unreported = undefined;
+    return throttle;
+  }
+
   /** Whether an announced limit is being kept to. */
   get throttling(): boolean {
     return this.limit !== undefined;
@@ -147,6 +164,11 @@ export class AdaptiveRateLimiter {
     this.refill();
     this.limit = value;
     this.ratePerMs = (value * this.share) / 1000;
+    this.unreported = {
+      waitMs: 0,
+      reason: `X-RateLimit-Limit ${announced}`,
+      throttlePerSecond: Math.round(value * this.share * 100) / 100,
+    };
     this.burst = Math.max(1, Math.floor(value * BURST_SHARE));
     this.tokens = first ? this.burst : Math.min(this.tokens, this.burst);
   }
