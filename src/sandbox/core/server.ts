@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { finished } from 'node:stream';
 import { credentialKey } from './credential.js';
 import type { FaultDecision, FaultInjector } from './faults.js';
 import {
@@ -122,11 +123,14 @@ export class SandboxServer {
     let aborter: AbortController | undefined;
     let onShutdown: (() => void) | undefined;
     let gone = false;
+    let closed = false;
     const signal = (): AbortSignal => {
       if (!aborter) {
         const made = new AbortController();
         aborter = made;
-        if (gone || shutdown.aborted) made.abort();
+        // Read after the answer (background work): the request is over, and no listener may be
+        // left on the shutdown signal with nothing to remove it.
+        if (gone || closed || shutdown.aborted) made.abort();
         else {
           onShutdown = () => made.abort();
           shutdown.addEventListener('abort', onShutdown, { once: true });
@@ -136,6 +140,7 @@ export class SandboxServer {
     };
     let wake: (() => void) | undefined;
     res.on('close', () => {
+      closed = true;
       if (onShutdown) shutdown.removeEventListener('abort', onShutdown);
       // Only a client gone before its answer leaves anything waiting. Aborting after every answer
       // built an AbortError (a stack trace) per request: a tenth of the bench's sandbox CPU.
@@ -253,8 +258,9 @@ export class SandboxServer {
     // A 204 or 304 has no body and, as Go's server writes it, no Content-Length either.
     if (response.status !== 204 && response.status !== 304)
       headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-    // Once closing, tell keep-alive clients not to reuse the socket so the port frees quickly.
-    if (this.closing) headers.Connection = 'close';
+    // Once closing, tell keep-alive clients not to reuse the socket so the port frees quickly; after
+    // an oversized body, do not go on reading what the client still sends.
+    if (this.closing || oversized.has(res.req)) headers.Connection = 'close';
     res.writeHead(response.status, headers);
     res.end(body);
   }
@@ -317,10 +323,14 @@ function originalMethod(req: IncomingMessage, nonce: string): string {
   return req.method ?? 'GET';
 }
 
+/** Requests whose body passed MAX_BODY_BYTES: their answer closes the connection. */
+const oversized = new WeakSet<IncomingMessage>();
+
 /**
- * The whole body, read by events (an async iterator per request cost more than the read): over
- * MAX_BODY_BYTES the request is destroyed and refused, and a body cut short rejects, as `for await`
- * over the request did.
+ * The whole body, read by events (an async iterator per request cost more than the read). Over
+ * MAX_BODY_BYTES the rest is drained unread and the read refused, so the 413 (or the service's own
+ * answer) still reaches the client, on a connection closed after it; a body cut short, or a request
+ * already gone when its body is asked for (a hang-up during added latency), rejects.
  */
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -330,17 +340,20 @@ function readBody(req: IncomingMessage): Promise<string> {
       size += chunk.byteLength;
       if (size > MAX_BODY_BYTES) {
         req.off('data', onData);
-        req.destroy();
+        chunks.length = 0;
+        oversized.add(req);
+        req.resume();
         reject(new BodyTooLargeError(MAX_BODY_BYTES));
         return;
       }
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('request body cut short: the client closed the connection'));
+    // `finished` also answers for a request that ended or was destroyed before this was called.
+    finished(req, (err) => {
+      if (oversized.has(req)) return;
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks, size).toString('utf8'));
     });
   });
 }
