@@ -27,6 +27,7 @@ import { faultRuns } from './lib/faults.mjs';
 import { writeReport } from './lib/report.mjs';
 import { minimumRequests, sum } from './lib/requests.mjs';
 import { startSandboxProcess } from './lib/sandbox-process.mjs';
+import { measureRoundTrip } from './lib/round-trip.mjs';
 import { measureStartup } from './lib/startup.mjs';
 import { writeWorkload } from './lib/workload.mjs';
 
@@ -111,6 +112,7 @@ async function servicePhases() {
   });
   const env = { ...process.env, ...sandbox.env(), CONVERGE_STATE_DIR: dir };
   const { parallelism } = settings;
+
   const rows = [];
   try {
     const n = writeWorkload(path.join(dir, 'manifest'), settings.sizes);
@@ -185,7 +187,12 @@ async function servicePhases() {
     expect(viaCli.value.code === 0, `CLI warm plan: exit ${viaCli.value.code}`);
     // Its CPU is the child's own, as it reports it on exit; this process only waited.
     rows.push({ ...viaCli.row, convergeCpuMs: viaCli.value.cpuMs, cli: true });
-    return { declared: n, drifted: changed, phases: rows };
+    // Last, so that the cold plan still loads and warms the HTTP client itself, as a user's does.
+    const roundTripMs = await measureRoundTrip(`${env.CONVERGE_REGISTRY_ADDR}/v1/acl/policies`, {
+      authorization: `Bearer ${env.CONVERGE_REGISTRY_TOKEN}`,
+    });
+    say(`round trip of one request alone: ${roundTripMs.toFixed(1)} ms (${settings.latencyMs} ms added)`);
+    return { declared: n, drifted: changed, phases: rows, roundTripMs };
   } finally {
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
