@@ -35,7 +35,10 @@ describe('retry lines of an apply', () => {
       CONVERGE_STATE_DIR: tempDir('converge-retry-label-state-'),
       NO_COLOR: '1',
     };
-    const r = await runCli(['apply', '-f', dir, '--auto-approve'], env);
+    // One change at a time: the seeded faults then meet the same requests in the same order every run
+    // (concurrent creates drew them in whatever order they arrived, and a run could see only lost
+    // creates, which the applier reports itself, and no retry of the HTTP layer inside a change).
+    const r = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
     const retries = r.stderr.split('\n').filter((l) => /: attempt \d+ failed/.test(l));
     const labelled = retries.filter((l) => /^AclRole\/default\/lbl-\d: registry: /.test(l));
     expect(labelled.length, r.stderr).toBeGreaterThan(0);
