@@ -11,7 +11,9 @@
 //
 // Sizes: BENCH_ROLES (1000), BENCH_WORKSPACES (500), BENCH_GROUPS (300), BENCH_USERS (300),
 // BENCH_JOBS (100), BENCH_CPU_ROLES (10000), BENCH_FAULT_OBJECTS (500), BENCH_RATE_OBJECTS (150);
-// BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SKIP (comma list of: startup, cpu, faults),
+// BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SERVICE_RUNS (3: the service phases are run
+// this many times, each against a fresh sandbox, and each phase's median run is shown; one run's
+// wall varied by a fifth here), BENCH_SKIP (comma list of: startup, cpu, faults),
 // BENCH_OUT (docs folder to write; default docs/), BENCH_SANDBOX_PROFILE (a folder for the sandbox
 // child's `node --cpu-prof` profile).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -48,6 +50,7 @@ const settings = {
     jobs: num('BENCH_JOBS', 100),
   },
   latencyMs: num('BENCH_LATENCY_MS', 10),
+  serviceRuns: Math.max(1, num('BENCH_SERVICE_RUNS', 3)),
   parallelism: num('BENCH_PARALLELISM', 10),
   cpuRoles: num('BENCH_CPU_ROLES', 10000),
   faultObjects: num('BENCH_FAULT_OBJECTS', 500),
@@ -204,7 +207,12 @@ const results = { settings, machine: machine() };
 say(
   `service phases (${JSON.stringify(settings.sizes)}, ${settings.latencyMs} ms, parallelism ${settings.parallelism})`,
 );
-results.services = await servicePhases();
+const serviceRuns = [];
+for (let i = 0; i < settings.serviceRuns; i += 1) {
+  if (settings.serviceRuns > 1) say(`service phases, run ${i + 1} of ${settings.serviceRuns}`);
+  serviceRuns.push(await servicePhases());
+}
+results.services = medianPhases(serviceRuns);
 if (!skip.has('startup')) {
   say('start-up');
   results.startup = measureStartup();
@@ -221,6 +229,20 @@ results.totalSeconds = (performance.now() - started) / 1000;
 results.machine.loadAverageAtEnd = os.loadavg()[0];
 const written = writeReport(outDir, results);
 say(`wrote ${written.join(', ')} in ${results.totalSeconds.toFixed(0)} s`);
+
+/**
+ * Each phase's median run (by wall) of several, with every run's wall beside it; the round trip is
+ * the median of the runs' too. Requests are the same in every run (the counts are checked per run).
+ */
+function medianPhases(runs) {
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const phases = runs[0].phases.map((_, i) => {
+    const rows = runs.map((r) => r.phases[i]);
+    const sorted = [...rows].sort((a, b) => a.wallMs - b.wallMs);
+    return { ...sorted[Math.floor(sorted.length / 2)], wallMsRuns: rows.map((r) => r.wallMs) };
+  });
+  return { ...runs[0], phases, roundTripMs: median(runs.map((r) => r.roundTripMs)) };
+}
 
 /** A child's CPU so far (user + system) from /proc; undefined where there is no /proc (not Linux). */
 function processCpuMs(pid) {
