@@ -12,10 +12,11 @@
 // Sizes: BENCH_ROLES (1000), BENCH_WORKSPACES (500), BENCH_GROUPS (300), BENCH_USERS (300),
 // BENCH_JOBS (100), BENCH_CPU_ROLES (10000), BENCH_FAULT_OBJECTS (500), BENCH_RATE_OBJECTS (150);
 // BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SERVICE_RUNS (3: the service phases are run
-// this many times, each against a fresh sandbox, and each phase's median run is shown; one run's
-// wall varied by a fifth here), BENCH_SKIP (comma list of: startup, cpu, faults),
+// this many times, each in a fresh process against a fresh sandbox, and each phase's median run is
+// shown; one run's wall varied by a fifth here), BENCH_SKIP (comma list of: startup, cpu, faults),
 // BENCH_OUT (docs folder to write; default docs/), BENCH_SANDBOX_PROFILE (a folder for the sandbox
 // child's `node --cpu-prof` profile).
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -202,6 +203,32 @@ async function servicePhases() {
   }
 }
 
+/**
+ * One run of the service phases in a fresh process (this file again, as `BENCH_CHILD=services`), so
+ * that every run starts with cold code as the first did: runs in one process found the code warm
+ * from the runs before them, and the third was a fifth faster than the first.
+ */
+function servicePhasesInChild() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], {
+      env: { ...process.env, BENCH_CHILD: 'services' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`service phases run exited with ${code}`)),
+    );
+  });
+}
+
+if (process.env.BENCH_CHILD === 'services') {
+  process.stdout.write(JSON.stringify(await servicePhases()));
+  process.exit(0);
+}
+
 const started = performance.now();
 const results = { settings, machine: machine() };
 say(
@@ -210,7 +237,7 @@ say(
 const serviceRuns = [];
 for (let i = 0; i < settings.serviceRuns; i += 1) {
   if (settings.serviceRuns > 1) say(`service phases, run ${i + 1} of ${settings.serviceRuns}`);
-  serviceRuns.push(await servicePhases());
+  serviceRuns.push(await servicePhasesInChild());
 }
 results.services = medianPhases(serviceRuns);
 if (!skip.has('startup')) {

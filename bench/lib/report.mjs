@@ -127,7 +127,7 @@ export function writeReport(dir, results) {
     'Written by `npm run bench` (bench/run.mjs); the raw figures are in [benchmarks.json](benchmarks.json). Every figure stands beside its target from issue 20, including those still missed.',
     '',
     `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.platform}${machine.loadAverage === undefined ? '' : `; 1-minute load average ${machine.loadAverage.toFixed(1)} at the start and ${machine.loadAverageAtEnd?.toFixed(1) ?? '?'} at the end (other work on the machine stretches every wall figure)`}.`,
-    `Settings: ${JSON.stringify(settings.sizes)} (plus one LdapConfig), sandbox in a child process with ${settings.latencyMs} ms added to every answer, parallelism ${settings.parallelism}, drift ${settings.driftShare * 100}% of each kind${settings.serviceRuns > 1 ? `; the service phases run ${settings.serviceRuns} times, each against a fresh sandbox, and each phase shows its median run (by wall; every run's wall in ms beside it)` : ''}. The run took ${results.totalSeconds.toFixed(0)} s.`,
+    `Settings: ${JSON.stringify(settings.sizes)} (plus one LdapConfig), sandbox in a child process with ${settings.latencyMs} ms added to every answer, parallelism ${settings.parallelism}, drift ${settings.driftShare * 100}% of each kind${settings.serviceRuns > 1 ? `; the service phases run ${settings.serviceRuns} times, each in a fresh process against a fresh sandbox, and each phase shows its median run (by wall; every run's wall in ms beside it)` : ''}. The run took ${results.totalSeconds.toFixed(0)} s.`,
     '',
     '## Requests and wall time per phase',
     '',
