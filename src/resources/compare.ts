@@ -9,6 +9,7 @@
  * that list again here, and skipping its `undefined`-valued keys and re-sorting its key order: more
  * code than the recursion it would replace.
  */
+import { canonicalJson, jsonEqual } from '../common/json-equal.js';
 import type { AttributeDiff } from './contract.js';
 
 type Plain = Record<string, unknown>;
@@ -17,82 +18,15 @@ function isPlainObject(v: unknown): v is Plain {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** JSON with sorted keys: equal values give equal strings whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    isPlainObject(v)
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, v[k]]),
-        )
-      : v,
-  );
-}
+export { canonicalJson } from '../common/json-equal.js';
 
 /**
- * Whether two values give the same canonical JSON, without building it: a plan of 10,000 unchanged
- * objects compared each one as two sorted JSON strings, a tenth of its CPU in copies and garbage.
- * JSON's rules are kept: a key whose value is `undefined` (or a function) counts as absent, and
- * anything that is not a plain value (a Date, a non-finite number) is compared as its JSON.
+ * Whether two values give the same canonical JSON, without building it (common/json-equal.ts): a
+ * key whose value is `undefined` (or a function) counts as absent, and anything that is not a plain
+ * value (a Date, a non-finite number) is compared as its JSON.
  */
 export function deepEqual(a: unknown, b: unknown): boolean {
-  const same = plainEqual(a, b);
-  return same ?? canonicalJson(a) === canonicalJson(b);
-}
-
-/** Values JSON writes as they are: strings, booleans, null and finite numbers. */
-function isJsonScalar(v: unknown): boolean {
-  return (
-    typeof v === 'string' ||
-    typeof v === 'boolean' ||
-    v === null ||
-    (typeof v === 'number' && Number.isFinite(v))
-  );
-}
-
-/** Keys JSON.stringify writes: those whose values are not undefined, functions or symbols. */
-function writtenKeys(o: Plain): string[] {
-  return Object.keys(o).filter((k) => {
-    const t = typeof o[k];
-    return t !== 'undefined' && t !== 'function' && t !== 'symbol';
-  });
-}
-
-function isSimpleObject(v: unknown): v is Plain {
-  if (!isPlainObject(v) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-/** true or false when told on plain data alone; undefined when only the JSON can tell. */
-function plainEqual(a: unknown, b: unknown): boolean | undefined {
-  if (isJsonScalar(a) && isJsonScalar(b)) return a === b;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) {
-      const same = plainEqual(a[i], b[i]);
-      if (same !== true) return same;
-    }
-    return true;
-  }
-  if (isSimpleObject(a) && isSimpleObject(b)) {
-    const keys = writtenKeys(a);
-    if (keys.length !== writtenKeys(b).length) return false;
-    for (const k of keys) {
-      if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-      const same = plainEqual(a[k], b[k]);
-      if (same !== true) return same;
-    }
-    return true;
-  }
-  // A scalar never equals a collection, nor a list an object.
-  const shape = (v: unknown) =>
-    isJsonScalar(v) ? 'scalar' : Array.isArray(v) ? 'list' : isSimpleObject(v) ? 'object' : undefined;
-  const [shapeA, shapeB] = [shape(a), shape(b)];
-  if (shapeA !== undefined && shapeB !== undefined) return false;
-  // Anything else (undefined, a Date, NaN): JSON may still make them equal (`undefined` in a list is `null`).
-  return undefined;
+  return jsonEqual(a, b);
 }
 
 function join(path: string, key: string): string {
@@ -124,7 +58,7 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
     });
   }
   if (Array.isArray(desired) && Array.isArray(live)) {
-    const remaining = live.map(canonicalJson);
+    const remaining = live.map((item) => canonicalJson(item));
     const added: unknown[] = [];
     for (const item of desired) {
       const i = remaining.indexOf(canonicalJson(item));

@@ -20,7 +20,8 @@
  * (service checks, templates, volumes, scaling...) are diffed generically: primitive fields, plus their
  * nested objects and string lists as objects named by their key.
  */
-import { type Json, jsonEqual } from './model.js';
+import { jsonEqual } from '../../../common/json-equal.js';
+import type { Json } from './model.js';
 
 export type DiffType = 'None' | 'Added' | 'Deleted' | 'Edited';
 
@@ -586,7 +587,8 @@ export function canonical(value: unknown): string {
 
 /** `canonical(a) === canonical(b)`, without building the strings (they were most of a plan's diff). */
 export function sameCanonical(a: unknown, b: unknown): boolean {
-  return jsonEqual(a, b, (v) => v === undefined || v === null);
+  // `canonical` drops null keys as well as undefined ones, and writes either alone as null.
+  return jsonEqual(a ?? null, b ?? null, { absent: (v) => v === null });
 }
 
 /**

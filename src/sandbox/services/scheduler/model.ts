@@ -4,6 +4,8 @@
  * makes. Validation follows the real product (`nomad/structs Job.Validate`), limited to what this
  * slice needs; canonicalisation has its own module (canonicalize.ts).
  */
+import { jsonEqual } from '../../../common/json-equal.js';
+
 export type Json = Record<string, unknown>;
 
 /** An error answered as the real scheduler does: plain text with a status. */
@@ -144,40 +146,7 @@ const IGNORED_BY_SPEC = new Set(SERVER_FIELDS);
  * plan compares the stored job with the planned one twice, and the strings were most of its cost).
  */
 export function sameSpec(a: Json, b: Json): boolean {
-  return jsonEqual(a, b, (v) => v === undefined, IGNORED_BY_SPEC);
-}
-
-/**
- * Equality of two values as their sorted-key JSON would compare: keys in any order, keys whose value
- * `absent` picks left out, and values JSON writes alike (undefined in an array, NaN and null) equal;
- * `ignored` keys are skipped at the top level only.
- */
-export function jsonEqual(
-  a: unknown,
-  b: unknown,
-  absent: (value: unknown) => boolean,
-  ignored?: ReadonlySet<string>,
-): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i += 1) if (!jsonEqual(a[i], b[i], absent)) return false;
-    return true;
-  }
-  if (isObject(a) && isObject(b)) {
-    let count = 0;
-    for (const k in a) {
-      if (!Object.hasOwn(a, k) || absent(a[k]) || ignored?.has(k)) continue;
-      count += 1;
-      if (!Object.hasOwn(b, k) || absent(b[k]) || !jsonEqual(a[k], b[k], absent)) return false;
-    }
-    for (const k in b) {
-      if (Object.hasOwn(b, k) && !absent(b[k]) && !ignored?.has(k)) count -= 1;
-    }
-    return count === 0;
-  }
-  if (isObject(a) || isObject(b)) return false;
-  return (JSON.stringify(a) ?? 'null') === (JSON.stringify(b) ?? 'null');
+  return jsonEqual(a, b, { ignored: IGNORED_BY_SPEC });
 }
 
 /** JSON with sorted keys, so equal specs compare equal whatever the order clients send keys in. */
