@@ -8,7 +8,7 @@
  * are not emulated: `DesiredCanaries` echoes the strategy but none are placed or awaited.
  */
 import { randomUUID } from 'node:crypto';
-import type { DeploymentRecord, Json } from './model.js';
+import { type DeploymentRecord, type Json, putBackRecords } from './model.js';
 
 /** The real `DeploymentStatusDescription*` texts. */
 export const DEPLOYMENT_TEXT = {
@@ -152,9 +152,7 @@ export class DeploymentTable {
 
   /** Puts `saved` back over the deployments `belongs` picks, dropping those it does not have. */
   putBack(belongs: (d: DeploymentRecord) => boolean, saved: readonly DeploymentRecord[]): void {
-    const kept = new Set(saved.map((d) => d.ID));
-    for (const [id, d] of this.byId) if (belongs(d) && !kept.has(id)) this.byId.delete(id);
-    for (const d of saved) this.byId.set(d.ID, d);
+    putBackRecords(this.byId, belongs, saved);
   }
 
   restore(list: readonly DeploymentRecord[] | undefined): void {

@@ -149,6 +149,21 @@ export function sameSpec(a: Json, b: Json): boolean {
   return jsonEqual(a, b, { ignored: IGNORED_BY_SPEC });
 }
 
+/**
+ * Puts `saved` back into `table` over the records `belongs` picks, each at its place (a record set
+ * again keeps its position), and drops those picked records that `saved` does not have: a scoped dry
+ * run's rollback of evaluations, allocations and deployments.
+ */
+export function putBackRecords<R extends { ID: string }>(
+  table: Map<string, R>,
+  belongs: (r: R) => boolean,
+  saved: readonly R[],
+): void {
+  const kept = new Set(saved.map((r) => r.ID));
+  for (const [id, r] of table) if (belongs(r) && !kept.has(id)) table.delete(id);
+  for (const r of saved) table.set(r.ID, r);
+}
+
 /** JSON with sorted keys, so equal specs compare equal whatever the order clients send keys in. */
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;

@@ -20,6 +20,7 @@ import {
   type JobRecord,
   type NodeInfo,
   nowNanos,
+  putBackRecords,
   sameSpec,
   SchedulerError,
   TERMINAL_CLIENT,
@@ -750,8 +751,8 @@ export class SchedulerStore {
         if (groups) this.scaling.set(k, groups);
         else this.scaling.delete(k);
       }
-      putBack(this.evals, belongs, savedEvals);
-      putBack(this.allocs, belongs, savedAllocs);
+      putBackRecords(this.evals, belongs, savedEvals);
+      putBackRecords(this.allocs, belongs, savedAllocs);
       this.deployments.putBack(belongs, savedDeployments);
       // Deployments that were running before the run settle on their own clock again.
       this.armTimer();
@@ -774,26 +775,12 @@ export class SchedulerStore {
  * A job record as a dry run must put it back: a register writes the current version in place (its
  * status and indexes) and adds versions in front, but never writes an older version (only a stability
  * update does, and a register makes none). So the current version is copied and the older ones are
- * shared: copying every tracked version of a large job was a third of a plan's time.
+ * shared, not copied up to TRACKED_VERSIONS times for nothing.
  */
 function savedRecord(record: JobRecord | undefined): JobRecord | undefined {
   if (!record) return undefined;
   const [current, ...older] = record.versions;
   return { versions: current ? [structuredClone(current), ...older] : [] };
-}
-
-/**
- * Puts `saved` back into `table` over the records `belongs` picks, each at its place (a record set
- * again keeps its position), and drops those picked records that `saved` does not have.
- */
-function putBack<R extends { ID: string; Namespace: unknown; JobID: unknown }>(
-  table: Map<string, R>,
-  belongs: (r: R) => boolean,
-  saved: readonly R[],
-): void {
-  const kept = new Set(saved.map((r) => r.ID));
-  for (const [id, r] of table) if (belongs(r) && !kept.has(id)) table.delete(id);
-  for (const r of saved) table.set(r.ID, r);
 }
 
 function nameIndex(a: AllocRecord): number {
