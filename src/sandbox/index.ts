@@ -11,7 +11,7 @@ import type { SandboxConfig } from './config/types.js';
 import { SandboxConfigError, validateSandboxConfig } from './config/validate.js';
 import { mergeFaults } from './config/merge-faults.js';
 import { describeFaults } from './core/fault-summary.js';
-import { type FaultsConfig, FaultInjector } from './core/faults.js';
+import { assertFaultSharesFit, type FaultsConfig, FaultInjector } from './core/faults.js';
 import { createServices } from './core/create-services.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
@@ -162,6 +162,9 @@ function resolveConfig(
   // The options are checked on their own (their problems are not the file's), then laid over it.
   if (faultOptions) validateSandboxConfig({ faults: faultOptions }, { services });
   const faults = mergeFaults(loaded.faults, faultOptions);
+  // Each alone was checked; laid over each other they may still ask for more than all requests.
+  // Refused here, before any service starts or writes its data folder.
+  if (faults) assertFaultSharesFit(faults);
   const config: SandboxConfig = faults ? { ...loaded, faults } : loaded;
   const clash = config.tokens?.findIndex((t) => t.secret === rootToken) ?? -1;
   if (clash !== -1) {

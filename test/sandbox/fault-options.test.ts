@@ -3,7 +3,7 @@
  * line and exit 1 before anything listens; good ones reach the sandbox, which says at start what it
  * injects and with which seed. Also the config file's fault keys as the summary shows them.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import { SANDBOX_SERVICES } from '../../src/sandbox/services/index.js';
 import { freeLoopbackPort } from '../support/ports.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let stateDir: string;
 beforeAll(() => {
@@ -172,6 +173,36 @@ describe('converge sandbox fault options: in force', () => {
     await expect(
       startSandbox({ config: { faults: { failRate: 0.7 } }, faults: { resetRate: 0.7 } }),
     ).rejects.toThrow('sandbox faults: fail rate 0.7 and reset rate 0.7 add up to more than 1');
+  });
+
+  it('says an overfull config file once, at the key that set it', () => {
+    const problems = (() => {
+      try {
+        validateSandboxConfig(
+          {
+            faults: {
+              failRate: 0.6,
+              resetRate: 0.6,
+              services: { registry: { latencyMs: 5 }, scheduler: { failRate: 0.5 } },
+            },
+          },
+          { services: SANDBOX_SERVICES },
+        );
+        return [];
+      } catch (error) {
+        return (error as { problems: { path: unknown[] }[] }).problems.map((p) => p.path.join('.'));
+      }
+    })();
+    // The registry sets no rate of its own: the shared settings' problem is its problem, said once.
+    expect(problems).toEqual(['faults.resetRate', 'faults.services.scheduler.failRate']);
+  });
+
+  it('refuses such faults before any service writes to the data folder', async () => {
+    const dataDir = tempDir('converge-faults-data-');
+    await expect(
+      startSandbox({ dataDir, config: { faults: { failRate: 0.6 } }, faults: { resetRate: 0.6 } }),
+    ).rejects.toThrow('add up to more than 1');
+    expect(readdirSync(dataDir)).toEqual([]);
   });
 
   it('prints no fault line without faults, and a random seed it can be repeated with', async () => {

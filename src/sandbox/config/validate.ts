@@ -170,13 +170,20 @@ function checkFaults(config: SandboxConfig): ServiceConfigIssue[] {
       path: [...path, 'errorRate'],
       message: 'give failRate or its older name errorRate, not both',
     }));
-  const overfull = overfullFaultShares(faults).map((share) => ({
-    path:
-      share.service === undefined
-        ? ['faults', 'resetRate']
-        : ['faults', 'services', share.service, 'resetRate'],
-    message: overfullSharesMessage(share, { failRate: 'failRate', resetRate: 'resetRate' }),
-  }));
+  // A service's section is at fault only where it sets a rate itself (else the shared one is, and is
+  // said once), and the problem points at the key the section sets.
+  const overfull = overfullFaultShares(faults).flatMap((share) => {
+    const path: ConfigPath = share.service === undefined ? ['faults'] : ['faults', 'services', share.service];
+    const section = (share.service === undefined ? faults : faults.services?.[share.service]) ?? {};
+    const set = (['resetRate', 'failRate', 'errorRate'] as const).find((k) => k in section);
+    if (share.service !== undefined && set === undefined) return [];
+    return [
+      {
+        path: [...path, set ?? 'resetRate'],
+        message: overfullSharesMessage(share, { failRate: 'failRate', resetRate: 'resetRate' }),
+      },
+    ];
+  });
   return [...both, ...overfull];
 }
 

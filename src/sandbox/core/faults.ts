@@ -73,12 +73,7 @@ export class FaultInjector {
     random?: () => number,
     maxBuckets?: number,
   ) {
-    const overfull = overfullFaultShares(config)[0];
-    if (overfull)
-      // Named for both ways of setting them: here the options may have been laid over the file.
-      throw new RangeError(
-        `sandbox faults: ${overfullSharesMessage(overfull, { failRate: 'fail rate', resetRate: 'reset rate' })} (--fail-rate and --reset-rate, or failRate and resetRate in the config file)`,
-      );
+    assertFaultSharesFit(config);
     this.seed = config.seed ?? Math.floor(Math.random() * 0x1_0000_0000);
     this.random = random ?? seededRandom(this.seed);
     this.buckets = new RateBuckets(now, maxBuckets);
@@ -157,7 +152,6 @@ export class FaultInjector {
   }
 }
 
-/** A scope's settings: the service's own keys over the shared ones, defaults for the rest. */
 /**
  * Scopes (all services, or one by name) whose 503 and reset shares add up to more than all requests.
  * One draw decides each request's fault (see `decide`), so the shares are exact only while they fit
@@ -176,6 +170,19 @@ export function overfullFaultShares(
     .filter(({ failRate, resetRate }) => failRate + resetRate > 1);
 }
 
+/**
+ * Refuses faults whose shares do not fit in all requests, named for both ways of setting them: the
+ * options may have been laid over the file. `startSandbox` calls it before any service starts (so
+ * nothing is written to a data folder for a refused sandbox); the injector again, for direct use.
+ */
+export function assertFaultSharesFit(config: FaultsConfig): void {
+  const overfull = overfullFaultShares(config)[0];
+  if (overfull)
+    throw new RangeError(
+      `sandbox faults: ${overfullSharesMessage(overfull, { failRate: 'fail rate', resetRate: 'reset rate' })} (--fail-rate and --reset-rate, or failRate and resetRate in the config file)`,
+    );
+}
+
 /** The refusal of an overfull scope, worded for whoever set it (`--fail-rate` or `failRate`). */
 export function overfullSharesMessage(
   share: { service?: string; failRate: number; resetRate: number },
@@ -184,6 +191,7 @@ export function overfullSharesMessage(
   return `${share.service === undefined ? '' : `${share.service}: `}${names.failRate} ${share.failRate} and ${names.resetRate} ${share.resetRate} add up to more than 1; a request meets at most one of these faults, so together they can be at most 1`;
 }
 
+/** A scope's settings: the service's own keys over the shared ones, defaults for the rest. */
 export function effectiveFaults(config: FaultsConfig, service: string | undefined): EffectiveFaults {
   const own = service !== undefined ? config.services?.[service] : undefined;
   const pick = <K extends keyof ServiceFaultsConfig>(key: K): ServiceFaultsConfig[K] =>
