@@ -54,6 +54,7 @@ import {
   classifyNetworkError,
   DEFAULT_RETRY,
   isIdempotentMethod,
+  isReadMethod,
   type NetworkFailure,
   type RetryOptions,
   serverRequestedWaitMs,
@@ -64,8 +65,6 @@ import { bearerAuth } from './bearer-auth.js';
 
 export { bearerAuth };
 
-/** Methods that change nothing on the service: a lost answer to one of them leaves nothing done. */
-const READ_METHODS = new Set(['GET', 'HEAD', 'LIST', 'OPTIONS']);
 export interface HttpClientOptions {
   service: ServiceName;
   /** `scheme://host:port`, optionally with a path prefix of a proxy; the service client adds `/v1`. */
@@ -219,12 +218,12 @@ export interface RateLimitPauseEvent extends RateLimitPause {
 
 /** One failed attempt that will be tried again: which attempt failed, why, and when the next comes. */
 export interface RetryEvent extends RequestEvent {
+  /** The host the request went to, whose rate limiter a 429 pauses (`scheme://host:port`). */
+  origin: string;
   /**
    * Why `attempt` failed, in words: `503 Service Unavailable`, `429 Too Many Requests`, `no complete
    * response within 30s`, `connection reset by the service (ECONNRESET)`.
    */
-  /** The host the request went to, whose rate limiter a 429 pauses (`scheme://host:port`). */
-  origin: string;
   reason: string;
   /** The wait before attempt `attempt + 1` (the service's Retry-After when it sent one). */
   delayMs: number;
@@ -710,9 +709,7 @@ export class HttpClient {
               reached: true,
               // A write whose answer was lost may have been carried out: say so, so that a
               // "failed" object is looked at again (a plan shows whether it was) rather than redone.
-              ...(READ_METHODS.has(base.method)
-                ? {}
-                : { hint: 'the service may have carried the request out' }),
+              ...(isReadMethod(base.method) ? {} : { hint: 'the service may have carried the request out' }),
             }),
       cause,
     });

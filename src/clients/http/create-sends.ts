@@ -14,6 +14,7 @@
  * a new first attempt, never past the budget, never past the one limit.
  */
 import { switchableContext } from '../../common/switchable-context.js';
+import { isReadMethod } from './retry-policy.js';
 
 /** What the HTTP layer allows the applier after a lost create answer: one more send, after a wait. */
 export interface ResendGrant {
@@ -46,16 +47,13 @@ export function withCreateSend<T>(sends: CreateSends, send: () => Promise<T>): P
   return current.run(sends, send);
 }
 
-// Reads a create makes before its write (a project's ID) are not the create's request.
-const READS = new Set(['GET', 'HEAD', 'LIST', 'OPTIONS']);
-
 /**
  * The create count a request belongs to: the first write made inside a `withCreateSend`, undefined
- * for every other request.
+ * for every other request (reads a create makes before its write, a project's ID, are not its request).
  */
 export function claimCreateRequest(method: string): CreateSends | undefined {
   const sends = current.get();
-  if (!sends || sends.claimed || READS.has(method)) return undefined;
+  if (!sends || sends.claimed || isReadMethod(method)) return undefined;
   sends.claimed = true;
   return sends;
 }

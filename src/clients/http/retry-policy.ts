@@ -58,10 +58,16 @@ export const DEFAULT_RETRY: RetryOptions = {
 
 // LIST is the secrets service's read of a folder's keys (spec: secrets-ldap-and-rekey.md): a read like
 // GET, so a 503 or a reset on it is retried; left out, one 5xx on an LDAP list failed a whole plan.
-const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'LIST', 'PUT', 'DELETE', 'OPTIONS']);
+const READ_METHODS = new Set(['GET', 'HEAD', 'LIST', 'OPTIONS']);
+const IDEMPOTENT_METHODS = new Set([...READ_METHODS, 'PUT', 'DELETE']);
 
 export function isIdempotentMethod(method: string): boolean {
   return IDEMPOTENT_METHODS.has(method.toUpperCase());
+}
+
+/** Methods that change nothing on the service: a lost answer to one of them leaves nothing done. */
+export function isReadMethod(method: string): boolean {
+  return READ_METHODS.has(method.toUpperCase());
 }
 
 /** Full jitter ("Exponential Backoff And Jitter", AWS architecture blog): uniform in [0, min(cap, base·2^n)). */
