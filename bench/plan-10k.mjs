@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { apply, connect, loadManifest, plan } from '../dist/engine/index.js';
 import { startSandbox } from '../dist/sandbox/index.js';
+import { median } from './lib/child-cpu.mjs';
 
 const n = Number(process.env.BENCH_ROLES ?? 10_000);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -57,7 +58,6 @@ function measured(args, env) {
   });
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const summary = (label, results) => ({
   label,
   cpuSeconds: Number(median(results.map((r) => r.cpu)).toFixed(2)),

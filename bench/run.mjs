@@ -23,6 +23,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { apply, connect, loadManifest, plan as planRun } from '../dist/engine/index.js';
+import { median } from './lib/child-cpu.mjs';
 import { cliPlan } from './lib/cli-plan.mjs';
 import { measureCpu } from './lib/cpu.mjs';
 import { drift } from './lib/drift.mjs';
@@ -262,7 +263,6 @@ say(`wrote ${written.join(', ')} in ${results.totalSeconds.toFixed(0)} s`);
  * the median of the runs' too. Requests are the same in every run (the counts are checked per run).
  */
 function medianPhases(runs) {
-  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const phases = runs[0].phases.map((_, i) => {
     const rows = runs.map((r) => r.phases[i]);
     const sorted = [...rows].sort((a, b) => a.wallMs - b.wallMs);
@@ -274,8 +274,10 @@ function medianPhases(runs) {
 /** A child's CPU so far (user + system) from /proc; undefined where there is no /proc (not Linux). */
 function processCpuMs(pid) {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // Fields after the command name (which may hold spaces and parentheses: split at the last ')'):
+    // utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return undefined;

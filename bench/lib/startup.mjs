@@ -6,26 +6,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-// The child's own CPU (user + system), written on exit: Node reports no CPU for a finished child.
-const CPU_HOOK =
-  'data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\nbench-cpu-us "+(u.user+u.system)+"\\n")})';
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
+import { CLI, CPU_HOOK, median, reportedCpuMs } from './child-cpu.mjs';
 
 function once(args, env) {
   const started = performance.now();
   const r = spawnSync(process.execPath, ['--import', CPU_HOOK, ...args], { env, timeout: 60_000 });
   const wallMs = performance.now() - started;
   if (r.status !== 0) throw new Error(`start-up run ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  const cpu = /bench-cpu-us (\d+)/.exec(r.stderr.toString());
-  return { wallMs, cpuMs: cpu ? Number(cpu[1]) / 1000 : NaN };
+  return { wallMs, cpuMs: reportedCpuMs(r.stderr) ?? NaN };
 }
 
 export function measureStartup(runs = 10) {

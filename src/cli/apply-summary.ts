@@ -1,8 +1,9 @@
 /**
  * What an apply did, said once it is over: every object that was not applied and why (after an
  * interrupt, every object of the plan, so the person knows exactly what changed before running
- * again), then the counts, last, where a terminal leaves them in view. Addresses are the manifest's and messages may quote a service: each is one
- * printable line, so neither can end the line, rewrite the terminal or issue a CI workflow command.
+ * again), then the counts, last, where a terminal leaves them in view. Addresses are the manifest's
+ * and messages may quote a service: each is one printable line, so neither can end the line, rewrite
+ * the terminal or issue a CI workflow command.
  */
 import type { ApplyResult, ChangeResult } from '../applier/applier.js';
 import { printable } from '../common/printable.js';

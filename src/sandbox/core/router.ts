@@ -11,6 +11,8 @@ export type MethodHandlers = Partial<Record<string, Handler>>;
 
 interface Route {
   segments: string[];
+  /** Whether the last segment is a `*name` taking the rest of the path (found once, when added). */
+  star: boolean;
   handlers: MethodHandlers;
 }
 
@@ -30,13 +32,13 @@ export class Router {
     if (star !== -1 && star !== segments.length - 1) {
       throw new Error(`'*' parameter must be the last segment: ${pattern}`);
     }
-    this.routes.push({ segments, handlers });
+    this.routes.push({ segments, star: star !== -1, handlers });
   }
 
   match(method: string, path: string): RouteMatch {
     const parts = path.split('/').slice(1);
     for (const route of this.routes) {
-      const params = matchSegments(route.segments, parts);
+      const params = matchSegments(route, parts);
       if (!params) continue;
       const handler = route.handlers[method];
       if (handler) return { kind: 'found', handler, params };
@@ -46,11 +48,11 @@ export class Router {
   }
 }
 
-function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
+function matchSegments(route: Route, parts: string[]): Record<string, string> | undefined {
   // Every route is tried in turn for every request: rule a route out on its shape and literals
   // before making anything (most fail there), then collect its parameters.
+  const { segments: pattern, star } = route;
   const last = pattern.length - 1;
-  const star = last >= 0 && pattern[last]!.startsWith('*');
   // `/role/*id` needs the slash: it matches `/role/` (empty id) but not `/role`.
   if (star ? parts.length <= last : parts.length !== pattern.length) return undefined;
   const fixed = star ? last : pattern.length;
