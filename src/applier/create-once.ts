@@ -18,7 +18,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { classifyNetworkError } from '../clients/http/retry-policy.js';
-import { formatDuration, isServiceError } from '../clients/http/errors.js';
+import { ConnectionError, formatDuration, isServiceError } from '../clients/http/errors.js';
 import { CreateSends, type ResendGrant, withCreateSend } from '../clients/http/create-sends.js';
 import { formatWait } from '../common/wait.js';
 import {
@@ -75,8 +75,13 @@ export async function createOnce(
         const found = await kind.observe(ctx, desired.key);
         if (found) {
           // Said, so that the read back in the output is explained and the object's "created" is believed.
+          // After a resend the failure may not be a lost answer at all ("already exists": the earlier
+          // send landed late), so it is named as what came back to the resend.
+          const what = sentAgain
+            ? `the resend was answered ${reasonOf(error)}`
+            : `create answer lost (${reasonOf(error)})`;
           options.onRetry?.(
-            `create answer lost (${reasonOf(error)}); found by its key: the service had carried it out, so it is not sent again`,
+            `${what}; found by its key: the service had carried it out, so it is not sent again`,
           );
           return settle(kind, ctx, desired, found);
         }
@@ -132,5 +137,5 @@ function reasonOf(error: unknown): string {
   if (error.kind === 'status') return String(error.status);
   if (error.kind === 'timeout') return 'timeout';
   // The words (`connection closed by the service`), not undici's code: the line is read by people.
-  return (error as { reason?: string }).reason ?? 'connection broken';
+  return error instanceof ConnectionError ? error.reason : 'connection broken';
 }

@@ -127,7 +127,14 @@ describe('createOnce', () => {
       { error: lost503, acted: false },
       { error: conflict, acted: true },
     ]);
-    await expect(createOnce(kind, noContext, thing)).resolves.toMatchObject({ live: { size: 1 } });
+    const notes: string[] = [];
+    await expect(
+      createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) }),
+    ).resolves.toMatchObject({ live: { size: 1 } });
+    // The 422 answered the resend: it is named so, not as a second lost answer.
+    expect(notes.at(-1)).toBe(
+      'the resend was answered 422; found by its key: the service had carried it out, so it is not sent again',
+    );
     expect(store.objects.size).toBe(1);
   });
 
