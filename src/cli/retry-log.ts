@@ -43,33 +43,20 @@ function formatWait(ms: number): string {
 /**
  * The lines of a run's retries and rate-limit pauses, for `write`. A 429 held every request to the
  * host and was said once, as the pause (`registry: rate limited, waiting 79ms`): the requests it held
- * back are not each said again while that pause runs (a burst of ten workers printed ten more lines).
- * Other retries, and a 429 with no pause announced (no throttle), are each said.
+ * back are not each said again (a burst of ten workers printed ten more lines). The HTTP client
+ * knows which 429s a pause held (`heldByPause`, per host: each has a rate limiter of its own). Other
+ * retries, and a 429 with no pause (nothing asked to wait), are each said.
  */
 export function retryReporter(
   write: (line: string) => void,
   label: () => string | undefined,
-  now: () => number = () => performance.now(),
 ): { onRetry: (event: RetryEvent) => void; onRateLimitPause: (event: RateLimitPauseEvent) => void } {
-  /**
-   * Per host (each has a rate limiter of its own: two connections of one service may be two
-   * clusters), until when its announced pause, and the retries it sends off, are news already said.
-   */
-  const pausedUntil = new Map<string, number>();
   return {
     onRetry(event) {
-      const saidAsPause = event.reason.startsWith('429') && now() <= (pausedUntil.get(event.origin) ?? -1);
-      if (!saidAsPause) write(formatRetryEvent(event, label()));
+      if (!event.heldByPause) write(formatRetryEvent(event, label()));
     },
     onRateLimitPause(event) {
-      // The requests held back by the pause retry at its end, spread over a short jitter. A throttle
-      // that began holds nobody back at once: its 429s, if any, are news.
-      if (event.throttlePerSecond === undefined)
-        pausedUntil.set(event.origin, now() + event.waitMs + PAUSE_RETRY_SPREAD_MS);
       write(formatRateLimitPause(event));
     },
   };
 }
-
-/** How long after a pause the 429s of the requests it held back still count as that pause's. */
-const PAUSE_RETRY_SPREAD_MS = 1000;

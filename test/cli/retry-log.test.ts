@@ -131,7 +131,8 @@ describe('retry lines with hostile text', () => {
 describe('retryReporter', () => {
   const EU = 'https://registry.eu.example:8501';
   const US = 'https://registry.us.example:8501';
-  const retry = (service: string, reason: string, origin = EU) => ({
+  // `heldByPause` as the HTTP client sets it: a 429 while its host's pause runs.
+  const retry = (service: string, reason: string, origin = EU, heldByPause = false) => ({
     service,
     origin,
     method: 'PUT',
@@ -140,18 +141,17 @@ describe('retryReporter', () => {
     reason,
     delayMs: 300,
     maxAttempts: 9,
+    ...(heldByPause ? { heldByPause } : {}),
   });
 
   it('says a pause once and not the 429s of the requests it held back, until the pause is over', () => {
-    let clock = 0;
     const lines: string[] = [];
     const report = retryReporter(
       (l) => lines.push(l),
       () => 'AclRole/default/web',
-      () => clock,
     );
     report.onRateLimitPause({ service: 'registry', origin: EU, waitMs: 300, reason: '429' });
-    for (let i = 0; i < 10; i++) report.onRetry(retry('registry', '429 Too Many Requests'));
+    for (let i = 0; i < 10; i++) report.onRetry(retry('registry', '429 Too Many Requests', EU, true));
     // Another host's 429 (another service, or another cluster of the same service: each host has
     // its own limiter, and no pause was said for it) and any other failure are news of their own.
     report.onRetry(retry('scheduler', '429 Too Many Requests', 'http://scheduler.example:4646'));
@@ -163,7 +163,7 @@ describe('retryReporter', () => {
       expect.stringMatching(/^AclRole\/default\/web: registry: PUT .* failed \(429 Too Many Requests\)/),
       expect.stringMatching(/^AclRole\/default\/web: registry: PUT .* failed \(503 Service Unavailable\)/),
     ]);
-    clock = 300 + 1001;
+    // The pause over, a 429 no pause holds is news again.
     report.onRetry(retry('registry', '429 Too Many Requests'));
     expect(lines).toHaveLength(5);
   });
@@ -173,7 +173,6 @@ describe('retryReporter', () => {
     const report = retryReporter(
       (l) => lines.push(l),
       () => undefined,
-      () => 0,
     );
     report.onRateLimitPause({
       service: 'registry',

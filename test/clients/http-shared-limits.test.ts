@@ -12,6 +12,7 @@ import {
   HttpStatusError,
   type HttpClientOptions,
   type RateLimitPauseEvent,
+  type RetryEvent,
   WaitTimeoutError,
 } from '../../src/clients/http/index.js';
 import { RETRY_BUDGET_FLOOR, RETRY_BUDGET_RATIO } from '../../src/clients/http/retry-budget.js';
@@ -108,6 +109,47 @@ describe('one rate limiter per host, shared by the run', () => {
         throttlePerSecond: 900,
       },
     ]);
+  });
+
+  it('marks the 429s a pause holds, so the pause is said once for all of them, and a 429 without one not', async () => {
+    let windowEnds = 0;
+    let bare = false;
+    const base = await serve((_req, res) => {
+      if (bare) {
+        bare = false;
+        res.writeHead(429);
+        res.end();
+        return;
+      }
+      if (windowEnds === 0) windowEnds = Date.now() + 300;
+      if (Date.now() < windowEnds) {
+        res.writeHead(429, { 'retry-after': '0.3' });
+        res.end();
+        return;
+      }
+      res.writeHead(204);
+      res.end();
+    });
+    const hosts = new HostRegistry();
+    const pauses: RateLimitPauseEvent[] = [];
+    const retries: RetryEvent[] = [];
+    const c = client(base, {
+      hosts,
+      onRateLimitPause: (e) => pauses.push(e),
+      onRetry: (e) => retries.push(e),
+    });
+    // Four workers meet the same window at once.
+    await Promise.all([1, 2, 3, 4].map(() => c.request({ method: 'GET', path: '/v1/x' })));
+    expect(pauses.filter((p) => p.reason === '429')).toHaveLength(1);
+    expect(retries.length).toBeGreaterThanOrEqual(1);
+    expect(retries.every((r) => r.heldByPause === true)).toBe(true);
+    // A 429 that asks for no wait starts no pause: its retry is news of its own.
+    retries.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    bare = true;
+    await c.request({ method: 'GET', path: '/v1/x' });
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.heldByPause).toBeUndefined();
   });
 
   it('after a 429, the other workers of the host wait out its Retry-After instead of each being refused', async () => {

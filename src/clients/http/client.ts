@@ -229,6 +229,11 @@ export interface RetryEvent extends RequestEvent {
   delayMs: number;
   /** The most attempts the request gets if it keeps failing this way (the deadline may end it sooner). */
   maxAttempts: number;
+  /**
+   * A 429 answered while a pause holds every request to the host back (the one it began, reported
+   * through `onRateLimitPause`, or one already running): the pause says it once for all of them.
+   */
+  heldByPause?: boolean;
 }
 
 interface Target {
@@ -914,7 +919,10 @@ export class HttpClient {
       throw statusError(asked, false, undefined, this.grant(run, delayMs));
     }
     const reason = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
-    await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft }, () => statusError(asked, true));
+    const heldByPause = rateLimit && this.limiter?.paused === true;
+    await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft, heldByPause }, () =>
+      statusError(asked, true),
+    );
     if (rateLimit) run.rateLimited++;
     else run.failures++;
   }
@@ -926,7 +934,7 @@ export class HttpClient {
    */
   private async retryOrGiveUp(
     run: Run,
-    next: { reason: string; delayMs: number; retriesLeft: number },
+    next: { reason: string; delayMs: number; retriesLeft: number; heldByPause?: boolean },
     giveUp: (deadline: boolean) => Error,
   ): Promise<void> {
     const usefulAttemptMs = Math.min(run.timeoutMs, MIN_USEFUL_ATTEMPT_MS);
@@ -942,6 +950,7 @@ export class HttpClient {
       reason: scrubSecrets(next.reason, run.secrets),
       delayMs: next.delayMs,
       maxAttempts: run.attempt + next.retriesLeft,
+      ...(next.heldByPause ? { heldByPause: true } : {}),
     });
     if (next.delayMs <= 0) return;
     const signal = run.signal;

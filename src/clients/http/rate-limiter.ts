@@ -127,6 +127,11 @@ export class AdaptiveRateLimiter {
     return throttle;
   }
 
+  /** Whether a pause is holding every caller back now (a 429's Retry-After, a used-up window). */
+  get paused(): boolean {
+    return this.pausedUntil > this.now();
+  }
+
   /** Whether an announced limit is being kept to. */
   get throttling(): boolean {
     return this.limit !== undefined;
