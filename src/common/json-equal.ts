@@ -61,6 +61,18 @@ function isWritten(v: unknown): boolean {
   return t !== 'undefined' && t !== 'function' && t !== 'symbol';
 }
 
+/** Whether a key with this value takes part in the comparison (a plain function: called per key). */
+function counted(
+  v: unknown,
+  k: string,
+  absent: JsonEqualOptions['absent'],
+  ignored: ReadonlySet<string> | undefined,
+): boolean {
+  if (!isWritten(v)) return false;
+  if (absent !== undefined && absent(v)) return false;
+  return ignored === undefined || !ignored.has(k);
+}
+
 /** A list item as JSON writes it: what it cannot write becomes `null`. */
 function asListItem(v: unknown): unknown {
   return isWritten(v) ? v : null;
@@ -89,16 +101,15 @@ function plainEqual(
     return true;
   }
   if (isSimpleObject(a) && isSimpleObject(b)) {
-    const counts = (v: unknown, k: string) => isWritten(v) && !absent?.(v) && !ignored?.has(k);
     let keys = 0;
     for (const k of Object.keys(a)) {
-      if (!counts(a[k], k)) continue;
+      if (!counted(a[k], k, absent, ignored)) continue;
       keys += 1;
-      if (!Object.hasOwn(b, k) || !counts(b[k], k)) return false;
+      if (!Object.hasOwn(b, k) || !counted(b[k], k, absent, ignored)) return false;
       const same = plainEqual(a[k], b[k], absent);
       if (same !== true) return same;
     }
-    for (const k of Object.keys(b)) if (counts(b[k], k)) keys -= 1;
+    for (const k of Object.keys(b)) if (counted(b[k], k, absent, ignored)) keys -= 1;
     return keys === 0;
   }
   // A scalar never equals a collection, nor a list an object.
