@@ -137,6 +137,54 @@ describe('the framer on its own', () => {
   });
 });
 
+describe('the fast path for whole heads', () => {
+  // Byte by byte, no head is ever whole in one chunk, so every byte goes the line-by-line way; in one
+  // chunk, ordinary heads take the fast path. Both must frame every stream alike.
+  const streams = [
+    'GET /a HTTP/1.1\r\nHost: a\r\n\r\nLIST /b HTTP/1.1\r\n\r\n',
+    'POST /a HTTP/1.1\r\nContent-Length: 24\r\n\r\nLIST /x HTTP/1.1\r\n\r\n\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    'PUT /a HTTP/1.1\r\ncontent-length:\t3 \r\n\r\nabcLIST /y HTTP/1.1\r\n\r\n',
+    'POST /a HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\nabcdLIST /y HTTP/1.1\r\n\r\n',
+    'POST /a HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcdeLIST /y HTTP/1.1\r\n\r\n',
+    'POST /a HTTP/1.1\r\nContent-Length: 4x\r\n\r\nabcdLIST /y HTTP/1.1\r\n\r\n',
+    'POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    'POST /a HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabcLIST /y HTTP/1.1\r\n\r\n',
+    'GET /a HTTP/1.1\r\nX: 1\r\n folded\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    'GET /a HTTP/1.1\nHost: a\n\nLIST /y HTTP/1.1\r\n\r\n',
+    'GET /a HTTP/1.1\r\nHost: a\rb\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    'CONNECT a:443 HTTP/1.1\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    'GET /a HTTP/2.0\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    'LIST /a HTTP/1.1\r\nContent-Length: 16\r\n\r\nLIST /z HTTP/1.1GET /b HTTP/1.1\r\n\r\n',
+    '\r\nGET /a HTTP/1.1\r\nUpgrade: websocket\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+  ];
+  it.each(streams)('frames %j alike whole and byte by byte', (stream) => {
+    const whole = new MethodFramer(['LIST'], 'n0nce');
+    const bytewise = new MethodFramer(['LIST'], 'n0nce');
+    const input = Buffer.from(stream, 'latin1');
+    const fast = Buffer.concat([whole.push(input), whole.flush()]).toString('latin1');
+    const slow = Buffer.concat([
+      ...Array.from(input, (byte) => bytewise.push(Buffer.from([byte]))),
+      bytewise.flush(),
+    ]).toString('latin1');
+    expect(fast).toBe(slow);
+    expect(whole.passingThrough).toBe(bytewise.passingThrough);
+  });
+
+  it('rewrites a LIST that follows ordinary requests in the same chunk', () => {
+    const f = new MethodFramer(['LIST'], 'n0nce');
+    const out = f
+      .push(
+        Buffer.from(
+          'GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 2\r\n\r\nhiLIST /c HTTP/1.1\r\n\r\n',
+        ),
+      )
+      .toString('latin1');
+    expect(out).toBe(
+      `GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 2\r\n\r\nhiGET /c HTTP/1.1\r\n${METHOD_MARKER_HEADER}: LIST n0nce\r\n\r\n`,
+    );
+  });
+});
+
 describe('LIST over raw sockets', () => {
   it('reaches the router as LIST, with the client address and no marker header', async () => {
     const [res] = await exchange(['LIST /v1/echo/users HTTP/1.1\r\nHost: x\r\n\r\n'], 1);

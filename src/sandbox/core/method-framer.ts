@@ -12,11 +12,9 @@
  * from then on, and including the bytes it was holding, everything passes through untouched, so
  * node's parser reports the error exactly as it would without the framer.
  *
- * Why a wrapper stream: node's HTTP server reads a real TCP socket's handle natively, bypassing any
- * JS-level listener or transform, so the bytes can only be changed by handing the server another
- * stream in place of the socket (see `FramedSocket`).
+ * How the bytes reach the framer: see `frameSocket`.
  */
-import { Duplex } from 'node:stream';
+import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** The header the framer adds; its value is `<METHOD> <nonce>`. */
@@ -27,6 +25,12 @@ const MAX_LINE_BYTES = 16 * 1024;
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP\/1\.[01]$/;
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/** What sends a head down the line-by-line path: a lone CR or LF, a folded line, a coded body. */
+const NOT_PLAIN_HEAD = /\r(?!\n)|(?<!\r)\n|\n[ \t]|\ntransfer-encoding[ \t]*:/i;
+const CONTENT_LENGTH = /\ncontent-length[ \t]*:[ \t]*([^\r]*)/gi;
+/** Methods node's parser knows itself, but not CONNECT, after which a connection stops being HTTP. */
+const PARSER_METHODS = new Set(METHODS.filter((m) => m !== 'CONNECT'));
 
 type State =
   | { kind: 'request-line' }
@@ -47,6 +51,8 @@ export class MethodFramer {
   /** Bytes of the current line not yet passed on (only request lines and chunk-size lines are held). */
   private line: Buffer[] = [];
   private lineBytes = 0;
+  /** Whether this push changed any byte (a request line rewritten). */
+  private rewrote = false;
   private readonly methods: ReadonlySet<string>;
 
   constructor(
@@ -63,9 +69,20 @@ export class MethodFramer {
 
   push(chunk: Buffer): Buffer {
     const out: Buffer[] = [];
+    // Nothing held from before, nothing held now and nothing rewritten: the chunk goes on as it came.
+    const heldBefore = this.lineBytes > 0;
+    this.rewrote = false;
     let pos = 0;
     while (pos < chunk.length) {
       const state = this.state;
+      if (state.kind === 'request-line' && this.lineBytes === 0) {
+        const next = this.plainHead(chunk, pos);
+        if (next !== undefined) {
+          out.push(chunk.subarray(pos, next));
+          pos = next;
+          continue;
+        }
+      }
       switch (state.kind) {
         case 'passthrough':
           out.push(chunk.subarray(pos));
@@ -100,7 +117,37 @@ export class MethodFramer {
         }
       }
     }
+    if (!heldBefore && !this.rewrote && this.lineBytes === 0) return chunk;
     return out.length === 1 ? out[0]! : Buffer.concat(out);
+  }
+
+  /**
+   * The fast path, for the head of an ordinary request (a method node's parser knows) that lies whole
+   * in the chunk: found with one search and two regular expressions instead of line by line. Returns
+   * where the head ends, with the state set for its body; undefined leaves the head to the line-by-
+   * line path, which judges everything unusual (a chunked body, a repeated Content-Length, a folded
+   * line). A head the parser refuses closes the connection anyway, so being lenient here about what
+   * the parser will refuse (a bad header name) changes nothing it answers.
+   */
+  private plainHead(chunk: Buffer, pos: number): number | undefined {
+    const end = chunk.indexOf(HEAD_END, pos);
+    if (end === -1) return undefined;
+    const head = chunk.toString('latin1', pos, end + 2);
+    const space = head.indexOf(' ');
+    const method = head.slice(0, space);
+    if (!PARSER_METHODS.has(method) || this.methods.has(method)) return undefined;
+    if (!REQUEST_LINE.test(head.slice(0, head.indexOf('\r\n')))) return undefined;
+    if (NOT_PLAIN_HEAD.test(head)) return undefined;
+    let contentLength = 0;
+    let seen = 0;
+    for (const m of head.matchAll(CONTENT_LENGTH)) {
+      seen += 1;
+      const value = m[1]!.trim();
+      if (seen > 1 || !/^\d{1,15}$/.test(value)) return undefined;
+      contentLength = Number(value);
+    }
+    this.state = contentLength > 0 ? { kind: 'body', remaining: contentLength } : { kind: 'request-line' };
+    return end + 4;
   }
 
   /** The bytes held back at the end of the stream (a partial line), unchanged. */
@@ -154,6 +201,7 @@ export class MethodFramer {
     const method = m[1]!;
     this.state = { kind: 'headers', contentLength: undefined, chunked: false, upgrade: method === 'CONNECT' };
     if (!this.methods.has(method)) return raw;
+    this.rewrote = true;
     const eol = raw.subarray(raw.length - (raw.at(-2) === 0x0d ? 2 : 1));
     return Buffer.concat([
       Buffer.from(`GET ${text.slice(method.length + 1)}`, 'latin1'),
@@ -207,128 +255,35 @@ export class MethodFramer {
 }
 
 /**
- * A stand-in for a connection's socket: reads go through a `MethodFramer`, writes go straight to the
- * socket, and the socket's addresses, timeouts and lifetime show through, so the HTTP server (keep-
- * alive timeouts, `closeIdleConnections`, `req.socket.remoteAddress`) works as with the socket itself.
+ * Puts `framer` between a connection and node's HTTP server, which must already have taken the
+ * socket (its 'connection' listener has run). Node's server reads a socket natively, its parser
+ * consuming the socket's handle with no JS in between, unless someone adds a 'data' listener: then
+ * it stops consuming and parses what the 'data' events carry (`unconsume` in node's _http_server.js,
+ * how node keeps a user's own listener working). So the server's 'data' listener is swapped for one
+ * that frames each chunk first, and an 'end' listener ahead of the server's hands over the bytes the
+ * framer still holds, so the parser judges a cut-off request as it would without the framer.
+ *
+ * Writes, timeouts, addresses and the socket's lifetime stay the socket's own, where a stand-in
+ * Duplex for the socket (as before) put two more stream layers under every request and had to mirror
+ * each socket property the server reads.
  */
-export class FramedSocket extends Duplex {
-  private readonly framer: MethodFramer;
-
-  constructor(
-    readonly socket: Socket,
-    methods: Iterable<string>,
-    nonce: string,
-  ) {
-    super({ allowHalfOpen: true });
-    this.framer = new MethodFramer(methods, nonce);
-    socket.on('data', (chunk: Buffer) => {
-      const out = this.framer.push(chunk);
-      if (out.length > 0 && !this.push(out)) socket.pause();
-    });
-    socket.on('end', () => {
-      const held = this.framer.flush();
-      if (held.length > 0) this.push(held);
-      this.push(null);
-    });
-    socket.on('timeout', () => this.emit('timeout'));
-    socket.on('error', (err) => this.destroy(err));
-    socket.on('close', () => this.destroy());
-  }
-
-  override _read(): void {
-    this.socket.resume();
-  }
-
-  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.socket.write(chunk, encoding, callback);
-  }
-
-  /**
-   * What the HTTP server writes corked (a response's head and body) leaves in one write: without
-   * this, each part was a write and a TCP segment of its own, so every answer cost the sandbox two
-   * system calls (about a tenth of its CPU per request) and the client two reads.
-   */
-  override _writev(
-    chunks: { chunk: Buffer; encoding: BufferEncoding }[],
-    callback: (error?: Error | null) => void,
-  ): void {
-    this.socket.cork();
-    chunks.forEach(({ chunk, encoding }, i) =>
-      i === chunks.length - 1
-        ? this.socket.write(chunk, encoding, callback)
-        : this.socket.write(chunk, encoding),
-    );
-    this.socket.uncork();
-  }
-
-  override _final(callback: (error?: Error | null) => void): void {
-    this.socket.end(callback);
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.socket.destroyed) this.socket.destroy();
-    callback(error);
-  }
-
-  get remoteAddress(): string | undefined {
-    return this.socket.remoteAddress;
-  }
-
-  get remotePort(): number | undefined {
-    return this.socket.remotePort;
-  }
-
-  get remoteFamily(): string | undefined {
-    return this.socket.remoteFamily;
-  }
-
-  get localAddress(): string | undefined {
-    return this.socket.localAddress;
-  }
-
-  get localPort(): number | undefined {
-    return this.socket.localPort;
-  }
-
-  get bytesRead(): number {
-    return this.socket.bytesRead;
-  }
-
-  get bytesWritten(): number {
-    return this.socket.bytesWritten;
-  }
-
-  address(): ReturnType<Socket['address']> {
-    return this.socket.address();
-  }
-
-  setTimeout(ms: number, callback?: () => void): this {
-    this.socket.setTimeout(ms);
-    if (callback) this.once('timeout', callback);
-    return this;
-  }
-
-  setNoDelay(noDelay?: boolean): this {
-    this.socket.setNoDelay(noDelay);
-    return this;
-  }
-
-  setKeepAlive(enable?: boolean, initialDelay?: number): this {
-    this.socket.setKeepAlive(enable, initialDelay);
-    return this;
-  }
-
-  ref(): this {
-    this.socket.ref();
-    return this;
-  }
-
-  unref(): this {
-    this.socket.unref();
-    return this;
-  }
-
-  destroySoon(): void {
-    this.end();
-  }
+export function frameSocket(
+  socket: Socket,
+  framer: MethodFramer,
+  serverOnData: (chunk: Buffer) => void,
+): void {
+  const framed = (chunk: Buffer) => {
+    const out = framer.push(chunk);
+    if (out.length > 0) serverOnData(out);
+  };
+  socket.removeListener('data', serverOnData);
+  // Node's server also takes its listener off when the connection stops being HTTP (an upgrade).
+  socket.on('removeListener', (event: string | symbol, listener: unknown) => {
+    if (event === 'data' && listener === serverOnData) socket.removeListener('data', framed);
+  });
+  socket.on('data', framed);
+  socket.prependListener('end', () => {
+    const held = framer.flush();
+    if (held.length > 0 && socket.listenerCount('data') > 0) serverOnData(held);
+  });
 }

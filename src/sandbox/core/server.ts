@@ -17,7 +17,7 @@ import {
   type SandboxResponse,
   textResponse,
 } from './http.js';
-import { FramedSocket, METHOD_MARKER_HEADER } from './method-framer.js';
+import { frameSocket, METHOD_MARKER_HEADER, MethodFramer } from './method-framer.js';
 import type { Router } from './router.js';
 import { type AnyServiceDefinition, pathHasPrefix } from './service.js';
 
@@ -65,16 +65,23 @@ export class SandboxServer {
   }
 
   /**
-   * Hands the HTTP server a `FramedSocket` in place of each accepted socket, so requests with an
-   * extension method (`LIST`) reach the router instead of being refused by node's parser. The
+   * Frames each accepted connection (`frameSocket`) once node's HTTP server has taken it, so requests
+   * with an extension method (`LIST`) reach the router instead of being refused by node's parser. The
    * listening socket, connection counting and `close()` stay node's own.
    */
   private frameConnections(methods: ReadonlySet<string>): void {
-    const listeners = this.server.listeners('connection') as ((socket: unknown) => void)[];
+    const listeners = this.server.listeners('connection') as ((socket: Socket) => void)[];
     this.server.removeAllListeners('connection');
     this.server.on('connection', (socket: Socket) => {
-      const framed = new FramedSocket(socket, methods, this.markerNonce);
-      for (const listener of listeners) listener.call(this.server, framed);
+      const before = new Set(socket.listeners('data'));
+      for (const listener of listeners) listener.call(this.server, socket);
+      // The server's own reader: the one 'data' listener its connection listener added.
+      const added = socket.listeners('data').filter((l) => !before.has(l));
+      if (added.length !== 1)
+        throw new Error(
+          `sandbox: expected node's HTTP server to add one 'data' listener, found ${added.length}`,
+        );
+      frameSocket(socket, new MethodFramer(methods, this.markerNonce), added[0] as (chunk: Buffer) => void);
     });
   }
 

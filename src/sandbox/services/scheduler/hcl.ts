@@ -10,7 +10,13 @@
  * `"${1 + 2}"` and `var.x` come back as `"${...}"` strings. It reports no source positions for what it
  * parsed, only for syntax errors.
  */
-import { parse } from '@cdktf/hcl2json';
+
+/**
+ * Loaded at the first parse, not with the sandbox: importing the library starts Go's WebAssembly
+ * runtime at once (about 200 ms of CPU), which a sandbox that never parses HCL (the bench, most tests)
+ * paid while its first requests waited.
+ */
+let library: Promise<typeof import('@cdktf/hcl2json')> | undefined;
 
 /** A syntax error, with HCL's diagnostic text (`input.hcl:2,7-3,1: Summary; Detail`). */
 export class HclSyntaxError extends Error {
@@ -21,6 +27,8 @@ export class HclSyntaxError extends Error {
 }
 
 export async function parseHcl(filename: string, source: string): Promise<Record<string, unknown>> {
+  library ??= import('@cdktf/hcl2json');
+  const { parse } = await library;
   try {
     return (await parse(filename, source)) as Record<string, unknown>;
   } catch (err) {
