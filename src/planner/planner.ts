@@ -104,6 +104,34 @@ function listOnce(ctx: KindContext): ListOnce {
   return Object.assign(list, { made: (kind: string, scope: ListScope) => lists.get(idOf(kind, scope)) });
 }
 
+/** The scope a list of `first`'s kind covers: its namespace and connection. */
+function listScopeOf(first: Desired): ListScope {
+  return {
+    ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
+    ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
+  };
+}
+
+/**
+ * Starts, each in its slot, the list of every scope that declares more than one object of a listable
+ * kind (fewer requests than a read each), before anything else of the plan: they need only the keys,
+ * and the plan-time steps before the reads (local files, a kind's preparation, the checks) took tens
+ * of milliseconds during which no request was out. `observeAll` then finds them made.
+ */
+function startLists(
+  desired: readonly Desired[],
+  lookup: KindLookup,
+  limit: ReturnType<typeof pLimit>,
+  list: ListOnce,
+): void {
+  for (const group of groupBy(desired, (d) => scopeKey(d.key)).values()) {
+    const kind = mustKind(lookup, group[0]!.key.kind);
+    if (group.length < 2 || !isListable(kind)) continue;
+    // Handled here and awaited by observeAll: a failure surfaces there, never as unhandled.
+    limit(() => list(kind, listScopeOf(group[0]!))).catch(() => {});
+  }
+}
+
 /** What `impact` may reuse: the plan's lists and its reads of declared objects, by address. */
 function planReads(list: ListOnce, observed: ReadonlyMap<string, Observed | undefined>): PlanReads {
   return {
@@ -210,14 +238,12 @@ async function observeAll(
       const first = group[0]!;
       const kind = mustKind(lookup, first.key.kind);
       if (group.length > 1 && isListable(kind)) {
-        const scope = {
-          ...(first.key.namespace === undefined ? {} : { namespace: first.key.namespace }),
-          ...(first.key.connection === undefined ? {} : { connection: first.key.connection }),
-        };
+        const scope = listScopeOf(first);
         return [
           (async () => {
-            // The slot is the list's; what follows is CPU, and leaves it to the next request.
-            const live = await limit(() => list(kind, scope));
+            // The slot is the list's; what follows is CPU, and leaves it to the next request. Usually
+            // started already (startLists): awaiting it then takes no second slot.
+            const live = await (list.made(kind.kind, scope) ?? limit(() => list(kind, scope)));
             const byName = new Map(live.map((o) => [o.key.name, o]));
             for (const d of group) {
               const o = byName.get(d.key.name);
@@ -575,6 +601,8 @@ export async function buildPlan(
   // Plan-time checks first: they point at the manifest, so report them even when reads would work.
   // Keys arrive complete: the caller filled in effective namespaces (and refused duplicates).
   const problems: PlanProblem[] = [];
+  const list = listOnce(ctx);
+  startLists(desiredInput, lookup, limit, list);
   const resolved = await refineAll(desiredInput, lookup, limit, problems, (kind, d) =>
     hasLocalFiles(kind) ? () => kind.resolve(d) : undefined,
   );
@@ -596,7 +624,6 @@ export async function buildPlan(
 
   // The checks and the reads overlap (neither needs the other); each object's details and the
   // service's plan of it, or a new object's preview, follow its own read at once.
-  const list = listOnce(ctx);
   const previews = new Map<string, Promise<CreatePreview>>();
   const plans = new Map<string, unknown>();
   /** Each object's change, compared as soon as its observation was final (see observeAll). */

@@ -265,6 +265,61 @@ describe('planner hooks', () => {
     expect(plan.changes.find((c) => c.address === 'Thing/new')?.notes).toEqual(['would place 1 allocation']);
   });
 
+  it('sends the lists before the plan-time steps (local files) are done, and lists each scope once', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
+    const kind = memoryKind(store);
+    let release!: () => void;
+    const resolving = new Promise<void>((r) => (release = r));
+    let listedWhileResolving = false;
+    kind.resolve = async (d) => {
+      await resolving;
+      return { desired: d, problems: [] };
+    };
+    const planned = buildPlan(
+      [desired('Thing', 'a', { v: 1 }), desired('Thing', 'b', { v: 2 })],
+      lookupOf(kind),
+      noContext,
+    );
+    // Give the plan turns: the list goes out while every object's local inputs are still unresolved.
+    for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
+    listedWhileResolving = store.calls.some((c) => c.startsWith('list'));
+    release();
+    const plan = await planned;
+    expect(listedWhileResolving).toBe(true);
+    expect(store.calls.filter((c) => c.startsWith('list'))).toHaveLength(1);
+    expect(plan.changes.map((c) => [c.address, c.action])).toEqual([
+      ['Thing/a', 'noop'],
+      ['Thing/b', 'create'],
+    ]);
+  });
+
+  it('reports a failed list where the reads are awaited, not as an unhandled rejection', async () => {
+    const store = memoryStore();
+    const kind = memoryKind(store);
+    store.failOn.add('list Thing');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    kind.resolve = async (d) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return { desired: d, problems: [] };
+    };
+    try {
+      await expect(
+        buildPlan(
+          [desired('Thing', 'a', { v: 1 }), desired('Thing', 'b', { v: 2 })],
+          lookupOf(kind),
+          noContext,
+        ),
+      ).rejects.toThrow();
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it('resolves local inputs, reads details, and turns comparison problems into plan problems', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
