@@ -7,7 +7,7 @@ import pLimit from 'p-limit';
 import type { KindLookup } from '../planner/planner.js';
 import type { Action, Change, Plan } from '../planner/types.js';
 import { scrub, secretPaths, secretValues } from '../planner/masking.js';
-import { type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
+import { movedWriteOnly, type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
 import {
   type AnyResourceKind,
   hasDetailReads,
@@ -105,6 +105,7 @@ async function ensureNotStale(
   kind: AnyResourceKind,
   ctx: KindContext,
   change: Change,
+  digests: WriteOnlyDigests | undefined,
 ): Promise<Observed | undefined> {
   const now = await kind.observe(ctx, change.key);
   if (change.action === 'create') {
@@ -116,6 +117,14 @@ async function ensureNotStale(
   if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
     throw new StaleChangeError(
       `it changed since the plan (${versionLabelOf(kind)} ${change.observedVersion} → ${now.version})`,
+    );
+  }
+  // A write-only value moves no version: what Converge recorded of it is the only witness.
+  const moved =
+    change.writeOnlyBasis && digests && movedWriteOnly(change.writeOnlyBasis, change.address, digests);
+  if (moved) {
+    throw new StaleChangeError(
+      `its ${moved} was set by another apply since the plan (Converge's record of the value changed; the service never shows it)`,
     );
   }
   // The same further reads the plan made (a workspace's current state, who holds its lock), so
@@ -181,7 +190,9 @@ export async function applyPlan(
       if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
       // The re-read comes before the 'start' event: a stale object is refused with nothing
       // sent, so no progress line may first have said it was being changed.
-      const observed = options.checkStale ? await ensureNotStale(kind, ctx, change) : change.observed;
+      const observed = options.checkStale
+        ? await ensureNotStale(kind, ctx, change, options.writeOnly)
+        : change.observed;
       options.onEvent?.({ type: 'start', change, done, total: work.length });
       const note = (message: string) =>
         options.onEvent?.({ type: 'note', change, message, done, total: work.length });

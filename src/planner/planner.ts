@@ -40,7 +40,7 @@ import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
 import { type Change, type Plan, summarise } from './types.js';
-import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests } from './write-only.js';
+import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
 import { groupBy } from '../common/group-by.js';
 
 export interface PlanOptions {
@@ -333,7 +333,10 @@ function changeFor(
   const diffs = writeOnly ? [...read, ...writeOnly.diffs] : read;
   const action = diffs.length === 0 ? 'noop' : comparison.replace ? 'replace' : 'update';
   setLiveFields(change, kind, observed);
-  if (writeOnly) change.desired = { ...d, changedWriteOnly: writeOnly.changed };
+  if (writeOnly) {
+    change.desired = { ...d, changedWriteOnly: writeOnly.changed };
+    if (digests) change.writeOnlyBasis = writeOnlyBasis(kind, address, digests);
+  }
   if (serverPlan !== undefined) change.serverPlan = serverPlan;
   change.action = action;
   if (diffs.length > 0) change.diffs = maskDiffs(secrets, markListItems(listAttributesOf(kind), diffs));

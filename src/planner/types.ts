@@ -21,6 +21,13 @@ export interface Change {
   id?: string;
   /** The check-and-set token observed when planning; a saved plan refuses to apply when it moved. */
   observedVersion?: string | number;
+  /**
+   * For kinds with write-only attributes (a bind password the service never returns, so no version
+   * moves when someone sets it): the digest Converge had recorded for each such attribute when
+   * planning, `null` for none. A saved plan refuses to apply once the record moved (another apply set
+   * the value since, or this plan was applied already), as it does when `observedVersion` moved.
+   */
+  writeOnlyBasis?: Record<string, string | null>;
   /** Addresses of changes that must succeed first. */
   dependsOn: string[];
   /** `file:line` of the manifest document, for messages. */

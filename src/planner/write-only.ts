@@ -73,6 +73,26 @@ export function compareWriteOnly(
   return { diffs, changed };
 }
 
+/** What Converge had recorded for each of the object's write-only attributes (see `Change.writeOnlyBasis`). */
+export function writeOnlyBasis(
+  kind: AnyResourceKind,
+  address: string,
+  digests: WriteOnlyDigests,
+): Record<string, string | null> {
+  const basis: Record<string, string | null> = {};
+  for (const path of writeOnlyPaths(kind)) basis[path] = digests.recorded(address, path) ?? null;
+  return basis;
+}
+
+/** The first write-only attribute whose record moved since `basis` was taken, if any. */
+export function movedWriteOnly(
+  basis: Readonly<Record<string, string | null>>,
+  address: string,
+  digests: WriteOnlyDigests,
+): string | undefined {
+  return Object.keys(basis).find((path) => (digests.recorded(address, path) ?? null) !== basis[path]);
+}
+
 /** Whether a diff the kind reported is about a write-only attribute (the planner decides those). */
 export function isWriteOnlyDiff(kind: AnyResourceKind, diff: AttributeDiff): boolean {
   return writeOnlyPaths(kind).some((p) => diff.path === p || diff.path.startsWith(`${p}.`));

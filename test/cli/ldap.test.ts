@@ -23,7 +23,7 @@ beforeAll(async () => {
     port: 0,
     token: ROOT_TOKEN,
     log: (line) => sandboxLog.push(line),
-    config: { secrets: { mounts: [{ path: 'planted' }, { path: 'login' }] } },
+    config: { secrets: { mounts: [{ path: 'planted' }, { path: 'login' }, { path: 'wo-stale' }] } },
   });
   stateDir = tempDir('converge-ldap-state-');
 });
@@ -225,6 +225,36 @@ describe('what a new user gets wrong', () => {
     const r = await converge(['apply', saved]);
     expect(r.code).toBe(3);
     expect(r.stdout + r.stderr).toMatch(/stale|changed since/);
+  });
+
+  it('a saved plan is refused once another apply set the bind password, and cannot be applied twice', async () => {
+    const dir = manifest(`apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: wo-stale }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  bindpass: \${env:BINDPASS}
+  userdn: ou=people,dc=example,dc=test
+`);
+    const as = (value: string) => ({ BINDPASS: `wo-stale-password-${value}` });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], as('w'))).code).toBe(0);
+    const saved = path.join(stateDir, 'bindpass.plan');
+    const planned = await converge(['plan', '-f', dir, '-out', saved], as('x'));
+    expect(planned.stdout).toContain('~ bindpass = (sensitive value changed)');
+    // Someone else's apply sets another password: the service shows nothing of it, no version moves.
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], as('y'))).code).toBe(0);
+    const refused = await converge(['apply', saved], as('x'));
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stdout + refused.stderr).toContain('its bindpass was set by another apply since the plan');
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'], as('y'))).code).toBe(0);
+
+    const again = path.join(stateDir, 'bindpass-again.plan');
+    expect((await converge(['plan', '-f', dir, '-out', again], as('z'))).code).toBe(0);
+    expect((await converge(['apply', again], as('z'))).code).toBe(0);
+    const twice = await converge(['apply', again], as('z'));
+    expect(twice.code, twice.stdout + twice.stderr).toBe(3);
+    expect(twice.stdout + twice.stderr).toContain('its bindpass was set by another apply since the plan');
   });
 
   it('a client certificate is compared by digest, since the service never returns it', async () => {
