@@ -48,16 +48,29 @@ export class SandboxServer {
   private closing: Promise<void> | undefined;
   /** Proves a method marker was added by this server's framer, not sent by a client. */
   private readonly markerNonce = randomBytes(16).toString('hex');
+  /** Per connection, the handling of its latest request: the next one pipelined waits for it. */
+  private readonly turns = new WeakMap<Socket, Promise<void>>();
   /** Wakes each request in its added latency: closing cuts the waits short. */
   private readonly sleepers = new Set<() => void>();
 
   constructor(private readonly opts: SandboxServerOptions) {
     this.server = createServer({ keepAlive: true }, (req, res) => {
-      this.handle(req, res).catch((err: Error) => {
-        // Last resort: a bug in the core must cost one request, never the process.
-        this.opts.log?.(`sandbox error: ${err.stack ?? err.message}`);
-        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
-        res.end('sandbox internal error');
+      const run = () =>
+        this.handle(req, res).catch((err: Error) => {
+          // Last resort: a bug in the core must cost one request, never the process.
+          this.opts.log?.(`sandbox error: ${err.stack ?? err.message}`);
+          if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end('sandbox internal error');
+        });
+      // One request at a time per connection, as the real services' Go servers handle them: node
+      // emits a pipelined request while the one before it still runs, and a read pipelined after a
+      // write then answered from before the write.
+      const socket = req.socket;
+      const before = this.turns.get(socket);
+      const turn = before ? before.then(run) : run();
+      this.turns.set(socket, turn);
+      void turn.then(() => {
+        if (this.turns.get(socket) === turn) this.turns.delete(socket);
       });
     });
     const methods = new Set(opts.services.flatMap((s) => s.extensionMethods ?? []));
