@@ -5,7 +5,7 @@
  * missing); and a planted-secret check over every output.
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -192,6 +192,21 @@ describe('what a new user gets wrong', () => {
     const r = await converge(['plan', '-f', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toMatch(/directory\.yaml:3:\d+: nothing is mounted at auth\/nosuch/);
+  });
+
+  it('says that a plan with problems was not saved to -out, and leaves an earlier file alone', async () => {
+    const dir = manifest(group('{ name: ops, mount: nosuch }'));
+    const out = path.join(stateDir, 'problems.plan');
+    const first = await converge(['plan', '-f', dir, '-out', out]);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain(
+      `Plan not saved to ${out}: the plan has problems (above), and an incomplete plan is never applied.`,
+    );
+    expect(existsSync(out)).toBe(false);
+    writeFileSync(out, 'an earlier plan');
+    const again = await converge(['plan', '-f', dir, '-out', out]);
+    expect(again.stderr).toContain(`The earlier ${out} is left as it was.`);
+    expect(readFileSync(out, 'utf8')).toBe('an earlier plan');
   });
 
   it('a configuration of nothing but defaults is refused, since it would read as unconfigured', async () => {

@@ -1,4 +1,5 @@
 /** `converge plan`: what apply would do, as text, JSON or markdown; optionally saved for `apply FILE`. */
+import { existsSync } from 'node:fs';
 
 import { renderHuman } from '../../planner/render/human.js';
 import { renderInvalidManifestJson, renderJson } from '../../planner/render/json.js';
@@ -94,6 +95,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     ...(progress ? { onProgress: progress } : {}),
   }).catch(async (error: unknown) => {
     if (error instanceof ManifestError) await reportInvalidManifest(error, flags, io);
+    if (flags.out) notSaved(io, flags.out, 'the plan could not be made');
     throw error;
   });
   try {
@@ -105,7 +107,11 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     await writePlanSummary(io, () => renderMarkdown(plan));
     annotatePlanProblems(io, plan.problems);
 
-    if (plan.problems.length > 0) return EXIT.error;
+    if (plan.problems.length > 0) {
+      if (flags.out)
+        notSaved(io, flags.out, 'the plan has problems (above), and an incomplete plan is never applied');
+      return EXIT.error;
+    }
     if (flags.out) {
       await writePlanFile(flags.out, plan, {
         catalog,
@@ -128,4 +134,12 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
   } finally {
     await run.connections.close();
   }
+}
+
+/** `-out` given but nothing written: said, so that an earlier file of that name is not taken for this plan. */
+function notSaved(io: Io, file: string, why: string): void {
+  write(
+    io.stderr,
+    `Plan not saved to ${file}: ${why}. ${existsSync(file) ? `The earlier ${file} is left as it was.` : ''}`.trimEnd(),
+  );
 }
