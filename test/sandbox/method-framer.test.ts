@@ -153,6 +153,7 @@ describe('the fast path for whole heads', () => {
     'GET /a HTTP/1.1\nHost: a\n\nLIST /y HTTP/1.1\r\n\r\n',
     'GET /a HTTP/1.1\r\nHost: a\rb\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
     'CONNECT a:443 HTTP/1.1\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
+    `GET /a HTTP/1.1\r\n${METHOD_MARKER_HEADER}: LIST guessed\r\n\r\nLIST /y HTTP/1.1\r\n${METHOD_MARKER_HEADER}: GET x\r\n\r\n`,
     'GET /a HTTP/2.0\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
     'LIST /a HTTP/1.1\r\nContent-Length: 16\r\n\r\nLIST /z HTTP/1.1GET /b HTTP/1.1\r\n\r\n',
     '\r\nGET /a HTTP/1.1\r\nUpgrade: websocket\r\n\r\nLIST /y HTTP/1.1\r\n\r\n',
@@ -234,6 +235,11 @@ describe('LIST over raw sockets', () => {
       1,
     );
     expect(JSON.parse(res!.body)).toEqual(expect.objectContaining({ method: 'GET' }));
+    const [list] = await exchange(
+      [`LIST /v1/echo/x HTTP/1.1\r\nHost: x\r\n${METHOD_MARKER_HEADER}: GET guessed\r\n\r\n`],
+      1,
+    );
+    expect(JSON.parse(list!.body)).toEqual(expect.objectContaining({ method: 'LIST', marker: null }));
   });
 
   it('leaves malformed requests to node, which still answers 400', async () => {

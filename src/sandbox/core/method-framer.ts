@@ -26,8 +26,11 @@ const MAX_LINE_BYTES = 16 * 1024;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP\/1\.[01]$/;
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
-/** What sends a head down the line-by-line path: a lone CR or LF, a folded line, a coded body. */
-const NOT_PLAIN_HEAD = /\r(?!\n)|(?<!\r)\n|\n[ \t]|\ntransfer-encoding[ \t]*:/i;
+/** What sends a head down the line-by-line path: a lone CR or LF, a folded line, a coded body, a marker. */
+const NOT_PLAIN_HEAD = new RegExp(
+  `\\r(?!\\n)|(?<!\\r)\\n|\\n[ \\t]|\\ntransfer-encoding[ \\t]*:|\\n${METHOD_MARKER_HEADER}[ \\t]*:`,
+  'i',
+);
 const CONTENT_LENGTH = /\ncontent-length[ \t]*:[ \t]*([^\r]*)/gi;
 /** Methods node's parser knows itself, but not CONNECT, after which a connection stops being HTTP. */
 const PARSER_METHODS = new Set(METHODS.filter((m) => m !== 'CONNECT'));
@@ -246,8 +249,10 @@ export class MethodFramer {
         break;
       }
       case METHOD_MARKER_HEADER:
-        // A client's own marker could only confuse; the nonce makes it harmless, but keep the rule simple.
-        break;
+        // A client's own marker is dropped (heads with one skip the fast path): node would join it
+        // with the framer's into one value, which no longer names the method.
+        this.rewrote = true;
+        return Buffer.alloc(0);
     }
     if (state.chunked && state.contentLength !== undefined) return this.giveUp(raw);
     return raw;
