@@ -13,6 +13,7 @@ import { mergeFaults } from './config/merge-faults.js';
 import { describeFaults } from './core/fault-summary.js';
 import { assertFaultSharesFit, type FaultsConfig, FaultInjector } from './core/faults.js';
 import { createServices } from './core/create-services.js';
+import { takeDataLock } from './core/data-lock.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
 import type { AnyServiceDefinition, SandboxServiceExtras, ServiceInstance } from './core/service.js';
@@ -88,63 +89,75 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   // than Node's default of 10 at once, which is expected rather than a leak.
   setMaxListeners(0, shutdown.signal);
   const router = new Router();
-  const started = await createServices(services, {
-    config,
-    tokens,
-    router,
-    shutdown: shutdown.signal,
-    log,
-    dataDir: opts.dataDir,
-    debounceMs: PERSIST_DEBOUNCE_MS,
-  });
-  const extras = mergeExtras(services, started.instances);
-  for (const instance of started.instances) instance.created?.();
-
-  const faults = config.faults ? new FaultInjector(config.faults) : undefined;
-  const faultSummary = faults ? describeFaults(faults, Object.keys(config.faults?.services ?? {})) : [];
-  const server = new SandboxServer({ router, services, faults, shutdown, log });
-  let address: AddressInfo;
+  // Before any service reads its state file: a second sandbox on the folder is refused first.
+  const lock = opts.dataDir !== undefined ? takeDataLock(opts.dataDir) : undefined;
   try {
-    address = await server.listen(opts.port ?? 0, host);
+    return await startLocked();
   } catch (err) {
-    await server.close();
+    lock?.release();
     throw err;
   }
-  // Seeding on start is a change too: the data folder holds a complete state from the first moment.
-  for (const saver of started.savers) saver.markDirty();
 
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  let closing: Promise<void> | undefined;
-  return {
-    ...extras,
-    url,
-    port: address.port,
-    host,
-    rootToken,
-    startupNotes: started.instances.flatMap((instance) => instance.startupNotes ?? []),
-    faultSummary,
-    env() {
-      const env: Record<string, string> = {};
-      for (const service of services) {
-        const prefix = envVarPrefix(service.name);
-        env[`${prefix}_ADDR`] = url;
-        env[`${prefix}_TOKEN`] = rootToken;
-        const extra = service.exports?.((config as Record<string, unknown>)[service.name] as never) ?? {};
-        for (const [name, value] of Object.entries(extra)) env[`${prefix}_${name}`] = value;
-      }
-      return env;
-    },
-    close() {
-      closing ??= (async () => {
-        await server.close();
-        // Saved after the server has stopped, so no write can slip in after the last save.
-        const results = await Promise.allSettled(started.savers.map((s) => s.close()));
-        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-        if (failed) throw failed.reason;
-      })();
-      return closing;
-    },
-  };
+  async function startLocked(): Promise<RunningSandbox> {
+    const started = await createServices(services, {
+      config,
+      tokens,
+      router,
+      shutdown: shutdown.signal,
+      log,
+      dataDir: opts.dataDir,
+      debounceMs: PERSIST_DEBOUNCE_MS,
+    });
+    const extras = mergeExtras(services, started.instances);
+    for (const instance of started.instances) instance.created?.();
+
+    const faults = config.faults ? new FaultInjector(config.faults) : undefined;
+    const faultSummary = faults ? describeFaults(faults, Object.keys(config.faults?.services ?? {})) : [];
+    const server = new SandboxServer({ router, services, faults, shutdown, log });
+    let address: AddressInfo;
+    try {
+      address = await server.listen(opts.port ?? 0, host);
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+    // Seeding on start is a change too: the data folder holds a complete state from the first moment.
+    for (const saver of started.savers) saver.markDirty();
+
+    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    let closing: Promise<void> | undefined;
+    return {
+      ...extras,
+      url,
+      port: address.port,
+      host,
+      rootToken,
+      startupNotes: started.instances.flatMap((instance) => instance.startupNotes ?? []),
+      faultSummary,
+      env() {
+        const env: Record<string, string> = {};
+        for (const service of services) {
+          const prefix = envVarPrefix(service.name);
+          env[`${prefix}_ADDR`] = url;
+          env[`${prefix}_TOKEN`] = rootToken;
+          const extra = service.exports?.((config as Record<string, unknown>)[service.name] as never) ?? {};
+          for (const [name, value] of Object.entries(extra)) env[`${prefix}_${name}`] = value;
+        }
+        return env;
+      },
+      close() {
+        closing ??= (async () => {
+          await server.close();
+          // Saved after the server has stopped, so no write can slip in after the last save.
+          const results = await Promise.allSettled(started.savers.map((s) => s.close()));
+          lock?.release();
+          const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failed) throw failed.reason;
+        })();
+        return closing;
+      },
+    };
+  }
 }
 
 /** The validated config with the fault options laid over it; a token may not share the root token's secret. */

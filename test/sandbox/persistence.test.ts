@@ -1,4 +1,5 @@
 /** State in a data folder: atomic JSON files, saved shortly after writes and on close, reloaded on start. */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -168,5 +169,40 @@ describe('persistence', () => {
     await expect(startSandbox({ dataDir: dir.path })).rejects.toThrow(
       `${service} state file has an unexpected shape`,
     );
+  });
+
+  it('refuses a second sandbox on a folder in use, before it reads or writes anything there', async () => {
+    const first = await startSandbox({ dataDir: dir.path, config });
+    try {
+      await createRole(apiFor(first), { Name: 'first-only' });
+      await new Promise((r) => setTimeout(r, 150)); // past the save debounce
+      const before = readFileSync(join(dir.path, 'registry.json'), 'utf8');
+      const refused = startSandbox({ dataDir: dir.path, config });
+      await expect(refused).rejects.toThrow(`another sandbox (pid ${process.pid}, started `);
+      await expect(refused).rejects.toThrow(`is using the data folder ${dir.path}`);
+      expect(readFileSync(join(dir.path, 'registry.json'), 'utf8')).toBe(before);
+      // The first goes on as before, its folder still its own.
+      await createRole(apiFor(first), { Name: 'still-first' });
+    } finally {
+      await first.close();
+    }
+    expect(
+      readState()
+        .state.roles.map((r) => r.Name)
+        .sort(),
+    ).toEqual(['first-only', 'still-first']);
+    // Once the first has closed, the folder is free again.
+    const next = await startSandbox({ dataDir: dir.path, config });
+    await next.close();
+  });
+
+  it('takes over the lock of a sandbox that is gone (killed, crashed)', async () => {
+    // A process that has already exited: its pid names no one now.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(join(dir.path, 'sandbox.lock'), JSON.stringify({ pid: gone, started: 'earlier' }));
+    const sandbox = await startSandbox({ dataDir: dir.path, config });
+    expect(JSON.parse(readFileSync(join(dir.path, 'sandbox.lock'), 'utf8')).pid).toBe(process.pid);
+    await sandbox.close();
+    expect(existsSync(join(dir.path, 'sandbox.lock'))).toBe(false);
   });
 });
