@@ -116,7 +116,24 @@ export function selectTargets(
       notes.push(`${address} left out: it needs ${missing}, which ${names.excludes} leaves out`);
     }
   }
-  const desired = all.filter((d) => chosen.has(addressOf(d.key)) && !out.has(addressOf(d.key)));
+  // What is left: the targets still in and what they need. An object pulled in only for a target
+  // that is now out goes too: planned alone, it was no part of what the patterns asked for.
+  const kept = new Set<string>();
+  const keep = [...chosen].filter((a) => isTarget(a) && !out.has(a));
+  while (keep.length > 0) {
+    const address = keep.pop()!;
+    if (kept.has(address)) continue;
+    kept.add(address);
+    keep.push(...needs(byAddress.get(address)!));
+  }
+  for (const address of chosen) {
+    if (out.has(address) || kept.has(address)) continue;
+    const neededBy = [...chosen].filter((a) => !kept.has(a) && needs(byAddress.get(a)!).includes(address));
+    notes.push(
+      `${address} left out: only ${neededBy.join(', ')} needed it, and ${neededBy.length === 1 ? 'that is' : 'those are'} left out`,
+    );
+  }
+  const desired = all.filter((d) => kept.has(addressOf(d.key)));
   const isTargetKind = targets.length > 0 ? kindMatcher(targets) : () => true;
   return {
     desired,

@@ -161,11 +161,13 @@ describe('--exclude', () => {
     expect(plan.excludes).toEqual(['AclRole/default/web-writers']);
   });
 
-  it('leaves out what needs an excluded object, and says so', async () => {
+  it('leaves out what needs an excluded object, and what only it needed, and says so', async () => {
     const plan = await planJson('--target', 'LdapUser/ldap/alice', '--exclude', 'LdapGroup/ldap/ops');
-    expect(addresses(plan)).toEqual(['LdapConfig/ldap']);
+    // The mount's config came in only for alice: planned alone, it is nothing the patterns asked for.
+    expect(addresses(plan)).toEqual([]);
     expect(plan.targeted?.notes).toEqual([
       'LdapUser/ldap/alice left out: it needs LdapGroup/ldap/ops, which --exclude leaves out',
+      'LdapConfig/ldap left out: only LdapUser/ldap/alice, LdapGroup/ldap/ops needed it, and those are left out',
     ]);
     const text = await runCli(
       ['plan', '-f', dir, '--target', 'LdapUser/ldap/alice', '--exclude', 'LdapGroup/ldap/ops'],
@@ -174,6 +176,9 @@ describe('--exclude', () => {
     expect(text.stdout).toContain(
       '  LdapUser/ldap/alice left out: it needs LdapGroup/ldap/ops, which --exclude leaves out',
     );
+    // Nothing was compared, so nothing may claim the live state matches.
+    expect(text.stdout).toContain('Nothing was planned: the patterns left every object out (see above).');
+    expect(text.stdout).not.toContain('Live state matches the manifest');
   });
 
   it('that matches nothing is an error (a typo must not apply what it meant to leave out)', async () => {

@@ -70,6 +70,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
         ? 'For the objects it could plan, Converge would perform the following actions:'
         : 'Converge will perform the following actions:',
     );
+  else if (plan.targeting?.selected === 0)
+    out.push('Nothing was planned: the patterns left every object out (see above).');
   else if (unplanned.length === 0 && refusals.length === 0)
     out.push(c.green('No changes.') + ' Live state matches the manifest.');
   if (shown.length > 0 && out[out.length - 1] !== '') out.push('');

@@ -169,7 +169,9 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
   const rows = plan.changes.filter((c) => c.action !== 'noop' || notPlanned.has(c));
   if (rows.length === 0) {
-    if (unplanned.length === 0 && refusals.length === 0)
+    if (plan.targeting?.selected === 0)
+      head.push('Nothing was planned: the patterns left every object out (see above).');
+    else if (unplanned.length === 0 && refusals.length === 0)
       head.push('No changes. Live state matches the manifest.');
     return `${head.join('\n')}\n`;
   }
