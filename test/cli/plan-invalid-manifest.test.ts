@@ -8,6 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
+import { renderJson } from '../../src/planner/render/json.js';
+import { summarise } from '../../src/planner/types.js';
 
 function invalidManifest(key = 'Descripton'): { dir: string; file: string } {
   const dir = tempDir('converge-invalid-');
@@ -41,6 +43,15 @@ describe('plan of an invalid manifest', () => {
     expect(doc.problems).toHaveLength(1);
     expect(doc.problems[0]).toMatchObject({ file, line: 5 });
     expect(doc.problems[0]?.message).toContain('Descripton');
+    // The same shape as a plan that was made: a consumer reads every field either way.
+    const made = JSON.parse(
+      renderJson({ changes: [], summary: summarise([]), problems: [], requests: {} }, 'test'),
+    ) as Record<string, unknown>;
+    const shape = (o: Record<string, unknown>) => ({
+      top: Object.keys(o).sort(),
+      pruned: Object.keys(o.pruned as object).sort(),
+    });
+    expect(shape(doc as unknown as Record<string, unknown>)).toEqual(shape(made));
   });
 
   it('prints a "Manifest invalid" Markdown section, also to the GitHub step summary', async () => {

@@ -142,7 +142,7 @@ export function renderInvalidManifestJson(
     format_version: PLAN_JSON_FORMAT_VERSION,
     converge_version: version,
     changes: [],
-    pruned: { headline: prunedHeadline(0), count: 0, addresses: [] },
+    pruned: { headline: prunedHeadline(0), count: 0, addresses: [], not_found: [] },
     complete: false,
     summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
     problems: problems.map((p) => ({
