@@ -497,6 +497,26 @@ describe('list', () => {
       ParentID: '',
     });
     expect(items[0]!.JobSummary).toMatchObject({ JobID: 'lst-a', Summary: { web: { Running: 1 } } });
+    // The stub's fields (order is no part of JSON's meaning; this pins the set and the sandbox's order).
+    expect(Object.keys(items[0]!)).toEqual([
+      'ID',
+      'ParentID',
+      'Name',
+      'Namespace',
+      'Datacenters',
+      'Type',
+      'Priority',
+      'Stop',
+      'Status',
+      'StatusDescription',
+      'SubmitTime',
+      'CreateIndex',
+      'ModifyIndex',
+      'JobModifyIndex',
+      'Periodic',
+      'ParameterizedJob',
+      'JobSummary',
+    ]);
     expect(res.headers.get('x-scheduler-index')).toMatch(/^\d+$/);
   });
 

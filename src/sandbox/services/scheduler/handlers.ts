@@ -334,17 +334,31 @@ class SchedulerHandlers {
   private listItem(job: Json, withMeta: boolean): Json {
     const meta = job.Meta as Record<string, unknown> | null | undefined;
     const hasMeta = withMeta && meta !== null && meta !== undefined && Object.keys(meta).length > 0;
-    const pick = (...keys: string[]) => Object.fromEntries(keys.map((k) => [k, job[k]]));
-    return {
-      ...pick('ID', 'ParentID', 'Name', 'Namespace', 'Datacenters', 'Type', 'Priority', 'Stop', 'Status'),
-      ...pick('StatusDescription', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex'),
+    // A literal, not picked keys spread together: the list builds one per job per read, and the
+    // spreads made a 100-job list cost about 2 ms of the sandbox's thread.
+    const item: Json = {
+      ID: job.ID,
+      ParentID: job.ParentID,
+      Name: job.Name,
+      Namespace: job.Namespace,
+      Datacenters: job.Datacenters,
+      Type: job.Type,
+      Priority: job.Priority,
+      Stop: job.Stop,
+      Status: job.Status,
+      StatusDescription: job.StatusDescription,
+      SubmitTime: job.SubmitTime,
+      CreateIndex: job.CreateIndex,
+      ModifyIndex: job.ModifyIndex,
+      JobModifyIndex: job.JobModifyIndex,
       Periodic: job.Periodic !== null && job.Periodic !== undefined,
       // The real `IsParameterized()`: a dispatched child keeps the block but is not parameterized.
       ParameterizedJob:
         job.ParameterizedJob !== null && job.ParameterizedJob !== undefined && job.Dispatched !== true,
       JobSummary: this.store.summary(job.Namespace as string, job.ID as string),
-      ...(hasMeta ? { Meta: meta } : {}),
     };
+    if (hasMeta) item.Meta = meta;
+    return item;
   }
 }
 
