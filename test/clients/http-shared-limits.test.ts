@@ -83,7 +83,7 @@ function windowedService(limit: number, windowMs: number, announced = 1000) {
   return { handler, seen };
 }
 
-describe('one rate limiter per host, shared by the run', () => {
+describe('one rate limiter per service and host, shared by the run', () => {
   it('holds every client of the host back once the window is used up, so none of them meets a 429', async () => {
     const service = windowedService(3, 300);
     const base = await serve(service.handler);
@@ -109,6 +109,29 @@ describe('one rate limiter per host, shared by the run', () => {
         throttlePerSecond: 900,
       },
     ]);
+  });
+
+  it("keeps each service on one host to its own limit: one service's used-up window holds no other", async () => {
+    // Two services behind one host, each with its own window, as the sandbox serves all four.
+    const registry = windowedService(2, 600);
+    const scheduler = windowedService(1000, 600);
+    const base = await serve((req, res) =>
+      (req.url?.startsWith('/v1/acl') ? registry : scheduler).handler(req, res),
+    );
+    const hosts = new HostRegistry();
+    const roles = client(base, { hosts });
+    const jobs = client(base, { hosts, service: 'scheduler' });
+    // The registry's window is used up: its second answer says Remaining 0 for the rest of it.
+    for (let i = 0; i < 2; i += 1) await roles.request({ method: 'GET', path: '/v1/acl/roles' });
+    const started = Date.now();
+    await jobs.request({ method: 'GET', path: '/v1/jobs' });
+    const jobsTook = Date.now() - started;
+    await roles.request({ method: 'GET', path: '/v1/acl/roles' });
+    const rolesTook = Date.now() - started;
+    // The scheduler's request goes at once; the registry's waits out its own window.
+    expect(jobsTook).toBeLessThan(300);
+    expect(rolesTook).toBeGreaterThanOrEqual(300);
+    expect(registry.seen.tooMany + scheduler.seen.tooMany).toBe(0);
   });
 
   it('marks the 429s a pause holds, so the pause is said once for all of them, and a 429 without one not', async () => {

@@ -376,7 +376,7 @@ export class HttpClient {
       throw new RangeError(`maxResponseBytes must be positive, not ${this.maxResponseBytes}`);
     if (options.signal) this.runSignal = options.signal;
     const hosts = options.hosts ?? new HostRegistry();
-    if (options.adaptiveRateLimit !== false) this.limiter = hosts.limiter(this.origin);
+    if (options.adaptiveRateLimit !== false) this.limiter = hosts.limiter(this.origin, this.service);
     this.budget = hosts.budget(this.origin);
     if (options.onRequest) this.onRequest = options.onRequest;
     if (options.onRetry) this.onRetry = options.onRetry;
