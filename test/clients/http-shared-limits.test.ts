@@ -134,6 +134,24 @@ describe('one rate limiter per service and host, shared by the run', () => {
     expect(registry.seen.tooMany + scheduler.seen.tooMany).toBe(0);
   });
 
+  it('says the throttle before the pause when one answer brings both, so the pause reads explained', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, {
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': '0.2',
+      });
+      res.end('{}');
+    });
+    const pauses: RateLimitPauseEvent[] = [];
+    const c = client(base, { hosts: new HostRegistry(), onRateLimitPause: (e) => pauses.push(e) });
+    await c.request({ method: 'GET', path: '/v1/acl/roles' });
+    expect(pauses.map((p) => (p.throttlePerSecond === undefined ? p.reason : 'throttle'))).toEqual([
+      'throttle',
+      'X-RateLimit-Remaining 0',
+    ]);
+  });
+
   it('marks the 429s a pause holds, so the pause is said once for all of them, and a 429 without one not', async () => {
     let windowEnds = 0;
     let bare = false;

@@ -444,8 +444,10 @@ export class HttpClient {
           await this.afterNetworkFailure(run, err, attemptTimeoutMs);
           continue;
         }
-        this.reportPause(this.limiter?.observe(result.headers));
+        const pause = this.limiter?.observe(result.headers);
+        // The throttle first: "keeping to 4.5 requests/s" explains the pause that follows it.
         this.reportPause(this.limiter?.takeNewThrottle());
+        this.reportPause(pause);
         if (result.status !== 429) this.limiter?.recover();
         if (this.isAnswer(run, result)) return this.accepted<T>(run, result);
         await this.afterStatusFailure(run, result);
