@@ -5,7 +5,7 @@
  */
 import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { allowListFrom } from '../common/allow-list.js';
-import { loadManifest as loadManifestFiles, positionParserLoaded } from '../manifest/index.js';
+import { loadManifest as loadManifestFiles, positionParserLoaded, sortProblems } from '../manifest/index.js';
 import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import { type Desired, hasLocalFiles } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
@@ -79,6 +79,10 @@ async function loadManifestWith(
       options.allowEnv,
       settingNames(options.settingNames).allowEnv,
     ),
+  }).catch((error: unknown) => {
+    throw error instanceof ManifestError && error.partial
+      ? withKeyingProblems(error, error.partial, catalog, env)
+      : error;
   });
   const untrusted = connectionAddressProblems(
     manifest.connections,
@@ -89,6 +93,39 @@ async function loadManifestWith(
   );
   if (untrusted.length > 0) throw new ManifestError(untrusted);
   return manifest;
+}
+
+/**
+ * A load's problems with those keying finds in what did load (an object declared twice, a workspace
+ * with no organization): reported by the same run, not the next once these are fixed.
+ */
+function withKeyingProblems(
+  error: ManifestError,
+  partial: Manifest,
+  catalog: Catalog,
+  env: NodeJS.ProcessEnv,
+): ManifestError {
+  // Objects on a connection the load could not take are its problem already (it says where).
+  const declared = new Set(partial.connections.map((c) => `${c.service}\n${c.name}`));
+  const keyable: Manifest = {
+    ...partial,
+    resources: partial.resources.filter(
+      (r) =>
+        r.connection === undefined || declared.has(`${catalog.kind(r.kind)?.service ?? ''}\n${r.connection}`),
+    ),
+  };
+  try {
+    keyedDesired(keyable, catalog, (s, c) =>
+      connectionSettings(env, catalog.definitions, partial.connections, s, c),
+    );
+    return error;
+  } catch (keying) {
+    if (!(keying instanceof ManifestError)) return error;
+    // A document the load already faulted (its own duplicate check, say) is not reported twice.
+    const faulted = new Set(error.problems.map((p) => formatPosition(p.position)));
+    const more = keying.problems.filter((p) => !faulted.has(formatPosition(p.position)));
+    return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
+  }
 }
 
 /** A manifest that validated, and its objects with complete keys. */

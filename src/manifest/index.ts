@@ -4,7 +4,7 @@
  */
 export { BUILTIN_KIND_NAMES, type BuiltinKind, builtinKinds } from './builtins.js';
 export { API_VERSION, type ManifestKind, type ManifestService } from './kinds.js';
-export { type LoadManifestOptions, loadManifest } from './load.js';
+export { type LoadManifestOptions, loadManifest, sortProblems } from './load.js';
 export { positionParserLoaded } from './position-parser.js';
 export { buildManifestSchema, MANIFEST_SCHEMA_ID, renderManifestSchemaJson } from './schema.js';
 export * from './types.js';

@@ -129,7 +129,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     crossProblems = crossCheck(manifest, kinds, brokenConnections);
   }
   problems.push(...crossProblems);
-  if (problems.length > 0) throw new ManifestError(sortProblems(problems));
+  if (problems.length > 0) throw new ManifestError(sortProblems(problems), manifest);
   return manifest;
 }
 
@@ -149,7 +149,7 @@ function interpolationSources(
   };
 }
 
-function sortProblems(problems: ManifestProblem[]): ManifestProblem[] {
+export function sortProblems(problems: ManifestProblem[]): ManifestProblem[] {
   return [...problems].sort(
     (a, b) =>
       compareStrings(a.position.file, b.position.file) ||

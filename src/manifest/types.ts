@@ -79,9 +79,16 @@ export interface ManifestProblem {
  */
 export class ManifestError extends Error {
   readonly problems: ManifestProblem[];
-  constructor(problems: ManifestProblem[]) {
+  /**
+   * What loaded despite the problems (the documents without any), when the error comes from loading:
+   * the checks that need whole documents (two documents for one object) run on it too, so that one
+   * run reports every problem rather than the next only once these are fixed.
+   */
+  readonly partial: Manifest | undefined;
+  constructor(problems: ManifestProblem[], partial?: Manifest) {
     super(problems.map((p) => printable(`${formatPosition(p.position)}: ${p.message}`)).join('\n'));
     this.name = 'ManifestError';
     this.problems = problems;
+    this.partial = partial;
   }
 }

@@ -76,4 +76,27 @@ describe('plan of an invalid manifest', () => {
     expect(r.stdout).not.toContain('<img');
     expect(r.stdout).toContain('&lt;img');
   });
+
+  it('reports in one run what keying finds beside what the load found, each document once', async () => {
+    const dir = tempDir('converge-invalid-all-');
+    const file = path.join(dir, 'all.yaml');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: web }\nspec: { Description: "${env:NOT_EXPOSED}" }',
+        'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ws1 }\nspec: { description: x }',
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: twice }\nspec: { Description: a }',
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: twice }\nspec: { Description: b }',
+      ].join('\n---\n'),
+    );
+    for (const command of ['validate', 'plan']) {
+      const r = await runCli([command, '-f', dir], env());
+      expect(r.code).toBe(1);
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith(file));
+      // The variable (the load), the workspace's organization (keying), the duplicate once.
+      expect(lines.map((l) => l.slice(file.length).replace(/: .*/, ''))).toEqual([':4:22', ':7:1', ':17:1']);
+      expect(lines[1]).toContain('Workspace "ws1" names no organization');
+      expect(lines[2]).toContain('declared twice');
+    }
+  });
 });
