@@ -205,4 +205,13 @@ describe('persistence', () => {
     await sandbox.close();
     expect(existsSync(join(dir.path, 'sandbox.lock'))).toBe(false);
   });
+
+  it('says a data folder that is a file is not a folder, before anything else', async () => {
+    const file = join(dir.path, 'a-file');
+    writeFileSync(file, 'x');
+    await expect(startSandbox({ dataDir: file })).rejects.toThrow(
+      `cannot keep state in the data folder ${file}: it (or a folder on its path) is a file, not a folder`,
+    );
+    await expect(startSandbox({ dataDir: join(file, 'below') })).rejects.toThrow('is a file, not a folder');
+  });
 });

@@ -23,7 +23,16 @@ export interface DataLock {
 
 /** Takes the folder's lock, or throws `SandboxStartError` naming the sandbox that holds it. */
 export function takeDataLock(dataDir: string): DataLock {
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? 'it (or a folder on its path) is a file, not a folder'
+        : (err as Error).message;
+    throw new SandboxStartError(`cannot keep state in the data folder ${dataDir}: ${why}`, code);
+  }
   const file = join(dataDir, LOCK_FILE);
   // Twice at most: once, and once more after removing a lock whose process is gone.
   for (let attempt = 0; attempt < 2; attempt += 1) {
