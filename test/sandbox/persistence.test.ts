@@ -1,5 +1,7 @@
 /** State in a data folder: atomic JSON files, saved shortly after writes and on close, reloaded on start. */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -213,5 +215,53 @@ describe('persistence', () => {
       `cannot keep state in the data folder ${file}: it (or a folder on its path) is a file, not a folder`,
     );
     await expect(startSandbox({ dataDir: join(file, 'below') })).rejects.toThrow('is a file, not a folder');
+  });
+
+  it('takes over a lock naming this very process but no sandbox of it (a container restarted as pid 1)', async () => {
+    writeFileSync(
+      join(dir.path, 'sandbox.lock'),
+      JSON.stringify({ host: hostname(), pid: process.pid, started: 'before the restart', id: 'old' }),
+    );
+    const sandbox = await startSandbox({ dataDir: dir.path, config });
+    await sandbox.close();
+  });
+
+  it('refuses a lock from another host, saying how to clear it', async () => {
+    const lock = join(dir.path, 'sandbox.lock');
+    writeFileSync(lock, JSON.stringify({ host: 'elsewhere', pid: 1, started: 'earlier', id: 'x' }));
+    await expect(startSandbox({ dataDir: dir.path, config })).rejects.toThrow(
+      `another sandbox (pid 1 on host elsewhere, started earlier) is using the data folder ${dir.path}`,
+    );
+    await expect(startSandbox({ dataDir: dir.path, config })).rejects.toThrow(
+      `if no sandbox runs there, delete ${lock}.`,
+    );
+  });
+
+  it('lets one of many sandboxes starting at once take over a stale lock, and refuses the rest', async () => {
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(join(dir.path, 'sandbox.lock'), JSON.stringify({ pid: gone, started: 'earlier' }));
+    const module = pathToFileURL(join(process.cwd(), 'dist/sandbox/core/data-lock.js')).href;
+    // Each contender takes the lock (or is refused), reports, and keeps it a moment before exiting.
+    const contender = `import(${JSON.stringify(module)}).then(async (m) => {
+      let took = false;
+      try { m.takeDataLock(${JSON.stringify(dir.path)}); took = true; } catch (e) { if (e.code !== 'ELOCKED') throw e; }
+      process.stdout.write(took ? 'took' : 'refused');
+      await new Promise((r) => setTimeout(r, 500));
+    })`;
+    const outcomes = await Promise.all(
+      Array.from(
+        { length: 8 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            execFile(process.execPath, ['-e', contender], (err, stdout) =>
+              err ? reject(err) : resolve(stdout),
+            );
+          }),
+      ),
+    );
+    expect(outcomes.filter((o) => o === 'took')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'refused')).toHaveLength(7);
+    // No draft or moved-away lock is left behind.
+    expect(readdirSync(dir.path).filter((f) => f !== 'sandbox.lock')).toEqual([]);
   });
 });
