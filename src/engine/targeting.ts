@@ -126,9 +126,16 @@ export function selectTargets(
     kept.add(address);
     keep.push(...needs(byAddress.get(address)!));
   }
+  // Who needs whom among the dropped, once: asked per dropped object, it was n² dependency calls.
+  const dependants = new Map<string, string[]>();
+  for (const a of chosen) {
+    if (kept.has(a)) continue;
+    for (const needed of needs(byAddress.get(a)!))
+      dependants.set(needed, [...(dependants.get(needed) ?? []), a]);
+  }
   for (const address of chosen) {
     if (out.has(address) || kept.has(address)) continue;
-    const neededBy = [...chosen].filter((a) => !kept.has(a) && needs(byAddress.get(a)!).includes(address));
+    const neededBy = dependants.get(address) ?? [];
     notes.push(
       `${address} left out: only ${neededBy.join(', ')} needed it, and ${neededBy.length === 1 ? 'that is' : 'those are'} left out`,
     );

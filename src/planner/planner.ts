@@ -78,8 +78,10 @@ function scopeKey(key: ResourceKey): string {
 
 type CreatePreview = Awaited<ReturnType<ServerSidePlan['previewCreate']>>;
 type ListOnce = ((kind: AnyResourceKind & Listable, scope: ListScope) => Promise<Observed[]>) & {
-  /** The list of a kind in a scope if one was made; never starts one. */
+  /** The list of a kind in a scope if one was made or queued; never starts one. */
   made(kind: string, scope: ListScope): Promise<Observed[]> | undefined;
+  /** Queues the list in a slot of `limit`; `made` finds it from now on, also while it waits for a slot. */
+  queue(kind: AnyResourceKind & Listable, scope: ListScope, limit: ReturnType<typeof pLimit>): void;
 };
 
 /**
@@ -101,7 +103,17 @@ function listOnce(ctx: KindContext): ListOnce {
     if (!listed) lists.set(id, (listed = kind.list(ctx, scope)));
     return listed;
   };
-  return Object.assign(list, { made: (kind: string, scope: ListScope) => lists.get(idOf(kind, scope)) });
+  return Object.assign(list, {
+    made: (kind: string, scope: ListScope) => lists.get(idOf(kind, scope)),
+    queue: (kind: AnyResourceKind & Listable, scope: ListScope, limit: ReturnType<typeof pLimit>) => {
+      const id = idOf(kind.kind, scope);
+      if (lists.has(id)) return;
+      const queued = limit(() => kind.list(ctx, scope));
+      // Handled here, awaited by whoever reads it: a failure surfaces there, never as unhandled.
+      queued.catch(() => {});
+      lists.set(id, queued);
+    },
+  });
 }
 
 /** The scope a list of `first`'s kind covers: its namespace and connection. */
@@ -127,8 +139,7 @@ function startLists(
   for (const group of groupBy(desired, (d) => scopeKey(d.key)).values()) {
     const kind = mustKind(lookup, group[0]!.key.kind);
     if (group.length < 2 || !isListable(kind)) continue;
-    // Handled here and awaited by observeAll: a failure surfaces there, never as unhandled.
-    limit(() => list(kind, listScopeOf(group[0]!))).catch(() => {});
+    list.queue(kind, listScopeOf(group[0]!), limit);
   }
 }
 

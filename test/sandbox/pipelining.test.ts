@@ -101,4 +101,22 @@ describe('pipelined requests', () => {
     expect([a[0]!.status, b[0]!.status]).toEqual([200, 200]);
     expect(order).toEqual(['other connection', 'blocking read']);
   });
+
+  it('does not handle a request still waiting its turn once the client has closed the connection', async () => {
+    const token = { 'X-Registry-Token': 'root' };
+    const [made] = await pipelined(request('PUT', '/v1/acl/role', token, '{"Name":"not-deleted"}'), 1);
+    const id = (JSON.parse(made!.body) as { ID: string }).ID;
+    const socket = connect(sandbox.port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    // The delete waits behind a blocking read (1 s); the client hangs up before it gets its turn.
+    socket.write(
+      request('GET', '/v1/acl/roles?index=999999&wait=1s', token) +
+        request('DELETE', `/v1/acl/role/${id}`, token),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    socket.destroy();
+    await new Promise((r) => setTimeout(r, 1300));
+    const [read] = await pipelined(request('GET', `/v1/acl/role/${id}`, token), 1);
+    expect(read!.status).toBe(200);
+  });
 });

@@ -277,18 +277,21 @@ export function frameSocket(
   framer: MethodFramer,
   serverOnData: (chunk: Buffer) => void,
 ): void {
+  // Once the server is done with the connection as HTTP (an upgrade, CONNECT) it frees the socket's
+  // parser, which may then serve another connection: nothing more is handed to it from here.
+  const parsing = () => (socket as Socket & { parser?: unknown }).parser != null;
   const framed = (chunk: Buffer) => {
+    if (!parsing()) {
+      socket.removeListener('data', framed);
+      return;
+    }
     const out = framer.push(chunk);
     if (out.length > 0) serverOnData(out);
   };
   socket.removeListener('data', serverOnData);
-  // Node's server also takes its listener off when the connection stops being HTTP (an upgrade).
-  socket.on('removeListener', (event: string | symbol, listener: unknown) => {
-    if (event === 'data' && listener === serverOnData) socket.removeListener('data', framed);
-  });
   socket.on('data', framed);
   socket.prependListener('end', () => {
     const held = framer.flush();
-    if (held.length > 0 && socket.listenerCount('data') > 0) serverOnData(held);
+    if (held.length > 0 && parsing()) serverOnData(held);
   });
 }

@@ -67,7 +67,9 @@ export class SandboxServer {
       // write then answered from before the write.
       const socket = req.socket;
       const before = this.turns.get(socket);
-      const turn = before ? before.then(run) : run();
+      // A request waiting its turn on a connection the client closed is not handled: nobody reads
+      // its answer, and node never tells a queued response that its client left.
+      const turn = before ? before.then(() => (socket.destroyed ? undefined : run())) : run();
       this.turns.set(socket, turn);
       void turn.then(() => {
         if (this.turns.get(socket) === turn) this.turns.delete(socket);
@@ -90,10 +92,14 @@ export class SandboxServer {
       for (const listener of listeners) listener.call(this.server, socket);
       // The server's own reader: the one 'data' listener its connection listener added.
       const added = socket.listeners('data').filter((l) => !before.has(l));
-      if (added.length !== 1)
-        throw new Error(
-          `sandbox: expected node's HTTP server to add one 'data' listener, found ${added.length}`,
+      if (added.length !== 1) {
+        // Not thrown from an event (that would end the process): the connection goes unframed,
+        // and its LIST requests get node's 400.
+        this.opts.log?.(
+          `sandbox error: expected node's HTTP server to add one 'data' listener, found ${added.length}; LIST is refused on this connection`,
         );
+        return;
+      }
       frameSocket(socket, new MethodFramer(methods, this.markerNonce), added[0] as (chunk: Buffer) => void);
     });
   }

@@ -27,7 +27,10 @@ export class HclSyntaxError extends Error {
 }
 
 export async function parseHcl(filename: string, source: string): Promise<Record<string, unknown>> {
-  library ??= import('@cdktf/hcl2json');
+  library ??= import('@cdktf/hcl2json').catch((err: unknown) => {
+    library = undefined; // tried again at the next parse, not refused for ever
+    throw err;
+  });
   const { parse } = await library;
   try {
     return (await parse(filename, source)) as Record<string, unknown>;
