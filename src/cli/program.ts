@@ -22,6 +22,7 @@ import { addSandboxFaultOptions } from './commands/sandbox.js';
 import { debugTrace, environmentSecrets } from './debug-trace.js';
 import { annotateManifestProblems } from './ci/github.js';
 import { CliError, EXIT } from './exit-codes.js';
+import { linesAfterError } from './after-error.js';
 import { type Io, write } from './io.js';
 import { type CliCatalog, type CommandContext, serviceCommands } from './service-module.js';
 import { VERSION } from './version.js';
@@ -358,7 +359,9 @@ export async function run(args: string[], io: Io, catalog?: CliCatalog): Promise
     await program.parseAsync(normaliseArgs(args), { from: 'user' });
     return code;
   } catch (error) {
-    return reportError(error, io);
+    const code = reportError(error, io);
+    for (const line of linesAfterError(error)) write(io.stderr, line);
+    return code;
   }
 }
 

@@ -55,6 +55,17 @@ describe('a weak CONVERGE_STATE_KEY', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('leaves plan -out saying the plan was not saved', async () => {
+    const out = path.join(stateDir(), 'never.plan');
+    const r = await runCli(['plan', '-f', dir, '-out', out], {
+      ...sandbox.env(),
+      CONVERGE_STATE_DIR: stateDir(),
+      CONVERGE_STATE_KEY: 'a',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`Plan not saved to ${out}: the plan could not be made.`);
+  });
+
   it('is refused by apply too, before anything is sent', async () => {
     const r = await runCli(['apply', '-f', dir, '--auto-approve'], {
       ...sandbox.env(),

@@ -9,6 +9,7 @@ import { hasChanges } from '../../planner/types.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { writePlanFile } from '../../engine/plan-file.js';
+import { sayAfterError } from '../after-error.js';
 import { plan as planRun } from '../../engine/workflow.js';
 import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { EXIT } from '../exit-codes.js';
@@ -68,6 +69,26 @@ async function reportInvalidManifest(error: ManifestError, flags: PlanFlags, io:
 
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   requireManifestPaths(flags.file);
+  const stage = { saving: false };
+  try {
+    return await planAndSave(flags, io, catalog, stage);
+  } catch (error) {
+    // Whatever stopped it (a bad state key, a manifest, a service, the file itself), say so: an
+    // earlier file of that name must not pass for this plan.
+    if (flags.out) {
+      const why = stage.saving ? 'it could not be written' : 'the plan could not be made';
+      sayAfterError(error, notSavedLine(flags.out, why));
+    }
+    throw error;
+  }
+}
+
+async function planAndSave(
+  flags: PlanFlags,
+  io: Io,
+  catalog: Catalog,
+  stage: { saving: boolean },
+): Promise<number> {
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
   const http = runHttpOptions(io, flags.timeout);
   const inventory = inventoryFromEnv(io.env, http);
@@ -95,7 +116,6 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     ...(progress ? { onProgress: progress } : {}),
   }).catch(async (error: unknown) => {
     if (error instanceof ManifestError) await reportInvalidManifest(error, flags, io);
-    if (flags.out) notSaved(io, flags.out, 'the plan could not be made');
     throw error;
   });
   try {
@@ -113,6 +133,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
       return EXIT.error;
     }
     if (flags.out) {
+      stage.saving = true;
       await writePlanFile(flags.out, plan, {
         catalog,
         manifest: flags.file,
@@ -138,8 +159,10 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
 
 /** `-out` given but nothing written: said, so that an earlier file of that name is not taken for this plan. */
 function notSaved(io: Io, file: string, why: string): void {
-  write(
-    io.stderr,
-    `Plan not saved to ${file}: ${why}. ${existsSync(file) ? `The earlier ${file} is left as it was.` : ''}`.trimEnd(),
-  );
+  write(io.stderr, notSavedLine(file, why));
+}
+
+function notSavedLine(file: string, why: string): string {
+  const earlier = existsSync(file) ? ` The earlier ${file} is left as it was.` : '';
+  return `Plan not saved to ${file}: ${why}.${earlier}`;
 }
