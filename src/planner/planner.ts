@@ -38,6 +38,7 @@ import {
 } from '../resources/contract.js';
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
+import { inFileOrder } from './problem-order.js';
 import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
@@ -728,5 +729,16 @@ export async function buildPlan(
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));
   const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
   const ordered = [...forward, ...deletions];
-  return { changes: ordered, summary: summarise(ordered), problems, requests: {} };
+  return {
+    changes: ordered,
+    summary: summarise(ordered),
+    problems:
+      problems.length < 2
+        ? problems
+        : inFileOrder(
+            problems,
+            desiredInput.flatMap((d) => (d.resource ? [d.resource.source.file] : [])),
+          ),
+    requests: {},
+  };
 }
