@@ -2,10 +2,15 @@
  * Extension methods (`LIST`) past node's HTTP parser: the framer on its own, and over raw sockets
  * against a sandbox whose only service declares `LIST`, with keep-alive, chunked bodies and pipelining.
  */
-import { connect, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonResponse } from '../../src/sandbox/core/http.js';
-import { METHOD_MARKER_HEADER, MethodFramer } from '../../src/sandbox/core/method-framer.js';
+import {
+  frameConnections,
+  METHOD_MARKER_HEADER,
+  MethodFramer,
+} from '../../src/sandbox/core/method-framer.js';
 import { defineService } from '../../src/sandbox/core/service.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 
@@ -250,5 +255,80 @@ describe('LIST over raw sockets', () => {
   it('still works through fetch', async () => {
     const res = await fetch(`${sandbox.url}/v1/echo/y`, { method: 'POST', body: 'hi' });
     expect(await res.json()).toEqual(expect.objectContaining({ method: 'POST', body: 'hi' }));
+  });
+});
+
+describe('a request line sent a byte at a time', () => {
+  /** A server as the sandbox's, framed or not, whose head deadline is short enough to wait for. */
+  async function serverWith(framed: boolean): Promise<{ port: number; close: () => Promise<void> }> {
+    const server = createServer({ headersTimeout: 400, requestTimeout: 800 }, (_req, res) => res.end('ok'));
+    if (framed) frameConnections(server, () => new MethodFramer(['LIST'], 'nonce'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as AddressInfo).port,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  /** Trickles a request line that never ends, a byte every 50 ms; resolves with what came back. */
+  function trickle(port: number, giveUpMs: number): Promise<{ closed: boolean; answer: string }> {
+    return new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      const line = 'LIST /v1/echo/slow HTTP/1.1';
+      let sent = 0;
+      let answer = '';
+      const tick = setInterval(() => {
+        if (!socket.destroyed && sent < line.length) socket.write(line[sent++]!);
+      }, 50);
+      const finish = (closed: boolean) => {
+        clearInterval(tick);
+        clearTimeout(giveUp);
+        socket.destroy();
+        resolve({ closed, answer });
+      };
+      const giveUp = setTimeout(() => finish(false), giveUpMs);
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => finish(true));
+      socket.on('error', () => {});
+    });
+  }
+
+  it("is cut off at the server's headersTimeout with node's 408, as node cuts off a head it parses itself", async () => {
+    // Held by the framer, the line never reaches node's parser, whose own deadline then never starts.
+    const framed = await serverWith(true);
+    try {
+      const started = performance.now();
+      const result = await trickle(framed.port, 3000);
+      const tookMs = performance.now() - started;
+      expect(result.closed).toBe(true);
+      expect(result.answer).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      expect(tookMs).toBeGreaterThanOrEqual(380);
+    } finally {
+      await framed.close();
+    }
+  });
+
+  it('does not cut off a line that ends in time, nor the requests after it', async () => {
+    const framed = await serverWith(true);
+    try {
+      const socket = connect(framed.port, '127.0.0.1');
+      socket.on('error', () => {});
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // Split twice, each part well within the deadline; together longer than it.
+      for (const part of ['GET /a', ' HTTP/1.1\r\nHost: x\r\n\r\nGET /b HT', 'TP/1.1\r\nHost: x\r\n\r\n']) {
+        socket.write(part);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(socket.destroyed).toBe(false);
+      expect(answer.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+      socket.destroy();
+    } finally {
+      await framed.close();
+    }
   });
 });

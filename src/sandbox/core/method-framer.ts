@@ -15,6 +15,7 @@
  * How the bytes reach the framer: see `frameSocket`.
  */
 import { METHODS } from 'node:http';
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** The header the framer adds; its value is `<METHOD> <nonce>`. */
@@ -54,6 +55,8 @@ export class MethodFramer {
   /** Bytes of the current line not yet passed on (only request lines and chunk-size lines are held). */
   private line: Buffer[] = [];
   private lineBytes = 0;
+  /** Request lines whose bytes were gathered here, counting each from its first byte. */
+  private requestLinesBegun = 0;
   /** Whether this push changed any byte (a request line rewritten). */
   private rewrote = false;
   private readonly methods: ReadonlySet<string>;
@@ -63,6 +66,19 @@ export class MethodFramer {
     private readonly nonce: string,
   ) {
     this.methods = new Set(methods);
+  }
+
+  /**
+   * Whether part of a request line is held back: node's parser has not seen the request begin, so
+   * its `headersTimeout` does not run for it (see `frameSocket`).
+   */
+  get holdingRequestLine(): boolean {
+    return this.state.kind === 'request-line' && this.lineBytes > 0;
+  }
+
+  /** Which request line is held (a count of those begun): tells a new one from the same one. */
+  get requestLineNumber(): number {
+    return this.requestLinesBegun;
   }
 
   /** Whether the framer lost track and now passes everything through. */
@@ -106,6 +122,7 @@ export class MethodFramer {
           // Line-oriented states: gather up to and including the next LF.
           const lf = chunk.indexOf(0x0a, pos);
           const end = lf === -1 ? chunk.length : lf + 1;
+          if (this.lineBytes === 0 && state.kind === 'request-line') this.requestLinesBegun += 1;
           this.line.push(chunk.subarray(pos, end));
           this.lineBytes += end - pos;
           pos = end;
@@ -260,6 +277,12 @@ export class MethodFramer {
 }
 
 /**
+ * What node's HTTP server writes when a request's head took longer than its `headersTimeout`
+ * (`socketOnError` in _http_server.js, for ERR_HTTP_REQUEST_TIMEOUT, with no 'clientError' listener).
+ */
+const REQUEST_TIMEOUT_ANSWER = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n';
+
+/**
  * Puts `framer` between a connection and node's HTTP server, which must already have taken the
  * socket (its 'connection' listener has run). Node's server reads a socket natively, its parser
  * consuming the socket's handle with no JS in between, unless someone adds a 'data' listener: then
@@ -267,6 +290,11 @@ export class MethodFramer {
  * how node keeps a user's own listener working). So the server's 'data' listener is swapped for one
  * that frames each chunk first, and an 'end' listener ahead of the server's hands over the bytes the
  * framer still holds, so the parser judges a cut-off request as it would without the framer.
+ *
+ * Node times a request's head from its first byte, but the parser sees no byte of a request line the
+ * framer holds: a client sending one a byte at a time, never ending it, would keep the connection
+ * for ever. So the framer keeps the same deadline for the request line itself, `headersTimeoutMs`
+ * from its first byte, and answers as node does when it passes.
  *
  * Writes, timeouts, addresses and the socket's lifetime stay the socket's own, where a stand-in
  * Duplex for the socket (as before) put two more stream layers under every request and had to mirror
@@ -276,22 +304,83 @@ export function frameSocket(
   socket: Socket,
   framer: MethodFramer,
   serverOnData: (chunk: Buffer) => void,
+  headersTimeoutMs = 0,
 ): void {
   // Once the server is done with the connection as HTTP (an upgrade, CONNECT) it frees the socket's
   // parser, which may then serve another connection: nothing more is handed to it from here.
   const parsing = () => (socket as Socket & { parser?: unknown }).parser != null;
+  /** The held request line's deadline, and which line it is for. */
+  let lineDeadline: NodeJS.Timeout | undefined;
+  let deadlineFor = 0;
+  const stopDeadline = () => {
+    clearTimeout(lineDeadline);
+    lineDeadline = undefined;
+  };
+  const startDeadline = () => {
+    stopDeadline();
+    deadlineFor = framer.requestLineNumber;
+    lineDeadline = setTimeout(() => {
+      lineDeadline = undefined;
+      if (!framer.holdingRequestLine || framer.requestLineNumber !== deadlineFor) return;
+      if (socket.destroyed) return;
+      // As node: the 408 only where nothing was answered on the connection yet.
+      if (socket.bytesWritten === 0) socket.write(REQUEST_TIMEOUT_ANSWER);
+      socket.destroy();
+    }, headersTimeoutMs);
+    // A connection held only by this deadline must not keep the process up.
+    lineDeadline.unref();
+  };
   const framed = (chunk: Buffer) => {
     if (!parsing()) {
       socket.removeListener('data', framed);
+      stopDeadline();
       return;
     }
     const out = framer.push(chunk);
     if (out.length > 0) serverOnData(out);
+    if (!framer.holdingRequestLine) stopDeadline();
+    else if (
+      headersTimeoutMs > 0 &&
+      (lineDeadline === undefined || deadlineFor !== framer.requestLineNumber)
+    ) {
+      startDeadline();
+    }
   };
   socket.removeListener('data', serverOnData);
   socket.on('data', framed);
+  socket.once('close', stopDeadline);
   socket.prependListener('end', () => {
+    stopDeadline();
     const held = framer.flush();
     if (held.length > 0 && parsing()) serverOnData(held);
+  });
+}
+
+/**
+ * Frames every connection `server` accepts from now on (`frameSocket`), with a framer of its own
+ * from `framerFor`, under the server's own `headersTimeout`. The listening socket, connection
+ * counting and `close()` stay node's own.
+ */
+export function frameConnections(
+  server: Server,
+  framerFor: () => MethodFramer,
+  log?: (line: string) => void,
+): void {
+  const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  server.on('connection', (socket: Socket) => {
+    const before = new Set(socket.listeners('data'));
+    for (const listener of listeners) listener.call(server, socket);
+    // The server's own reader: the one 'data' listener its connection listener added.
+    const added = socket.listeners('data').filter((l) => !before.has(l));
+    if (added.length !== 1) {
+      // Not thrown from an event (that would end the process): the connection goes unframed,
+      // and its LIST requests get node's 400.
+      log?.(
+        `sandbox error: expected node's HTTP server to add one 'data' listener, found ${added.length}; LIST is refused on this connection`,
+      );
+      return;
+    }
+    frameSocket(socket, framerFor(), added[0] as (chunk: Buffer) => void, server.headersTimeout);
   });
 }

@@ -17,7 +17,7 @@ import {
   type SandboxResponse,
   textResponse,
 } from './http.js';
-import { frameSocket, METHOD_MARKER_HEADER, MethodFramer } from './method-framer.js';
+import { frameConnections, METHOD_MARKER_HEADER, MethodFramer } from './method-framer.js';
 import type { Router } from './router.js';
 import { type AnyServiceDefinition, pathHasPrefix } from './service.js';
 
@@ -76,32 +76,10 @@ export class SandboxServer {
       });
     });
     const methods = new Set(opts.services.flatMap((s) => s.extensionMethods ?? []));
-    if (methods.size > 0) this.frameConnections(methods);
-  }
-
-  /**
-   * Frames each accepted connection (`frameSocket`) once node's HTTP server has taken it, so requests
-   * with an extension method (`LIST`) reach the router instead of being refused by node's parser. The
-   * listening socket, connection counting and `close()` stay node's own.
-   */
-  private frameConnections(methods: ReadonlySet<string>): void {
-    const listeners = this.server.listeners('connection') as ((socket: Socket) => void)[];
-    this.server.removeAllListeners('connection');
-    this.server.on('connection', (socket: Socket) => {
-      const before = new Set(socket.listeners('data'));
-      for (const listener of listeners) listener.call(this.server, socket);
-      // The server's own reader: the one 'data' listener its connection listener added.
-      const added = socket.listeners('data').filter((l) => !before.has(l));
-      if (added.length !== 1) {
-        // Not thrown from an event (that would end the process): the connection goes unframed,
-        // and its LIST requests get node's 400.
-        this.opts.log?.(
-          `sandbox error: expected node's HTTP server to add one 'data' listener, found ${added.length}; LIST is refused on this connection`,
-        );
-        return;
-      }
-      frameSocket(socket, new MethodFramer(methods, this.markerNonce), added[0] as (chunk: Buffer) => void);
-    });
+    // Requests with an extension method (`LIST`) reach the router instead of node's 400.
+    if (methods.size > 0) {
+      frameConnections(this.server, () => new MethodFramer(methods, this.markerNonce), opts.log);
+    }
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
