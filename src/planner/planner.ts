@@ -410,12 +410,17 @@ async function previewCreates(
   problems: PlanProblem[],
   ready: ReadonlyMap<string, Promise<CreatePreview>>,
 ): Promise<void> {
+  // Only creates of kinds that can ask take a slot: thousands of empty slots (a cold plan's roles)
+  // cost tens of milliseconds of queueing.
+  const asking = changes.filter(
+    (c) => c.action === 'create' && c.desired && hasServerSidePlan(mustKind(lookup, c.key.kind)),
+  );
   await Promise.all(
-    changes.map((c) =>
+    asking.map((c) =>
       limit(async () => {
         const kind = mustKind(lookup, c.key.kind);
-        if (c.action !== 'create' || !hasServerSidePlan(kind) || !c.desired) return;
         const d = c.desired;
+        if (!d || !hasServerSidePlan(kind)) return;
         // Usually asked already, as soon as the read found nothing (see buildPlan).
         const preview = await (ready.get(c.address) ?? kind.previewCreate(ctx, d));
         if (preview.notes?.length) c.notes = [...(c.notes ?? []), ...preview.notes];
