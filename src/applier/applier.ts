@@ -30,6 +30,8 @@ export interface ChangeResult {
   durationMs: number;
   /** The service's id of the object after a create, update or replace, when the kind reports one. */
   id?: string;
+  /** Set when the change was never started because the run was interrupted. */
+  interrupted?: true;
 }
 
 /**
@@ -180,6 +182,7 @@ export async function applyPlan(
         status: 'skipped' as const,
         message: 'not attempted: interrupted',
         durationMs: 0,
+        interrupted: true,
       };
     }
     // Timed from here, not from when it was queued: waiting for a free slot is the other
@@ -256,14 +259,16 @@ export async function applyPlan(
   const blocker = forwardResults.find((r) => r.status !== 'applied');
   const deletionResults = blocker
     ? deletions.map((c): ChangeResult => {
+        const stopped = interrupted();
         const result: ChangeResult = {
           address: c.address,
           action: c.action,
           status: 'skipped',
-          message: interrupted()
+          message: stopped
             ? 'not attempted: interrupted'
             : `not attempted: deletions run only after every other change succeeded, and ${blocker.address} ${blocker.status === 'failed' ? 'failed' : `was ${blocker.status}`}`,
           durationMs: 0,
+          ...(stopped ? { interrupted: true as const } : {}),
         };
         done += 1;
         options.onEvent?.({ type: 'finish', change: c, result, done, total: work.length });

@@ -68,7 +68,9 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
         return;
       }
       running.delete(change.address);
-      if (!result) return;
+      // A change an interrupt left alone gets no line of its own: the interrupt's summary lists them
+      // all, and a line each here doubled a long list (and every one said the same).
+      if (!result || result.interrupted) return;
       clear();
       const took =
         result.durationMs < 1000 ? `${result.durationMs}ms` : `${(result.durationMs / 1000).toFixed(1)}s`;
