@@ -141,3 +141,29 @@ describe("a directory configuration's token policies", () => {
     );
   });
 });
+
+describe("a workspace's tags", () => {
+  it('change item by item: a tag added is one item coming, never the attribute set to it', async () => {
+    const workspace = (tags: string) =>
+      `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: tagged, namespace: sandbox }\nspec:\n  tag-names: ${tags}\n`;
+    const before = folder(workspace('[web, prod]'));
+    expect((await runCli(['apply', '-f', before, '--auto-approve'], env)).code).toBe(0);
+    const dir = folder(workspace('[web, prod, eu]'));
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        '      ~ tag-names = [',
+        '          + "eu",',
+        '            # (2 unchanged items hidden)',
+        '        ]',
+      ].join('\n'),
+    );
+    expect(r.stdout).not.toMatch(/[-+] tag-names\s+=/);
+    const json = await runCli(['plan', '-f', dir, '--json'], env);
+    const change = (JSON.parse(json.stdout) as PlanJson).changes.find(
+      (c) => c.address === 'Workspace/sandbox/tagged',
+    )!;
+    expect(change.diffs).toEqual([{ path: 'tag-names', op: 'add', after: 'eu', item: true }]);
+  });
+});

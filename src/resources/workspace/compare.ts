@@ -8,7 +8,9 @@ import { deepEqual, diffValues } from '../compare.js';
 import type { AttributeDiff } from '../contract.js';
 import { CONVERGE_KEYS, CREATE_DEFAULTS, CREATE_ONLY, type WorkspaceSpec } from './schema.js';
 
-const ORDERLESS = new Set(['tag-names', 'trigger-patterns', 'trigger-prefixes']);
+/** Lists the service keeps in no particular order: compared as sets. */
+export const ORDERLESS_ATTRIBUTES = ['tag-names', 'trigger-patterns', 'trigger-prefixes'] as const;
+const ORDERLESS = new Set<string>(ORDERLESS_ATTRIBUTES);
 const NULLABLE_STRINGS = new Set(['description', 'working-directory', 'source-url', 'agent-pool-id']);
 
 /** The service attributes the spec sets, with `null` and `""` descriptions treated alike. */

@@ -28,7 +28,7 @@ import type {
   SpecRules,
 } from '../contract.js';
 import { listedKey } from '../contract.js';
-import { diffAttributes, serviceAttributes, updateBody } from './compare.js';
+import { diffAttributes, ORDERLESS_ATTRIBUTES, serviceAttributes, updateBody } from './compare.js';
 import { exportWorkspace } from './export.js';
 import {
   CREATE_DEFAULTS,
@@ -391,6 +391,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     }
     return { diffs, problems, ...(notes.length > 0 ? { notes } : {}) };
   },
+
+  // Compared as sets (compare.ts): a tag added shows as one item coming, not as the attribute set to it.
+  listAttributes: [...ORDERLESS_ATTRIBUTES],
 
   render(desired) {
     // What the manifest sets first, then the create defaults it leaves to the service.
