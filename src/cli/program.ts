@@ -229,7 +229,11 @@ export async function buildProgram(
       '--listen <addr>',
       'serve /healthz, /metrics and POST /reconcile (needs CONVERGE_RECONCILE_TOKEN) on HOST:PORT or :PORT',
     )
-    .option('--max-backoff <duration>', 'longest wait after failed cycles (waits double from 10s)', '15m')
+    .option(
+      '--max-backoff <duration>',
+      'longest wait after failed cycles (waits double from 10s, or from --interval if shorter, each between half and all of its value)',
+      '15m',
+    )
     .option('--prune', 'also delete objects Converge owns that the manifest no longer declares')
     .addOption(allowEmptyOption())
     .addOption(maxDeletesOption())
