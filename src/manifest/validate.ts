@@ -256,11 +256,15 @@ function describeError(error: ErrorObject, document: unknown, context: Validatio
   });
 
   switch (error.keyword) {
-    case 'discriminator':
+    case 'discriminator': {
+      const known = knownKindNames(context.kinds);
+      const written = error.params.tagValue;
+      const meant = typeof written === 'string' ? closestName(written, known) : undefined;
       return at(
-        `unknown kind ${shown(error.params.tagValue, '/kind')}; known kinds: ${knownKindNames(context.kinds).join(', ')}`,
+        `unknown kind ${shown(written, '/kind')}; ${meant ? `did you mean "${meant}"? ` : ''}known kinds: ${known.join(', ')}`,
         positions.locate('/kind'),
       );
+    }
     case 'required': {
       const field = String(error.params.missingProperty);
       const where = path === '' ? '' : ` in ${path}`;

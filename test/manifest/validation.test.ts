@@ -71,12 +71,12 @@ describe('envelope errors', () => {
     ]);
   });
 
-  test('unknown kind lists the known kinds', async () => {
+  test('unknown kind suggests the nearest known kind and lists them all', async () => {
     const dir = writeTree({
       'a.yaml': 'apiVersion: converge/v1\nkind: TestRoel\nmetadata: { name: a }\nspec: {}\n',
     });
     expect(await loadErrors(dir, ['a.yaml'])).toEqual([
-      'a.yaml:2:7: unknown kind "TestRoel"; known kinds: Connection, PruneScope, TestJob, TestRole',
+      'a.yaml:2:7: unknown kind "TestRoel"; did you mean "TestRole"? known kinds: Connection, PruneScope, TestJob, TestRole',
     ]);
   });
 
