@@ -32,3 +32,27 @@ export function missingOwned(
     })
     .map(([address]) => address);
 }
+
+/**
+ * Objects Converge created of a kind whose service carries its marker, in a scope (an organization,
+ * a namespace) where the manifest no longer declares any object of the kind: `--prune` only reaches
+ * scopes the manifest manages, so these stay. The plan says so rather than nothing, which read as
+ * "nothing to prune" to someone who had just removed a kind's last document from an organization.
+ */
+export function ownedOutOfScope(
+  owned: readonly [string, InventoryEntry][],
+  scopes: readonly PruneScope[],
+  declared: ReadonlySet<string>,
+  plan: Plan,
+  catalog: Catalog,
+): string[] {
+  const planned = new Set(plan.changes.map((c) => c.address));
+  return owned
+    .filter(([address, entry]) => {
+      const kind = catalog.kind(entry.kind);
+      if (!kind || !isPrunable(kind) || kind.ownership !== 'marker') return false;
+      if (declared.has(address) || planned.has(address)) return false;
+      return addressOf(entry.key) === address && !scopes.some((s) => inPruneScope(entry.key, s));
+    })
+    .map(([address]) => address);
+}

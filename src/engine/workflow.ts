@@ -22,7 +22,7 @@ import {
   type ManagedObjects,
 } from './inventory.js';
 import { inventoryFromEnv } from './inventory-backend.js';
-import { missingOwned } from './missing-owned.js';
+import { missingOwned, ownedOutOfScope } from './missing-owned.js';
 import { ownedOrigin } from './inventory-document.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
@@ -166,6 +166,8 @@ export async function plan(
       const declared = new Set(desired.map((d) => addressOf(d.key)));
       const missing = missingOwned(owned, prune, declared, planned, catalog);
       if (missing.length > 0) planned.missingOwned = missing;
+      const outOfScope = ownedOutOfScope(owned, prune, declared, planned, catalog);
+      if (outOfScope.length > 0) planned.ownedOutOfScope = outOfScope;
     }
     planned.requests = connections.requestCounts();
     if (selection.targeting) planned.targeting = selection.targeting;

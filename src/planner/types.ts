@@ -88,6 +88,11 @@ export interface Plan {
    * live (deleted outside Converge). Nothing to delete; the record is stale.
    */
   missingOwned?: string[];
+  /**
+   * With `--prune`: addresses Converge created, of kinds its marker owns, in scopes (organizations,
+   * namespaces) the manifest no longer manages, where no prune reaches. Left as they are.
+   */
+  ownedOutOfScope?: string[];
 }
 
 export function summarise(changes: readonly Change[]): PlanSummary {

@@ -76,6 +76,18 @@ export function missingOwnedLines(addresses: readonly string[]): string[] {
   ];
 }
 
+/**
+ * What `--prune` leaves because the manifest no longer manages its scope: a headline, then how to
+ * prune there after all. The same in every rendering.
+ */
+export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  return [
+    `Not pruned: ${n} object${n === 1 ? '' : 's'} Converge created where the manifest no longer declares any object of ${n === 1 ? 'its' : 'their'} kind in the same organization or namespace; --prune reaches only scopes the manifest manages.`,
+    'To delete them, declare a PruneScope of their kind and namespace (with allowEmpty: true); to keep them, nothing to do.',
+  ];
+}
+
 /** The heading of the plan's prune section, the same in every rendering. */
 export function prunedHeadline(count: number): string {
   return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge created that the manifest no longer declares`;

@@ -2,7 +2,15 @@
 import { createColors } from 'picocolors';
 import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
-import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines, VERBS } from './format.js';
+import {
+  missingOwnedLines,
+  ownedOutOfScopeLines,
+  prunedHeadline,
+  SYMBOLS,
+  summaryLine,
+  targetingLines,
+  VERBS,
+} from './format.js';
 import { changeLines, heading } from './lines.js';
 import {
   planCounts,
@@ -106,6 +114,12 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     const [headline, hint] = missingOwnedLines(plan.missingOwned);
     out.push(c.yellow(headline!));
     for (const address of plan.missingOwned) out.push(c.yellow(`  ${printable(address)}`));
+    out.push(c.dim(hint!), '');
+  }
+  if (plan.ownedOutOfScope?.length) {
+    const [headline, hint] = ownedOutOfScopeLines(plan.ownedOutOfScope);
+    out.push(c.yellow(headline!));
+    for (const address of plan.ownedOutOfScope) out.push(c.yellow(`  ${printable(address)}`));
     out.push(c.dim(hint!), '');
   }
   out.push(c.bold(summaryLine(planCounts(plan.changes, unplanned))));

@@ -11,8 +11,8 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
 // action `delete`), and `pruned`; `impact` on every change. 1.4: `pruned.not_found`. 1.5:
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
-// `item` on a diff that adds or removes one list item.
-export const PLAN_JSON_FORMAT_VERSION = '1.5';
+// `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`.
+export const PLAN_JSON_FORMAT_VERSION = '1.6';
 
 export interface PlanJson {
   format_version: string;
@@ -50,8 +50,17 @@ export interface PlanJson {
     after: Record<string, unknown> | null;
   }>;
   /** The plan's prune section: its heading and the addresses it deletes, in order. */
-  /** `not_found`: the inventory's own objects the prune listing did not find live (stale records). */
-  pruned: { headline: string; count: number; addresses: string[]; not_found: string[] };
+  /**
+   * `not_found`: the inventory's own objects the prune listing did not find live (stale records).
+   * `out_of_scope`: objects Converge created in scopes the manifest no longer manages (not pruned).
+   */
+  pruned: {
+    headline: string;
+    count: number;
+    addresses: string[];
+    not_found: string[];
+    out_of_scope: string[];
+  };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
   /**
@@ -107,6 +116,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       count: pruned.length,
       addresses: pruned.map((c) => c.address),
       not_found: plan.missingOwned ?? [],
+      out_of_scope: plan.ownedOutOfScope ?? [],
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
     complete: plan.problems.length === 0 && unplanned === 0,
@@ -142,7 +152,7 @@ export function renderInvalidManifestJson(
     format_version: PLAN_JSON_FORMAT_VERSION,
     converge_version: version,
     changes: [],
-    pruned: { headline: prunedHeadline(0), count: 0, addresses: [], not_found: [] },
+    pruned: { headline: prunedHeadline(0), count: 0, addresses: [], not_found: [], out_of_scope: [] },
     complete: false,
     summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
     problems: problems.map((p) => ({

@@ -5,7 +5,14 @@
 import { printable } from '../../common/printable.js';
 import { formatPosition } from '../../common/types.js';
 import type { Plan } from '../types.js';
-import { missingOwnedLines, prunedHeadline, SYMBOLS, summaryLine, targetingLines } from './format.js';
+import {
+  missingOwnedLines,
+  ownedOutOfScopeLines,
+  prunedHeadline,
+  SYMBOLS,
+  summaryLine,
+  targetingLines,
+} from './format.js';
 import { changeLines } from './lines.js';
 import {
   planCounts,
@@ -82,14 +89,24 @@ function prunedLines(plan: Plan): string[] {
 
 /** The inventory's own objects not found live: a note with the others, shown with or without changes. */
 function missingLines(plan: Plan): string[] {
-  const missing = plan.missingOwned ?? [];
-  if (missing.length === 0) return [];
-  const [headline, hint] = missingOwnedLines(missing);
-  const shown = missing.slice(0, PRUNED_LISTED);
+  return addressNote(plan.missingOwned ?? [], missingOwnedLines);
+}
+
+/** Objects Converge created where the manifest no longer manages the scope: a note, as above. */
+function outOfScopeLines(plan: Plan): string[] {
+  return addressNote(plan.ownedOutOfScope ?? [], ownedOutOfScopeLines);
+}
+
+function addressNote(addresses: readonly string[], linesFor: (a: readonly string[]) => string[]): string[] {
+  if (addresses.length === 0) return [];
+  const [headline, hint] = linesFor(addresses);
+  const shown = addresses.slice(0, PRUNED_LISTED);
   return [
     `> ${cell(headline!)}`,
     ...shown.map((a) => `> - ${inlineCode(a)}`),
-    ...(missing.length > shown.length ? [`> - … and ${missing.length - shown.length} more`] : []),
+    ...(addresses.length > shown.length ? [`> - … and ${addresses.length - shown.length} more`] : []),
+    // A line of its own: right after the list it would read as part of the last item.
+    '>',
     `> ${hint!}`,
     '',
   ];
@@ -163,7 +180,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     head.push('');
   }
   head.push(...noteLines(plan));
-  head.push(...missingLines(plan));
+  head.push(...missingLines(plan), ...outOfScopeLines(plan));
   head.push(...kindTableLines(plan, unplanned));
   head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.

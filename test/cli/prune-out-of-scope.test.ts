@@ -1,0 +1,80 @@
+/**
+ * `--prune` reaches only the organizations and namespaces the manifest manages. Workspaces Converge
+ * created in an organization whose last workspace left the manifest stay, and the plan says so (every
+ * form), rather than nothing: a PruneScope of the organization, with allowEmpty, then deletes them.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PlanJson } from '../../src/planner/render/json.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+let sandbox: RunningSandbox;
+let env: Record<string, string | undefined>;
+
+const workspace = (name: string) =>
+  `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name}, namespace: sandbox }\nspec: { description: ${name} }\n`;
+const role =
+  'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: stays }\nspec: { Description: kept }\n';
+const scope =
+  'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: old-workspaces }\nspec: { kind: Workspace, namespace: sandbox, allowEmpty: true }\n';
+
+function manifest(...docs: string[]): string {
+  const dir = tempDir('converge-out-of-scope-');
+  writeFileSync(path.join(dir, 'manifest.yaml'), docs.join('---\n'));
+  return dir;
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, token: 'out-of-scope-root-token' });
+  env = { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-out-of-scope-state-') };
+  const applied = await runCli(
+    ['apply', '-f', manifest(role, workspace('ws-a'), workspace('ws-b')), '--auto-approve'],
+    env,
+  );
+  expect(applied.code, applied.stderr).toBe(0);
+});
+afterAll(async () => sandbox?.close());
+
+describe('workspaces Converge created in an organization the manifest no longer manages', () => {
+  it('are listed as not pruned in the text plan, which deletes nothing', async () => {
+    const r = await runCli(['plan', '-f', manifest(role), '--prune'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        'Not pruned: 2 objects Converge created where the manifest no longer declares any object of their kind in the same organization or namespace; --prune reaches only scopes the manifest manages.',
+        '  Workspace/sandbox/ws-a',
+        '  Workspace/sandbox/ws-b',
+        'To delete them, declare a PruneScope of their kind and namespace (with allowEmpty: true); to keep them, nothing to do.',
+      ].join('\n'),
+    );
+    expect(r.stdout).toContain('0 to destroy');
+  });
+
+  it('are pruned.out_of_scope in --json and a note in --markdown', async () => {
+    const json = await runCli(['plan', '-f', manifest(role), '--prune', '--json'], env);
+    const doc = JSON.parse(json.stdout) as PlanJson;
+    expect(doc.pruned.out_of_scope).toEqual(['Workspace/sandbox/ws-a', 'Workspace/sandbox/ws-b']);
+    expect(doc.pruned.count).toBe(0);
+    const md = await runCli(['plan', '-f', manifest(role), '--prune', '--markdown'], env);
+    expect(md.stdout).toContain(
+      '> - `Workspace/sandbox/ws-a`\n> - `Workspace/sandbox/ws-b`\n>\n> To delete them',
+    );
+  });
+
+  it('are not mentioned while the organization still has a declared workspace: the prune reaches them', async () => {
+    const r = await runCli(['plan', '-f', manifest(role, workspace('ws-a')), '--prune', '--json'], env);
+    const doc = JSON.parse(r.stdout) as PlanJson;
+    expect(doc.pruned.out_of_scope).toEqual([]);
+    expect(doc.pruned.addresses).toEqual(['Workspace/sandbox/ws-b']);
+  });
+
+  it('are deleted once a PruneScope of the organization allows it, and no longer listed', async () => {
+    const r = await runCli(['plan', '-f', manifest(role, scope), '--prune', '--json'], env);
+    const doc = JSON.parse(r.stdout) as PlanJson;
+    expect(doc.pruned.addresses.sort()).toEqual(['Workspace/sandbox/ws-a', 'Workspace/sandbox/ws-b']);
+    expect(doc.pruned.out_of_scope).toEqual([]);
+  });
+});
