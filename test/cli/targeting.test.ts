@@ -188,6 +188,32 @@ describe('--exclude', () => {
   });
 });
 
+describe('a targeted plan with nothing to change', () => {
+  it('says the objects it planned match, not the whole manifest, in text and markdown', async () => {
+    // Roles of its own, so the other tests' sandbox state stays as they expect it.
+    const own = tempDir('converge-targeting-nochange-');
+    const role = (name: string) =>
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec: { Description: ${name} }\n`;
+    writeFileSync(
+      path.join(own, 'roles.yaml'),
+      [role('solo-a'), role('solo-b'), role('solo-c')].join('---\n'),
+    );
+    const target = ['--target', 'AclRole/default/solo-a'];
+    expect((await runCli(['apply', '-f', own, ...target, '--auto-approve'], env)).code).toBe(0);
+    const text = await runCli(['plan', '-f', own, ...target], env);
+    expect(text.code).toBe(0);
+    // The other two were never compared (and do not even exist): the manifest does not match.
+    expect(text.stdout).toContain(
+      'No changes. The 1 object planned matches live state; the other 2 were not compared.',
+    );
+    expect(text.stdout).not.toContain('Live state matches the manifest');
+    const markdown = await runCli(['plan', '-f', own, ...target, '--markdown'], env);
+    expect(markdown.stdout).toContain(
+      'No changes. The 1 object planned matches live state; the other 2 were not compared.',
+    );
+  });
+});
+
 describe('a saved targeted plan', () => {
   it('records its targets; apply FILE applies only them and refuses new ones', async () => {
     const out = path.join(tempDir('converge-targeting-plan-'), 'roles.plan');

@@ -3,7 +3,7 @@
  * line when short, so a diff line stays a line.
  */
 import { printable } from '../../common/printable.js';
-import type { Action, Targeting } from '../types.js';
+import type { Action, Plan, Targeting } from '../types.js';
 
 export const SENSITIVE = '(sensitive value)';
 export const COMPUTED = '(known after apply)';
@@ -86,6 +86,16 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
     `Not pruned: ${n} object${n === 1 ? '' : 's'} Converge created where the manifest no longer declares any object of ${n === 1 ? 'its' : 'their'} kind in the same organization or namespace; --prune reaches only scopes the manifest manages.`,
     'To delete them, declare a PruneScope of their kind and namespace (with allowEmpty: true); to keep them, nothing to do.',
   ];
+}
+
+/**
+ * What follows "No changes." when nothing differs: the whole manifest matches, or, for a targeted
+ * plan, only the objects it compared (the others may well differ). The same in every rendering.
+ */
+export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
+  const t = plan.targeting;
+  if (!t) return 'Live state matches the manifest.';
+  return `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state; the other ${t.total - t.selected} ${t.total - t.selected === 1 ? 'was' : 'were'} not compared.`;
 }
 
 /** The heading of the plan's prune section, the same in every rendering. */

@@ -4,6 +4,7 @@ import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
 import {
   missingOwnedLines,
+  noChangesClause,
   ownedOutOfScopeLines,
   prunedHeadline,
   SYMBOLS,
@@ -81,7 +82,7 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   else if (plan.targeting?.selected === 0)
     out.push('Nothing was planned: the patterns left every object out (see above).');
   else if (unplanned.length === 0 && refusals.length === 0)
-    out.push(c.green('No changes.') + ' Live state matches the manifest.');
+    out.push(`${c.green('No changes.')} ${noChangesClause(plan)}`);
   if (shown.length > 0 && out[out.length - 1] !== '') out.push('');
   for (const ch of shown) {
     if (ch === pruned[0]) out.push(c.bold(c.red(`${prunedHeadline(pruned.length)}:`)), '');

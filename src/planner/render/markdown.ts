@@ -7,6 +7,7 @@ import { formatPosition } from '../../common/types.js';
 import type { Plan } from '../types.js';
 import {
   missingOwnedLines,
+  noChangesClause,
   ownedOutOfScopeLines,
   prunedHeadline,
   SYMBOLS,
@@ -189,7 +190,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     if (plan.targeting?.selected === 0)
       head.push('Nothing was planned: the patterns left every object out (see above).');
     else if (unplanned.length === 0 && refusals.length === 0)
-      head.push('No changes. Live state matches the manifest.');
+      head.push(`No changes. ${noChangesClause(plan)}`);
     return `${head.join('\n')}\n`;
   }
   // Each kind's own word for where it lives: `namespace default`, `organization acme`, `mount ldap`.
