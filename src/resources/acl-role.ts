@@ -280,6 +280,9 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
     return { diffs: diffValues(wanted, live) };
   },
 
+  // Sets, compared item by item (diffValues): a policy linked is one item coming, not the list set to it.
+  listAttributes: ['Policies', 'ServiceIdentities', 'NodeIdentities'],
+
   render(desired) {
     return desiredCanonical(desired.spec);
   },

@@ -16,7 +16,11 @@ let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, token: 'list-items-root-token' });
+  sandbox = await startSandbox({
+    port: 0,
+    token: 'list-items-root-token',
+    config: { registry: { policies: [{ Name: 'p-read' }, { Name: 'p-write' }] } },
+  });
   env = { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-list-items-state-') };
 });
 afterAll(async () => sandbox?.close());
@@ -165,5 +169,26 @@ describe("a workspace's tags", () => {
       (c) => c.address === 'Workspace/sandbox/tagged',
     )!;
     expect(change.diffs).toEqual([{ path: 'tag-names', op: 'add', after: 'eu', item: true }]);
+  });
+});
+
+describe("a role's policy links and identities", () => {
+  it('change item by item: a policy linked is one item coming, the rest counted', async () => {
+    const role = (links: string) =>
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: linked }\nspec:\n  Policies: ${links}\n  ServiceIdentities: [{ ServiceName: web }]\n`;
+    expect(
+      (await runCli(['apply', '-f', folder(role('[{ Name: p-read }]')), '--auto-approve'], env)).code,
+    ).toBe(0);
+    const r = await runCli(['plan', '-f', folder(role('[{ Name: p-read }, { Name: p-write }]'))], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        '      ~ Policies = [',
+        '          + { Name = "p-write" },',
+        '            # (1 unchanged item hidden)',
+        '        ]',
+      ].join('\n'),
+    );
+    expect(r.stdout).not.toMatch(/[-+] Policies\s+=/);
   });
 });
