@@ -538,7 +538,7 @@ describe('job scale', () => {
     const r = await converge(['scale', id, 'api', '4']);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toBe(
-      'Error: say why: --message TEXT (or --error TEXT to record a failed scaling)',
+      'Error: a scaling event needs its reason: --message TEXT (recorded with the event), or --error TEXT to record a failed scaling',
     );
     expect((await client.readJob(id))!.TaskGroups![0]!.Count).toBe(2);
   });

@@ -191,7 +191,9 @@ export async function jobScaleCommand(
 ): Promise<number> {
   // The service requires one of them; saying so here saves a round trip and names the flags.
   if (flags.message === undefined && flags.error === undefined)
-    throw new CliError('say why: --message TEXT (or --error TEXT to record a failed scaling)');
+    throw new CliError(
+      'a scaling event needs its reason: --message TEXT (recorded with the event), or --error TEXT to record a failed scaling',
+    );
   if (flags.message !== undefined && flags.error !== undefined)
     throw new CliError('give one of --message and --error, not both');
   if (flags.error !== undefined && count !== undefined)
