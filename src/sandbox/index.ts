@@ -14,6 +14,7 @@ import { describeFaults } from './core/fault-summary.js';
 import { assertFaultSharesFit, type FaultsConfig, FaultInjector } from './core/faults.js';
 import { createServices } from './core/create-services.js';
 import { takeDataLock } from './core/data-lock.js';
+import { keepRootToken, readKeptRootToken } from './core/root-token.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
 import type { AnyServiceDefinition, SandboxServiceExtras, ServiceInstance } from './core/service.js';
@@ -78,27 +79,32 @@ export function loadSandboxConfig(path: string): SandboxConfig {
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   const host = opts.host ?? '127.0.0.1';
-  const rootToken = opts.token ?? randomUUID();
   const services = opts.services ?? SANDBOX_SERVICES;
-  const config = resolveConfig(opts.config, opts.faults, rootToken, services);
   const log = opts.log ?? (() => {});
-  const tokens = new TokenStore(rootToken, config.tokens ?? []);
-
   const shutdown = new AbortController();
   // Every request in flight listens for shutdown (and lets go when it ends): a busy sandbox has more
   // than Node's default of 10 at once, which is expected rather than a leak.
   setMaxListeners(0, shutdown.signal);
   const router = new Router();
-  // Before any service reads its state file: a second sandbox on the folder is refused first.
+  // Before any service reads its state file (or the root token is read): a second sandbox on the
+  // folder is refused first.
   const lock = opts.dataDir !== undefined ? takeDataLock(opts.dataDir) : undefined;
   try {
-    return await startLocked();
+    // With a data folder, the token of the first start, so clients holding it keep working.
+    const kept =
+      opts.token === undefined && opts.dataDir !== undefined ? readKeptRootToken(opts.dataDir) : undefined;
+    const rootToken = opts.token ?? kept ?? randomUUID();
+    return await startLocked(rootToken, opts.token === undefined && kept === undefined);
   } catch (err) {
     lock?.release();
     throw err;
   }
 
-  async function startLocked(): Promise<RunningSandbox> {
+  async function startLocked(rootToken: string, madeToken: boolean): Promise<RunningSandbox> {
+    const config = resolveConfig(opts.config, opts.faults, rootToken, services);
+    const tokens = new TokenStore(rootToken, config.tokens ?? []);
+    // Written once the config is known good: a refused start leaves the folder as it was.
+    if (madeToken && opts.dataDir !== undefined) keepRootToken(opts.dataDir, rootToken);
     const started = await createServices(services, {
       config,
       tokens,

@@ -2,7 +2,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SandboxConfig, StateFileError, startSandbox } from '../../src/sandbox/index.js';
@@ -63,6 +63,7 @@ describe('persistence', () => {
     expect(readdirSync(dir.path).sort()).toEqual([
       'recovery-keys.json', // the recovery key shares of the first start (secrets-rekey.test.ts)
       'registry.json',
+      'root-token', // the root token of the first start, for the next ones
       'scheduler.json',
       'secrets.json',
       'workspaces.json',
@@ -142,6 +143,7 @@ describe('persistence', () => {
     expect(readdirSync(dir.path).sort()).toEqual([
       'recovery-keys.json', // the recovery key shares of the first start (secrets-rekey.test.ts)
       'registry.json',
+      'root-token', // the root token of the first start, for the next ones
       'scheduler.json',
       'secrets.json',
       'workspaces.json',
@@ -153,6 +155,48 @@ describe('persistence', () => {
     const sandbox = await startSandbox({ dataDir: nested });
     await sandbox.close();
     expect(existsSync(join(nested, 'registry.json'))).toBe(true);
+  });
+
+  it('keeps the root token of the first start for the next ones, in a file only its owner reads', async () => {
+    const first = await startSandbox({ dataDir: dir.path });
+    const token = first.env().CONVERGE_REGISTRY_TOKEN!;
+    await createRole(apiFor(first), { Name: 'before-restart' });
+    await first.close();
+    const file = join(dir.path, 'root-token');
+    expect(readFileSync(file, 'utf8')).toBe(`${token}\n`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // The clients' token works after the restart: same env, same answers.
+    const second = await startSandbox({ dataDir: dir.path });
+    try {
+      expect(second.env().CONVERGE_REGISTRY_TOKEN).toBe(token);
+      const listed = await fetch(`${second.url}/v1/acl/roles`, { headers: { 'X-Consul-Token': token } });
+      expect(listed.status).toBe(200);
+      expect(((await listed.json()) as RoleJson[]).map((r) => r.Name)).toContain('before-restart');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('uses a token given with --token as it is and leaves the kept one alone', async () => {
+    await (await startSandbox({ dataDir: dir.path })).close();
+    const kept = readFileSync(join(dir.path, 'root-token'), 'utf8');
+    const given = await startSandbox({ dataDir: dir.path, token: 'given-root-token' });
+    expect(given.env().CONVERGE_REGISTRY_TOKEN).toBe('given-root-token');
+    await given.close();
+    expect(readFileSync(join(dir.path, 'root-token'), 'utf8')).toBe(kept);
+  });
+
+  it('refuses a root-token file that holds no token, without quoting it, and releases the folder', async () => {
+    writeFileSync(join(dir.path, 'root-token'), 'two words\nsecret-looking-value\n');
+    const refused = await startSandbox({ dataDir: dir.path }).then(
+      () => new Error('started'),
+      (error: Error) => error,
+    );
+    expect(refused.message).toMatch(/root-token: not a root token .*delete the file to make a new one/);
+    expect(refused.message).not.toContain('secret-looking-value');
+    // The lock was let go: with the file gone, the next start works.
+    rmSync(join(dir.path, 'root-token'));
+    await (await startSandbox({ dataDir: dir.path })).close();
   });
 
   // A state file is written by the sandbox but may be edited by hand: each service checks the shape of
