@@ -409,11 +409,17 @@ async function previewCreates(
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
   ready: ReadonlyMap<string, Promise<CreatePreview>>,
+  /** Objects the manifest already gets wrong: no preview is asked for them. */
+  refused: ReadonlySet<string>,
 ): Promise<void> {
   // Only creates of kinds that can ask take a slot: thousands of empty slots (a cold plan's roles)
   // cost tens of milliseconds of queueing.
   const asking = changes.filter(
-    (c) => c.action === 'create' && c.desired && hasServerSidePlan(mustKind(lookup, c.key.kind)),
+    (c) =>
+      c.action === 'create' &&
+      c.desired &&
+      !refused.has(c.address) &&
+      hasServerSidePlan(mustKind(lookup, c.key.kind)),
   );
   await Promise.all(
     asking.map((c) =>
@@ -642,6 +648,8 @@ export async function buildPlan(
     ),
   );
 
+  /** Objects whose local files or preparation had a problem (a job spec naming another job). */
+  const refused = new Set(problems.map((p) => addressOf(p.key)));
   // The checks and the reads overlap (neither needs the other); each object's details and the
   // service's plan of it, or a new object's preview, follow its own read at once.
   const previews = new Map<string, Promise<CreatePreview>>();
@@ -656,7 +664,9 @@ export async function buildPlan(
     list,
     (d, o) => {
       const kind = mustKind(lookup, d.key.kind);
-      if (d.ensure === 'absent') return undefined;
+      // An object its manifest already gets wrong is not planned: the service's plan of it (or its
+      // preview) would be of something else, and would read as what it would do.
+      if (d.ensure === 'absent' || refused.has(addressOf(d.key))) return undefined;
       if (o && (hasDetailReads(kind) || hasServerSidePlan(kind))) {
         return async () => {
           const detailed = hasDetailReads(kind) ? await kind.readDetails(ctx, d, o) : o;
@@ -700,7 +710,7 @@ export async function buildPlan(
     problems.push(...found);
     return change;
   });
-  await previewCreates(changes, lookup, ctx, limit, problems, previews);
+  await previewCreates(changes, lookup, ctx, limit, problems, previews, refused);
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {

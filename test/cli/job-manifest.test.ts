@@ -174,6 +174,9 @@ describe('a text (HCL) job spec', () => {
     const r = await converge(['plan', '-f', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('other.hcl says ID "other-id", but metadata.name is "declared-id"');
+    // Not planned, so nothing the scheduler would do is shown: its plan would be of another job.
+    expect(r.stdout).toContain('could not be planned');
+    expect(r.stdout).not.toMatch(/# group web: .*to place/);
   });
 });
 
