@@ -235,6 +235,17 @@ export async function applyPlan(
         return result;
       };
       if (blocked) {
+        // Left alone by the interrupt as much as what it waited for: said so, and as one of those.
+        if (blocked.interrupted) {
+          return finished({
+            address: change.address,
+            action: change.action,
+            status: 'skipped',
+            message: 'not attempted: interrupted',
+            durationMs: 0,
+            interrupted: true,
+          });
+        }
         return finished({
           address: change.address,
           action: change.action,

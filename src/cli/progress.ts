@@ -70,7 +70,12 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
       running.delete(change.address);
       // A change an interrupt left alone gets no line of its own: the interrupt's summary lists them
       // all, and a line each here doubled a long list (and every one said the same).
-      if (!result || result.interrupted) return;
+      if (!result) return;
+      if (result.interrupted) {
+        // The count moved on all the same.
+        if (live) draw();
+        return;
+      }
       clear();
       const took =
         result.durationMs < 1000 ? `${result.durationMs}ms` : `${(result.durationMs / 1000).toFixed(1)}s`;

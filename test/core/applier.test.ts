@@ -47,6 +47,33 @@ describe('applier', () => {
     ]);
   });
 
+  it('counts a change waiting on one the stop left alone as left alone by the stop too', async () => {
+    const store = memoryStore();
+    store.delayMs = 20;
+    const kind = memoryKind(store, {
+      deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []),
+    });
+    const lookup = lookupOf(kind);
+    const plan = await buildPlan(
+      [desired('Thing', 'a', {}), desired('Thing', 'b', {}), desired('Thing', 'c', { needs: 'b' })],
+      lookup,
+      noContext,
+    );
+    const stop = new AbortController();
+    const result = await applyPlan(plan, lookup, noContext, {
+      parallelism: 1,
+      stop: stop.signal,
+      onEvent: (e) => e.type === 'start' && stop.abort('SIGINT'),
+    });
+    const skipped = result.results.filter((r) => r.status === 'skipped');
+    // c never started because b did not: the interrupt is why, and it is marked so (one line in the
+    // interrupt's summary, none of its own while the apply winds down).
+    expect(skipped.map((r) => [r.address, r.message, r.interrupted])).toEqual([
+      ['Thing/b', 'not attempted: interrupted', true],
+      ['Thing/c', 'not attempted: interrupted', true],
+    ]);
+  });
+
   it('reports a change finished before the next one starts in its slot', async () => {
     const store = memoryStore();
     store.delayMs = 5;
