@@ -259,10 +259,10 @@ describe('LIST over raw sockets', () => {
 });
 
 describe('a request line sent a byte at a time', () => {
-  /** A server as the sandbox's, framed or not, whose head deadline is short enough to wait for. */
-  async function serverWith(framed: boolean): Promise<{ port: number; close: () => Promise<void> }> {
+  /** A server framed as the sandbox's, whose head deadline is short enough to wait for. */
+  async function serverWith(): Promise<{ port: number; close: () => Promise<void> }> {
     const server = createServer({ headersTimeout: 400, requestTimeout: 800 }, (_req, res) => res.end('ok'));
-    if (framed) frameConnections(server, () => new MethodFramer(['LIST'], 'nonce'));
+    frameConnections(server, () => new MethodFramer(['LIST'], 'nonce'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return {
       port: (server.address() as AddressInfo).port,
@@ -273,13 +273,22 @@ describe('a request line sent a byte at a time', () => {
     };
   }
 
-  /** Trickles a request line that never ends, a byte every 50 ms; resolves with what came back. */
-  function trickle(port: number, giveUpMs: number): Promise<{ closed: boolean; answer: string }> {
+  /**
+   * Trickles a request line a byte every 50 ms, after `before` (whole requests sent at once), and
+   * stops at `giveUpMs`: what came back, whether the server closed, and whether the line was still
+   * being sent then (it is long enough to take seconds).
+   */
+  function trickle(
+    port: number,
+    giveUpMs: number,
+    before = '',
+  ): Promise<{ closed: boolean; answer: string; stillSending: boolean }> {
     return new Promise((resolve) => {
       const socket = connect(port, '127.0.0.1');
-      const line = 'LIST /v1/echo/slow HTTP/1.1';
+      const line = `LIST /v1/echo/${'x'.repeat(200)} HTTP/1.1`;
       let sent = 0;
       let answer = '';
+      if (before) socket.write(before);
       const tick = setInterval(() => {
         if (!socket.destroyed && sent < line.length) socket.write(line[sent++]!);
       }, 50);
@@ -287,7 +296,7 @@ describe('a request line sent a byte at a time', () => {
         clearInterval(tick);
         clearTimeout(giveUp);
         socket.destroy();
-        resolve({ closed, answer });
+        resolve({ closed, answer, stillSending: sent < line.length });
       };
       const giveUp = setTimeout(() => finish(false), giveUpMs);
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
@@ -298,21 +307,36 @@ describe('a request line sent a byte at a time', () => {
 
   it("is cut off at the server's headersTimeout with node's 408, as node cuts off a head it parses itself", async () => {
     // Held by the framer, the line never reaches node's parser, whose own deadline then never starts.
-    const framed = await serverWith(true);
+    const framed = await serverWith();
     try {
       const started = performance.now();
       const result = await trickle(framed.port, 3000);
-      const tookMs = performance.now() - started;
       expect(result.closed).toBe(true);
+      // Cut off while the client was still sending: the deadline ran from the line's first byte,
+      // not from its latest one.
+      expect(result.stillSending).toBe(true);
       expect(result.answer).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-      expect(tookMs).toBeGreaterThanOrEqual(380);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(380);
+    } finally {
+      await framed.close();
+    }
+  });
+
+  it('answers the 408 on a keep-alive connection too, after the answers already sent', async () => {
+    const framed = await serverWith();
+    try {
+      const result = await trickle(framed.port, 3000, 'GET /first HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(result.closed).toBe(true);
+      expect(result.answer).toMatch(
+        /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nokHTTP\/1\.1 408 Request Timeout\r\n/,
+      );
     } finally {
       await framed.close();
     }
   });
 
   it('does not cut off a line that ends in time, nor the requests after it', async () => {
-    const framed = await serverWith(true);
+    const framed = await serverWith();
     try {
       const socket = connect(framed.port, '127.0.0.1');
       socket.on('error', () => {});

@@ -294,7 +294,8 @@ const REQUEST_TIMEOUT_ANSWER = 'HTTP/1.1 408 Request Timeout\r\nConnection: clos
  * Node times a request's head from its first byte, but the parser sees no byte of a request line the
  * framer holds: a client sending one a byte at a time, never ending it, would keep the connection
  * for ever. So the framer keeps the same deadline for the request line itself, `headersTimeoutMs`
- * from its first byte, and answers as node does when it passes.
+ * from its first byte, and answers as node does when it passes. (Node's own deadline then starts
+ * when the line is handed over, so a whole head may take up to twice `headersTimeout`: bounded.)
  *
  * Writes, timeouts, addresses and the socket's lifetime stay the socket's own, where a stand-in
  * Duplex for the socket (as before) put two more stream layers under every request and had to mirror
@@ -323,8 +324,10 @@ export function frameSocket(
       lineDeadline = undefined;
       if (!framer.holdingRequestLine || framer.requestLineNumber !== deadlineFor) return;
       if (socket.destroyed) return;
-      // As node: the 408 only where nothing was answered on the connection yet.
-      if (socket.bytesWritten === 0) socket.write(REQUEST_TIMEOUT_ANSWER);
+      // As node (`socketOnError`): the 408 unless an answer is already on its way, whose bytes it
+      // would corrupt.
+      const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+      if (socket.writable && !answering?.headersSent) socket.write(REQUEST_TIMEOUT_ANSWER);
       socket.destroy();
     }, headersTimeoutMs);
     // A connection held only by this deadline must not keep the process up.
