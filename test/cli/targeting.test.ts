@@ -211,6 +211,10 @@ describe('a targeted plan with nothing to change', () => {
     expect(markdown.stdout).toContain(
       'No changes. The 1 object planned matches live state; the other 2 were not compared.',
     );
+    // Patterns that take every object planned the whole manifest: no "other 0".
+    await runCli(['apply', '-f', own, '--auto-approve'], env);
+    const all = await runCli(['plan', '-f', own, '--target', 'AclRole/**'], env);
+    expect(all.stdout).toContain('No changes. Live state matches the manifest.');
   });
 });
 

@@ -94,7 +94,8 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
  */
 export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
   const t = plan.targeting;
-  if (!t) return 'Live state matches the manifest.';
+  // Patterns that took every object compared the whole manifest.
+  if (!t || t.selected === t.total) return 'Live state matches the manifest.';
   return `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state; the other ${t.total - t.selected} ${t.total - t.selected === 1 ? 'was' : 'were'} not compared.`;
 }
 
