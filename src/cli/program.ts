@@ -293,7 +293,10 @@ export async function buildProgram(
     .description('serve a local emulation of the four services on one loopback port')
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').argParser(port).default(8500))
     .option('--host <address>', 'address to listen on (loopback unless you say otherwise)', '127.0.0.1')
-    .option('--token <token>', 'root token for every service (random when absent)')
+    .option(
+      '--token <token>',
+      'root token for every service (random when absent; with --data, the one the first start made, kept there)',
+    )
     .option('--data <dir>', 'keep the sandbox state in this folder across restarts')
     .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults');
   addSandboxFaultOptions(sandbox).action(async (opts) => {

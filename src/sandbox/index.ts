@@ -103,8 +103,6 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   async function startLocked(rootToken: string, madeToken: boolean): Promise<RunningSandbox> {
     const config = resolveConfig(opts.config, opts.faults, rootToken, services);
     const tokens = new TokenStore(rootToken, config.tokens ?? []);
-    // Written once the config is known good: a refused start leaves the folder as it was.
-    if (madeToken && opts.dataDir !== undefined) keepRootToken(opts.dataDir, rootToken);
     const started = await createServices(services, {
       config,
       tokens,
@@ -129,6 +127,16 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     }
     // Seeding on start is a change too: the data folder holds a complete state from the first moment.
     for (const saver of started.savers) saver.markDirty();
+    // Kept once the sandbox is up, with its state: a start refused (bad config, port in use) keeps
+    // no token that no client was ever given.
+    if (madeToken && opts.dataDir !== undefined) {
+      try {
+        keepRootToken(opts.dataDir, rootToken);
+      } catch (err) {
+        await server.close();
+        throw err;
+      }
+    }
 
     const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     let closing: Promise<void> | undefined;

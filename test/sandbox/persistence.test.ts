@@ -186,6 +186,16 @@ describe('persistence', () => {
     expect(readFileSync(join(dir.path, 'root-token'), 'utf8')).toBe(kept);
   });
 
+  it('keeps no root token from a start that was refused (its port in use)', async () => {
+    const other = await startSandbox({ port: 0 });
+    try {
+      await expect(startSandbox({ dataDir: dir.path, port: other.port })).rejects.toThrow();
+      expect(existsSync(join(dir.path, 'root-token'))).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses a root-token file that holds no token, without quoting it, and releases the folder', async () => {
     writeFileSync(join(dir.path, 'root-token'), 'two words\nsecret-looking-value\n');
     const refused = await startSandbox({ dataDir: dir.path }).then(
