@@ -44,10 +44,10 @@ describe('workspaces Converge created in an organization the manifest no longer 
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
       [
-        'Not pruned: 2 objects Converge created where the manifest no longer declares any object of their kind in the same organization or namespace; --prune reaches only scopes the manifest manages.',
+        'Not pruned: 2 objects the inventory records as created by Converge, where the manifest declares no object of their kind any more on the same connection and in the same organization or namespace; --prune reaches only scopes the manifest manages.',
         '  Workspace/sandbox/ws-a',
         '  Workspace/sandbox/ws-b',
-        'To delete them, declare a PruneScope of their kind and namespace (with allowEmpty: true); to keep them, nothing to do.',
+        "To delete them, declare a PruneScope of their kind, namespace and connection (with allowEmpty: true); if one is gone or no longer Converge's, drop the record with `converge inventory forget ADDRESS --yes`.",
       ].join('\n'),
     );
     expect(r.stdout).toContain('0 to destroy');

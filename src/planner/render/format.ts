@@ -82,9 +82,10 @@ export function missingOwnedLines(addresses: readonly string[]): string[] {
  */
 export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
+  const one = n === 1;
   return [
-    `Not pruned: ${n} object${n === 1 ? '' : 's'} Converge created where the manifest no longer declares any object of ${n === 1 ? 'its' : 'their'} kind in the same organization or namespace; --prune reaches only scopes the manifest manages.`,
-    'To delete them, declare a PruneScope of their kind and namespace (with allowEmpty: true); to keep them, nothing to do.',
+    `Not pruned: ${n} object${one ? '' : 's'} the inventory records as created by Converge, where the manifest declares no object of ${one ? 'its' : 'their'} kind any more on the same connection and in the same organization or namespace; --prune reaches only scopes the manifest manages.`,
+    `To delete ${one ? 'it' : 'them'}, declare a PruneScope of ${one ? 'its' : 'their'} kind, namespace and connection (with allowEmpty: true); if ${one ? 'it is' : 'one is'} gone or no longer Converge's, drop the record with \`converge inventory forget ADDRESS --yes\`.`,
   ];
 }
 
