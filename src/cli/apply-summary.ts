@@ -1,7 +1,7 @@
 /**
  * What an apply did, said once it is over: every object that was not applied and why (after an
- * interrupt, every object of the plan, so the person knows exactly what changed before running
- * again), then the counts, last, where a terminal leaves them in view. Addresses are the manifest's
+ * interrupt, every object applied, failed or stale, so the person knows exactly what changed before
+ * running again, and the first of those it left alone), then the counts, last, where a terminal leaves them in view. Addresses are the manifest's
  * and messages may quote a service: each is one printable line, so neither can end the line, rewrite
  * the terminal or issue a CI workflow command.
  */
@@ -26,12 +26,30 @@ export function writeApplySummary(io: Io, result: Pick<ApplyResult, 'counts' | '
   );
 }
 
+/**
+ * Changes the interrupt left alone listed one by one after an interrupt; beyond these, a count. What
+ * was applied, failed or went stale is always listed whole: that is what changed or needs a look. A
+ * Ctrl-C early in a long apply left thousands of lines alike, and `converge plan` shows them anyway.
+ */
+const UNTOUCHED_LISTED = 20;
+
 export function writeInterruptSummary(io: Io, results: readonly ChangeResult[]): void {
   const applied = results.filter((r) => r.status === 'applied');
   const rest = results.filter((r) => r.status !== 'applied');
+  const untouched = rest.filter((r) => r.interrupted);
+  const hidden = untouched.slice(UNTOUCHED_LISTED);
+  const unlisted = new Set(hidden);
   write(io.stdout, '');
   for (const r of applied) write(io.stdout, `  applied: ${printable(r.address)} (${r.action})`);
-  for (const r of rest) write(io.stdout, `  not applied (${r.status}): ${resultLine(r)}`);
+  for (const r of rest) {
+    if (!unlisted.has(r)) write(io.stdout, `  not applied (${r.status}): ${resultLine(r)}`);
+  }
+  if (hidden.length > 0) {
+    write(
+      io.stdout,
+      `  … and ${hidden.length} more not attempted: interrupted (\`converge plan\` lists what is left)`,
+    );
+  }
   write(
     io.stdout,
     `\nApply interrupted: ${applied.length} applied, ${rest.length} not applied. Run \`converge plan\` to see what is left.`,

@@ -67,4 +67,27 @@ describe('the summary after an apply', () => {
     expect(out()).toContain(`  not applied (failed): AclRole/default/bad\\u001b[1A: ${INERT}\n`);
     expectInert(out());
   });
+
+  it('after an interrupt early in a long apply, lists the first changes it left alone and counts the rest', () => {
+    const { io, out } = captured();
+    const untouched = Array.from({ length: 250 }, (_, i): ChangeResult => ({
+      address: `AclRole/default/r-${i}`,
+      action: 'create',
+      status: 'skipped',
+      message: 'not attempted: interrupted',
+      durationMs: 0,
+      interrupted: true,
+    }));
+    writeInterruptSummary(io, [...results, ...untouched]);
+    const lines = out().split('\n');
+    // What changed or failed is always there; of the 250 the interrupt left alone, 20 lines and a
+    // count (the fixture's own skipped change is listed as any other).
+    expect(out()).toContain('  applied: AclRole/default/ok (create)\n');
+    expect(out()).toContain(`  not applied (failed): AclRole/default/bad\\u001b[1A: ${INERT}\n`);
+    expect(lines.filter((l) => l.startsWith('  not applied (skipped): AclRole/default/r-'))).toHaveLength(20);
+    expect(out()).toContain(
+      '  … and 230 more not attempted: interrupted (`converge plan` lists what is left)\n',
+    );
+    expect(lines.at(-2)).toMatch(/^Apply interrupted: 1 applied, 252 not applied\./);
+  });
 });
