@@ -7,7 +7,7 @@ import { addFormats, newAjv as newAjvWith, precompiledFolder, schemaKey } from '
 import { editDistance } from '../common/edit-distance.js';
 import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
-import { joinPointer, pointerToPath } from './pointer.js';
+import { joinPointer, pointerToPath, splitPointer } from './pointer.js';
 import type { DocumentLocator } from './positions.js';
 import { builtinKinds } from './builtins.js';
 import { buildDocumentSchema, buildManifestSchema, knownKindNames } from './schema.js';
@@ -476,8 +476,50 @@ function kindRules(document: Record<string, unknown>, context: ValidationContext
   if (!kind?.validateSpec) return [];
   // An object declared absent is only deleted: rules about what it would hold do not apply.
   if ((document.metadata as { ensure?: string } | undefined)?.ensure === 'absent') return [];
-  return kind.validateSpec(document.spec as Record<string, unknown>).map((rule) => ({
+  const rules = kind.validateSpec(document.spec as Record<string, unknown>);
+  if (rules.length === 0) return [];
+  const hide = interpolatedStrings(document, context.sensitivePointers);
+  return rules.map((rule) => ({
     position: context.positions.locate(`/spec${rule.pointer}`),
-    message: rule.message,
+    message: hide(rule.message),
   }));
+}
+
+/** Shorter interpolated strings are left in messages: hiding them would mangle every other word. */
+const HIDDEN_MIN_LENGTH = 3;
+
+/**
+ * A kind's rule may quote a value it compares (a userfilter must contain the userattr value); the kind
+ * cannot know that value came from `${env:…}`. So every interpolated string of the document is taken
+ * out of its messages, in any letter case (a rule may quote it lower-cased).
+ */
+function interpolatedStrings(
+  document: Record<string, unknown>,
+  sensitive: ReadonlySet<string>,
+): (message: string) => string {
+  const values: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === 'string') {
+      if (value.length >= HIDDEN_MIN_LENGTH) values.push(value);
+    } else if (value !== null && typeof value === 'object') {
+      for (const inner of Object.values(value)) collect(inner);
+    }
+  };
+  for (const pointer of sensitive) {
+    let at: unknown = document;
+    for (const segment of splitPointer(pointer)) {
+      at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[segment] : undefined;
+    }
+    collect(at);
+  }
+  if (values.length === 0) return (message) => message;
+  // Longest first, so a value containing another is hidden whole.
+  const pattern = new RegExp(
+    values
+      .sort((a, b) => b.length - a.length)
+      .map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('|'),
+    'gi',
+  );
+  return (message) => message.replace(pattern, '(an interpolated value, not shown)');
 }

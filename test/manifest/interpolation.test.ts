@@ -157,6 +157,33 @@ spec:
     expect(lines.join('\n')).not.toContain('hunter2');
   });
 
+  test("a kind's own rule never echoes an interpolated value, even one it quotes lower-cased", async () => {
+    // A rule like the directory configuration's: the filter must name the attribute's value.
+    const ruledKind = {
+      ...testRoleKind,
+      kind: 'RuledRole',
+      validateSpec: (spec: Record<string, unknown>) =>
+        String(spec.Description).includes('{{')
+          ? []
+          : [
+              {
+                pointer: '/Description',
+                message: `Description must mention "${String(spec.Token).toLowerCase()}"`,
+              },
+            ],
+    };
+    const dir = writeTree({
+      'a.yaml':
+        'apiVersion: converge/v1\nkind: RuledRole\nmetadata: { name: a }\nspec:\n  Description: x\n  Token: ${env:SECRET}\n',
+    });
+    const lines = await loadErrors(dir, ['a.yaml'], {
+      kinds: [ruledKind],
+      env: { SECRET: 'Zz9SecretValueQq', CONVERGE_ALLOW_ENV: 'SECRET' },
+    });
+    expect(lines).toEqual(['a.yaml:5:16: Description must mention "(an interpolated value, not shown)"']);
+    expect(lines.join('\n').toLowerCase()).not.toContain('zz9secretvalueqq');
+  });
+
   test("schema errors never echo a value written literally at a kind's secret attribute", async () => {
     const secretKind = { ...testRoleKind, kind: 'SecretRole', writeOnly: ['Token'] };
     const dir = writeTree({
