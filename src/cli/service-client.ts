@@ -10,12 +10,17 @@ import { retryReporter } from './retry-log.js';
 import { CLI_SETTING_NAMES } from './setting-flags.js';
 
 /** HTTP options for a run of `plan`, `apply` or an operator command: retries go to stderr. */
-export function runHttpOptions(io: Pick<Io, 'stderr' | 'env'>, timeoutSeconds?: number): RunHttpOptions {
+export function runHttpOptions(
+  io: Pick<Io, 'stderr' | 'env'>,
+  timeoutSeconds?: number,
+  parallelism?: number,
+): RunHttpOptions {
   const report = retryReporter((line) => io.stderr.write(`${line}\n`), currentRequestLabel);
   return httpOptions(io.env, {
     onRetry: report.onRetry,
     onRateLimitPause: report.onRateLimitPause,
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(parallelism !== undefined ? { parallelism } : {}),
     settingNames: CLI_SETTING_NAMES,
   });
 }

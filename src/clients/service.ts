@@ -34,6 +34,7 @@ export type RunHttpOptions = Partial<
     | 'dispatcher'
     | 'maxResponseBytes'
     | 'signal'
+    | 'maxConnections'
   >
 >;
 

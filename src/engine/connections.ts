@@ -34,7 +34,15 @@ export interface HttpSettings {
   timeoutSeconds?: number;
   /** How the front end names `timeout` and `parallelism` in errors; default these options' names. */
   settingNames?: Partial<SettingNames>;
+  /**
+   * How many changes or reads the run keeps in flight (`--parallelism`): each service's pool opens
+   * as many connections (10 at least), so none of them waits in the pool unseen, as if started.
+   */
+  parallelism?: number;
 }
+
+/** Connections per service host when the run says no more (terraform's default parallelism). */
+const DEFAULT_CONNECTIONS = 10;
 
 /**
  * What every client of a run does over HTTP: retries are reported as they happen (so a slow service
@@ -49,6 +57,9 @@ export function httpOptions(env: NodeJS.ProcessEnv, settings: HttpSettings = {})
     ...(settings.onRateLimitPause ? { onRateLimitPause: settings.onRateLimitPause } : {}),
     ...(settings.timeoutSeconds !== undefined ? { deadlineMs: settings.timeoutSeconds * 1000 } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
+    ...(settings.parallelism !== undefined && settings.parallelism > DEFAULT_CONNECTIONS
+      ? { maxConnections: Math.floor(settings.parallelism) }
+      : {}),
     settingNames: { timeout: names.timeout, parallelism: names.parallelism },
   };
 }

@@ -270,6 +270,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     const http = {
       ...httpOptions(env, {
         ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),
+        ...(options.parallelism !== undefined ? { parallelism: options.parallelism } : {}),
         ...names,
       }),
       ...metrics.requestHooks(),

@@ -105,7 +105,7 @@ async function applyUntilInterrupted(
       'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
     );
   }
-  const http = runHttpOptions(io, flags.timeout);
+  const http = runHttpOptions(io, flags.timeout, flags.parallelism);
   const inventory = inventoryFromEnv(io.env, http);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   const currentKey = inventory.existingStateKey();

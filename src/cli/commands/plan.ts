@@ -90,7 +90,7 @@ async function planAndSave(
   stage: { saving: boolean },
 ): Promise<number> {
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
-  const http = runHttpOptions(io, flags.timeout);
+  const http = runHttpOptions(io, flags.timeout, flags.parallelism);
   const inventory = inventoryFromEnv(io.env, http);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   inventory.existingStateKey();

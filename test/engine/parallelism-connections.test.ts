@@ -1,0 +1,68 @@
+/**
+ * `--parallelism` above the default opens as many connections per service: with the pool capped at
+ * 10, the rest of the run's "started" changes waited unseen in the pool (and still went out after a
+ * Ctrl-C). Counted at a server that holds every request until as many as asked are in at once.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registryService } from '../../src/clients/registry/definition.js';
+import { httpOptions, ServiceConnections } from '../../src/engine/connections.js';
+import { defaultCatalog } from '../../src/engine/services.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+/** A registry that answers nothing until `wanted` requests are in at once (or 100 ms passed). */
+async function holdingRegistry(wanted: number): Promise<{ url: string; most: () => number }> {
+  let inFlight = 0;
+  let most = 0;
+  const waiting: (() => void)[] = [];
+  server = createServer((req, res) => {
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    const answer = () => {
+      inFlight -= 1;
+      res.writeHead(200, { 'content-type': 'application/json', 'x-consul-index': '1' });
+      res.end('[]');
+    };
+    waiting.push(answer);
+    if (waiting.length >= wanted) for (const release of waiting.splice(0)) release();
+    else
+      setTimeout(
+        () => waiting.includes(answer) && waiting.splice(waiting.indexOf(answer), 1) && answer(),
+        1500,
+      );
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, most: () => most };
+}
+
+async function mostInFlight(parallelism: number | undefined, requests: number): Promise<number> {
+  const registry = await holdingRegistry(requests);
+  const env = { CONVERGE_REGISTRY_ADDR: registry.url, CONVERGE_REGISTRY_TOKEN: 'token' };
+  const connections = new ServiceConnections(env, defaultCatalog.definitions, [], {
+    http: httpOptions(env, parallelism === undefined ? {} : { parallelism }),
+  });
+  try {
+    const client = connections.client(registryService);
+    await Promise.all(Array.from({ length: requests }, () => client.listPolicies()));
+  } finally {
+    await connections.close();
+  }
+  return registry.most();
+}
+
+describe('connections per service', () => {
+  it('follow a parallelism above the default', async () => {
+    expect(await mostInFlight(25, 25)).toBe(25);
+  });
+
+  it('stay at 10 by default', async () => {
+    expect(await mostInFlight(undefined, 12)).toBe(10);
+  });
+});
