@@ -38,6 +38,11 @@ export interface Interrupt {
   readonly signalName: NodeJS.Signals | undefined;
   /** From now on, the first signal lets changes in flight finish (up to the grace period). */
   letInFlightFinish(): void;
+  /**
+   * Runs `last` when the second signal quits at once, before the exit: only synchronous work gets
+   * done then (the inventory's local file saved). Its failure never keeps the process alive.
+   */
+  beforeQuit(last: () => void): void;
   dispose(): void;
 }
 
@@ -61,6 +66,7 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
   let exitCode: number | undefined;
   let signalName: NodeJS.Signals | undefined;
   let timer: NodeJS.Timeout | undefined;
+  const lastWords: (() => void)[] = [];
 
   const handler = (signal: NodeJS.Signals) => {
     const code = SIGNAL_EXIT_CODES[signal] ?? 130;
@@ -68,6 +74,13 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
       io.stderr.write(
         `\nInterrupted again (${signal}): quitting now; a change in flight may be cut. The local apply lock is released; a workspace lock taken by this run may be left behind.\n`,
       );
+      for (const last of lastWords) {
+        try {
+          last();
+        } catch (error) {
+          io.stderr.write(`(while quitting: ${(error as Error).message})\n`);
+        }
+      }
       exit(code);
       return;
     }
@@ -111,6 +124,9 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
     },
     letInFlightFinish() {
       graceful = true;
+    },
+    beforeQuit(last) {
+      lastWords.push(last);
     },
     dispose() {
       if (timer) clearTimeout(timer);

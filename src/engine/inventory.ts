@@ -36,6 +36,8 @@ export interface InventoryBackend {
   readSync?(): string | undefined;
   read(): Promise<string | undefined>;
   write(text: string): Promise<void>;
+  /** A write that is done when it returns: the last thing a process quitting at once can do. */
+  writeSync?(text: string): void;
   lock(options: LockOptions): Promise<{ release(): Promise<void> }>;
   close?(): Promise<void>;
   /** The live object that stores the inventory itself, if any: never exported as a managed object. */
@@ -66,8 +68,12 @@ export class FileInventoryBackend implements InventoryBackend {
     return this.readSync();
   }
 
-  /** Beside itself, then renamed, mode 0600: a crash never leaves half a file. */
   async write(text: string): Promise<void> {
+    this.writeSync(text);
+  }
+
+  /** Beside itself, then renamed, mode 0600: a crash never leaves half a file. */
+  writeSync(text: string): void {
     const dir = path.dirname(this.file);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
@@ -267,6 +273,23 @@ export class LocalInventory implements WriteOnlyDigests {
     if (!this.dirty || !this.data) return;
     await this.backend.write(serializeInventory(this.data));
     this.dirty = false;
+  }
+
+  /**
+   * Writes what changed now, where the backend can without waiting (the local file): for a process
+   * that quits at once (a second Ctrl-C), so the objects it created are not left unrecorded and
+   * beyond prune's reach. Says whether it saved.
+   */
+  saveNow(): boolean {
+    if (!this.dirty || !this.data || !this.backend.writeSync) return false;
+    this.backend.writeSync(serializeInventory(this.data));
+    this.dirty = false;
+    return true;
+  }
+
+  /** Whether this run changed records not yet saved. */
+  get unsaved(): boolean {
+    return this.dirty;
   }
 
   /** Takes the backend's lock; see `lockInventory` in workflow.ts. */

@@ -3,12 +3,12 @@
  * run), plan against live state, apply the plan. Loading and planning write nothing to a service.
  */
 import { settingNames } from '../common/setting-names.js';
-import type { ApplyEvent, ApplyResult } from '../applier/applier.js';
+import type { ApplyEvent, ApplyResult, ChangeResult } from '../applier/applier.js';
 import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
 import type { Manifest } from '../manifest/types.js';
 import { buildPlan } from '../planner/planner.js';
-import type { Plan } from '../planner/types.js';
+import type { Change, Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import { addressOf, type Desired } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
@@ -215,31 +215,32 @@ export async function apply(
   options: ApplyRunOptions = {},
 ): Promise<ApplyResult> {
   const catalog = options.catalog ?? defaultCatalog;
+  const inventory = options.inventory;
+  // Each change is recorded as it lands, not once all have: a process quitting at once (a second
+  // Ctrl-C) can then still save what it made (`LocalInventory.saveNow`).
+  const record = (result: ChangeResult, change: Change) => {
+    if (result.status !== 'applied' || result.action === 'noop') return;
+    inventory?.recordApplied?.([
+      {
+        address: result.address,
+        key: change.key,
+        action: result.action,
+        ...(result.id !== undefined ? { id: result.id } : {}),
+      },
+    ]);
+  };
+  const onEvent = options.onEvent;
   const result = await applyPlan(run.plan, catalog.kind, run.connections, {
     parallelism: options.parallelism ?? 10,
     ...(options.checkStale ? { checkStale: true } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-    ...(options.inventory ? { writeOnly: options.inventory } : {}),
+    onEvent: (event) => {
+      if (event.type === 'finish' && event.result) record(event.result, event.change);
+      onEvent?.(event);
+    },
+    ...(inventory ? { writeOnly: inventory } : {}),
     ...(options.stop ? { stop: options.stop } : {}),
   });
-  if (options.inventory?.recordApplied) {
-    const byAddress = new Map(run.plan.changes.map((c) => [c.address, c]));
-    options.inventory.recordApplied(
-      result.results.flatMap((r): AppliedObject[] => {
-        const change = byAddress.get(r.address);
-        if (r.status !== 'applied' || !change || r.action === 'noop') return [];
-        return [
-          {
-            address: r.address,
-            key: change.key,
-            action: r.action,
-            ...(r.id !== undefined ? { id: r.id } : {}),
-          },
-        ];
-      }),
-    );
-  }
-  await options.inventory?.save();
+  await inventory?.save();
   return result;
 }
 

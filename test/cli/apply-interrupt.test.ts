@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATE_LOCK_FILE } from '../../src/engine/state-lock.js';
@@ -49,7 +49,7 @@ async function rolesNamed(stem: string): Promise<string[]> {
 }
 
 /** Starts the apply, sends `signals` once the first change is in flight, and collects the outcome. */
-async function interruptedApply(stem: string, signals: NodeJS.Signals[]) {
+async function interruptedApply(stem: string, signals: NodeJS.Signals[], after = /: creating…/) {
   const stateDir = tempDir('converge-interrupt-state-');
   const child = spawn(
     process.execPath,
@@ -66,7 +66,7 @@ async function interruptedApply(stem: string, signals: NodeJS.Signals[]) {
   const started = new Promise<void>((resolve) => {
     child.stdout.on('data', (d) => {
       stdout += d;
-      if (/: creating…/.test(stdout)) resolve();
+      if (after.test(stdout)) resolve();
     });
   });
   await started;
@@ -76,7 +76,7 @@ async function interruptedApply(stem: string, signals: NodeJS.Signals[]) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const [code] = (await exited) as [number | null];
-  return { code, stdout, stderr, lockFile: path.join(stateDir, STATE_LOCK_FILE) };
+  return { code, stdout, stderr, stateDir, lockFile: path.join(stateDir, STATE_LOCK_FILE) };
 }
 
 describe('an interrupted apply', () => {
@@ -116,5 +116,18 @@ describe('an interrupted apply', () => {
     expect(r.stderr).toContain('Interrupted again (SIGINT): quitting now');
     expect(r.stdout).not.toContain('Apply interrupted');
     expect(existsSync(r.lockFile)).toBe(false);
+  });
+
+  it('on a second signal, still records in the inventory what was created before it', async () => {
+    const r = await interruptedApply('int-record', ['SIGINT', 'SIGINT'], /: created \(/);
+    expect(r.code).toBe(130);
+    const created = [...r.stdout.matchAll(/^AclRole\/default\/(\S+): created \(/gm)].map((m) => m[1]!);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(r.stderr).toContain('The changes applied so far are recorded in the inventory');
+    // Each role created is Converge's own in the inventory, so a later --prune can delete it.
+    const inventory = JSON.parse(readFileSync(path.join(r.stateDir, 'inventory.json'), 'utf8')) as {
+      objects: Record<string, { owned: boolean }>;
+    };
+    for (const name of created) expect(inventory.objects[`AclRole/default/${name}`]?.owned).toBe(true);
   });
 });

@@ -225,6 +225,18 @@ async function applyUntilInterrupted(
 
     // From here a first Ctrl-C lets changes in flight finish rather than cutting them midway.
     interrupt.letInFlightFinish();
+    // A second one quits at once: what was applied by then stays recorded (prune finds what this run
+    // created), where the inventory can be written without waiting.
+    interrupt.beforeQuit(() => {
+      if (inventory.saveNow()) {
+        write(io.stderr, `The changes applied so far are recorded in the inventory (${inventory.file}).`);
+      } else if (inventory.unsaved) {
+        write(
+          io.stderr,
+          `The inventory (${inventory.file}) could not be saved in time: objects this run created are not recorded. Adopt them with \`converge import ADDRESS\` once \`converge plan\` shows them unchanged.`,
+        );
+      }
+    });
     const progressOut = applyProgress(io);
     const result = await apply(
       { plan, connections: run.connections },
