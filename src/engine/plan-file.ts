@@ -139,18 +139,27 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     throw new EngineError(
-      `cannot read plan file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      code === 'ENOENT'
+        ? `plan file ${file} does not exist (make one with \`converge plan -f PATH -out ${file}\`)`
+        : code === 'EISDIR'
+          ? `${file} is a folder, not a plan file (to apply a manifest folder, give it with -f)`
+          : `cannot read plan file ${file}: ${code ?? String(error)}`,
     );
   }
+  // A manifest given without -f lands here: say how to apply one.
+  const manifestHint = /\.ya?ml$/i.test(file)
+    ? ` (to apply a manifest, give it with -f: apply -f ${file})`
+    : '';
   let saved: SavedPlan;
   try {
     saved = JSON.parse(text) as SavedPlan;
   } catch {
-    throw new EngineError(`${file} is not a Converge plan file (not JSON)`);
+    throw new EngineError(`${file} is not a Converge plan file (not JSON)${manifestHint}`);
   }
   if (saved?.format !== FORMAT || !Array.isArray(saved.changes) || !Array.isArray(saved.manifest)) {
-    throw new EngineError(`${file} is not a Converge plan file`);
+    throw new EngineError(`${file} is not a Converge plan file${manifestHint}`);
   }
   for (const field of ['targets', 'excludes'] as const) {
     const list: unknown = saved[field];

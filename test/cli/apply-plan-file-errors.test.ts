@@ -1,0 +1,39 @@
+/** `apply FILE` given something that is not a saved plan: each says what it is and what to do. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+const env = () => ({ NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-planfile-state-') });
+
+describe('apply FILE with no saved plan there', () => {
+  it('says a missing file does not exist, and how to make one', async () => {
+    const file = path.join(tempDir('converge-planfile-'), 'missing.plan');
+    const r = await runCli(['apply', file], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `plan file ${file} does not exist (make one with \`converge plan -f PATH -out ${file}\`)`,
+    );
+  });
+
+  it('points a manifest given without -f to -f', async () => {
+    const file = path.join(tempDir('converge-planfile-'), 'roles.yaml');
+    writeFileSync(file, 'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: a }\nspec: {}\n');
+    const r = await runCli(['apply', file], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `is not a Converge plan file (not JSON) (to apply a manifest, give it with -f: apply -f ${file})`,
+    );
+  });
+
+  it('points a folder to -f', async () => {
+    const dir = path.join(tempDir('converge-planfile-'), 'manifests');
+    mkdirSync(dir);
+    const r = await runCli(['apply', dir], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${dir} is a folder, not a plan file (to apply a manifest folder, give it with -f)`,
+    );
+  });
+});
