@@ -535,9 +535,13 @@ async function pruneCandidates(
       }),
     ),
   );
-  // Two scopes may overlap: delete each object once.
+  // Two scopes may overlap: delete each object once. In address order, as a reader scans them (the
+  // service lists them in its own order, which is no order to a reader).
   const seen = new Set<string>();
-  return lists.flat().filter((c) => !seen.has(c.address) && seen.add(c.address));
+  return lists
+    .flat()
+    .filter((c) => !seen.has(c.address) && seen.add(c.address))
+    .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
 }
 
 /**
