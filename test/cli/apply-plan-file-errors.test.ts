@@ -37,3 +37,17 @@ describe('apply FILE with no saved plan there', () => {
     );
   });
 });
+
+describe('plan -out into a folder that does not exist', () => {
+  it('is refused before the manifest or any service is read', async () => {
+    const out = path.join(tempDir('converge-planfile-'), 'no', 'such', 'x.plan');
+    // No manifest folder exists and no service is set: the -out check must come first to be seen.
+    const r = await runCli(
+      ['plan', '-f', path.join(tempDir('converge-planfile-'), 'absent'), '-out', out],
+      env(),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`-out ${out}: the folder ${path.dirname(out)} does not exist`);
+    expect(r.stderr).not.toContain('no such file or folder');
+  });
+});

@@ -1,5 +1,6 @@
 /** `converge plan`: what apply would do, as text, JSON or markdown; optionally saved for `apply FILE`. */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 
 import { renderHuman } from '../../planner/render/human.js';
 import { renderInvalidManifestJson, renderJson } from '../../planner/render/json.js';
@@ -12,7 +13,7 @@ import { writePlanFile } from '../../engine/plan-file.js';
 import { sayAfterError } from '../after-error.js';
 import { plan as planRun } from '../../engine/workflow.js';
 import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
-import { EXIT } from '../exit-codes.js';
+import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { runHttpOptions } from '../service-client.js';
@@ -89,6 +90,8 @@ async function planAndSave(
   catalog: Catalog,
   stage: { saving: boolean },
 ): Promise<number> {
+  // A plan that cannot be saved is found out before minutes of reading services, not after.
+  if (flags.out) outFolderMustExist(flags.out);
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
   const http = runHttpOptions(io, flags.timeout, flags.parallelism);
   const inventory = inventoryFromEnv(io.env, http);
@@ -165,4 +168,16 @@ function notSaved(io: Io, file: string, why: string): void {
 function notSavedLine(file: string, why: string): string {
   const earlier = existsSync(file) ? ` The earlier ${file} is left as it was.` : '';
   return `Plan not saved to ${file}: ${why}.${earlier}`;
+}
+
+/** The folder `-out` writes into exists and is a folder (whether it is writable, the write says). */
+function outFolderMustExist(out: string): void {
+  const folder = path.dirname(path.resolve(out));
+  let isFolder = false;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch {
+    // Missing: said below.
+  }
+  if (!isFolder) throw new CliError(`-out ${out}: the folder ${folder} does not exist`);
 }
