@@ -8,7 +8,13 @@
  * prune scope listed: a marker kind's object that lost its marker, or an object outside every scope,
  * was simply not looked for.
  */
-import { addressOf, inPruneScope, isPrunable, type PruneScope } from '../resources/contract.js';
+import {
+  addressOf,
+  inPruneScope,
+  isPrunable,
+  type PruneScope,
+  type ResourceKey,
+} from '../resources/contract.js';
 import type { Plan } from '../planner/types.js';
 import type { Catalog } from './catalog.js';
 import type { InventoryEntry } from './inventory-document.js';
@@ -22,15 +28,9 @@ export function missingOwned(
 ): string[] {
   // A refused scope plans no deletion, so its objects would look missing when they are not.
   if (plan.problems.length > 0) return [];
-  const planned = new Set(plan.changes.map((c) => c.address));
-  return owned
-    .filter(([address, entry]) => {
-      const kind = catalog.kind(entry.kind);
-      if (!kind || !isPrunable(kind) || kind.ownership !== 'declared-scope') return false;
-      if (declared.has(address) || planned.has(address)) return false;
-      return addressOf(entry.key) === address && scopes.some((s) => inPruneScope(entry.key, s));
-    })
-    .map(([address]) => address);
+  return ownedNotPlanned(owned, declared, plan, catalog, 'declared-scope', (key) =>
+    scopes.some((s) => inPruneScope(key, s)),
+  );
 }
 
 /**
@@ -46,13 +46,30 @@ export function ownedOutOfScope(
   plan: Plan,
   catalog: Catalog,
 ): string[] {
+  return ownedNotPlanned(owned, declared, plan, catalog, 'marker', (key) =>
+    scopes.every((s) => !inPruneScope(key, s)),
+  );
+}
+
+/**
+ * The inventory's objects of kinds owned the `ownership` way that the manifest does not declare and
+ * the plan does not touch, whose keys `where` picks (inside the prune scopes, or outside all).
+ */
+function ownedNotPlanned(
+  owned: readonly [string, InventoryEntry][],
+  declared: ReadonlySet<string>,
+  plan: Plan,
+  catalog: Catalog,
+  ownership: 'marker' | 'declared-scope',
+  where: (key: ResourceKey) => boolean,
+): string[] {
   const planned = new Set(plan.changes.map((c) => c.address));
   return owned
     .filter(([address, entry]) => {
       const kind = catalog.kind(entry.kind);
-      if (!kind || !isPrunable(kind) || kind.ownership !== 'marker') return false;
+      if (!kind || !isPrunable(kind) || kind.ownership !== ownership) return false;
       if (declared.has(address) || planned.has(address)) return false;
-      return addressOf(entry.key) === address && !scopes.some((s) => inPruneScope(entry.key, s));
+      return addressOf(entry.key) === address && where(entry.key);
     })
     .map(([address]) => address);
 }
