@@ -68,9 +68,9 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
         return;
       }
       running.delete(change.address);
-      // A change an interrupt left alone gets no line of its own: the interrupt's summary lists them
-      // all, and a line each here doubled a long list (and every one said the same).
       if (!result) return;
+      // A change an interrupt left alone gets no line of its own: the interrupt's summary lists them,
+      // and a line each here doubled a long list (and every one said the same).
       if (result.interrupted) {
         // The count moved on all the same.
         if (live) draw();

@@ -43,6 +43,11 @@ export interface HttpSettings {
 
 /** Connections per service host when the run says no more (terraform's default parallelism). */
 const DEFAULT_CONNECTIONS = 10;
+/**
+ * The most connections per service host whatever `--parallelism` says: each is a socket (a file
+ * descriptor, and a slot in the service's own connection limit); beyond it, requests queue.
+ */
+export const MAX_CONNECTIONS = 256;
 
 /**
  * What every client of a run does over HTTP: retries are reported as they happen (so a slow service
@@ -58,7 +63,7 @@ export function httpOptions(env: NodeJS.ProcessEnv, settings: HttpSettings = {})
     ...(settings.timeoutSeconds !== undefined ? { deadlineMs: settings.timeoutSeconds * 1000 } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(settings.parallelism !== undefined && settings.parallelism > DEFAULT_CONNECTIONS
-      ? { maxConnections: Math.floor(settings.parallelism) }
+      ? { maxConnections: Math.min(Math.floor(settings.parallelism), MAX_CONNECTIONS) }
       : {}),
     settingNames: { timeout: names.timeout, parallelism: names.parallelism },
   };

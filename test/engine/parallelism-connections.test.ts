@@ -7,14 +7,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registryService } from '../../src/clients/registry/definition.js';
-import { httpOptions, ServiceConnections } from '../../src/engine/connections.js';
+import { httpOptions, MAX_CONNECTIONS, ServiceConnections } from '../../src/engine/connections.js';
 import { defaultCatalog } from '../../src/engine/services.js';
 
 let server: Server | undefined;
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
+  const running = server;
   server = undefined;
+  if (!running) return;
+  running.closeAllConnections();
+  await new Promise((resolve) => running.close(resolve));
 });
 
 /** A registry that answers nothing until `wanted` requests are in at once (or 100 ms passed). */
@@ -64,5 +66,9 @@ describe('connections per service', () => {
 
   it('stay at 10 by default', async () => {
     expect(await mostInFlight(undefined, 12)).toBe(10);
+  });
+
+  it('are bounded however high the parallelism asked (each is a socket)', () => {
+    expect(httpOptions({}, { parallelism: 1_000_000 }).maxConnections).toBe(MAX_CONNECTIONS);
   });
 });
