@@ -17,6 +17,8 @@
  * SIGTERM); the local apply lock is still removed by its process-exit handler (`state-lock.ts`).
  */
 import type { Io } from './io.js';
+import { setMaxListeners } from 'node:events';
+import { heldLocks } from '../common/held-locks.js';
 
 /** How long changes in flight may run after the first signal before they are aborted. */
 export const GRACE_MS = 30_000;
@@ -57,6 +59,14 @@ export interface InterruptOptions {
   finishInFlight?: boolean;
 }
 
+/** The service locks left held by quitting now, each with the command that releases it. */
+function leftLocked(): string {
+  const locks = heldLocks();
+  if (locks.length === 0) return '';
+  const lines = locks.map((lock) => `  ${lock.release}    (${lock.what})`);
+  return `Left locked by this run (release each once nothing of this run is left):\n${lines.join('\n')}\n`;
+}
+
 export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
   const graceMs = options.graceMs ?? GRACE_MS;
   const exit = options.exit ?? ((code: number) => process.exit(code));
@@ -72,7 +82,7 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
     const code = SIGNAL_EXIT_CODES[signal] ?? 130;
     if (stop.signal.aborted) {
       io.stderr.write(
-        `\nInterrupted again (${signal}): quitting now; a change in flight may be cut. The local apply lock is released; a workspace lock taken by this run may be left behind.\n`,
+        `\nInterrupted again (${signal}): quitting now; a change in flight may be cut.\n${leftLocked()}`,
       );
       for (const last of lastWords) {
         try {
@@ -111,6 +121,9 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
     // The grace period never keeps a finished process alive.
     timer.unref();
   };
+  // Every request and wait of the run listens on these two signals: a plan of hundreds of objects
+  // adds far more than Node's default of 10 listeners, which is no leak here.
+  setMaxListeners(0, stop.signal, abort.signal);
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
   return {

@@ -25,7 +25,8 @@ import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
 import type { InventoryBackend, InventoryLockOptions } from './inventory.js';
-import { lockReason } from './lock-reason.js';
+import { lockReason } from '../common/lock-reason.js';
+import { holdingLock } from '../common/held-locks.js';
 
 /** `workspace:ORG/NAME` → its parts; undefined when the text is not of that form. */
 export function parseWorkspaceTarget(text: string): { organization: string; name: string } | undefined {
@@ -136,7 +137,18 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     let pause = FIRST_POLL_MS;
     for (;;) {
       const taken = await this.tryLock(id, reason);
-      if (taken === true) return { release: () => this.unlock(id) };
+      if (taken === true) {
+        const forget = holdingLock({
+          what: `the inventory in ${this.description}`,
+          release: 'converge inventory unlock',
+        });
+        return {
+          release: async () => {
+            await this.unlock(id);
+            forget();
+          },
+        };
+      }
       const left = deadline - Date.now();
       if (left <= 0) throw this.busy(taken, options);
       try {

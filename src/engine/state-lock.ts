@@ -13,6 +13,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { truncate } from '../common/scrub.js';
 import { printable } from '../common/printable.js';
+import { holderLiveness } from '../common/lock-reason.js';
 import { EngineError } from './errors.js';
 
 export const STATE_LOCK_FILE = 'apply.lock';
@@ -146,22 +147,6 @@ export function readHolder(file: string): ReadHolder {
     };
   } catch {
     return 'unreadable';
-  }
-}
-
-/**
- * Whether a lock's holder still runs: only a process on this host can be checked ('elsewhere' for
- * one on another host, which may or may not be gone).
- */
-export function holderLiveness(holder: Pick<LockHolder, 'pid' | 'host'>): 'alive' | 'dead' | 'elsewhere' {
-  if (holder.host !== os.hostname()) return 'elsewhere';
-  if (holder.pid === process.pid) return 'alive';
-  try {
-    process.kill(holder.pid, 0);
-    return 'alive';
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'dead' : 'alive';
   }
 }
 

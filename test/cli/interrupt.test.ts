@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Io } from '../../src/cli/io.js';
 import { type Interrupt, onInterrupt } from '../../src/cli/interrupt.js';
+import { holdingLock } from '../../src/common/held-locks.js';
 
 function io(): { io: Io; text: () => string } {
   const chunks: string[] = [];
@@ -63,6 +64,46 @@ describe('onInterrupt', () => {
     process.emit('SIGTERM', 'SIGTERM');
     expect(codes).toEqual([143]);
     expect(out.text()).toContain('quitting now');
+  });
+
+  it('names each service lock it leaves behind when it quits at once, with the command that releases it', () => {
+    const out = io();
+    current = onInterrupt(out.io, { exit: () => undefined });
+    const forgetPush = holdingLock({
+      what: 'workspace acme/web, locked to push web.tfstate',
+      release: 'converge workspace unlock acme/web',
+    });
+    const forgetDone = holdingLock({
+      what: 'workspace acme/done',
+      release: 'converge workspace unlock acme/done',
+    });
+    forgetDone();
+    try {
+      process.emit('SIGINT', 'SIGINT');
+      expect(out.text()).not.toContain('Left locked');
+      process.emit('SIGINT', 'SIGINT');
+      expect(out.text()).toContain(
+        'Left locked by this run (release each once nothing of this run is left):\n' +
+          '  converge workspace unlock acme/web    (workspace acme/web, locked to push web.tfstate)\n',
+      );
+      expect(out.text()).not.toContain('acme/done');
+    } finally {
+      forgetPush();
+    }
+  });
+
+  it('takes any number of listeners on its signals without a MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      current = onInterrupt(io().io, { exit: () => undefined });
+      for (let i = 0; i < 50; i++) current.signal.addEventListener('abort', () => undefined);
+      await sleep(10);
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('for a loop (reconcile), only stops at the first signal: the change in flight is never aborted', async () => {

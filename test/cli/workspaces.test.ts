@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -197,6 +198,45 @@ describe('Workspace objects', () => {
     expect(sameSerial.code).toBe(1);
     expect(sameSerial.stdout).toContain("has serial 6 like the workspace's state, but different content");
     expect((await show('cli-seed')).attributes['resource-count']).toBe(2);
+  });
+
+  it('releases a push lock its own user left on this host once that process is gone, and names one still running', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-stale', 'state: s.tfstate'),
+      's.tfstate': state(1, 'T'),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const id = (await show('cli-stale')).id;
+    // A push quit at once between its lock and its unlock: the lock stays, with the push's reason.
+    const child = spawn(process.execPath, ['-e', '0']);
+    await once(child, 'exit');
+    const pushReason = (pid: number) =>
+      `converge: pushing s.tfstate on host ${os.hostname()}, pid ${pid}, since 2026-01-01T00:00:00.000Z`;
+    const lock = (reason: string) => api('POST', `/workspaces/${id}/actions/lock`, { reason });
+    expect((await lock(pushReason(child.pid!))).status).toBe(200);
+
+    writeFileSync(path.join(dir, 's.tfstate'), state(2, 'T', 2));
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stdout).toContain('# locked by a Converge state push that may not have finished');
+    expect(plan.stdout).toContain(
+      'that process is gone, and an apply that pushes state here releases the lock itself',
+    );
+    expect(plan.stdout).toContain(`\`converge workspace unlock ${ORG}/cli-stale\``);
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code).toBe(0);
+    expect((await show('cli-stale')).attributes['resource-count']).toBe(2);
+    expect((await show('cli-stale')).attributes.locked).toBe(false);
+
+    // A holder still running (this test's own process) may be mid-push: its lock is left alone.
+    expect((await lock(pushReason(process.pid))).status).toBe(200);
+    writeFileSync(path.join(dir, 's.tfstate'), state(3, 'T', 3));
+    const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toContain(
+      `Once that run is gone: \`converge workspace unlock ${ORG}/cli-stale\``,
+    );
+    expect((await show('cli-stale')).attributes['resource-count']).toBe(2);
+    expect((await show('cli-stale')).attributes.locked).toBe(true);
   });
 
   it('plans no change, with a note, once the seeded workspace has moved on from the state file', async () => {

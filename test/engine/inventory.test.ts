@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, LocalInventory, lockInventory, plan } from '../../src/engine/index.js';
-import { lockReason } from '../../src/engine/lock-reason.js';
+import { lockReason } from '../../src/common/lock-reason.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { tempDir } from '../support/temp-dirs.js';
 

@@ -10,8 +10,8 @@ import { type FileInventoryBackend, LocalInventory } from '../../engine/inventor
 import { inventoryBackend, inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { ownedOrigin } from '../../engine/inventory-document.js';
 import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
-import { holderOfReason } from '../../engine/lock-reason.js';
-import { holderLiveness, readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
+import { holderLiveness, holderOfReason } from '../../common/lock-reason.js';
+import { readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
 import { lockInventory } from '../../engine/workflow.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { CliError, EXIT } from '../exit-codes.js';

@@ -40,6 +40,8 @@ export class WorkspaceLockedError extends Error {
   readonly lockedByName?: string;
   /** The holder is the user of this client's token. */
   readonly heldByCaller: boolean;
+  /** The reason the holder gave, as the service reports it (anyone with access may have set it). */
+  readonly lockReason?: string;
 
   constructor(init: {
     workspaceId: string;
@@ -47,6 +49,7 @@ export class WorkspaceLockedError extends Error {
     lockedBy: { id: string; type: string } | null;
     lockedByName?: string;
     heldByCaller: boolean;
+    lockReason?: string;
     cause: unknown;
   }) {
     super(init.message, { cause: init.cause });
@@ -55,6 +58,7 @@ export class WorkspaceLockedError extends Error {
     this.lockedBy = init.lockedBy;
     if (init.lockedByName !== undefined) this.lockedByName = init.lockedByName;
     this.heldByCaller = init.heldByCaller;
+    if (init.lockReason !== undefined) this.lockReason = init.lockReason;
   }
 }
 
@@ -184,6 +188,7 @@ async function lockedError(
     lockedBy,
     ...(name ? { lockedByName: name } : {}),
     heldByCaller,
+    ...(workspace?.lockReason ? { lockReason: workspace.lockReason } : {}),
     cause: refusal,
   });
 }

@@ -9,7 +9,6 @@ import type { Project, Workspace, WorkspacesClient } from '../../clients/workspa
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
-import { pushState } from '../../clients/workspaces/state-push.js';
 import type {
   ApplySwitches,
   Desired,
@@ -39,6 +38,7 @@ import {
 import { sharedWorkspaceList, takeWorkspaceList, walkWorkspaces } from './shared-list.js';
 import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
 import { groupBy } from '../../common/group-by.js';
+import { abandonedPushNote, pushLocalState } from './push.js';
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
 export const SOURCE_NAME = 'converge';
@@ -242,10 +242,12 @@ async function pushIfWanted(
 ): Promise<void> {
   const local = localOf(desired).state;
   if (!local) return;
-  await pushState(c, workspace.id, local.info, {
+  await pushLocalState({
+    client: c,
+    workspace,
+    local,
+    lockedByCaller,
     ...(ctx.signal ? { signal: ctx.signal } : {}),
-    alreadyLockedByCaller: lockedByCaller,
-    reason: `converge: pushing ${local.path}`,
   });
 }
 
@@ -382,6 +384,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
     const notes: string[] = [];
+    const abandoned = abandonedPushNote(live.workspace);
+    if (abandoned) notes.push(abandoned);
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);

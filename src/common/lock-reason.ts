@@ -30,3 +30,19 @@ export function holderOfReason(reason: string): { host: string; pid: number } | 
   if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
   return { host: match[1]!, pid };
 }
+
+/**
+ * Whether a lock's holder still runs: only a process on this host can be checked ('elsewhere' for
+ * one on another host, which may or may not be gone).
+ */
+export function holderLiveness(holder: { pid: number; host: string }): 'alive' | 'dead' | 'elsewhere' {
+  if (holder.host !== os.hostname()) return 'elsewhere';
+  if (holder.pid === process.pid) return 'alive';
+  try {
+    process.kill(holder.pid, 0);
+    return 'alive';
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'dead' : 'alive';
+  }
+}
