@@ -9,12 +9,9 @@
  * follows the same pattern: declare it here, import its handler inside the action.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { printable } from '../common/printable.js';
-import { scrubSecrets } from '../common/scrub.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { defaultCatalog } from '../engine/services.js';
-import { remedyText } from './remedies.js';
 import type { ApplyFlags } from './commands/apply.js';
 import { registerInventoryCommands } from './commands/inventory-program.js';
 // Only the option definitions: the sandbox itself loads when the command runs.
@@ -23,6 +20,7 @@ import { debugTrace, environmentSecrets } from './debug-trace.js';
 import { annotateManifestProblems } from './ci/github.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { linesAfterError } from './after-error.js';
+import { errorText } from './error-text.js';
 import { type Io, write } from './io.js';
 import { type CliCatalog, type CommandContext, serviceCommands } from './service-module.js';
 import { VERSION } from './version.js';
@@ -384,29 +382,9 @@ function reportError(error: unknown, io: Io): number {
     annotateManifestProblems(io, error.problems);
     return EXIT.error;
   }
-  if (error instanceof CliError) {
-    write(io.stderr, `Error: ${shownLines(error.message)}`);
-    return error.exitCode;
-  }
-  // The engine's own refusals (a plan file that does not verify, a held lock) read as they are.
-  if (error instanceof EngineError) {
-    // The remedy may quote what a plan file says (its manifest paths, targets): printable too.
-    write(io.stderr, `Error: ${shownLines(`${error.message}${remedyText(error.remedy)}`)}`);
-    return EXIT.error;
-  }
-  // Service errors come scrubbed of every secret of their request; the process's own credentials
-  // are scrubbed once more here, from whatever error reaches this point.
-  const secrets = environmentSecrets(io.env);
-  const message = error instanceof Error ? error.message : String(error);
-  write(io.stderr, `Error: ${scrubSecrets(message, secrets)}`);
-  if (io.env.CONVERGE_DEBUG && error instanceof Error) write(io.stderr, debugTrace(error, secrets));
+  write(io.stderr, `Error: ${errorText(error, io.env)}`);
+  if (error instanceof CliError) return error.exitCode;
+  if (io.env.CONVERGE_DEBUG && error instanceof Error && !(error instanceof EngineError))
+    write(io.stderr, debugTrace(error, environmentSecrets(io.env)));
   return EXIT.error;
-}
-
-/**
- * A refusal's text line by line, each made printable: it may quote what a service or a lock file
- * holds (a lock reason, a holder's command), which must not rewrite the terminal or a CI log.
- */
-function shownLines(message: string): string {
-  return message.split('\n').map(printable).join('\n');
 }

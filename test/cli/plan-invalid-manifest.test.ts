@@ -1,9 +1,13 @@
 /**
  * `plan --json` and `plan --markdown` on a manifest that does not load: stdout still says why (a PR
  * comment workflow posts it), with each problem's file, line and column; exit code 1. A manifest
- * anyone may write cannot inject markdown or HTML through the problems it causes.
+ * anyone may write cannot inject markdown or HTML through the problems it causes. A plan that stops
+ * before it is made (a service refuses) prints the same shapes with the reason.
  */
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
@@ -97,6 +101,53 @@ describe('plan of an invalid manifest', () => {
       expect(lines.map((l) => l.slice(file.length).replace(/: .*/, ''))).toEqual([':4:22', ':7:1', ':17:1']);
       expect(lines[1]).toContain('Workspace "ws1" names no organization');
       expect(lines[2]).toContain('declared twice');
+    }
+  });
+});
+
+describe('plan that cannot be made', () => {
+  it('prints JSON and Markdown that say why, with no secret, when a service refuses', async () => {
+    const token = 'tok-ec1f0c2b-secret';
+    // A hostile or broken service that echoes the caller's token in its refusal.
+    const server = createServer((req, res) => {
+      res.writeHead(403, { 'Content-Type': 'text/plain' });
+      res.end(
+        `Permission denied for token ${String(req.headers['x-consul-token'] ?? req.headers.authorization)}`,
+      );
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { dir, file } = invalidManifest('Description');
+      expect(readFileSync(file, 'utf8')).toContain('Description: x');
+      const addr = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const summary = path.join(tempDir('converge-failed-summary-'), 's.md');
+      writeFileSync(summary, '');
+      const serviceEnv = env({
+        CONVERGE_REGISTRY_ADDR: addr,
+        CONVERGE_REGISTRY_TOKEN: token,
+        GITHUB_ACTIONS: 'true',
+        GITHUB_STEP_SUMMARY: summary,
+      });
+
+      const json = await runCli(['plan', '-f', dir, '--json'], serviceEnv);
+      expect(json.code).toBe(1);
+      expect(json.stderr).toContain('Error: registry: GET');
+      const doc = JSON.parse(json.stdout) as { complete: boolean; changes: unknown[]; problems: unknown[] };
+      expect(doc).toMatchObject({ complete: false, changes: [] });
+      expect(doc.problems).toEqual([
+        expect.objectContaining({ address: null, source: null, message: expect.stringContaining('403') }),
+      ]);
+
+      const markdown = await runCli(['plan', '-f', dir, '--markdown'], serviceEnv);
+      expect(markdown.code).toBe(1);
+      expect(markdown.stdout).toContain('> **The plan could not be made; nothing was planned.**');
+      expect(markdown.stdout).toMatch(/> registry: GET .*403/);
+      expect(readFileSync(summary, 'utf8')).toContain('The plan could not be made');
+      for (const text of [json.stdout, json.stderr, markdown.stdout, readFileSync(summary, 'utf8')])
+        expect(text).not.toContain(token);
+    } finally {
+      server.close();
     }
   });
 });

@@ -3,14 +3,19 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import { renderHuman } from '../../planner/render/human.js';
-import { renderInvalidManifestJson, renderJson } from '../../planner/render/json.js';
-import { renderInvalidManifestMarkdown, renderMarkdown } from '../../planner/render/markdown.js';
+import { renderFailedPlanJson, renderInvalidManifestJson, renderJson } from '../../planner/render/json.js';
+import {
+  renderFailedPlanMarkdown,
+  renderInvalidManifestMarkdown,
+  renderMarkdown,
+} from '../../planner/render/markdown.js';
 import { ManifestError } from '../../manifest/types.js';
 import { hasChanges } from '../../planner/types.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { writePlanFile } from '../../engine/plan-file.js';
 import { sayAfterError } from '../after-error.js';
+import { errorText } from '../error-text.js';
 import { plan as planRun } from '../../engine/workflow.js';
 import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -68,12 +73,26 @@ async function reportInvalidManifest(error: ManifestError, flags: PlanFlags, io:
   await writePlanSummary(io, () => renderInvalidManifestMarkdown(error.problems));
 }
 
+/**
+ * A plan that stopped before it was made (a service that cannot be reached, an unreadable inventory):
+ * under `--json` or `--markdown` stdout still gets a document that says why, as for an invalid
+ * manifest, and so does the step summary under GitHub Actions. The error itself goes to stderr as
+ * for any run.
+ */
+async function reportFailedPlan(error: unknown, flags: PlanFlags, io: Io): Promise<void> {
+  const message = errorText(error, io.env);
+  if (flags.json) write(io.stdout, renderFailedPlanJson(message, VERSION));
+  else if (flags.markdown) write(io.stdout, renderFailedPlanMarkdown(message));
+  await writePlanSummary(io, () => renderFailedPlanMarkdown(message));
+}
+
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   requireManifestPaths(flags.file);
-  const stage = { saving: false };
+  const stage = { saving: false, printed: false };
   try {
     return await planAndSave(flags, io, catalog, stage);
   } catch (error) {
+    if (!stage.printed && !(error instanceof ManifestError)) await reportFailedPlan(error, flags, io);
     // Whatever stopped it (a bad state key, a manifest, a service, the file itself), say so: an
     // earlier file of that name must not pass for this plan.
     if (flags.out) {
@@ -88,7 +107,7 @@ async function planAndSave(
   flags: PlanFlags,
   io: Io,
   catalog: Catalog,
-  stage: { saving: boolean },
+  stage: { saving: boolean; printed: boolean },
 ): Promise<number> {
   // A plan that cannot be saved is found out before minutes of reading services, not after.
   if (flags.out) outFolderMustExist(flags.out);
@@ -126,6 +145,7 @@ async function planAndSave(
     if (flags.json) write(io.stdout, renderJson(plan, VERSION));
     else if (flags.markdown) write(io.stdout, renderMarkdown(plan));
     else write(io.stdout, renderHuman(plan, { color: useColor(io, flags.color) }));
+    stage.printed = true;
     // Under GitHub Actions: the same Markdown in the step summary, the problems as annotations.
     await writePlanSummary(io, () => renderMarkdown(plan));
     annotatePlanProblems(io, plan.problems);

@@ -148,14 +148,8 @@ export function renderInvalidManifestJson(
   problems: ReadonlyArray<{ position: { file: string; line: number; col: number }; message: string }>,
   version: string,
 ): string {
-  const doc = {
-    format_version: PLAN_JSON_FORMAT_VERSION,
-    converge_version: version,
-    changes: [],
-    pruned: { headline: prunedHeadline(0), count: 0, addresses: [], not_found: [], out_of_scope: [] },
-    complete: false,
-    summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
-    problems: problems.map((p) => ({
+  return nothingPlannedJson(
+    problems.map((p) => ({
       address: null,
       message: p.message,
       source: `${p.position.file}:${p.position.line}:${p.position.col}`,
@@ -163,6 +157,31 @@ export function renderInvalidManifestJson(
       line: p.position.line,
       col: p.position.col,
     })),
+    version,
+  );
+}
+
+/**
+ * A plan that stopped before it was made (a service that cannot be reached, a state file that
+ * cannot be read): the same shape, `complete: false`, and the reason as its one problem, so a
+ * pull-request comment says why instead of staying empty.
+ */
+export function renderFailedPlanJson(message: string, version: string): string {
+  return nothingPlannedJson(
+    [{ address: null, message, source: null, file: null, line: null, col: null }],
+    version,
+  );
+}
+
+function nothingPlannedJson(problems: readonly Record<string, unknown>[], version: string): string {
+  const doc = {
+    format_version: PLAN_JSON_FORMAT_VERSION,
+    converge_version: version,
+    changes: [],
+    pruned: { headline: prunedHeadline(0), count: 0, addresses: [], not_found: [], out_of_scope: [] },
+    complete: false,
+    summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
+    problems,
     requests: {},
     targets: [],
     excludes: [],

@@ -291,3 +291,16 @@ export function renderInvalidManifestMarkdown(
   ];
   return fitted(`${lines.join('\n')}\n`, options.limit ?? COMMENT_LIMIT);
 }
+
+/** A plan that stopped before it was made: why, where the plan would be. */
+export function renderFailedPlanMarkdown(message: string, options: { limit?: number } = {}): string {
+  const lines = [
+    '### Converge plan',
+    '',
+    '> [!CAUTION]',
+    '> **The plan could not be made; nothing was planned.**',
+    ...message.split('\n').map((line) => `> ${cell(line)}`),
+    '',
+  ];
+  return fitted(`${lines.join('\n')}\n`, options.limit ?? COMMENT_LIMIT);
+}
