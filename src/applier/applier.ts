@@ -21,6 +21,13 @@ import { withRequestLabel } from '../common/request-label.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
+/** How a dependant's skip names what happened to the change it waited for. */
+const BLOCKED_BECAUSE: Partial<Record<ChangeStatus, string>> = {
+  skipped: 'was skipped',
+  stale: 'changed since the plan (stale)',
+  failed: 'failed',
+};
+
 export interface ChangeResult {
   address: string;
   action: Action;
@@ -250,7 +257,7 @@ export async function applyPlan(
           address: change.address,
           action: change.action,
           status: 'skipped',
-          message: `not attempted: ${blocked.address} ${blocked.status === 'skipped' ? 'was skipped' : 'failed'}`,
+          message: `not attempted: ${blocked.address} ${BLOCKED_BECAUSE[blocked.status] ?? 'failed'}`,
           durationMs: 0,
         });
       }

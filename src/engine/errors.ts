@@ -32,4 +32,9 @@ export interface SavedPlanRemedy {
   readonly targets: readonly string[];
   readonly excludes: readonly string[];
   readonly file: string;
+  /**
+   * False when the file's MAC did not verify: then manifest, prune, targets and excludes are empty,
+   * since what an unverified file says (its paths, `--prune`) must not come back as advice.
+   */
+  readonly verified: boolean;
 }

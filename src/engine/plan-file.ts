@@ -192,7 +192,7 @@ export function verifyPlanFile(
       ? `state key ${saved.key_id} (from ${String(saved.key_source)})`
       : 'an unknown state key';
   const again = 'plan it again as it was made (same manifest, prune, targets and excludes) and review it';
-  const remake = remakeRemedy(saved, file);
+  const remake = unverifiedRemedy(file);
   if (typeof saved.mac !== 'string' || saved.mac === '') {
     throw new EngineError(
       `${file} carries no MAC, so nothing shows it is the plan that was reviewed: refusing it. ${
@@ -246,6 +246,8 @@ export function reconcileSavedPlan(
     const f = freshByAddress.get(s.address);
     const freshDigest = f?.desired ? desiredDigest(f.desired, catalog, keyed) : undefined;
     if (digest !== freshDigest) mismatched.push(s.address);
+    const done = alreadyInEffect(change, f, file);
+    if (done) return done;
     return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });
   const savedAddresses = new Set(saved.changes.map((c) => c.address));
@@ -259,6 +261,47 @@ export function reconcileSavedPlan(
   return { ...fresh, changes, summary: summarise(changes) };
 }
 
+/**
+ * A saved change the live state already shows done, as a no-op saying so: the same plan applied
+ * before (a re-run CI job, an apply resumed after Ctrl-C), or someone made the same change. The
+ * fresh plan of the same manifest found nothing to do for it (or, for a deletion, nothing left to
+ * delete), so applying it again would only be refused as stale, object by object.
+ */
+function alreadyInEffect(
+  saved: Omit<SavedChange, 'digest'>,
+  fresh: Change | undefined,
+  file: string,
+): Change | undefined {
+  if (saved.action === 'noop') return undefined;
+  if (fresh?.action === 'noop') {
+    const note = `already in effect: the ${saved.action} was made since ${file} was saved`;
+    return { ...fresh, notes: [...(fresh.notes ?? []), note] };
+  }
+  if (saved.action === 'delete' && fresh === undefined) {
+    return {
+      ...saved,
+      action: 'noop',
+      diffs: [],
+      after: null,
+      notes: [`already in effect: deleted since ${file} was saved`],
+    };
+  }
+  return undefined;
+}
+
+/** A plan file that did not verify: how to make it again, repeating nothing the file says. */
+function unverifiedRemedy(file: string): SavedPlanRemedy {
+  return {
+    remedy: 'make-saved-plan-again',
+    manifest: [],
+    prune: false,
+    targets: [],
+    excludes: [],
+    file,
+    verified: false,
+  };
+}
+
 /** How to make the saved plan again, for a front end to say in its own words. */
 function remakeRemedy(saved: SavedPlan, file: string): SavedPlanRemedy {
   return {
@@ -268,5 +311,6 @@ function remakeRemedy(saved: SavedPlan, file: string): SavedPlanRemedy {
     targets: (saved.targets ?? []).map(String),
     excludes: (saved.excludes ?? []).map(String),
     file,
+    verified: true,
   };
 }

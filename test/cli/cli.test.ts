@@ -187,21 +187,46 @@ describe('plan and apply against the sandbox', () => {
     expect(await registry('GET', '/role/name/cli-bad-policy')).toBeUndefined();
   });
 
-  it('applies a saved plan once, and refuses it when the objects moved since', async () => {
-    const dir = manifestDir({ 'r.yaml': role('cli-saved', 'Description: one') });
+  it('applies a saved plan again as what is left of it, and refuses it where objects moved since', async () => {
+    const dir = manifestDir({
+      'r.yaml': [role('cli-saved', 'Description: one'), role('cli-saved-2', 'Description: two')].join(
+        '---\n',
+      ),
+    });
     const planFile = path.join(dir, 'saved.plan');
     const saved = await converge(['plan', '-f', dir, '-out', planFile], env);
     expect(saved.code).toBe(0);
     expect(existsSync(planFile)).toBe(true);
+    // Someone (or an apply of this plan cut short) made one of the two changes already, as planned.
+    await registry('PUT', '/role', { Name: 'cli-saved', Description: 'one' });
 
     const first = await converge(['apply', planFile], env);
     expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`# already in effect: the create was made since ${planFile} was saved`);
     expect(first.stdout).toContain('1 applied');
+    expect(((await registry('GET', '/role/name/cli-saved-2')) as { Description?: string })?.Description).toBe(
+      'two',
+    );
 
-    const second = await converge(['apply', planFile], env);
-    expect(second.code).toBe(3);
-    expect(second.stderr).toMatch(
-      /stale: AclRole\/default\/cli-saved: it was created by someone else since the plan/,
+    const again = await converge(['apply', planFile], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      `Everything ${planFile} would change is already in effect (applied since it was saved): nothing to apply.`,
+    );
+    expect(again.stderr).not.toContain('stale');
+
+    // Created otherwise than planned: that is a moved object, refused.
+    const other = manifestDir({ 'r.yaml': role('cli-saved-3', 'Description: three') });
+    const otherPlan = path.join(other, 'saved.plan');
+    expect((await converge(['plan', '-f', other, '-out', otherPlan], env)).code).toBe(0);
+    await registry('PUT', '/role', { Name: 'cli-saved-3', Description: 'not three' });
+    const moved = await converge(['apply', otherPlan], env);
+    expect(moved.code).toBe(3);
+    expect(moved.stderr).toMatch(
+      /stale: AclRole\/default\/cli-saved-3: it was created by someone else since the plan/,
+    );
+    expect(((await registry('GET', '/role/name/cli-saved-3')) as { Description?: string })?.Description).toBe(
+      'not three',
     );
   });
 

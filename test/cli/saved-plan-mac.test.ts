@@ -79,7 +79,7 @@ describe('apply FILE checks the saved plan’s MAC first', () => {
     const r = await runCli(['apply', planFile], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${planFile} was changed after it was saved`);
-    expect(r.stderr).toContain('converge plan -f');
+    expect(r.stderr).toContain(`converge plan -f PATH -out ${planFile}`);
     expect(r.stdout).toBe('');
     expect((await role('mac-delete'))?.Description).toBe('reviewed-before');
   });

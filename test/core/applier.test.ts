@@ -196,6 +196,26 @@ describe('applier', () => {
     expect(store.objects.get('Thing/a')?.value).toEqual({ v: 3 });
   });
 
+  it('says a dependant was skipped because what it needs went stale, not failed', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/base', { value: { v: 1 }, version: 1 });
+    const lookup = lookupOf(
+      memoryKind(store, {
+        deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []),
+      }),
+    );
+    const plan = await buildPlan(
+      [desired('Thing', 'base', { v: 2 }), desired('Thing', 'child', { needs: 'base' })],
+      lookup,
+      noContext,
+    );
+    store.objects.set('Thing/base', { value: { v: 3 }, version: 2 });
+    const result = await applyPlan(plan, lookup, noContext, { checkStale: true });
+    const child = result.results.find((r) => r.address === 'Thing/child');
+    expect(child).toMatchObject({ status: 'skipped' });
+    expect(child?.message).toBe('not attempted: Thing/base changed since the plan (stale)');
+  });
+
   it('announces no start for a stale change: it is refused before anything is sent', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });

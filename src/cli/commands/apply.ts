@@ -203,7 +203,14 @@ async function applyUntilInterrupted(
       write(io.stderr, 'Nothing was applied: fix the problems above first.');
       return EXIT.error;
     }
-    if (!hasChanges(plan)) return EXIT.ok;
+    if (!hasChanges(plan)) {
+      if (saved && planFile && saved.changes.some((c) => c.action !== 'noop'))
+        write(
+          io.stdout,
+          `\nEverything ${planFile} would change is already in effect (applied since it was saved): nothing to apply.`,
+        );
+      return EXIT.ok;
+    }
 
     // A saved plan was reviewed when it was made; otherwise a person confirms, or CI says so.
     if (!saved && !flags.autoApprove) {
