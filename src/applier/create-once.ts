@@ -81,7 +81,7 @@ export async function createOnce(
             ? `the resend was answered ${reasonOf(error)}`
             : `create answer lost (${reasonOf(error)})`;
           options.onRetry?.(
-            `${what}; found by its key: the service had carried it out, so it is not sent again`,
+            `${what}; found by its key, so it is not created again (any step it left undone is done now)`,
           );
           return settle(kind, ctx, desired, found);
         }

@@ -168,8 +168,11 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       await this.client.lockWorkspace(id, reason);
       return true;
     } catch (error) {
-      if (error instanceof HttpStatusError && error.status === 409)
-        return this.client.readWorkspace({ id }, { include: ['locked_by'] });
+      if (error instanceof HttpStatusError && error.status === 409) {
+        const now = await this.client.readWorkspace({ id }, { include: ['locked_by'] });
+        // The lock is sent again after a lost answer: this run's own reason means the earlier send took it.
+        return now?.lockReason === reason ? true : now;
+      }
       // The request may have been taken even though its answer was lost: the reason names this run
       // alone, so a lock carrying it is ours to release.
       if (isServiceError(error) && (error.kind === 'connection' || error.kind === 'timeout')) {
@@ -184,6 +187,11 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     try {
       await this.client.unlockWorkspace(id);
     } catch (error) {
+      // Sent again after a lost answer, the unlock is answered 409: unlocked now is what was asked.
+      if (error instanceof HttpStatusError && error.status === 409) {
+        const now = await this.client.readWorkspace({ id }).catch(() => undefined);
+        if (now && !now.attributes.locked) return;
+      }
       throw new EngineError(
         `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +
           'it stays locked until released by hand.',

@@ -50,12 +50,16 @@ function sent(): string[] {
   return (agent.getCallHistory()?.calls() ?? []).map((c) => `${c.method} ${new URL(c.fullUrl).pathname}`);
 }
 
-function workspace(lockedBy: { id: string; type: string } | null = null) {
+function workspace(lockedBy: { id: string; type: string } | null = null, lockReason?: string) {
   return JSON.stringify({
     data: {
       id: 'ws-1',
       type: 'workspaces',
-      attributes: { name: 'app', locked: lockedBy !== null },
+      attributes: {
+        name: 'app',
+        locked: lockedBy !== null,
+        ...(lockReason !== undefined ? { 'locked-reason': lockReason } : {}),
+      },
       relationships: {
         organization: { data: { id: 'acme', type: 'organizations' } },
         'locked-by': { data: lockedBy },
@@ -173,13 +177,100 @@ describe('pushState', () => {
     expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UNLOCK}`]);
   });
 
-  it('tries an unlock when the lock request may have been taken before the connection broke', async () => {
+  it('tries an unlock when every lock request may have been taken before the connection broke', async () => {
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))
+      .persist();
+    replyUnlock(409);
+    await expect(pushState(client, 'ws-1', state)).rejects.toMatchObject({ kind: 'connection' });
+    // Sent again within the retry budget (a second send is harmless), then one unlock in case any was taken.
+    const calls = sent();
+    expect(calls.at(-1)).toBe(`POST ${UNLOCK}`);
+    expect(calls.slice(0, -1).length).toBeGreaterThan(1);
+    expect(new Set(calls.slice(0, -1))).toEqual(new Set([`POST ${LOCK}`]));
+  });
+
+  it('sends a lock whose answer was lost again, and takes the 409 carrying its own reason as its lock', async () => {
     pool
       .intercept({ path: LOCK, method: 'POST' })
       .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
+        headers: apiHeaders,
+      });
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
+      .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), { headers: apiHeaders });
+    pool
+      .intercept({ path: '/api/v2/account/details', method: 'GET' })
+      .reply(
+        200,
+        JSON.stringify({ data: { id: 'user-1', type: 'users', attributes: { username: 'alice' } } }),
+        {
+          headers: apiHeaders,
+        },
+      );
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock();
+    await expect(pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' })).resolves.toMatchObject({
+      id: 'sv-9',
+    });
+    expect(sent().filter((c) => c.startsWith('POST'))).toEqual([
+      `POST ${LOCK}`,
+      `POST ${LOCK}`,
+      `POST ${UPLOAD}`,
+      `POST ${UNLOCK}`,
+    ]);
+  });
+
+  it('refuses a 409 on its lock sent again when the lock carries another reason of the same user', async () => {
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(503, JSON.stringify({ errors: [{ status: '503', title: 'busy' }] }), { headers: apiHeaders });
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
+        headers: apiHeaders,
+      });
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
+      .reply(200, workspace({ id: 'user-1', type: 'users' }, 'my other run'), { headers: apiHeaders });
+    pool
+      .intercept({ path: '/api/v2/account/details', method: 'GET' })
+      .reply(
+        200,
+        JSON.stringify({ data: { id: 'user-1', type: 'users', attributes: { username: 'alice' } } }),
+        {
+          headers: apiHeaders,
+        },
+      );
+    const err = await pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkspaceLockedError);
+    expect(err).toMatchObject({ heldByCaller: true, lockReason: 'my other run' });
+    expect(sent()).not.toContain(`POST ${UPLOAD}`);
+    expect(sent()).not.toContain(`POST ${UNLOCK}`);
+  });
+
+  it('sends an unlock whose answer was lost again, and takes a 409 on an unlocked workspace as done', async () => {
+    replyLock();
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock(503);
     replyUnlock(409);
-    await expect(pushState(client, 'ws-1', state)).rejects.toMatchObject({ kind: 'connection' });
-    expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UNLOCK}`]);
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
+      .reply(200, workspace(), { headers: apiHeaders });
+    await expect(pushState(client, 'ws-1', state)).resolves.toMatchObject({ id: 'sv-9' });
+    expect(sent()).toEqual([
+      `POST ${LOCK}`,
+      `POST ${UPLOAD}`,
+      `POST ${UNLOCK}`,
+      `POST ${UNLOCK}`,
+      'GET /api/v2/workspaces/ws-1',
+    ]);
   });
 
   it('sends nothing when the signal is already aborted', async () => {

@@ -74,7 +74,7 @@ describe('createOnce', () => {
     expect(store.objects.size).toBe(1);
     // The read back is explained in the output: the object was there, nothing is sent again.
     expect(notes).toEqual([
-      'create answer lost (503); found by its key: the service had carried it out, so it is not sent again',
+      'create answer lost (503); found by its key, so it is not created again (any step it left undone is done now)',
     ]);
   });
 
@@ -133,7 +133,7 @@ describe('createOnce', () => {
     ).resolves.toMatchObject({ live: { size: 1 } });
     // The 422 answered the resend: it is named so, not as a second lost answer.
     expect(notes.at(-1)).toBe(
-      'the resend was answered 422; found by its key: the service had carried it out, so it is not sent again',
+      'the resend was answered 422; found by its key, so it is not created again (any step it left undone is done now)',
     );
     expect(store.objects.size).toBe(1);
   });

@@ -89,6 +89,11 @@ interface Call {
   signal?: AbortSignal;
   /** False for lock and unlock: once sent, only the answer tells who holds the lock (see state-push). */
   interruptible?: false;
+  /**
+   * Lock and unlock may be sent again after a lost answer (a 5xx, a broken connection): the second
+   * send changes nothing the first did, it is only answered 409. Callers tell that 409 apart.
+   */
+  idempotent?: true;
   /** Answer 404 with undefined instead of throwing. */
   notFound?: 'undefined';
 }
@@ -254,15 +259,20 @@ export class WorkspacesClient extends HttpServiceClient {
       path: `/workspaces/${segment(id, 'workspace id')}/actions/lock`,
       body: { reason: reason ?? '' },
       interruptible: false,
+      idempotent: true,
     });
   }
 
-  /** `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. */
+  /**
+   * `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. Sent again
+   * after a lost answer, so a 409 may also mean an earlier send unlocked it.
+   */
   async unlockWorkspace(id: string): Promise<Workspace> {
     return this.workspaceCall({
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/unlock`,
       interruptible: false,
+      idempotent: true,
     });
   }
 
@@ -391,6 +401,7 @@ export class WorkspacesClient extends HttpServiceClient {
       ...(call.body !== undefined ? { body: call.body } : {}),
       ...(call.signal ? { signal: call.signal } : {}),
       ...(call.interruptible === false ? { interruptible: false } : {}),
+      ...(call.idempotent ? { idempotent: true } : {}),
       contentType: JSON_API,
       accept: JSON_API,
       // The spec asks for the media type on every request, bodiless ones included.

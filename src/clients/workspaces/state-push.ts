@@ -122,7 +122,7 @@ export async function pushState(
 
   if (ownLock) {
     try {
-      await client.unlockWorkspace(workspaceId);
+      await unlock(client, workspaceId);
     } catch (unlockError) {
       throw new WorkspaceUnlockError({
         workspaceId,
@@ -139,13 +139,34 @@ async function lock(client: WorkspacesClient, workspaceId: string, reason: strin
   try {
     await client.lockWorkspace(workspaceId, reason);
   } catch (err) {
-    if (err instanceof HttpStatusError && err.status === 409)
-      throw await lockedError(client, workspaceId, err);
+    if (err instanceof HttpStatusError && err.status === 409) {
+      const refusal = await lockedError(client, workspaceId, err);
+      // The lock is sent again after a lost answer: held by the caller with this very reason (it
+      // names the process and the time), it is the earlier send that took it.
+      if (refusal.heldByCaller && refusal.lockReason === reason) return;
+      throw refusal;
+    }
     // The connection broke or timed out after the request went out: the service may have taken the
     // lock. Unlocking is safe either way (it only succeeds for the holder), so try it and report the
     // original failure.
     if (isServiceError(err) && (err.kind === 'connection' || err.kind === 'timeout'))
       await client.unlockWorkspace(workspaceId).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Unlocks the caller's lock. The unlock is sent again after a lost answer (a 5xx, a broken
+ * connection), since a lock left behind is what this module exists to avoid; the service answers
+ * such a second send 409, so a 409 is read back: an unlocked workspace is what was asked for.
+ */
+async function unlock(client: WorkspacesClient, workspaceId: string): Promise<void> {
+  try {
+    await client.unlockWorkspace(workspaceId);
+  } catch (err) {
+    if (!(err instanceof HttpStatusError) || err.status !== 409) throw err;
+    const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
+    if (now && !now.attributes.locked) return;
     throw err;
   }
 }
