@@ -5,7 +5,8 @@
  * not even under `*`: a plan printed into a pull-request comment must not be a way to read them.
  *
  * "Never" includes a copy under another name in another encoding: a variable holding a token in
- * base64, or the state key in upper-case hex or in base64, is refused like the token itself. What
+ * base64, hex or without its dashes, or the state key in upper-case hex or in base64, is refused like
+ * the token itself. What
  * counts as holding a credential is what the error scrubber would remove (`scrubSecrets`), so the
  * two agree on every encoding. The state key is also looked for in its file (`state.key` of the
  * state folder), which a CI job may have exported too.
@@ -55,7 +56,7 @@ export function envAccess(
       .filter((c): c is { name: string; value: string } => c.value !== undefined && c.value.trim() !== '')
       .map(({ name, value }) => ({
         name,
-        forms: name.toUpperCase() === 'CONVERGE_STATE_KEY' ? keyForms(value) : [value.trim()],
+        forms: name.toUpperCase() === 'CONVERGE_STATE_KEY' ? keyForms(value) : tokenForms(value),
       })),
     ...stateKeyFiles(env, cwd),
   ];
@@ -92,6 +93,18 @@ export function envAccess(
 function holds(value: string, credential: string): boolean {
   if (value.trim() === credential) return true;
   return credential.length >= MIN_CONTAINED_CREDENTIAL && scrubSecrets(value, [credential]) !== value;
+}
+
+/**
+ * A token as written, as the hex of its bytes (`xxd -p`), and without its dashes (a UUID-shaped
+ * token copied as 32 hex digits); base64, URL and JSON escapes and letter case are the scrubber's.
+ */
+function tokenForms(value: string): string[] {
+  const token = value.trim();
+  const forms = [token, Buffer.from(token, 'utf8').toString('hex')];
+  const undashed = token.replace(/-/g, '');
+  if (undashed !== token && undashed.length >= MIN_CONTAINED_CREDENTIAL) forms.push(undashed);
+  return forms;
 }
 
 /**

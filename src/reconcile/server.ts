@@ -59,7 +59,13 @@ function drainBody(req: IncomingMessage, res: ServerResponse): Promise<boolean> 
 
 async function handle(req: IncomingMessage, res: ServerResponse, h: StatusHandlers): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
-  if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+  if ((path === '/healthz' || path === '/metrics') && req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    send(res, 405, { error: 'use GET or HEAD' });
+    return;
+  }
+  // HEAD is answered as GET (node:http sends the headers and drops the body).
+  if (path === '/healthz') {
     const state = h.health();
     send(res, state.healthy ? 200 : 503, {
       status: state.healthy ? 'ok' : 'stale',
@@ -68,7 +74,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, h: StatusHandle
     });
     return;
   }
-  if (path === '/metrics' && req.method === 'GET') {
+  if (path === '/metrics') {
     const { contentType, body } = await h.metrics();
     send(res, 200, body, contentType);
     return;

@@ -183,6 +183,9 @@ describe('markdown rendering', () => {
     expect(md).toContain('| `+` create | AclRole | huge | namespace default |');
     expect(md).not.toContain('yyyyyyyyyy');
     expect(md).toContain('the attribute changes of 1 object (`AclRole/default/huge`) are left out');
+    // No empty diff block left behind.
+    expect(md).not.toContain('<details>');
+    expect(md).not.toMatch(/```diff\n\s*```/);
   });
 
   it('escapes table cells', () => {

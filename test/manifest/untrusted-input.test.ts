@@ -186,13 +186,17 @@ describe('${env:} reads only what the operator exposes', () => {
   test('a credential in another encoding or letter case is refused all the same', async () => {
     const token = 'registry-token-0123456789';
     const key = randomBytes(32);
-    const refs = ['B64', 'WRAPPED_B64', 'KEY_UPPER', 'KEY_B64', 'KEY_B64URL'];
+    const refs = ['B64', 'WRAPPED_B64', 'HEX', 'HEX_UPPER', 'UNDASHED', 'KEY_UPPER', 'KEY_B64', 'KEY_B64URL'];
     const dir = writeTree({ 'a.yaml': doc(refs.map((r) => `\${env:${r}}`).join(' ')) });
     const env = {
       CONVERGE_REGISTRY_TOKEN: token,
       CONVERGE_STATE_KEY: key.toString('hex'),
       B64: Buffer.from(token).toString('base64'),
       WRAPPED_B64: Buffer.from(`Authorization: Bearer ${token}`).toString('base64'),
+      // `printf %s "$TOKEN" | xxd -p`, either case, and the token's characters without its dashes.
+      HEX: Buffer.from(token).toString('hex'),
+      HEX_UPPER: `0x${Buffer.from(token).toString('hex').toUpperCase()}`,
+      UNDASHED: token.replace(/-/g, ''),
       KEY_UPPER: key.toString('hex').toUpperCase(),
       KEY_B64: key.toString('base64'),
       KEY_B64URL: `key=${key.toString('base64url')}`,
@@ -204,6 +208,9 @@ describe('${env:} reads only what the operator exposes', () => {
     expect(lines).toEqual([
       holds('B64', 'CONVERGE_REGISTRY_TOKEN'),
       holds('WRAPPED_B64', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('HEX', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('HEX_UPPER', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('UNDASHED', 'CONVERGE_REGISTRY_TOKEN'),
       holds('KEY_UPPER', 'CONVERGE_STATE_KEY'),
       holds('KEY_B64', 'CONVERGE_STATE_KEY'),
       holds('KEY_B64URL', 'CONVERGE_STATE_KEY'),

@@ -145,6 +145,15 @@ describe('reconcile loop', () => {
     const first = await fetch(url);
     expect(first.headers.get('content-type')).toContain('text/plain');
     const before = await first.text();
+    // HEAD as GET, without the body (a probe or a scraper's check); other methods are told what is served.
+    const head = await fetch(url, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([
+      200,
+      first.headers.get('content-type'),
+      '',
+    ]);
+    const post = await fetch(url, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
     await until('two more cycles', () => run.cycles().length >= 3);
     const after = await (await fetch(url)).text();
     run.stop.abort('SIGTERM');

@@ -240,6 +240,8 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     budget -= chunk.size;
   }
   const cut = chunks.slice(cutFrom).map((c) => c.address);
+  // Not even the first object's changes fit: the note alone, no empty diff block.
+  if (kept.length === 0) return fitted(`${headText}\n${cutNote(cut, limit)}\n`, limit);
   const note = cut.length > 0 ? `\n${cutNote(cut, limit)}\n` : '';
   return fitted(
     `${headText}\n${open}\n${kept.join('\n')}\n${close.replace('</details>', `${note}</details>`)}`,
