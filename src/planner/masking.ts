@@ -137,3 +137,31 @@ export function valueAtPath(spec: unknown, path: string): unknown {
   }
   return value;
 }
+
+/**
+ * A secret is masked where the manifest copies it, not only in its own attribute: the same
+ * `${env:BINDPASS}` in a description (or a job's environment) would otherwise print the password in
+ * a plan posted to a pull request. Shorter values are left alone: masking every `admin` or `true`
+ * in a plan would hide more than it protects, and a kind's secret of that length is no secret.
+ */
+const MIN_COPIED_SECRET = 6;
+
+export function copiedSecrets(values: Iterable<string>): string[] {
+  const long = [...new Set(values)].filter((v) => v.length >= MIN_COPIED_SECRET);
+  // Longest first, so a secret that contains another is replaced whole.
+  return long.sort((a, b) => b.length - a.length);
+}
+
+/** `value` with every copy of a secret in its strings (keys too) replaced by the marker. */
+export function maskCopies<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return secrets.some((s) => v.includes(s)) ? scrub(v, secrets) : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (!isObject(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, item] of Object.entries(v)) out[walk(k) as string] = walk(item);
+    return out;
+  };
+  return walk(value) as T;
+}

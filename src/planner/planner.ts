@@ -39,7 +39,14 @@ import {
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { inFileOrder } from './problem-order.js';
-import { maskAttributes, maskDiffs, secretPaths } from './masking.js';
+import {
+  copiedSecrets,
+  maskAttributes,
+  maskCopies,
+  maskDiffs,
+  secretPaths,
+  secretValues,
+} from './masking.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
 import { groupBy } from '../common/group-by.js';
@@ -618,6 +625,32 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
   }
 }
 
+/**
+ * Every secret value of the manifest, masked wherever else it shows: a copy in a plain attribute of
+ * the same or another object (its desired or its live value), a diff, a note. Its own attribute is
+ * masked already, by path.
+ */
+function maskSecretCopies(changes: Change[], desired: readonly Desired[], lookup: KindLookup): Change[] {
+  const secrets = copiedSecrets(
+    desired.flatMap((d) => {
+      const kind = lookup(d.key.kind);
+      return kind ? secretValues(secretPaths(kind), d.spec) : [];
+    }),
+  );
+  if (secrets.length === 0) return changes;
+  // What is shown of a change, and only that: its address, key and ids are what the applier acts on.
+  return changes.map((c) => ({
+    ...c,
+    after: maskCopies(c.after, secrets),
+    before: maskCopies(c.before, secrets),
+    diffs: maskCopies(c.diffs, secrets),
+    ...(c.notes ? { notes: maskCopies(c.notes, secrets) } : {}),
+    ...(c.impact ? { impact: maskCopies(c.impact, secrets) } : {}),
+    ...(c.reason !== undefined ? { reason: maskCopies(c.reason, secrets) } : {}),
+    ...(c.notCompared !== undefined ? { notCompared: maskCopies(c.notCompared, secrets) } : {}),
+  }));
+}
+
 export async function buildPlan(
   desiredInput: readonly Desired[],
   lookup: KindLookup,
@@ -747,7 +780,7 @@ export async function buildPlan(
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));
   const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
-  const ordered = [...forward, ...deletions];
+  const ordered = maskSecretCopies([...forward, ...deletions], desired, lookup);
   return {
     changes: ordered,
     summary: summarise(ordered),

@@ -23,6 +23,34 @@ describe('planner', () => {
     expect(plan.summary).toEqual({ create: 1, update: 0, replace: 0, delete: 0, noop: 1 });
   });
 
+  it('masks a secret wherever the manifest copies it, in this object and in others, desired and live', async () => {
+    const password = 'hunter2-secret';
+    const store = memoryStore();
+    // Someone pasted it into a live object as well: the plan shows neither copy.
+    store.objects.set('Thing/label', { value: { note: `old ${password}` }, version: 1 });
+    const kind = Object.assign(memoryKind(store), { sensitive: ['password'] });
+    const plan = await buildPlan(
+      [
+        desired('Thing', 'login', { password, note: `pw is ${password}` }),
+        desired('Thing', 'label', { note: `copy of ${password}!` }),
+        // Short values are ordinary words: never masked elsewhere.
+        desired('Thing', 'short', { password: 'abc', note: 'abc stays' }),
+      ],
+      lookupOf(kind),
+      noContext,
+    );
+    const shown = JSON.stringify(plan.changes.map(({ desired: _d, observed: _o, ...c }) => c));
+    expect(shown).not.toContain(password);
+    const byName = Object.fromEntries(plan.changes.map((c) => [c.key.name, c]));
+    expect(byName.login?.after).toEqual({ password: '(sensitive value)', note: 'pw is (sensitive value)' });
+    expect(byName.label?.diffs).toEqual([
+      expect.objectContaining({ before: 'old (sensitive value)', after: 'copy of (sensitive value)!' }),
+    ]);
+    expect(byName.short?.after).toEqual({ password: '(sensitive value)', note: 'abc stays' });
+    // What the applier acts on is untouched.
+    expect(byName.login?.desired?.spec).toEqual({ password, note: `pw is ${password}` });
+  });
+
   it("copies the kind's notes onto the change, noop included", async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { size: 1 }, version: 1 });
