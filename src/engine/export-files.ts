@@ -5,7 +5,7 @@
  * CLI's `--allow-env`: the caller's name for it).
  * Files are created, never overwritten: an export into a manifest folder must not replace its files.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { type SettingNames, settingNames } from '../common/setting-names.js';
@@ -44,7 +44,7 @@ export async function writeExportFiles(
 ): Promise<string[]> {
   const byKind = new Map<string, ExportedObject[]>();
   for (const o of objects) byKind.set(o.key.kind, [...(byKind.get(o.key.kind) ?? []), o]);
-  await mkdir(dir, { recursive: true });
+  await makeFolder(dir, options);
   const written: string[] = [];
   for (const [kind, list] of byKind) {
     const file = path.join(dir, `${kind}.yaml`);
@@ -62,4 +62,39 @@ export async function writeExportFiles(
     written.push(file);
   }
   return written;
+}
+
+/** How many missing parent folders export creates before it gives up (a typo, not a layout). */
+const MAX_NEW_FOLDERS = 32;
+
+/**
+ * Creates `dir` and its missing parents, one level at a time: Node's own recursive mkdir never
+ * returns on some paths (under /proc), and its errors (`ENOTDIR`, `EEXIST`) say nothing of which
+ * part of the path is wrong.
+ */
+async function makeFolder(dir: string, options: ExportFileOptions, depth = 0): Promise<void> {
+  const refuse = (why: string) =>
+    new EngineError(
+      `cannot create the folder ${dir}: ${why} (${settingNames(options.settingNames).exportDir})`,
+    );
+  try {
+    await mkdir(dir);
+    return;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      if ((await stat(dir)).isDirectory()) return;
+      throw refuse('a file of that name is in the way');
+    }
+    if (code === 'ENOENT' && depth < MAX_NEW_FOLDERS && path.dirname(dir) !== dir) {
+      await makeFolder(path.dirname(dir), options, depth + 1);
+      // The parent exists now: this level once more, as the first try (another run may have made it).
+      return makeFolder(dir, options, MAX_NEW_FOLDERS);
+    }
+    if (code === 'ENOTDIR') throw refuse('part of the path is a file, not a folder');
+    if (code === 'EACCES' || code === 'EPERM') throw refuse('permission denied');
+    if (code === 'EROFS') throw refuse('the file system is read-only');
+    if (code === 'ENOENT') throw refuse('no folder can be created there');
+    throw refuse(code ?? String(error));
+  }
 }

@@ -117,7 +117,7 @@ export async function startStatusServer(
   server.keepAliveTimeout = HEADERS_TIMEOUT_MS;
   server.maxHeadersCount = 50;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, listen)));
     server.listen(listen.port, listen.host, () => {
       server.off('error', reject);
       resolve();
@@ -138,4 +138,18 @@ export async function startStatusServer(
         });
       }),
   };
+}
+
+/** Why `--listen` could not be served, in words (node's `listen EADDRINUSE: …` names no remedy). */
+function listenError(error: NodeJS.ErrnoException, listen: ListenAddress): Error {
+  const where = `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
+  const why =
+    error.code === 'EADDRINUSE'
+      ? 'another process listens there; choose another port'
+      : error.code === 'EACCES'
+        ? 'permission denied (ports below 1024 need privileges)'
+        : error.code === 'EADDRNOTAVAIL'
+          ? 'no interface of this machine has that address'
+          : (error.code ?? error.message);
+  return new Error(`cannot listen on ${where} (--listen): ${why}`, { cause: error });
 }

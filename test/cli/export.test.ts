@@ -194,6 +194,22 @@ describe('export of what Converge applied', () => {
     expect(bad.stderr).toContain('--kind AclRoles: no such kind; did you mean AclRole?');
   });
 
+  it('creates missing folders, and says which part of the path is in the way', async () => {
+    const nested = path.join(outDir(), 'a', 'b');
+    expect((await runCli(['export', '-o', nested, '--kind', 'AclRole'], env)).code).toBe(0);
+    expect(readdirSync(nested)).toEqual(['AclRole.yaml']);
+    const file = path.join(nested, 'AclRole.yaml');
+    const under = await runCli(['export', '-o', path.join(file, 'x'), '--kind', 'AclRole'], env);
+    expect([under.code, under.stderr.trim()]).toEqual([
+      1,
+      `Error: cannot create the folder ${path.join(file, 'x')}: part of the path is a file, not a folder (-o)`,
+    ]);
+    const onFile = await runCli(['export', '-o', file, '--kind', 'AclRole'], env);
+    expect(onFile.stderr.trim()).toBe(
+      `Error: cannot create the folder ${file}: a file of that name is in the way (-o)`,
+    );
+  });
+
   it('never replaces a file that exists', async () => {
     const r = await runCli(['export', '-o', dir, '--kind', 'AclRole'], env);
     expect(r.code).toBe(1);

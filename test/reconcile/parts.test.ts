@@ -8,6 +8,9 @@ import { backoffDelayMs } from '../../src/reconcile/backoff.js';
 import { parseListenAddress } from '../../src/reconcile/listen-address.js';
 import { JsonLog } from '../../src/reconcile/log.js';
 import { bearerMatches } from '../../src/reconcile/token.js';
+import { startStatusServer } from '../../src/reconcile/server.js';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
 
 describe('backoff', () => {
   it('doubles from the base up to the cap, jitter taking at most half of each wait', () => {
@@ -62,5 +65,26 @@ describe('JSON log lines', () => {
     expect(parsed.ts).toBe('1970-01-01T00:00:00.000Z');
     expect(parsed.message).not.toContain('tok-9f8e7d6c5b4a');
     expect(parsed.message.length).toBeLessThan(2_100);
+  });
+});
+
+describe('--listen on a port another process holds', () => {
+  it('says so in words, naming the address and the flag', async () => {
+    const holder = createServer().listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const handlers = {
+        health: () => ({ healthy: true, reason: 'ok', ageSeconds: 0 }),
+        metrics: async () => ({ contentType: 'text/plain', body: '' }),
+        trigger: () => ({ inFlight: false }),
+        token: undefined,
+      };
+      await expect(startStatusServer({ host: '127.0.0.1', port }, handlers)).rejects.toThrow(
+        `cannot listen on 127.0.0.1:${port} (--listen): another process listens there; choose another port`,
+      );
+    } finally {
+      holder.close();
+    }
   });
 });
