@@ -623,6 +623,34 @@ describe('request errors', () => {
       undefined,
     ],
     ['a non-boolean EnforceIndex', { body: { Job: jobSpec('x'), EnforceIndex: 'yes' } }, 400, undefined],
+    [
+      'a CPU that is not a number',
+      {
+        body: {
+          Job: {
+            ID: 'x',
+            TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker', Resources: { CPU: 'lots' } }] }],
+          },
+        },
+      },
+      400,
+      'json: cannot unmarshal Job.TaskGroups[0].Tasks[0].Resources.CPU: expected integer',
+    ],
+    [
+      'a MemoryMB that is a fraction',
+      {
+        body: {
+          Job: {
+            ID: 'x',
+            TaskGroups: [
+              { Name: 'g', Tasks: [{ Name: 't', Driver: 'docker', Resources: { MemoryMB: 1.5 } }] },
+            ],
+          },
+        },
+      },
+      400,
+      'json: cannot unmarshal Job.TaskGroups[0].Tasks[0].Resources.MemoryMB: expected integer',
+    ],
   ])('%s: %s', async (_label, opts, status, text) => {
     const res = await api('PUT', '/v1/jobs', opts);
     expect(res.status).toBe(status);

@@ -66,6 +66,13 @@ export function checkJobShape(job: unknown): asserts job is Json {
       if (isObject(t)) {
         want(`Job.TaskGroups[${i}].Tasks[${j}].Name`, t.Name, 'string');
         want(`Job.TaskGroups[${i}].Tasks[${j}].Driver`, t.Driver, 'string');
+        want(`Job.TaskGroups[${i}].Tasks[${j}].KillTimeout`, t.KillTimeout, 'integer');
+        want(`Job.TaskGroups[${i}].Tasks[${j}].Env`, t.Env, 'object');
+        want(`Job.TaskGroups[${i}].Tasks[${j}].Resources`, t.Resources, 'object');
+        // Go decodes these into ints: `CPU: "lots"` is refused before anything else looks at it.
+        if (isObject(t.Resources))
+          for (const f of ['CPU', 'Cores', 'MemoryMB', 'MemoryMaxMB', 'DiskMB', 'IOPS'])
+            want(`Job.TaskGroups[${i}].Tasks[${j}].Resources.${f}`, t.Resources[f], 'integer');
       }
     });
   });
