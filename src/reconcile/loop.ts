@@ -315,6 +315,9 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     }
     metrics.setDrift(drift);
     if (run.plan.problems.length > 0) {
+      // Counted once per service whose objects could not be planned, as a failed request would be.
+      const services = new Set(run.plan.problems.map((p) => catalog.kind(p.key.kind)?.service));
+      for (const service of services) if (service) metrics.errors.inc({ service });
       const first = run.plan.problems[0]!;
       return result(
         'failed',

@@ -344,6 +344,30 @@ describe('reconcile loop', () => {
     expect(metrics).toContain('converge_reconcile_errors_total{service="registry"} 5');
   });
 
+  it("counts a cycle whose plan a service's answers made impossible as that service's error", async () => {
+    const dir = tempDir('converge-reconcile-');
+    writeFileSync(
+      path.join(dir, 'role.yaml'),
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${unique('nopolicy')} }\nspec:\n  Policies:\n    - Name: no-such-policy\n`,
+    );
+    const stop = new AbortController();
+    const run = await start({
+      paths: [dir],
+      intervalMs: 60_000,
+      retryBaseMs: 100,
+      random: () => 0,
+      signal: stop.signal,
+      sleep: async () => stop.abort('SIGTERM'),
+    });
+    await run.loop.done;
+    expect(run.cycles()[0]).toMatchObject({ outcome: 'failed' });
+    expect(String(run.cycles()[0]!.error)).toContain('policy "no-such-policy" does not exist');
+    const metrics = await run.loop.metrics.registry.getSingleMetricAsString(
+      'converge_reconcile_errors_total',
+    );
+    expect(metrics).toContain('converge_reconcile_errors_total{service="registry"} 1');
+  });
+
   it('a manifest broken between cycles fails the cycle with file and line, and the loop goes on', async () => {
     const dir = roleManifest(unique('broken'), 'b');
     writeFileSync(path.join(dir, 'role.yaml'), 'apiVersion: converge/v1\nkind: AclRole\nmetadata: [\n');
