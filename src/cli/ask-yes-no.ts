@@ -28,6 +28,8 @@ export interface Question {
    * watched only while the question is open.
    */
   interrupt?: { signal: AbortSignal; readonly exitCode: number | undefined };
+  /** False for `--no-color`: the prompt library colours by the environment alone (`NO_COLOR`). */
+  color?: boolean;
 }
 
 /** Columns assumed when the terminal reports no width (0 or none): clack would wrap at 1 column. */
@@ -54,6 +56,9 @@ export async function askYesNo(io: Io, question: Question): Promise<YesNo> {
   input.once('end', endInput);
   input.once('close', endInput);
   input.on('keypress', onKey);
+  // The prompt reads NO_COLOR from the process's environment only: set for the question's duration.
+  const plainForPrompt = question.color === false && process.env.NO_COLOR === undefined;
+  if (plainForPrompt) process.env.NO_COLOR = '1';
   try {
     const answer = await confirm({
       message: question.message,
@@ -66,6 +71,7 @@ export async function askYesNo(io: Io, question: Question): Promise<YesNo> {
       return { answer: 'interrupted', exitCode: interrupt.exitCode ?? SIGNAL_EXIT_CODES.SIGINT ?? 130 };
     return { answer: !isCancel(answer) && answer === true ? 'yes' : 'no' };
   } finally {
+    if (plainForPrompt) delete process.env.NO_COLOR;
     input.off('end', endInput);
     input.off('close', endInput);
     input.off('keypress', onKey);

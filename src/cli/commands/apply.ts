@@ -216,6 +216,7 @@ async function applyUntilInterrupted(
     if (!saved && !flags.autoApprove) {
       const answer = await askYesNo(io, {
         message: 'Apply these changes?',
+        color,
         noTerminal:
           'refusing to apply without confirmation: no terminal to ask on. Pass --auto-approve to apply anyway.',
         interrupt,
