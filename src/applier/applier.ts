@@ -119,10 +119,12 @@ async function ensureNotStale(
   const now = await kind.observe(ctx, change.key);
   if (change.action === 'create') {
     if (now)
-      throw new StaleChangeError(`it was created by someone else since the plan (id ${now.id ?? 'unknown'})`);
+      throw new StaleChangeError(
+        `it exists now: created since the plan, and not recorded as Converge's (id ${now.id ?? 'unknown'})`,
+      );
     return undefined;
   }
-  if (!now) throw new StaleChangeError('it was deleted by someone else since the plan');
+  if (!now) throw new StaleChangeError('it no longer exists: deleted since the plan');
   if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
     throw new StaleChangeError(
       `it changed since the plan (${versionLabelOf(kind)} ${change.observedVersion} → ${now.version})`,

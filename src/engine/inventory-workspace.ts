@@ -144,7 +144,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
         });
         return {
           release: async () => {
-            await this.unlock(id);
+            await this.unlock(id, reason);
             forget();
           },
         };
@@ -165,7 +165,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
   /** True when the lock is ours; else the workspace as read after the refusal (who holds it). */
   private async tryLock(id: string, reason: string): Promise<true | Workspace | undefined> {
     try {
-      await this.client.lockWorkspace(id, reason);
+      await this.client.lockWorkspace(id, reason, { resend: true });
       return true;
     } catch (error) {
       if (error instanceof HttpStatusError && error.status === 409) {
@@ -175,22 +175,23 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       }
       // The request may have been taken even though its answer was lost: the reason names this run
       // alone, so a lock carrying it is ours to release.
-      if (isServiceError(error) && (error.kind === 'connection' || error.kind === 'timeout')) {
+      if (isServiceError(error) && ['connection', 'timeout', 'status'].includes(error.kind)) {
         const now = await this.client.readWorkspace({ id }).catch(() => undefined);
-        if (now?.lockReason === reason) await this.unlock(id).catch(() => undefined);
+        if (now?.lockReason === reason) await this.unlock(id, reason).catch(() => undefined);
       }
       throw error;
     }
   }
 
-  private async unlock(id: string): Promise<void> {
+  private async unlock(id: string, reason: string): Promise<void> {
     try {
-      await this.client.unlockWorkspace(id);
+      await this.client.unlockWorkspace(id, { resend: true });
     } catch (error) {
-      // Sent again after a lost answer, the unlock is answered 409: unlocked now is what was asked.
+      // Sent again after a lost answer, the unlock is answered 409: unlocked now, or locked by
+      // another run (another reason) since the first send landed, this run's lock is gone.
       if (error instanceof HttpStatusError && error.status === 409) {
         const now = await this.client.readWorkspace({ id }).catch(() => undefined);
-        if (now && !now.attributes.locked) return;
+        if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
       }
       throw new EngineError(
         `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +

@@ -19,6 +19,7 @@ import { addressOf, type Desired } from '../resources/contract.js';
 import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
+import type { ManagedObjects } from './inventory.js';
 import { EngineError, type SavedPlanRemedy } from './errors.js';
 import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
@@ -235,10 +236,16 @@ export function reconcileSavedPlan(
     file: string;
     /** The same digests the plan was saved with (the inventory). */
     digests: WriteOnlyDigests;
+    /**
+     * The inventory's objects: a saved create found done counts as in effect only when Converge
+     * recorded the object as its own (an earlier apply of the plan); anything else made it.
+     */
+    managed?: Pick<ManagedObjects, 'entry'>;
     catalog?: Catalog;
   },
 ): Plan {
   const { file, digests: keyed, catalog = defaultCatalog } = options;
+  const ownsNow = (address: string) => options.managed?.entry(address)?.owned === true;
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
@@ -246,7 +253,7 @@ export function reconcileSavedPlan(
     const f = freshByAddress.get(s.address);
     const freshDigest = f?.desired ? desiredDigest(f.desired, catalog, keyed) : undefined;
     if (digest !== freshDigest) mismatched.push(s.address);
-    const done = alreadyInEffect(change, f, file);
+    const done = alreadyInEffect(change, f, file, ownsNow(change.address));
     if (done) return done;
     return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });
@@ -263,17 +270,21 @@ export function reconcileSavedPlan(
 
 /**
  * A saved change the live state already shows done, as a no-op saying so: the same plan applied
- * before (a re-run CI job, an apply resumed after Ctrl-C), or someone made the same change. The
- * fresh plan of the same manifest found nothing to do for it (or, for a deletion, nothing left to
- * delete), so applying it again would only be refused as stale, object by object.
+ * before (a re-run CI job, an apply resumed after Ctrl-C), so applying it again would only be
+ * refused as stale, object by object. The fresh plan of the same manifest found nothing to do for it
+ * (or, for a deletion, nothing left to delete). A create counts only when the inventory records the
+ * object as Converge's: an object someone else made, even as planned, stays a stale change (not
+ * Converge's until imported).
  */
 function alreadyInEffect(
   saved: Omit<SavedChange, 'digest'>,
   fresh: Change | undefined,
   file: string,
+  recordedAsOwn: boolean,
 ): Change | undefined {
   if (saved.action === 'noop') return undefined;
-  if (fresh?.action === 'noop') {
+  const creates = saved.action === 'create' || saved.action === 'replace';
+  if (fresh?.action === 'noop' && (!creates || recordedAsOwn)) {
     const note = `already in effect: the ${saved.action} was made since ${file} was saved`;
     return { ...fresh, notes: [...(fresh.notes ?? []), note] };
   }
@@ -283,7 +294,7 @@ function alreadyInEffect(
       action: 'noop',
       diffs: [],
       after: null,
-      notes: [`already in effect: deleted since ${file} was saved`],
+      notes: [`already in effect: nothing left to delete since ${file} was saved`],
     };
   }
   return undefined;

@@ -79,7 +79,12 @@ export function envAccess(
     if (value === undefined) return { missing: true };
     // A copy of a token under another name (`MY_TOKEN=$CONVERGE_REGISTRY_TOKEN`) is still the token,
     // and so is the token in base64 or another letter case.
-    const copied = credentials.find((c) => c.forms.some((form) => holds(value, form)));
+    // Hex as tools print it (`xxd -p` breaks lines, `od` and `hexdump` space the bytes, `0x` or `:`
+    // between them) is compared without its separators too.
+    const compact = value.replace(/0x|[\s:]/gi, '');
+    const copied = credentials.find((c) =>
+      c.forms.some((form) => holds(value, form) || (compact !== value && holds(compact, form))),
+    );
     if (copied) {
       return {
         refused: `environment variable ${name} holds the value of ${copied.name}, one of Converge's credentials, which a manifest may never read`,

@@ -44,9 +44,11 @@ import {
   maskAttributes,
   maskCopies,
   maskDiffs,
+  maskText,
   secretPaths,
   secretValues,
 } from './masking.js';
+import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
 import { groupBy } from '../common/group-by.js';
@@ -627,28 +629,47 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
 
 /**
  * Every secret value of the manifest, masked wherever else it shows: a copy in a plain attribute of
- * the same or another object (its desired or its live value), a diff, a note. Its own attribute is
- * masked already, by path.
+ * the same or another object (its desired or its live value), a diff, a note, a problem (a service
+ * naming the value it refused). Its own attribute is masked already, by path. Where a new value
+ * carries a copy, the old value it replaces is masked whole: it most likely carried the secret
+ * before it was rotated, which the manifest no longer knows.
  */
-function maskSecretCopies(changes: Change[], desired: readonly Desired[], lookup: KindLookup): Change[] {
+function maskSecretCopies(
+  changes: Change[],
+  problems: PlanProblem[],
+  desired: readonly Desired[],
+  lookup: KindLookup,
+): { changes: Change[]; problems: PlanProblem[] } {
   const secrets = copiedSecrets(
     desired.flatMap((d) => {
       const kind = lookup(d.key.kind);
       return kind ? secretValues(secretPaths(kind), d.spec) : [];
     }),
   );
-  if (secrets.length === 0) return changes;
+  if (!secrets) return { changes, problems };
+  const masked = <T>(value: T) => maskCopies(value, secrets);
+  const carried = (before: unknown, after: unknown) =>
+    JSON.stringify(masked(after)) !== JSON.stringify(after) ? SENSITIVE : masked(before);
   // What is shown of a change, and only that: its address, key and ids are what the applier acts on.
-  return changes.map((c) => ({
+  const shown = changes.map((c) => ({
     ...c,
-    after: maskCopies(c.after, secrets),
-    before: maskCopies(c.before, secrets),
-    diffs: maskCopies(c.diffs, secrets),
-    ...(c.notes ? { notes: maskCopies(c.notes, secrets) } : {}),
-    ...(c.impact ? { impact: maskCopies(c.impact, secrets) } : {}),
-    ...(c.reason !== undefined ? { reason: maskCopies(c.reason, secrets) } : {}),
-    ...(c.notCompared !== undefined ? { notCompared: maskCopies(c.notCompared, secrets) } : {}),
+    after: masked(c.after),
+    before:
+      c.before && Object.fromEntries(Object.entries(c.before).map(([k, v]) => [k, carried(v, c.after?.[k])])),
+    diffs: c.diffs.map((d) => {
+      const { before: _maskedBefore, after, ...rest } = masked(d);
+      return {
+        ...rest,
+        ...(after !== undefined ? { after } : {}),
+        ...(d.before !== undefined ? { before: carried(d.before, d.after) } : {}),
+      };
+    }),
+    ...(c.notes ? { notes: masked(c.notes) } : {}),
+    ...(c.impact ? { impact: masked(c.impact) } : {}),
+    ...(c.reason !== undefined ? { reason: masked(c.reason) } : {}),
+    ...(c.notCompared !== undefined ? { notCompared: masked(c.notCompared) } : {}),
   }));
+  return { changes: shown, problems: problems.map((p) => ({ ...p, message: maskText(p.message, secrets) })) };
 }
 
 export async function buildPlan(
@@ -780,15 +801,16 @@ export async function buildPlan(
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));
   const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
-  const ordered = maskSecretCopies([...forward, ...deletions], desired, lookup);
+  const masked = maskSecretCopies([...forward, ...deletions], problems, desired, lookup);
+  const ordered = masked.changes;
   return {
     changes: ordered,
     summary: summarise(ordered),
     problems:
-      problems.length < 2
-        ? problems
+      masked.problems.length < 2
+        ? masked.problems
         : inFileOrder(
-            problems,
+            masked.problems,
             desiredInput.flatMap((d) => (d.resource ? [d.resource.source.file] : [])),
           ),
     requests: {},

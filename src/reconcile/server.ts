@@ -117,9 +117,10 @@ export async function startStatusServer(
   server.keepAliveTimeout = HEADERS_TIMEOUT_MS;
   server.maxHeadersCount = 50;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, listen)));
+    const refused = (error: NodeJS.ErrnoException) => reject(listenError(error, listen));
+    server.once('error', refused);
     server.listen(listen.port, listen.host, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       resolve();
     });
   });

@@ -223,7 +223,7 @@ describe('plan and apply against the sandbox', () => {
     const moved = await converge(['apply', otherPlan], env);
     expect(moved.code).toBe(3);
     expect(moved.stderr).toMatch(
-      /stale: AclRole\/default\/cli-saved-3: it was created by someone else since the plan/,
+      /stale: AclRole\/default\/cli-saved-3: it exists now: created since the plan, and not recorded as Converge's/,
     );
     expect(((await registry('GET', '/role/name/cli-saved-3')) as { Description?: string })?.Description).toBe(
       'not three',

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -210,16 +210,28 @@ describe('Workspace objects', () => {
     // A push quit at once between its lock and its unlock: the lock stays, with the push's reason.
     const child = spawn(process.execPath, ['-e', '0']);
     await once(child, 'exit');
-    const pushReason = (pid: number) =>
-      `converge: pushing s.tfstate on host ${os.hostname()}, pid ${pid}, since 2026-01-01T00:00:00.000Z`;
+    const namespace = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))![0];
+    const pushReason = (pid: number, ns: string | null = namespace) =>
+      `converge: pushing s.tfstate${ns ? ` (pid namespace ${ns})` : ''} on host ${os.hostname()}, pid ${pid}, since 2026-01-01T00:00:00.000Z`;
     const lock = (reason: string) => api('POST', `/workspaces/${id}/actions/lock`, { reason });
-    expect((await lock(pushReason(child.pid!))).status).toBe(200);
+    const unlock = () => api('POST', `/workspaces/${id}/actions/unlock`);
 
+    // Gone, but named in another PID namespace (a container sharing the host name), or in none (an
+    // older Converge): its pid means nothing here, so it is never taken for gone.
     writeFileSync(path.join(dir, 's.tfstate'), state(2, 'T', 2));
+    for (const ns of ['1', null]) {
+      expect((await lock(pushReason(child.pid!, ns))).status).toBe(200);
+      const kept = await converge(['apply', '-f', dir, '--auto-approve'], env);
+      expect(kept.code, kept.stdout + kept.stderr).toBe(1);
+      expect((await show('cli-stale')).attributes.locked).toBe(true);
+      expect((await unlock()).status).toBe(200);
+    }
+
+    expect((await lock(pushReason(child.pid!))).status).toBe(200);
     const plan = await converge(['plan', '-f', dir], env);
     expect(plan.stdout).toContain('# locked by a Converge state push that may not have finished');
     expect(plan.stdout).toContain(
-      'that process is gone, and an apply that pushes state here releases the lock itself',
+      'that process is gone, and an apply with the same token that pushes state here releases the lock itself',
     );
     expect(plan.stdout).toContain(`\`converge workspace unlock ${ORG}/cli-stale\``);
     const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);

@@ -177,19 +177,30 @@ describe('pushState', () => {
     expect(sent()).toEqual([`POST ${LOCK}`, `POST ${UNLOCK}`]);
   });
 
-  it('tries an unlock when every lock request may have been taken before the connection broke', async () => {
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))
-      .persist();
-    replyUnlock(409);
-    await expect(pushState(client, 'ws-1', state)).rejects.toMatchObject({ kind: 'connection' });
-    // Sent again within the retry budget (a second send is harmless), then one unlock in case any was taken.
-    const calls = sent();
-    expect(calls.at(-1)).toBe(`POST ${UNLOCK}`);
-    expect(calls.slice(0, -1).length).toBeGreaterThan(1);
-    expect(new Set(calls.slice(0, -1))).toEqual(new Set([`POST ${LOCK}`]));
-  });
+  it.each([
+    ['this push', 'Locked by Converge to push state', true],
+    ['another run of the same user', 'my other run', false],
+  ])(
+    'after every lock send lost its answer, unlocks only a lock carrying its own reason (held by %s)',
+    async (_who, heldReason, unlocks) => {
+      pool
+        .intercept({ path: LOCK, method: 'POST' })
+        .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))
+        .persist();
+      pool
+        .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
+        .reply(200, workspace({ id: 'user-1', type: 'users' }, heldReason), { headers: apiHeaders });
+      if (unlocks) replyUnlock();
+      await expect(pushState(client, 'ws-1', state)).rejects.toMatchObject({ kind: 'connection' });
+      const calls = sent();
+      const locks = calls.filter((c) => c === `POST ${LOCK}`);
+      expect(locks.length).toBeGreaterThan(1);
+      expect(calls.slice(locks.length)).toEqual([
+        'GET /api/v2/workspaces/ws-1',
+        ...(unlocks ? [`POST ${UNLOCK}`] : []),
+      ]);
+    },
+  );
 
   it('sends a lock whose answer was lost again, and takes the 409 carrying its own reason as its lock', async () => {
     pool
@@ -271,6 +282,41 @@ describe('pushState', () => {
       `POST ${UNLOCK}`,
       'GET /api/v2/workspaces/ws-1',
     ]);
+  });
+
+  it('takes a 409 on its resent unlock as done when someone else has locked the workspace since', async () => {
+    replyLock();
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock(503);
+    replyUnlock(409);
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
+      .reply(200, workspace({ id: 'user-2', type: 'users' }, 'their own run'), { headers: apiHeaders });
+    await expect(pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' })).resolves.toMatchObject({
+      id: 'sv-9',
+    });
+  });
+
+  it('takes a 409 carrying its own reason as its lock even when the service cannot say who the caller is', async () => {
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(502, JSON.stringify({ errors: [{ status: '502', title: 'bad gateway' }] }), {
+        headers: apiHeaders,
+      });
+    pool
+      .intercept({ path: LOCK, method: 'POST' })
+      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
+        headers: apiHeaders,
+      });
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
+      .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), { headers: apiHeaders });
+    pool.intercept({ path: '/api/v2/account/details', method: 'GET' }).reply(404, '');
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock();
+    await expect(pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' })).resolves.toMatchObject({
+      id: 'sv-9',
+    });
   });
 
   it('sends nothing when the signal is already aborted', async () => {

@@ -43,12 +43,29 @@ describe('planner', () => {
     expect(shown).not.toContain(password);
     const byName = Object.fromEntries(plan.changes.map((c) => [c.key.name, c]));
     expect(byName.login?.after).toEqual({ password: '(sensitive value)', note: 'pw is (sensitive value)' });
+    // The old value a copy replaces is masked whole: it held the secret before it was rotated.
     expect(byName.label?.diffs).toEqual([
-      expect.objectContaining({ before: 'old (sensitive value)', after: 'copy of (sensitive value)!' }),
+      expect.objectContaining({ before: '(sensitive value)', after: 'copy of (sensitive value)!' }),
     ]);
+    expect(byName.label?.before).toEqual({ note: '(sensitive value)' });
     expect(byName.short?.after).toEqual({ password: '(sensitive value)', note: 'abc stays' });
     // What the applier acts on is untouched.
     expect(byName.login?.desired?.spec).toEqual({ password, note: `pw is ${password}` });
+
+    // A service refusing the value names it in its problem: masked there too.
+    const existing = memoryStore();
+    existing.objects.set('Thing/login', { value: {}, version: 1 });
+    const refusing = Object.assign(memoryKind(existing), { sensitive: ['password'] });
+    refusing.compare = (d) => ({
+      diffs: [],
+      problems: [{ message: `no such thing "${String(d.spec.note)}"` }],
+    });
+    const refused = await buildPlan(
+      [desired('Thing', 'login', { password, note: password })],
+      lookupOf(refusing),
+      noContext,
+    );
+    expect(refused.problems.map((p) => p.message)).toEqual(['no such thing "(sensitive value)"']);
   });
 
   it("copies the kind's notes onto the change, noop included", async () => {

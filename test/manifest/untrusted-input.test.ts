@@ -184,9 +184,21 @@ describe('${env:} reads only what the operator exposes', () => {
   });
 
   test('a credential in another encoding or letter case is refused all the same', async () => {
-    const token = 'registry-token-0123456789';
+    // UUID-shaped, as the services' tokens are: long enough for `xxd -p` to wrap its hex.
+    const token = '8f14e45f-ceea-467f-a0e6-4d9b5c1f2a3b';
     const key = randomBytes(32);
-    const refs = ['B64', 'WRAPPED_B64', 'HEX', 'HEX_UPPER', 'UNDASHED', 'KEY_UPPER', 'KEY_B64', 'KEY_B64URL'];
+    const refs = [
+      'B64',
+      'WRAPPED_B64',
+      'HEX',
+      'HEX_UPPER',
+      'HEX_XXD',
+      'HEX_OD',
+      'UNDASHED',
+      'KEY_UPPER',
+      'KEY_B64',
+      'KEY_B64URL',
+    ];
     const dir = writeTree({ 'a.yaml': doc(refs.map((r) => `\${env:${r}}`).join(' ')) });
     const env = {
       CONVERGE_REGISTRY_TOKEN: token,
@@ -196,6 +208,15 @@ describe('${env:} reads only what the operator exposes', () => {
       // `printf %s "$TOKEN" | xxd -p`, either case, and the token's characters without its dashes.
       HEX: Buffer.from(token).toString('hex'),
       HEX_UPPER: `0x${Buffer.from(token).toString('hex').toUpperCase()}`,
+      // `xxd -p` wraps at 30 bytes; `od -An -tx1` spaces the bytes and wraps at 16.
+      HEX_XXD: (
+        Buffer.from(token)
+          .toString('hex')
+          .match(/.{1,60}/g) ?? []
+      ).join('\n'),
+      HEX_OD: (Buffer.from(token).toString('hex').match(/.{2}/g) ?? [])
+        .map((b, i) => (i % 16 ? ` ${b}` : `\n ${b}`))
+        .join(''),
       UNDASHED: token.replace(/-/g, ''),
       KEY_UPPER: key.toString('hex').toUpperCase(),
       KEY_B64: key.toString('base64'),
@@ -210,6 +231,8 @@ describe('${env:} reads only what the operator exposes', () => {
       holds('WRAPPED_B64', 'CONVERGE_REGISTRY_TOKEN'),
       holds('HEX', 'CONVERGE_REGISTRY_TOKEN'),
       holds('HEX_UPPER', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('HEX_XXD', 'CONVERGE_REGISTRY_TOKEN'),
+      holds('HEX_OD', 'CONVERGE_REGISTRY_TOKEN'),
       holds('UNDASHED', 'CONVERGE_REGISTRY_TOKEN'),
       holds('KEY_UPPER', 'CONVERGE_STATE_KEY'),
       holds('KEY_B64', 'CONVERGE_STATE_KEY'),

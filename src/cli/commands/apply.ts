@@ -194,7 +194,12 @@ async function applyUntilInterrupted(
     }
     const plan =
       saved && planFile
-        ? reconcileSavedPlan(saved, run.plan, { file: planFile, digests: inventory, catalog })
+        ? reconcileSavedPlan(saved, run.plan, {
+            file: planFile,
+            digests: inventory,
+            managed: inventory.objects,
+            catalog,
+          })
         : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));

@@ -81,6 +81,11 @@ export interface WorkspacesClientOptions {
   openDownloads?: () => { http: HttpClient; close(): Promise<void> };
 }
 
+/** Lock and unlock: `resend` for callers that read a 409 back (see `lockWorkspace`). */
+export interface LockCallOptions {
+  resend?: boolean;
+}
+
 interface Call {
   method: string;
   path: string;
@@ -89,10 +94,7 @@ interface Call {
   signal?: AbortSignal;
   /** False for lock and unlock: once sent, only the answer tells who holds the lock (see state-push). */
   interruptible?: false;
-  /**
-   * Lock and unlock may be sent again after a lost answer (a 5xx, a broken connection): the second
-   * send changes nothing the first did, it is only answered 409. Callers tell that 409 apart.
-   */
+  /** Sent again after a lost answer (lock and unlock with `resend`). */
   idempotent?: true;
   /** Answer 404 with undefined instead of throwing. */
   notFound?: 'undefined';
@@ -252,27 +254,31 @@ export class WorkspacesClient extends HttpServiceClient {
     await this.call({ method: 'DELETE', path: this.workspacePath(ref) });
   }
 
-  /** `POST /workspaces/:id/actions/lock`; 409 when it is locked already (by anyone, the caller too). */
-  async lockWorkspace(id: string, reason?: string): Promise<Workspace> {
+  /**
+   * `POST /workspaces/:id/actions/lock`; 409 when it is locked already (by anyone, the caller too).
+   * With `resend`, sent again after a lost answer (a 5xx, a broken connection): a second send
+   * changes nothing, it is only answered 409, which the caller must then tell apart (state-push.ts).
+   */
+  async lockWorkspace(id: string, reason?: string, opts: LockCallOptions = {}): Promise<Workspace> {
     return this.workspaceCall({
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/lock`,
       body: { reason: reason ?? '' },
       interruptible: false,
-      idempotent: true,
+      ...(opts.resend ? { idempotent: true as const } : {}),
     });
   }
 
   /**
-   * `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. Sent again
-   * after a lost answer, so a 409 may also mean an earlier send unlocked it.
+   * `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. With
+   * `resend`, as `lockWorkspace`: a 409 may then also mean an earlier send unlocked it.
    */
-  async unlockWorkspace(id: string): Promise<Workspace> {
+  async unlockWorkspace(id: string, opts: LockCallOptions = {}): Promise<Workspace> {
     return this.workspaceCall({
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/unlock`,
       interruptible: false,
-      idempotent: true,
+      ...(opts.resend ? { idempotent: true as const } : {}),
     });
   }
 

@@ -15,6 +15,7 @@
 import { HttpStatusError, isServiceError } from '../http/errors.js';
 import type { WorkspacesClient } from './client.js';
 import { describeLockHolder } from './lock-holder.js';
+import { type HeldLock, holdingLock } from '../../common/held-locks.js';
 import type { StateFileInfo } from './state-file.js';
 import type { StateVersion } from './types.js';
 
@@ -29,6 +30,11 @@ export interface PushStateOptions {
   reason?: string;
   /** Replace the workspace's state even if the file does not continue it (another lineage, older serial). */
   force?: boolean;
+  /**
+   * Registered as held (`held-locks.ts`) from the moment the lock is taken until it is released, so
+   * that quitting at once names it; never before it is taken.
+   */
+  holding?: HeldLock;
 }
 
 /** The lock is held by someone (possibly the caller, from an earlier run), so the push did not start. */
@@ -97,7 +103,9 @@ export async function pushState(
   const { signal } = opts;
   signal?.throwIfAborted();
   const ownLock = opts.alreadyLockedByCaller !== true;
-  if (ownLock) await lock(client, workspaceId, opts.reason ?? DEFAULT_LOCK_REASON);
+  const reason = opts.reason ?? DEFAULT_LOCK_REASON;
+  if (ownLock) await lock(client, workspaceId, reason);
+  const forget = ownLock && opts.holding ? holdingLock(opts.holding) : () => undefined;
 
   let stateVersion: StateVersion | undefined;
   let failed = false;
@@ -122,7 +130,8 @@ export async function pushState(
 
   if (ownLock) {
     try {
-      await unlock(client, workspaceId);
+      await unlock(client, workspaceId, reason);
+      forget();
     } catch (unlockError) {
       throw new WorkspaceUnlockError({
         workspaceId,
@@ -137,20 +146,25 @@ export async function pushState(
 
 async function lock(client: WorkspacesClient, workspaceId: string, reason: string): Promise<void> {
   try {
-    await client.lockWorkspace(workspaceId, reason);
+    await client.lockWorkspace(workspaceId, reason, { resend: true });
   } catch (err) {
     if (err instanceof HttpStatusError && err.status === 409) {
       const refusal = await lockedError(client, workspaceId, err);
-      // The lock is sent again after a lost answer: held by the caller with this very reason (it
-      // names the process and the time), it is the earlier send that took it.
-      if (refusal.heldByCaller && refusal.lockReason === reason) return;
+      // The lock is sent again after a lost answer: a lock carrying this very reason (it names the
+      // process and the time) is the one an earlier send took, whoever the service says we are.
+      if (refusal.lockReason === reason) return;
       throw refusal;
     }
-    // The connection broke or timed out after the request went out: the service may have taken the
-    // lock. Unlocking is safe either way (it only succeeds for the holder), so try it and report the
-    // original failure.
-    if (isServiceError(err) && (err.kind === 'connection' || err.kind === 'timeout'))
-      await client.unlockWorkspace(workspaceId).catch(() => undefined);
+    // Every send's answer was lost: the service may have taken the lock. Released only when it
+    // carries this run's reason: a blind unlock would release another run of the same user.
+    if (
+      isServiceError(err) &&
+      (err.kind === 'connection' || err.kind === 'timeout' || err.kind === 'status')
+    ) {
+      const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
+      if (now?.attributes.locked && now.lockReason === reason)
+        await client.unlockWorkspace(workspaceId).catch(() => undefined);
+    }
     throw err;
   }
 }
@@ -158,15 +172,16 @@ async function lock(client: WorkspacesClient, workspaceId: string, reason: strin
 /**
  * Unlocks the caller's lock. The unlock is sent again after a lost answer (a 5xx, a broken
  * connection), since a lock left behind is what this module exists to avoid; the service answers
- * such a second send 409, so a 409 is read back: an unlocked workspace is what was asked for.
+ * such a second send 409, so a 409 is read back: unlocked, or locked with another reason than this
+ * run's (someone locked it after the first send landed), the lock this run took is gone.
  */
-async function unlock(client: WorkspacesClient, workspaceId: string): Promise<void> {
+async function unlock(client: WorkspacesClient, workspaceId: string, reason: string): Promise<void> {
   try {
-    await client.unlockWorkspace(workspaceId);
+    await client.unlockWorkspace(workspaceId, { resend: true });
   } catch (err) {
     if (!(err instanceof HttpStatusError) || err.status !== 409) throw err;
     const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
-    if (now && !now.attributes.locked) return;
+    if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
     throw err;
   }
 }

@@ -384,7 +384,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
     const notes: string[] = [];
-    const abandoned = abandonedPushNote(live.workspace);
+    const abandoned = abandonedPushNote(live.workspace, desired.spec.locked === true);
     if (abandoned) notes.push(abandoned);
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {

@@ -4,17 +4,19 @@
  * The push locks the workspace for its few requests (the service only takes a state version from
  * the lock's holder). A run that quits at once in between (a second Ctrl-C, a killed CI job) leaves
  * that lock behind, so:
- * - the lock's reason names the push, the host, the process and the time, as the inventory lock's
- *   does (`lock-reason.ts`): whoever finds it can tell what holds it and whether that still runs;
+ * - the lock's reason names the push, the PID namespace, the host, the process and the time, as the
+ *   inventory lock's does (`lock-reason.ts`): whoever finds it can tell what holds it and whether
+ *   that still runs;
  * - while held it is registered (`held-locks.ts`), so quitting at once names it with its unlock
  *   command;
- * - a later push finding such a lock of the same user, left by a process of this host that is gone,
- *   releases it and pushes: the lock cannot be anyone else's, and nothing else would release it;
+ * - a later push of the same user finding such a lock, left by a process of this host and PID
+ *   namespace that is gone, reads it again and releases it if it is still that one, then pushes:
+ *   nothing else would release it;
  * - a plan shows such a lock on the workspace it holds (`abandonedPushNote`).
  */
+import { readlinkSync } from 'node:fs';
 import type { Workspace, WorkspacesClient } from '../../clients/workspaces/client.js';
 import { pushState, WorkspaceLockedError } from '../../clients/workspaces/state-push.js';
-import { whileHolding } from '../../common/held-locks.js';
 import { holderLiveness, holderOfReason, lockReason } from '../../common/lock-reason.js';
 import { printable } from '../../common/printable.js';
 import type { LocalState } from './state.js';
@@ -33,45 +35,61 @@ export interface PushRequest {
 
 export async function pushLocalState(request: PushRequest): Promise<void> {
   const { client, workspace, local } = request;
+  const label = `${workspace.organization}/${workspace.name}`;
   const push = () =>
     pushState(client, workspace.id, local.info, {
       ...(request.signal ? { signal: request.signal } : {}),
       alreadyLockedByCaller: request.lockedByCaller,
-      // No CI job URL: the host and process are what tell whether the holder is gone.
-      reason: lockReason(`${PUSH_REASON_PREFIX}${local.path}`, {}),
+      // No CI job URL: the host, the PID namespace and the process tell whether the holder is gone.
+      reason: pushReason(local.path),
+      holding: {
+        what: `workspace ${label}, locked to push ${local.path}`,
+        release: `converge workspace unlock ${label}`,
+      },
     });
-  if (request.lockedByCaller) {
+  try {
     await push();
-    return;
+  } catch (error) {
+    if (!(error instanceof WorkspaceLockedError) || !error.heldByCaller || !abandonedHere(error.lockReason))
+      throw withUnlockHint(error, label);
+    // Read again right before the release: another run of this host may have taken the lock over
+    // meanwhile, and its live lock must not be the one released.
+    const now = await client.readWorkspace({ id: workspace.id });
+    if (!now?.attributes.locked || now.lockReason !== error.lockReason) throw withUnlockHint(error, label);
+    await client.unlockWorkspace(workspace.id);
+    await push();
   }
-  const label = `${workspace.organization}/${workspace.name}`;
-  await whileHolding(
-    {
-      what: `workspace ${label}, locked to push ${local.path}`,
-      release: `converge workspace unlock ${label}`,
-    },
-    async () => {
-      try {
-        await push();
-      } catch (error) {
-        if (!abandonedHere(error)) throw withUnlockHint(error, label);
-        await client.unlockWorkspace(workspace.id);
-        await push();
-      }
-    },
-  );
 }
 
-/** A lock of the same user taken by a push whose process, on this host, is gone. */
-function abandonedHere(error: unknown): boolean {
-  if (!(error instanceof WorkspaceLockedError) || !error.heldByCaller) return false;
-  const holder = pushHolder(error.lockReason);
+/**
+ * `converge: pushing PATH (pid namespace N) on host H, pid P, since T`. The PID namespace is part
+ * of the holder's identity: containers that share a host name (host networking) each have their own
+ * process ids, and a live process of another one looks gone from here.
+ */
+function pushReason(file: string): string {
+  const namespace = ownPidNamespace();
+  return lockReason(`${PUSH_REASON_PREFIX}${file}${namespace ? ` (pid namespace ${namespace})` : ''}`, {});
+}
+
+/** This process's PID namespace (Linux), or undefined where it cannot be read. */
+function ownPidNamespace(): string | undefined {
+  try {
+    return /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a push lock's holder is a process of this host and PID namespace that is gone. A reason
+ * without a namespace (another system, an older Converge) is never taken for gone.
+ */
+function abandonedHere(reason: string | null | undefined): boolean {
+  if (!reason?.startsWith(PUSH_REASON_PREFIX)) return false;
+  const namespace = / \(pid namespace (\d+)\) on host /.exec(reason)?.[1];
+  if (namespace === undefined || namespace !== ownPidNamespace()) return false;
+  const holder = holderOfReason(reason);
   return holder !== undefined && holderLiveness(holder) === 'dead';
-}
-
-function pushHolder(reason: string | null | undefined): { host: string; pid: number } | undefined {
-  if (!reason?.startsWith(PUSH_REASON_PREFIX)) return undefined;
-  return holderOfReason(reason);
 }
 
 /** The caller's own lock from elsewhere: say which command releases it once that run is gone. */
@@ -89,14 +107,13 @@ function withUnlockHint(error: unknown, label: string): unknown {
  * its lock is anything else. The reason is service text anyone with access may have set, so only a
  * strict match counts and it is shown printable.
  */
-export function abandonedPushNote(workspace: Workspace): string | undefined {
-  if (!workspace.attributes.locked) return undefined;
-  const holder = pushHolder(workspace.lockReason);
-  if (!holder) return undefined;
+export function abandonedPushNote(workspace: Workspace, manifestLocks: boolean): string | undefined {
+  if (!workspace.attributes.locked || !workspace.lockReason?.startsWith(PUSH_REASON_PREFIX)) return undefined;
+  if (!holderOfReason(workspace.lockReason)) return undefined;
   const label = `${workspace.organization}/${workspace.name}`;
   const gone =
-    holderLiveness(holder) === 'dead'
-      ? '; that process is gone, and an apply that pushes state here releases the lock itself'
+    !manifestLocks && abandonedHere(workspace.lockReason)
+      ? '; that process is gone, and an apply with the same token that pushes state here releases the lock itself'
       : '';
   return (
     `locked by a Converge state push that may not have finished (${printable(JSON.stringify(workspace.lockReason))})${gone}. ` +
