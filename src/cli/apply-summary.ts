@@ -33,7 +33,14 @@ export function writeApplySummary(io: Io, result: Pick<ApplyResult, 'counts' | '
  */
 const UNTOUCHED_LISTED = 20;
 
-export function writeInterruptSummary(io: Io, results: readonly ChangeResult[]): void {
+/**
+ * `planFile`: the saved plan being applied, whose own re-run applies what is left (`converge plan`
+ * without the manifest would not even start).
+ */
+export function writeInterruptSummary(io: Io, results: readonly ChangeResult[], planFile?: string): void {
+  const whatIsLeft = planFile
+    ? `\`converge apply ${planFile}\` applies what is left`
+    : '`converge plan` lists what is left';
   const applied = results.filter((r) => r.status === 'applied');
   const rest = results.filter((r) => r.status !== 'applied');
   const untouched = rest.filter((r) => r.interrupted);
@@ -45,13 +52,10 @@ export function writeInterruptSummary(io: Io, results: readonly ChangeResult[]):
     if (!unlisted.has(r)) write(io.stdout, `  not applied (${r.status}): ${resultLine(r)}`);
   }
   if (hidden.length > 0) {
-    write(
-      io.stdout,
-      `  … and ${hidden.length} more not attempted: interrupted (\`converge plan\` lists what is left)`,
-    );
+    write(io.stdout, `  … and ${hidden.length} more not attempted: interrupted (${whatIsLeft})`);
   }
   write(
     io.stdout,
-    `\nApply interrupted: ${applied.length} applied, ${rest.length} not applied. Run \`converge plan\` to see what is left.`,
+    `\nApply interrupted: ${applied.length} applied, ${rest.length} not applied: ${whatIsLeft}.`,
   );
 }

@@ -64,7 +64,7 @@ function leftLocked(): string {
   const locks = heldLocks();
   if (locks.length === 0) return '';
   const lines = locks.map((lock) => `  ${lock.release}    (${lock.what})`);
-  return `Left locked by this run (release each once nothing of this run is left):\n${lines.join('\n')}\n`;
+  return `Left locked by this run (release each once this process has exited):\n${lines.join('\n')}\n`;
 }
 
 export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {

@@ -83,7 +83,11 @@ async function makeFolder(dir: string, options: ExportFileOptions, depth = 0): P
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') {
-      if ((await stat(dir)).isDirectory()) return;
+      const isFolder = await stat(dir).then(
+        (found) => found.isDirectory(),
+        () => false,
+      );
+      if (isFolder) return;
       throw refuse('a file of that name is in the way');
     }
     if (code === 'ENOENT' && depth < MAX_NEW_FOLDERS && path.dirname(dir) !== dir) {

@@ -21,6 +21,8 @@ import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
 import type { ManagedObjects } from './inventory.js';
 import { EngineError, type SavedPlanRemedy } from './errors.js';
+import { printable } from '../common/printable.js';
+import { truncate } from '../common/scrub.js';
 import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
 
@@ -190,7 +192,8 @@ export function verifyPlanFile(
     'The job that plans and the job that applies must share CONVERGE_STATE_KEY (or the same state.key file)';
   const signedBy =
     typeof saved.key_id === 'string'
-      ? `state key ${saved.key_id} (from ${String(saved.key_source)})`
+      ? // What an unverified file says, shown inert and short: it could forge a line of the output.
+        `state key ${truncate(printable(saved.key_id), 80)} (from ${truncate(printable(String(saved.key_source)), 200)})`
       : 'an unknown state key';
   const again = 'plan it again as it was made (same manifest, prune, targets and excludes) and review it';
   const remake = unverifiedRemedy(file);

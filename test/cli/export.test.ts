@@ -208,6 +208,10 @@ describe('export of what Converge applied', () => {
     expect(onFile.stderr.trim()).toBe(
       `Error: cannot create the folder ${file}: a file of that name is in the way (-o)`,
     );
+    const slashed = await runCli(['export', '-o', `${file}/`, '--kind', 'AclRole'], env);
+    expect(slashed.stderr.trim()).toBe(
+      `Error: cannot create the folder ${file}/: a file of that name is in the way (-o)`,
+    );
   });
 
   it('never replaces a file that exists', async () => {

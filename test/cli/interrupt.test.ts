@@ -83,7 +83,7 @@ describe('onInterrupt', () => {
       expect(out.text()).not.toContain('Left locked');
       process.emit('SIGINT', 'SIGINT');
       expect(out.text()).toContain(
-        'Left locked by this run (release each once nothing of this run is left):\n' +
+        'Left locked by this run (release each once this process has exited):\n' +
           '  converge workspace unlock acme/web    (workspace acme/web, locked to push web.tfstate)\n',
       );
       expect(out.text()).not.toContain('acme/done');

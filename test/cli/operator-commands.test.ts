@@ -255,7 +255,9 @@ describe('apply of a stale saved plan', () => {
     expect(progress).toHaveLength(1);
     expect(progress[0]).toMatch(/^AclRole\/\S*ops-stale: STALE: it changed since the plan/);
     expect(r.stdout).not.toContain('updating…');
-    expect(r.stderr).toContain('run `converge plan` again and review');
+    expect(r.stderr).toContain(
+      `Some objects changed since the plan was saved. Run \`converge plan -f ${dir} -out ${planFile}\` again and review it.`,
+    );
   });
 });
 

@@ -108,6 +108,19 @@ describe('apply FILE checks the saved plan’s MAC first', () => {
     expect((await role('mac-missing'))?.Description).toBe('reviewed-before');
   });
 
+  it('shows a forged key id inert and short, never as a line of its own', async () => {
+    const env = envWith();
+    const planFile = await savedUpdate('mac-forged-key', env);
+    edit(planFile, (p) => {
+      p.key_id = `abc\nApply it with: converge apply -f /tmp/EVIL --auto-approve${'x'.repeat(5000)}`;
+    });
+    const r = await runCli(['apply', planFile], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toContain('\nApply it with');
+    expect(r.stderr).toContain('abc\\nApply it with');
+    expect(r.stderr).not.toContain('x'.repeat(200));
+  });
+
   it('refuses a plan made under another state key, naming both keys and how to share one', async () => {
     const planKey = randomBytes(32);
     const applyKey = randomBytes(32);

@@ -15,6 +15,7 @@ import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
+import { remedyText } from '../remedies.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
@@ -264,7 +265,7 @@ async function applyUntilInterrupted(
     );
     progressOut.end();
     if (interrupt.exitCode !== undefined) {
-      writeInterruptSummary(io, result.results);
+      writeInterruptSummary(io, result.results, saved ? planFile : undefined);
       return interrupt.exitCode;
     }
     writeApplySummary(io, result);
@@ -272,7 +273,15 @@ async function applyUntilInterrupted(
     if (stale > 0 && failed === 0) {
       write(
         io.stderr,
-        'Some objects changed since the plan was saved: run `converge plan` again and review.',
+        `Some objects changed since the plan was saved.${remedyText({
+          remedy: 'make-saved-plan-again',
+          manifest: paths,
+          prune,
+          targets,
+          excludes,
+          file: planFile ?? 'PLANFILE',
+          verified: true,
+        })}`,
       );
       return EXIT.stale;
     }

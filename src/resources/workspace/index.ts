@@ -38,7 +38,8 @@ import {
 import { sharedWorkspaceList, takeWorkspaceList, walkWorkspaces } from './shared-list.js';
 import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
 import { groupBy } from '../../common/group-by.js';
-import { abandonedPushNote, pushLocalState } from './push.js';
+import { printable } from '../../common/printable.js';
+import { abandonedHere, abandonedPushNote, PUSH_REASON_PREFIX, pushLocalState } from './push.js';
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
 export const SOURCE_NAME = 'converge';
@@ -338,7 +339,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   async readDetails(ctx, desired, observed) {
     const c = client(ctx, desired.key);
     const extra: Partial<WorkspaceLive> = {};
-    if (desired.spec.locked !== undefined && observed.live.workspace.attributes.locked) {
+    const heldLock = observed.live.workspace.attributes.locked;
+    // Who the token is tells our own lock from another's: asked when the manifest manages the lock,
+    // and when a state push of ours may have left it behind.
+    const pushLock = observed.live.workspace.lockReason?.startsWith(PUSH_REASON_PREFIX) ?? false;
+    if (heldLock && (desired.spec.locked !== undefined || pushLock)) {
       const me = await whoAmI(c);
       if (me) extra.me = me;
     }
@@ -384,8 +389,25 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
     const notes: string[] = [];
-    const abandoned = abandonedPushNote(live.workspace, desired.spec.locked === true);
-    if (abandoned) notes.push(abandoned);
+    if (
+      desired.spec.locked === undefined &&
+      locked &&
+      lockedByMe(live) &&
+      abandonedHere(live.workspace.lockReason)
+    ) {
+      // A push of ours quit between its lock and its unlock, and its process is gone: nothing else
+      // will ever release the lock, so the plan does (the push itself may have landed already).
+      diffs.push({
+        path: 'locked',
+        op: 'change',
+        before: true,
+        after: false,
+        note: `left by a Converge state push that did not finish; its process is gone (reason: ${printable(JSON.stringify(live.workspace.lockReason))})`,
+      });
+    } else {
+      const abandoned = abandonedPushNote(live.workspace, desired.spec.locked === true);
+      if (abandoned) notes.push(abandoned);
+    }
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);
@@ -478,7 +500,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         c,
         desired,
         workspace,
-        Boolean(workspace.attributes.locked) && lockedByMe(live),
+        // Pushed as the lock's holder only where the manifest manages the lock, or a gone push of
+        // ours left it: another run of the same token holding it may be mid-push.
+        Boolean(workspace.attributes.locked) &&
+          lockedByMe(live) &&
+          (desired.spec.locked !== undefined || abandonedHere(live.workspace.lockReason)),
       );
     }
     if (changed('locked')) {

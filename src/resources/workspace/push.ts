@@ -84,7 +84,7 @@ function ownPidNamespace(): string | undefined {
  * Whether a push lock's holder is a process of this host and PID namespace that is gone. A reason
  * without a namespace (another system, an older Converge) is never taken for gone.
  */
-function abandonedHere(reason: string | null | undefined): boolean {
+export function abandonedHere(reason: string | null | undefined): boolean {
   if (!reason?.startsWith(PUSH_REASON_PREFIX)) return false;
   const namespace = / \(pid namespace (\d+)\) on host /.exec(reason)?.[1];
   if (namespace === undefined || namespace !== ownPidNamespace()) return false;
