@@ -260,6 +260,9 @@ export function reconcileSavedPlan(
     if (done) return done;
     return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });
+  // A saved deletion the fresh plan has nothing left to delete for is done: left out of the plan
+  // (an object gone is not "up to date"); `alreadyDeleted` says which, for the front end to tell.
+  const gone = (c: Change) => c.action === 'delete' && !freshByAddress.has(c.address);
   const savedAddresses = new Set(saved.changes.map((c) => c.address));
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
@@ -268,14 +271,21 @@ export function reconcileSavedPlan(
       remakeRemedy(saved, file),
     );
   }
-  return { ...fresh, changes, summary: summarise(changes) };
+  const kept = changes.filter((c) => !gone(c));
+  return { ...fresh, changes: kept, summary: summarise(kept) };
+}
+
+/** The saved plan's deletions with nothing left to delete: left out by `reconcileSavedPlan`. */
+export function alreadyDeleted(saved: SavedPlan, reconciled: Plan): string[] {
+  const planned = new Set(reconciled.changes.map((c) => c.address));
+  return saved.changes.filter((c) => c.action === 'delete' && !planned.has(c.address)).map((c) => c.address);
 }
 
 /**
  * A saved change the live state already shows done, as a no-op saying so: the same plan applied
  * before (a re-run CI job, an apply resumed after Ctrl-C), so applying it again would only be
- * refused as stale, object by object. The fresh plan of the same manifest found nothing to do for it
- * (or, for a deletion, nothing left to delete). A create counts only when the inventory records the
+ * refused as stale, object by object. The fresh plan of the same manifest found nothing to do for it.
+ * A create counts only when the inventory records the
  * object as Converge's: an object someone else made, even as planned, stays a stale change (not
  * Converge's until imported).
  */
@@ -290,15 +300,6 @@ function alreadyInEffect(
   if (fresh?.action === 'noop' && (!creates || recordedAsOwn)) {
     const note = `already in effect: the ${saved.action} was made since ${file} was saved`;
     return { ...fresh, notes: [...(fresh.notes ?? []), note] };
-  }
-  if (saved.action === 'delete' && fresh === undefined) {
-    return {
-      ...saved,
-      action: 'noop',
-      diffs: [],
-      after: null,
-      notes: [`already in effect: nothing left to delete since ${file} was saved`],
-    };
   }
   return undefined;
 }

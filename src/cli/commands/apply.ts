@@ -8,7 +8,7 @@ import type { Catalog } from '../../engine/catalog.js';
 import type { ServiceConnections } from '../../engine/connections.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
-import { readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
+import { alreadyDeleted, readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
 import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
 import type { Manifest } from '../../manifest/types.js';
@@ -16,6 +16,7 @@ import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
 import { remedyText } from '../remedies.js';
+import { printable } from '../../common/printable.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
@@ -204,6 +205,12 @@ async function applyUntilInterrupted(
         : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
+    const deleted = saved ? alreadyDeleted(saved, plan) : [];
+    if (deleted.length > 0)
+      write(
+        io.stdout,
+        `Already deleted since ${planFile} was saved, so left out: ${deleted.map(printable).join(', ')}.`,
+      );
     if (plan.problems.length > 0) {
       annotatePlanProblems(io, plan.problems);
       write(io.stderr, 'Nothing was applied: fix the problems above first.');
