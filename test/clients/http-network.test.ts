@@ -241,6 +241,25 @@ describe('connection errors', () => {
     expect((err as Error).message).toContain('check connection "eu" (infra/conn.yaml:3:7)');
   });
 
+  it('says an answer that is not HTTP comes from the wrong address, without retrying it', async () => {
+    let connections = 0;
+    // An SSH server (or a database) at the address: it speaks first, and never HTTP.
+    const server = createTcpServer((socket) => {
+      connections++;
+      socket.on('error', () => {});
+      socket.end('SSH-2.0-OpenSSH_9.2\r\n');
+    });
+    const address = `http://${await listen(server)}`;
+    const c = client(address, { retry: { maxRetries: 2 } });
+    const err = await caught(c.request({ method: 'GET', path: '/x' }));
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect((err as Error).message).toContain(
+      `cannot reach ${address}: the answer is not HTTP (HPE_INVALID); check that`,
+    );
+    expect((err as Error).message).toContain("is the service's address");
+    expect(connections).toBe(1);
+  });
+
   it('retries a GET when the service drops the connection, but not a POST', async () => {
     let connections = 0;
     const server = createTcpServer((socket) => {

@@ -710,14 +710,19 @@ export class HttpClient {
       // service refuses; a running one that drops connections (or a proxy before it) was reached.
       ...(failure.tls
         ? { hint: this.tlsHint() }
-        : !failure.connected
-          ? { hint: `is the service running? check ${this.addressSource}` }
-          : {
-              reached: true,
-              // A write whose answer was lost may have been carried out: say so, so that a
-              // "failed" object is looked at again (a plan shows whether it was) rather than redone.
-              ...(isReadMethod(base.method) ? {} : { hint: 'the service may have carried the request out' }),
-            }),
+        : failure.code.startsWith('HPE_')
+          ? // Something answered, but not in HTTP: the address most likely names another server.
+            { hint: `check that ${this.addressSource} is the service's address` }
+          : !failure.connected
+            ? { hint: `is the service running? check ${this.addressSource}` }
+            : {
+                reached: true,
+                // A write whose answer was lost may have been carried out: say so, so that a
+                // "failed" object is looked at again (a plan shows whether it was) rather than redone.
+                ...(isReadMethod(base.method)
+                  ? {}
+                  : { hint: 'the service may have carried the request out' }),
+              }),
       cause,
     });
   }

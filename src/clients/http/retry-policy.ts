@@ -165,7 +165,8 @@ const PERMANENT: Record<string, string> = {
 
 /** Classifies an error thrown by `dispatcher.request`; undefined when it is not a network failure. */
 export function classifyNetworkError(err: unknown): NetworkFailure | undefined {
-  const code = errorCode(err);
+  // undici's parser errors carry no code when llhttp gave none (an answer that is not HTTP at all).
+  const code = errorCode(err) ?? (isParserError(err) ? 'HPE_INVALID' : undefined);
   if (code === undefined) return undefined;
   if (code in NOTHING_SENT) {
     const failure: NetworkFailure = {
@@ -192,6 +193,16 @@ export function classifyNetworkError(err: unknown): NetworkFailure | undefined {
   }
   if (code in PERMANENT)
     return { code, reason: PERMANENT[code]!, nothingSent: true, connected: false, transient: false };
+  // undici's HTTP parser (llhttp) refusing the answer: something that is not an HTTP server (an SSH
+  // port, a database) listens at the address. It will not start speaking HTTP on a retry.
+  if (code.startsWith('HPE_'))
+    return {
+      code,
+      reason: 'the answer is not HTTP',
+      nothingSent: false,
+      connected: false,
+      transient: false,
+    };
   if (isTlsCode(code)) {
     const message = (err as { message?: string }).message ?? code;
     return {
@@ -219,6 +230,12 @@ function isTlsCode(code: string): boolean {
 }
 
 /** The code of an error, looking inside the AggregateError Node throws when it tried several addresses. */
+function isParserError(err: unknown): boolean {
+  const e = err as { name?: unknown; cause?: unknown };
+  if (e?.name === 'HTTPParserError') return true;
+  return e?.cause !== undefined && e.cause !== err ? isParserError(e.cause) : false;
+}
+
 function errorCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; errors?: unknown; cause?: unknown };
   if (typeof e?.code === 'string') return e.code;
