@@ -319,6 +319,48 @@ describe('pushState', () => {
     });
   });
 
+  it('reads back an upload whose answer was lost: landed, it is not sent again', async () => {
+    replyLock();
+    pool
+      .intercept({ path: UPLOAD, method: 'POST' })
+      .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    pool.intercept({ path: '/api/v2/workspaces/ws-1/current-state-version', method: 'GET' }).reply(
+      200,
+      JSON.stringify({
+        data: { id: 'sv-9', type: 'state-versions', attributes: { serial: 2, md5: state.md5 } },
+      }),
+      { headers: apiHeaders },
+    );
+    replyUnlock();
+    await expect(pushState(client, 'ws-1', state)).resolves.toMatchObject({ id: 'sv-9' });
+    expect(sent()).toEqual([
+      `POST ${LOCK}`,
+      `POST ${UPLOAD}`,
+      'GET /api/v2/workspaces/ws-1/current-state-version',
+      `POST ${UNLOCK}`,
+    ]);
+  });
+
+  it('sends an upload again when its 5xx left the current state as it was', async () => {
+    replyLock();
+    pool
+      .intercept({ path: UPLOAD, method: 'POST' })
+      .reply(503, JSON.stringify({ errors: [{ status: '503', title: 'unavailable' }] }), {
+        headers: apiHeaders,
+      });
+    pool.intercept({ path: '/api/v2/workspaces/ws-1/current-state-version', method: 'GET' }).reply(
+      200,
+      JSON.stringify({
+        data: { id: 'sv-1', type: 'state-versions', attributes: { serial: 1, md5: 'older' } },
+      }),
+      { headers: apiHeaders },
+    );
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+    replyUnlock();
+    await expect(pushState(client, 'ws-1', state)).resolves.toMatchObject({ id: 'sv-9' });
+    expect(sent().filter((c) => c === `POST ${UPLOAD}`)).toHaveLength(2);
+  });
+
   it('sends nothing when the signal is already aborted', async () => {
     const controller = new AbortController();
     controller.abort(new Error('too late'));

@@ -16,7 +16,8 @@ import { HttpStatusError, isServiceError } from '../http/errors.js';
 import type { WorkspacesClient } from './client.js';
 import { describeLockHolder } from './lock-holder.js';
 import { type HeldLock, holdingLock } from '../../common/held-locks.js';
-import type { StateFileInfo } from './state-file.js';
+import { parseStateFile, type StateFileInfo } from './state-file.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { StateVersion } from './types.js';
 
 export const DEFAULT_LOCK_REASON = 'Locked by Converge to push state';
@@ -111,18 +112,7 @@ export async function pushState(
   let failed = false;
   let failure: unknown;
   try {
-    signal?.throwIfAborted();
-    stateVersion = await client.createStateVersion(
-      workspaceId,
-      {
-        serial: state.serial,
-        md5: state.md5,
-        state: state.base64,
-        lineage: state.lineage,
-        ...(opts.force ? { force: true } : {}),
-      },
-      signal ? { signal } : {},
-    );
+    stateVersion = await uploadOnce(client, workspaceId, state, opts);
   } catch (err) {
     failed = true;
     failure = err;
@@ -142,6 +132,76 @@ export async function pushState(
   }
   if (failed) throw failure;
   return stateVersion!;
+}
+
+/** How many times an upload whose answer was lost is sent in all, each after a read-back. */
+const MAX_UPLOAD_SENDS = 3;
+const RESEND_PAUSE_MS = 250;
+
+/**
+ * The upload, sent again when its answer is lost (a 5xx, a broken connection, no answer in time) and
+ * the workspace's current state shows it did not land: a state version is not idempotent (a second
+ * one would be refused as not newer), so the current one is read back first, and one equal to this
+ * file (serial and MD5 of its text) is the upload that landed.
+ */
+async function uploadOnce(
+  client: WorkspacesClient,
+  workspaceId: string,
+  state: StateFileInfo,
+  opts: PushStateOptions,
+): Promise<StateVersion> {
+  const { signal } = opts;
+  for (let send = 1; ; send++) {
+    signal?.throwIfAborted();
+    try {
+      return await client.createStateVersion(
+        workspaceId,
+        {
+          serial: state.serial,
+          md5: state.md5,
+          state: state.base64,
+          lineage: state.lineage,
+          ...(opts.force ? { force: true } : {}),
+        },
+        signal ? { signal } : {},
+      );
+    } catch (err) {
+      if (!answerMayBeLost(err) || signal?.aborted) throw err;
+      const landed = await currentIfThis(client, workspaceId, state);
+      if (landed) return landed;
+      if (send >= MAX_UPLOAD_SENDS) throw err;
+      await sleep(RESEND_PAUSE_MS * send, undefined, signal ? { signal } : {});
+    }
+  }
+}
+
+/** A failure after which the service may or may not have stored the upload. */
+function answerMayBeLost(err: unknown): boolean {
+  if (!isServiceError(err)) return false;
+  if (err.kind === 'status') return (err.status ?? 0) >= 500;
+  return err.kind === 'connection' || err.kind === 'timeout';
+}
+
+/** The workspace's current state version when it is this very file; undefined otherwise or unknown. */
+async function currentIfThis(
+  client: WorkspacesClient,
+  workspaceId: string,
+  state: StateFileInfo,
+): Promise<StateVersion | undefined> {
+  try {
+    const current = await client.currentStateVersion(workspaceId);
+    if (!current || current.attributes.serial !== state.serial) return undefined;
+    const md5 = current.attributes.md5;
+    if (typeof md5 === 'string') return md5 === state.md5 ? current : undefined;
+    // The real service does not show the MD5: the stored text itself tells.
+    const url = current.attributes['hosted-state-download-url'];
+    if (typeof url !== 'string') return undefined;
+    const text = await client.downloadState(url);
+    return parseStateFile(text, 'the current state').md5 === state.md5 ? current : undefined;
+  } catch {
+    // Unknown is not landed; the caller resends (a duplicate is refused as not newer) or reports.
+    return undefined;
+  }
 }
 
 async function lock(client: WorkspacesClient, workspaceId: string, reason: string): Promise<void> {
