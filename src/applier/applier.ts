@@ -6,7 +6,14 @@
 import pLimit from 'p-limit';
 import type { KindLookup } from '../planner/planner.js';
 import type { Action, Change, Plan } from '../planner/types.js';
-import { scrub, secretPaths, secretValues } from '../planner/masking.js';
+import {
+  copiedSecrets,
+  maskText,
+  scrub,
+  type SecretCopies,
+  secretPaths,
+  secretValues,
+} from '../planner/masking.js';
 import { movedWriteOnly, type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
 import {
   type AnyResourceKind,
@@ -86,10 +93,30 @@ export class StaleChangeError extends Error {
   }
 }
 
-/** The error's text without any secret of the change (a service may echo a refused value back). */
-function describeError(error: unknown, kind: AnyResourceKind | undefined, change: Change): string {
+/**
+ * The error's text without any secret of the change (a service may echo a refused value back), nor a
+ * copy of another object's secret (the same bind password in a description), as the plan masks them.
+ */
+function describeError(
+  error: unknown,
+  kind: AnyResourceKind | undefined,
+  change: Change,
+  copies: SecretCopies | undefined,
+): string {
   const text = error instanceof Error ? error.message : String(error);
-  return kind && change.desired ? scrub(text, secretValues(secretPaths(kind), change.desired.spec)) : text;
+  const own =
+    kind && change.desired ? scrub(text, secretValues(secretPaths(kind), change.desired.spec)) : text;
+  return copies ? maskText(own, copies) : own;
+}
+
+/** Every secret the plan's objects carry, to mask copies of them in error messages. */
+function planSecrets(plan: Plan, lookup: KindLookup): SecretCopies | undefined {
+  return copiedSecrets(
+    plan.changes.flatMap((c) => {
+      const kind = c.desired ? lookup(c.key.kind) : undefined;
+      return kind && c.desired ? secretValues(secretPaths(kind), c.desired.spec) : [];
+    }),
+  );
 }
 
 /** After a change succeeded: what its write-only attributes now hold, or nothing for a deleted object. */
@@ -177,6 +204,7 @@ export async function applyPlan(
 ): Promise<ApplyResult> {
   const limit = pLimit(Math.max(1, options.parallelism ?? 10));
   const work = plan.changes.filter((c) => c.action !== 'noop');
+  const copies = planSecrets(plan, lookup);
   const outcomes = new Map<string, Promise<ChangeResult>>();
   let done = 0;
   const interrupted = () => Boolean(options.stop?.aborted || ctx.signal?.aborted);
@@ -223,7 +251,7 @@ export async function applyPlan(
         address: change.address,
         action: change.action,
         status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
-        message: describeError(error, kind, change),
+        message: describeError(error, kind, change, copies),
         durationMs: Date.now() - started,
       };
     }

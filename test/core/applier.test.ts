@@ -216,6 +216,23 @@ describe('applier', () => {
     expect(child?.message).toBe('not attempted: Thing/base changed since the plan (stale)');
   });
 
+  it("masks a copy of another object's secret in a change's error, as the plan does", async () => {
+    const password = 'hunter2-secret';
+    const kind = Object.assign(memoryKind(memoryStore()), { sensitive: ['password'] });
+    kind.create = async (_ctx, d) => {
+      throw new Error(`the service refuses note "${String(d.spec.note)}"`);
+    };
+    const lookup = lookupOf(kind);
+    const plan = await buildPlan(
+      [desired('Thing', 'login', { password }), desired('Thing', 'label', { note: `pw ${password}` })],
+      lookup,
+      noContext,
+    );
+    const result = await applyPlan(plan, lookup, noContext);
+    const label = result.results.find((r) => r.address === 'Thing/label');
+    expect(label?.message).toBe('the service refuses note "pw (sensitive value)"');
+  });
+
   it('announces no start for a stale change: it is refused before anything is sent', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
