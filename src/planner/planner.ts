@@ -631,8 +631,8 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
  * Every secret value of the manifest, masked wherever else it shows: a copy in a plain attribute of
  * the same or another object (its desired or its live value), a diff, a note, a problem (a service
  * naming the value it refused). Its own attribute is masked already, by path. Where a new value
- * carries a copy, the old value it replaces is masked whole: it most likely carried the secret
- * before it was rotated, which the manifest no longer knows.
+ * carries a copy and the old value it replaces does not, the old value is masked whole: it most
+ * likely carried the secret before it was rotated, which the manifest no longer knows.
  */
 function maskSecretCopies(
   changes: Change[],
@@ -648,8 +648,12 @@ function maskSecretCopies(
   );
   if (!secrets) return { changes, problems };
   const masked = <T>(value: T) => maskCopies(value, secrets);
+  const holdsCopy = (value: unknown) => JSON.stringify(masked(value)) !== JSON.stringify(value);
+  // The new value carries a copy the old one does not: the old one most likely carried the secret's
+  // previous value, unknown here, so it is hidden whole. Where both carry the copy, only it is hidden
+  // and the rest of the change stays readable.
   const carried = (before: unknown, after: unknown) =>
-    JSON.stringify(masked(after)) !== JSON.stringify(after) ? SENSITIVE : masked(before);
+    holdsCopy(after) && !holdsCopy(before) ? SENSITIVE : masked(before);
   // What is shown of a change, and only that: its address, key and ids are what the applier acts on.
   const shown = changes.map((c) => ({
     ...c,

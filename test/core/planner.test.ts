@@ -43,11 +43,35 @@ describe('planner', () => {
     expect(shown).not.toContain(password);
     const byName = Object.fromEntries(plan.changes.map((c) => [c.key.name, c]));
     expect(byName.login?.after).toEqual({ password: '(sensitive value)', note: 'pw is (sensitive value)' });
-    // The old value a copy replaces is masked whole: it held the secret before it was rotated.
     expect(byName.label?.diffs).toEqual([
-      expect.objectContaining({ before: '(sensitive value)', after: 'copy of (sensitive value)!' }),
+      expect.objectContaining({ before: 'old (sensitive value)', after: 'copy of (sensitive value)!' }),
     ]);
-    expect(byName.label?.before).toEqual({ note: '(sensitive value)' });
+    expect(byName.label?.before).toEqual({ note: 'old (sensitive value)' });
+
+    // The secret was rotated: the live value holds the old one, which the manifest no longer knows.
+    // Where the new value carries a copy and the old does not, the old is masked whole.
+    store.objects.set('Thing/rotated', { value: { note: 'pw Rotated-Old-99' }, version: 1 });
+    const rotated = await buildPlan(
+      [desired('Thing', 'login', { password }), desired('Thing', 'rotated', { note: `pw ${password}` })],
+      lookupOf(kind),
+      noContext,
+    );
+    const change = rotated.changes.find((c) => c.key.name === 'rotated');
+    expect(change?.diffs).toEqual([
+      expect.objectContaining({ before: '(sensitive value)', after: 'pw (sensitive value)' }),
+    ]);
+    expect(JSON.stringify(change?.before)).not.toContain('Rotated-Old-99');
+
+    // Both sides carry the copy (the secret did not change, the text around it did): readable.
+    store.objects.set('Thing/label', { value: { note: `was ${password}` }, version: 2 });
+    const edited = await buildPlan(
+      [desired('Thing', 'login', { password }), desired('Thing', 'label', { note: `now ${password}` })],
+      lookupOf(kind),
+      noContext,
+    );
+    expect(edited.changes.find((c) => c.key.name === 'label')?.diffs).toEqual([
+      expect.objectContaining({ before: 'was (sensitive value)', after: 'now (sensitive value)' }),
+    ]);
     expect(byName.short?.after).toEqual({ password: '(sensitive value)', note: 'abc stays' });
     // What the applier acts on is untouched.
     expect(byName.login?.desired?.spec).toEqual({ password, note: `pw is ${password}` });
