@@ -16,6 +16,7 @@ import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { writePlanFile } from '../../engine/plan-file.js';
 import { sayAfterError } from '../after-error.js';
 import { errorText } from '../error-text.js';
+import { onInterrupt } from '../interrupt.js';
 import { plan as planRun } from '../../engine/workflow.js';
 import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -89,9 +90,19 @@ async function reportFailedPlan(error: unknown, flags: PlanFlags, io: Io): Promi
 export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): Promise<number> {
   requireManifestPaths(flags.file);
   const stage = { saving: false, printed: false };
+  // Ctrl-C or SIGTERM (a cancelled CI job) stops the reads and says so, with the signal's exit code.
+  const interrupt = onInterrupt(io);
   try {
-    return await planAndSave(flags, io, catalog, stage);
+    return await planAndSave(flags, io, catalog, stage, interrupt.signal);
   } catch (error) {
+    if (interrupt.exitCode !== undefined) {
+      const saved = flags.out ? ` Nothing was saved to ${flags.out}.` : '';
+      write(
+        io.stderr,
+        `Plan interrupted (${interrupt.signalName ?? 'signal'}); nothing was planned.${saved}`,
+      );
+      return interrupt.exitCode;
+    }
     if (!stage.printed && !(error instanceof ManifestError)) await reportFailedPlan(error, flags, io);
     // Whatever stopped it (a bad state key, a manifest, a service, the file itself), say so: an
     // earlier file of that name must not pass for this plan.
@@ -100,6 +111,8 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
       sayAfterError(error, notSavedLine(flags.out, why));
     }
     throw error;
+  } finally {
+    interrupt.dispose();
   }
 }
 
@@ -108,6 +121,7 @@ async function planAndSave(
   io: Io,
   catalog: Catalog,
   stage: { saving: boolean; printed: boolean },
+  signal: AbortSignal,
 ): Promise<number> {
   // A plan that cannot be saved is found out before minutes of reading services, not after.
   if (flags.out) outFolderMustExist(flags.out);
@@ -135,12 +149,15 @@ async function planAndSave(
     excludes: flags.exclude ?? [],
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     allowEnv: flags.allowEnv ?? [],
+    signal,
     ...(progress ? { onProgress: progress } : {}),
   }).catch(async (error: unknown) => {
     if (error instanceof ManifestError) await reportInvalidManifest(error, flags, io);
     throw error;
   });
   try {
+    // Reads cut short by an interrupt may come back as problems rather than as an error.
+    if (signal.aborted) throw signal.reason;
     const { plan } = run;
     if (flags.json) write(io.stdout, renderJson(plan, VERSION));
     else if (flags.markdown) write(io.stdout, renderMarkdown(plan));

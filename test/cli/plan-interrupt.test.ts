@@ -1,0 +1,55 @@
+/**
+ * Ctrl-C or SIGTERM (a cancelled CI job) during `plan`: the reads stop, the plan says it was
+ * interrupted and saved nothing, and the exit code is the signal's (130, 143). In-process: the
+ * signal is emitted to this process, as the interrupt handler listens for it.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  // Slow answers, so that the signal lands while the plan is still reading.
+  sandbox = await startSandbox({ port: 0, config: { faults: { latencyMs: 2_000 } } });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+describe('plan interrupted', () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('by %s says so, saves nothing and exits %i', async (signal, code) => {
+    const dir = tempDir('converge-plan-interrupt-');
+    writeFileSync(
+      path.join(dir, 'r.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: slow }\nspec:\n  Description: x\n',
+    );
+    const out = path.join(dir, 'p.plan');
+    const env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-plan-interrupt-state-') };
+    // Once the plan listens for the signal (its modules load first), and its first reads are out.
+    const before = process.listenerCount(signal);
+    let signalledAt = Number.POSITIVE_INFINITY;
+    const listening = setInterval(() => {
+      if (process.listenerCount(signal) <= before) return;
+      clearInterval(listening);
+      setTimeout(() => {
+        signalledAt = Date.now();
+        process.emit(signal, signal);
+      }, 100);
+    }, 5);
+    const r = await runCli(['plan', '-f', dir, '-out', out], env);
+    clearInterval(listening);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toContain(
+      `Plan interrupted (${signal}); nothing was planned. Nothing was saved to ${out}.`,
+    );
+    expect(existsSync(out)).toBe(false);
+    // The reads (2 s each) were stopped, not waited out.
+    expect(Date.now() - signalledAt).toBeLessThan(1_000);
+  });
+});
