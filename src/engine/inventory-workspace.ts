@@ -19,7 +19,7 @@ import { HttpStatusError, isServiceError } from '../clients/http/errors.js';
 import { truncate } from '../common/scrub.js';
 import type { WorkspacesClient } from '../clients/workspaces/client.js';
 import { parseStateFile } from '../clients/workspaces/state-file.js';
-import { pushState } from '../clients/workspaces/state-push.js';
+import { pushState, unlockOwnLock } from '../clients/workspaces/state-push.js';
 import type { Workspace } from '../clients/workspaces/types.js';
 import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
@@ -185,14 +185,8 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   private async unlock(id: string, reason: string): Promise<void> {
     try {
-      await this.client.unlockWorkspace(id, { resend: true });
+      await unlockOwnLock(this.client, id, reason);
     } catch (error) {
-      // Sent again after a lost answer, the unlock is answered 409: unlocked now, or locked by
-      // another run (another reason) since the first send landed, this run's lock is gone.
-      if (error instanceof HttpStatusError && error.status === 409) {
-        const now = await this.client.readWorkspace({ id }).catch(() => undefined);
-        if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
-      }
       throw new EngineError(
         `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +
           'it stays locked until released by hand.',

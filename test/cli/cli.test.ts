@@ -247,7 +247,7 @@ describe('plan and apply against the sandbox', () => {
     const again = await converge(['apply', planFile], env);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(
-      `Already deleted since ${planFile} was saved, so left out: AclRole/default/cli-pruned.`,
+      `Nothing left to delete since ${planFile} was saved (gone, or no longer recorded as Converge's), so left out: AclRole/default/cli-pruned.`,
     );
     expect(again.stdout).not.toContain('cli-pruned" in namespace default is up to date');
     expect(again.stdout).toContain(`Everything ${planFile} would change is already in effect`);

@@ -211,16 +211,23 @@ describe('Workspace objects', () => {
     const child = spawn(process.execPath, ['-e', '0']);
     await once(child, 'exit');
     const namespace = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))![0];
-    const pushReason = (pid: number, ns: string | null = namespace) =>
-      `converge: pushing s.tfstate${ns ? ` (pid namespace ${ns})` : ''} on host ${os.hostname()}, pid ${pid}, since 2026-01-01T00:00:00.000Z`;
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const pushReason = (pid: number, ns: string | null = namespace, bootId = boot) =>
+      `converge: pushing s.tfstate${ns ? ` (pid namespace ${ns}, boot ${bootId})` : ''} on host ${os.hostname()}, pid ${pid}, since 2026-01-01T00:00:00.000Z`;
     const lock = (reason: string) => api('POST', `/workspaces/${id}/actions/lock`, { reason });
     const unlock = () => api('POST', `/workspaces/${id}/actions/unlock`);
 
-    // Gone, but named in another PID namespace (a container sharing the host name), or in none (an
-    // older Converge): its pid means nothing here, so it is never taken for gone.
+    // Gone, but named in another PID namespace (a container sharing the host name), on another
+    // machine, or in none (an older Converge): its pid means nothing here, never taken for gone.
     writeFileSync(path.join(dir, 's.tfstate'), state(2, 'T', 2));
-    for (const ns of ['1', null]) {
-      expect((await lock(pushReason(child.pid!, ns))).status).toBe(200);
+    // Another machine of the same host name has another boot id.
+    const otherBoot = '00000000-0000-4000-8000-000000000000';
+    for (const reason of [
+      pushReason(child.pid!, '1'),
+      pushReason(child.pid!, null),
+      pushReason(child.pid!, namespace, otherBoot),
+    ]) {
+      expect((await lock(reason)).status).toBe(200);
       const kept = await converge(['apply', '-f', dir, '--auto-approve'], env);
       expect(kept.code, kept.stdout + kept.stderr).toBe(1);
       expect((await show('cli-stale')).attributes.locked).toBe(true);

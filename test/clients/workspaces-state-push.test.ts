@@ -266,35 +266,38 @@ describe('pushState', () => {
     expect(sent()).not.toContain(`POST ${UNLOCK}`);
   });
 
-  it('sends an unlock whose answer was lost again, and takes a 409 on an unlocked workspace as done', async () => {
+  it('reads back an unlock whose answer was lost, and sends it again only while the lock is still its own', async () => {
     replyLock();
     pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
     replyUnlock(503);
-    replyUnlock(409);
     pool
       .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
-      .reply(200, workspace(), { headers: apiHeaders });
-    await expect(pushState(client, 'ws-1', state)).resolves.toMatchObject({ id: 'sv-9' });
+      .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), { headers: apiHeaders });
+    replyUnlock();
+    await expect(pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' })).resolves.toMatchObject({
+      id: 'sv-9',
+    });
     expect(sent()).toEqual([
       `POST ${LOCK}`,
       `POST ${UPLOAD}`,
       `POST ${UNLOCK}`,
-      `POST ${UNLOCK}`,
       'GET /api/v2/workspaces/ws-1',
+      `POST ${UNLOCK}`,
     ]);
   });
 
-  it('takes a 409 on its resent unlock as done when someone else has locked the workspace since', async () => {
+  it('sends no second unlock when the lost one landed and another run has locked the workspace since', async () => {
     replyLock();
     pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
     replyUnlock(503);
-    replyUnlock(409);
     pool
       .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
-      .reply(200, workspace({ id: 'user-2', type: 'users' }, 'their own run'), { headers: apiHeaders });
+      .reply(200, workspace({ id: 'user-1', type: 'users' }, 'their own run'), { headers: apiHeaders });
     await expect(pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' })).resolves.toMatchObject({
       id: 'sv-9',
     });
+    // Their lock stays: one unlock only.
+    expect(sent().filter((c) => c === `POST ${UNLOCK}`)).toHaveLength(1);
   });
 
   it('takes a 409 carrying its own reason as its lock even when the service cannot say who the caller is', async () => {

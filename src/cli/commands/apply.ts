@@ -209,7 +209,7 @@ async function applyUntilInterrupted(
     if (deleted.length > 0)
       write(
         io.stdout,
-        `Already deleted since ${planFile} was saved, so left out: ${deleted.map(printable).join(', ')}.`,
+        `Nothing left to delete since ${planFile} was saved (gone, or no longer recorded as Converge's), so left out: ${deleted.map(printable).join(', ')}.`,
       );
     if (plan.problems.length > 0) {
       annotatePlanProblems(io, plan.problems);

@@ -710,7 +710,7 @@ export class HttpClient {
       // service refuses; a running one that drops connections (or a proxy before it) was reached.
       ...(failure.tls
         ? { hint: this.tlsHint() }
-        : failure.code.startsWith('HPE_')
+        : failure.reason === 'the answer is not HTTP'
           ? // Something answered, but not in HTTP: the address most likely names another server.
             { hint: `check that ${this.addressSource} is the service's address` }
           : !failure.connected

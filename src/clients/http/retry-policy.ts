@@ -193,16 +193,14 @@ export function classifyNetworkError(err: unknown): NetworkFailure | undefined {
   }
   if (code in PERMANENT)
     return { code, reason: PERMANENT[code]!, nothingSent: true, connected: false, transient: false };
-  // undici's HTTP parser (llhttp) refusing the answer: something that is not an HTTP server (an SSH
-  // port, a database) listens at the address. It will not start speaking HTTP on a retry.
+  // undici's HTTP parser (llhttp) refusing the very start of the answer: something that is not an
+  // HTTP server (an SSH port, a database) listens at the address, and will not speak HTTP on a retry.
+  if (code === 'HPE_INVALID' || code === 'HPE_INVALID_CONSTANT')
+    return { code, reason: 'the answer is not HTTP', nothingSent: false, connected: false, transient: false };
+  // A broken answer of an HTTP server or proxy (a bad header, a bad chunk): the request reached it
+  // and may have been carried out, like a connection lost before the answer.
   if (code.startsWith('HPE_'))
-    return {
-      code,
-      reason: 'the answer is not HTTP',
-      nothingSent: false,
-      connected: false,
-      transient: false,
-    };
+    return { code, reason: 'malformed HTTP answer', nothingSent: false, connected: true, transient: true };
   if (isTlsCode(code)) {
     const message = (err as { message?: string }).message ?? code;
     return {
@@ -229,13 +227,14 @@ function isTlsCode(code: string): boolean {
   );
 }
 
-/** The code of an error, looking inside the AggregateError Node throws when it tried several addresses. */
+/** undici's HTTPParserError, itself or as the cause of another error. */
 function isParserError(err: unknown): boolean {
   const e = err as { name?: unknown; cause?: unknown };
   if (e?.name === 'HTTPParserError') return true;
   return e?.cause !== undefined && e.cause !== err ? isParserError(e.cause) : false;
 }
 
+/** The code of an error, looking inside the AggregateError Node throws when it tried several addresses. */
 function errorCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; errors?: unknown; cause?: unknown };
   if (typeof e?.code === 'string') return e.code;

@@ -81,7 +81,7 @@ export interface WorkspacesClientOptions {
   openDownloads?: () => { http: HttpClient; close(): Promise<void> };
 }
 
-/** Lock and unlock: `resend` for callers that read a 409 back (see `lockWorkspace`). */
+/** Lock: `resend` for callers that read a 409 back (see `lockWorkspace`). */
 export interface LockCallOptions {
   resend?: boolean;
 }
@@ -94,7 +94,7 @@ interface Call {
   signal?: AbortSignal;
   /** False for lock and unlock: once sent, only the answer tells who holds the lock (see state-push). */
   interruptible?: false;
-  /** Sent again after a lost answer (lock and unlock with `resend`). */
+  /** Sent again after a lost answer (lock with `resend`). */
   idempotent?: true;
   /** Answer 404 with undefined instead of throwing. */
   notFound?: 'undefined';
@@ -270,15 +270,15 @@ export class WorkspacesClient extends HttpServiceClient {
   }
 
   /**
-   * `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. With
-   * `resend`, as `lockWorkspace`: a 409 may then also mean an earlier send unlocked it.
+   * `POST /workspaces/:id/actions/unlock`; 409 when unlocked or locked by someone else. Never resent
+   * by the HTTP layer: had a lost send landed, another run may have locked the workspace since, and
+   * a second send would release its lock (`unlockOwnLock` reads back instead).
    */
-  async unlockWorkspace(id: string, opts: LockCallOptions = {}): Promise<Workspace> {
+  async unlockWorkspace(id: string): Promise<Workspace> {
     return this.workspaceCall({
       method: 'POST',
       path: `/workspaces/${segment(id, 'workspace id')}/actions/unlock`,
       interruptible: false,
-      ...(opts.resend ? { idempotent: true as const } : {}),
     });
   }
 

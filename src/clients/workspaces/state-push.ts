@@ -120,7 +120,7 @@ export async function pushState(
 
   if (ownLock) {
     try {
-      await unlock(client, workspaceId, reason);
+      await unlockOwnLock(client, workspaceId, reason);
       forget();
     } catch (unlockError) {
       throw new WorkspaceUnlockError({
@@ -229,20 +229,34 @@ async function lock(client: WorkspacesClient, workspaceId: string, reason: strin
   }
 }
 
+/** How many times an unlock whose answer was lost is sent in all, each after a read-back. */
+const MAX_UNLOCK_SENDS = 3;
+
 /**
- * Unlocks the caller's lock. The unlock is sent again after a lost answer (a 5xx, a broken
- * connection), since a lock left behind is what this module exists to avoid; the service answers
- * such a second send 409, so a 409 is read back: unlocked, or locked with another reason than this
- * run's (someone locked it after the first send landed), the lock this run took is gone.
+ * Releases the lock this run took, known by its `reason`. An unlock whose answer is lost (a 5xx, a
+ * broken connection) is not resent blindly: had the first send landed, another run could have
+ * locked the workspace since, and a second unlock would release its lock. The workspace is read back
+ * instead, and the unlock sent again only while the lock still carries this run's reason. Unlocked,
+ * or locked with another reason, this run's lock is gone: done. Used by the state push and by the
+ * inventory's workspace lock.
  */
-async function unlock(client: WorkspacesClient, workspaceId: string, reason: string): Promise<void> {
-  try {
-    await client.unlockWorkspace(workspaceId, { resend: true });
-  } catch (err) {
-    if (!(err instanceof HttpStatusError) || err.status !== 409) throw err;
-    const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
-    if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
-    throw err;
+export async function unlockOwnLock(
+  client: WorkspacesClient,
+  workspaceId: string,
+  reason: string,
+): Promise<void> {
+  for (let send = 1; ; send++) {
+    try {
+      await client.unlockWorkspace(workspaceId);
+      return;
+    } catch (err) {
+      const conflict = err instanceof HttpStatusError && err.status === 409;
+      if (!conflict && !answerMayBeLost(err)) throw err;
+      const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
+      if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
+      if (conflict || !now || send >= MAX_UNLOCK_SENDS) throw err;
+      await sleep(RESEND_PAUSE_MS * send);
+    }
   }
 }
 

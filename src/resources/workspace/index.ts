@@ -94,6 +94,8 @@ function observedOf(
     version: [
       workspace.attributes['updated-at'] ?? '',
       workspace.lockedBy ? `${workspace.lockedBy.type}/${workspace.lockedBy.id}` : 'unlocked',
+      // The reason too: the same user's lock taken again by another run is another lock.
+      workspace.lockReason ?? '',
       workspace.currentStateVersionId ?? 'no-state',
     ].join('|'),
   };
@@ -222,6 +224,19 @@ function missingOrganizationProblem(d: Desired<WorkspaceSpec>, org: string): Pla
       ? { position: declared ? d.resource.locate('/metadata/namespace') : d.resource.source }
       : {}),
   };
+}
+
+/**
+ * Before acting on a push lock a gone process left (pushing as its holder, releasing it): the lock
+ * must still be that one. Another run of the same token may have released it and locked again since
+ * it was read (while a person confirmed the plan, say); its lock is live and not this apply's to take.
+ */
+async function assertLockUnchanged(c: WorkspacesClient, read: Workspace): Promise<void> {
+  const now = await c.readWorkspace({ id: read.id });
+  if (now?.attributes.locked && now.lockReason === read.lockReason) return;
+  throw new Error(
+    'the workspace lock left by a Converge state push changed since it was read (released, or taken by another run): plan again',
+  );
 }
 
 /** Refuses, before any write, to release a lock someone else holds unless --force-unlock was given. */
@@ -494,6 +509,9 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         : undefined;
       workspace = await c.updateWorkspace({ id: workspace.id }, body, projectId ? { projectId } : {});
     }
+    const abandonedLock =
+      desired.spec.locked === undefined && changed('locked') && abandonedHere(live.workspace.lockReason);
+    if (abandonedLock) await assertLockUnchanged(c, live.workspace);
     if (changed('state')) {
       await pushIfWanted(
         ctx,

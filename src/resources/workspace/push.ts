@@ -14,7 +14,7 @@
  *   nothing else would release it;
  * - a plan shows such a lock on the workspace it holds (`abandonedPushNote`).
  */
-import { readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import type { Workspace, WorkspacesClient } from '../../clients/workspaces/client.js';
 import { pushState, WorkspaceLockedError } from '../../clients/workspaces/state-push.js';
 import { holderLiveness, holderOfReason, lockReason } from '../../common/lock-reason.js';
@@ -62,13 +62,29 @@ export async function pushLocalState(request: PushRequest): Promise<void> {
 }
 
 /**
- * `converge: pushing PATH (pid namespace N) on host H, pid P, since T`. The PID namespace is part
- * of the holder's identity: containers that share a host name (host networking) each have their own
- * process ids, and a live process of another one looks gone from here.
+ * `converge: pushing PATH (pid namespace N, boot B) on host H, pid P, since T`. The PID namespace
+ * and the boot id are part of the holder's identity: containers that share a host name (host
+ * networking) each have their own process ids, and machines that share one their own boot, so a live
+ * process of another looks gone from here. Without both, no holder is ever taken for gone.
  */
 function pushReason(file: string): string {
   const namespace = ownPidNamespace();
-  return lockReason(`${PUSH_REASON_PREFIX}${file}${namespace ? ` (pid namespace ${namespace})` : ''}`, {});
+  const boot = ownBootId();
+  const identity = namespace && boot ? ` (pid namespace ${namespace}, boot ${boot})` : '';
+  return lockReason(`${PUSH_REASON_PREFIX}${file}${identity}`, {});
+}
+
+/**
+ * This machine's boot id (Linux): PID namespace numbers repeat across machines (every host's first
+ * one has the same), so two machines sharing a host name (`localhost`, a fixed CI hostname) are
+ * told apart by it.
+ */
+function ownBootId(): string | undefined {
+  try {
+    return /^[0-9a-f-]{36}$/.exec(readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim())?.[0];
+  } catch {
+    return undefined;
+  }
 }
 
 /** This process's PID namespace (Linux), or undefined where it cannot be read. */
@@ -86,8 +102,8 @@ function ownPidNamespace(): string | undefined {
  */
 export function abandonedHere(reason: string | null | undefined): boolean {
   if (!reason?.startsWith(PUSH_REASON_PREFIX)) return false;
-  const namespace = / \(pid namespace (\d+)\) on host /.exec(reason)?.[1];
-  if (namespace === undefined || namespace !== ownPidNamespace()) return false;
+  const identity = / \(pid namespace (\d+), boot ([0-9a-f-]{36})\) on host /.exec(reason);
+  if (!identity || identity[1] !== ownPidNamespace() || identity[2] !== ownBootId()) return false;
   const holder = holderOfReason(reason);
   return holder !== undefined && holderLiveness(holder) === 'dead';
 }
