@@ -248,7 +248,11 @@ export function reconcileSavedPlan(
   },
 ): Plan {
   const { file, digests: keyed, catalog = defaultCatalog } = options;
-  const ownsNow = (address: string) => options.managed?.entry(address)?.owned === true;
+  /** Recorded as Converge's, as the very object live now (an old record of a namesake is not). */
+  const ownsNow = (address: string, liveId: string | undefined) => {
+    const entry = options.managed?.entry(address);
+    return entry?.owned === true && (entry.id === undefined || liveId === undefined || entry.id === liveId);
+  };
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
@@ -256,7 +260,7 @@ export function reconcileSavedPlan(
     const f = freshByAddress.get(s.address);
     const freshDigest = f?.desired ? desiredDigest(f.desired, catalog, keyed) : undefined;
     if (digest !== freshDigest) mismatched.push(s.address);
-    const done = alreadyInEffect(change, f, file, ownsNow(change.address));
+    const done = alreadyInEffect(change, f, file, ownsNow(change.address, f?.id));
     if (done) return done;
     return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });

@@ -231,6 +231,21 @@ describe('plan and apply against the sandbox', () => {
     );
   });
 
+  it('does not take a namesake made by hand after Converge created the object as the create in effect', async () => {
+    const env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-saved-namesake-') };
+    const dir = manifestDir({ 'r.yaml': role('cli-namesake', 'Description: n') });
+    const planFile = path.join(dir, 'saved.plan');
+    expect((await converge(['plan', '-f', dir, '-out', planFile], env)).code).toBe(0);
+    expect((await converge(['apply', planFile], env)).code).toBe(0);
+    // Deleted and made again by hand, as planned: the inventory's record names the old object.
+    const made = (await registry('GET', '/role/name/cli-namesake')) as { ID: string };
+    await registry('DELETE', `/role/${made.ID}`);
+    await registry('PUT', '/role', { Name: 'cli-namesake', Description: 'n' });
+    const again = await converge(['apply', planFile], env);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain("it exists now: created since the plan, and not recorded as Converge's");
+  });
+
   it('applies a saved prune again as done: the deleted objects are named, not called up to date', async () => {
     // Its own inventory: a prune reaches every role the inventory records, other tests' too.
     const env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-saved-prune-') };

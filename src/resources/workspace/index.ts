@@ -39,6 +39,7 @@ import { sharedWorkspaceList, takeWorkspaceList, walkWorkspaces } from './shared
 import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
 import { groupBy } from '../../common/group-by.js';
 import { printable } from '../../common/printable.js';
+import { holdingLock } from '../../common/held-locks.js';
 import { abandonedHere, abandonedPushNote, PUSH_REASON_PREFIX, pushLocalState } from './push.js';
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
@@ -512,25 +513,37 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     const abandonedLock =
       desired.spec.locked === undefined && changed('locked') && abandonedHere(live.workspace.lockReason);
     if (abandonedLock) await assertLockUnchanged(c, live.workspace);
-    if (changed('state')) {
-      await pushIfWanted(
-        ctx,
-        c,
-        desired,
-        workspace,
-        // Pushed as the lock's holder only where the manifest manages the lock, or a gone push of
-        // ours left it: another run of the same token holding it may be mid-push.
-        Boolean(workspace.attributes.locked) &&
-          lockedByMe(live) &&
-          (desired.spec.locked !== undefined || abandonedHere(live.workspace.lockReason)),
-      );
-    }
-    if (changed('locked')) {
-      workspace = desired.spec.locked
-        ? await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '')
-        : lockedByMe(live)
-          ? await c.unlockWorkspace(workspace.id)
-          : await c.forceUnlockWorkspace(workspace.id);
+    // From here the abandoned lock is this apply's to release: named if it quits at once meanwhile.
+    const label = `${live.workspace.organization}/${live.workspace.name}`;
+    const forget = abandonedLock
+      ? holdingLock({
+          what: `workspace ${label}, left locked by a state push`,
+          release: `converge workspace unlock ${label}`,
+        })
+      : () => undefined;
+    try {
+      if (changed('state')) {
+        await pushIfWanted(
+          ctx,
+          c,
+          desired,
+          workspace,
+          // Pushed as the lock's holder only where the manifest manages the lock, or a gone push of
+          // ours left it: another run of the same token holding it may be mid-push.
+          Boolean(workspace.attributes.locked) &&
+            lockedByMe(live) &&
+            (desired.spec.locked !== undefined || abandonedHere(live.workspace.lockReason)),
+        );
+      }
+      if (changed('locked')) {
+        workspace = desired.spec.locked
+          ? await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '')
+          : lockedByMe(live)
+            ? await c.unlockWorkspace(workspace.id)
+            : await c.forceUnlockWorkspace(workspace.id);
+      }
+    } finally {
+      forget();
     }
     return observedOf(desired.key, workspace);
   },
