@@ -112,10 +112,8 @@ function describeError(
 /** Every secret the plan's objects carry, to mask copies of them in error messages. */
 function planSecrets(plan: Plan, lookup: KindLookup): SecretCopies | undefined {
   return copiedSecrets(
-    plan.changes.flatMap((c) => {
-      const kind = c.desired ? lookup(c.key.kind) : undefined;
-      return kind && c.desired ? secretValues(secretPaths(kind), c.desired.spec) : [];
-    }),
+    plan.changes.flatMap((c) => (c.desired ? [c.desired] : [])),
+    lookup,
   );
 }
 

@@ -17,7 +17,7 @@
  * which the HTTP layer retries itself after a lost answer: they are never sent again on top of that.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { classifyNetworkError } from '../clients/http/retry-policy.js';
+import { answerLost } from '../clients/http/retry-policy.js';
 import { ConnectionError, formatDuration, isServiceError } from '../clients/http/errors.js';
 import { CreateSends, type ResendGrant, withCreateSend } from '../clients/http/create-sends.js';
 import { formatWait } from '../common/wait.js';
@@ -30,22 +30,6 @@ import {
   type KindContext,
   type Observed,
 } from '../resources/contract.js';
-
-/**
- * Whether the service may have acted on a request that failed this way: a 5xx, a response timeout,
- * or a connection broken after sending. Refused connections and 4xx are not: nothing was done.
- */
-export function answerLost(error: unknown): boolean {
-  if (!isServiceError(error)) return false;
-  if (error.kind === 'status') return (error.status ?? 0) >= 500;
-  if (error.kind === 'timeout') return (error as { phase?: string }).phase === 'response';
-  if (error.kind === 'connection') {
-    const code = (error as { code?: string }).code;
-    const failure = code === undefined ? undefined : classifyNetworkError({ code });
-    return failure !== undefined && failure.transient && !failure.nothingSent;
-  }
-  return false;
-}
 
 export interface CreateOnceOptions {
   /**

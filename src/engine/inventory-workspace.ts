@@ -15,11 +15,12 @@
 import { settingNames } from '../common/setting-names.js';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HttpStatusError, isServiceError } from '../clients/http/errors.js';
+import { HttpStatusError } from '../clients/http/errors.js';
 import { truncate } from '../common/scrub.js';
 import type { WorkspacesClient } from '../clients/workspaces/client.js';
 import { parseStateFile } from '../clients/workspaces/state-file.js';
-import { pushState, unlockOwnLock } from '../clients/workspaces/state-push.js';
+import { pushState, releaseIfOwn, unlockOwnLock } from '../clients/workspaces/state-push.js';
+import { answerLost } from '../clients/http/retry-policy.js';
 import type { Workspace } from '../clients/workspaces/types.js';
 import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
@@ -175,10 +176,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       }
       // The request may have been taken even though its answer was lost: the reason names this run
       // alone, so a lock carrying it is ours to release.
-      if (isServiceError(error) && ['connection', 'timeout', 'status'].includes(error.kind)) {
-        const now = await this.client.readWorkspace({ id }).catch(() => undefined);
-        if (now?.lockReason === reason) await this.unlock(id, reason).catch(() => undefined);
-      }
+      if (answerLost(error)) await releaseIfOwn(this.client, id, reason).catch(() => undefined);
       throw error;
     }
   }

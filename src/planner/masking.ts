@@ -152,7 +152,15 @@ export interface SecretCopies {
   pattern: RegExp;
 }
 
-export function copiedSecrets(values: Iterable<string>): SecretCopies | undefined {
+/** The secrets the manifest's objects carry (their kinds' secret paths), compiled to mask copies of. */
+export function copiedSecrets(
+  objects: readonly { key: { kind: string }; spec: unknown }[],
+  lookup: (kind: string) => AnyResourceKind | undefined,
+): SecretCopies | undefined {
+  const values = objects.flatMap((o) => {
+    const kind = lookup(o.key.kind);
+    return kind ? secretValues(secretPaths(kind), o.spec) : [];
+  });
   const long = [...new Set(values)].filter((v) => v.length >= MIN_COPIED_SECRET);
   if (long.length === 0) return undefined;
   long.sort((a, b) => b.length - a.length);

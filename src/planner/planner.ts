@@ -39,15 +39,7 @@ import {
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { inFileOrder } from './problem-order.js';
-import {
-  copiedSecrets,
-  maskAttributes,
-  maskCopies,
-  maskDiffs,
-  maskText,
-  secretPaths,
-  secretValues,
-} from './masking.js';
+import { copiedSecrets, maskAttributes, maskCopies, maskDiffs, maskText, secretPaths } from './masking.js';
 import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
@@ -640,12 +632,7 @@ function maskSecretCopies(
   desired: readonly Desired[],
   lookup: KindLookup,
 ): { changes: Change[]; problems: PlanProblem[] } {
-  const secrets = copiedSecrets(
-    desired.flatMap((d) => {
-      const kind = lookup(d.key.kind);
-      return kind ? secretValues(secretPaths(kind), d.spec) : [];
-    }),
-  );
+  const secrets = copiedSecrets(desired, lookup);
   if (!secrets) return { changes, problems };
   const masked = <T>(value: T) => maskCopies(value, secrets);
   const holdsCopy = (value: unknown) => JSON.stringify(masked(value)) !== JSON.stringify(value);

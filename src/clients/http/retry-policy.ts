@@ -13,6 +13,7 @@
  * - A wait longer than `maxRetryAfterMs` is not slept: the request fails at once and the error says
  *   how long the service asked for (a one-hour Retry-After means maintenance, not a blip).
  */
+import { isServiceError } from './errors.js';
 
 export interface RetryOptions {
   /**
@@ -245,4 +246,20 @@ function errorCode(err: unknown): string | undefined {
     }
   }
   return e?.cause && e.cause !== err ? errorCode(e.cause) : undefined;
+}
+
+/**
+ * Whether the service may have acted on a request that failed this way: a 5xx, a response timeout,
+ * or a connection broken after sending. Refused connections and 4xx are not: nothing was done.
+ */
+export function answerLost(error: unknown): boolean {
+  if (!isServiceError(error)) return false;
+  if (error.kind === 'status') return (error.status ?? 0) >= 500;
+  if (error.kind === 'timeout') return (error as { phase?: string }).phase === 'response';
+  if (error.kind === 'connection') {
+    const code = (error as { code?: string }).code;
+    const failure = code === undefined ? undefined : classifyNetworkError({ code });
+    return failure !== undefined && failure.transient && !failure.nothingSent;
+  }
+  return false;
 }

@@ -12,7 +12,8 @@
  *   workspace, and nothing is unlocked: the lock belongs to them. A lock request whose connection
  *   broke is followed by a best-effort unlock, since it may have been taken.
  */
-import { HttpStatusError, isServiceError } from '../http/errors.js';
+import { HttpStatusError } from '../http/errors.js';
+import { answerLost } from '../http/retry-policy.js';
 import type { WorkspacesClient } from './client.js';
 import { describeLockHolder } from './lock-holder.js';
 import { type HeldLock, holdingLock } from '../../common/held-locks.js';
@@ -166,20 +167,13 @@ async function uploadOnce(
         signal ? { signal } : {},
       );
     } catch (err) {
-      if (!answerMayBeLost(err) || signal?.aborted) throw err;
+      if (!answerLost(err) || signal?.aborted) throw err;
       const landed = await currentIfThis(client, workspaceId, state);
       if (landed) return landed;
       if (send >= MAX_UPLOAD_SENDS) throw err;
       await sleep(RESEND_PAUSE_MS * send, undefined, signal ? { signal } : {});
     }
   }
-}
-
-/** A failure after which the service may or may not have stored the upload. */
-function answerMayBeLost(err: unknown): boolean {
-  if (!isServiceError(err)) return false;
-  if (err.kind === 'status') return (err.status ?? 0) >= 500;
-  return err.kind === 'connection' || err.kind === 'timeout';
 }
 
 /** The workspace's current state version when it is this very file; undefined otherwise or unknown. */
@@ -217,16 +211,22 @@ async function lock(client: WorkspacesClient, workspaceId: string, reason: strin
     }
     // Every send's answer was lost: the service may have taken the lock. Released only when it
     // carries this run's reason: a blind unlock would release another run of the same user.
-    if (
-      isServiceError(err) &&
-      (err.kind === 'connection' || err.kind === 'timeout' || err.kind === 'status')
-    ) {
-      const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
-      if (now?.attributes.locked && now.lockReason === reason)
-        await client.unlockWorkspace(workspaceId).catch(() => undefined);
-    }
+    if (answerLost(err)) await releaseIfOwn(client, workspaceId, reason).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * After a lock whose every answer was lost: the service may have taken it. Released only when it
+ * carries this run's reason; any other lock (another run of the same user) is not this run's.
+ */
+export async function releaseIfOwn(
+  client: WorkspacesClient,
+  workspaceId: string,
+  reason: string,
+): Promise<void> {
+  const now = await client.readWorkspace({ id: workspaceId });
+  if (now?.attributes.locked && now.lockReason === reason) await unlockOwnLock(client, workspaceId, reason);
 }
 
 /** How many times an unlock whose answer was lost is sent in all, each after a read-back. */
@@ -251,7 +251,7 @@ export async function unlockOwnLock(
       return;
     } catch (err) {
       const conflict = err instanceof HttpStatusError && err.status === 409;
-      if (!conflict && !answerMayBeLost(err)) throw err;
+      if (!conflict && !answerLost(err)) throw err;
       const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
       if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
       if (conflict || !now || send >= MAX_UNLOCK_SENDS) throw err;

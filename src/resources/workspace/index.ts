@@ -9,6 +9,7 @@ import type { Project, Workspace, WorkspacesClient } from '../../clients/workspa
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
+import { unlockOwnLock } from '../../clients/workspaces/state-push.js';
 import type {
   ApplySwitches,
   Desired,
@@ -238,6 +239,12 @@ async function assertLockUnchanged(c: WorkspacesClient, read: Workspace): Promis
   throw new Error(
     'the workspace lock left by a Converge state push changed since it was read (released, or taken by another run): plan again',
   );
+}
+
+/** Releases the abandoned push lock as its own (a lost answer read back, never resent blindly). */
+async function unlockAbandoned(c: WorkspacesClient, held: Workspace): Promise<Workspace> {
+  await unlockOwnLock(c, held.id, held.lockReason ?? '');
+  return (await c.readWorkspace({ id: held.id }, { include: READ_INCLUDES })) ?? held;
 }
 
 /** Refuses, before any write, to release a lock someone else holds unless --force-unlock was given. */
@@ -538,9 +545,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       if (changed('locked')) {
         workspace = desired.spec.locked
           ? await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '')
-          : lockedByMe(live)
-            ? await c.unlockWorkspace(workspace.id)
-            : await c.forceUnlockWorkspace(workspace.id);
+          : abandonedLock
+            ? await unlockAbandoned(c, live.workspace)
+            : lockedByMe(live)
+              ? await c.unlockWorkspace(workspace.id)
+              : await c.forceUnlockWorkspace(workspace.id);
       }
     } finally {
       forget();

@@ -9,10 +9,10 @@
  *   that still runs;
  * - while held it is registered (`held-locks.ts`), so quitting at once names it with its unlock
  *   command;
- * - a later push of the same user finding such a lock, left by a process of this host and PID
- *   namespace that is gone, reads it again and releases it if it is still that one, then pushes:
- *   nothing else would release it;
- * - a plan shows such a lock on the workspace it holds (`abandonedPushNote`).
+ * - a plan of the same user finding such a lock, left by a process of this host, PID namespace and
+ *   boot that is gone, plans its release (`abandonedHere`, the workspace kind's compare), and the
+ *   apply reads it again before releasing it: nothing else would release it;
+ * - any other push lock is noted on its workspace (`abandonedPushNote`).
  */
 import { readFileSync, readlinkSync } from 'node:fs';
 import type { Workspace, WorkspacesClient } from '../../clients/workspaces/client.js';
@@ -36,8 +36,8 @@ export interface PushRequest {
 export async function pushLocalState(request: PushRequest): Promise<void> {
   const { client, workspace, local } = request;
   const label = `${workspace.organization}/${workspace.name}`;
-  const push = () =>
-    pushState(client, workspace.id, local.info, {
+  try {
+    await pushState(client, workspace.id, local.info, {
       ...(request.signal ? { signal: request.signal } : {}),
       alreadyLockedByCaller: request.lockedByCaller,
       // No CI job URL: the host, the PID namespace and the process tell whether the holder is gone.
@@ -47,17 +47,8 @@ export async function pushLocalState(request: PushRequest): Promise<void> {
         release: `converge workspace unlock ${label}`,
       },
     });
-  try {
-    await push();
   } catch (error) {
-    if (!(error instanceof WorkspaceLockedError) || !error.heldByCaller || !abandonedHere(error.lockReason))
-      throw withUnlockHint(error, label);
-    // Read again right before the release: another run of this host may have taken the lock over
-    // meanwhile, and its live lock must not be the one released.
-    const now = await client.readWorkspace({ id: workspace.id });
-    if (!now?.attributes.locked || now.lockReason !== error.lockReason) throw withUnlockHint(error, label);
-    await client.unlockWorkspace(workspace.id);
-    await push();
+    throw withUnlockHint(error, label);
   }
 }
 
@@ -129,7 +120,7 @@ export function abandonedPushNote(workspace: Workspace, manifestLocks: boolean):
   const label = `${workspace.organization}/${workspace.name}`;
   const gone =
     !manifestLocks && abandonedHere(workspace.lockReason)
-      ? '; that process is gone, and an apply with the same token that pushes state here releases the lock itself'
+      ? "; that process is gone, and a plan with the holder's token plans its release"
       : '';
   return (
     `locked by a Converge state push that may not have finished (${printable(JSON.stringify(workspace.lockReason))})${gone}. ` +
