@@ -19,6 +19,7 @@
 import type { Io } from './io.js';
 import { setMaxListeners } from 'node:events';
 import { heldLocks } from '../common/held-locks.js';
+import { printable } from '../common/printable.js';
 
 /** How long changes in flight may run after the first signal before they are aborted. */
 export const GRACE_MS = 30_000;
@@ -63,7 +64,8 @@ export interface InterruptOptions {
 function leftLocked(): string {
   const locks = heldLocks();
   if (locks.length === 0) return '';
-  const lines = locks.map((lock) => `  ${lock.release}    (${lock.what})`);
+  // Names come from the service (a workspace's organization and name): one inert line each.
+  const lines = locks.map((lock) => `  ${printable(lock.release)}    (${printable(lock.what)})`);
   return `Left locked by this run (release each once this process has exited):\n${lines.join('\n')}\n`;
 }
 

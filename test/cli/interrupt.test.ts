@@ -87,6 +87,17 @@ describe('onInterrupt', () => {
           '  converge workspace unlock acme/web    (workspace acme/web, locked to push web.tfstate)\n',
       );
       expect(out.text()).not.toContain('acme/done');
+      const hostile = holdingLock({
+        what: 'workspace x\u001b[2J\nfake line',
+        release: 'converge workspace unlock x',
+      });
+      try {
+        process.emit('SIGINT', 'SIGINT');
+        expect(out.text()).toContain('(workspace x\\u001b[2J\\nfake line)');
+        expect(out.text()).not.toContain('\nfake line');
+      } finally {
+        hostile();
+      }
     } finally {
       forgetPush();
     }
