@@ -26,10 +26,10 @@ afterAll(async () => {
 
 const ROLES = 6;
 
-function manifest(stem: string): string {
+function manifest(stem: string, roles = ROLES): string {
   const dir = tempDir('converge-interrupt-');
   const docs = Array.from(
-    { length: ROLES },
+    { length: roles },
     (_, i) =>
       `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${stem}-${i} }\nspec:\n  Description: r\n`,
   );
@@ -49,11 +49,17 @@ async function rolesNamed(stem: string): Promise<string[]> {
 }
 
 /** Starts the apply, sends `signals` once the first change is in flight, and collects the outcome. */
-async function interruptedApply(stem: string, signals: NodeJS.Signals[], after = /: creating…/) {
+async function interruptedApply(
+  stem: string,
+  signals: NodeJS.Signals[],
+  after: RegExp | ((stdout: string) => boolean) = /: creating…/,
+  roles = ROLES,
+) {
   const stateDir = tempDir('converge-interrupt-state-');
+  const startedBy = typeof after === 'function' ? after : (out: string) => after.test(out);
   const child = spawn(
     process.execPath,
-    [CLI, 'apply', '-f', manifest(stem), '--auto-approve', '--parallelism', '2'],
+    [CLI, 'apply', '-f', manifest(stem, roles), '--auto-approve', '--parallelism', '2'],
     {
       env: { PATH: process.env.PATH, ...sandbox.env(), CONVERGE_STATE_DIR: stateDir, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -66,7 +72,7 @@ async function interruptedApply(stem: string, signals: NodeJS.Signals[], after =
   const started = new Promise<void>((resolve) => {
     child.stdout.on('data', (d) => {
       stdout += d;
-      if (after.test(stdout)) resolve();
+      if (startedBy(stdout)) resolve();
     });
   });
   await started;
@@ -109,6 +115,17 @@ describe('an interrupted apply', () => {
       expect(existsSync(r.lockFile)).toBe(false);
     },
   );
+
+  it('exits 0 when the signal came after every change had started, and all of them landed', async () => {
+    // Two roles at parallelism 2: both are in flight when the signal comes, and both finish.
+    const bothStarted = (out: string) => (out.match(/: creating…/g) ?? []).length >= 2;
+    const r = await interruptedApply('int-late', ['SIGINT'], bothStarted, 2);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('The interrupt (SIGINT) came after every change had been made');
+    expect(r.stdout).toContain('Apply complete: 2 applied, 0 failed, 0 skipped, 0 stale.');
+    expect(r.stdout).not.toContain('Apply interrupted');
+    expect(await rolesNamed('int-late')).toEqual(['int-late-0', 'int-late-1']);
+  });
 
   it('quits at once on a second signal, still removing the lock file', async () => {
     const r = await interruptedApply('int-twice', ['SIGINT', 'SIGINT']);

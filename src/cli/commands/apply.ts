@@ -271,9 +271,18 @@ async function applyUntilInterrupted(
       },
     );
     progressOut.end();
-    if (interrupt.exitCode !== undefined) {
+    // An interrupt that came once every change had been made left nothing undone: the apply is
+    // complete, and a script that goes on after it (`converge apply && deploy`) should go on.
+    const allApplied = result.results.every((r) => r.status === 'applied');
+    if (interrupt.exitCode !== undefined && !allApplied) {
       writeInterruptSummary(io, result.results, saved ? planFile : undefined);
       return interrupt.exitCode;
+    }
+    if (interrupt.exitCode !== undefined) {
+      write(
+        io.stderr,
+        `The interrupt (${interrupt.signalName ?? 'signal'}) came after every change had been made: nothing is left undone.`,
+      );
     }
     writeApplySummary(io, result);
     const { failed, skipped, stale } = result.counts;

@@ -8,6 +8,7 @@ import { writeExportFiles } from '../../engine/export-files.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { loadManifest } from '../../engine/workflow.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
@@ -27,6 +28,30 @@ export interface ExportFlags {
 
 export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog): Promise<number> {
   if (!flags.out) throw new CliError('name the folder to write with -o DIR');
+  const out = flags.out;
+  // Ctrl-C or SIGTERM stops the reads and says so; the files are written only once every read is
+  // in, so an interrupted export leaves no half-exported folder behind.
+  const interrupt = onInterrupt(io);
+  try {
+    return await exportAll({ ...flags, out }, io, catalog, interrupt);
+  } catch (error) {
+    if (interrupt.exitCode === undefined) throw error;
+    write(
+      io.stderr,
+      `Export interrupted (${interrupt.signalName ?? 'signal'}) while reading; nothing was written to ${out}.`,
+    );
+    return interrupt.exitCode;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+async function exportAll(
+  flags: ExportFlags & { out: string },
+  io: Io,
+  catalog: Catalog,
+  interrupt: Interrupt,
+): Promise<number> {
   const manifest =
     flags.file.length > 0
       ? await loadManifest(flags.file, {
@@ -51,7 +76,10 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
     ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
     ...(flags.connection !== undefined ? { connection: flags.connection } : {}),
     ...(manifest ? { manifest } : {}),
+    signal: interrupt.signal,
   });
+  // A read cut short may have come back empty rather than failed: nothing read is trusted then.
+  if (interrupt.signal.aborted) throw interrupt.signal.reason;
   // The workspace holding the inventory is Converge's bookkeeping, not something to manage.
   const home = inventory.backend.storedIn;
   const isHome = (key: ResourceKey) =>
@@ -64,6 +92,12 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
     return EXIT.ok;
   }
   const files = await writeExportFiles(flags.out, objects, { settingNames: CLI_SETTING_NAMES });
+  // The few local files are written whole even when a signal comes meanwhile: the export is done.
+  if (interrupt.exitCode !== undefined)
+    write(
+      io.stderr,
+      `The interrupt (${interrupt.signalName ?? 'signal'}) came once every object had been read.`,
+    );
   write(
     io.stdout,
     `Exported ${objects.length} object${objects.length === 1 ? '' : 's'} to ${files.length} file${files.length === 1 ? '' : 's'} in ${flags.out}:`,
