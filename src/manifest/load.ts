@@ -129,8 +129,23 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     crossProblems = crossCheck(manifest, kinds, brokenConnections);
   }
   problems.push(...crossProblems);
+  problems.push(...emptinessProblems(manifest, problems));
   if (problems.length > 0) throw new ManifestError(sortProblems(problems), manifest);
   return manifest;
+}
+
+/**
+ * A manifest of files that declare nothing at all (empty, or only comments) is refused, as a folder
+ * with no YAML files is: it is a wrong path or a truncated file far more often than an intent, and
+ * planned with `--prune` it would have Converge read every managed object as no longer wanted. A
+ * manifest of PruneScopes alone is an intent (delete what Converge made in that scope) and loads.
+ */
+function emptinessProblems(manifest: Manifest, problems: readonly ManifestProblem[]): ManifestProblem[] {
+  const declared = manifest.resources.length + manifest.connections.length + manifest.pruneScopes.length;
+  if (declared > 0 || problems.length > 0) return [];
+  return manifest.files.map((file) =>
+    pathProblem(file, 'declares nothing: the file is empty or holds only comments'),
+  );
 }
 
 function interpolationSources(

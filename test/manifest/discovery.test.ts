@@ -60,6 +60,25 @@ describe('finding manifest files', () => {
     ]);
   });
 
+  test('files that declare nothing at all are refused, each named; one declaring something is enough', async () => {
+    const dir = writeTree({
+      'empty.yaml': '',
+      'comments/only.yaml': '# the roles moved to another repository\n',
+      'comments/separators.yml': '---\n# nothing here\n---\n',
+      'mixed/empty.yaml': '',
+      'mixed/role.yaml': role('a'),
+    });
+    expect(await loadErrors(dir, ['empty.yaml'])).toEqual([
+      'empty.yaml: declares nothing: the file is empty or holds only comments',
+    ]);
+    expect(await loadErrors(dir, ['comments'])).toEqual([
+      `${path.join('comments', 'only.yaml')}: declares nothing: the file is empty or holds only comments`,
+      `${path.join('comments', 'separators.yml')}: declares nothing: the file is empty or holds only comments`,
+    ]);
+    // An empty file beside declarations is a placeholder, not a mistake.
+    expect((await load(dir, ['mixed'])).resources).toHaveLength(1);
+  });
+
   test('no paths at all', async () => {
     expect(await loadErrors(writeTree({}), [])).toEqual(['.: no manifest files or folders given']);
   });
