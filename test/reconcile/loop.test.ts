@@ -368,6 +368,27 @@ describe('reconcile loop', () => {
     expect(metrics).toContain('converge_reconcile_errors_total{service="registry"} 1');
   });
 
+  it("counts a cycle a deletion guard refused as failed, and as no service's error", async () => {
+    const [keep, gone] = [unique('guarded'), unique('guarded')];
+    const dir = roleManifest(keep, 'k');
+    writeFileSync(
+      path.join(dir, 'gone.yaml'),
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${gone} }\nspec:\n  Description: g\n`,
+    );
+    const run = await start({ paths: [dir], prune: true, limits: { maxDeletes: 0 } });
+    await until('the roles created', () => run.cycles().find((c) => c.outcome === 'corrected'));
+    // The second role leaves the manifest: pruning it would be a deletion, which the guard refuses.
+    writeFileSync(path.join(dir, 'gone.yaml'), '# moved elsewhere\n');
+    const refused = await until('a refused cycle', () => run.cycles().find((c) => c.outcome === 'failed'));
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+    expect(String(refused.error)).toMatch(/the plan deletes 1 object .*more than .*0 allows/);
+    expect((await registry.listRoles()).map((r) => r.Name)).toContain(gone);
+    const text = await run.loop.metrics.registry.metrics();
+    expect(text).toMatch(/^converge_reconcile_cycles_total\{outcome="failed"\} [1-9]/m);
+    expect(text).not.toMatch(/^converge_reconcile_errors_total\{/m);
+  });
+
   it('a manifest broken between cycles fails the cycle with file and line, and the loop goes on', async () => {
     const dir = roleManifest(unique('broken'), 'b');
     writeFileSync(path.join(dir, 'role.yaml'), 'apiVersion: converge/v1\nkind: AclRole\nmetadata: [\n');
