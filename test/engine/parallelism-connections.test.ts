@@ -19,8 +19,8 @@ afterEach(async () => {
   await new Promise((resolve) => running.close(resolve));
 });
 
-/** A registry that answers nothing until `wanted` requests are in at once (or 100 ms passed). */
-async function holdingRegistry(wanted: number): Promise<{ url: string; most: () => number }> {
+/** A registry that answers nothing until `wanted` requests are in at once (or `holdMs` passed). */
+async function holdingRegistry(wanted: number, holdMs: number): Promise<{ url: string; most: () => number }> {
   let inFlight = 0;
   let most = 0;
   const waiting: (() => void)[] = [];
@@ -37,15 +37,24 @@ async function holdingRegistry(wanted: number): Promise<{ url: string; most: () 
     else
       setTimeout(
         () => waiting.includes(answer) && waiting.splice(waiting.indexOf(answer), 1) && answer(),
-        1500,
+        holdMs,
       );
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, most: () => most };
 }
 
-async function mostInFlight(parallelism: number | undefined, requests: number): Promise<number> {
-  const registry = await holdingRegistry(requests);
+/**
+ * `holdMs`: how long a request that never sees `requests` in at once is held. Long where all of them
+ * are expected (it only bounds a failure); short where some must wait, yet long enough for requests
+ * the client sent at once to all have arrived.
+ */
+async function mostInFlight(
+  parallelism: number | undefined,
+  requests: number,
+  holdMs = 1500,
+): Promise<number> {
+  const registry = await holdingRegistry(requests, holdMs);
   const env = { CONVERGE_REGISTRY_ADDR: registry.url, CONVERGE_REGISTRY_TOKEN: 'token' };
   const connections = new ServiceConnections(env, defaultCatalog.definitions, [], {
     http: httpOptions(env, parallelism === undefined ? {} : { parallelism }),
@@ -65,7 +74,7 @@ describe('connections per service', () => {
   });
 
   it('stay at 10 by default', async () => {
-    expect(await mostInFlight(undefined, 12)).toBe(10);
+    expect(await mostInFlight(undefined, 12, 250)).toBe(10);
   });
 
   it('are bounded however high the parallelism asked (each is a socket)', () => {
