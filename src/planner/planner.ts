@@ -638,9 +638,19 @@ function maskSecretCopies(
   const holdsCopy = (value: unknown) => JSON.stringify(masked(value)) !== JSON.stringify(value);
   // The new value carries a copy the old one does not: the old one most likely carried the secret's
   // previous value, unknown here, so it is hidden whole. Where both carry the copy, only it is hidden
-  // and the rest of the change stays readable.
-  const carried = (before: unknown, after: unknown) =>
-    holdsCopy(after) && !holdsCopy(before) ? SENSITIVE : masked(before);
+  // and the rest of the change stays readable. In text of several lines (a job's template, a
+  // policy), only the old lines the new text does not keep are hidden: a line kept as it was cannot
+  // have held the old secret (the new text would hold it too), and the rest of the diff stays
+  // readable around the one line that changed.
+  const carried = (before: unknown, after: unknown) => {
+    if (!holdsCopy(after) || holdsCopy(before)) return masked(before);
+    if (typeof before !== 'string' || typeof after !== 'string' || !before.includes('\n')) return SENSITIVE;
+    const kept = new Set(after.split('\n'));
+    return before
+      .split('\n')
+      .map((line) => (kept.has(line) ? line : SENSITIVE))
+      .join('\n');
+  };
   // What is shown of a change, and only that: its address, key and ids are what the applier acts on.
   const shown = changes.map((c) => ({
     ...c,

@@ -62,6 +62,28 @@ describe('planner', () => {
     ]);
     expect(JSON.stringify(change?.before)).not.toContain('Rotated-Old-99');
 
+    // In text of several lines, only the old lines the new text does not keep are hidden.
+    store.objects.set('Thing/script', {
+      value: { note: 'set -e\nexport PW=Rotated-Old-99\nrun --fast' },
+      version: 1,
+    });
+    const script = await buildPlan(
+      [
+        desired('Thing', 'login', { password }),
+        desired('Thing', 'script', { note: `set -e\nexport PW=${password}\nrun --fast` }),
+      ],
+      lookupOf(kind),
+      noContext,
+    );
+    const scripted = script.changes.find((c) => c.key.name === 'script');
+    expect(scripted?.diffs).toEqual([
+      expect.objectContaining({
+        before: 'set -e\n(sensitive value)\nrun --fast',
+        after: 'set -e\nexport PW=(sensitive value)\nrun --fast',
+      }),
+    ]);
+    expect(JSON.stringify(scripted?.before)).not.toContain('Rotated-Old-99');
+
     // Both sides carry the copy (the secret did not change, the text around it did): readable.
     store.objects.set('Thing/label', { value: { note: `was ${password}` }, version: 2 });
     const edited = await buildPlan(
