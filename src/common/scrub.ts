@@ -19,6 +19,8 @@
  * Scrub first, truncate after (`scrubAndTruncate`): cutting first can leave the first half of a
  * secret that no longer matches anything.
  */
+import { replaceOverlapping } from './replace-overlapping.js';
+
 export const REDACTED = '[redacted]';
 
 /**
@@ -65,7 +67,11 @@ function matcherFor(secrets: Secrets): ((text: string) => string) | undefined {
   // Base64 is case-sensitive: another case is other bytes.
   const core = new RegExp(alternation([...new Set(texts.flatMap(base64Cores))]));
   const matcher = (text: string) =>
-    text.replace(BASE64_RUN, (run) => (core.test(run) ? REDACTED : run)).replace(literal, REDACTED);
+    replaceOverlapping(
+      text.replace(BASE64_RUN, (run) => (core.test(run) ? REDACTED : run)),
+      literal,
+      REDACTED,
+    );
   // A run scrubs a handful of secret sets; the bound only keeps a long-lived library user safe.
   if (cache.size > 100) cache.clear();
   cache.set(key, matcher);

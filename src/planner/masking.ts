@@ -11,6 +11,7 @@ import {
   hasSensitiveAttributes,
   writeOnlyPaths,
 } from '../resources/contract.js';
+import { replaceOverlapping } from '../common/replace-overlapping.js';
 import { SENSITIVE } from './render/format.js';
 
 type Segments = readonly string[];
@@ -122,10 +123,14 @@ export function secretValues(paths: readonly Segments[], spec: unknown): string[
 
 /** The text with every secret value replaced by the marker. */
 export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
   // Values shorter than three characters would blank out ordinary words; kinds validate lengths.
-  for (const s of secrets) if (s.length >= 3) out = out.split(s).join(SENSITIVE);
-  return out;
+  const long = secrets.filter((s) => s.length >= 3).sort((a, b) => b.length - a.length);
+  if (long.length === 0) return text;
+  return replaceOverlapping(text, new RegExp(long.map(escapeRegExp).join('|'), 'g'), SENSITIVE);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** The value at a dotted path of a spec (lists are not walked: write-only values are scalars). */
@@ -165,12 +170,12 @@ export function copiedSecrets(
   if (long.length === 0) return undefined;
   long.sort((a, b) => b.length - a.length);
   // One scan of each string whatever the number of secrets (300 users' passwords, say).
-  return { pattern: new RegExp(long.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g') };
+  return { pattern: new RegExp(long.map(escapeRegExp).join('|'), 'g') };
 }
 
-/** The text with every copy of a secret replaced by the marker. */
+/** The text with every copy of a secret replaced by the marker, overlapping copies included. */
 export function maskText(text: string, secrets: SecretCopies): string {
-  return text.replace(secrets.pattern, SENSITIVE);
+  return replaceOverlapping(text, secrets.pattern, SENSITIVE);
 }
 
 /** `value` with every copy of a secret in its strings (keys too) replaced by the marker. */
