@@ -167,6 +167,13 @@ async function uploadOnce(
         signal ? { signal } : {},
       );
     } catch (err) {
+      // A resend refused as not newer (409) after an earlier send whose answer was lost and whose
+      // read-back failed: that earlier send most likely landed, which the read-back now tells.
+      if (send > 1 && err instanceof HttpStatusError && err.status === 409 && !signal?.aborted) {
+        const landed = await currentIfThis(client, workspaceId, state);
+        if (landed) return landed;
+        throw err;
+      }
       if (!answerLost(err) || signal?.aborted) throw err;
       const landed = await currentIfThis(client, workspaceId, state);
       if (landed) return landed;
