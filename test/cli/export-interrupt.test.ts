@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { signalWhenListening } from '../support/signal-when-listening.js';
 import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox;
@@ -26,25 +27,16 @@ describe('export interrupted', () => {
   ] as const)('by %s says so, writes nothing and exits %i', async (signal, code) => {
     const out = path.join(tempDir('converge-export-interrupt-'), 'exported');
     const env = { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-export-interrupt-state-') };
-    // Once the export listens for the signal (its modules load first), and its first reads are out.
-    const before = process.listenerCount(signal);
-    let signalledAt = Number.POSITIVE_INFINITY;
-    const listening = setInterval(() => {
-      if (process.listenerCount(signal) <= before) return;
-      clearInterval(listening);
-      setTimeout(() => {
-        signalledAt = Date.now();
-        process.emit(signal, signal);
-      }, 100);
-    }, 5);
+    // Once the command listens for the signal, and its first reads are out.
+    const signalled = signalWhenListening(signal);
     const r = await runCli(['export', '-o', out], env);
-    clearInterval(listening);
+    signalled.stop();
     expect(r.code, r.stderr).toBe(code);
     expect(r.stderr).toContain(
       `Export interrupted (${signal}) while reading; nothing was written to ${out}.`,
     );
     expect(existsSync(out)).toBe(false);
     // The reads (2 s each) were stopped, not waited out.
-    expect(Date.now() - signalledAt).toBeLessThan(1_000);
+    expect(Date.now() - signalled.sentAt()).toBeLessThan(1_000);
   });
 });

@@ -364,65 +364,51 @@ describe('pushState', () => {
     expect(sent().filter((c) => c === `POST ${UPLOAD}`)).toHaveLength(2);
   });
 
-  it('takes a resend refused as not newer for the earlier send landing, once the read-back says so', async () => {
-    const current = '/api/v2/workspaces/ws-1/current-state-version';
+  /**
+   * The first send lands but its answer is lost, and so is its read-back's; the resend is refused
+   * as not newer (409); the current state, read again, is then `current`.
+   */
+  function lostThenRefused(current: { id: string; serial: number; md5: string }) {
+    const currentPath = '/api/v2/workspaces/ws-1/current-state-version';
     replyLock();
-    // The first send lands but its answer is lost, and so is the read-back's.
     pool
       .intercept({ path: UPLOAD, method: 'POST' })
       .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
     pool
-      .intercept({ path: current, method: 'GET' })
+      .intercept({ path: currentPath, method: 'GET' })
       .reply(400, JSON.stringify({ errors: [{ status: '400', title: 'bad request' }] }), {
         headers: apiHeaders,
       });
-    // The resend is refused: its serial is no longer newer than the current one, which is itself.
-    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(
-      409,
-      JSON.stringify({
-        errors: [{ status: '409', title: 'conflict', detail: 'serial 2 must be greater than 2' }],
-      }),
-      { headers: apiHeaders },
-    );
-    pool.intercept({ path: current, method: 'GET' }).reply(
+    const detail = `serial 2 must be greater than ${current.serial}`;
+    pool
+      .intercept({ path: UPLOAD, method: 'POST' })
+      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict', detail }] }), {
+        headers: apiHeaders,
+      });
+    pool.intercept({ path: currentPath, method: 'GET' }).reply(
       200,
       JSON.stringify({
-        data: { id: 'sv-9', type: 'state-versions', attributes: { serial: 2, md5: state.md5 } },
+        data: {
+          id: current.id,
+          type: 'state-versions',
+          attributes: { serial: current.serial, md5: current.md5 },
+        },
       }),
       { headers: apiHeaders },
     );
     replyUnlock();
+  }
+
+  it('takes a resend refused as not newer for the earlier send landing, once the read-back says so', async () => {
+    // The current state is this very file: the first send landed.
+    lostThenRefused({ id: 'sv-9', serial: 2, md5: state.md5 });
     await expect(pushState(client, 'ws-1', state)).resolves.toMatchObject({ id: 'sv-9' });
     expect(sent().filter((c) => c === `POST ${UPLOAD}`)).toHaveLength(2);
   });
 
   it('reports a resend refused as not newer when the current state is another file', async () => {
-    const current = '/api/v2/workspaces/ws-1/current-state-version';
-    replyLock();
-    pool
-      .intercept({ path: UPLOAD, method: 'POST' })
-      .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
-    pool
-      .intercept({ path: current, method: 'GET' })
-      .reply(400, JSON.stringify({ errors: [{ status: '400', title: 'bad request' }] }), {
-        headers: apiHeaders,
-      });
-    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(
-      409,
-      JSON.stringify({
-        errors: [{ status: '409', title: 'conflict', detail: 'serial 2 must be greater than 3' }],
-      }),
-      { headers: apiHeaders },
-    );
     // Someone else's newer state is current: this push did not land, and says why.
-    pool.intercept({ path: current, method: 'GET' }).reply(
-      200,
-      JSON.stringify({
-        data: { id: 'sv-10', type: 'state-versions', attributes: { serial: 3, md5: 'theirs' } },
-      }),
-      { headers: apiHeaders },
-    );
-    replyUnlock();
+    lostThenRefused({ id: 'sv-10', serial: 3, md5: 'theirs' });
     await expect(pushState(client, 'ws-1', state)).rejects.toThrow(/serial 2 must be greater than 3/);
   });
 

@@ -138,15 +138,32 @@ describe('namespace capabilities', () => {
   });
 
   it('capabilities without a policy: submit and read in the token namespace, no list', async () => {
-    const res = await api('PUT', '/v1/jobs', { ...as('team-a-token'), body: { Job: jobSpec('team-own') } });
+    const res = await api('PUT', '/v1/jobs?namespace=team-a', {
+      ...as('team-a-token'),
+      body: { Job: jobSpec('team-own') },
+    });
     expect(res.status).toBe(200);
-    // The token's namespace is its default: the job landed in team-a and reads there without ?namespace.
-    expect((await getJson(api, '/v1/job/team-own', as('team-a-token'))).Namespace).toBe('team-a');
-    expect((await api('GET', '/v1/jobs', as('team-a-token'))).status).toBe(403);
+    expect((await getJson(api, '/v1/job/team-own?namespace=team-a', as('team-a-token'))).Namespace).toBe(
+      'team-a',
+    );
+    expect((await api('GET', '/v1/jobs?namespace=team-a', as('team-a-token'))).status).toBe(403);
     expect(
       (await api('PUT', '/v1/jobs?namespace=default', { ...as('team-a-token'), body: { Job: jobSpec('x') } }))
         .status,
     ).toBe(403);
+  });
+
+  it('without ?namespace every endpoint means default, whatever namespace the token has (spec: job list default)', async () => {
+    // team-a-token has a namespace of its own (the registry's fallback) and no right in default.
+    expect((await api('GET', '/v1/jobs', as('team-a-token'))).status).toBe(403);
+    expect(
+      (await api('PUT', '/v1/jobs', { ...as('team-a-token'), body: { Job: jobSpec('no-namespace') } }))
+        .status,
+    ).toBe(403);
+    expect((await api('GET', '/v1/job/team-own', as('team-a-token'))).status).toBe(403);
+    // The writer's list without ?namespace is default's jobs only.
+    const listed = await getJson<Json[]>(api, '/v1/jobs', as('writer-token'));
+    expect(new Set(listed.map((j) => j.Namespace))).toEqual(new Set(['default']));
   });
 
   it('PolicyOverride needs the policy-override capability too', async () => {

@@ -3,8 +3,8 @@
  *
  * Choices where the spec says "not shown", following the real scheduler (REFERENCE-BEHAVIOUR §4):
  * - The token goes in `Authorization: Bearer` (the real agent reads it after its own header).
- * - Namespaces travel as query `namespace` on every endpoint; the service falls back to the token's
- *   namespace, then `default`.
+ * - Namespaces travel as query `namespace` on every endpoint; without it the service takes
+ *   `default`.
  * - Errors are plain text. The service answers every uncoded error with 500 (a refused check-and-set,
  *   a validation failure, a dispatch rule), so 500 is not retried: sending those again cannot help.
  *   502/503/504 and 429 are retried as usual.

@@ -9,7 +9,7 @@
  * tokens:
  *   - name: reader               # identity shown in permission errors
  *     secret: reader-token
- *     namespace: team-a          # optional default namespace for this token's requests
+ *     namespace: team-a          # optional: the token's namespace, the registry's fallback
  *     registry: { acl: read }    # read | write | none (write implies read)
  * faults:                       # see core/faults.ts
  *   latencyMs: 0

@@ -258,8 +258,8 @@ class SchedulerHandlers {
       throw new SchedulerError(400, 'json: cannot unmarshal Namespace: expected string');
 
     const caller = Caller.of(req, this.deps.tokens);
-    // The real `namespaceForJob`: query, then the request body's Namespace, then the job's; here the
-    // token's default namespace comes before `default`.
+    // The real `namespaceForJob`: query, then the request body's Namespace, then the job's, then
+    // `default`.
     const ns =
       req.query.get('namespace') ||
       (args.Namespace as string | undefined) ||

@@ -77,9 +77,14 @@ export class Caller {
     if (!caps.some((c) => this.allows(namespace, c))) throw new SchedulerError(403, 'Permission denied');
   }
 
-  /** The request's namespace: `?namespace=`, then the token's default namespace, then `default`. */
+  /**
+   * The request's namespace: `?namespace=`, else `default` (the spec's default for the job list;
+   * the real agent's `parseNamespace` for every endpoint). A token's configured namespace is the
+   * registry's fallback (its spec lists it), never the scheduler's: a job list answered from the
+   * token's namespace gave a client another namespace's jobs than it asked for.
+   */
   namespace(req: SandboxRequest): string {
-    return req.query.get('namespace') || this.token?.namespace || DEFAULT_NAMESPACE;
+    return req.query.get('namespace') || DEFAULT_NAMESPACE;
   }
 }
 
