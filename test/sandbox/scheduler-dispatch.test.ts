@@ -157,6 +157,17 @@ describe('periodic force', () => {
     expect((await getJson(api, '/v1/job/cron/summary')).Children).toMatchObject({ Running: 1 });
   });
 
+  it('each force is a new instance, even two in the same second (spec: periodic force, new instance)', async () => {
+    await register(api, jobSpec('twice', { work: 1 }, periodic));
+    const first = await api('POST', '/v1/job/twice/periodic/force');
+    const second = await api('POST', '/v1/job/twice/periodic/force');
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const children = await getJson<Json[]>(api, '/v1/jobs?prefix=twice/periodic-');
+    expect(children).toHaveLength(2);
+    for (const c of children) expect(c.ID).toMatch(/^twice\/periodic-\d{10}$/);
+    expect((await getJson(api, '/v1/job/twice/summary')).Children).toMatchObject({ Running: 2 });
+  });
+
   it('a disabled or stopped periodic job is not tracked, so it cannot be forced', async () => {
     await register(
       api,

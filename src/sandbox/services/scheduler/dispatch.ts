@@ -80,10 +80,18 @@ export function dispatchedChild(parent: Json, req: DispatchRequest, now: Date = 
   };
 }
 
-/** A forced launch of a periodic job: ID `<parent>/periodic-<unix>`, without the `Periodic` block. */
-export function periodicChild(parent: Json, now: Date = new Date()): Json {
+/**
+ * A forced launch of a periodic job: ID `<parent>/periodic-<unix>`, without the `Periodic` block.
+ * Two launches in the same second would share that ID, and the second would only update the first
+ * (the real dispatcher derives the ID the same way); the spec makes each force a new instance, so
+ * a taken ID moves on to the next free second, keeping the ID's form (clients read a launch time
+ * from it). `taken` says whether a job of that ID exists in the parent's namespace.
+ */
+export function periodicChild(parent: Json, taken: (id: string) => boolean, now: Date = new Date()): Json {
   const child = stripServerFields(structuredClone(parent));
-  const id = `${String(parent.ID)}/periodic-${Math.floor(now.getTime() / 1000)}`;
+  let launch = Math.floor(now.getTime() / 1000);
+  while (taken(`${String(parent.ID)}/periodic-${launch}`)) launch += 1;
+  const id = `${String(parent.ID)}/periodic-${launch}`;
   return { ...child, ID: id, Name: id, ParentID: parent.ID, Periodic: null };
 }
 

@@ -177,7 +177,8 @@ export class JobOps {
         500,
         `force launch for job "${id}" failed: can't force run non-tracked job "${id}" (${ns})`,
       );
-    const result = this.store.register(periodicChild(parent), {
+    const child = periodicChild(parent, (childId) => this.store.job(ns, childId) !== undefined);
+    const result = this.store.register(child, {
       enforceIndex: false,
       jobModifyIndex: 0,
       preserveCounts: false,
