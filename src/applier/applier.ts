@@ -202,7 +202,8 @@ export async function applyPlan(
 ): Promise<ApplyResult> {
   const limit = pLimit(Math.max(1, options.parallelism ?? 10));
   const work = plan.changes.filter((c) => c.action !== 'noop');
-  const copies = planSecrets(plan, lookup);
+  // The plan's own, of the whole manifest, where it was made in this process; else its objects'.
+  const copies = plan.secretCopies ?? planSecrets(plan, lookup);
   const outcomes = new Map<string, Promise<ChangeResult>>();
   let done = 0;
   const interrupted = () => Boolean(options.stop?.aborted || ctx.signal?.aborted);

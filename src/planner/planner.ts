@@ -39,7 +39,15 @@ import {
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { inFileOrder } from './problem-order.js';
-import { copiedSecrets, maskAttributes, maskCopies, maskDiffs, maskText, secretPaths } from './masking.js';
+import {
+  copiedSecrets,
+  maskAttributes,
+  maskCopies,
+  maskDiffs,
+  maskText,
+  type SecretCopies,
+  secretPaths,
+} from './masking.js';
 import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
@@ -629,10 +637,8 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
 function maskSecretCopies(
   changes: Change[],
   problems: PlanProblem[],
-  desired: readonly Desired[],
-  lookup: KindLookup,
+  secrets: SecretCopies | undefined,
 ): { changes: Change[]; problems: PlanProblem[] } {
-  const secrets = copiedSecrets(desired, lookup);
   if (!secrets) return { changes, problems };
   const masked = <T>(value: T) => maskCopies(value, secrets);
   const holdsCopy = (value: unknown) => JSON.stringify(masked(value)) !== JSON.stringify(value);
@@ -802,9 +808,13 @@ export async function buildPlan(
   linkDependencies(changes, lookup);
   const forward = topologicalOrder(changes.filter((c) => c.action !== 'delete'));
   const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
-  const masked = maskSecretCopies([...forward, ...deletions], problems, desired, lookup);
+  // The whole manifest's secrets, not only the planned objects': `--target` may leave out the
+  // object that holds a secret a planned object copies.
+  const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup);
+  const masked = maskSecretCopies([...forward, ...deletions], problems, secrets);
   const ordered = masked.changes;
   return {
+    ...(secrets ? { secretCopies: secrets } : {}),
     changes: ordered,
     summary: summarise(ordered),
     problems:

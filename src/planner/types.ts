@@ -3,6 +3,7 @@
  * desired specs, which are kept for the applier) so that it can be rendered, saved and reloaded.
  */
 import type { AttributeDiff, Desired, Observed, PlanProblem, ResourceKey } from '../resources/contract.js';
+import type { SecretCopies } from './masking.js';
 
 export type Action = 'create' | 'update' | 'delete' | 'replace' | 'noop';
 
@@ -93,6 +94,12 @@ export interface Plan {
    * namespaces) the manifest no longer manages, where no prune reaches. Left as they are.
    */
   ownedOutOfScope?: string[];
+  /**
+   * Every secret the whole manifest carries, compiled to mask its copies (`maskCopies`): the applier
+   * masks its errors with it. Of the whole manifest, not of the changes: a targeted plan leaves out
+   * the object that holds a secret another object copies. In memory only, never rendered or saved.
+   */
+  secretCopies?: SecretCopies;
 }
 
 export function summarise(changes: readonly Change[]): PlanSummary {
