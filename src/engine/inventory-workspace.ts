@@ -57,6 +57,11 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     return `workspace ${this.organization}/${this.name}`;
   }
 
+  /** The workspace's own lock, on the service this backend's connection reaches. */
+  get lockedThing(): string {
+    return `workspace ${this.organization}/${this.name}`;
+  }
+
   get storedIn(): ResourceKey {
     return { kind: 'Workspace', namespace: this.organization, name: this.name };
   }

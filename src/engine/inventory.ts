@@ -23,7 +23,7 @@ import {
   serializeInventory,
 } from './inventory-document.js';
 import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
-import { acquireStateLock, type LockOptions } from './state-lock.js';
+import { acquireStateLock, type LockOptions, STATE_LOCK_FILE } from './state-lock.js';
 
 /**
  * Where the inventory's text lives and how runs take turns on it. The local file (the default) is
@@ -39,6 +39,11 @@ export interface InventoryBackend {
   /** A write that is done when it returns: the last thing a process quitting at once can do. */
   writeSync?(text: string): void;
   lock(options: LockOptions): Promise<{ release(): Promise<void> }>;
+  /**
+   * What `lock` locks, for telling whether two backends share one lock: two inventory files in one
+   * folder share its `apply.lock`, and a run holding one must not wait for itself on the other.
+   */
+  readonly lockedThing: string;
   close?(): Promise<void>;
   /** The live object that stores the inventory itself, if any: never exported as a managed object. */
   readonly storedIn?: ResourceKey;
@@ -80,6 +85,10 @@ export class FileInventoryBackend implements InventoryBackend {
     writeFileSync(tmp, text, { mode: 0o600 });
     chmodSync(tmp, 0o600);
     renameSync(tmp, this.file);
+  }
+
+  get lockedThing(): string {
+    return `file ${path.join(path.resolve(path.dirname(this.file)), STATE_LOCK_FILE)}`;
   }
 
   /** The apply lock beside the file (`apply.lock`), as before there were backends. */

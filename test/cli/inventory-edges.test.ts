@@ -153,6 +153,30 @@ describe('converge inventory migrate --to file:PATH', () => {
   });
 });
 
+describe('converge inventory migrate between two files of one folder', () => {
+  it('takes their one shared lock once, rather than waiting for itself on it', async () => {
+    const folder = tmp('converge-edge-same-folder-');
+    const [a, b] = [path.join(folder, 'a.json'), path.join(folder, 'b.json')];
+    const fromA = env({ CONVERGE_INVENTORY: `file:${a}` });
+    expect((await runCli(['apply', '-f', roles('edges-a'), '--auto-approve'], fromA)).code).toBe(0);
+    const started = Date.now();
+    const migrated = await runCli(
+      ['inventory', 'migrate', '--to', `file:${b}`, '--lock-timeout', '5'],
+      fromA,
+    );
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toContain('Copied 1 object');
+    // Not the lock timeout waited out: the run never waited for a lock it held itself.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    const list = await runCli(['inventory', 'list', '--json'], env({ CONVERGE_INVENTORY: `file:${b}` }));
+    expect(JSON.parse(list.stdout).objects.map((o: { address: string }) => o.address)).toEqual([
+      'AclRole/default/edges-a',
+    ]);
+    // The shared lock is released once the migration is over.
+    expect(existsSync(path.join(folder, 'apply.lock'))).toBe(false);
+  });
+});
+
 describe('converge export with a workspace inventory', () => {
   it('leaves out the workspace that holds the inventory, saying so', async () => {
     const e = env({ CONVERGE_INVENTORY: `workspace:${ORG}/edge-home` });

@@ -12,7 +12,7 @@ import { ownedOrigin } from '../../engine/inventory-document.js';
 import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
 import { holderLiveness, holderOfReason } from '../../common/lock-reason.js';
 import { readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
-import { lockInventory } from '../../engine/workflow.js';
+import { type LockedInventory, lockInventory } from '../../engine/workflow.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -252,12 +252,13 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
   const timeoutMs = (flags.lockTimeout ?? 10) * 1000;
   const from = await lockInventory({ env: io.env, command, timeoutMs, settingNames: CLI_SETTING_NAMES });
   try {
-    const to = await lockInventory({
-      inventory: new LocalInventory(io.env, inventoryBackend(flags.to, io.env, undefined, '--to')),
-      command,
-      timeoutMs,
-      settingNames: CLI_SETTING_NAMES,
-    });
+    const target = new LocalInventory(io.env, inventoryBackend(flags.to, io.env, undefined, '--to'));
+    // Two files in one folder share its lock, which this run holds already: taken again, the run
+    // waited for itself and then failed.
+    const to =
+      target.backend.lockedThing === from.inventory.backend.lockedThing
+        ? await openUnderHeldLock(target)
+        : await lockInventory({ inventory: target, command, timeoutMs, settingNames: CLI_SETTING_NAMES });
     try {
       if (to.inventory.backend.description === from.inventory.backend.description)
         throw new CliError(`the inventory is already ${from.inventory.backend.description}`);
@@ -280,4 +281,15 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
   } finally {
     await from.release();
   }
+}
+
+/** An inventory read under a lock the run holds already (through another inventory sharing it). */
+async function openUnderHeldLock(inventory: LocalInventory): Promise<LockedInventory> {
+  try {
+    await inventory.open();
+  } catch (error) {
+    await inventory.close();
+    throw error;
+  }
+  return { inventory, release: () => inventory.close() };
 }
