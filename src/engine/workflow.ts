@@ -170,7 +170,13 @@ export async function plan(
       if (outOfScope.length > 0) planned.ownedOutOfScope = outOfScope;
     }
     planned.requests = connections.requestCounts();
-    if (selection.targeting) planned.targeting = selection.targeting;
+    if (selection.targeting) {
+      const leftOut = candidates.filter((address) => !selection.covers(address));
+      planned.targeting = {
+        ...selection.targeting,
+        ...(leftOut.length > 0 ? { pruneLeftOut: [...new Set(leftOut)].sort() } : {}),
+      };
+    }
     return { manifest, desired, plan: planned, connections };
   } catch (error) {
     await connections.close();

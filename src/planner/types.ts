@@ -72,6 +72,11 @@ export interface Targeting {
   total: number;
   /** Objects the patterns would have taken and why they were left out. */
   notes: string[];
+  /**
+   * With `--prune`: deletions prune would have made that the patterns left out. Neither planned nor
+   * compared, and said so: "No changes" must not read as nothing left to delete.
+   */
+  pruneLeftOut?: string[];
 }
 
 export interface Plan {

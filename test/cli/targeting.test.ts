@@ -85,7 +85,7 @@ describe('--target', () => {
     const plan = await planJson('--target', 'AclRole/default/web-*');
     expect(addresses(plan)).toEqual(['AclRole/default/web-readers', 'AclRole/default/web-writers']);
     expect(plan.targets).toEqual(['AclRole/default/web-*']);
-    expect(plan.targeted).toEqual({ selected: 2, total: 7, notes: [] });
+    expect(plan.targeted).toEqual({ selected: 2, total: 7, notes: [], prune_left_out: [] });
     // The directory kinds were not targeted: the secrets service was never asked.
     expect(plan.requests.secrets ?? 0).toBe(0);
   });
@@ -301,5 +301,31 @@ spec: { kind: AclRole, namespace: default, namePrefix: team- }
     expect(plan.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
       'AclRole/default/team-a',
     ]);
+    expect(plan.targeted?.prune_left_out).toEqual(['AclRole/default/team-b']);
+
+    // Every deletion left out: "No changes" must not say live state matches the manifest.
+    const excluded = await runCli(
+      [
+        'plan',
+        '-f',
+        pruneDir,
+        '--prune',
+        '--exclude',
+        'AclRole/default/team-a',
+        '--exclude',
+        'AclRole/default/team-b',
+        '--detailed-exitcode',
+      ],
+      env,
+    );
+    expect(excluded.code, excluded.stderr).toBe(0);
+    expect(excluded.stdout.split('\n').slice(0, 2)).toEqual([
+      'Targeted plan: all 1 declared object (--exclude AclRole/default/team-a, --exclude AclRole/default/team-b).',
+      '  Left out: 2 deletions --prune would make, not planned (AclRole/default/team-a, AclRole/default/team-b).',
+    ]);
+    expect(excluded.stdout).toContain(
+      'No changes. The 1 object planned matches live state; 2 deletions left out (above).',
+    );
+    expect(excluded.stdout).not.toContain('Live state matches the manifest');
   });
 });

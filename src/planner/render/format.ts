@@ -58,10 +58,22 @@ export function summaryLine(s: Record<Action, number> & { unplanned: number }): 
  */
 export function targetingLines(t: Targeting): string[] {
   const asked = [...t.targets.map((p) => `--target ${p}`), ...t.excludes.map((p) => `--exclude ${p}`)];
-  return [
-    `Targeted plan: ${t.selected} of ${t.total} objects; the rest not compared (${asked.join(', ')}).`,
-    ...t.notes,
-  ];
+  const headline =
+    t.selected === t.total
+      ? `Targeted plan: all ${t.total} declared object${t.total === 1 ? '' : 's'} (${asked.join(', ')}).`
+      : `Targeted plan: ${t.selected} of ${t.total} objects; the rest not compared (${asked.join(', ')}).`;
+  return [headline, ...t.notes, ...pruneLeftOutLines(t.pruneLeftOut ?? [])];
+}
+
+/** How many prune deletions a targeted plan's headline names before it only counts the rest. */
+const PRUNE_LEFT_OUT_NAMED = 10;
+
+function pruneLeftOutLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  if (n === 0) return [];
+  const named = addresses.slice(0, PRUNE_LEFT_OUT_NAMED).join(', ');
+  const more = n > PRUNE_LEFT_OUT_NAMED ? ` and ${n - PRUNE_LEFT_OUT_NAMED} more` : '';
+  return [`Left out: ${n} deletion${n === 1 ? '' : 's'} --prune would make, not planned (${named}${more}).`];
 }
 
 /**
@@ -95,9 +107,16 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
  */
 export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
   const t = plan.targeting;
-  // Patterns that took every object compared the whole manifest.
-  if (!t || t.selected === t.total) return 'Live state matches the manifest.';
-  return `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state; the other ${t.total - t.selected} ${t.total - t.selected === 1 ? 'was' : 'were'} not compared.`;
+  const leftOut = t?.pruneLeftOut?.length ?? 0;
+  // Patterns that took every object (and every deletion) compared the whole manifest.
+  if (!t || (t.selected === t.total && leftOut === 0)) return 'Live state matches the manifest.';
+  const planned = `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state`;
+  const notCompared =
+    t.selected === t.total
+      ? ''
+      : `; the other ${t.total - t.selected} ${t.total - t.selected === 1 ? 'was' : 'were'} not compared`;
+  const deletions = leftOut === 0 ? '' : `; ${leftOut} deletion${leftOut === 1 ? '' : 's'} left out (above)`;
+  return `${planned}${notCompared}${deletions}.`;
 }
 
 /** The heading of the plan's prune section, the same in every rendering. */

@@ -11,8 +11,9 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // 1.3: `targets`, `excludes`, `targeted`; `prune` on every change (a deletion `--prune` planned keeps
 // action `delete`), and `pruned`; `impact` on every change. 1.4: `pruned.not_found`. 1.5:
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
-// `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`.
-export const PLAN_JSON_FORMAT_VERSION = '1.6';
+// `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
+// `targeted.prune_left_out`.
+export const PLAN_JSON_FORMAT_VERSION = '1.7';
 
 export interface PlanJson {
   format_version: string;
@@ -74,7 +75,13 @@ export interface PlanJson {
   targets: string[];
   excludes: string[];
   /** A targeted plan: declared objects planned of all declared, and who was left out; else null. */
-  targeted: { selected: number; total: number; notes: string[] } | null;
+  targeted: {
+    selected: number;
+    total: number;
+    notes: string[];
+    /** Deletions `--prune` would have made that the patterns left out (not planned). */
+    prune_left_out: string[];
+  } | null;
 }
 
 export function planToJson(plan: Plan, version: string): PlanJson {
@@ -131,7 +138,12 @@ export function planToJson(plan: Plan, version: string): PlanJson {
     targets: plan.targeting?.targets ?? [],
     excludes: plan.targeting?.excludes ?? [],
     targeted: plan.targeting
-      ? { selected: plan.targeting.selected, total: plan.targeting.total, notes: plan.targeting.notes }
+      ? {
+          selected: plan.targeting.selected,
+          total: plan.targeting.total,
+          notes: plan.targeting.notes,
+          prune_left_out: plan.targeting.pruneLeftOut ?? [],
+        }
       : null,
   };
 }
