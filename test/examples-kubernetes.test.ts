@@ -1,6 +1,6 @@
 /**
  * The Kubernetes example for the reconcile loop parses and keeps the properties its README promises:
- * one replica that is never rolled over another, probes on /healthz, tokens only from a Secret, a
+ * one replica that is never rolled over another, probes on /metrics, tokens only from a Secret, a
  * Service for /metrics. (No image is built here: there is no docker in the test environment.)
  */
 import { readFileSync } from 'node:fs';
@@ -37,9 +37,11 @@ describe('examples/kubernetes', () => {
     expect(inventory?.value).toMatch(/^workspace:[\w.-]+\/[\w.-]+$/);
   });
 
-  it('probes /healthz on the port the loop listens on', () => {
+  it('probes whether the process answers (/metrics) on the port the loop listens on, never /healthz', () => {
+    // /healthz fails while cycles fail (a broken manifest): a restart fixes nothing, and an unready
+    // pod would drop out of the Service that Prometheus scrapes.
     for (const probe of [converge.livenessProbe, converge.readinessProbe]) {
-      expect(probe.httpGet.path).toBe('/healthz');
+      expect(probe.httpGet.path).toBe('/metrics');
       const port = converge.ports.find((p: Obj) => p.name === probe.httpGet.port);
       expect(port.containerPort).toBe(9464);
     }
