@@ -1,7 +1,8 @@
 /**
- * The loop's log: one JSON object per line on standard output, for a log collector. Three types:
- * `change` (one per change a cycle found or made), `cycle` (one per cycle), `shutdown` (the last
- * line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
+ * The loop's log: one JSON object per line on standard output, for a log collector. Its types:
+ * `start`, `change` (one per change a cycle found or made), `retry` (a request that failed and is
+ * sent again), `rate_limit` (requests to a host held back), `cycle` (one per cycle), `shutdown` (the
+ * last line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
  */
 import { scrubAndTruncate } from '../common/scrub.js';
 
@@ -23,7 +24,10 @@ export class JsonLog {
     return scrubAndTruncate(text, this.secrets, MAX_MESSAGE);
   }
 
-  line(type: 'change' | 'cycle' | 'shutdown' | 'start', fields: Record<string, unknown>): void {
+  line(
+    type: 'change' | 'cycle' | 'shutdown' | 'start' | 'retry' | 'rate_limit',
+    fields: Record<string, unknown>,
+  ): void {
     this.sink.write(`${JSON.stringify({ ts: new Date(this.now()).toISOString(), type, ...fields })}\n`);
   }
 }

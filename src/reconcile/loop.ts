@@ -8,6 +8,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ChangeResult } from '../applier/applier.js';
 import type { Catalog } from '../engine/catalog.js';
+import type { RunHttpOptions } from '../clients/service.js';
 import { httpOptions } from '../engine/connections.js';
 import type { DeletionLimits } from '../engine/deletion-guards.js';
 import { inventoryFromEnv } from '../engine/inventory-backend.js';
@@ -273,7 +274,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
         ...(options.parallelism !== undefined ? { parallelism: options.parallelism } : {}),
         ...names,
       }),
-      ...metrics.requestHooks(),
+      ...requestLogging(cycle, log, metrics),
     };
     const inventory = inventoryFromEnv(env, http);
     if (options.dryRun) {
@@ -354,6 +355,45 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     await run?.connections.close();
     await releaseInventory?.();
   }
+}
+
+/**
+ * The metrics' request hooks, and a JSON line for each retry and each rate-limit pause, as `apply`
+ * prints them on stderr: a slow or failing service is never silent in the loop's log either.
+ */
+function requestLogging(
+  cycle: number,
+  log: JsonLog,
+  metrics: ReconcileMetrics,
+): Pick<RunHttpOptions, 'onRequest' | 'onRetry' | 'onRateLimitPause'> {
+  const hooks = metrics.requestHooks();
+  return {
+    onRequest: hooks.onRequest,
+    onRetry: (event) => {
+      hooks.onRetry(event);
+      // A 429 met during a pause is the pause's, which has its own line.
+      if (event.heldByPause) return;
+      log.line('retry', {
+        cycle,
+        service: event.service,
+        method: event.method,
+        path: log.message(event.path),
+        attempt: event.attempt,
+        max_attempts: event.maxAttempts,
+        reason: log.message(event.reason),
+        delay_ms: Math.round(event.delayMs),
+      });
+    },
+    onRateLimitPause: (event) => {
+      log.line('rate_limit', {
+        cycle,
+        service: event.service,
+        reason: log.message(event.reason),
+        wait_ms: Math.round(event.waitMs),
+        ...(event.throttlePerSecond !== undefined ? { per_second: event.throttlePerSecond } : {}),
+      });
+    },
+  };
 }
 
 function changeFields(cycle: number, change: Change, result: string): Record<string, unknown> {

@@ -389,6 +389,53 @@ describe('reconcile loop', () => {
     expect(text).not.toMatch(/^converge_reconcile_errors_total\{/m);
   });
 
+  it('logs each retry and rate-limit pause as a JSON line of its cycle', async () => {
+    // A registry whose first two answers are 503s, and which announces a limit of 2 requests a second.
+    const faulty = await startSandbox({ port: 0, config: { faults: { failFirst: 2, rateLimit: 2 } } });
+    try {
+      const text: string[] = [];
+      const stop = new AbortController();
+      const loop = await runReconcile(
+        {
+          paths: [roleManifest(unique('retried'), 'r')],
+          intervalMs: 60_000,
+          env: { ...faulty.env(), CONVERGE_STATE_DIR: tempDir('converge-state-') },
+          signal: stop.signal,
+          sleep: async () => stop.abort('SIGTERM'),
+        },
+        { stdout: { write: (t: string) => text.push(t) } },
+      );
+      await loop.done;
+      const lines = text
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Line);
+      const retries = lines.filter((l) => l.type === 'retry');
+      expect(retries.length).toBeGreaterThanOrEqual(2);
+      expect(retries[0]).toMatchObject({
+        cycle: 1,
+        service: 'registry',
+        method: 'GET',
+        attempt: 1,
+        reason: expect.stringContaining('503'),
+      });
+      expect(typeof retries[0]!.delay_ms).toBe('number');
+      expect(lines.find((l) => l.type === 'rate_limit')).toMatchObject({
+        cycle: 1,
+        service: 'registry',
+        reason: expect.stringMatching(/X-RateLimit/),
+      });
+      expect(lines.find((l) => l.type === 'cycle')).toMatchObject({ outcome: 'corrected' });
+      // Each line comes before its cycle's summary line.
+      expect(lines.findIndex((l) => l.type === 'retry')).toBeLessThan(
+        lines.findIndex((l) => l.type === 'cycle'),
+      );
+    } finally {
+      await faulty.close();
+    }
+  });
+
   it('a manifest broken between cycles fails the cycle with file and line, and the loop goes on', async () => {
     const dir = roleManifest(unique('broken'), 'b');
     writeFileSync(path.join(dir, 'role.yaml'), 'apiVersion: converge/v1\nkind: AclRole\nmetadata: [\n');
