@@ -18,6 +18,9 @@ export interface DeletionLimits {
   maxDeletes?: number;
 }
 
+/** How many of the deletions a `--max-deletes` refusal names. */
+const NAMED_DELETIONS = 5;
+
 export function deletionProblems(
   plan: Plan,
   desired: readonly Desired[],
@@ -40,12 +43,17 @@ export function deletionProblems(
     }
   }
   if (limits.maxDeletes !== undefined) {
-    const deletes = plan.changes.filter((c) => c.action === 'delete' || c.action === 'replace').length;
+    const deleted = plan.changes.filter((c) => c.action === 'delete' || c.action === 'replace');
+    const deletes = deleted.length;
     if (deletes > limits.maxDeletes) {
+      // Named, a few of them: whoever reads the refusal in a log (a reconcile cycle's error line)
+      // sees what would have gone without running a plan first.
+      const named = deleted.slice(0, NAMED_DELETIONS).map((c) => c.address);
+      const more = deletes > NAMED_DELETIONS ? `, and ${deletes - NAMED_DELETIONS} more` : '';
       problems.push({
         key: { kind: 'Plan', name: 'max-deletes' },
         scope: 'plan',
-        message: `the plan deletes ${deletes} object${deletes === 1 ? '' : 's'} (deletions and replacements), more than ${names.maxDeletes} ${limits.maxDeletes} allows; refusing (review the plan, then raise ${names.maxDeletes})`,
+        message: `the plan deletes ${deletes} object${deletes === 1 ? '' : 's'} (deletions and replacements: ${named.join(', ')}${more}), more than ${names.maxDeletes} ${limits.maxDeletes} allows; refusing (review the plan, then raise ${names.maxDeletes})`,
       });
     }
   }

@@ -28,6 +28,7 @@ import { EngineError } from './errors.js';
 import { defaultCatalog } from './services.js';
 import { closestAddresses } from './targeting.js';
 import { connect, type ConnectOptions } from './workflow.js';
+import { editDistance } from '../common/edit-distance.js';
 
 /** Reads of one kind's objects one by one (a read per key, a whole read per listed job) at most this many at once. */
 const READ_CONCURRENCY = 10;
@@ -70,8 +71,15 @@ function kindsToExport(
     const kind = catalog.kind(name);
     if (!kind) {
       const known = catalog.kinds.map((k) => k.kind);
+      // Suggested only when it is a likely typo (`Ldapgroup`, `AclRoles`): for `bogus`, "did you
+      // mean Job?" only misleads; the list of kinds follows anyway.
+      const [closest] = closestAddresses(name, known, 1);
+      const typo =
+        closest !== undefined &&
+        editDistance(name.toLowerCase(), closest.toLowerCase()) <=
+          Math.max(2, Math.floor(closest.length / 3));
       throw new EngineError(
-        `${setting} ${name}: no such kind; did you mean ${closestAddresses(name, known, 1).join('')}? Kinds: ${known.join(', ')}`,
+        `${setting} ${name}: no such kind${typo ? `; did you mean ${closest}?` : '.'} Kinds: ${known.join(', ')}`,
       );
     }
     if (!isExportable(kind)) throw new EngineError(`${setting} ${name}: this kind cannot be exported`);

@@ -192,6 +192,11 @@ describe('export of what Converge applied', () => {
     const bad = await runCli(['export', '-o', outDir(), '--kind', 'AclRoles'], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--kind AclRoles: no such kind; did you mean AclRole?');
+    // Nothing like any kind: no misleading guess, only the list.
+    const bogus = await runCli(['export', '-o', outDir(), '--kind', 'bogus'], env);
+    expect(bogus.code).toBe(1);
+    expect(bogus.stderr).toContain('--kind bogus: no such kind. Kinds: ');
+    expect(bogus.stderr).not.toContain('did you mean');
   });
 
   it('creates missing folders, and says which part of the path is in the way', async () => {

@@ -93,11 +93,11 @@ describe('--prune with the inventory', () => {
     const dir = roles('invp-keep');
 
     const text = await runCli(['plan', '-f', dir, '--prune'], env);
-    expect(text.stdout).toContain('Pruned: 1 object Converge created that the manifest no longer declares:');
+    expect(text.stdout).toContain('Pruned: 1 object Converge manages that the manifest no longer declares:');
     expect(text.stdout.indexOf('Pruned:')).toBeLessThan(text.stdout.indexOf('AclRole/default/invp-old'));
     const markdown = await runCli(['plan', '-f', dir, '--prune', '--markdown'], env);
     expect(markdown.stdout).toContain(
-      '#### Pruned: 1 object Converge created that the manifest no longer declares',
+      '#### Pruned: 1 object Converge manages that the manifest no longer declares',
     );
     const json = JSON.parse((await runCli(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
     expect(json.pruned).toMatchObject({ count: 1, addresses: ['AclRole/default/invp-old'] });

@@ -62,7 +62,7 @@ describe('a deletion guard', () => {
     const r = await runCli(['plan', '-f', manifest(role('counts-kept')), '--prune', '--max-deletes', '0'], e);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
-      'Plan refused:\n  the plan deletes 1 object (deletions and replacements), more than --max-deletes 0 allows',
+      'Plan refused:\n  the plan deletes 1 object (deletions and replacements: AclRole/default/counts-gone), more than --max-deletes 0 allows',
     );
     expect(r.stdout).not.toContain('could not be planned');
     expect(r.stdout).toContain('Plan: 1 to add, 0 to change, 0 to replace, 1 to destroy, 0 unchanged.');

@@ -121,5 +121,6 @@ export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
 
 /** The heading of the plan's prune section, the same in every rendering. */
 export function prunedHeadline(count: number): string {
-  return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge created that the manifest no longer declares`;
+  // "manages", not "created": an object adopted with `converge import` is pruned as well.
+  return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge manages that the manifest no longer declares`;
 }
