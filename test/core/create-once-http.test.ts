@@ -112,7 +112,7 @@ describe('a create over the HTTP layer', () => {
     const error = await createOnce(httpKind(http), ctx, thing).catch((e: unknown) => e as Error);
     expect(http.requestCount).toBe(3);
     expect(String(error)).toMatch(
-      /gave up after 3 attempts\); not retried: the registry retry budget of this run is spent \(2 retries for 1 requests/,
+      /\(stopped after 3 attempts: the registry retry budget of this run is spent \(2 retries for 1 request;/,
     );
   });
 

@@ -84,7 +84,7 @@ export class ServiceError extends Error {
     const path = redactPath(init.path);
     const attempts = init.attempts ?? 1;
     const message = untrusted(
-      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline)}${budgetNote(init.budgetSpent)}`,
+      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline, init.budgetSpent)}`,
       init.secrets ?? [],
       Infinity,
     );
@@ -124,21 +124,32 @@ export class ServiceError extends Error {
   }
 }
 
-/** Why a retryable failure was not retried: the run already retried this service as much as it may. */
-function budgetNote(spent: ServiceErrorInit['budgetSpent']): string {
-  if (!spent) return '';
-  return `; not retried: the ${spent.service} retry budget of this run is spent (${spent.retries} retries for ${spent.requests} requests; the service is failing too often to keep retrying)`;
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 /**
  * `503 busy (gave up after 3 attempts)`, or, when the deadline ended the retries, the time spent
  * first (`gave up after 2m0s and 4 attempts (deadline 2m0s): no complete response …`): a person
- * waiting on a silent service wants to know how long it was tried before what went wrong last.
+ * waiting on a silent service wants to know how long it was tried before what went wrong last. When
+ * the run's retry budget for the service ended them, that is the one reason given: "gave up after 3
+ * attempts; not retried: the budget is spent" read as two reasons that contradict each other.
  */
-function describeOutcome(outcome: string, attempts: number, deadline: ServiceErrorInit['deadline']): string {
+function describeOutcome(
+  outcome: string,
+  attempts: number,
+  deadline: ServiceErrorInit['deadline'],
+  spent: ServiceErrorInit['budgetSpent'],
+): string {
   if (deadline) {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
     return `gave up after ${formatDuration(deadline.elapsedMs)} and ${tries} (deadline ${formatDuration(deadline.limitMs)}): ${outcome}`;
+  }
+  if (spent) {
+    const why = `the ${spent.service} retry budget of this run is spent (${count(spent.retries, 'retry', 'retries')} for ${count(spent.requests, 'request', 'requests')}; the service is failing too often to keep retrying)`;
+    return attempts > 1
+      ? `${outcome} (stopped after ${attempts} attempts: ${why})`
+      : `${outcome} (not retried: ${why})`;
   }
   return attempts > 1 ? `${outcome} (gave up after ${attempts} attempts)` : outcome;
 }
