@@ -255,7 +255,7 @@ describe('export of objects made outside Converge', () => {
       const job = await connections
         .client(schedulerService)
         .parseJob(
-          'job "by-hand" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+          'job "by-hand" {\n  datacenters = ["dc1"]\n  update {\n    max_parallel = 2\n    min_healthy_time = "30s"\n  }\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
         );
       await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
     } finally {
@@ -286,6 +286,13 @@ describe('export of objects made outside Converge', () => {
     ])
       expect(plan.changes.map((c) => c.address)).toContain(address);
     expect(plan.changes.some((c) => c.kind === 'Workspace' && c.name === 'by-hand')).toBe(true);
+  });
+
+  it('writes of an update block only what the job said, not the defaults the service completed it with', () => {
+    const text = readFileSync(path.join(dir, 'Job.yaml'), 'utf8');
+    const byHand = text.slice(text.indexOf('name: by-hand'));
+    expect(byHand).toMatch(/Update:\n\s+MaxParallel: 2\n\s+MinHealthyTime: 30000000000\n/);
+    expect(byHand).not.toMatch(/Stagger|HealthCheck|ProgressDeadline|HealthyDeadline/);
   });
 
   it('keeps a service text that looks like a reference as text', () => {

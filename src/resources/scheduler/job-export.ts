@@ -61,6 +61,22 @@ function dropDefault(object: Record<string, unknown>, field: string, fallback: u
 }
 
 /**
+ * A strategy the service completes field by field (an update or migrate block that names a few
+ * fields gets the defaults for the rest): the fields that hold their default are left out, and the
+ * block too when nothing else is left. A job file's `update { max_parallel = 2 }` exports as
+ * `MaxParallel: 2`, not with the six defaults the service filled in beside it.
+ */
+function dropDefaultFields(object: Record<string, unknown>, field: string, fallback: unknown): void {
+  const value = object[field];
+  if (!isObject(value) || !isObject(fallback)) return dropDefault(object, field, fallback);
+  const kept = Object.entries(value).filter(
+    ([k, v]) => !deepEqual(withoutZeros(v), withoutZeros(fallback[k])),
+  );
+  if (kept.length === 0) delete object[field];
+  else object[field] = Object.fromEntries(kept);
+}
+
+/**
  * Leaves out what the service filled in for a job that did not say (the `api` package's defaults),
  * so the export reads as a user writes a job. The scheduler fills the same in again on plan.
  */
@@ -70,12 +86,13 @@ function withoutServiceDefaults(job: Record<string, unknown>): void {
   dropDefault(job, 'Priority', DEFAULT_JOB_PRIORITY);
   dropDefault(job, 'NodePool', DEFAULT_NODE_POOL);
   dropDefault(job, 'Datacenters', DEFAULT_DATACENTERS);
-  dropDefault(job, 'Update', DEFAULT_UPDATE);
+  // The job's own update as the service completed it: what each group's falls back to.
+  const jobUpdate = isObject(job.Update) ? { ...DEFAULT_UPDATE, ...job.Update } : DEFAULT_UPDATE;
   for (const group of Array.isArray(job.TaskGroups) ? job.TaskGroups : []) {
     if (!isObject(group)) continue;
     // A group's update is the job's (or the default) unless it says otherwise.
-    dropDefault(group, 'Update', job.Update ?? DEFAULT_UPDATE);
-    dropDefault(group, 'Migrate', DEFAULT_MIGRATE);
+    dropDefaultFields(group, 'Update', jobUpdate);
+    dropDefaultFields(group, 'Migrate', DEFAULT_MIGRATE);
     dropDefault(group, 'EphemeralDisk', DEFAULT_EPHEMERAL_DISK);
     dropDefault(group, 'ReschedulePolicy', defaultReschedulePolicy(type));
     const groupRestart = group.RestartPolicy;
@@ -94,6 +111,7 @@ function withoutServiceDefaults(job: Record<string, unknown>): void {
       }
     }
   }
+  dropDefaultFields(job, 'Update', DEFAULT_UPDATE);
 }
 
 export function exportJob(job: Job): Record<string, unknown> {
