@@ -1,5 +1,5 @@
 /** State in a data folder: atomic JSON files, saved shortly after writes and on close, reloaded on start. */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -207,6 +207,16 @@ describe('persistence', () => {
     // The lock was let go: with the file gone, the next start works.
     rmSync(join(dir.path, 'root-token'));
     await (await startSandbox({ dataDir: dir.path })).close();
+  });
+
+  it('refuses a root-token file that is huge or not a file, without reading it', async () => {
+    writeFileSync(join(dir.path, 'root-token'), 'a'.repeat(64 * 1024));
+    await expect(startSandbox({ dataDir: dir.path })).rejects.toThrow(/root-token: not a root token/);
+    rmSync(join(dir.path, 'root-token'));
+    // A FIFO would block a read until something writes to it: refused by its type instead.
+    execFileSync('mkfifo', [join(dir.path, 'root-token')]);
+    await expect(startSandbox({ dataDir: dir.path })).rejects.toThrow(/root-token: not a root token/);
+    rmSync(join(dir.path, 'root-token'));
   });
 
   // A state file is written by the sandbox but may be edited by hand: each service checks the shape of

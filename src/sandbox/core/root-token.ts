@@ -4,13 +4,16 @@
  * keep theirs with their data. Without a data folder each start makes a new one; a `--token` given
  * is used as it is and never written.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const ROOT_TOKEN_FILE = 'root-token';
 
 /** What a kept token may be: printable, no spaces, and short (it is read back into headers). */
 const TOKEN = /^[\x21-\x7e]{1,256}$/;
+
+/** A token and its line break, with room for a CRLF and stray spaces: anything longer is no token. */
+const MAX_TOKEN_FILE_BYTES = 1024;
 
 export class RootTokenFileError extends Error {
   constructor(message: string) {
@@ -22,8 +25,15 @@ export class RootTokenFileError extends Error {
 /** The token kept in `dataDir`, or undefined when the folder has none yet (a first start). */
 export function readKeptRootToken(dataDir: string): string | undefined {
   const path = join(dataDir, ROOT_TOKEN_FILE);
+  const refuse = () =>
+    new RootTokenFileError(
+      `${path}: not a root token (one line of printable characters without spaces); delete the file to make a new one`,
+    );
   let text: string;
   try {
+    // Looked at before it is read: a FIFO would block the start, and a huge file is no token.
+    const stats = statSync(path);
+    if (!stats.isFile() || stats.size > MAX_TOKEN_FILE_BYTES) throw refuse();
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -32,9 +42,7 @@ export function readKeptRootToken(dataDir: string): string | undefined {
   const token = text.trim();
   if (!TOKEN.test(token)) {
     // Never quoted back: whatever the file holds may be someone's secret, or not printable.
-    throw new RootTokenFileError(
-      `${path}: not a root token (one line of printable characters without spaces); delete the file to make a new one`,
-    );
+    throw refuse();
   }
   return token;
 }
