@@ -258,6 +258,13 @@ describe('export of objects made outside Converge', () => {
           'job "by-hand" {\n  datacenters = ["dc1"]\n  update {\n    max_parallel = 2\n    min_healthy_time = "30s"\n  }\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
         );
       await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
+      // A group that turns off what the job's update turns on: its false and 0 say something.
+      const groups = await connections
+        .client(schedulerService)
+        .parseJob(
+          'job "by-hand-groups" {\n  datacenters = ["dc1"]\n  update {\n    max_parallel = 2\n    auto_revert = true\n    canary = 2\n  }\n  group "g" {\n    update {\n      auto_revert = false\n      canary = 0\n    }\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+        );
+      await connections.client(schedulerService).registerJob(groups, { namespace: 'default' });
     } finally {
       await connections.close();
     }
@@ -276,6 +283,7 @@ describe('export of objects made outside Converge', () => {
     // by hand gets that one entry on its first apply, and nothing else changes.
     expect(changed.map((c) => [c.address, c.diffs.map((d) => `${d.op} ${d.path}`)])).toEqual([
       ['Job/default/by-hand', ['add Meta.converge-managed']],
+      ['Job/default/by-hand-groups', ['add Meta.converge-managed']],
     ]);
     expect(code).toBe(2);
     for (const address of [

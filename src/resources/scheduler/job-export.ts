@@ -131,5 +131,24 @@ export function exportJob(job: Job): Record<string, unknown> {
     return group;
   });
   withoutServiceDefaults(top);
-  return compact(withoutZeros(top)) as Record<string, unknown>;
+  const exported = compact(withoutZeros(top)) as Record<string, unknown>;
+  restoreGroupUpdateZeros(top, exported);
+  return exported;
+}
+
+/**
+ * A group's update falls back to the job's, field by field: a zero it keeps after the defaults were
+ * dropped (`auto_revert = false`, `canary = 0` under a job that says `true` and `2`) says something,
+ * and is put back where the zero values were taken out.
+ */
+function restoreGroupUpdateZeros(source: Record<string, unknown>, exported: Record<string, unknown>): void {
+  const from = Array.isArray(source.TaskGroups) ? source.TaskGroups : [];
+  const to = Array.isArray(exported.TaskGroups) ? exported.TaskGroups : [];
+  from.forEach((group: unknown, i) => {
+    const target: unknown = to[i];
+    if (!isObject(group) || !isObject(group.Update) || !isObject(target)) return;
+    const zeros = Object.entries(group.Update).filter(([, v]) => v === false || v === 0 || v === '');
+    if (zeros.length === 0) return;
+    target.Update = { ...(isObject(target.Update) ? target.Update : {}), ...Object.fromEntries(zeros) };
+  });
 }
