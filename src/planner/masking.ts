@@ -166,7 +166,11 @@ export function copiedSecrets(
     const kind = lookup(o.key.kind);
     return kind ? secretValues(secretPaths(kind), o.spec) : [];
   });
-  const long = [...new Set(values)].filter((v) => v.length >= MIN_COPIED_SECRET);
+  // A secret of several lines (a PEM key from `${file:…}`) is also masked line by line: a copy of it
+  // need not be whole (the file's last line break left out, one line pasted), and a diff of text
+  // shows it a line at a time.
+  const lines = values.flatMap((v) => (v.includes('\n') ? v.split('\n').map((l) => l.trim()) : []));
+  const long = [...new Set([...values, ...lines])].filter((v) => v.length >= MIN_COPIED_SECRET);
   if (long.length === 0) return undefined;
   long.sort((a, b) => b.length - a.length);
   // One scan of each string whatever the number of secrets (300 users' passwords, say).

@@ -652,9 +652,10 @@ function maskSecretCopies(
     if (!holdsCopy(after) || holdsCopy(before)) return masked(before);
     if (typeof before !== 'string' || typeof after !== 'string' || !before.includes('\n')) return SENSITIVE;
     const kept = new Set(after.split('\n'));
+    // A kept line is still masked: it may hold a line of a secret of several lines (a key).
     return before
       .split('\n')
-      .map((line) => (kept.has(line) ? line : SENSITIVE))
+      .map((line) => (kept.has(line) ? maskText(line, secrets) : SENSITIVE))
       .join('\n');
   };
   // What is shown of a change, and only that: its address, key and ids are what the applier acts on.

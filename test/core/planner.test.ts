@@ -84,6 +84,29 @@ describe('planner', () => {
     ]);
     expect(JSON.stringify(scripted?.before)).not.toContain('Rotated-Old-99');
 
+    // A secret of several lines (a key read from a file) copied in part, here without its last line
+    // break: none of its lines shows, on either side, kept line or not.
+    const key =
+      '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ3sG8oQk1bR2yTzq\n-----END PRIVATE KEY-----\n';
+    const keyKind = Object.assign(memoryKind(store), { sensitive: ['password', 'key'] });
+    store.objects.set('Thing/pem', { value: { note: `Notes\n${key.trimEnd()}` }, version: 1 });
+    store.objects.set('Thing/pasted', {
+      value: { note: 'see MC4CAQAwBQYDK2VwBCIEIJ3sG8oQk1bR2yTzq' },
+      version: 1,
+    });
+    const pem = await buildPlan(
+      [
+        desired('Thing', 'tls', { key }),
+        desired('Thing', 'pem', { note: `Notes\n${key}rotated` }),
+        desired('Thing', 'pasted', { note: 'see the vault' }),
+      ],
+      lookupOf(keyKind),
+      noContext,
+    );
+    const pemShown = JSON.stringify(pem.changes.map(({ desired: _d, observed: _o, ...c }) => c));
+    expect(pemShown).not.toContain('MC4CAQAwBQYDK2VwBCIEIJ3sG8oQk1bR2yTzq');
+    expect(pem.changes.find((c) => c.key.name === 'pem')?.diffs[0]?.before).toContain('Notes');
+
     // Both sides carry the copy (the secret did not change, the text around it did): readable.
     store.objects.set('Thing/label', { value: { note: `was ${password}` }, version: 2 });
     const edited = await buildPlan(
