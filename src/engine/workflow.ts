@@ -140,15 +140,20 @@ export async function plan(
     };
     const owned = (options.managed?.entries() ?? []).filter(([, e]) => e.owned);
     // A scope of a kind no target can name is not even listed: fewer requests for a narrow target.
-    const prune = options.prune
+    // The kinds left unlisted are named in the plan: their deletions were not looked for.
+    const allScopes = options.prune
       ? pruneScopes(
           manifest,
           desired,
           catalog,
           (s, c) => connections.settings(s, c),
           owned.map(([, e]) => ({ key: e.key, imported: ownedOrigin(e) === 'imported' })),
-        ).filter((scope) => selection.touchesKind(scope.kind))
+        )
       : undefined;
+    const prune = allScopes?.filter((scope) => selection.touchesKind(scope.kind));
+    const unlistedKinds = [
+      ...new Set((allScopes ?? []).filter((s) => !selection.touchesKind(s.kind)).map((s) => s.kind)),
+    ].sort();
     const planned = await buildPlan(selection.desired, catalog.kind, connections, {
       parallelism: options.parallelism ?? 10,
       ...(selection.targeting ? { declared: desired, pruneOnly } : {}),
@@ -175,6 +180,7 @@ export async function plan(
       planned.targeting = {
         ...selection.targeting,
         ...(leftOut.length > 0 ? { pruneLeftOut: [...new Set(leftOut)].sort() } : {}),
+        ...(unlistedKinds.length > 0 ? { pruneKindsNotListed: unlistedKinds } : {}),
       };
     }
     return { manifest, desired, plan: planned, connections };

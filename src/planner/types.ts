@@ -77,6 +77,11 @@ export interface Targeting {
    * compared, and said so: "No changes" must not read as nothing left to delete.
    */
   pruneLeftOut?: string[];
+  /**
+   * With `--prune`: kinds no target names, whose objects were not even listed (fewer requests), so
+   * what prune would delete of them is not known. Said, for the same reason as `pruneLeftOut`.
+   */
+  pruneKindsNotListed?: string[];
 }
 
 export interface Plan {

@@ -85,7 +85,13 @@ describe('--target', () => {
     const plan = await planJson('--target', 'AclRole/default/web-*');
     expect(addresses(plan)).toEqual(['AclRole/default/web-readers', 'AclRole/default/web-writers']);
     expect(plan.targets).toEqual(['AclRole/default/web-*']);
-    expect(plan.targeted).toEqual({ selected: 2, total: 7, notes: [], prune_left_out: [] });
+    expect(plan.targeted).toEqual({
+      selected: 2,
+      total: 7,
+      notes: [],
+      prune_left_out: [],
+      prune_kinds_not_listed: [],
+    });
     // The directory kinds were not targeted: the secrets service was never asked.
     expect(plan.requests.secrets ?? 0).toBe(0);
   });
@@ -327,5 +333,39 @@ spec: { kind: AclRole, namespace: default, namePrefix: team- }
       'No changes. The 1 object planned matches live state; 2 deletions left out (above).',
     );
     expect(excluded.stdout).not.toContain('Live state matches the manifest');
+  });
+
+  it('says which kinds it did not look at for deletions, and names deletions inertly', async () => {
+    // A directory group Converge made, whose name a terminal would act on, dropped from the manifest.
+    const hostile = 'evil\u001b[31mred\u001b[0m\u202eabc';
+    const pruneDir = tempDir('converge-targeting-kinds-');
+    const role = `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: kinds-keep }\nspec: { Description: x }\n`;
+    const group = (name: string) =>
+      `---\napiVersion: converge/v1\nkind: LdapGroup\nmetadata: { name: ${JSON.stringify(name)} }\nspec: { policies: [dev] }\n`;
+    writeFileSync(path.join(pruneDir, 'all.yaml'), role + group('kinds-kept') + group(hostile));
+    const e = { ...env, CONVERGE_STATE_DIR: tempDir('converge-targeting-kinds-state-') };
+    expect((await runCli(['apply', '-f', pruneDir, '--auto-approve'], e)).code).toBe(0);
+    writeFileSync(path.join(pruneDir, 'all.yaml'), role + group('kinds-kept'));
+
+    // A target that names no directory kind: their deletions were never listed, and it says so.
+    const narrow = await runCli(['plan', '-f', pruneDir, '--prune', '--target', 'AclRole/**'], e);
+    expect(narrow.code, narrow.stderr).toBe(0);
+    expect(narrow.stdout).toContain(
+      'Not looked at: what --prune would delete of LdapGroup (no --target names this kind).',
+    );
+    expect(narrow.stdout).not.toContain('Live state matches the manifest');
+    const json = JSON.parse(
+      (await runCli(['plan', '-f', pruneDir, '--prune', '--target', 'AclRole/**', '--json'], e)).stdout,
+    ) as PlanJson;
+    expect(json.targeted?.prune_kinds_not_listed).toEqual(['LdapGroup']);
+
+    // The hostile name, left out or refused by --max-deletes, is shown escaped, never raw.
+    const left = await runCli(['plan', '-f', pruneDir, '--prune', '--exclude', 'LdapGroup/ldap/evil*'], e);
+    const refused = await runCli(['plan', '-f', pruneDir, '--prune', '--max-deletes', '0'], e);
+    expect(refused.code).toBe(1);
+    for (const shown of [left.stdout, refused.stdout]) {
+      expect(shown).toContain('evil\\u001b[31mred');
+      expect(shown).not.toMatch(/[\u001b\u202e]/);
+    }
   });
 });

@@ -62,7 +62,17 @@ export function targetingLines(t: Targeting): string[] {
     t.selected === t.total
       ? `Targeted plan: all ${t.total} declared object${t.total === 1 ? '' : 's'} (${asked.join(', ')}).`
       : `Targeted plan: ${t.selected} of ${t.total} objects; the rest not compared (${asked.join(', ')}).`;
-  return [headline, ...t.notes, ...pruneLeftOutLines(t.pruneLeftOut ?? [])];
+  const notListed = t.pruneKindsNotListed ?? [];
+  return [
+    headline,
+    ...t.notes,
+    ...pruneLeftOutLines(t.pruneLeftOut ?? []),
+    ...(notListed.length > 0
+      ? [
+          `Not looked at: what --prune would delete of ${notListed.join(', ')} (no --target names ${notListed.length === 1 ? 'this kind' : 'these kinds'}).`,
+        ]
+      : []),
+  ];
 }
 
 /** How many prune deletions a targeted plan's headline names before it only counts the rest. */
@@ -71,7 +81,8 @@ const PRUNE_LEFT_OUT_NAMED = 10;
 function pruneLeftOutLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
   if (n === 0) return [];
-  const named = addresses.slice(0, PRUNE_LEFT_OUT_NAMED).join(', ');
+  // Addresses of live objects: a service's name may carry escape codes, made inert here.
+  const named = addresses.slice(0, PRUNE_LEFT_OUT_NAMED).map(printable).join(', ');
   const more = n > PRUNE_LEFT_OUT_NAMED ? ` and ${n - PRUNE_LEFT_OUT_NAMED} more` : '';
   return [`Left out: ${n} deletion${n === 1 ? '' : 's'} --prune would make, not planned (${named}${more}).`];
 }
@@ -108,14 +119,18 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
 export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
   const t = plan.targeting;
   const leftOut = t?.pruneLeftOut?.length ?? 0;
+  const notListed = t?.pruneKindsNotListed?.length ?? 0;
   // Patterns that took every object (and every deletion) compared the whole manifest.
-  if (!t || (t.selected === t.total && leftOut === 0)) return 'Live state matches the manifest.';
+  if (!t || (t.selected === t.total && leftOut === 0 && notListed === 0))
+    return 'Live state matches the manifest.';
   const planned = `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state`;
   const notCompared =
     t.selected === t.total
       ? ''
       : `; the other ${t.total - t.selected} ${t.total - t.selected === 1 ? 'was' : 'were'} not compared`;
-  const deletions = leftOut === 0 ? '' : `; ${leftOut} deletion${leftOut === 1 ? '' : 's'} left out (above)`;
+  const deletions =
+    (leftOut === 0 ? '' : `; ${leftOut} deletion${leftOut === 1 ? '' : 's'} left out (above)`) +
+    (notListed === 0 ? '' : '; deletions of other kinds not looked at (above)');
   return `${planned}${notCompared}${deletions}.`;
 }
 

@@ -52,7 +52,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   const refusals = planRefusals(plan);
   if (refusals.length > 0) {
     out.push(c.red(c.bold(`${REFUSED_HEADLINE}:`)));
-    for (const r of refusals) out.push(`  ${r}`);
+    // A refusal may name live objects (`--max-deletes` lists what it would delete): inert text.
+    for (const r of refusals) out.push(`  ${printable(r)}`);
     out.push('');
   }
 
@@ -61,7 +62,7 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   if (unplanned.length > 0) {
     out.push(c.red(c.bold(`${unplannedHeadline(unplanned.length)}:`)));
     for (const u of unplanned)
-      for (const reason of u.reasons) out.push(`  ${u.address}: ${reasonText(reason)}`);
+      for (const reason of u.reasons) out.push(`  ${printable(u.address)}: ${printable(reasonText(reason))}`);
     out.push('');
   }
 

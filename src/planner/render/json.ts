@@ -12,7 +12,7 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // action `delete`), and `pruned`; `impact` on every change. 1.4: `pruned.not_found`. 1.5:
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
-// `targeted.prune_left_out`.
+// `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`.
 export const PLAN_JSON_FORMAT_VERSION = '1.7';
 
 export interface PlanJson {
@@ -81,6 +81,8 @@ export interface PlanJson {
     notes: string[];
     /** Deletions `--prune` would have made that the patterns left out (not planned). */
     prune_left_out: string[];
+    /** With `--prune`: kinds no target names, whose deletions were not looked for. */
+    prune_kinds_not_listed: string[];
   } | null;
 }
 
@@ -143,6 +145,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
           total: plan.targeting.total,
           notes: plan.targeting.notes,
           prune_left_out: plan.targeting.pruneLeftOut ?? [],
+          prune_kinds_not_listed: plan.targeting.pruneKindsNotListed ?? [],
         }
       : null,
   };
