@@ -8,7 +8,7 @@
  * that share a workspace inventory must share the key too (CONVERGE_STATE_KEY).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { canonicalJson } from '../resources/compare.js';
 import type { ResourceKey } from '../resources/contract.js';
@@ -88,7 +88,15 @@ export class FileInventoryBackend implements InventoryBackend {
   }
 
   get lockedThing(): string {
-    return `file ${path.join(path.resolve(path.dirname(this.file)), STATE_LOCK_FILE)}`;
+    // The folder's real path: two paths to one folder (a symbolic link) are one lock.
+    const dir = path.resolve(path.dirname(this.file));
+    let real = dir;
+    try {
+      real = realpathSync(dir);
+    } catch {
+      // Not there yet: no link to follow, and the lock will be made where the path says.
+    }
+    return `file ${path.join(real, STATE_LOCK_FILE)}`;
   }
 
   /** The apply lock beside the file (`apply.lock`), as before there were backends. */

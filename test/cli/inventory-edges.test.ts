@@ -4,7 +4,7 @@
  * moves a workspace inventory back into a file, and an object Converge created that someone deleted
  * by hand neither fails a plan nor is "deleted" again by --prune.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -174,6 +174,16 @@ describe('converge inventory migrate between two files of one folder', () => {
     ]);
     // The shared lock is released once the migration is over.
     expect(existsSync(path.join(folder, 'apply.lock'))).toBe(false);
+
+    // The same folder through a symbolic link is the same lock.
+    const link = path.join(tmp('converge-edge-link-'), 'inv');
+    symlinkSync(folder, link);
+    const throughLink = await runCli(
+      ['inventory', 'migrate', '--to', `file:${path.join(link, 'c.json')}`, '--lock-timeout', '5'],
+      fromA,
+    );
+    expect(throughLink.code, throughLink.stderr).toBe(0);
+    expect(existsSync(path.join(folder, 'c.json'))).toBe(true);
   });
 });
 

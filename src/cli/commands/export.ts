@@ -32,10 +32,12 @@ export async function exportCommand(flags: ExportFlags, io: Io, catalog: Catalog
   // Ctrl-C or SIGTERM stops the reads and says so; the files are written only once every read is
   // in, so an interrupted export leaves no half-exported folder behind.
   const interrupt = onInterrupt(io);
+  const stage = { writing: false };
   try {
-    return await exportAll({ ...flags, out }, io, catalog, interrupt);
+    return await exportAll({ ...flags, out }, io, catalog, interrupt, stage);
   } catch (error) {
-    if (interrupt.exitCode === undefined) throw error;
+    // A failure while writing is that failure, whenever the signal came: files may be written.
+    if (interrupt.exitCode === undefined || stage.writing) throw error;
     write(
       io.stderr,
       `Export interrupted (${interrupt.signalName ?? 'signal'}) while reading; nothing was written to ${out}.`,
@@ -51,6 +53,7 @@ async function exportAll(
   io: Io,
   catalog: Catalog,
   interrupt: Interrupt,
+  stage: { writing: boolean },
 ): Promise<number> {
   const manifest =
     flags.file.length > 0
@@ -91,6 +94,7 @@ async function exportAll(
     write(io.stdout, 'Nothing to export: no live object of the kinds asked for.');
     return EXIT.ok;
   }
+  stage.writing = true;
   const files = await writeExportFiles(flags.out, objects, { settingNames: CLI_SETTING_NAMES });
   // The few local files are written whole even when a signal comes meanwhile: the export is done.
   if (interrupt.exitCode !== undefined)
