@@ -35,3 +35,22 @@ export function allowListFrom(
 }
 
 export const EMPTY_ALLOW_LIST: AllowList = { patterns: [], allows: () => false };
+
+/**
+ * Variables whose values are secrets wherever a manifest copies them (`CONVERGE_SENSITIVE_ENV`):
+ * names or globs, letter case ignored. Unset, the names that say so: a password, a secret, a token,
+ * a credential, a private or API key. Set (even empty), exactly what it lists.
+ */
+export const DEFAULT_SENSITIVE_ENV =
+  '*PASSWORD*,*PASSWD*,*SECRET*,*TOKEN*,*CREDENTIAL*,*PRIVATE*,*API_KEY*,*APIKEY*';
+
+export function sensitiveEnvFrom(variable: string | undefined): AllowList {
+  const patterns = (variable ?? DEFAULT_SENSITIVE_ENV)
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  const matchers = patterns.map((p) =>
+    picomatch(p, { dot: true, nobrace: true, noextglob: true, nocase: true }),
+  );
+  return { patterns, allows: (text) => matchers.some((m) => m(text)) };
+}

@@ -161,6 +161,7 @@ export async function plan(
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
       settingNames: names,
+      ...(manifest.sensitiveValues ? { sensitiveValues: manifest.sensitiveValues } : {}),
       ...(options.managed
         ? { managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)) }
         : {}),

@@ -3,7 +3,7 @@
  * Every problem of every file is collected before anything fails, so one run shows them all.
  */
 import path from 'node:path';
-import { type AllowList, allowListFrom } from '../common/allow-list.js';
+import { type AllowList, allowListFrom, sensitiveEnvFrom } from '../common/allow-list.js';
 import {
   confinedFileReader,
   type ConfinementOptions,
@@ -61,7 +61,15 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const services = options.services ?? servicesOfKinds(kinds);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const readEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
+  const allowedEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
+  // What a sensitive variable held is kept, so that every output masks it wherever it is copied.
+  const sensitiveEnv = sensitiveEnvFrom(env.CONVERGE_SENSITIVE_ENV);
+  const sensitiveValues = new Set<string>();
+  const readEnv = (name: string): EnvLookup => {
+    const found = allowedEnv(name);
+    if ('value' in found && sensitiveEnv.allows(name)) sensitiveValues.add(found.value);
+    return found;
+  };
   // Converge's own state is never readable from a manifest, even when it lies inside the root.
   const protectedFolders = await stateFolders(env, cwd);
   // Two kinds with one name is a programming error and should fail loudly, not per file. Only the
@@ -130,6 +138,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   }
   problems.push(...crossProblems);
   problems.push(...emptinessProblems(manifest, problems));
+  if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues];
   if (problems.length > 0) throw new ManifestError(sortProblems(problems), manifest);
   return manifest;
 }

@@ -63,6 +63,11 @@ export interface Manifest {
   resources: ManifestResource[];
   connections: ManifestConnection[];
   pruneScopes: ManifestPruneScope[];
+  /**
+   * Values the manifest read from sensitive variables (`CONVERGE_SENSITIVE_ENV`): secrets wherever
+   * they are copied, as a kind's secret attributes are. In memory only, never written out.
+   */
+  sensitiveValues?: string[];
 }
 
 /** A problem with the manifest, always tied to a place in a file. */

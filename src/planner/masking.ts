@@ -151,6 +151,9 @@ export function valueAtPath(spec: unknown, path: string): unknown {
  */
 const MIN_COPIED_SECRET = 6;
 
+/** A value read from a sensitive variable is a secret by the operator's word: masked from this length. */
+const MIN_DECLARED_SECRET = 4;
+
 /** The manifest's secrets, compiled once into the matcher `maskCopies` takes. */
 export interface SecretCopies {
   /** One alternation of every secret, longest first (a secret containing another is replaced whole). */
@@ -161,6 +164,12 @@ export interface SecretCopies {
 export function copiedSecrets(
   objects: readonly { key: { kind: string }; spec: unknown }[],
   lookup: (kind: string) => AnyResourceKind | undefined,
+  /**
+   * Secrets the manifest holds outside any kind's secret attributes: what it read from sensitive
+   * variables (`CONVERGE_SENSITIVE_ENV`), a job's database password in its Env, say. Masked from
+   * 4 characters, as the error scrubber masks a request's secrets.
+   */
+  declared: readonly string[] = [],
 ): SecretCopies | undefined {
   const values = objects.flatMap((o) => {
     const kind = lookup(o.key.kind);
@@ -169,8 +178,15 @@ export function copiedSecrets(
   // A secret of several lines (a PEM key from `${file:…}`) is also masked line by line: a copy of it
   // need not be whole (the file's last line break left out, one line pasted), and a diff of text
   // shows it a line at a time.
-  const lines = values.flatMap((v) => (v.includes('\n') ? v.split('\n').map((l) => l.trim()) : []));
-  const long = [...new Set([...values, ...lines])].filter((v) => v.length >= MIN_COPIED_SECRET);
+  const lines = [...values, ...declared].flatMap((v) =>
+    v.includes('\n') ? v.split('\n').map((l) => l.trim()) : [],
+  );
+  const long = [
+    ...new Set([
+      ...[...values, ...lines].filter((v) => v.length >= MIN_COPIED_SECRET),
+      ...declared.filter((v) => v.trim().length >= MIN_DECLARED_SECRET),
+    ]),
+  ];
   if (long.length === 0) return undefined;
   long.sort((a, b) => b.length - a.length);
   // One scan of each string whatever the number of secrets (300 users' passwords, say).

@@ -77,6 +77,8 @@ export interface PlanOptions {
   managed?: ReadonlyMap<string, 'created' | 'imported'>;
   /** How the caller names its options in problems (the CLI: `--prune`); default: the library's. */
   settingNames?: Partial<SettingNames>;
+  /** Secrets outside the kinds' secret attributes (the manifest's sensitive variables): masked too. */
+  sensitiveValues?: readonly string[];
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -811,7 +813,7 @@ export async function buildPlan(
   const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
   // The whole manifest's secrets, not only the planned objects': `--target` may leave out the
   // object that holds a secret a planned object copies.
-  const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup);
+  const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup, options.sensitiveValues);
   const masked = maskSecretCopies([...forward, ...deletions], problems, secrets);
   const ordered = masked.changes;
   return {

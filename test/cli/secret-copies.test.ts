@@ -1,0 +1,115 @@
+/**
+ * Secrets outside a kind's secret attributes, masked in every output: a secret the manifest copies
+ * into a plain attribute (a bind password in a role's Description), also when `--target` or
+ * `--exclude` leaves out the object that holds it (the masking takes the whole manifest's secrets),
+ * and a value read from a sensitive variable (`CONVERGE_SENSITIVE_ENV`, by default the names that
+ * say password, secret, token, …). Plans are what gets posted to pull requests and CI logs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+const SECRET = 'Hunter2-Secret-Value';
+
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function manifest(): string {
+  const dir = tempDir('converge-copies-');
+  writeFileSync(
+    path.join(dir, 'ldap.yaml'),
+    'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://dir.example:389", bindpass: "${env:BP}" }\n',
+  );
+  writeFileSync(
+    path.join(dir, 'role.yaml'),
+    'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: leaky }\nspec: { Description: "bind with ${env:BP}" }\n',
+  );
+  return dir;
+}
+
+describe('a secret copied into another object', () => {
+  it('is masked in targeted and excluding plans, their JSON, a saved plan and its apply', async () => {
+    const dir = manifest();
+    const env = {
+      ...sandbox.env(),
+      BP: SECRET,
+      CONVERGE_ALLOW_ENV: 'BP',
+      CONVERGE_STATE_DIR: tempDir('converge-copies-state-'),
+    };
+    const out = path.join(dir, 'plan.bin');
+    const runs = [
+      await runCli(['plan', '-f', dir, '--target', 'AclRole/**'], env),
+      await runCli(['plan', '-f', dir, '--target', 'AclRole/**', '--json'], env),
+      await runCli(['plan', '-f', dir, '--exclude', 'LdapConfig/ldap', '--markdown'], env),
+      await runCli(['plan', '-f', dir, '--exclude', 'LdapConfig/ldap', '-out', out], env),
+    ];
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const applied = await runCli(['apply', out, '--auto-approve'], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    for (const r of [...runs, applied]) {
+      expect(r.stdout + r.stderr).not.toContain(SECRET);
+    }
+    expect(runs[0]!.stdout).toContain('bind with (sensitive value)');
+    expect(readFileSync(out, 'utf8')).not.toContain(SECRET);
+    // What the service got is the value itself: only what is shown is masked.
+    const role = await fetch(`${sandbox.url}/v1/acl/role/name/leaky`, {
+      headers: { authorization: `Bearer ${sandbox.rootToken}` },
+    });
+    expect(((await role.json()) as { Description: string }).Description).toBe(`bind with ${SECRET}`);
+  });
+});
+
+describe('a value read from a sensitive variable', () => {
+  function roleManifest(description: string): string {
+    const dir = tempDir('converge-sensitive-env-');
+    writeFileSync(
+      path.join(dir, 'role.yaml'),
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: sensitive-env }\nspec: { Description: "${description}" }\n`,
+    );
+    return dir;
+  }
+  const base = (extra: Record<string, string>) => ({
+    ...sandbox.env(),
+    CONVERGE_STATE_DIR: tempDir('converge-sensitive-env-state-'),
+    ...extra,
+  });
+
+  it('is masked in every plan output when its name says it is a secret, by default', async () => {
+    const dir = roleManifest('db ${env:WORKER_DB_PASSWORD} for ${env:TEAM_LABEL}');
+    const env = base({
+      WORKER_DB_PASSWORD: 'dbpass-9876',
+      TEAM_LABEL: 'platform-team',
+      CONVERGE_ALLOW_ENV: 'WORKER_DB_PASSWORD,TEAM_LABEL',
+    });
+    const out = path.join(dir, 'plan.bin');
+    for (const args of [[], ['--json'], ['--markdown'], ['-out', out]]) {
+      const r = await runCli(['plan', '-f', dir, ...args], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain('dbpass-9876');
+      // A variable whose name says nothing of secrets stays readable for the reviewer.
+      if (args.length === 0) expect(r.stdout).toContain('db (sensitive value) for platform-team');
+    }
+    expect(readFileSync(out, 'utf8')).not.toContain('dbpass-9876');
+  });
+
+  it('follows CONVERGE_SENSITIVE_ENV when the operator sets it (empty: none)', async () => {
+    const dir = roleManifest('db ${env:WORKER_DB_PASSWORD} for ${env:TEAM_LABEL}');
+    const allow = { CONVERGE_ALLOW_ENV: 'WORKER_DB_PASSWORD,TEAM_LABEL' };
+    const values = { WORKER_DB_PASSWORD: 'dbpass-9876', TEAM_LABEL: 'platform-team' };
+    const listed = await runCli(
+      ['plan', '-f', dir],
+      base({ ...allow, ...values, CONVERGE_SENSITIVE_ENV: 'team_*' }),
+    );
+    expect(listed.stdout).toContain('db dbpass-9876 for (sensitive value)');
+    const none = await runCli(['plan', '-f', dir], base({ ...allow, ...values, CONVERGE_SENSITIVE_ENV: '' }));
+    expect(none.stdout).toContain('db dbpass-9876 for platform-team');
+  });
+});
