@@ -269,6 +269,13 @@ TaskGroups:
     await applied(dir);
     await scheduler.scaleJob('scaled', 'web', { count: 3, message: 'busy day' });
     await expectNoop(dir);
+    // The manifest's count differs from the live one it keeps: said on the job, so a change that only
+    // edits a count does not read as nothing.
+    const kept = await planJson(dir);
+    expect(kept.changes[0]).toMatchObject({
+      action: 'noop',
+      notes: [`task group "web": the manifest's Count 1 is not applied; preserveCounts keeps the live 3`],
+    });
 
     writeFileSync(path.join(dir, 'jobs.yaml'), manifestFor('scaled', spec(false)));
     const plan = await planJson(dir);

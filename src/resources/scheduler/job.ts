@@ -147,6 +147,24 @@ function jobToSend(desired: Desired<JobSpec>, live?: Job): Job | undefined {
   };
 }
 
+/**
+ * With `preserveCounts`, a task group whose manifest count differs from the live one keeps the live
+ * one, so the plan shows no change there: said on the job, or a pull request that only edits a
+ * count would read as a no-op.
+ */
+function keptCountNotes(desired: Desired<JobSpec>, live: Job | undefined): string[] {
+  const job = localOf(desired).job;
+  if (!job || !desired.spec.preserveCounts || !live) return [];
+  const liveCounts = new Map((live.TaskGroups ?? []).map((g) => [g.Name, g.Count]));
+  return (job.TaskGroups ?? []).flatMap((g) => {
+    const kept = liveCounts.get(g.Name);
+    if (kept === undefined || g.Count === undefined || g.Count === kept) return [];
+    return [
+      `task group ${JSON.stringify(g.Name)}: the manifest's Count ${g.Count} is not applied; preserveCounts keeps the live ${kept}`,
+    ];
+  });
+}
+
 /** A refused check-and-set, told as what it means for the user. */
 function casRefusal(error: unknown, key: ResourceKey): Error | undefined {
   if (!(error instanceof HttpStatusError)) return undefined;
@@ -366,7 +384,11 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     });
     // What the scheduler would do with allocations matters when the job changes; a shortfall always.
     // Placements per task group are the change's blast radius (the planner drops it for a noop).
-    const notes = [...(diffs.length ? periodicNote(plan) : []), ...placementFailureNotes(plan)];
+    const notes = [
+      ...keptCountNotes(desired, observed.live.job),
+      ...(diffs.length ? periodicNote(plan) : []),
+      ...placementFailureNotes(plan),
+    ];
     const impact = allocationNotes(plan);
     return { diffs, ...(notes.length ? { notes } : {}), ...(impact.length ? { impact } : {}) };
   },
