@@ -194,6 +194,33 @@ describe('mistakes in a job', () => {
     expect(r.stderr).toContain('unknown field "Cuont" in spec.TaskGroups[0]; did you mean "Count"?');
   });
 
+  it('a misspelt field of resources or an update, which the service would drop, is refused too', async () => {
+    const dir = folder({
+      'jobs.yaml': manifestFor(
+        'typo-deep',
+        [
+          'Type: service',
+          'Datacenters: [dc1]',
+          'Update: { MaxParalel: 2 }',
+          'TaskGroups:',
+          '  - Name: g',
+          '    ReschedulePolicy: { Atempts: 3 }',
+          '    Tasks:',
+          '      - { Name: t, Driver: docker, Resources: { CPU: 100, MemoryMegs: 2048 } }',
+        ].join('\n'),
+      ),
+    });
+    const r = await converge(['validate', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('unknown field "MaxParalel" in spec.Update; did you mean "MaxParallel"?');
+    expect(r.stderr).toContain(
+      'unknown field "Atempts" in spec.TaskGroups[0].ReschedulePolicy; did you mean "Attempts"?',
+    );
+    expect(r.stderr).toContain(
+      'unknown field "MemoryMegs" in spec.TaskGroups[0].Tasks[0].Resources (allowed: CPU, Cores, MemoryMB,',
+    );
+  });
+
   it('a job the scheduler refuses is a problem at its manifest line; the other jobs are still planned', async () => {
     const dir = folder({
       'jobs.yaml': `apiVersion: converge/v1

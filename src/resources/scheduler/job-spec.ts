@@ -32,6 +32,50 @@ function fields(names: readonly string[], typed: Record<string, TSchema> = {}): 
 const StringMap = Type.Record(Type.String(), Type.String());
 
 /**
+ * An object of the service's with a fixed set of fields (`api.Resources`, `api.UpdateStrategy`, …),
+ * listed so that a misspelt one (`MemoryMegs`) is an error with a suggestion: the service ignores a
+ * field it does not know, and the plan would show the typo as if it were going to be applied.
+ */
+function closedObject(names: readonly string[]): TSchema {
+  return Type.Object(fields(names), { additionalProperties: false });
+}
+
+const ResourcesSchema = closedObject([
+  'CPU',
+  'Cores',
+  'MemoryMB',
+  'MemoryMaxMB',
+  'DiskMB',
+  'IOPS',
+  'Networks',
+  'Devices',
+  'NUMA',
+  'SecretsMB',
+]);
+const UpdateSchema = closedObject([
+  'Stagger',
+  'MaxParallel',
+  'HealthCheck',
+  'MinHealthyTime',
+  'HealthyDeadline',
+  'ProgressDeadline',
+  'Canary',
+  'AutoRevert',
+  'AutoPromote',
+]);
+const MigrateSchema = closedObject(['MaxParallel', 'HealthCheck', 'MinHealthyTime', 'HealthyDeadline']);
+const RestartPolicySchema = closedObject(['Interval', 'Attempts', 'Delay', 'Mode', 'RenderTemplates']);
+const ReschedulePolicySchema = closedObject([
+  'Attempts',
+  'Interval',
+  'Delay',
+  'DelayFunction',
+  'MaxDelay',
+  'Unlimited',
+]);
+const EphemeralDiskSchema = closedObject(['Sticky', 'Migrate', 'SizeMB']);
+
+/**
  * The inline job's fields, as the service's API names them (its job, task group and task objects).
  * Listing them makes a misspelt field an error with a suggestion, where the service would silently
  * ignore it (a `Cuont: 3` that never scales anything); contents below these levels are the service's
@@ -73,7 +117,14 @@ const TaskSchema = Type.Object(
         'Schedule',
         'Secrets',
       ],
-      { Driver: Type.String({ minLength: 1 }), Env: StringMap, Meta: StringMap, Leader: Type.Boolean() },
+      {
+        Driver: Type.String({ minLength: 1 }),
+        Env: StringMap,
+        Meta: StringMap,
+        Leader: Type.Boolean(),
+        Resources: ResourcesSchema,
+        RestartPolicy: RestartPolicySchema,
+      },
     ),
   },
   { additionalProperties: false },
@@ -110,6 +161,11 @@ const TaskGroupSchema = Type.Object(
         Count: Type.Integer({ minimum: 0 }),
         Tasks: Type.Array(TaskSchema, { minItems: 1 }),
         Meta: StringMap,
+        Update: UpdateSchema,
+        Migrate: MigrateSchema,
+        RestartPolicy: RestartPolicySchema,
+        ReschedulePolicy: ReschedulePolicySchema,
+        EphemeralDisk: EphemeralDiskSchema,
       },
     ),
   },
@@ -176,6 +232,8 @@ export const JobSpecSchema = Type.Object(
       Datacenters: Type.Array(Type.String({ minLength: 1 })),
       TaskGroups: Type.Array(TaskGroupSchema, { minItems: 1 }),
       Meta: StringMap,
+      Update: UpdateSchema,
+      Migrate: MigrateSchema,
     }),
   },
   { additionalProperties: false },
