@@ -21,6 +21,7 @@ import {
   hasWriteOnlyAttributes,
   type KindContext,
   type Observed,
+  isVersioned,
   versionLabelOf,
 } from '../resources/contract.js';
 import { createOnce } from './create-once.js';
@@ -46,6 +47,8 @@ export interface ChangeResult {
   id?: string;
   /** Set when the change was never started because the run was interrupted. */
   interrupted?: true;
+  /** Set when the change was never started because other objects of its saved plan moved. */
+  planStale?: true;
 }
 
 /**
@@ -134,6 +137,38 @@ function recordWriteOnly(kind: AnyResourceKind, change: Change, digests: WriteOn
   }
 }
 
+/**
+ * Every change's object read again, as many at once as the apply may run: the fresh observation of
+ * each, and why each one that moved since the plan is stale.
+ */
+async function checkAllFresh(
+  work: readonly Change[],
+  lookup: KindLookup,
+  ctx: KindContext,
+  limit: ReturnType<typeof pLimit>,
+  digests: WriteOnlyDigests | undefined,
+): Promise<{ observed: Map<string, Observed | undefined>; stale: Map<string, string> }> {
+  const observed = new Map<string, Observed | undefined>();
+  const stale = new Map<string, string>();
+  await Promise.all(
+    work.map((change) =>
+      limit(() =>
+        withRequestLabel(change.address, async () => {
+          const kind = lookup(change.key.kind);
+          if (!kind) return;
+          try {
+            observed.set(change.address, await ensureNotStale(kind, ctx, change, digests));
+          } catch (error) {
+            if (!(error instanceof StaleChangeError)) throw error;
+            stale.set(change.address, error.message);
+          }
+        }),
+      ),
+    ),
+  );
+  return { observed, stale };
+}
+
 /** Refuses a change whose object moved since the plan was made. */
 async function ensureNotStale(
   kind: AnyResourceKind,
@@ -151,8 +186,14 @@ async function ensureNotStale(
   }
   if (!now) throw new StaleChangeError('it no longer exists: deleted since the plan');
   if (change.observedVersion !== undefined && now.version !== change.observedVersion) {
+    // A version shown is a number or a kind's named index (JobModifyIndex); a kind's composite of
+    // several fields (a workspace's update time, lock and state serial) says nothing to a person.
+    const shown =
+      isVersioned(kind) || (typeof change.observedVersion === 'number' && typeof now.version === 'number');
     throw new StaleChangeError(
-      `it changed since the plan (${versionLabelOf(kind)} ${change.observedVersion} → ${now.version})`,
+      shown
+        ? `it changed since the plan (${versionLabelOf(kind)} ${change.observedVersion} → ${now.version})`
+        : 'it changed since the plan',
     );
   }
   // A write-only value moves no version: what Converge recorded of it is the only witness.
@@ -208,6 +249,36 @@ export async function applyPlan(
   let done = 0;
   const interrupted = () => Boolean(options.stop?.aborted || ctx.signal?.aborted);
 
+  // A saved plan is applied whole or not at all: every object is read again first, and one that
+  // moved since the plan refuses the plan before anything is sent. Checked object by object as each
+  // change started, a reviewed membership change could land half (one group changed, its user not).
+  const checked = options.checkStale
+    ? await checkAllFresh(work, lookup, ctx, limit, options.writeOnly)
+    : undefined;
+  if (checked && checked.stale.size > 0) {
+    const results = work.map((change): ChangeResult => {
+      const message = checked.stale.get(change.address);
+      return message !== undefined
+        ? { address: change.address, action: change.action, status: 'stale', message, durationMs: 0 }
+        : {
+            address: change.address,
+            action: change.action,
+            status: 'skipped',
+            message: `not attempted: the saved plan is stale (${checked.stale.size} of its objects changed since it was saved)`,
+            durationMs: 0,
+            planStale: true,
+          };
+    });
+    for (const result of results) {
+      done += 1;
+      const change = work.find((c) => c.address === result.address)!;
+      options.onEvent?.({ type: 'finish', change, result, done, total: work.length });
+    }
+    const counts: Record<ChangeStatus, number> = { applied: 0, failed: 0, skipped: 0, stale: 0 };
+    for (const r of results) counts[r.status] += 1;
+    return { results, counts };
+  }
+
   /** One change, once its slot is free: applied, failed, stale, or left alone after an interrupt. */
   const attempt = async (change: Change): Promise<ChangeResult> => {
     // After an interrupt, changes not yet started are left alone; those running finish their cleanup.
@@ -229,9 +300,8 @@ export async function applyPlan(
       if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
       // The re-read comes before the 'start' event: a stale object is refused with nothing
       // sent, so no progress line may first have said it was being changed.
-      const observed = options.checkStale
-        ? await ensureNotStale(kind, ctx, change, options.writeOnly)
-        : change.observed;
+      // A saved plan's objects were read again before anything started (`checkAllFresh`).
+      const observed = checked ? checked.observed.get(change.address) : change.observed;
       options.onEvent?.({ type: 'start', change, done, total: work.length });
       const note = (message: string) =>
         options.onEvent?.({ type: 'note', change, message, done, total: work.length });

@@ -16,9 +16,16 @@ function resultLine(r: ChangeResult): string {
 
 export function writeApplySummary(io: Io, result: Pick<ApplyResult, 'counts' | 'results'>): void {
   const { applied, failed, skipped, stale } = result.counts;
-  const missed = result.results.filter((x) => x.status !== 'applied');
-  if (missed.length > 0) write(io.stderr, '');
+  const missed = result.results.filter((x) => x.status !== 'applied' && !x.planStale);
+  // Left alone because other objects of the saved plan moved: one line, not one each alike.
+  const heldBack = result.results.filter((x) => x.planStale);
+  if (missed.length + heldBack.length > 0) write(io.stderr, '');
   for (const r of missed) write(io.stderr, `  ${r.status}: ${resultLine(r)}`);
+  if (heldBack.length > 0)
+    write(
+      io.stderr,
+      `  skipped: ${heldBack.length} other change${heldBack.length === 1 ? '' : 's'}, not attempted: a saved plan is applied whole or not at all`,
+    );
   // The counts come last, so they are what a terminal shows at the bottom however long the lists.
   write(
     io.stdout,

@@ -71,7 +71,8 @@ export function applyProgress(io: Io): { onEvent: (e: ApplyEvent) => void; end: 
       if (!result) return;
       // A change an interrupt left alone gets no line of its own: the interrupt's summary lists them,
       // and a line each here doubled a long list (and every one said the same).
-      if (result.interrupted) {
+      // So does one left alone because its saved plan is stale: the summary says so once.
+      if (result.interrupted || result.planStale) {
         // The count moved on all the same.
         if (live) draw();
         return;

@@ -237,7 +237,8 @@ describe('apply of a stale saved plan', () => {
     await api('PUT', '/v1/acl/role', { body: { Name: 'ops-stale', Description: 'reviewed-before' } });
     const dir = folder({
       'r.yaml':
-        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ops-stale }\nspec: { Description: reviewed-after }\n',
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ops-stale }\nspec: { Description: reviewed-after }\n' +
+        '---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ops-held }\nspec: { Description: reviewed-with-it }\n',
     });
     const e = env();
     const planFile = path.join(dir, 'reviewed.plan');
@@ -258,6 +259,12 @@ describe('apply of a stale saved plan', () => {
     expect(r.stderr).toContain(
       `Some objects changed since the plan was saved. Run \`converge plan -f ${dir} -out ${planFile}\` again and review it.`,
     );
+    // The other change of the reviewed plan is held back with it: a saved plan lands whole or not at all.
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(
+      'skipped: 1 other change, not attempted: a saved plan is applied whole or not at all',
+    );
+    expect((await api('GET', '/v1/acl/role/name/ops-held')).status).toBe(404);
   });
 });
 

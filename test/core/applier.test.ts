@@ -212,8 +212,10 @@ describe('applier', () => {
     store.objects.set('Thing/base', { value: { v: 3 }, version: 2 });
     const result = await applyPlan(plan, lookup, noContext, { checkStale: true });
     const child = result.results.find((r) => r.address === 'Thing/child');
-    expect(child).toMatchObject({ status: 'skipped' });
-    expect(child?.message).toBe('not attempted: Thing/base changed since the plan (stale)');
+    expect(child).toMatchObject({ status: 'skipped', planStale: true });
+    expect(child?.message).toBe(
+      'not attempted: the saved plan is stale (1 of its objects changed since it was saved)',
+    );
   });
 
   it("masks a copy of another object's secret in a change's error, as the plan does", async () => {
@@ -233,7 +235,7 @@ describe('applier', () => {
     expect(label?.message).toBe('the service refuses note "pw (sensitive value)"');
   });
 
-  it('announces no start for a stale change: it is refused before anything is sent', async () => {
+  it('applies a stale saved plan not at all: every object is checked before anything is sent', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
     const lookup = lookupOf(memoryKind(store));
@@ -249,7 +251,10 @@ describe('applier', () => {
       onEvent: (e) => events.push(`${e.type} ${e.change.address}${e.result ? ` ${e.result.status}` : ''}`),
     });
     expect(events.filter((e) => e.includes('Thing/a'))).toEqual(['finish Thing/a stale']);
-    expect(events.filter((e) => e.includes('Thing/c'))).toEqual(['start Thing/c', 'finish Thing/c applied']);
+    // The other change was reviewed as part of the same plan: it is held back, not applied alone.
+    expect(events.filter((e) => e.includes('Thing/c'))).toEqual(['finish Thing/c skipped']);
+    expect(store.objects.has('Thing/c')).toBe(false);
+    expect(store.objects.get('Thing/a')?.value).toEqual({ v: 3 });
   });
 
   it('reports progress events for every change', async () => {
