@@ -271,7 +271,9 @@ export function reconcileSavedPlan(
   for (const f of fresh.changes) if (f.desired && !savedAddresses.has(f.address)) mismatched.push(f.address);
   if (mismatched.length > 0) {
     throw new EngineError(
-      `the manifest changed since ${file} was saved (${mismatched.join(', ')}); plan it again as it was made (same manifest, prune, targets and excludes) and save it again.`,
+      // What changed may be no file of the manifest at all: a variable or a file it reads. The
+      // remedy (the plan command, as the plan was made) follows; it is not said twice.
+      `the manifest asks for something else than when ${file} was saved (${mismatched.map(printable).join(', ')}): one of its files changed, or a variable or file it reads (\${env:…}, \${file:…}).`,
       remakeRemedy(saved, file),
     );
   }

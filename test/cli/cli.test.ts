@@ -275,7 +275,7 @@ describe('plan and apply against the sandbox', () => {
     writeFileSync(path.join(dir, 'r.yaml'), role('cli-edited', 'Description: two'));
     const r = await converge(['apply', planFile], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('the manifest changed since');
+    expect(r.stderr).toContain('the manifest asks for something else than when');
     // The way out is a command that works as printed: the manifest path included.
     expect(r.stderr).toContain(`converge plan -f ${dir} -out ${planFile}\` again`);
     expect(await registry('GET', '/role/name/cli-edited')).toBeUndefined();
@@ -293,7 +293,7 @@ describe('plan and apply against the sandbox', () => {
     writeFileSync(path.join(dir, 'r.yaml'), role('cli-doomed', 'Description: ""'));
     const r = await converge(['apply', planFile], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('the manifest changed since');
+    expect(r.stderr).toContain('the manifest asks for something else than when');
     expect(await registry('GET', '/role/name/cli-doomed')).toBeDefined();
   });
 

@@ -65,6 +65,11 @@ describe('a deletion guard', () => {
       'Plan refused:\n  the plan deletes 1 object (deletions and replacements: AclRole/default/counts-gone), more than --max-deletes 0 allows',
     );
     expect(r.stdout).not.toContain('could not be planned');
+    // A refused plan does not say it "will perform" anything.
+    expect(r.stdout).toContain(
+      'The plan would make the following changes, but it is refused (above): nothing will be applied.',
+    );
+    expect(r.stdout).not.toContain('Converge will perform');
     expect(r.stdout).toContain('Plan: 1 to add, 0 to change, 0 to replace, 1 to destroy, 0 unchanged.');
     const json = JSON.parse(
       (

@@ -334,7 +334,7 @@ describe('Workspace objects', () => {
     writeFileSync(path.join(dir, 's.tfstate'), state(3, 'S', 5));
     const refused = await converge(['apply', planFile], env);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('the manifest changed since');
+    expect(refused.stderr).toContain('the manifest asks for something else than when');
     expect((await show('cli-saved')).attributes['resource-count']).toBe(2);
   });
 

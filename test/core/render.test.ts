@@ -196,6 +196,25 @@ describe('markdown rendering', () => {
   });
 });
 
+describe('markdown of a long plan', () => {
+  it('lists deletions and replacements first, so the cut never hides them', () => {
+    const creates = Array.from({ length: 1500 }, (_, i) =>
+      change({ action: 'create', key: { kind: 'AclRole', name: `new-${i}`, namespace: 'default' } }),
+    );
+    const deletion = change({
+      action: 'delete',
+      key: { kind: 'AclRole', name: 'api-release', namespace: 'default' },
+      address: 'AclRole/default/api-release',
+      before: { Description: 'x' },
+    });
+    // In apply order the deletion comes last, where a long table is cut.
+    const md = renderMarkdown(planOf([...creates, deletion]));
+    expect(md).toMatch(/\| … \| \d+ more \| \| \|/);
+    const table = md.split('\n').filter((l) => l.startsWith('| `'));
+    expect(table[0]).toContain('api-release');
+  });
+});
+
 describe('notes', () => {
   const note = "state: the workspace's state (serial 7) has moved on from state file s.tfstate (serial 3)";
   const noted = planOf([

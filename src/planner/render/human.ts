@@ -76,9 +76,11 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
   const shown = [...listed.filter((ch) => !ch.prune), ...pruned];
   if (changes.length > 0)
     out.push(
-      unplanned.length > 0
-        ? 'For the objects it could plan, Converge would perform the following actions:'
-        : 'Converge will perform the following actions:',
+      refusals.length > 0
+        ? 'The plan would make the following changes, but it is refused (above): nothing will be applied.'
+        : unplanned.length > 0
+          ? 'For the objects it could plan, Converge would perform the following actions:'
+          : 'Converge will perform the following actions:',
     );
   else if (plan.targeting?.selected === 0)
     out.push('Nothing was planned: the patterns left every object out (see above).');

@@ -185,7 +185,9 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   head.push(...kindTableLines(plan, unplanned));
   head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
-  const rows = plan.changes.filter((c) => c.action !== 'noop' || notPlanned.has(c));
+  // What destroys comes first: a long plan's table (and diff) is cut at the end, and a deletion is
+  // the row a reviewer must never miss (1,500 creates once hid the one delete).
+  const rows = destructiveFirst(plan.changes.filter((c) => c.action !== 'noop' || notPlanned.has(c)));
   if (rows.length === 0) {
     if (plan.targeting?.selected === 0)
       head.push('Nothing was planned: the patterns left every object out (see above).');
@@ -212,7 +214,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   if (changes.length === 0) return `${head.join('\n')}\n`;
 
   // Each object's attribute changes whole, so a cut falls between objects, never inside one.
-  const chunks = changes.map((c) => {
+  const chunks = destructiveFirst(changes).map((c) => {
     const lines = [`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${printable(c.address)}`];
     for (const line of changeLines(c)) {
       // One line of the plan stays one line: a value's line breaks cannot start a line of their own,
@@ -305,4 +307,12 @@ export function renderFailedPlanMarkdown(message: string, options: { limit?: num
     '',
   ];
   return fitted(`${lines.join('\n')}\n`, options.limit ?? COMMENT_LIMIT);
+}
+
+/** The order a reviewer reads a long plan in: deletions, replacements, then the rest as planned. */
+const REVIEW_RANK: Record<string, number> = { delete: 0, replace: 1 };
+
+function destructiveFirst<T extends { action: string }>(changes: readonly T[]): T[] {
+  // Stable: within each rank, the plan's own (apply) order.
+  return [...changes].sort((a, b) => (REVIEW_RANK[a.action] ?? 2) - (REVIEW_RANK[b.action] ?? 2));
 }
