@@ -456,13 +456,18 @@ async function previewCreates(
 /** Whole reads of prune candidates (see `readWhole`) run at most this many at once per scope. */
 const WHOLE_READ_CONCURRENCY = 8;
 
-function describeScope(scope: PruneScope): string {
+/**
+ * Where a prune looked, in the kind's own words: `PruneScope "web" (AclRole, namespace default)`,
+ * or for a scope the manifest implies, `the manifest's Workspace objects in organization acme`.
+ */
+function describeScope(scope: PruneScope, namespaceLabel = 'namespace'): string {
   const parts = [
-    scope.namespace !== undefined ? `namespace ${scope.namespace}` : '',
+    scope.namespace !== undefined ? `${namespaceLabel} ${scope.namespace}` : '',
     scope.namePrefix !== undefined ? `names starting "${scope.namePrefix}"` : '',
     scope.connection !== undefined ? `connection ${scope.connection}` : '',
   ].filter(Boolean);
-  return `${scope.name ? `PruneScope "${scope.name}" (` : '('}${scope.kind}${parts.length ? `, ${parts.join(', ')}` : ''})`;
+  if (scope.name) return `PruneScope "${scope.name}" (${[scope.kind, ...parts].join(', ')})`;
+  return `the manifest's ${scope.kind} objects${parts.length ? ` in ${parts.join(', ')}` : ''}`;
 }
 
 /**
@@ -535,10 +540,10 @@ async function pruneCandidates(
             // A marker or the inventory proves Converge created the object; a declared scope says just where it is.
             reason:
               kind.ownership !== 'declared-scope' && kind.owns(o, scope)
-                ? `created by Converge (ownership marker) in ${describeScope(scope)} and no longer in the manifest`
+                ? `created by Converge (ownership marker), among ${describeScope(scope, namespaceLabelOf(kind))}, and no longer in the manifest`
                 : managed
-                  ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? ` in ${describeScope(scope)}` : ''} and no longer in the manifest`
-                  : `in ${describeScope(scope)} and not in the manifest`,
+                  ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? `, among ${describeScope(scope, namespaceLabelOf(kind))},` : ''} and no longer in the manifest`
+                  : `among ${describeScope(scope, namespaceLabelOf(kind))} and not in the manifest`,
           };
           setLiveFields(change, kind, o);
           return change;

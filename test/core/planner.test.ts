@@ -258,7 +258,7 @@ describe('planner', () => {
       ['Thing/dropped', 'delete'],
     ]);
     expect(plan.changes[1]?.reason).toBe(
-      'created by Converge (ownership marker) in (Thing) and no longer in the manifest',
+      "created by Converge (ownership marker), among the manifest's Thing objects, and no longer in the manifest",
     );
   });
 
@@ -274,7 +274,7 @@ describe('planner', () => {
     expect(plan.changes.filter((c) => c.action === 'delete').map((c) => [c.address, c.reason])).toEqual([
       [
         'Thing/web-stray',
-        'in PruneScope "web-things" (Thing, names starting "web-") and not in the manifest',
+        'among PruneScope "web-things" (Thing, names starting "web-") and not in the manifest',
       ],
     ]);
   });
