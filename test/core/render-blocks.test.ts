@@ -353,6 +353,29 @@ describe('a multi-line value that changes', () => {
     `);
   });
 
+  it('says what differs when no line shows it: the final line break, trailing whitespace', () => {
+    const text = (before: string, after: string) =>
+      human(
+        planOf([
+          {
+            address: 'AclRole/default/web',
+            key: { kind: 'AclRole', name: 'web', namespace: 'default' },
+            action: 'update',
+            diffs: [{ path: 'Description', op: 'change', before, after }],
+            before: { Description: before },
+            after: { Description: after },
+            dependsOn: [],
+          },
+        ]),
+      );
+    // `|` to `|-` in YAML: the same three lines, the final line break gone.
+    expect(text('one\ntwo\nthree\n', 'one\ntwo\nthree')).toContain('# the final line break is removed');
+    expect(text('one\r\ntwo\r\n', 'one\ntwo\n')).toContain('# line endings change from CRLF to LF');
+    const spaces = text('Owned by team api.\nsecond', 'Owned by team api.  \nsecond');
+    expect(spaces).toMatch(/- Owned by team api\.\n/);
+    expect(spaces).toMatch(/\+ Owned by team api\. {2} # ends with 2 spaces/);
+  });
+
   it('keeps both whole values in --json', () => {
     const json = planToJson(pem, '9.9.9');
     expect(json.changes[0]?.diffs[0]).toEqual({

@@ -66,11 +66,42 @@ export function heredocDiff(before: string, after: string, depth: number): DiffL
     for (const line of hunk.lines) {
       const sign = line[0];
       if (sign !== '+' && sign !== '-' && sign !== ' ') continue;
-      out.push({ sign, depth: depth + 1, text: shown(line.slice(1)) });
+      const text = line.slice(1);
+      const trailing = sign === ' ' ? undefined : trailingWhitespace(text);
+      out.push({ sign, depth: depth + 1, text: shown(text), ...(trailing ? { note: trailing } : {}) });
     }
     next = start + hunk.oldLines;
   }
   out.push(...hidden(oldLines.length - next + 1, depth + 1));
+  // The lines alike, the value not: what differs cannot be seen in them, so it is said.
+  const ending = patch.hunks.length === 0 ? lineEndingChange(before, after) : undefined;
+  if (ending) out.push({ sign: '~', depth: depth + 1, text: `# ${ending}` });
   out.push({ sign: ' ', depth, text: 'EOT' });
   return out;
+}
+
+/**
+ * What a changed line ends with that a reader cannot see: `- Owned by team.` and `+ Owned by team. `
+ * look alike.
+ */
+function trailingWhitespace(line: string): string | undefined {
+  const tail = /[ \t]+$/.exec(line)?.[0];
+  if (!tail) return undefined;
+  const spaces = tail.replace(/\t/g, '').length;
+  const tabs = tail.length - spaces;
+  const parts = [
+    spaces ? `${spaces} space${spaces === 1 ? '' : 's'}` : '',
+    tabs ? `${tabs} tab${tabs === 1 ? '' : 's'}` : '',
+  ].filter(Boolean);
+  return `ends with ${parts.join(' and ')}`;
+}
+
+/** How two texts with the same lines differ: their final line break, or their line endings. */
+function lineEndingChange(before: string, after: string): string | undefined {
+  const endsWithBreak = (t: string) => /(\r\n|\n|\r)$/.test(t);
+  if (endsWithBreak(before) !== endsWithBreak(after))
+    return endsWithBreak(after) ? 'a final line break is added' : 'the final line break is removed';
+  const style = (t: string) => (t.includes('\r\n') ? 'CRLF' : t.includes('\r') ? 'CR' : 'LF');
+  if (style(before) !== style(after)) return `line endings change from ${style(before)} to ${style(after)}`;
+  return undefined;
 }
