@@ -213,6 +213,21 @@ describe('markdown of a long plan', () => {
     const table = md.split('\n').filter((l) => l.startsWith('| `'));
     expect(table[0]).toContain('api-release');
   });
+
+  it("gives a deletion's reason in its diff, as the text plan does", () => {
+    const md = renderMarkdown(
+      planOf([
+        change({
+          action: 'delete',
+          key: { kind: 'AclRole', name: 'old', namespace: 'default' },
+          address: 'AclRole/default/old',
+          before: { Description: 'x' },
+          reason: 'declared absent in the manifest',
+        }),
+      ]),
+    );
+    expect(md).toContain('- AclRole/default/old\n      # declared absent in the manifest\n');
+  });
 });
 
 describe('notes', () => {

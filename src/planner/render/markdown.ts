@@ -216,6 +216,9 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // Each object's attribute changes whole, so a cut falls between objects, never inside one.
   const chunks = destructiveFirst(changes).map((c) => {
     const lines = [`${SYMBOLS[c.action] === '-/+' ? '!' : SYMBOLS[c.action]} ${printable(c.address)}`];
+    // Why it is deleted or replaced (declared absent, pruned, a field that forces it), as the text
+    // plan says it: a reviewer weighs a deletion by its reason.
+    if (c.reason) lines.push(`      # ${printable(c.reason)}`);
     for (const line of changeLines(c)) {
       // One line of the plan stays one line: a value's line breaks cannot start a line of their own,
       // and no control or bidi character in it reaches the comment.
