@@ -3,6 +3,7 @@
  * files), and `metadata.connection` naming a Connection that exists and reaches the kind's service.
  */
 import { addressOf, isNamespaced, type ResourceKey } from '../resources/contract.js';
+import { editDistance } from '../common/edit-distance.js';
 import type { ManifestKind } from './kinds.js';
 import { formatPosition, type Manifest, type ManifestProblem, type SourcePosition } from './types.js';
 
@@ -22,6 +23,17 @@ export function crossCheck(
   ];
 }
 
+/** The kind `name` is most likely a typo of (`AclRoles`, `ldapgroup`), if any is close enough. */
+function likelyKind(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  let best: { kind: string; distance: number } | undefined;
+  for (const kind of known) {
+    const distance = editDistance(lower, kind.toLowerCase());
+    if (!best || distance < best.distance) best = { kind, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(best.kind.length / 3)) ? best.kind : undefined;
+}
+
 /** A prune scope must name a kind that can be pruned, and a connection of that kind's service. */
 function checkPruneScopes(
   manifest: Manifest,
@@ -32,9 +44,11 @@ function checkPruneScopes(
   for (const scope of manifest.pruneScopes) {
     const kind = kinds.find((k) => k.kind === scope.kind);
     if (!kind) {
+      const known = kinds.map((k) => k.kind);
+      const guess = likelyKind(scope.kind, known);
       problems.push({
         position: scope.source,
-        message: `PruneScope "${scope.name}" names unknown kind "${scope.kind}"; known kinds: ${kinds.map((k) => k.kind).join(', ')}`,
+        message: `PruneScope "${scope.name}" names unknown kind "${scope.kind}"${guess ? `; did you mean "${guess}"?` : ''} (known kinds: ${known.join(', ')})`,
       });
       continue;
     }

@@ -34,14 +34,16 @@ describe('PruneScope documents', () => {
         scope('b', '{ kind: TestJob }'),
         scope('c', '{ kind: TestRole, connection: missing }'),
         scope('d', '{ kind: TestRole, colour: red }'),
+        scope('e', '{ kind: testroles }'),
       ].join('---\n'),
     });
     const errors = await loadErrors(dir, ['p.yaml'], { kinds });
     expect(errors).toEqual([
-      'p.yaml:2:1: PruneScope "a" names unknown kind "Nope"; known kinds: TestRole, TestJob',
+      'p.yaml:2:1: PruneScope "a" names unknown kind "Nope" (known kinds: TestRole, TestJob)',
       'p.yaml:7:1: PruneScope "b": TestJob objects cannot be pruned',
       'p.yaml:12:1: PruneScope "c": no registry connection named "missing" is declared',
       expect.stringMatching(/^p\.yaml:19:\d+: unknown field "colour" in spec/),
+      'p.yaml:22:1: PruneScope "e" names unknown kind "testroles"; did you mean "TestRole"? (known kinds: TestRole, TestJob)',
     ]);
   });
 });
