@@ -162,12 +162,44 @@ async function validateOnce(
   positionsOnlyForProblems: boolean,
 ): Promise<ValidManifest> {
   const catalog = options.catalog ?? defaultCatalog;
-  const manifest = await loadManifestWith(paths, options, positionsOnlyForProblems);
   // Settings only: no client is made and no service contacted.
   const env = options.env ?? process.env;
-  const desired = keyedDesired(manifest, catalog, (s, c) =>
-    connectionSettings(env, catalog.definitions, manifest.connections, s, c),
-  );
+  const keyed = (manifest: Manifest) =>
+    keyedDesired(manifest, catalog, (s, c) =>
+      connectionSettings(env, catalog.definitions, manifest.connections, s, c),
+    );
+  let manifest: Manifest;
+  try {
+    manifest = await loadManifestWith(paths, options, positionsOnlyForProblems);
+  } catch (error) {
+    // The documents that did load have their local files checked too: one run reports a misspelt
+    // field and a missing job file together, not the second only once the first is fixed.
+    if (!(error instanceof ManifestError) || !error.partial) throw error;
+    const partial = error.partial;
+    const more = await Promise.resolve()
+      .then(() => localFileProblems(keyed(partial), catalog))
+      .catch(() => []);
+    if (more.length === 0) throw error;
+    throw new ManifestError(sortByPosition([...error.problems, ...more]), partial);
+  }
+  const desired = keyed(manifest);
+  const problems = await localFileProblems(desired, catalog);
+  if (problems.length > 0) throw new ManifestError(sortByPosition(problems));
+  return { manifest, desired };
+}
+
+function sortByPosition(problems: ManifestProblem[]): ManifestProblem[] {
+  return [...problems].sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
+}
+
+/**
+ * The local files objects name (a job's spec file, a workspace's state file), read as the plan will
+ * read them: a missing or unreadable one is a manifest problem, found before any service is asked.
+ */
+export async function localFileProblems(
+  desired: readonly Desired[],
+  catalog: Catalog,
+): Promise<ManifestProblem[]> {
   const problems: ManifestProblem[] = [];
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);
@@ -176,9 +208,5 @@ async function validateOnce(
     for (const p of resolved.problems)
       problems.push({ position: p.position ?? d.resource.source, message: p.message });
   }
-  if (problems.length > 0) {
-    problems.sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
-    throw new ManifestError(problems);
-  }
-  return { manifest, desired };
+  return problems;
 }

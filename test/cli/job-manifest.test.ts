@@ -194,6 +194,22 @@ describe('mistakes in a job', () => {
     expect(r.stderr).toContain('unknown field "Cuont" in spec.TaskGroups[0]; did you mean "Count"?');
   });
 
+  it('a missing job file is reported by validate with the other problems, in one run', async () => {
+    const dir = folder({
+      'jobs.yaml':
+        manifestFor('no-file', 'specFile: missing.hcl') +
+        '---\n' +
+        manifestFor(
+          'typo-too',
+          'Type: service\nDatacenter: [dc1]\nTaskGroups:\n  - { Name: g, Tasks: [{ Name: t }] }',
+        ),
+    });
+    const validated = await converge(['validate', '-f', dir]);
+    expect(validated.code).toBe(1);
+    expect(validated.stderr).toContain('missing.hcl');
+    expect(validated.stderr).toContain('unknown field "Datacenter" in spec');
+  });
+
   it('a misspelt field of resources or an update, which the service would drop, is refused too', async () => {
     const dir = folder({
       'jobs.yaml': manifestFor(
