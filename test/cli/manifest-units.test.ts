@@ -120,6 +120,14 @@ describe('values in the manifest’s own units and forms', () => {
     expect(out).toMatch(/~ token_ttl\s+= "1h" -> "2h"/);
     expect(out).toMatch(/~ (TaskGroups\[web\]\.Update\.)?HealthyDeadline\s+= "1m" -> "5m"/);
     expect(out).not.toMatch(/3600|7200|60000000000|300000000000/);
+
+    // A duration left out goes back to 0, the service's "system default", and says so: "0s" alone
+    // read as tokens that expire at once.
+    writeFileSync(path.join(dir, 'units.yaml'), manifest(id, '1h').replace('  token_ttl: 1h\n', ''));
+    const dropped = await plan(dir);
+    expect(dropped).toMatch(
+      /~ token_ttl\s+= "1h" -> "0s" # left out of the manifest: 0, the secrets service's system default/,
+    );
   });
 
   it('deletes a job showing its identity, type, datacenters and groups, not every default', async () => {

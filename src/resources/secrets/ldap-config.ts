@@ -150,10 +150,14 @@ function normalise(field: keyof LdapConfig, value: unknown): unknown {
 function inManifestForm(diff: AttributeDiff, spec: LdapConfigSpec): AttributeDiff {
   if (!DURATIONS.has(diff.path)) return diff;
   const written = (spec as Record<string, unknown>)[diff.path];
+  // A duration the manifest leaves out is 0 on the service, which means "the system's default", not
+  // a zero lifetime: `token_ttl = "12h" -> "0s"` read as tokens that expire at once.
+  const toDefault = written === undefined && 'after' in diff && Number(diff.after) === 0;
   return {
     ...diff,
     ...('before' in diff ? { before: durationInManifestForm(written, diff.before, 'live') } : {}),
     ...('after' in diff ? { after: durationInManifestForm(written, diff.after, 'desired') } : {}),
+    ...(toDefault ? { note: "left out of the manifest: 0, the secrets service's system default" } : {}),
   };
 }
 
