@@ -71,7 +71,15 @@ describe('LdapConfig compare', () => {
 
   it('shows a duration dropped from the manifest, and a deleted configuration, as durations', () => {
     const diffs = ldapConfigKind.compare(desiredConfig({}), liveConfig({ token_ttl: 3600 })).diffs;
-    expect(diffs).toEqual([{ path: 'token_ttl', op: 'change', before: '1h', after: '0s' }]);
+    expect(diffs).toEqual([
+      {
+        path: 'token_ttl',
+        op: 'change',
+        before: '1h',
+        after: '0s',
+        note: "left out of the manifest: 0, the secrets service's system default",
+      },
+    ]);
     expect(
       ldapConfigKind.describe(liveConfig({ url: 'ldap://dir', token_ttl: 3600, connection_timeout: 90 })),
     ).toEqual({ url: 'ldap://dir', connection_timeout: '1m30s', token_ttl: '1h' });
