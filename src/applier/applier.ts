@@ -8,7 +8,7 @@ import type { KindLookup } from '../planner/planner.js';
 import type { Action, Change, Plan } from '../planner/types.js';
 import {
   copiedSecrets,
-  maskText,
+  maskMessage,
   scrub,
   type SecretCopies,
   secretPaths,
@@ -109,7 +109,7 @@ function describeError(
   const text = error instanceof Error ? error.message : String(error);
   const own =
     kind && change.desired ? scrub(text, secretValues(secretPaths(kind), change.desired.spec)) : text;
-  return copies ? maskText(own, copies) : own;
+  return copies ? maskMessage(own, copies) : own;
 }
 
 /** Every secret the plan's objects carry, to mask copies of them in error messages. */
@@ -147,9 +147,11 @@ async function checkAllFresh(
   ctx: KindContext,
   limit: ReturnType<typeof pLimit>,
   digests: WriteOnlyDigests | undefined,
-): Promise<{ observed: Map<string, Observed | undefined>; stale: Map<string, string> }> {
-  const observed = new Map<string, Observed | undefined>();
+  copies: SecretCopies | undefined,
+): Promise<{ stale: Map<string, string>; failed: Map<string, string> }> {
   const stale = new Map<string, string>();
+  // An object that could not be read (a 403, a service down) cannot be shown unchanged either.
+  const failed = new Map<string, string>();
   await Promise.all(
     work.map((change) =>
       limit(() =>
@@ -157,16 +159,16 @@ async function checkAllFresh(
           const kind = lookup(change.key.kind);
           if (!kind) return;
           try {
-            observed.set(change.address, await ensureNotStale(kind, ctx, change, digests));
+            await ensureNotStale(kind, ctx, change, digests);
           } catch (error) {
-            if (!(error instanceof StaleChangeError)) throw error;
-            stale.set(change.address, error.message);
+            if (error instanceof StaleChangeError) stale.set(change.address, error.message);
+            else failed.set(change.address, describeError(error, kind, change, copies));
           }
         }),
       ),
     ),
   );
-  return { observed, stale };
+  return { stale, failed };
 }
 
 /** Refuses a change whose object moved since the plan was made. */
@@ -253,21 +255,42 @@ export async function applyPlan(
   // moved since the plan refuses the plan before anything is sent. Checked object by object as each
   // change started, a reviewed membership change could land half (one group changed, its user not).
   const checked = options.checkStale
-    ? await checkAllFresh(work, lookup, ctx, limit, options.writeOnly)
+    ? await checkAllFresh(work, lookup, ctx, limit, options.writeOnly, copies)
     : undefined;
-  if (checked && checked.stale.size > 0) {
+  if (checked && checked.stale.size + checked.failed.size > 0) {
+    const why =
+      checked.stale.size > 0
+        ? `the saved plan is stale (${checked.stale.size} of its objects changed since it was saved)`
+        : `${checked.failed.size} of the saved plan's objects could not be read again`;
     const results = work.map((change): ChangeResult => {
-      const message = checked.stale.get(change.address);
-      return message !== undefined
-        ? { address: change.address, action: change.action, status: 'stale', message, durationMs: 0 }
-        : {
-            address: change.address,
-            action: change.action,
-            status: 'skipped',
-            message: `not attempted: the saved plan is stale (${checked.stale.size} of its objects changed since it was saved)`,
-            durationMs: 0,
-            planStale: true,
-          };
+      const stale = checked.stale.get(change.address);
+      const failed = checked.failed.get(change.address);
+      if (stale !== undefined)
+        return {
+          address: change.address,
+          action: change.action,
+          status: 'stale',
+          message: stale,
+          durationMs: 0,
+        };
+      if (failed !== undefined)
+        return {
+          address: change.address,
+          action: change.action,
+          status: 'failed',
+          message: `could not be read again before the plan was applied: ${failed}`,
+          durationMs: 0,
+        };
+      // Held back by the refusal, whether or not an interrupt came meanwhile: the plan would be
+      // refused again, so the refusal is what is said.
+      return {
+        address: change.address,
+        action: change.action,
+        status: 'skipped',
+        message: `not attempted: ${why}`,
+        durationMs: 0,
+        planStale: true,
+      };
     });
     for (const result of results) {
       done += 1;
@@ -300,8 +323,12 @@ export async function applyPlan(
       if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
       // The re-read comes before the 'start' event: a stale object is refused with nothing
       // sent, so no progress line may first have said it was being changed.
-      // A saved plan's objects were read again before anything started (`checkAllFresh`).
-      const observed = checked ? checked.observed.get(change.address) : change.observed;
+      // A saved plan's objects were all read again before anything started (`checkAllFresh`), and
+      // each is read once more right before its change: an object without check-and-set (a role)
+      // edited in between must not be overwritten.
+      const observed = options.checkStale
+        ? await ensureNotStale(kind, ctx, change, options.writeOnly)
+        : change.observed;
       options.onEvent?.({ type: 'start', change, done, total: work.length });
       const note = (message: string) =>
         options.onEvent?.({ type: 'note', change, message, done, total: work.length });

@@ -12,6 +12,7 @@ import {
   writeOnlyPaths,
 } from '../resources/contract.js';
 import { replaceOverlapping } from '../common/replace-overlapping.js';
+import { scrubSecrets } from '../common/scrub.js';
 import { SENSITIVE } from './render/format.js';
 
 type Segments = readonly string[];
@@ -158,6 +159,8 @@ const MIN_DECLARED_SECRET = 4;
 export interface SecretCopies {
   /** One alternation of every secret, longest first (a secret containing another is replaced whole). */
   pattern: RegExp;
+  /** The secrets themselves, for scrubbing a service's text in every encoding (`maskMessage`). */
+  values: readonly string[];
 }
 
 /** The secrets the manifest's objects carry (their kinds' secret paths), compiled to mask copies of. */
@@ -190,7 +193,17 @@ export function copiedSecrets(
   if (long.length === 0) return undefined;
   long.sort((a, b) => b.length - a.length);
   // One scan of each string whatever the number of secrets (300 users' passwords, say).
-  return { pattern: new RegExp(long.map(escapeRegExp).join('|'), 'g') };
+  return { pattern: new RegExp(long.map(escapeRegExp).join('|'), 'g'), values: long };
+}
+
+/**
+ * A message a service may have written (an error, a plan problem): every secret masked as written,
+ * and removed in every encoding a service may echo it in (JSON-escaped, URL-encoded, another letter
+ * case, base64), as the HTTP layer removes a request's own secrets. A value the operator marked
+ * sensitive reaches no request's list of secrets, so it is only caught here.
+ */
+export function maskMessage(text: string, secrets: SecretCopies): string {
+  return scrubSecrets(maskText(text, secrets), secrets.values);
 }
 
 /** The text with every copy of a secret replaced by the marker, overlapping copies included. */

@@ -44,6 +44,7 @@ import {
   maskAttributes,
   maskCopies,
   maskDiffs,
+  maskMessage,
   maskText,
   type SecretCopies,
   secretPaths,
@@ -684,7 +685,10 @@ function maskSecretCopies(
     ...(c.reason !== undefined ? { reason: masked(c.reason) } : {}),
     ...(c.notCompared !== undefined ? { notCompared: masked(c.notCompared) } : {}),
   }));
-  return { changes: shown, problems: problems.map((p) => ({ ...p, message: maskText(p.message, secrets) })) };
+  return {
+    changes: shown,
+    problems: problems.map((p) => ({ ...p, message: maskMessage(p.message, secrets) })),
+  };
 }
 
 export async function buildPlan(

@@ -210,6 +210,30 @@ describe('mistakes in a job', () => {
     expect(validated.stderr).toContain('unknown field "Datacenter" in spec');
   });
 
+  it('takes null for a block the service writes as null (a batch job read back)', async () => {
+    const dir = folder({
+      'jobs.yaml': manifestFor(
+        'nulls',
+        [
+          'Type: batch',
+          'Datacenters: [dc1]',
+          'Update: null',
+          'Migrate: null',
+          'Reschedule: null',
+          'TaskGroups:',
+          '  - Name: g',
+          '    Update: null',
+          '    Migrate: null',
+          '    ReschedulePolicy: null',
+          '    Tasks:',
+          '      - { Name: t, Driver: docker, RestartPolicy: null, Resources: { CPU: 100 } }',
+        ].join('\n'),
+      ),
+    });
+    const r = await converge(['validate', '-f', dir]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
   it('a misspelt field of resources or an update, which the service would drop, is refused too', async () => {
     const dir = folder({
       'jobs.yaml': manifestFor(

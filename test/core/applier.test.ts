@@ -235,6 +235,55 @@ describe('applier', () => {
     expect(label?.message).toBe('the service refuses note "pw (sensitive value)"');
   });
 
+  it('scrubs a sensitive value a service echoes back JSON-escaped in an error, as it scrubs a secret', async () => {
+    const password = 'my"pass\\word9';
+    const kind = memoryKind(memoryStore());
+    kind.create = async (_ctx, d) => {
+      throw new Error(`invalid job: ${JSON.stringify({ Env: d.spec.env })}`);
+    };
+    const lookup = lookupOf(kind);
+    const plan = await buildPlan(
+      [desired('Thing', 'job', { env: { DB_PASSWORD: password } })],
+      lookup,
+      noContext,
+      {
+        sensitiveValues: [password],
+      },
+    );
+    const result = await applyPlan(plan, lookup, noContext);
+    const message = result.results[0]?.message ?? '';
+    expect(message).toContain('invalid job');
+    expect(message).not.toContain('pass');
+  });
+
+  it('applies a saved plan not at all when one of its objects cannot be read again', async () => {
+    const store = memoryStore();
+    store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });
+    const kind = memoryKind(store);
+    const lookup = lookupOf(kind);
+    const plan = await buildPlan(
+      [desired('Thing', 'a', { v: 2 }), desired('Thing', 'c', {})],
+      lookup,
+      noContext,
+    );
+    const observe = kind.observe.bind(kind);
+    kind.observe = async (ctx, key) => {
+      if (key.name === 'a') throw new Error('registry: GET /v1/acl/role/name/a → 403 Permission denied');
+      return observe(ctx, key);
+    };
+    const result = await applyPlan(plan, lookup, noContext, { checkStale: true });
+    expect(result.results.find((r) => r.address === 'Thing/a')).toMatchObject({
+      status: 'failed',
+      message: expect.stringContaining('could not be read again before the plan was applied: registry: GET'),
+    });
+    expect(result.results.find((r) => r.address === 'Thing/c')).toMatchObject({
+      status: 'skipped',
+      planStale: true,
+      message: "not attempted: 1 of the saved plan's objects could not be read again",
+    });
+    expect(store.objects.has('Thing/c')).toBe(false);
+  });
+
   it('applies a stale saved plan not at all: every object is checked before anything is sent', async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { v: 1 }, version: 1 });

@@ -371,6 +371,11 @@ describe('a multi-line value that changes', () => {
     // `|` to `|-` in YAML: the same three lines, the final line break gone.
     expect(text('one\ntwo\nthree\n', 'one\ntwo\nthree')).toContain('# the final line break is removed');
     expect(text('one\r\ntwo\r\n', 'one\ntwo\n')).toContain('# line endings change from CRLF to LF');
+    expect(text('a\r\nb\nc\n', 'a\r\nb\r\nc\r\n')).toContain('# line endings change from mixed to CRLF');
+    // Said beside changed lines too.
+    const both = text('a\nb\nc', 'a\nB\nc\n');
+    expect(both).toMatch(/- b\n.*\+ B/s);
+    expect(both).toContain('# a final line break is added');
     const spaces = text('Owned by team api.\nsecond', 'Owned by team api.  \nsecond');
     expect(spaces).toMatch(/- Owned by team api\.\n/);
     expect(spaces).toMatch(/\+ Owned by team api\. {2} # ends with 2 spaces/);

@@ -274,11 +274,14 @@ async function applyUntilInterrupted(
     // An interrupt that came once every change had been made left nothing undone: the apply is
     // complete, and a script that goes on after it (`converge apply && deploy`) should go on.
     const allApplied = result.results.every((r) => r.status === 'applied');
-    if (interrupt.exitCode !== undefined && !allApplied) {
+    // A saved plan refused before anything was sent (stale, or unreadable): that is the outcome,
+    // whether or not a signal came during its reads; applying it again would be refused again.
+    const refusedWhole = result.results.some((r) => r.planStale);
+    if (interrupt.exitCode !== undefined && !allApplied && !refusedWhole) {
       writeInterruptSummary(io, result.results, saved ? planFile : undefined);
       return interrupt.exitCode;
     }
-    if (interrupt.exitCode !== undefined) {
+    if (interrupt.exitCode !== undefined && allApplied) {
       write(
         io.stderr,
         `The interrupt (${interrupt.signalName ?? 'signal'}) came after every change had been made: nothing is left undone.`,
@@ -286,6 +289,13 @@ async function applyUntilInterrupted(
     }
     writeApplySummary(io, result);
     const { failed, skipped, stale } = result.counts;
+    if (refusedWhole && stale === 0) {
+      write(
+        io.stderr,
+        `Nothing was applied: a saved plan is applied whole, and some of its objects could not be read again (above). \`converge apply ${planFile ?? 'PLANFILE'}\` tries again.`,
+      );
+      return EXIT.error;
+    }
     if (stale > 0 && failed === 0) {
       write(
         io.stderr,

@@ -73,9 +73,9 @@ export function heredocDiff(before: string, after: string, depth: number): DiffL
     next = start + hunk.oldLines;
   }
   out.push(...hidden(oldLines.length - next + 1, depth + 1));
-  // The lines alike, the value not: what differs cannot be seen in them, so it is said.
-  const ending = patch.hunks.length === 0 ? lineEndingChange(before, after) : undefined;
-  if (ending) out.push({ sign: '~', depth: depth + 1, text: `# ${ending}` });
+  // What differs that no line shows (with changed lines or without): said.
+  for (const ending of lineEndingChanges(before, after))
+    out.push({ sign: '~', depth: depth + 1, text: `# ${ending}` });
   out.push({ sign: ' ', depth, text: 'EOT' });
   return out;
 }
@@ -96,12 +96,19 @@ function trailingWhitespace(line: string): string | undefined {
   return `ends with ${parts.join(' and ')}`;
 }
 
-/** How two texts with the same lines differ: their final line break, or their line endings. */
-function lineEndingChange(before: string, after: string): string | undefined {
+/** How two texts differ where no line shows it: their final line break, their line endings. */
+function lineEndingChanges(before: string, after: string): string[] {
+  const changes: string[] = [];
   const endsWithBreak = (t: string) => /(\r\n|\n|\r)$/.test(t);
   if (endsWithBreak(before) !== endsWithBreak(after))
-    return endsWithBreak(after) ? 'a final line break is added' : 'the final line break is removed';
-  const style = (t: string) => (t.includes('\r\n') ? 'CRLF' : t.includes('\r') ? 'CR' : 'LF');
-  if (style(before) !== style(after)) return `line endings change from ${style(before)} to ${style(after)}`;
-  return undefined;
+    changes.push(endsWithBreak(after) ? 'a final line break is added' : 'the final line break is removed');
+  const breaks = (t: string) => t.match(/\r\n|\n|\r/g) ?? [];
+  const style = (t: string) => {
+    const kinds = new Set(breaks(t).map((b) => (b === '\r\n' ? 'CRLF' : b === '\r' ? 'CR' : 'LF')));
+    return kinds.size > 1 ? 'mixed' : ([...kinds][0] ?? 'none');
+  };
+  const [was, now] = [style(before), style(after)];
+  if (was !== now && was !== 'none' && now !== 'none')
+    changes.push(`line endings change from ${was} to ${now}`);
+  return changes;
 }

@@ -37,7 +37,9 @@ const StringMap = Type.Record(Type.String(), Type.String());
  * field it does not know, and the plan would show the typo as if it were going to be applied.
  */
 function closedObject(names: readonly string[]): TSchema {
-  return Type.Object(fields(names), { additionalProperties: false });
+  // `null` too: the service writes an unused block as null (a batch job's `Update`), and a job
+  // copied from its own read must validate.
+  return Type.Union([Type.Object(fields(names), { additionalProperties: false }), Type.Null()]);
 }
 
 const ResourcesSchema = closedObject([
@@ -234,6 +236,7 @@ export const JobSpecSchema = Type.Object(
       Meta: StringMap,
       Update: UpdateSchema,
       Migrate: MigrateSchema,
+      Reschedule: ReschedulePolicySchema,
     }),
   },
   { additionalProperties: false },
