@@ -352,6 +352,32 @@ TaskGroups:
   });
 });
 
+describe('deleting jobs', () => {
+  it('says how many running allocations each deletion stops, from the list it read anyway', async () => {
+    const spec = (count: number) =>
+      `Type: service\nDatacenters: [dc1]\nTaskGroups:\n  - Name: web\n    Count: ${count}\n    Tasks:\n      - { Name: server, Driver: docker, Config: { image: "nginx:1.27" } }`;
+    const dir = folder({
+      'jobs.yaml': manifestFor('doomed-a', spec(2)) + '---\n' + manifestFor('doomed-b', spec(1)),
+    });
+    await applied(dir);
+    const absent = (text: string, id: string) =>
+      text.replace(`metadata: { name: ${id} }`, `metadata: { name: ${id}, ensure: absent }`);
+    writeFileSync(
+      path.join(dir, 'jobs.yaml'),
+      absent(
+        absent(manifestFor('doomed-a', spec(2)) + '---\n' + manifestFor('doomed-b', spec(1)), 'doomed-a'),
+        'doomed-b',
+      ),
+    );
+    const plan = await planJson(dir);
+    const impact = Object.fromEntries(plan.changes.map((c) => [c.name, [c.action, c.impact]]));
+    expect(impact).toEqual({
+      'doomed-a': ['delete', ['stops 2 running allocations (web: 2)']],
+      'doomed-b': ['delete', ['stops 1 running allocation (web: 1)']],
+    });
+  });
+});
+
 describe('check-and-set', () => {
   const spec = (priority: number) => `Type: service
 Priority: ${priority}

@@ -14,9 +14,11 @@
 import pLimit from 'p-limit';
 import { Type } from '@sinclair/typebox';
 import { HttpStatusError } from '../../clients/http/errors.js';
+import { printable } from '../../common/printable.js';
 import type { Job, JobListItem, PlanResponse, SchedulerClient } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import type {
+  ChangeImpact,
   Desired,
   DetailReads,
   Exportable,
@@ -61,6 +63,11 @@ export interface JobLive {
    * change needs it (kept counts in readDetails, a planned change in serverPlan, a prune in readWhole).
    */
   fromList?: true;
+  /**
+   * The list item's allocation counts per task group, when the job was listed: a deletion's blast
+   * radius (the allocations it stops) without a request of its own.
+   */
+  summary?: JobListItem['JobSummary'];
 }
 
 /**
@@ -165,6 +172,18 @@ function keptCountNotes(desired: Desired<JobSpec>, live: Job | undefined): strin
   });
 }
 
+/** `stops 3 running allocations (web: 2, worker: 1)`, or nothing when the job runs none. */
+function stoppedAllocations(summary: JobLive['summary']): string[] {
+  const groups = Object.entries(summary?.Summary ?? {})
+    .map(([group, counts]) => [group, (counts.Running ?? 0) + (counts.Starting ?? 0)] as const)
+    .filter(([, running]) => running > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const total = groups.reduce((sum, [, running]) => sum + running, 0);
+  if (total === 0) return [];
+  const each = groups.map(([group, running]) => `${printable(group)}: ${running}`).join(', ');
+  return [`stops ${total} running allocation${total === 1 ? '' : 's'} (${each})`];
+}
+
 /** A refused check-and-set, told as what it means for the user. */
 function casRefusal(error: unknown, key: ResourceKey): Error | undefined {
   if (!(error instanceof HttpStatusError)) return undefined;
@@ -221,7 +240,12 @@ async function planOrRefusal(
  */
 async function wholeJob(ctx: KindContext, observed: Observed<JobLive>): Promise<Observed<JobLive>> {
   const job = await client(ctx, observed.key).readJob(observed.key.name, call(ctx, observed.key));
-  return job ? observedOf(observed.key, job) : observed;
+  if (!job) return observed;
+  const whole = observedOf(observed.key, job);
+  // The list's counts stay: the whole job does not carry them.
+  return observed.live.summary
+    ? { ...whole, live: { ...whole.live, summary: observed.live.summary } }
+    : whole;
 }
 
 function requireJob(desired: Desired<JobSpec>): Job {
@@ -241,6 +265,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   RenderDetails<JobSpec, JobLive> &
   DetailReads<JobSpec, JobLive> &
   Exportable<JobSpec, JobLive> &
+  ChangeImpact<JobSpec, JobLive> &
   Prunable<JobLive> = {
   kind: 'Job',
   service: schedulerService.name,
@@ -323,7 +348,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     if (listCarriesMeta(items)) {
       return items.map((item) => {
         const observed = observedOf(keyOf(item.ID), jobFromListItem(item));
-        return { ...observed, live: { ...observed.live, fromList: true } };
+        const summary = item.JobSummary ? { summary: item.JobSummary } : {};
+        return { ...observed, live: { ...observed.live, fromList: true as const, ...summary } };
       });
     }
     // A service that ignores meta=true: each job is read whole for its Meta, a few at a time.
@@ -391,6 +417,13 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     ];
     const impact = allocationNotes(plan);
     return { diffs, ...(notes.length ? { notes } : {}), ...(impact.length ? { impact } : {}) };
+  },
+
+  // A deletion stops what the job runs: said from the list's counts when the plan listed the job.
+  async impact(_ctx, subjects) {
+    return subjects.map((subject) =>
+      subject.action === 'delete' ? stoppedAllocations(subject.observed?.live.summary) : [],
+    );
   },
 
   render(desired) {
