@@ -80,6 +80,12 @@ const stateVersion = JSON.stringify({
   },
 });
 
+/** A JSON:API error answer as the service writes one: `.reply(...apiError(409, 'conflict'))`. */
+function apiError(status: number, title: string, detail?: string) {
+  const error = { status: String(status), title, ...(detail !== undefined ? { detail } : {}) };
+  return [status, JSON.stringify({ errors: [error] }), { headers: apiHeaders }] as const;
+}
+
 function replyLock(status = 200) {
   pool
     .intercept({ path: LOCK, method: 'POST' })
@@ -206,11 +212,7 @@ describe('pushState', () => {
     pool
       .intercept({ path: LOCK, method: 'POST' })
       .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(...apiError(409, 'conflict'));
     pool
       .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
       .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), { headers: apiHeaders });
@@ -237,14 +239,8 @@ describe('pushState', () => {
   });
 
   it('refuses a 409 on its lock sent again when the lock carries another reason of the same user', async () => {
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .reply(503, JSON.stringify({ errors: [{ status: '503', title: 'busy' }] }), { headers: apiHeaders });
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(...apiError(503, 'busy'));
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(...apiError(409, 'conflict'));
     pool
       .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
       .reply(200, workspace({ id: 'user-1', type: 'users' }, 'my other run'), { headers: apiHeaders });
@@ -301,16 +297,8 @@ describe('pushState', () => {
   });
 
   it('takes a 409 carrying its own reason as its lock even when the service cannot say who the caller is', async () => {
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .reply(502, JSON.stringify({ errors: [{ status: '502', title: 'bad gateway' }] }), {
-        headers: apiHeaders,
-      });
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(...apiError(502, 'bad gateway'));
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(...apiError(409, 'conflict'));
     pool
       .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
       .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), { headers: apiHeaders });
@@ -346,11 +334,7 @@ describe('pushState', () => {
 
   it('sends an upload again when its 5xx left the current state as it was', async () => {
     replyLock();
-    pool
-      .intercept({ path: UPLOAD, method: 'POST' })
-      .reply(503, JSON.stringify({ errors: [{ status: '503', title: 'unavailable' }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(...apiError(503, 'unavailable'));
     pool.intercept({ path: '/api/v2/workspaces/ws-1/current-state-version', method: 'GET' }).reply(
       200,
       JSON.stringify({
@@ -374,17 +358,9 @@ describe('pushState', () => {
     pool
       .intercept({ path: UPLOAD, method: 'POST' })
       .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
-    pool
-      .intercept({ path: currentPath, method: 'GET' })
-      .reply(400, JSON.stringify({ errors: [{ status: '400', title: 'bad request' }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: currentPath, method: 'GET' }).reply(...apiError(400, 'bad request'));
     const detail = `serial 2 must be greater than ${current.serial}`;
-    pool
-      .intercept({ path: UPLOAD, method: 'POST' })
-      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict', detail }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: UPLOAD, method: 'POST' }).reply(...apiError(409, 'conflict', detail));
     pool.intercept({ path: currentPath, method: 'GET' }).reply(
       200,
       JSON.stringify({
@@ -420,11 +396,7 @@ describe('pushState', () => {
   });
 
   it('names who holds a refused lock and unlocks nothing', async () => {
-    pool
-      .intercept({ path: LOCK, method: 'POST' })
-      .reply(409, JSON.stringify({ errors: [{ status: '409', title: 'conflict' }] }), {
-        headers: apiHeaders,
-      });
+    pool.intercept({ path: LOCK, method: 'POST' }).reply(...apiError(409, 'conflict'));
     pool
       .intercept({ path: '/api/v2/workspaces/ws-1?include=locked_by', method: 'GET' })
       .reply(200, workspace({ id: 'user-2', type: 'users' }), { headers: apiHeaders });
