@@ -292,14 +292,11 @@ export async function applyPlan(
         planStale: true,
       };
     });
-    for (const result of results) {
+    results.forEach((result, i) => {
       done += 1;
-      const change = work.find((c) => c.address === result.address)!;
-      options.onEvent?.({ type: 'finish', change, result, done, total: work.length });
-    }
-    const counts: Record<ChangeStatus, number> = { applied: 0, failed: 0, skipped: 0, stale: 0 };
-    for (const r of results) counts[r.status] += 1;
-    return { results, counts };
+      options.onEvent?.({ type: 'finish', change: work[i]!, result, done, total: work.length });
+    });
+    return { results, counts: countsOf(results) };
   }
 
   /** One change, once its slot is free: applied, failed, stale, or left alone after an interrupt. */
@@ -420,7 +417,11 @@ export async function applyPlan(
       })
     : await Promise.all(deletions.map(run));
   const results = [...forwardResults, ...deletionResults];
+  return { results, counts: countsOf(results) };
+}
+
+function countsOf(results: readonly ChangeResult[]): Record<ChangeStatus, number> {
   const counts: Record<ChangeStatus, number> = { applied: 0, failed: 0, skipped: 0, stale: 0 };
   for (const r of results) counts[r.status] += 1;
-  return { results, counts };
+  return counts;
 }

@@ -30,3 +30,14 @@ export function replaceOverlapping(text: string, pattern: RegExp, marker: string
   }
   return out + text.slice(from);
 }
+
+/**
+ * A pattern source that matches any of `texts` literally, longest first so a text containing another
+ * is matched whole. Shared by every scrubber that builds one pattern from many secrets.
+ */
+export function literalAlternation(texts: readonly string[]): string {
+  return [...texts]
+    .sort((a, b) => b.length - a.length)
+    .map((t) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
+    .join('|');
+}

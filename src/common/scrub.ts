@@ -19,7 +19,7 @@
  * Scrub first, truncate after (`scrubAndTruncate`): cutting first can leave the first half of a
  * secret that no longer matches anything.
  */
-import { replaceOverlapping } from './replace-overlapping.js';
+import { literalAlternation, replaceOverlapping } from './replace-overlapping.js';
 
 export const REDACTED = '[redacted]';
 
@@ -63,9 +63,9 @@ function matcherFor(secrets: Secrets): ((text: string) => string) | undefined {
   const texts = [...new Set(values.flatMap(textForms))];
   // Case-insensitive: escape digits come in either case (`\u00e9`, `%2F`), a proxy may lower-case
   // what it echoes, and a hex secret (a rekey share) is the same secret in upper case.
-  const literal = new RegExp(alternation(texts), 'gi');
+  const literal = new RegExp(literalAlternation(texts), 'gi');
   // Base64 is case-sensitive: another case is other bytes.
-  const core = new RegExp(alternation([...new Set(texts.flatMap(base64Cores))]));
+  const core = new RegExp(literalAlternation([...new Set(texts.flatMap(base64Cores))]));
   const matcher = (text: string) =>
     replaceOverlapping(
       text.replace(BASE64_RUN, (run) => (core.test(run) ? REDACTED : run)),
@@ -76,14 +76,6 @@ function matcherFor(secrets: Secrets): ((text: string) => string) | undefined {
   if (cache.size > 100) cache.clear();
   cache.set(key, matcher);
   return matcher;
-}
-
-/** One pattern matching any of `texts`, longest first so a longer form is replaced whole. */
-function alternation(texts: string[]): string {
-  return [...texts]
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegExp)
-    .join('|');
 }
 
 /**
@@ -134,10 +126,6 @@ function jsonEscape(value: string, style: JsonStyle): string {
 
 function unicodeEscape(c: string): string {
   return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   hasSensitiveAttributes,
   writeOnlyPaths,
 } from '../resources/contract.js';
-import { replaceOverlapping } from '../common/replace-overlapping.js';
+import { literalAlternation, replaceOverlapping } from '../common/replace-overlapping.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { SENSITIVE } from './render/format.js';
 
@@ -125,13 +125,9 @@ export function secretValues(paths: readonly Segments[], spec: unknown): string[
 /** The text with every secret value replaced by the marker. */
 export function scrub(text: string, secrets: readonly string[]): string {
   // Values shorter than three characters would blank out ordinary words; kinds validate lengths.
-  const long = secrets.filter((s) => s.length >= 3).sort((a, b) => b.length - a.length);
+  const long = secrets.filter((s) => s.length >= 3);
   if (long.length === 0) return text;
-  return replaceOverlapping(text, new RegExp(long.map(escapeRegExp).join('|'), 'g'), SENSITIVE);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return replaceOverlapping(text, new RegExp(literalAlternation(long), 'g'), SENSITIVE);
 }
 
 /** The value at a dotted path of a spec (lists are not walked: write-only values are scalars). */
@@ -191,9 +187,8 @@ export function copiedSecrets(
     ]),
   ];
   if (long.length === 0) return undefined;
-  long.sort((a, b) => b.length - a.length);
   // One scan of each string whatever the number of secrets (300 users' passwords, say).
-  return { pattern: new RegExp(long.map(escapeRegExp).join('|'), 'g'), values: long };
+  return { pattern: new RegExp(literalAlternation(long), 'g'), values: long };
 }
 
 /**
@@ -209,6 +204,17 @@ export function maskMessage(text: string, secrets: SecretCopies): string {
 /** The text with every copy of a secret replaced by the marker, overlapping copies included. */
 export function maskText(text: string, secrets: SecretCopies): string {
   return replaceOverlapping(text, secrets.pattern, SENSITIVE);
+}
+
+/** Whether any string in `value` (keys too) holds a copy of a secret: no copy of the value is made. */
+export function holdsSecret(value: unknown, secrets: SecretCopies): boolean {
+  if (typeof value === 'string') {
+    secrets.pattern.lastIndex = 0;
+    return secrets.pattern.test(value);
+  }
+  if (Array.isArray(value)) return value.some((v) => holdsSecret(v, secrets));
+  if (!isObject(value)) return false;
+  return Object.entries(value).some(([k, v]) => holdsSecret(k, secrets) || holdsSecret(v, secrets));
 }
 
 /** `value` with every copy of a secret in its strings (keys too) replaced by the marker. */

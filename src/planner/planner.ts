@@ -41,6 +41,7 @@ import { topologicalOrder } from './order.js';
 import { inFileOrder } from './problem-order.js';
 import {
   copiedSecrets,
+  holdsSecret,
   maskAttributes,
   maskCopies,
   maskDiffs,
@@ -517,7 +518,7 @@ async function pruneCandidates(
             key: { kind: 'PruneScope', name: scope.name ?? scope.kind },
             // A guard of the whole plan, not an object that could not be planned.
             scope: 'plan',
-            message: `${describeScope(scope)}: the manifest declares no object in it, so ${pruneSetting} would delete ${orphans.length === 1 ? 'the 1 object' : `all ${orphans.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
+            message: `${describeScope(scope, namespaceLabelOf(kind))}: the manifest declares no object in it, so ${pruneSetting} would delete ${orphans.length === 1 ? 'the 1 object' : `all ${orphans.length}`} in it; refusing (set allowEmpty: true in the scope to allow it)`,
             ...(scope.position ? { position: scope.position } : {}),
           });
           return [];
@@ -528,6 +529,8 @@ async function pruneCandidates(
         const doomed = readWhole
           ? await Promise.all(orphans.map((o) => wholeLimit(() => readWhole(ctx, o))))
           : orphans;
+        // Where the prune looked, in the kind's words: the same for every candidate of the scope.
+        const where = describeScope(scope, namespaceLabelOf(kind));
         return doomed.map((o): Change => {
           const change: Change = {
             address: addressOf(o.key),
@@ -541,10 +544,10 @@ async function pruneCandidates(
             // A marker or the inventory proves Converge created the object; a declared scope says just where it is.
             reason:
               kind.ownership !== 'declared-scope' && kind.owns(o, scope)
-                ? `created by Converge (ownership marker), among ${describeScope(scope, namespaceLabelOf(kind))}, and no longer in the manifest`
+                ? `created by Converge (ownership marker), among ${where}, and no longer in the manifest`
                 : managed
-                  ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? `, among ${describeScope(scope, namespaceLabelOf(kind))},` : ''} and no longer in the manifest`
-                  : `among ${describeScope(scope, namespaceLabelOf(kind))} and not in the manifest`,
+                  ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? `, among ${where},` : ''} and no longer in the manifest`
+                  : `among ${where} and not in the manifest`,
           };
           setLiveFields(change, kind, o);
           return change;
@@ -649,7 +652,7 @@ function maskSecretCopies(
 ): { changes: Change[]; problems: PlanProblem[] } {
   if (!secrets) return { changes, problems };
   const masked = <T>(value: T) => maskCopies(value, secrets);
-  const holdsCopy = (value: unknown) => JSON.stringify(masked(value)) !== JSON.stringify(value);
+  const holdsCopy = (value: unknown) => holdsSecret(value, secrets);
   // The new value carries a copy the old one does not: the old one most likely carried the secret's
   // previous value, unknown here, so it is hidden whole. Where both carry the copy, only it is hidden
   // and the rest of the change stays readable. In text of several lines (a job's template, a
