@@ -12,6 +12,7 @@ import {
 } from '../common/confined-files.js';
 import type { FileContext } from './collect-document.js';
 import { crossCheck } from './crosscheck.js';
+import { sensitiveIdentityProblems } from './sensitive-identity.js';
 import { DeferredPositions } from './deferred-positions.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
 import { loadFileFast } from './fast-load.js';
@@ -64,10 +65,12 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const allowedEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
   // What a sensitive variable held is kept, so that every output masks it wherever it is copied.
   const sensitiveEnv = sensitiveEnvFrom(env.CONVERGE_SENSITIVE_ENV);
-  const sensitiveValues = new Set<string>();
+  // Each value with the variable it came from (named, never shown, when a value is misplaced).
+  const sensitiveValues = new Map<string, string>();
   const readEnv = (name: string): EnvLookup => {
     const found = allowedEnv(name);
-    if ('value' in found && sensitiveEnv.allows(name)) sensitiveValues.add(found.value);
+    if ('value' in found && sensitiveEnv.allows(name) && !sensitiveValues.has(found.value))
+      sensitiveValues.set(found.value, name);
     return found;
   };
   // Converge's own state is never readable from a manifest, even when it lies inside the root.
@@ -130,15 +133,19 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     );
   }
 
-  let crossProblems = crossCheck(manifest, kinds, brokenConnections);
+  const wholeManifestProblems = () => [
+    ...crossCheck(manifest, kinds, brokenConnections),
+    ...sensitiveIdentityProblems(manifest, sensitiveValues),
+  ];
+  let crossProblems = wholeManifestProblems();
   if (crossProblems.length > 0 && !positionParserLoaded()) {
     // Found with positions deferred: checked again once they can be had, for line and column.
     await loadPositionParser();
-    crossProblems = crossCheck(manifest, kinds, brokenConnections);
+    crossProblems = wholeManifestProblems();
   }
   problems.push(...crossProblems);
   problems.push(...emptinessProblems(manifest, problems));
-  if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues];
+  if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues.keys()];
   if (problems.length > 0) throw new ManifestError(sortProblems(problems), manifest);
   return manifest;
 }

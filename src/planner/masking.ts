@@ -11,6 +11,7 @@ import {
   hasSensitiveAttributes,
   writeOnlyPaths,
 } from '../resources/contract.js';
+import { MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
 import { literalAlternation, replaceOverlapping } from '../common/replace-overlapping.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { SENSITIVE } from './render/format.js';
@@ -149,7 +150,7 @@ export function valueAtPath(spec: unknown, path: string): unknown {
 const MIN_COPIED_SECRET = 6;
 
 /** A value read from a sensitive variable is a secret by the operator's word: masked from this length. */
-const MIN_DECLARED_SECRET = 4;
+const MIN_DECLARED_SECRET = MIN_SENSITIVE_VALUE_CHARS;
 
 /** The manifest's secrets, compiled once into the matcher `maskCopies` takes. */
 export interface SecretCopies {

@@ -246,3 +246,38 @@ spec:
     expect(manifest.resources[0]!.labels).toEqual({ '${env:K}': 'v' });
   });
 });
+
+describe('a sensitive variable in an object name or namespace', () => {
+  const env = (extra: Record<string, string> = {}) => ({
+    CONVERGE_ALLOW_ENV: 'TEAM_TOKEN,TEAM',
+    TEAM_TOKEN: 'hunter22',
+    TEAM: 'platform',
+    ...extra,
+  });
+
+  test('is refused at its line, naming the variable and never the value', async () => {
+    const dir = writeTree({
+      'a.yaml': `${role('${env:TEAM_TOKEN}-role')}---\napiVersion: converge/v1\nkind: TestRole\nmetadata:\n  name: b\n  namespace: ns-\${env:TEAM_TOKEN}\nspec: { Description: b }\n`,
+    });
+    const errors = await loadErrors(dir, ['a.yaml'], { env: env() });
+    const text = errors.join('\n');
+    expect(text).not.toContain('hunter22');
+    expect(text).toMatch(/a\.yaml:4:\d+: metadata\.name holds the value of TEAM_TOKEN, a sensitive variable/);
+    expect(text).toMatch(/a\.yaml:12:\d+: metadata\.namespace holds the value of TEAM_TOKEN/);
+  });
+
+  test('is allowed from a variable that is not sensitive, or once the operator says it is not', async () => {
+    const dir = writeTree({ 'a.yaml': role('${env:TEAM}-${env:TEAM_TOKEN}') });
+    await expect(load(dir, ['a.yaml'], { env: env() })).rejects.toThrow(/TEAM_TOKEN/);
+    const plain = writeTree({ 'a.yaml': role('${env:TEAM}-role') });
+    expect((await load(plain, ['a.yaml'], { env: env() })).resources[0]!.name).toBe('platform-role');
+    const declared = await load(dir, ['a.yaml'], { env: env({ CONVERGE_SENSITIVE_ENV: 'NOTHING_*' }) });
+    expect(declared.resources[0]!.name).toBe('platform-hunter22');
+  });
+
+  test('a value too short to be masked anywhere is not refused either', async () => {
+    const dir = writeTree({ 'a.yaml': role('r-${env:TEAM_TOKEN}') });
+    const manifest = await load(dir, ['a.yaml'], { env: env({ TEAM_TOKEN: 'abc' }) });
+    expect(manifest.resources[0]!.name).toBe('r-abc');
+  });
+});

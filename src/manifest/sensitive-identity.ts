@@ -1,0 +1,34 @@
+/**
+ * An object's name and namespace are its address: every plan line, log line, JSON change and lock
+ * names them, and a masked address would leave the reader unable to tell objects apart. So a value
+ * read from a sensitive variable (CONVERGE_SENSITIVE_ENV) may not be part of one; it is refused at its
+ * line, before anything is printed, rather than shown in the clear everywhere.
+ */
+import { MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
+import type { Manifest, ManifestProblem } from './types.js';
+
+/** `variables`: each sensitive value the manifest read, with the variable it came from. */
+export function sensitiveIdentityProblems(
+  manifest: Manifest,
+  variables: ReadonlyMap<string, string>,
+): ManifestProblem[] {
+  const secrets = [...variables].filter(([value]) => value.trim().length >= MIN_SENSITIVE_VALUE_CHARS);
+  if (secrets.length === 0) return [];
+  const problems: ManifestProblem[] = [];
+  for (const resource of manifest.resources) {
+    for (const [field, text] of [
+      ['name', resource.name],
+      ['namespace', resource.namespace],
+    ] as const) {
+      if (text === undefined) continue;
+      const found = secrets.find(([value]) => text.includes(value));
+      if (!found) continue;
+      problems.push({
+        position: resource.locate(`/metadata/${field}`),
+        // The variable's name, never its value.
+        message: `metadata.${field} holds the value of ${found[1]}, a sensitive variable (CONVERGE_SENSITIVE_ENV): an object's ${field} shows in every plan, log and address and cannot be masked; take it from a variable that is not sensitive`,
+      });
+    }
+  }
+  return problems;
+}
