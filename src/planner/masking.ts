@@ -218,6 +218,23 @@ export function holdsSecret(value: unknown, secrets: SecretCopies): boolean {
   return Object.entries(value).some(([k, v]) => holdsSecret(k, secrets) || holdsSecret(v, secrets));
 }
 
+/** The secrets `value`'s strings (keys too) hold a copy of. */
+export function secretsIn(value: unknown, secrets: SecretCopies, found = new Set<string>()): Set<string> {
+  if (typeof value === 'string') {
+    // matchAll starts where the shared pattern's last `test` stopped: from the start, always.
+    secrets.pattern.lastIndex = 0;
+    for (const match of value.matchAll(secrets.pattern)) found.add(match[0]);
+  } else if (Array.isArray(value)) {
+    for (const v of value) secretsIn(v, secrets, found);
+  } else if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      secretsIn(k, secrets, found);
+      secretsIn(v, secrets, found);
+    }
+  }
+  return found;
+}
+
 /** `value` with every copy of a secret in its strings (keys too) replaced by the marker. */
 export function maskCopies<T>(value: T, secrets: SecretCopies): T {
   const walk = (v: unknown): unknown => {

@@ -42,6 +42,7 @@ import { inFileOrder } from './problem-order.js';
 import {
   copiedSecrets,
   holdsSecret,
+  secretsIn,
   maskAttributes,
   maskCopies,
   maskDiffs,
@@ -652,15 +653,22 @@ function maskSecretCopies(
 ): { changes: Change[]; problems: PlanProblem[] } {
   if (!secrets) return { changes, problems };
   const masked = <T>(value: T) => maskCopies(value, secrets);
-  const holdsCopy = (value: unknown) => holdsSecret(value, secrets);
-  // The new value carries a copy the old one does not: the old one most likely carried the secret's
-  // previous value, unknown here, so it is hidden whole. Where both carry the copy, only it is hidden
-  // and the rest of the change stays readable. In text of several lines (a job's template, a
-  // policy), only the old lines the new text does not keep are hidden: a line kept as it was cannot
-  // have held the old secret (the new text would hold it too), and the rest of the diff stays
-  // readable around the one line that changed.
+  // The new value carries a copy of a secret the old one does not: the old one most likely carried
+  // that secret's previous value, unknown here, so it is hidden whole. Where the old value carries
+  // every secret the new one does, only the copies are hidden and the rest of the change stays
+  // readable. Secret by secret, not "any copy on both sides": a connection string holding two
+  // secrets, one of them rotated, kept the other and showed the rotated one's old value. In text of
+  // several lines (a job's template, a policy), only the old lines the new text does not keep are
+  // hidden: a line kept as it was cannot have held the old secret (the new text would hold it too),
+  // and the rest of the diff stays readable around the one line that changed.
+  const rotated = (before: unknown, after: unknown) => {
+    if (!holdsSecret(after, secrets)) return false;
+    const old = secretsIn(before, secrets);
+    for (const secret of secretsIn(after, secrets)) if (!old.has(secret)) return true;
+    return false;
+  };
   const carried = (before: unknown, after: unknown) => {
-    if (!holdsCopy(after) || holdsCopy(before)) return masked(before);
+    if (!rotated(before, after)) return masked(before);
     if (typeof before !== 'string' || typeof after !== 'string' || !before.includes('\n')) return SENSITIVE;
     const kept = new Set(after.split('\n'));
     // A kept line is still masked: it may hold a line of a secret of several lines (a key).

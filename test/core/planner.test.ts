@@ -62,6 +62,39 @@ describe('planner', () => {
     ]);
     expect(JSON.stringify(change?.before)).not.toContain('Rotated-Old-99');
 
+    // Two secrets in one value, one of them rotated: the other still being on both sides does not
+    // make the old value safe to show (it holds the rotated secret's old value).
+    const token = 'region-token-222';
+    const two = Object.assign(memoryKind(store), { sensitive: ['password', 'token'] });
+    store.objects.set('Thing/conn', { value: { note: `user:Rotated-Old-99@${token}` }, version: 1 });
+    store.objects.set('Thing/lines', {
+      value: { note: `header\npw Rotated-Old-99 here\ntok ${token} there` },
+      version: 1,
+    });
+    const partly = await buildPlan(
+      [
+        desired('Thing', 'login', { password, token }),
+        desired('Thing', 'conn', { note: `user:${password}@${token}` }),
+        desired('Thing', 'lines', { note: `header\npw ${password} here\ntok ${token} there` }),
+      ],
+      lookupOf(two),
+      noContext,
+    );
+    const partlyShown = JSON.stringify(partly.changes.map(({ desired: _d, observed: _o, ...c }) => c));
+    expect(partlyShown).not.toContain('Rotated-Old-99');
+    expect(partlyShown).not.toContain(token);
+    expect(partly.changes.find((c) => c.key.name === 'conn')?.diffs).toEqual([
+      expect.objectContaining({
+        before: '(sensitive value)',
+        after: 'user:(sensitive value)@(sensitive value)',
+      }),
+    ]);
+    expect(partly.changes.find((c) => c.key.name === 'lines')?.diffs).toEqual([
+      expect.objectContaining({
+        before: 'header\n(sensitive value)\ntok (sensitive value) there',
+      }),
+    ]);
+
     // In text of several lines, only the old lines the new text does not keep are hidden.
     store.objects.set('Thing/script', {
       value: { note: 'set -e\nexport PW=Rotated-Old-99\nrun --fast' },
