@@ -65,12 +65,12 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   const allowedEnv = envAccess(env, options.allowEnv ?? allowListFrom(env.CONVERGE_ALLOW_ENV), cwd);
   // What a sensitive variable held is kept, so that every output masks it wherever it is copied.
   const sensitiveEnv = sensitiveEnvFrom(env.CONVERGE_SENSITIVE_ENV);
-  // Each value with the variable it came from (named, never shown, when a value is misplaced).
+  // Each value with where it came from (named, never shown, when a value is misplaced).
   const sensitiveValues = new Map<string, string>();
   const readEnv = (name: string): EnvLookup => {
     const found = allowedEnv(name);
     if ('value' in found && sensitiveEnv.allows(name) && !sensitiveValues.has(found.value))
-      sensitiveValues.set(found.value, name);
+      sensitiveValues.set(found.value, `the value of ${name}, a sensitive variable (CONVERGE_SENSITIVE_ENV)`);
     return found;
   };
   // Converge's own state is never readable from a manifest, even when it lies inside the root.
@@ -133,6 +133,11 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     );
   }
 
+  // A connection's token is a credential whatever its source (a variable of any name, a file): a
+  // document copying it into a description must not print it in a plan.
+  for (const connection of manifest.connections)
+    if (connection.token !== undefined && !sensitiveValues.has(connection.token))
+      sensitiveValues.set(connection.token, `the token of Connection "${connection.name}"`);
   const wholeManifestProblems = () => [
     ...crossCheck(manifest, kinds, brokenConnections),
     ...sensitiveIdentityProblems(manifest, sensitiveValues),

@@ -5,7 +5,7 @@
  * and a value read from a sensitive variable (`CONVERGE_SENSITIVE_ENV`, by default the names that
  * say password, secret, token, …). Plans are what gets posted to pull requests and CI logs.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -67,6 +67,12 @@ describe('a secret copied into another object', () => {
   });
 });
 
+const base = (extra: Record<string, string>) => ({
+  ...sandbox.env(),
+  CONVERGE_STATE_DIR: tempDir('converge-sensitive-env-state-'),
+  ...extra,
+});
+
 describe('a value read from a sensitive variable', () => {
   function roleManifest(description: string): string {
     const dir = tempDir('converge-sensitive-env-');
@@ -76,11 +82,6 @@ describe('a value read from a sensitive variable', () => {
     );
     return dir;
   }
-  const base = (extra: Record<string, string>) => ({
-    ...sandbox.env(),
-    CONVERGE_STATE_DIR: tempDir('converge-sensitive-env-state-'),
-    ...extra,
-  });
 
   it('is masked in every plan output when its name says it is a secret, by default', async () => {
     const dir = roleManifest('db ${env:WORKER_DB_PASSWORD} for ${env:TEAM_LABEL}');
@@ -111,5 +112,44 @@ describe('a value read from a sensitive variable', () => {
     expect(listed.stdout).toContain('db dbpass-9876 for (sensitive value)');
     const none = await runCli(['plan', '-f', dir], base({ ...allow, ...values, CONVERGE_SENSITIVE_ENV: '' }));
     expect(none.stdout).toContain('db dbpass-9876 for platform-team');
+  });
+});
+
+describe("a Connection's token", () => {
+  it('is masked where another document copies it, whatever variable or file it came from', async () => {
+    const dir = tempDir('converge-connection-token-');
+    mkdirSync(path.join(dir, 'secrets'));
+    writeFileSync(path.join(dir, 'secrets', 'eu.token'), 'file-held-token-abcdef123');
+    const connection = (name: string, token: string) =>
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: ${name} }\nspec: { service: registry, address: "${sandbox.url}", token: "${token}" }\n---\n`;
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      connection('eu', '${file:secrets/eu.token}') +
+        connection('us', '${env:US_REG_KEY}') +
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: copied }\nspec: { Description: "eu ${file:secrets/eu.token} us ${env:US_REG_KEY}" }\n',
+    );
+    const env = base({ US_REG_KEY: 's3cr3t-admin-value-123', CONVERGE_ALLOW_ENV: 'US_REG_KEY' });
+    for (const args of [[], ['--json'], ['--markdown']]) {
+      const r = await runCli(['plan', '-f', dir, ...args], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain('file-held-token-abcdef123');
+      expect(r.stdout + r.stderr).not.toContain('s3cr3t-admin-value-123');
+      if (args.length === 0) expect(r.stdout).toContain('eu (sensitive value) us (sensitive value)');
+    }
+  });
+
+  it('may not be part of an object name, which cannot be masked', async () => {
+    const dir = tempDir('converge-connection-token-name-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu }\nspec: { service: registry, address: "${sandbox.url}", token: "\${env:US_REG_KEY}" }\n---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: "r-\${env:US_REG_KEY}" }\nspec: { Description: x }\n`,
+    );
+    const r = await runCli(
+      ['validate', '-f', dir],
+      base({ US_REG_KEY: 'regkey4567', CONVERGE_ALLOW_ENV: 'US_REG_KEY' }),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).not.toContain('regkey4567');
+    expect(r.stderr).toMatch(/m\.yaml:8:\d+: metadata\.name holds the token of Connection "eu"/);
   });
 });
