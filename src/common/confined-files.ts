@@ -30,6 +30,17 @@ export interface ProtectedFolder {
   folder: string;
   real: string;
   display: string;
+  /**
+   * A file rather than a folder (an inventory kept outside the state folder, `file:PATH`): the file
+   * itself and the temporary files written beside it (`PATH.<random>.tmp`) are refused.
+   */
+  file?: true;
+}
+
+/** Whether `target` is what `p` protects: under the folder, or the file and its temporary copies. */
+function isProtected(p: ProtectedFolder, lexical: string, real: string): boolean {
+  if (!p.file) return isInside(p.folder, lexical) || isInside(p.real, real);
+  return [p.folder, p.real].some((f) => [lexical, real].some((t) => t === f || t.startsWith(`${f}.`)));
 }
 
 export interface ConfinementOptions {
@@ -77,11 +88,13 @@ export async function confine(
       reason: `is a symbolic link that leads outside ${where}: a manifest reads only files inside it`,
     };
   }
-  const state = protectedFolders.find((p) => isInside(p.folder, lexical) || isInside(p.real, real));
+  const state = protectedFolders.find((p) => isProtected(p, lexical, real));
   if (state) {
     return {
       ok: false,
-      reason: `is in Converge's state folder (${state.display}), which a manifest may never read`,
+      reason: state.file
+        ? `is Converge's inventory (${state.display}), which a manifest may never read`
+        : `is in Converge's state folder (${state.display}), which a manifest may never read`,
     };
   }
   return { ok: true, real };
@@ -131,7 +144,31 @@ export async function stateFolders(env: NodeJS.ProcessEnv, cwd: string): Promise
     const folder = path.resolve(cwd, display);
     folders.push({ folder, real: await realFolder(folder), display });
   }
+  // An inventory file kept elsewhere (`CONVERGE_INVENTORY=file:PATH`, possibly inside the manifest
+  // root), and the apply lock beside it, are Converge's records as much as the state folder is.
+  const inventory = env.CONVERGE_INVENTORY;
+  if (inventory?.startsWith('file:') && inventory.length > 5) {
+    const file = path.resolve(cwd, inventory.slice(5));
+    const lock = path.join(path.dirname(file), STATE_LOCK_FILE);
+    for (const [target, display] of [
+      [file, inventory.slice(5)],
+      [lock, path.join(path.dirname(inventory.slice(5)), STATE_LOCK_FILE)],
+    ] as const)
+      folders.push({ folder: target, real: await realFile(target), display, file: true });
+  }
   return folders;
+}
+
+/** The apply lock, in the state folder or beside a file inventory (engine/state-lock.ts). */
+export const STATE_LOCK_FILE = 'apply.lock';
+
+/** `file` with symbolic links resolved (its folder's, when the file does not exist yet). */
+async function realFile(file: string): Promise<string> {
+  try {
+    return await realpath(file);
+  } catch {
+    return path.join(await realFolder(path.dirname(file)), path.basename(file));
+  }
 }
 
 /** A root for a manifest folder given with -f, or for the folder of a file given with -f. */

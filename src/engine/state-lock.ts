@@ -14,9 +14,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { truncate } from '../common/scrub.js';
 import { printable } from '../common/printable.js';
 import { holderLiveness } from '../common/lock-reason.js';
+import { STATE_LOCK_FILE } from '../common/confined-files.js';
 import { EngineError } from './errors.js';
 
-export const STATE_LOCK_FILE = 'apply.lock';
+export { STATE_LOCK_FILE };
 
 export interface LockHolder {
   pid: number;

@@ -85,6 +85,29 @@ describe('${file:} stays inside the manifest root', () => {
     expect(lines.join('\n')).not.toContain('abab');
   });
 
+  test('an inventory kept elsewhere (CONVERGE_INVENTORY=file:PATH) is never readable, nor its lock', async () => {
+    const dir = writeTree({
+      'records/inv.json': '{"bindpass":"32a1a252"}',
+      'records/apply.lock': '{"pid":1}',
+      'records/inv.json.1a2b3c4d.tmp': '{}',
+      'records/notes.txt': 'readable',
+      'a.yaml': role(
+        'a',
+        '  Token: ${file:records/inv.json}\n  Policies:\n    - Name: "${file:records/apply.lock}"\n    - Name: "${file:records/inv.json.1a2b3c4d.tmp}"\n    - Name: "${file:records/notes.txt}"\n',
+      ),
+    });
+    const lines = await loadErrors(dir, ['.'], {
+      env: { CONVERGE_INVENTORY: `file:${path.join(dir, 'records/inv.json')}` },
+    });
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(
+      /^a\.yaml:7:\d+: cannot use \$\{file:records\/inv\.json\}: .* is Converge's inventory \(.*inv\.json\)/,
+    );
+    expect(lines[1]).toMatch(/records\/apply\.lock.* is Converge's inventory/);
+    expect(lines[2]).toMatch(/inv\.json\.1a2b3c4d\.tmp.* is Converge's inventory/);
+    expect(lines.join('\n')).not.toContain('32a1a252');
+  });
+
   test('a manifest file found through a link that leads out of the folder is refused', async () => {
     const outside = writeTree({ 'other.yaml': role('other') });
     const dir = writeTree({ 'a.yaml': role('a') });
