@@ -175,11 +175,17 @@ describe('what a new user gets wrong', () => {
         group('{ name: ops, namespace: ldap }'),
         group('{ name: devs, mount: /ldap/ }'),
         `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: bob }\nspec: { groups: [Ops] }\n`,
+        // Upper case beyond A-Z: the service lower-cases it too, so the name would never be listed back.
+        group('{ name: Équipe }'),
+        `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: zoë }\nspec: { groups: [Ωmega] }\n`,
       ].join('---\n'),
     );
     const r = await converge(['validate', '-f', dir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/directory\.yaml:3:\d+: invalid LdapGroup name "Admins": .*lower case/);
+    expect(r.stderr).toMatch(/directory\.yaml:23:\d+: invalid LdapGroup name "Équipe": .*lower case/);
+    expect(r.stderr).toMatch(/directory\.yaml:29:\d+: spec\.groups\[0\] must match/);
+    expect(r.stderr).not.toMatch(/"zoë"/);
     expect(r.stderr).toMatch(
       /directory\.yaml:8:\d+: "namespace" is not allowed: LdapGroup objects name it "mount"/,
     );
