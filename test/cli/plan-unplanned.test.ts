@@ -82,6 +82,7 @@ describe('a live job whose spec has a syntax error', () => {
     expect(doc.changes[0]).toMatchObject({
       action: 'noop',
       not_compared: 'its job specification has a problem',
+      planned: false,
     });
   });
 });

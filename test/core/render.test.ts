@@ -89,7 +89,7 @@ describe('human rendering', () => {
 describe('json rendering', () => {
   it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
     const json = planToJson(sample, '9.9.9');
-    expect(json.format_version).toBe('1.7');
+    expect(json.format_version).toBe('1.8');
     expect(json.converge_version).toBe('9.9.9');
     expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
       ['AclRole', 'new', 'create'],
@@ -105,7 +105,34 @@ describe('json rendering', () => {
     });
     expect(json.summary).toEqual({ create: 1, update: 1, replace: 0, delete: 1, noop: 1, unplanned: 0 });
     expect(json.complete).toBe(true);
+    expect(json.changes.every((c) => c.planned)).toBe(true);
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+  });
+
+  it('marks an object that could not be planned `planned: false`, so counting actions matches summary', () => {
+    const plan = planOf([
+      change({
+        action: 'create',
+        key: { kind: 'AclRole', name: 'ok', namespace: 'default' },
+        address: 'AclRole/default/ok',
+      }),
+      change({
+        action: 'create',
+        key: { kind: 'AclRole', name: 'bad', namespace: 'default' },
+        address: 'AclRole/default/bad',
+      }),
+    ]);
+    plan.problems.push({
+      key: { kind: 'AclRole', name: 'bad', namespace: 'default' },
+      message: 'policy "nope" does not exist',
+    });
+    const json = planToJson(plan, '9.9.9');
+    expect(json.changes.map((c) => [c.name, c.action, c.planned])).toEqual([
+      ['ok', 'create', true],
+      ['bad', 'create', false],
+    ]);
+    expect(json.summary).toMatchObject({ create: 1, unplanned: 1 });
+    expect(json.changes.filter((c) => c.planned && c.action === 'create')).toHaveLength(json.summary.create);
   });
 });
 

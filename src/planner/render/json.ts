@@ -12,8 +12,8 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // action `delete`), and `pruned`; `impact` on every change. 1.4: `pruned.not_found`. 1.5:
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
-// `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`.
-export const PLAN_JSON_FORMAT_VERSION = '1.7';
+// `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
+export const PLAN_JSON_FORMAT_VERSION = '1.8';
 
 export interface PlanJson {
   format_version: string;
@@ -37,6 +37,11 @@ export interface PlanJson {
     impact: string[];
     /** Why the kind could not compare the object (its action is then unknown), or null. */
     not_compared: string | null;
+    /**
+     * False for an object that could not be planned (a problem, or not compared): its `action` is
+     * what it would have been, not a change Converge will make, and `summary` counts it as unplanned.
+     */
+    planned: boolean;
     diffs: Array<{
       path: string;
       op: string;
@@ -89,6 +94,7 @@ export interface PlanJson {
 export function planToJson(plan: Plan, version: string): PlanJson {
   const unplannedList = unplannedObjects(plan);
   const unplanned = unplannedList.length;
+  const unplannedAddresses = new Set(unplannedList.map((u) => u.address));
   const pruned = plan.changes.filter((c) => c.prune);
   return {
     format_version: PLAN_JSON_FORMAT_VERSION,
@@ -108,6 +114,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       notes: c.notes ?? [],
       impact: c.impact ?? [],
       not_compared: c.notCompared ?? null,
+      planned: !unplannedAddresses.has(c.address),
       diffs: c.diffs.map((d) => ({
         path: d.path,
         op: d.op,
