@@ -22,6 +22,8 @@ function planCommandFor(saved: SavedPlanRemedy): string {
     ...(saved.prune ? ['--prune'] : []),
     ...saved.targets.map((t) => `--target ${quoteArg(t)}`),
     ...saved.excludes.map((t) => `--exclude ${quoteArg(t)}`),
+    ...(saved.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
+    ...(saved.allowAddresses ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
   ].join(' ')} -out ${quoteArg(saved.file)}`;
 }
 

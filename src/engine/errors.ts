@@ -33,6 +33,12 @@ export interface SavedPlanRemedy {
   readonly excludes: readonly string[];
   readonly file: string;
   /**
+   * The `--allow-env` and `--allow-address` values of the run that refused the plan: it loaded the
+   * manifest with them, so the plan command needs them too (the file does not record them).
+   */
+  readonly allowEnv?: readonly string[];
+  readonly allowAddresses?: readonly string[];
+  /**
    * False when the file's MAC did not verify: then manifest, prune, targets and excludes are empty,
    * since what an unverified file says (its paths, `--prune`) must not come back as advice.
    */

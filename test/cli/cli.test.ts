@@ -297,6 +297,23 @@ describe('plan and apply against the sandbox', () => {
     expect(await registry('GET', '/role/name/cli-doomed')).toBeDefined();
   });
 
+  it("suggests the plan command with the run's --allow-env, so it works as printed", async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-allowed', 'Description: "team ${env:TEAM_NAME}"') });
+    const planFile = path.join(dir, 'p.plan');
+    const allowed = ['--allow-env', 'TEAM_NAME'];
+    const made = await converge(['plan', '-f', dir, ...allowed, '-out', planFile], {
+      ...env,
+      TEAM_NAME: 'a',
+    });
+    expect(made.code, made.stderr).toBe(0);
+    const r = await converge(['apply', planFile, ...allowed], { ...env, TEAM_NAME: 'b' });
+    expect(r.code).toBe(1);
+    const suggested = /Run `converge (plan [^`]+)` again/.exec(r.stderr)?.[1];
+    expect(suggested).toBe(`plan -f ${dir} --allow-env TEAM_NAME -out ${planFile}`);
+    const again = await converge(suggested!.split(' '), { ...env, TEAM_NAME: 'b' });
+    expect(again.code, again.stderr).toBe(0);
+  });
+
   it('applies a saved plan from another folder', async () => {
     const dir = manifestDir({ 'r.yaml': role('cli-elsewhere', 'Description: here') });
     const planFile = path.join(dir, 'p.plan');

@@ -6,6 +6,7 @@
 import type { RunHttpOptions } from '../../clients/service.js';
 import type { Catalog } from '../../engine/catalog.js';
 import type { ServiceConnections } from '../../engine/connections.js';
+import { EngineError } from '../../engine/errors.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
 import { alreadyDeleted, readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
@@ -196,12 +197,16 @@ async function applyUntilInterrupted(
     }
     const plan =
       saved && planFile
-        ? reconcileSavedPlan(saved, run.plan, {
-            file: planFile,
-            digests: inventory,
-            managed: inventory.objects,
-            catalog,
-          })
+        ? withRunFlags(
+            () =>
+              reconcileSavedPlan(saved, run.plan, {
+                file: planFile,
+                digests: inventory,
+                managed: inventory.objects,
+                catalog,
+              }),
+            flags,
+          )
         : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
@@ -307,6 +312,7 @@ async function applyUntilInterrupted(
           excludes,
           file: planFile ?? 'PLANFILE',
           verified: true,
+          ...allowFlags(flags),
         })}`,
       );
       return EXIT.stale;
@@ -319,5 +325,33 @@ async function applyUntilInterrupted(
       interrupt.dispose();
       await run.connections.close();
     }
+  }
+}
+
+/** The run's `--allow-env` and `--allow-address` values, which a plan command to suggest must repeat. */
+function allowFlags(flags: { allowEnv?: string[]; allowAddress?: string[] }): {
+  allowEnv?: string[];
+  allowAddresses?: string[];
+} {
+  return {
+    ...(flags.allowEnv?.length ? { allowEnv: flags.allowEnv } : {}),
+    ...(flags.allowAddress?.length ? { allowAddresses: flags.allowAddress } : {}),
+  };
+}
+
+/**
+ * `work`, with a refused saved plan's remedy completed by the run's allow flags: the command it
+ * suggests then loads the manifest as this run did (a `${env:}` it reads needs its `--allow-env`).
+ */
+function withRunFlags<T>(work: () => T, flags: { allowEnv?: string[]; allowAddress?: string[] }): T {
+  try {
+    return work();
+  } catch (error) {
+    if (!(error instanceof EngineError)) throw error;
+    const { remedy } = error;
+    if (typeof remedy !== 'object' || !remedy.verified) throw error;
+    const completed = new EngineError(error.message, { ...remedy, ...allowFlags(flags) });
+    if (error.stack !== undefined) completed.stack = error.stack;
+    throw completed;
   }
 }
