@@ -119,7 +119,7 @@ describe('what the service adds to a job to create', () => {
 });
 
 describe('a job to delete', () => {
-  it('shows its identity, type, datacenters, schedule and groups with their counts', () => {
+  it('shows its identity, type, datacenters, schedule, groups with their counts and what each task runs', () => {
     const live: Job = {
       ...PARSED,
       Status: 'running',
@@ -127,7 +127,11 @@ describe('a job to delete', () => {
       Periodic: { Enabled: true, Spec: '@daily', SpecType: 'cron', ProhibitOverlap: false },
       TaskGroups: [
         { ...PARSED.TaskGroups![0]!, Count: 3 },
-        { Name: 'worker', Count: 1, Tasks: [] },
+        {
+          Name: 'worker',
+          Count: 1,
+          Tasks: [{ Name: 'cron', Driver: 'exec', Config: { command: '/bin/sweep', args: ['--all'] } }],
+        },
       ],
     };
     const observed: Observed<JobLive> = { key, id: 'web', live: { job: live } };
@@ -138,8 +142,16 @@ describe('a job to delete', () => {
       Datacenters: ['dc1'],
       Periodic: { Spec: '@daily' },
       TaskGroups: [
-        { Name: 'web', Count: 3 },
-        { Name: 'worker', Count: 1 },
+        {
+          Name: 'web',
+          Count: 3,
+          Tasks: [{ Name: 'server', Driver: 'docker', Config: { image: 'nginx:1.27' } }],
+        },
+        {
+          Name: 'worker',
+          Count: 1,
+          Tasks: [{ Name: 'cron', Driver: 'exec', Config: { command: '/bin/sweep' } }],
+        },
       ],
     });
   });

@@ -71,8 +71,9 @@ export function removedPartView(part: unknown): unknown {
 
 /**
  * The job to delete as the plan shows it: what identifies it and what it runs (type, datacenters,
- * a periodic schedule, its groups and their counts). The live job holds every default the service
- * filled in, which says nothing about what goes away.
+ * a periodic schedule, its groups and their counts, each task's driver and the image or command it
+ * starts). The live job holds every default the service filled in, which says nothing about what
+ * goes away; a reviewer deciding on a deletion needs to see what stops running, not only a count.
  */
 export function deleteView(job: Job): Record<string, unknown> {
   return compact({
@@ -81,8 +82,19 @@ export function deleteView(job: Job): Record<string, unknown> {
     Type: job.Type,
     Datacenters: job.Datacenters,
     ...(job.Periodic?.Spec ? { Periodic: { Spec: job.Periodic.Spec } } : {}),
-    TaskGroups: (job.TaskGroups ?? []).map((g) => ({ Name: g.Name, Count: g.Count })),
+    TaskGroups: (job.TaskGroups ?? []).map((g) => ({
+      Name: g.Name,
+      Count: g.Count,
+      Tasks: (g.Tasks ?? []).map((t) => ({ Name: t.Name, Driver: t.Driver, Config: whatItRuns(t.Config) })),
+    })),
   });
+}
+
+/** Of a task's driver config, what names the program it runs: the image, the command. */
+function whatItRuns(config: unknown): Record<string, unknown> | undefined {
+  if (typeof config !== 'object' || config === null) return undefined;
+  const { image, command } = config as Record<string, unknown>;
+  return image === undefined && command === undefined ? undefined : { image, command };
 }
 
 /**
