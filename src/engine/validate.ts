@@ -7,7 +7,8 @@ import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { allowListFrom } from '../common/allow-list.js';
 import { loadManifest as loadManifestFiles, positionParserLoaded, sortProblems } from '../manifest/index.js';
 import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
-import { type Desired, hasLocalFiles } from '../resources/contract.js';
+import type { SourcePosition } from '../common/types.js';
+import { type Desired, hasLocalFiles, type ManifestResource, type ResourceKey } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { connectionAddressProblems } from './connection-addresses.js';
 import { connectionSettings } from './connection-settings.js';
@@ -107,12 +108,24 @@ function withKeyingProblems(
 ): ManifestError {
   // Objects on a connection the load could not take are its problem already (it says where).
   const declared = new Set(partial.connections.map((c) => `${c.service}\n${c.name}`));
+  // Documents with problems take part as far as their metadata says who they are: a copy of a
+  // document with a typo in its spec is a duplicate in this run, not only once the typo is fixed.
+  const unloaded = (partial.unloaded ?? []).map(({ key, source }) => identityOnly(key, source));
+  const files = partial.files;
   const keyable: Manifest = {
     ...partial,
-    resources: partial.resources.filter(
-      (r) =>
-        r.connection === undefined || declared.has(`${catalog.kind(r.kind)?.service ?? ''}\n${r.connection}`),
-    ),
+    resources: [...partial.resources, ...unloaded]
+      .filter(
+        (r) =>
+          r.connection === undefined ||
+          declared.has(`${catalog.kind(r.kind)?.service ?? ''}\n${r.connection}`),
+      )
+      .sort(
+        (a, b) =>
+          files.indexOf(a.source.file) - files.indexOf(b.source.file) ||
+          a.source.line - b.source.line ||
+          a.source.col - b.source.col,
+      ),
   };
   try {
     keyedDesired(keyable, catalog, (s, c) =>
@@ -126,6 +139,21 @@ function withKeyingProblems(
     const more = keying.problems.filter((p) => !faulted.has(formatPosition(p.position)));
     return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
   }
+}
+
+/** A document with problems as a resource for keying only: who it is and where, nothing more. */
+function identityOnly(key: ResourceKey, source: SourcePosition): ManifestResource {
+  return {
+    kind: key.kind,
+    name: key.name,
+    ...(key.namespace !== undefined ? { namespace: key.namespace } : {}),
+    ...(key.connection !== undefined ? { connection: key.connection } : {}),
+    spec: {},
+    source,
+    sensitivePointers: new Set(),
+    locate: () => source,
+    readFile: () => Promise.resolve({ ok: false, reason: 'not read' }),
+  } as ManifestResource;
 }
 
 /** A manifest that validated, and its objects with complete keys. */

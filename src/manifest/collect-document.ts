@@ -7,7 +7,7 @@ import { builtinKinds, type ValidDocument } from './builtins.js';
 import { confine, type ConfinementOptions, type ManifestFileReader } from '../common/confined-files.js';
 import type { DeferredPositions } from './deferred-positions.js';
 import type { ManifestKind, ManifestService } from './kinds.js';
-import { type ManifestResource, namespaceFieldOf } from '../resources/contract.js';
+import { type ManifestResource, namespaceFieldOf, type ResourceKey } from '../resources/contract.js';
 import type { DocumentLocator } from './positions.js';
 import type { Manifest, ManifestProblem } from './types.js';
 import { validateDocument } from './validate.js';
@@ -39,7 +39,11 @@ export async function collectDocument(
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
   const problems = validateDocument(value, { kinds, services, positions, sensitivePointers, failedPointers });
-  if (problems.length > 0) return problems;
+  if (problems.length > 0) {
+    const key = identityOf(value, kinds);
+    if (key) (manifest.unloaded ??= []).push({ key, source: positions.documentStart() });
+    return problems;
+  }
 
   const document = value as ValidDocument;
   const builtin = builtinKinds(services).find((b) => b.kind === document.kind);
@@ -93,4 +97,27 @@ async function refusedLocalFiles(
     });
   }
   return problems;
+}
+
+/**
+ * Who a document with problems declares, when its kind and metadata say so plainly (a known kind,
+ * string name, namespace and connection), for the duplicate check; undefined otherwise.
+ */
+function identityOf(value: unknown, kinds: readonly ManifestKind[]): ResourceKey | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { kind: kindName, metadata } = value as { kind?: unknown; metadata?: unknown };
+  const kind = kinds.find((k) => k.kind === kindName);
+  if (!kind || typeof metadata !== 'object' || metadata === null) return undefined;
+  const fields = metadata as Record<string, unknown>;
+  const namespace = fields[namespaceFieldOf(kind)];
+  const { name, connection } = fields;
+  if (typeof name !== 'string' || name === '') return undefined;
+  if (namespace !== undefined && typeof namespace !== 'string') return undefined;
+  if (connection !== undefined && typeof connection !== 'string') return undefined;
+  return {
+    kind: kind.kind,
+    name,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(connection !== undefined ? { connection } : {}),
+  };
 }

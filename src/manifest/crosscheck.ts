@@ -89,7 +89,8 @@ function findDuplicates(manifest: Manifest): ManifestProblem[] {
       key: { kind: r.kind, name: r.name, namespace: r.namespace, connection: r.connection },
       source: r.source,
     })),
-  ];
+    ...(manifest.unloaded ?? []),
+  ].sort((a, b) => compareSources(manifest.files, a.source, b.source));
   const firstPlace = new Map<string, SourcePosition>();
   const problems: ManifestProblem[] = [];
   for (const { key, source } of declared) {
@@ -137,4 +138,13 @@ function checkConnectionReferences(
     }
   }
   return problems;
+}
+
+/**
+ * The order files were read in, then lines: the first declaration is the earlier one, also when it
+ * is a document with problems (collected apart from the loaded ones).
+ */
+function compareSources(files: readonly string[], a: SourcePosition, b: SourcePosition): number {
+  if (a.file !== b.file) return files.indexOf(a.file) - files.indexOf(b.file);
+  return a.line - b.line || a.col - b.col;
 }

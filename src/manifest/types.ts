@@ -6,6 +6,7 @@
 
 import { printable } from '../common/printable.js';
 import { formatPosition, type ServiceName, type SourcePosition } from '../common/types.js';
+import type { ResourceKey } from '../resources/contract/core.js';
 import type { ManifestResource } from '../resources/contract/manifest-resource.js';
 
 export { formatPosition, type ServiceName, type SourcePosition };
@@ -68,6 +69,13 @@ export interface Manifest {
    * they are copied, as a kind's secret attributes are. In memory only, never written out.
    */
   sensitiveValues?: string[];
+  /**
+   * Objects of documents that have problems, as far as their kind and metadata say who they are:
+   * checked for duplicates with the rest, so that a copied document with a typo in its spec is
+   * reported as declared twice in the same run, not only once the typo is fixed. Only ever set on
+   * a manifest that failed to load (a `ManifestError`'s).
+   */
+  unloaded?: { key: ResourceKey; source: SourcePosition }[];
 }
 
 /** A problem with the manifest, always tied to a place in a file. */

@@ -81,6 +81,25 @@ describe('validate with positions only for problems', () => {
     ]);
   });
 
+  it('reports a duplicate in the same run as the other problems of either copy', async () => {
+    // A copied document with a typo in its spec: the typo and the duplicate at once, not the
+    // duplicate only once the typo is fixed; also where one copy leaves the default namespace out.
+    writeFileSync(
+      path.join(dir, 'a.yaml'),
+      `${role('web')}---\n${role('web', '  namespace: default\n').replace('spec:\n', 'spec:\n  Polices: []\n')}---\n${role('api', '  namespace: [x]\n')}---\n${role('api')}`,
+    );
+    for (const deferred of [true, false]) {
+      const problems = await problemsOf(deferred);
+      const file = path.join(dir, 'a.yaml');
+      expect(problems).toContain(
+        `${file}:9:1 AclRole/default/web is declared twice: at ${file}:2:1 and here (one names the default namespace, the other leaves it out)`,
+      );
+      expect(problems.some((p) => p.includes('unknown field "Polices"'))).toBe(true);
+      // A copy whose metadata does not say who it is (a namespace that is no string) is no duplicate.
+      expect(problems.filter((p) => p.includes('declared twice'))).toHaveLength(1);
+    }
+  });
+
   it('points at metadata.connection naming a connection that is not declared, not at the document', async () => {
     writeFileSync(path.join(dir, 'roles.yaml'), role('web', '  connection: elsewhere\n'));
     const deferred = await problemsOf(true);

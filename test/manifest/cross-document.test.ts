@@ -97,6 +97,14 @@ describe('duplicate objects', () => {
     ]);
   });
 
+  test('a copy with problems of its own is still reported as declared twice, in file order', async () => {
+    const broken = role('web').replace('Description: role web', 'Description: 7');
+    const dir = writeTree({ 'a.yaml': `${broken}---\n${role('web')}` });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toContain('a.yaml:9:1: TestRole/web is declared twice: at a.yaml:2:1 and at a.yaml:9:1');
+    expect(lines.some((l) => l.startsWith('a.yaml:6:') && l.includes('Description'))).toBe(true);
+  });
+
   test('within one file, with namespaces', async () => {
     const dir = writeTree({
       'a.yaml': `${roleOn('web', 'east', 'default').replace('  connection: east\n', '')}---\n${roleOn('web', 'east', 'default').replace('  connection: east\n', '')}`,
