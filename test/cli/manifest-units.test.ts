@@ -130,7 +130,7 @@ describe('values in the manifest’s own units and forms', () => {
     );
   });
 
-  it('deletes a job showing its identity, type, datacenters and groups, not every default', async () => {
+  it('deletes a job showing its identity, type, datacenters, groups and what runs, not every default', async () => {
     writeFileSync(path.join(dir, 'units.yaml'), manifest(id, '2h', ', ensure: absent'));
     const out = await plan(dir);
     // The job's block: from its address to the blank line that ends it.
@@ -141,7 +141,11 @@ describe('values in the manifest’s own units and forms', () => {
     expect(deleted).toMatch(/- Datacenters\s+= \["dc1"\]/);
     expect(deleted).toMatch(/- TaskGroups\["web"\] \{\n\s+- Name\s+= "web"/);
     expect(deleted).toContain('Count = 2');
-    for (const noise of ['Priority', 'RestartPolicy', 'Tasks', 'Status', 'Meta', 'Update'])
+    // What stops running: each task's driver and image, not its resources or restart settings.
+    expect(deleted).toMatch(
+      /- Tasks\["server"\] \{\n\s+- Name\s+= "server"\n\s+- Driver = "docker"\n\s+- Config = \{ image = "nginx:1\.27" \}/,
+    );
+    for (const noise of ['Priority', 'RestartPolicy', 'Resources', 'Status', 'Meta', 'Update', 'LogConfig'])
       expect(deleted).not.toContain(noise);
   });
 });
