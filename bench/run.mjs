@@ -13,7 +13,8 @@
 // BENCH_JOBS (100), BENCH_CPU_ROLES (10000), BENCH_FAULT_OBJECTS (500), BENCH_RATE_OBJECTS (150);
 // BENCH_LATENCY_MS (10), BENCH_PARALLELISM (10), BENCH_SERVICE_RUNS (3: the service phases are run
 // this many times, each in a fresh process against a fresh sandbox, and each phase's median run is
-// shown; one run's wall varied by a fifth here), BENCH_SKIP (comma list of: startup, cpu, faults),
+// shown; one run's wall varied by a fifth here), BENCH_SKIP (comma list of: startup, cpu, faults,
+// floor: the run of the service phases with no added latency),
 // BENCH_OUT (docs folder to write; default docs/), BENCH_SANDBOX_PROFILE (a folder for the sandbox
 // child's `node --cpu-prof` profile).
 import { spawn } from 'node:child_process';
@@ -209,10 +210,10 @@ async function servicePhases() {
  * that every run starts with cold code as the first did: runs in one process found the code warm
  * from the runs before them, and the third was a fifth faster than the first.
  */
-function servicePhasesInChild() {
+function servicePhasesInChild(env = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], {
-      env: { ...process.env, BENCH_CHILD: 'services' },
+      env: { ...process.env, ...env, BENCH_CHILD: 'services' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -241,6 +242,17 @@ for (let i = 0; i < settings.serviceRuns; i += 1) {
   serviceRuns.push(await servicePhasesInChild());
 }
 results.services = medianPhases(serviceRuns);
+if (!skip.has('floor') && settings.latencyMs > 0) {
+  // The same phases with nothing added to the answers: what is left is CPU (Converge's and the
+  // sandbox's, sharing the machine's cores), the floor under each wall that no pipelining lowers.
+  say('service phases with no added latency (the CPU floor)');
+  const floor = await servicePhasesInChild({ BENCH_LATENCY_MS: '0' });
+  results.floor = floor.phases.map((p) => ({
+    phase: p.phase,
+    wallMs: p.wallMs,
+    convergeCpuMs: p.convergeCpuMs,
+  }));
+}
 if (!skip.has('startup')) {
   say('start-up');
   results.startup = measureStartup();

@@ -46,6 +46,26 @@ function roundTripNote(services, settings) {
   return `Round trip: one small read alone, one at a time with the bare HTTP client, takes ${rt.toFixed(1)} ms (median of 50) against this sandbox with ${settings.latencyMs} ms added: the rest is the loopback HTTP exchange and the sandbox's own work, the same for any client. At that round trip the walls are: ${phases} (requests ÷ parallelism × ${rt.toFixed(1)} ms). ${criticalPath(services)}`;
 }
 
+/**
+ * Each phase's wall with nothing added to the answers beside its wall with the latency: the first is
+ * CPU alone (Converge's and the sandbox's on the machine's cores), a floor no pipelining lowers; what
+ * the latency adds on top of it, against the bound, tells how much of the waiting the work hid.
+ */
+function floorTable(services, floor, settings) {
+  const lines = [
+    `| phase | wall, no latency added (CPU floor) | Converge CPU there | wall, ${settings.latencyMs} ms added | added by the latency | latency bound | floor + bound ÷ bound |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const f of floor) {
+    const p = services.phases.find((q) => q.phase === f.phase);
+    if (!p) continue;
+    lines.push(
+      `| ${f.phase} | ${ms(f.wallMs)} | ${cpuMs(f.convergeCpuMs)} | ${ms(p.wallMs)} | ${ms(p.wallMs - f.wallMs)} | ${ms(p.boundMs)} | ${ratio(f.wallMs + p.boundMs, p.boundMs)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 /** The warm plan's requests to the secrets service: its longest queue, over that host's own connections. */
 function criticalPath(services) {
   const warm = services.phases.find((p) => p.phase === 'warm plan');
@@ -140,6 +160,14 @@ export function writeReport(dir, results) {
     phaseTable(services, results.startup?.versionMs),
     '',
     ...(services.roundTripMs === undefined ? [] : [roundTripNote(services, settings), '']),
+    ...(results.floor
+      ? [
+          `The same phases with no latency added (one run, a fresh process): the wall is then CPU alone, Converge's and the sandbox's on ${machine.cores} cores, a floor no request pipelining lowers. Were that work done wholly while waiting for answers, a phase would take the larger of the two; done wholly apart, their sum (last column). Where the last column is above 1.5×, the target needs less CPU per object, not more requests in flight.`,
+          '',
+          floorTable(services, results.floor, settings),
+          '',
+        ]
+      : []),
     'Requests per kind, counted by the sandbox, as `sent / minimum` (the minimum per kind is in the README; target: the warm plan within 2% of it for each kind):',
     '',
     kindTable(services),
