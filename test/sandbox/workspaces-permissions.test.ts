@@ -265,6 +265,15 @@ describe('who sees and changes what', () => {
     );
     // pat administers the platform project only.
     expect(await names('platform-token')).toEqual(['infra']);
+    // Owners and teams that manage workspaces see every one, in name order, as the reader does.
+    const every = await names('reader-token');
+    expect(await names('owner-token')).toEqual([...every].sort());
+    expect(await names('manager-token')).toEqual([...every].sort());
+    expect(await names('org-token')).toEqual([...every].sort());
+    // A member of another organization only: not found, not an empty list.
+    expect(
+      (await api('GET', '/api/v2/organizations/acme/workspaces', { token: 'lenient-token' })).status,
+    ).toBe(404);
   });
 
   it('lets owners, manage-workspaces teams and the organization token create; others get 404', async () => {

@@ -85,10 +85,13 @@ export class WorkspaceHandlers {
     const caller = this.access.caller(req);
     const org = this.access.organization(caller, req.params.organization!);
     const includes = includesOf(req, WORKSPACE_INCLUDES);
-    const visible = this.store
-      .workspacesOf(org)
-      .filter((ws) => this.access.rights(caller, ws).runs !== 'none')
-      .filter(workspaceFilter(req));
+    // Who sees every workspace (owners, the organization token) needs no check per workspace: a
+    // page of 100 of 500 checked all 500 for every page, a fifth of the sandbox's work on a list.
+    const all = this.store.workspacesOf(org);
+    const readable = this.access.permissions.seesEveryWorkspace(caller, org)
+      ? all
+      : all.filter((ws) => this.access.rights(caller, ws).runs !== 'none');
+    const visible = readable.filter(workspaceFilter(req));
     const page = paginate(req, baseUrlOf(req), visible);
     const included = new Map<string, Resource>();
     const data = page.items.map((ws) => {

@@ -239,6 +239,16 @@ export class Permissions {
     return teamsIn(caller, this.org(organization)).some((t) => t.projectAdmin.has(projectName));
   }
 
+  /**
+   * Whether the caller reads runs of every workspace of the organization, whatever its name or
+   * project: the organization's token, owners, and teams that manage workspaces. A list then needs
+   * no per-workspace check to know what the caller sees.
+   */
+  seesEveryWorkspace(caller: Caller, organization: string): boolean {
+    if (caller.kind === 'organization') return caller.organization === organization;
+    return teamsIn(caller, this.org(organization)).some((t) => t.name === OWNERS_TEAM || t.manageWorkspaces);
+  }
+
   workspaceRights(caller: Caller, ws: WorkspaceRecord, projectName: string): WorkspaceRights {
     const org = this.org(ws.organization);
     if (caller.kind === 'organization') {
