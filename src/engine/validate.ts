@@ -8,7 +8,12 @@ import { allowListFrom } from '../common/allow-list.js';
 import { loadManifest as loadManifestFiles, positionParserLoaded, sortProblems } from '../manifest/index.js';
 import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import type { SourcePosition } from '../common/types.js';
-import { type Desired, hasLocalFiles, type ManifestResource, type ResourceKey } from '../resources/contract.js';
+import {
+  type Desired,
+  hasLocalFiles,
+  type ManifestResource,
+  type ResourceKey,
+} from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { connectionAddressProblems } from './connection-addresses.js';
 import { connectionSettings } from './connection-settings.js';
