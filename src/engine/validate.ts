@@ -4,7 +4,9 @@
  * applier or the inventory; workflow.ts re-exports these for everything else.
  */
 import { type SettingNames, settingNames } from '../common/setting-names.js';
-import { allowListFrom } from '../common/allow-list.js';
+import { allowListFrom, MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
+import { scrubSecrets } from '../common/scrub.js';
+import { inFileOrder } from '../manifest/file-order.js';
 import { loadManifest as loadManifestFiles, positionParserLoaded, sortProblems } from '../manifest/index.js';
 import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import type { SourcePosition } from '../common/types.js';
@@ -116,21 +118,13 @@ function withKeyingProblems(
   // Documents with problems take part as far as their metadata says who they are: a copy of a
   // document with a typo in its spec is a duplicate in this run, not only once the typo is fixed.
   const unloaded = (partial.unloaded ?? []).map(({ key, source }) => identityOnly(key, source));
-  const files = partial.files;
+  const resources = [...partial.resources, ...unloaded].filter(
+    (r) =>
+      r.connection === undefined || declared.has(`${catalog.kind(r.kind)?.service ?? ''}\n${r.connection}`),
+  );
   const keyable: Manifest = {
     ...partial,
-    resources: [...partial.resources, ...unloaded]
-      .filter(
-        (r) =>
-          r.connection === undefined ||
-          declared.has(`${catalog.kind(r.kind)?.service ?? ''}\n${r.connection}`),
-      )
-      .sort(
-        (a, b) =>
-          files.indexOf(a.source.file) - files.indexOf(b.source.file) ||
-          a.source.line - b.source.line ||
-          a.source.col - b.source.col,
-      ),
+    resources: unloaded.length > 0 ? inFileOrder(resources, partial.files) : resources,
   };
   try {
     keyedDesired(keyable, catalog, (s, c) =>
@@ -141,7 +135,12 @@ function withKeyingProblems(
     if (!(keying instanceof ManifestError)) return error;
     // A document the load already faulted (its own duplicate check, say) is not reported twice.
     const faulted = new Set(error.problems.map((p) => formatPosition(p.position)));
-    const more = keying.problems.filter((p) => !faulted.has(formatPosition(p.position)));
+    // An address quoted in a message may hold a secret (refused at its own line by the load).
+    const secrets =
+      partial.sensitiveValues?.filter((v) => v.trim().length >= MIN_SENSITIVE_VALUE_CHARS) ?? [];
+    const more = keying.problems
+      .filter((p) => !faulted.has(formatPosition(p.position)))
+      .map((p) => (secrets.length > 0 ? { ...p, message: scrubSecrets(p.message, secrets) } : p));
     return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
   }
 }

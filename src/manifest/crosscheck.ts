@@ -4,6 +4,7 @@
  */
 import { addressOf, isNamespaced, type ResourceKey } from '../resources/contract.js';
 import { editDistance } from '../common/edit-distance.js';
+import { inFileOrder } from './file-order.js';
 import type { ManifestKind } from './kinds.js';
 import { formatPosition, type Manifest, type ManifestProblem, type SourcePosition } from './types.js';
 
@@ -89,8 +90,12 @@ function findDuplicates(manifest: Manifest): ManifestProblem[] {
       key: { kind: r.kind, name: r.name, namespace: r.namespace, connection: r.connection },
       source: r.source,
     })),
-    ...(manifest.unloaded ?? []),
-  ].sort((a, b) => compareSources(manifest.files, a.source, b.source));
+  ];
+  // Loaded objects are in file order already; documents with problems are put in their place.
+  if (manifest.unloaded?.length) {
+    declared.push(...manifest.unloaded);
+    inFileOrder(declared, manifest.files);
+  }
   const firstPlace = new Map<string, SourcePosition>();
   const problems: ManifestProblem[] = [];
   for (const { key, source } of declared) {
@@ -138,13 +143,4 @@ function checkConnectionReferences(
     }
   }
   return problems;
-}
-
-/**
- * The order files were read in, then lines: the first declaration is the earlier one, also when it
- * is a document with problems (collected apart from the loaded ones).
- */
-function compareSources(files: readonly string[], a: SourcePosition, b: SourcePosition): number {
-  if (a.file !== b.file) return files.indexOf(a.file) - files.indexOf(b.file);
-  return a.line - b.line || a.col - b.col;
 }

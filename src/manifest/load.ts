@@ -3,7 +3,13 @@
  * Every problem of every file is collected before anything fails, so one run shows them all.
  */
 import path from 'node:path';
-import { type AllowList, allowListFrom, sensitiveEnvFrom } from '../common/allow-list.js';
+import {
+  type AllowList,
+  allowListFrom,
+  MIN_SENSITIVE_VALUE_CHARS,
+  sensitiveEnvFrom,
+} from '../common/allow-list.js';
+import { scrubSecrets } from '../common/scrub.js';
 import {
   confinedFileReader,
   type ConfinementOptions,
@@ -135,12 +141,18 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 
   // A connection's token is a credential whatever its source (a variable of any name, a file): a
   // document copying it into a description must not print it in a plan.
+  // One written in the manifest is in the open already (a sandbox's `root`): masking it would only
+  // blank out a common word everywhere.
   for (const connection of manifest.connections)
-    if (connection.token !== undefined && !sensitiveValues.has(connection.token))
+    if (
+      connection.token !== undefined &&
+      connection.tokenFromOutside &&
+      !sensitiveValues.has(connection.token)
+    )
       sensitiveValues.set(connection.token, `the token of Connection "${connection.name}"`);
   const wholeManifestProblems = () => [
     ...crossCheck(manifest, kinds, brokenConnections),
-    ...sensitiveIdentityProblems(manifest, sensitiveValues),
+    ...sensitiveIdentityProblems(manifest, sensitiveValues, kinds),
   ];
   let crossProblems = wholeManifestProblems();
   if (crossProblems.length > 0 && !positionParserLoaded()) {
@@ -151,7 +163,16 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   problems.push(...crossProblems);
   problems.push(...emptinessProblems(manifest, problems));
   if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues.keys()];
-  if (problems.length > 0) throw new ManifestError(sortProblems(problems), manifest);
+  if (problems.length > 0) {
+    // A message may quote what a document says of itself (an address declared twice): a secret in
+    // it, refused at its own line, must not show there either.
+    const secrets = [...sensitiveValues.keys()].filter((v) => v.trim().length >= MIN_SENSITIVE_VALUE_CHARS);
+    const shown =
+      secrets.length === 0
+        ? problems
+        : problems.map((p) => ({ ...p, message: scrubSecrets(p.message, secrets) }));
+    throw new ManifestError(sortProblems(shown), manifest);
+  }
   return manifest;
 }
 

@@ -5,31 +5,41 @@
  * refused at its line, before anything is printed, rather than shown in the clear everywhere.
  */
 import { MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
+import { namespaceFieldOf } from '../resources/contract.js';
+import type { ManifestKind } from './kinds.js';
 import type { Manifest, ManifestProblem } from './types.js';
 
 /**
- * `sources`: each secret the manifest holds (a sensitive variable's value, a connection's token),
- * with where it came from in words (`the token of Connection "eu"`).
+ * `sources`: each secret the manifest holds (a sensitive variable's value, a connection's token from
+ * outside the manifest), with where it came from in words (`the token of Connection "eu"`). Only a
+ * name or namespace filled in from a variable or file is looked at: one written in the manifest is
+ * in the open already, and `root-readers` beside a `root` token protects nothing by being refused.
  */
 export function sensitiveIdentityProblems(
   manifest: Manifest,
   sources: ReadonlyMap<string, string>,
+  kinds: readonly ManifestKind[],
 ): ManifestProblem[] {
   const secrets = [...sources].filter(([value]) => value.trim().length >= MIN_SENSITIVE_VALUE_CHARS);
   if (secrets.length === 0) return [];
   const problems: ManifestProblem[] = [];
   for (const resource of manifest.resources) {
+    if (resource.sensitivePointers.size === 0) continue;
+    // The kind's own word for its namespace (`mount`, `organization`), as the document writes it.
+    const namespaceField = namespaceFieldOf(kinds.find((k) => k.kind === resource.kind));
     for (const [field, text] of [
       ['name', resource.name],
-      ['namespace', resource.namespace],
+      [namespaceField, resource.namespace],
+      ['connection', resource.connection],
     ] as const) {
-      if (text === undefined) continue;
+      const pointer = `/metadata/${field}`;
+      if (text === undefined || !resource.sensitivePointers.has(pointer)) continue;
       const found = secrets.find(([value]) => text.includes(value));
       if (!found) continue;
       problems.push({
-        position: resource.locate(`/metadata/${field}`),
+        position: resource.locate(pointer),
         // Where the secret came from, never its value.
-        message: `metadata.${field} holds ${found[1]}: an object's ${field} shows in every plan, log and address and cannot be masked; take it from a value that is not a secret`,
+        message: `metadata.${field} holds ${found[1]}: an object's ${field === 'name' ? 'name' : field} is part of its address, shown in every plan, log and lock, and cannot be masked; take it from a value that is not a secret`,
       });
     }
   }

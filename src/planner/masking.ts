@@ -218,18 +218,30 @@ export function holdsSecret(value: unknown, secrets: SecretCopies): boolean {
   return Object.entries(value).some(([k, v]) => holdsSecret(k, secrets) || holdsSecret(v, secrets));
 }
 
-/** The secrets `value`'s strings (keys too) hold a copy of. */
-export function secretsIn(value: unknown, secrets: SecretCopies, found = new Set<string>()): Set<string> {
+/**
+ * How many copies of each secret `value`'s strings (keys too) hold. Overlapping copies count too
+ * (each match is looked for again one character on, as `replaceOverlapping` masks them), so a
+ * secret whose start overlaps another's end is not missed.
+ */
+export function secretCounts(
+  value: unknown,
+  secrets: SecretCopies,
+  found = new Map<string, number>(),
+): Map<string, number> {
   if (typeof value === 'string') {
-    // matchAll starts where the shared pattern's last `test` stopped: from the start, always.
-    secrets.pattern.lastIndex = 0;
-    for (const match of value.matchAll(secrets.pattern)) found.add(match[0]);
+    const pattern = secrets.pattern;
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(value); match; match = pattern.exec(value)) {
+      found.set(match[0], (found.get(match[0]) ?? 0) + 1);
+      pattern.lastIndex = match.index + 1;
+    }
+    pattern.lastIndex = 0;
   } else if (Array.isArray(value)) {
-    for (const v of value) secretsIn(v, secrets, found);
+    for (const v of value) secretCounts(v, secrets, found);
   } else if (isObject(value)) {
     for (const [k, v] of Object.entries(value)) {
-      secretsIn(k, secrets, found);
-      secretsIn(v, secrets, found);
+      secretCounts(k, secrets, found);
+      secretCounts(v, secrets, found);
     }
   }
   return found;

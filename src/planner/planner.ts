@@ -36,13 +36,14 @@ import {
   type ResourceKey,
   type ServerSidePlan,
 } from '../resources/contract.js';
+import { jsonEqual } from '../common/json-equal.js';
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { inFileOrder } from './problem-order.js';
 import {
   copiedSecrets,
   holdsSecret,
-  secretsIn,
+  secretCounts,
   maskAttributes,
   maskCopies,
   maskDiffs,
@@ -655,16 +656,19 @@ function maskSecretCopies(
   const masked = <T>(value: T) => maskCopies(value, secrets);
   // The new value carries a copy of a secret the old one does not: the old one most likely carried
   // that secret's previous value, unknown here, so it is hidden whole. Where the old value carries
-  // every secret the new one does, only the copies are hidden and the rest of the change stays
+  // every copy the new one does, only the copies are hidden and the rest of the change stays
   // readable. Secret by secret, not "any copy on both sides": a connection string holding two
   // secrets, one of them rotated, kept the other and showed the rotated one's old value. In text of
   // several lines (a job's template, a policy), only the old lines the new text does not keep are
   // hidden: a line kept as it was cannot have held the old secret (the new text would hold it too),
   // and the rest of the diff stays readable around the one line that changed.
   const rotated = (before: unknown, after: unknown) => {
-    if (!holdsSecret(after, secrets)) return false;
-    const old = secretsIn(before, secrets);
-    for (const secret of secretsIn(after, secrets)) if (!old.has(secret)) return true;
+    // An unchanged value hides nothing it does not show with its copies masked (and most are).
+    if (before === after || !holdsSecret(after, secrets) || jsonEqual(before, after)) return false;
+    // Copy by copy: a spot that now holds a secret the old value held fewer times of (a second
+    // copy of a secret already there, say) held something else, most likely the old credential.
+    const old = secretCounts(before, secrets);
+    for (const [secret, n] of secretCounts(after, secrets)) if ((old.get(secret) ?? 0) < n) return true;
     return false;
   };
   const carried = (before: unknown, after: unknown) => {

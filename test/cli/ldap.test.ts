@@ -177,6 +177,7 @@ describe('what a new user gets wrong', () => {
         `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: bob }\nspec: { groups: [Ops] }\n`,
         // Upper case beyond A-Z: the service lower-cases it too, so the name would never be listed back.
         group('{ name: Équipe }'),
+        group('{ name: team-Ⅻ }'),
         `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: zoë }\nspec: { groups: [Ωmega] }\n`,
       ].join('---\n'),
     );
@@ -184,7 +185,8 @@ describe('what a new user gets wrong', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/directory\.yaml:3:\d+: invalid LdapGroup name "Admins": .*lower case/);
     expect(r.stderr).toMatch(/directory\.yaml:23:\d+: invalid LdapGroup name "Équipe": .*lower case/);
-    expect(r.stderr).toMatch(/directory\.yaml:29:\d+: spec\.groups\[0\] must match/);
+    expect(r.stderr).toMatch(/directory\.yaml:28:\d+: invalid LdapGroup name "team-Ⅻ"/);
+    expect(r.stderr).toMatch(/directory\.yaml:34:\d+: spec\.groups\[0\] must match/);
     expect(r.stderr).not.toMatch(/"zoë"/);
     expect(r.stderr).toMatch(
       /directory\.yaml:8:\d+: "namespace" is not allowed: LdapGroup objects name it "mount"/,

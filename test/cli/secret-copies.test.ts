@@ -152,4 +152,19 @@ describe("a Connection's token", () => {
     expect(r.stdout + r.stderr).not.toContain('regkey4567');
     expect(r.stderr).toMatch(/m\.yaml:8:\d+: metadata\.name holds the token of Connection "eu"/);
   });
+
+  it("names a directory entry's mount as the document writes it, at its line", async () => {
+    const dir = tempDir('converge-sensitive-mount-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      'apiVersion: converge/v1\nkind: LdapGroup\nmetadata:\n  name: ops\n  mount: "ldap-${env:MOUNT_TOKEN}"\nspec: { policies: [a] }\n',
+    );
+    const r = await runCli(
+      ['validate', '-f', dir],
+      base({ MOUNT_TOKEN: 'mounttok9', CONVERGE_ALLOW_ENV: 'MOUNT_TOKEN' }),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).not.toContain('mounttok9');
+    expect(r.stderr).toMatch(/m\.yaml:5:\d+: metadata\.mount holds the value of MOUNT_TOKEN/);
+  });
 });

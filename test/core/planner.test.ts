@@ -95,6 +95,27 @@ describe('planner', () => {
       }),
     ]);
 
+    // A spot that now holds a second copy of a secret already there held something else before
+    // (the old credential), and overlapping secrets are each found.
+    store.objects.set('Thing/twice', {
+      value: { note: `primary=${token} replica=Replica-Old-77` },
+      version: 1,
+    });
+    store.objects.set('Thing/overlap', { value: { note: 'abcdef123old456' }, version: 1 });
+    const more = await buildPlan(
+      [
+        desired('Thing', 'login', { password, token }),
+        desired('Thing', 'keys', { password: 'abcdef123', token: '123xyz789' }),
+        desired('Thing', 'twice', { note: `primary=${token} replica=${token}` }),
+        desired('Thing', 'overlap', { note: 'abcdef123xyz789' }),
+      ],
+      lookupOf(two),
+      noContext,
+    );
+    const moreShown = JSON.stringify(more.changes.map(({ desired: _d, observed: _o, ...c }) => c));
+    expect(moreShown).not.toContain('Replica-Old-77');
+    expect(moreShown).not.toContain('old456');
+
     // In text of several lines, only the old lines the new text does not keep are hidden.
     store.objects.set('Thing/script', {
       value: { note: 'set -e\nexport PW=Rotated-Old-99\nrun --fast' },

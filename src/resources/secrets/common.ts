@@ -97,10 +97,11 @@ export function durationSchema(description: string) {
  * Names of directory groups and users, and the local groups a user names: one path segment, in lower
  * case. The service lower-cases names (unless a mount sets `case_sensitive_names`), so a mixed-case
  * name would never match what it lists: a perpetual create, or a prune of the object just written.
- * Upper case in any script (`Équipe`, `Ωmega`), not only A-Z: the service lower-cases them all (Go's
- * `strings.ToLower`). A Unicode property class: ajv compiles patterns with the `u` flag.
+ * Anything lower-casing changes, in any script (`Équipe`, `Ωmega`, `Ⅻ`), not only A-Z: the service
+ * lower-cases them all (Go's `strings.ToLower`). A Unicode property class: ajv compiles patterns
+ * with the `u` flag.
  */
-export const LOWER_CASE_NAME = '^[^/\\s,\\p{Lu}\\p{Lt}]+$';
+export const LOWER_CASE_NAME = '^[^/\\s,\\p{Changes_When_Lowercased}]+$';
 
 export const DIRECTORY_NAME_SCHEMA = Type.String({
   minLength: 1,
