@@ -277,14 +277,14 @@ describe('a sensitive variable in an object name or namespace', () => {
 
   test('a name written in the manifest is not refused, even when it contains a secret value', async () => {
     // `root-readers` beside a sensitive value `root`: the name is in the open already.
-    const dir = writeTree({ 'a.yaml': `${role('root-readers', '  Token: \${env:TEAM_TOKEN}\n')}` });
+    const dir = writeTree({ 'a.yaml': `${role('root-readers', '  Token: ${env:TEAM_TOKEN}\n')}` });
     const manifest = await load(dir, ['a.yaml'], { env: env({ TEAM_TOKEN: 'root' }) });
     expect(manifest.resources[0]!.name).toBe('root-readers');
   });
 
   test('the secret does not show in another problem quoting the address (declared twice)', async () => {
     const dir = writeTree({
-      'a.yaml': `${role('r-\${env:TEAM_TOKEN}')}---\n${role('r-\${env:TEAM_TOKEN}')}`,
+      'a.yaml': `${role('r-${env:TEAM_TOKEN}')}---\n${role('r-${env:TEAM_TOKEN}')}`,
     });
     const text = (await loadErrors(dir, ['a.yaml'], { env: env() })).join('\n');
     expect(text).toContain('declared twice');
