@@ -14,9 +14,9 @@ import type { Catalog } from './catalog.js';
 import type { SettingsOf } from './desired.js';
 
 /**
- * Prune scopes: every (kind, connection, namespace) the manifest manages, for kinds whose service
- * carries Converge's ownership marker, and every PruneScope it declares (with its effective
- * namespace). An empty manifest has no marker scope, so it can never prune everything that way.
+ * Prune scopes: every PruneScope the manifest declares (with its effective namespace), and, for
+ * kinds whose service carries Converge's ownership marker and that no PruneScope names, every
+ * (kind, connection, namespace) the manifest manages. An empty manifest has no marker scope, so it can never prune everything that way.
  * Kinds without a marker are pruned where the inventory holds objects Converge created (`owned`):
  * inside the scopes the manifest declares for the kind when it declares any, else wherever those
  * objects are; the planner then deletes only the inventory's objects. Emptying a whole kind is
@@ -61,9 +61,13 @@ export function pruneScopes(
     seen.set(`declared:${p.name}`, scope);
   }
   if (problems.length > 0) throw new ManifestError(problems);
+  // A kind with PruneScopes of its own is pruned in those alone: adding the scopes its objects imply
+  // (every namespace declared, no prefix) undid a `namePrefix`, and two manifests sharing an
+  // organization, each told to keep to its prefix, pruned each other's workspaces and jobs.
+  const declaredKinds = new Set(manifest.pruneScopes.map((p) => p.kind));
   for (const d of desired) {
     const kind = catalog.kind(d.key.kind);
-    if (!isPrunable(kind) || kind.ownership !== 'marker') continue;
+    if (!isPrunable(kind) || kind.ownership !== 'marker' || declaredKinds.has(d.key.kind)) continue;
     const scope: PruneScope = {
       kind: d.key.kind,
       ...(d.key.namespace !== undefined ? { namespace: d.key.namespace } : {}),
@@ -71,7 +75,6 @@ export function pruneScopes(
     };
     seen.set(JSON.stringify(scope), scope);
   }
-  const declaredKinds = new Set(manifest.pruneScopes.map((p) => p.kind));
   for (const { key, imported } of owned) {
     const kind = catalog.kind(key.kind);
     // Kinds with a marker are pruned where the manifest declares one; an object adopted by import

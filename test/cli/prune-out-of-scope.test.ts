@@ -78,3 +78,20 @@ describe('workspaces Converge created in an organization the manifest no longer 
     expect(doc.pruned.out_of_scope).toEqual([]);
   });
 });
+
+describe("a PruneScope's namePrefix for a kind with an ownership marker", () => {
+  it("keeps a prune to the prefix: another manifest's workspaces in the organization stay", async () => {
+    const prefixed =
+      'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: imp-ws }\nspec: { kind: Workspace, namespace: sandbox, namePrefix: imp- }\n';
+    const r = await runCli(
+      ['plan', '-f', manifest(role, workspace('imp-a'), prefixed), '--prune', '--json'],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as PlanJson;
+    // ws-a and ws-b carry Converge's marker and sit in the organization the manifest manages, but
+    // not under imp-: the scope the manifest declared for its workspaces leaves them alone.
+    expect(doc.pruned.addresses).toEqual([]);
+    expect(doc.changes.filter((c) => c.action === 'delete')).toEqual([]);
+  });
+});
