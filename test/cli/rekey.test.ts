@@ -127,6 +127,23 @@ describe('what an operator gets wrong', () => {
   });
 });
 
+describe('a key file holding several armored keys one after the other', () => {
+  it('is refused before anything is sent, not cut to its first key', async () => {
+    const made = await Promise.all(
+      ['ann', 'bob'].map((name) =>
+        generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name }] }),
+      ),
+    );
+    const file = path.join(tempDir('converge-rekey-'), 'two.asc');
+    // `cat ann.asc bob.asc > two.asc`: two armor blocks, each a whole public key.
+    writeFileSync(file, made.map((k) => k.publicKey).join(''));
+    const r = await converge(['rekey', 'start', '--shares', '1', '--threshold', '1', '--pgp-keys', file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('holds 2 keys: give one public key per file');
+    expect(JSON.parse((await ok(['rekey', 'status', '--json'])).stdout).started).toBe(false);
+  });
+});
+
 describe('the rekey ceremony', () => {
   let newShares: string[] = [];
 

@@ -55,6 +55,11 @@ export async function pgpKeyForService(file: string): Promise<string> {
   const trimmed = text.trim();
   const { readKeys } = await import('openpgp');
   let keys: Awaited<ReturnType<typeof readKeys>>;
+  // openpgp reads the first armored block of a file and ignores the rest: blocks put one after the
+  // other (`cat ann.asc bob.asc`, a usual key bundle) are counted here, so the second is not dropped.
+  const blocks = text.match(/^-----BEGIN PGP (?:PUBLIC|PRIVATE) KEY BLOCK-----/gm)?.length ?? 0;
+  if (blocks > 1)
+    throw new CliError(`${file} holds ${blocks} keys: give one public key per file, one file per share`);
   try {
     if (ARMOR.test(text)) keys = await readKeys({ armoredKeys: text });
     else if (/^[A-Za-z0-9+/\s]+=*$/.test(trimmed) && trimmed.length > 0)
