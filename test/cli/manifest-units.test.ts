@@ -166,3 +166,20 @@ spec: { specFile: job.hcl }
     expect(out).toContain('# group web: 1 to place');
   });
 });
+
+describe('durations in an inline job', () => {
+  it('are nanoseconds, and a duration written as text is refused by validate at its line', async () => {
+    const job = (killTimeout: string) =>
+      `apiVersion: converge/v1\nkind: Job\nmetadata: { name: inline-units }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups:\n    - Name: g\n      Tasks:\n        - Name: t\n          Driver: docker\n          KillTimeout: ${killTimeout}\n          Config: { image: x, Timeout: 5s }\n`;
+    // The service refused "20s" only when the plan was made, and with it the whole apply.
+    const refused = await converge(['validate', '-f', folder({ 'job.yaml': job('20s') })]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /job\.yaml:12:\d+: spec\.TaskGroups\[0\]\.Tasks\[0\]\.KillTimeout .*nanoseconds/,
+    );
+    // A driver's own config keeps its own forms (`Timeout` there is no duration of the scheduler's).
+    expect(refused.stderr).not.toContain('Config');
+    const valid = await converge(['validate', '-f', folder({ 'job.yaml': job('20000000000') })]);
+    expect(valid.code, valid.stderr).toBe(0);
+  });
+});

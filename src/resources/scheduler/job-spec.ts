@@ -16,6 +16,7 @@ import type { Job } from '../../clients/scheduler/client.js';
 import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';
+import { JOB_DURATION_FIELDS } from './job-durations.js';
 
 /** Largest job specification file read: far above any real job, and bounded all the same. */
 const MAX_JOB_SPEC_BYTES = 4 * 1024 * 1024;
@@ -24,9 +25,23 @@ const MAX_JOB_SPEC_BYTES = 4 * 1024 * 1024;
 export const OWNERSHIP_META_KEY = 'converge-managed';
 export const OWNERSHIP_META_VALUE = 'true';
 
+/**
+ * A duration of the job API: nanoseconds, as the service takes them (the plan shows them as `20s`).
+ * Checked here because the service refuses text there only when the plan is made (`cannot
+ * unmarshal string`), and one such job refuses the whole apply; a job file (`specFile`) writes `20s`.
+ */
+const Nanoseconds = Type.Union([Type.Integer(), Type.Null()], {
+  description: 'nanoseconds (20s is 20000000000); a specFile job may write 20s',
+});
+
 /** Fields of the service's job objects, by name; the service validates their contents. */
 function fields(names: readonly string[], typed: Record<string, TSchema> = {}): Record<string, TSchema> {
-  return Object.fromEntries(names.map((n) => [n, Type.Optional(typed[n] ?? Type.Unknown())]));
+  return Object.fromEntries(
+    names.map((n) => [
+      n,
+      Type.Optional(typed[n] ?? (JOB_DURATION_FIELDS.has(n) ? Nanoseconds : Type.Unknown())),
+    ]),
+  );
 }
 
 const StringMap = Type.Record(Type.String(), Type.String());
