@@ -37,16 +37,16 @@ export function allowListFrom(
 export const EMPTY_ALLOW_LIST: AllowList = { patterns: [], allows: () => false };
 
 /**
- * Variables whose values are secrets wherever a manifest copies them (`CONVERGE_SENSITIVE_ENV`):
- * names or globs, letter case ignored. Unset, the names that say so: a password, a secret, a token,
- * a credential, a private or API key. Set (even empty), exactly what it lists.
- */
-/**
  * A sensitive variable's value is a secret from this length: shorter ones (`on`, `dev`) would mask
  * every occurrence of a common word in a plan and hide more than they protect.
  */
 export const MIN_SENSITIVE_VALUE_CHARS = 4;
 
+/**
+ * Variables whose values are secrets wherever a manifest copies them (`CONVERGE_SENSITIVE_ENV`):
+ * names or globs, letter case ignored. Unset, the names that say so: a password, a secret, a token,
+ * a credential, a private or API key. Set (even empty), exactly what it lists.
+ */
 export const DEFAULT_SENSITIVE_ENV =
   '*PASSWORD*,*PASSWD*,*SECRET*,*TOKEN*,*CREDENTIAL*,*PRIVATE*,*API_KEY*,*APIKEY*';
 

@@ -16,7 +16,8 @@ import type { SettingsOf } from './desired.js';
 /**
  * Prune scopes: every PruneScope the manifest declares (with its effective namespace), and, for
  * kinds whose service carries Converge's ownership marker and that no PruneScope names, every
- * (kind, connection, namespace) the manifest manages. An empty manifest has no marker scope, so it can never prune everything that way.
+ * (kind, connection, namespace) the manifest manages. An empty manifest has no marker scope, so it
+ * can never prune everything that way.
  * Kinds without a marker are pruned where the inventory holds objects Converge created (`owned`):
  * inside the scopes the manifest declares for the kind when it declares any, else wherever those
  * objects are; the planner then deletes only the inventory's objects. Emptying a whole kind is

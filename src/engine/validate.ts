@@ -4,10 +4,14 @@
  * applier or the inventory; workflow.ts re-exports these for everything else.
  */
 import { type SettingNames, settingNames } from '../common/setting-names.js';
-import { allowListFrom, MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
-import { scrubSecrets } from '../common/scrub.js';
-import { inFileOrder } from '../manifest/file-order.js';
-import { loadManifest as loadManifestFiles, positionParserLoaded, sortProblems } from '../manifest/index.js';
+import { allowListFrom } from '../common/allow-list.js';
+import { inFileOrder } from '../common/file-order.js';
+import {
+  loadManifest as loadManifestFiles,
+  positionParserLoaded,
+  sortProblems,
+  withoutSecrets,
+} from '../manifest/index.js';
 import { formatPosition, type Manifest, ManifestError, type ManifestProblem } from '../manifest/types.js';
 import type { SourcePosition } from '../common/types.js';
 import {
@@ -124,7 +128,7 @@ function withKeyingProblems(
   );
   const keyable: Manifest = {
     ...partial,
-    resources: unloaded.length > 0 ? inFileOrder(resources, partial.files) : resources,
+    resources: unloaded.length > 0 ? inFileOrder(resources, (r) => r.source, partial.files) : resources,
   };
   try {
     keyedDesired(keyable, catalog, (s, c) =>
@@ -136,11 +140,10 @@ function withKeyingProblems(
     // A document the load already faulted (its own duplicate check, say) is not reported twice.
     const faulted = new Set(error.problems.map((p) => formatPosition(p.position)));
     // An address quoted in a message may hold a secret (refused at its own line by the load).
-    const secrets =
-      partial.sensitiveValues?.filter((v) => v.trim().length >= MIN_SENSITIVE_VALUE_CHARS) ?? [];
-    const more = keying.problems
-      .filter((p) => !faulted.has(formatPosition(p.position)))
-      .map((p) => (secrets.length > 0 ? { ...p, message: scrubSecrets(p.message, secrets) } : p));
+    const more = withoutSecrets(
+      keying.problems.filter((p) => !faulted.has(formatPosition(p.position))),
+      partial.sensitiveValues,
+    );
     return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
   }
 }

@@ -4,7 +4,7 @@
  */
 import { addressOf, isNamespaced, type ResourceKey } from '../resources/contract.js';
 import { editDistance } from '../common/edit-distance.js';
-import { inFileOrder } from './file-order.js';
+import { inFileOrder } from '../common/file-order.js';
 import type { ManifestKind } from './kinds.js';
 import { formatPosition, type Manifest, type ManifestProblem, type SourcePosition } from './types.js';
 
@@ -83,7 +83,7 @@ function checkPruneScopes(
  * name on two registry clusters is two objects. A missing namespace is one namespace of its own.
  */
 function findDuplicates(manifest: Manifest): ManifestProblem[] {
-  const declared: { key: ResourceKey; source: SourcePosition }[] = [
+  const listed: { key: ResourceKey; source: SourcePosition }[] = [
     ...manifest.connections.map((c) => ({ key: { kind: 'Connection', name: c.name }, source: c.source })),
     ...manifest.pruneScopes.map((p) => ({ key: { kind: 'PruneScope', name: p.name }, source: p.source })),
     ...manifest.resources.map((r) => ({
@@ -92,10 +92,9 @@ function findDuplicates(manifest: Manifest): ManifestProblem[] {
     })),
   ];
   // Loaded objects are in file order already; documents with problems are put in their place.
-  if (manifest.unloaded?.length) {
-    declared.push(...manifest.unloaded);
-    inFileOrder(declared, manifest.files);
-  }
+  const declared = manifest.unloaded?.length
+    ? inFileOrder([...listed, ...manifest.unloaded], (d) => d.source, manifest.files)
+    : listed;
   const firstPlace = new Map<string, SourcePosition>();
   const problems: ManifestProblem[] = [];
   for (const { key, source } of declared) {

@@ -3,13 +3,7 @@
  * Every problem of every file is collected before anything fails, so one run shows them all.
  */
 import path from 'node:path';
-import {
-  type AllowList,
-  allowListFrom,
-  MIN_SENSITIVE_VALUE_CHARS,
-  sensitiveEnvFrom,
-} from '../common/allow-list.js';
-import { scrubSecrets } from '../common/scrub.js';
+import { type AllowList, allowListFrom, sensitiveEnvFrom } from '../common/allow-list.js';
 import {
   confinedFileReader,
   type ConfinementOptions,
@@ -18,7 +12,7 @@ import {
 } from '../common/confined-files.js';
 import type { FileContext } from './collect-document.js';
 import { crossCheck } from './crosscheck.js';
-import { sensitiveIdentityProblems } from './sensitive-identity.js';
+import { sensitiveIdentityProblems, withoutSecrets } from './sensitive-identity.js';
 import { DeferredPositions } from './deferred-positions.js';
 import { discoverManifestFiles, pathProblem } from './discover.js';
 import { loadFileFast } from './fast-load.js';
@@ -139,10 +133,10 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     );
   }
 
-  // A connection's token is a credential whatever its source (a variable of any name, a file): a
-  // document copying it into a description must not print it in a plan.
-  // One written in the manifest is in the open already (a sandbox's `root`): masking it would only
-  // blank out a common word everywhere.
+  // A connection's token from outside the manifest is a credential whatever its source (a variable
+  // of any name, a file): a document copying it into a description must not print it in a plan. One
+  // written in the manifest is in the open already (a sandbox's `root`): masking it would only blank
+  // out a common word everywhere.
   for (const connection of manifest.connections)
     if (
       connection.token !== undefined &&
@@ -163,16 +157,8 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   problems.push(...crossProblems);
   problems.push(...emptinessProblems(manifest, problems));
   if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues.keys()];
-  if (problems.length > 0) {
-    // A message may quote what a document says of itself (an address declared twice): a secret in
-    // it, refused at its own line, must not show there either.
-    const secrets = [...sensitiveValues.keys()].filter((v) => v.trim().length >= MIN_SENSITIVE_VALUE_CHARS);
-    const shown =
-      secrets.length === 0
-        ? problems
-        : problems.map((p) => ({ ...p, message: scrubSecrets(p.message, secrets) }));
-    throw new ManifestError(sortProblems(shown), manifest);
-  }
+  if (problems.length > 0)
+    throw new ManifestError(sortProblems(withoutSecrets(problems, manifest.sensitiveValues)), manifest);
   return manifest;
 }
 

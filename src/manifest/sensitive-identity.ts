@@ -5,6 +5,7 @@
  * refused at its line, before anything is printed, rather than shown in the clear everywhere.
  */
 import { MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
+import { scrubSecrets } from '../common/scrub.js';
 import { namespaceFieldOf } from '../resources/contract.js';
 import type { ManifestKind } from './kinds.js';
 import type { Manifest, ManifestProblem } from './types.js';
@@ -44,4 +45,18 @@ export function sensitiveIdentityProblems(
     }
   }
   return problems;
+}
+
+/**
+ * `problems` with the manifest's secrets scrubbed from their messages, in every encoding: a message
+ * may quote what a document says of itself (an address declared twice), and a secret in it, refused
+ * at its own line, must not show there either.
+ */
+export function withoutSecrets<T extends ManifestProblem>(
+  problems: readonly T[],
+  secrets: readonly string[] | undefined,
+): T[] {
+  const values = (secrets ?? []).filter((v) => v.trim().length >= MIN_SENSITIVE_VALUE_CHARS);
+  if (values.length === 0) return [...problems];
+  return problems.map((p) => ({ ...p, message: scrubSecrets(p.message, values) }));
 }

@@ -39,7 +39,7 @@ import {
 import { jsonEqual } from '../common/json-equal.js';
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
-import { inFileOrder } from './problem-order.js';
+import { inFileOrder } from '../common/file-order.js';
 import {
   copiedSecrets,
   holdsSecret,
@@ -849,6 +849,7 @@ export async function buildPlan(
         ? masked.problems
         : inFileOrder(
             masked.problems,
+            (p) => p.position,
             desiredInput.flatMap((d) => (d.resource ? [d.resource.source.file] : [])),
           ),
     requests: {},
