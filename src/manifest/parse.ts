@@ -3,7 +3,7 @@
  * with yaml's own message at yaml's own position; a document with errors is left out (yaml still
  * returns partial content for it, which must not be validated as if it were what the user meant).
  */
-import { Composer, type Document, isScalar, Lexer, LineCounter, Parser } from 'yaml';
+import { Composer, type Document, isScalar, Lexer, LineCounter, Parser, visit } from 'yaml';
 import { MAX_NESTING_DEPTH } from './limits.js';
 import { NestingGuard, type NestingViolation } from './nesting.js';
 import { DocumentPositions } from './positions.js';
@@ -64,7 +64,15 @@ export function parseManifestText(file: string, text: string): ParsedFile {
         ...doc.warnings.filter((warning) => warning.code !== 'TAG_RESOLVE_FAILED'),
       ];
       for (const issue of issues) {
-        problems.push({ position: positions.at(issue.pos[0]), message: `YAML: ${describeYamlIssue(issue)}` });
+        const opening = unclosedQuoteOf(doc, issue);
+        problems.push(
+          opening === undefined
+            ? { position: positions.at(issue.pos[0]), message: `YAML: ${describeYamlIssue(issue)}` }
+            : {
+                position: positions.at(opening),
+                message: `YAML: the quoted text that starts here is never closed: it runs on to the end of the file (add its closing ${text[opening]})`,
+              },
+        );
       }
       if (issues.length > 0) continue;
       // Empty documents (`---` followed by nothing, or only comments) are skipped; yaml gives them
@@ -87,6 +95,31 @@ export function parseManifestText(file: string, text: string): ParsedFile {
         : undefined;
     },
   };
+}
+
+/**
+ * Where the quoted value that yaml found unclosed opens. yaml reports a missing closing quote where
+ * the file ends, which may be hundreds of lines and several documents after the typo (the value
+ * swallowed them all); the opening quote is the line to fix.
+ */
+function unclosedQuoteOf(
+  doc: Document.Parsed,
+  issue: { code: string; pos: [number, number] },
+): number | undefined {
+  if (issue.code !== 'MISSING_CHAR') return undefined;
+  let opening: number | undefined;
+  visit(doc, {
+    Scalar(_, node) {
+      const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
+      // The unclosed value is the one whose range reaches the reported end.
+      if (quoted && node.range && node.range[0] < issue.pos[0] && node.range[1] >= issue.pos[0]) {
+        opening = node.range[0];
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return opening;
 }
 
 function describeYamlIssue(issue: { message: string; code: string }): string {

@@ -166,6 +166,18 @@ describe('not YAML text', () => {
     ]);
   });
 
+  test('an unclosed quote is reported where it opens, not where the file ends', async () => {
+    // The unclosed value swallows the rest of the file, later documents too: yaml reports the end.
+    const dir = writeTree({
+      'a.yaml': `${head}spec:\n  Description: "unclosed\n  Level: 2\n---\n${role('b')}`,
+      'b.yaml': `${head}spec:\n  'Description: x\n`,
+    });
+    expect(await loadErrors(dir, ['a.yaml', 'b.yaml'])).toEqual([
+      'a.yaml:5:16: YAML: the quoted text that starts here is never closed: it runs on to the end of the file (add its closing ")',
+      "b.yaml:5:3: YAML: the quoted text that starts here is never closed: it runs on to the end of the file (add its closing ')",
+    ]);
+  });
+
   test('tabs for indentation', async () => {
     const dir = writeTree({ 'a.yaml': `${head}spec:\n\tDescription: x\n` });
     const [line] = await loadErrors(dir, ['a.yaml']);
