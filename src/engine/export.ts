@@ -5,6 +5,7 @@
  * record), becomes a `${env:NAME}` placeholder the operator fills in.
  */
 import pLimit from 'p-limit';
+import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
@@ -45,6 +46,9 @@ export interface ExportOptions extends ConnectOptions {
   /** What Converge recorded of write-only values: those become placeholders too. */
   writeOnly?: Pick<WriteOnlyDigests, 'recorded'>;
 }
+
+/** Whether a name a user gave a value (an `Env` entry) says the value is a secret. */
+type SecretName = (name: string) => boolean;
 
 /** A write-only or sensitive attribute written as a placeholder, and the variable that fills it. */
 export interface Placeholder {
@@ -103,9 +107,10 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
     // must not depend on the order a service listed them in.
     read.sort((a, b) => a.address.localeCompare(b.address));
     const variables = uniqueVariables();
+    const secretName = sensitiveEnvFrom((options.env ?? process.env).CONVERGE_SENSITIVE_ENV).allows;
     const exported: ExportedObject[] = [];
     for (const { kind, observed } of read) {
-      const object = exportOne(kind, observed, options.writeOnly, variables);
+      const object = exportOne(kind, observed, options.writeOnly, variables, secretName);
       if (object) exported.push(object);
     }
     return exported;
@@ -156,6 +161,7 @@ function exportOne(
   observed: Observed,
   recorded: ExportOptions['writeOnly'],
   variableFor: VariableNamer,
+  secretName: SecretName,
 ): ExportedObject | undefined {
   const spec = kind.exporter.spec(observed) as Record<string, unknown> | undefined;
   if (spec === undefined) return undefined;
@@ -169,6 +175,19 @@ function exportOne(
       placeholders.push({ path, variable });
       return `\${env:${variable}}`;
     });
+  }
+  for (const map of kind.exporter.secretsByName ?? []) {
+    replaceAt(
+      withSecrets,
+      [...map.split('.'), '*'],
+      [],
+      (path) => {
+        const variable = variableFor(key, path);
+        placeholders.push({ path, variable });
+        return `\${env:${variable}}`;
+      },
+      (name, value) => typeof value === 'string' && secretName(name),
+    );
   }
   const writeOnlySet = new Set(kind.exporter.writeOnlySet?.(observed) ?? []);
   for (const path of writeOnlyPaths(kind)) {
@@ -227,12 +246,21 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Replaces every present value under a secret pattern (`*` any key; lists walked) by `make(path)`. */
-function replaceAt(value: unknown, pattern: string[], at: string[], make: (path: string) => string): void {
+/**
+ * Replaces every present value under a secret pattern (`*` any key; lists walked) by `make(path)`;
+ * with `which`, only the values it picks by their name.
+ */
+function replaceAt(
+  value: unknown,
+  pattern: string[],
+  at: string[],
+  make: (path: string) => string,
+  which: (name: string, value: unknown) => boolean = () => true,
+): void {
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
       if (pattern.length === 0) return;
-      replaceAt(item, pattern, [...at, String(i)], make);
+      replaceAt(item, pattern, [...at, String(i)], make, which);
     });
     return;
   }
@@ -241,9 +269,9 @@ function replaceAt(value: unknown, pattern: string[], at: string[], make: (path:
   for (const k of Object.keys(value)) {
     if (head !== '*' && head !== k) continue;
     if (rest.length === 0) {
-      if (value[k] !== undefined && value[k] !== null && value[k] !== '')
+      if (value[k] !== undefined && value[k] !== null && value[k] !== '' && which(k, value[k]))
         value[k] = make([...at, k].join('.'));
-    } else replaceAt(value[k], rest, [...at, k], make);
+    } else replaceAt(value[k], rest, [...at, k], make, which);
   }
 }
 

@@ -18,6 +18,13 @@ import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
 
 const BINDPASS = 'planted-bindpass-6f0c2d9e41';
+// Secrets a job made by hand carries in entries whose names say so: the service does not mark them.
+const DB_PASSWORD = 'planted-db-password-93c1';
+const META_TOKEN = 'planted-meta-token-5d7e';
+const JOB_SECRETS = {
+  JOB_DEFAULT_BY_HAND_META_API_TOKEN: META_TOKEN,
+  JOB_DEFAULT_BY_HAND_TASKGROUPS_0_TASKS_0_ENV_DB_PASSWORD: DB_PASSWORD,
+};
 let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
 
@@ -255,7 +262,7 @@ describe('export of objects made outside Converge', () => {
       const job = await connections
         .client(schedulerService)
         .parseJob(
-          'job "by-hand" {\n  datacenters = ["dc1"]\n  update {\n    max_parallel = 2\n    min_healthy_time = "30s"\n  }\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+          `job "by-hand" {\n  datacenters = ["dc1"]\n  meta {\n    owner = "ops"\n    api_token = "${META_TOKEN}"\n  }\n  update {\n    max_parallel = 2\n    min_healthy_time = "30s"\n  }\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n      env {\n        MODE = "nightly"\n        DB_PASSWORD = "${DB_PASSWORD}"\n      }\n    }\n  }\n}\n`,
         );
       await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
       // A group that turns off what the job's update turns on: its false and 0 say something.
@@ -274,10 +281,24 @@ describe('export of objects made outside Converge', () => {
     expect(r.code).toBe(0);
   });
 
+  it('writes a job’s entries whose names say secret as placeholders, and the others as they are', () => {
+    const text = readFileSync(path.join(dir, 'Job.yaml'), 'utf8');
+    expect(text).not.toContain(DB_PASSWORD);
+    expect(text).not.toContain(META_TOKEN);
+    expect(text).toContain('DB_PASSWORD: ${env:JOB_DEFAULT_BY_HAND_TASKGROUPS_0_TASKS_0_ENV_DB_PASSWORD}');
+    expect(text).toContain('api_token: ${env:JOB_DEFAULT_BY_HAND_META_API_TOKEN}');
+    expect(text).toContain('MODE: nightly');
+    expect(text).toContain('owner: ops');
+    expect(text).toContain(
+      '# TaskGroups.0.Tasks.0.Env.DB_PASSWORD is secret and not exported: set JOB_DEFAULT_BY_HAND_TASKGROUPS_0_TASKS_0_ENV_DB_PASSWORD',
+    );
+  });
+
   it('plans with no changes for every kind', async () => {
     const { code, plan, changed } = await planOf(dir, {
-      CONVERGE_ALLOW_ENV: 'LDAPCONFIG_LDAP_BINDPASS',
+      CONVERGE_ALLOW_ENV: ['LDAPCONFIG_LDAP_BINDPASS', ...Object.keys(JOB_SECRETS)].join(','),
       LDAPCONFIG_LDAP_BINDPASS: BINDPASS,
+      ...JOB_SECRETS,
     });
     // Converge marks the jobs it manages (Meta converge-managed) so prune can tell them: a job made
     // by hand gets that one entry on its first apply, and nothing else changes.

@@ -473,7 +473,18 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   },
 
   // Jobs the service made itself (dispatched and periodic children) are never listed.
-  exporter: { spec: (observed) => exportJob(observed.live.job) as JobSpec },
+  exporter: {
+    spec: (observed) => exportJob(observed.live.job) as JobSpec,
+    // Where a job's own names say what a value is: its environment, its metadata, and a driver's
+    // registry login (`auth: { username, password }`).
+    secretsByName: [
+      'Meta',
+      'TaskGroups.Meta',
+      'TaskGroups.Tasks.Env',
+      'TaskGroups.Tasks.Meta',
+      'TaskGroups.Tasks.Config.auth',
+    ],
+  },
 
   owns(observed) {
     const job = observed.live.job;
