@@ -108,7 +108,18 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       cache: referencedFiles,
     };
     const readFile = confinedFileReader(confinement);
-    const sources = interpolationSources(file.display, readEnv, readFile);
+    const sources = interpolationSources(file.display, readEnv, readFile, (reference, text, shown) => {
+      // A file whose path says secret (`secrets/db.txt`, `api-token`) is one, by the variables' rule.
+      const secret = reference.split(/[\\/]/).some((segment) => sensitiveEnv.allows(segment));
+      if (!secret) return;
+      // Its text as read, and without the final line break an editor adds (a copy, an echo, lacks it).
+      for (const value of new Set([text, text.trim()]))
+        if (!sensitiveValues.has(value))
+          sensitiveValues.set(
+            value,
+            `the text of ${shown}, a file whose name says secret (CONVERGE_SENSITIVE_ENV)`,
+          );
+    });
     const context: FileContext = { confinement, readFile, deferredPositions };
     // Most files are valid and plain: read fast, without positions. A file with any problem, or
     // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
@@ -180,6 +191,7 @@ function interpolationSources(
   display: string,
   env: (name: string) => EnvLookup,
   readFile: ManifestFileReader,
+  onRead: (reference: string, text: string, shown: string) => void,
 ): InterpolationSources {
   return {
     env,
@@ -187,6 +199,7 @@ function interpolationSources(
       // Relative to the manifest file's folder, not to where the CLI runs.
       const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(display), reference);
       const result = await readFile(reference, MAX_INTERPOLATED_FILE_BYTES);
+      if (result.ok) onRead(reference, result.text, shown);
       return result.ok ? result : { ok: false, reason: `${shown} ${result.reason}` };
     },
   };

@@ -115,6 +115,37 @@ describe('a value read from a sensitive variable', () => {
   });
 });
 
+describe('a value read from a file whose path says secret', () => {
+  it('is masked in every plan output, and a file named otherwise stays readable', async () => {
+    const dir = tempDir('converge-sensitive-file-');
+    mkdirSync(path.join(dir, 'secrets'));
+    // An editor's final line break: the value is masked with it and without it.
+    writeFileSync(path.join(dir, 'secrets', 'db.txt'), 'filepass-4321\n');
+    writeFileSync(path.join(dir, 'api-token'), 'tok-5678');
+    writeFileSync(path.join(dir, 'label.txt'), 'platform-team');
+    writeFileSync(
+      path.join(dir, 'role.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: sensitive-file }\nspec: { Description: "db ${file:secrets/db.txt} via ${file:api-token} for ${file:label.txt}" }\n---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: copy }\nspec: { Description: "filepass-4321" }\n',
+    );
+    const out = path.join(dir, 'plan.bin');
+    for (const args of [[], ['--json'], ['--markdown'], ['-out', out]]) {
+      const r = await runCli(['plan', '-f', dir, ...args], base({}));
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toMatch(/filepass-4321|tok-5678/);
+      if (args.length === 0) {
+        expect(r.stdout).toContain(
+          'Description = "db (sensitive value) via (sensitive value) for platform-team"',
+        );
+        expect(r.stdout).toContain('Description = (sensitive value)');
+      }
+    }
+    expect(readFileSync(out, 'utf8')).not.toMatch(/filepass-4321|tok-5678/);
+    // The operator's rule for variables is the rule for files too: empty, none.
+    const none = await runCli(['plan', '-f', dir], base({ CONVERGE_SENSITIVE_ENV: '' }));
+    expect(none.stdout).toContain('tok-5678');
+  });
+});
+
 describe("a Connection's token", () => {
   it('is masked where another document copies it, whatever variable or file it came from', async () => {
     const dir = tempDir('converge-connection-token-');
