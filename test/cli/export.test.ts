@@ -320,7 +320,7 @@ describe('export of objects made outside Converge', () => {
   it('writes of an update block only what the job said, not the defaults the service completed it with', () => {
     const text = readFileSync(path.join(dir, 'Job.yaml'), 'utf8');
     const byHand = text.slice(text.indexOf('name: by-hand'));
-    expect(byHand).toMatch(/Update:\n\s+MaxParallel: 2\n\s+MinHealthyTime: 30000000000\n/);
+    expect(byHand).toMatch(/Update:\n\s+MaxParallel: 2\n\s+MinHealthyTime: 30s\n/);
     expect(byHand).not.toMatch(/Stagger|HealthCheck|ProgressDeadline|HealthyDeadline/);
   });
 

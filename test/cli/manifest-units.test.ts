@@ -168,18 +168,38 @@ spec: { specFile: job.hcl }
 });
 
 describe('durations in an inline job', () => {
-  it('are nanoseconds, and a duration written as text is refused by validate at its line', async () => {
-    const job = (killTimeout: string) =>
-      `apiVersion: converge/v1\nkind: Job\nmetadata: { name: inline-units }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups:\n    - Name: g\n      Tasks:\n        - Name: t\n          Driver: docker\n          KillTimeout: ${killTimeout}\n          Config: { image: x, Timeout: 5s }\n`;
-    // The service refused "20s" only when the plan was made, and with it the whole apply.
-    const refused = await converge(['validate', '-f', folder({ 'job.yaml': job('20s') })]);
+  const job = (killTimeout: string) =>
+    `apiVersion: converge/v1\nkind: Job\nmetadata: { name: inline-units }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups:\n    - Name: g\n      Tasks:\n        - Name: t\n          Driver: docker\n          KillTimeout: ${killTimeout}\n          Config: { image: x, Timeout: 5s }\n`;
+
+  it('may be written as a job file writes them, and are sent in the nanoseconds the service takes', async () => {
+    const dir = folder({ 'job.yaml': job('20s') });
+    const created = await plan(dir);
+    expect(created).toMatch(/KillTimeout += "20s"/);
+    const applied = await converge(['apply', '-f', dir, '--auto-approve']);
+    expect(applied.code, applied.stderr).toBe(0);
+    const read = await fetch(`${sandbox.env().CONVERGE_SCHEDULER_ADDR}/v1/job/inline-units`, {
+      headers: { 'X-Nomad-Token': sandbox.env().CONVERGE_SCHEDULER_TOKEN! },
+    });
+    const live = (await read.json()) as {
+      TaskGroups: { Tasks: { KillTimeout: unknown; Config: unknown }[] }[];
+    };
+    expect(live.TaskGroups[0]!.Tasks[0]!.KillTimeout).toBe(20_000_000_000);
+    // A driver's own config keeps its own forms (`Timeout` there is no duration of the scheduler's).
+    expect(live.TaskGroups[0]!.Tasks[0]!.Config).toMatchObject({ Timeout: '5s' });
+    // Either form of the same duration plans no change.
+    expect(await plan(dir)).toContain('No changes.');
+    expect(await plan(folder({ 'job.yaml': job('20000000000') }))).toContain('No changes.');
+    const longer = await plan(folder({ 'job.yaml': job('1m30s') }));
+    expect(longer).toMatch(/KillTimeout += "20s" -> "1m30s"/);
+  });
+
+  it('in any other text are refused by validate at their line', async () => {
+    // The service refused such text only when the plan was made, and with it the whole apply.
+    const refused = await converge(['validate', '-f', folder({ 'job.yaml': job('twenty') })]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
-      /job\.yaml:12:\d+: spec\.TaskGroups\[0\]\.Tasks\[0\]\.KillTimeout .*nanoseconds/,
+      /job\.yaml:12:\d+: spec\.TaskGroups\[0\]\.Tasks\[0\]\.KillTimeout .*nanoseconds, or a duration such as "20s"/,
     );
-    // A driver's own config keeps its own forms (`Timeout` there is no duration of the scheduler's).
     expect(refused.stderr).not.toContain('Config');
-    const valid = await converge(['validate', '-f', folder({ 'job.yaml': job('20000000000') })]);
-    expect(valid.code, valid.stderr).toBe(0);
   });
 });

@@ -5,7 +5,7 @@
  *
  * Fields are recognised by name: these names are durations wherever the job API uses them.
  */
-import { formatNanoseconds } from '../../common/go-duration.js';
+import { formatNanoseconds, parseGoDuration } from '../../common/go-duration.js';
 import type { AttributeDiff } from '../contract.js';
 
 /**
@@ -57,6 +57,31 @@ export function withDurations<T>(value: T): T {
     Object.entries(value).map(([k, v]) => [
       k,
       JOB_DURATION_FIELDS.has(k) ? asDuration(v) : FREE_FORM.has(k) ? v : withDurations(v),
+    ]),
+  ) as T;
+}
+
+/** One `<number><unit>` of a Go duration, for a schema pattern (no sign: no job duration is negative). */
+export const GO_DURATION_PART = '(\\d+(\\.\\d*)?|\\.\\d+)(ns|us|µs|μs|ms|s|m|h)';
+
+/** A duration written as text (`20s`) in nanoseconds; anything else as it is. */
+function asNanoseconds(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const ms = parseGoDuration(value.trim());
+  return ms === undefined ? value : Math.round(ms * 1e6);
+}
+
+/**
+ * A job (or any part of one) with its duration fields written as text turned into the nanoseconds
+ * the service takes: what `withDurations` does the other way. The user's own maps are left alone.
+ */
+export function inNanoseconds<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => inNanoseconds(v)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      JOB_DURATION_FIELDS.has(k) ? asNanoseconds(v) : FREE_FORM.has(k) ? v : inNanoseconds(v),
     ]),
   ) as T;
 }

@@ -6,6 +6,7 @@
  * for what a job leaves out. The comparison is the service's own plan, which fills the same
  * defaults in again, so planning the export shows no changes.
  */
+import { withDurations } from './job-durations.js';
 import type { Job } from '../../clients/scheduler/client.js';
 import {
   DEFAULT_CPU_MHZ,
@@ -133,7 +134,8 @@ export function exportJob(job: Job): Record<string, unknown> {
   withoutServiceDefaults(top);
   const exported = compact(withoutZeros(top)) as Record<string, unknown>;
   restoreGroupUpdateZeros(top, exported);
-  return exported;
+  // As a job file writes them (`30s`, not 30000000000): the manifest takes both, and a reader one.
+  return withDurations(exported);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Job } from '../../clients/scheduler/client.js';
 import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';
-import { JOB_DURATION_FIELDS } from './job-durations.js';
+import { GO_DURATION_PART, inNanoseconds, JOB_DURATION_FIELDS } from './job-durations.js';
 
 /** Largest job specification file read: far above any real job, and bounded all the same. */
 const MAX_JOB_SPEC_BYTES = 4 * 1024 * 1024;
@@ -26,13 +26,22 @@ export const OWNERSHIP_META_KEY = 'converge-managed';
 export const OWNERSHIP_META_VALUE = 'true';
 
 /**
- * A duration of the job API: nanoseconds, as the service takes them (the plan shows them as `20s`).
- * Checked here because the service refuses text there only when the plan is made (`cannot
- * unmarshal string`), and one such job refuses the whole apply; a job file (`specFile`) writes `20s`.
+ * A duration of the job API: nanoseconds, as the service takes them, or a Go duration (`20s`,
+ * `1m30s`) as a job file writes it, which Converge turns into nanoseconds before sending
+ * (`inlineJob`); the plan shows both as `20s`. Checked here because the service refuses any other
+ * text only when the plan is made (`cannot unmarshal string`), and one such job refused the whole apply.
  */
-const Nanoseconds = Type.Union([Type.Integer(), Type.Null()], {
-  description: 'nanoseconds (20s is 20000000000); a specFile job may write 20s',
-});
+const Nanoseconds = Type.Union(
+  [
+    Type.Integer(),
+    Type.Null(),
+    Type.String({
+      pattern: `^(0|(${GO_DURATION_PART})+)$`,
+      description: 'nanoseconds, or a duration such as "20s", "1m30s" or "500ms"',
+    }),
+  ],
+  { description: 'nanoseconds, or a duration such as "20s", "1m30s" or "500ms"' },
+);
 
 /** Fields of the service's job objects, by name; the service validates their contents. */
 function fields(names: readonly string[], typed: Record<string, TSchema> = {}): Record<string, TSchema> {
@@ -275,6 +284,11 @@ export function inlineJob(spec: JobSpec): Record<string, unknown> {
   return Object.fromEntries(Object.entries(spec).filter(([k]) => !CONVERGE_FIELDS.has(k)));
 }
 
+/** The inline job as the service takes it: its durations written as text (`20s`) in nanoseconds. */
+export function inlineJobToSend(spec: JobSpec): Record<string, unknown> {
+  return inNanoseconds(inlineJob(spec)) as Record<string, unknown>;
+}
+
 /** Rules the schema says poorly: a job comes from one place, and has groups to run. */
 export function jobSpecRules(spec: JobSpec): { pointer: string; message: string }[] {
   const inline = Object.keys(inlineJob(spec));
@@ -306,7 +320,7 @@ export async function readJobSource(
 ): Promise<{ local: JobLocal; problems: PlanProblem[] }> {
   const spec = desired.spec;
   const file = spec.specFile;
-  if (file === undefined) return finish(desired, { job: inlineJob(spec) as Job }, '');
+  if (file === undefined) return finish(desired, { job: inlineJobToSend(spec) as Job }, '');
   const problem = (message: string): { local: JobLocal; problems: PlanProblem[] } => ({
     local: { file },
     problems: [
