@@ -74,16 +74,26 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
   private async id(create: boolean): Promise<string | undefined> {
     if (this.workspaceId) return this.workspaceId;
     const ref = { organization: this.organization, name: this.name };
-    const found =
-      (await this.client.readWorkspace(ref)) ??
-      (create
-        ? await this.client.createWorkspace(this.organization, {
-            name: this.name,
-            description: 'Converge inventory: the objects Converge manages (written by converge apply)',
-          })
-        : undefined);
+    const found = (await this.client.readWorkspace(ref)) ?? (create ? await this.create() : undefined);
     this.workspaceId = found?.id;
     return this.workspaceId;
+  }
+
+  private async create() {
+    try {
+      return await this.client.createWorkspace(this.organization, {
+        name: this.name,
+        description: 'Converge inventory: the objects Converge manages (written by converge apply)',
+      });
+    } catch (error) {
+      // The service answers 404 for an organization that does not exist and for one the token may
+      // not see alike (it does not tell them apart, so as not to reveal which exist).
+      if (error instanceof HttpStatusError && error.status === 404)
+        throw new EngineError(
+          `cannot create ${this.description} to keep the inventory in: the workspaces service has no organization "${this.organization}" this token can see (404). Create the organization, or name one that exists (workspace:ORG/NAME)`,
+        );
+      throw error;
+    }
   }
 
   private async existing(): Promise<string> {

@@ -153,6 +153,23 @@ describe('converge inventory migrate --to file:PATH', () => {
   });
 });
 
+describe('an inventory workspace in an organization that does not exist', () => {
+  it('is refused with the organization named, by migrate and apply alike, and nothing is written', async () => {
+    const local = env();
+    const dir = roles('edge-noorg');
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], local)).code).toBe(0);
+    const expected = `cannot create workspace no-such-org/inv to keep the inventory in: the workspaces service has no organization "no-such-org" this token can see (404)`;
+    const migrated = await runCli(['inventory', 'migrate', '--to', 'workspace:no-such-org/inv'], local);
+    expect([migrated.code, migrated.stderr]).toEqual([1, expect.stringContaining(expected)]);
+    const applied = await runCli(
+      ['apply', '-f', roles('edge-noorg-2'), '--auto-approve'],
+      env({ CONVERGE_INVENTORY: 'workspace:no-such-org/inv' }),
+    );
+    expect([applied.code, applied.stderr]).toEqual([1, expect.stringContaining(expected)]);
+    expect(await roleId('edge-noorg-2')).toBeUndefined();
+  });
+});
+
 describe('converge inventory migrate between two files of one folder', () => {
   it('takes their one shared lock once, rather than waiting for itself on it', async () => {
     const folder = tmp('converge-edge-same-folder-');
