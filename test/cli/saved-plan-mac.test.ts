@@ -4,7 +4,7 @@
  * anything is sent. Against the sandbox, in-process.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateKeyId } from '../../src/engine/state-key.js';
@@ -155,5 +155,22 @@ describe('apply FILE checks the saved plan’s MAC first', () => {
       `this run has no state key (CONVERGE_STATE_KEY is not set and ${path.join(env.CONVERGE_STATE_DIR!, 'state.key')} does not exist)`,
     );
     expect((await role('mac-no-key'))?.Description).toBe('reviewed-before');
+  });
+});
+
+describe('apply FILE in another checkout', () => {
+  it('says that the manifest is not at the path the plan was made from, and what to do; nothing is sent', async () => {
+    const key = randomBytes(32).toString('hex');
+    const planFile = await savedUpdate('moved-checkout', envWith({ CONVERGE_STATE_KEY: key }));
+    // The apply job's checkout is elsewhere: the plan file came as an artifact, the planning one is gone.
+    const elsewhere = path.join(tmp('converge-other-checkout-'), 'reviewed.plan');
+    copyFileSync(planFile, elsewhere);
+    rmSync(path.dirname(planFile), { recursive: true, force: true });
+    const r = await runCli(['apply', elsewhere], envWith({ CONVERGE_STATE_KEY: key }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${elsewhere} was planned from the manifest at ${path.dirname(planFile)}, which is not there: a saved plan applies only where its manifest has the path it was planned from (in CI, check out to one fixed path in the plan and the apply jobs: GitLab's GIT_CLONE_PATH`,
+    );
+    expect((await role('moved-checkout'))?.Description).toBe('reviewed-before');
   });
 });

@@ -225,7 +225,13 @@ describe('examples/ci/gitlab-ci.yml', () => {
     return gitlabJobCommands(gitlabCi, name, {
       repo,
       // Masked CI/CD variables: the addresses, tokens and the state key; and GitLab's own.
-      variables: { ...sandbox.env(), CONVERGE_STATE_KEY: stateKey, CI_PROJECT_PATH_SLUG: 'acme-infra' },
+      variables: {
+        ...sandbox.env(),
+        CONVERGE_STATE_KEY: stateKey,
+        CI_PROJECT_PATH_SLUG: 'acme-infra',
+        CI_BUILDS_DIR: '/builds',
+        CI_PROJECT_PATH: 'acme/infra',
+      },
     });
   };
 
@@ -239,6 +245,10 @@ describe('examples/ci/gitlab-ci.yml', () => {
     expect(await run(job('drift'))).toEqual([0]);
     await editRole('platform-readers', 'changed by hand');
     expect(await run(job('drift'))).toEqual([2]);
+
+    // The saved plan names the manifest by absolute path: both jobs check out to one fixed path.
+    expect(job('plan:main')[0]!.env.GIT_CLONE_PATH).toBe('/builds/acme/infra');
+    expect(job('apply')[0]!.env.GIT_CLONE_PATH).toBe('/builds/acme/infra');
 
     // The project's one workspace inventory: a role dropped from the manifest is pruned on main.
     expect(job('apply')[0]!.env.CONVERGE_INVENTORY).toBe(

@@ -3,6 +3,7 @@
  * checking its MAC, refusing objects that moved since it was made. The whole run holds the local
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
+import { existsSync } from 'node:fs';
 import type { RunHttpOptions } from '../../clients/service.js';
 import type { Catalog } from '../../engine/catalog.js';
 import type { ServiceConnections } from '../../engine/connections.js';
@@ -125,6 +126,7 @@ async function applyUntilInterrupted(
   const paths = saved ? saved.manifest : flags.file;
   // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
   requireManifestPaths(paths);
+  if (saved && planFile) refuseMovedManifest(saved.manifest, planFile);
   if (saved && flags.import?.length) {
     throw new CliError(
       '--import adopts objects before planning: give it to `converge import`, then plan again',
@@ -354,4 +356,17 @@ function withRunFlags<T>(work: () => T, flags: { allowEnv?: string[]; allowAddre
     if (error.stack !== undefined) completed.stack = error.stack;
     throw completed;
   }
+}
+
+/**
+ * A saved plan names its manifest by the absolute path it was planned from, and applies only where
+ * that path holds the manifest: "no such file" alone did not say why, and the CI job that applies
+ * (another checkout, another runner folder) is where it happens.
+ */
+function refuseMovedManifest(recorded: readonly string[], planFile: string): void {
+  const missing = recorded.filter((p) => !existsSync(p));
+  if (missing.length === 0) return;
+  throw new CliError(
+    `${planFile} was planned from the manifest at ${missing.map((p) => printable(p)).join(', ')}, which is not there: a saved plan applies only where its manifest has the path it was planned from (in CI, check out to one fixed path in the plan and the apply jobs: GitLab's GIT_CLONE_PATH, a fixed working directory elsewhere), or plan again here with \`converge plan -f PATH -out ${printable(planFile)}\``,
+  );
 }
