@@ -17,6 +17,20 @@ export class EngineError extends Error {
 }
 
 /**
+ * The changes of an apply landed but its inventory could not be written: `result` says what landed,
+ * so that a front end still reports it, and which objects are now unrecorded.
+ */
+export class InventoryNotSavedError<Result = unknown> extends EngineError {
+  constructor(
+    readonly result: Result,
+    override readonly cause: unknown,
+  ) {
+    super(`the inventory was not saved: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'InventoryNotSavedError';
+  }
+}
+
+/**
  * `release-inventory-lock`: a lock whose holder may be gone can be released by hand.
  * `declare-from-export`: an object to adopt must be declared first; an export writes live objects as
  * manifest documents.

@@ -53,6 +53,9 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     private readonly closeClient: () => Promise<void> = async () => undefined,
   ) {}
 
+  /** The reason this run's lock carries while it holds it: how a lock taken from it is told. */
+  private heldReason: string | undefined;
+
   get description(): string {
     return `workspace ${this.organization}/${this.name}`;
   }
@@ -142,6 +145,16 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       [FIELD]: JSON.parse(text) as unknown,
     };
     const state = parseStateFile(`${JSON.stringify(doc, null, 2)}\n`, this.description);
+    // Looked at before writing: someone may have released this run's lock meanwhile (`converge
+    // inventory unlock`, a force-unlock), and another run taken it, with the same token even, which
+    // the service would let write. The records are not written over whatever that run writes.
+    if (this.heldReason !== undefined) {
+      const now = await this.client.readWorkspace({ id });
+      if (!now?.attributes.locked || now.lockReason !== this.heldReason)
+        throw new EngineError(
+          `the lock of ${this.description} was released by someone else during this run (\`converge inventory unlock\`, or a force-unlock on the service), so the inventory was not written`,
+        );
+    }
     await pushState(this.client, id, state, { alreadyLockedByCaller: true });
     this.serial = doc.serial;
   }
@@ -154,6 +167,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     for (;;) {
       const taken = await this.tryLock(id, reason);
       if (taken === true) {
+        this.heldReason = reason;
         const forget = holdingLock({
           what: `the inventory in ${this.description}`,
           release: 'converge inventory unlock',
@@ -198,6 +212,10 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   private async unlock(id: string, reason: string): Promise<void> {
     try {
+      // Looked at first: a lock released by someone else during the run and taken by another run
+      // with the same token (CI jobs share one) would otherwise be released from under that run.
+      const now = await this.client.readWorkspace({ id }).catch(() => undefined);
+      if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
       await unlockOwnLock(this.client, id, reason);
     } catch (error) {
       throw new EngineError(

@@ -21,6 +21,7 @@ import {
   LocalInventory,
   type ManagedObjects,
 } from './inventory.js';
+import { InventoryNotSavedError } from './errors.js';
 import { inventoryFromEnv } from './inventory-backend.js';
 import { missingOwned, ownedOutOfScope } from './missing-owned.js';
 import { ownedOrigin } from './inventory-document.js';
@@ -253,7 +254,11 @@ export async function apply(
     ...(inventory ? { writeOnly: inventory } : {}),
     ...(options.stop ? { stop: options.stop } : {}),
   });
-  await inventory?.save();
+  try {
+    await inventory?.save();
+  } catch (error) {
+    throw new InventoryNotSavedError(result, error);
+  }
   return result;
 }
 

@@ -4,10 +4,11 @@
  * inventory's lock, so two applies on one machine never lose each other's records.
  */
 import { existsSync } from 'node:fs';
+import type { ApplyResult } from '../../applier/applier.js';
 import type { RunHttpOptions } from '../../clients/service.js';
 import type { Catalog } from '../../engine/catalog.js';
 import type { ServiceConnections } from '../../engine/connections.js';
-import { EngineError } from '../../engine/errors.js';
+import { EngineError, InventoryNotSavedError } from '../../engine/errors.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
 import { alreadyDeleted, readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
@@ -266,6 +267,7 @@ async function applyUntilInterrupted(
       }
     });
     const progressOut = applyProgress(io);
+    let unsaved: InventoryNotSavedError<ApplyResult> | undefined;
     const result = await apply(
       { plan, connections: run.connections },
       {
@@ -276,8 +278,18 @@ async function applyUntilInterrupted(
         inventory,
         stop: interrupt.stop,
       },
-    );
+    ).catch((error: unknown) => {
+      if (!(error instanceof InventoryNotSavedError)) throw error;
+      unsaved = error as InventoryNotSavedError<ApplyResult>;
+      return unsaved.result;
+    });
     progressOut.end();
+    if (unsaved) {
+      // What landed is said first: the changes are real whether or not they are recorded.
+      writeApplySummary(io, result);
+      write(io.stderr, unrecordedText(unsaved, result));
+      return EXIT.error;
+    }
     // An interrupt that came once every change had been made left nothing undone: the apply is
     // complete, and a script that goes on after it (`converge apply && deploy`) should go on.
     const allApplied = result.results.every((r) => r.status === 'applied');
@@ -369,4 +381,18 @@ function refuseMovedManifest(recorded: readonly string[], planFile: string): voi
   throw new CliError(
     `${planFile} was planned from the manifest at ${missing.map((p) => printable(p)).join(', ')}, which is not there: a saved plan applies only where its manifest has the path it was planned from (in CI, check out to one fixed path in the plan and the apply jobs: GitLab's GIT_CLONE_PATH, a fixed working directory elsewhere), or plan again here with \`converge plan -f PATH -out ${printable(planFile)}\``,
   );
+}
+
+/**
+ * The changes landed, the records did not: which objects `--prune` will not know Converge created,
+ * and how to record them.
+ */
+function unrecordedText(error: InventoryNotSavedError<ApplyResult>, result: ApplyResult): string {
+  const created = result.results
+    .filter((r) => r.status === 'applied' && (r.action === 'create' || r.action === 'replace'))
+    .map((r) => printable(r.address));
+  const what = created.length
+    ? ` The objects this run created are not recorded, so \`--prune\` will not delete them once the manifest drops them: adopt each with \`converge import ADDRESS\` (${created.slice(0, 10).join(', ')}${created.length > 10 ? `, and ${created.length - 10} more` : ''}).`
+    : '';
+  return `Error: the changes above landed, but ${error.message}.${what}`;
 }
