@@ -174,6 +174,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
         });
         return {
           release: async () => {
+            this.heldReason = undefined;
             await this.unlock(id, reason);
             forget();
           },
