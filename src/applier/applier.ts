@@ -24,6 +24,7 @@ import {
   isVersioned,
   versionLabelOf,
 } from '../resources/contract.js';
+import { answerLost } from '../clients/http/retry-policy.js';
 import { createOnce } from './create-once.js';
 import { withRequestLabel } from '../common/request-label.js';
 
@@ -49,6 +50,12 @@ export interface ChangeResult {
   interrupted?: true;
   /** Set when the change was never started because other objects of its saved plan moved. */
   planStale?: true;
+  /**
+   * Set on a create that failed with its answer lost: the service may have made the object. The
+   * inventory records it as Converge's, so that `--prune` can delete it; a record of an object that
+   * turns out not to exist is reported and dropped by the plan like any stale one.
+   */
+  mayHaveLanded?: true;
 }
 
 /**
@@ -346,6 +353,8 @@ export async function applyPlan(
         status: error instanceof StaleChangeError ? ('stale' as const) : ('failed' as const),
         message: describeError(error, kind, change, copies),
         durationMs: Date.now() - started,
+        // Its answer lost and not found by a read back (or the read back failed too): it may exist.
+        ...(change.action === 'create' && answerLost(error) ? { mayHaveLanded: true as const } : {}),
       };
     }
   };

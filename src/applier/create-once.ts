@@ -14,7 +14,8 @@
  * resend is a retry like any other, and a failing service gets no retry storm from here either.
  *
  * Kinds whose create writes the object by its key (`createIsUpsert`) send an idempotent request,
- * which the HTTP layer retries itself after a lost answer: they are never sent again on top of that.
+ * which the HTTP layer retries itself after a lost answer: they are never sent again on top of that,
+ * but an answer lost for good is read back once, as above.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { answerLost } from '../clients/http/retry-policy.js';
@@ -51,8 +52,19 @@ export async function createOnce(
     try {
       return await withCreateSend(sends, () => kind.create(ctx, desired));
     } catch (error) {
-      // Written by name and already retried as idempotent by the HTTP layer: nothing to add.
-      if (createIsUpsert(kind)) throw error;
+      // Written by name and already retried as idempotent by the HTTP layer: never sent again here.
+      // But an answer lost on the last send (the retry budget spent) may hide a write that landed:
+      // read back once, or the object Converge made is reported failed and never recorded as its
+      // own, beyond `--prune`'s reach.
+      if (createIsUpsert(kind)) {
+        if (!answerLost(error)) throw error;
+        const found = await kind.observe(ctx, desired.key).catch(() => undefined);
+        if (!found) throw error;
+        options.onRetry?.(
+          `create answer lost (${reasonOf(error)}); found by its key, so it is not created again (any step it left undone is done now)`,
+        );
+        return settle(kind, ctx, desired, found);
+      }
       // After a resend, any failure ("already exists", a check-and-set refused) may be an earlier
       // send having landed late: the read back tells.
       if (sentAgain || answerLost(error)) {

@@ -233,7 +233,8 @@ export async function apply(
   // Each change is recorded as it lands, not once all have: a process quitting at once (a second
   // Ctrl-C) can then still save what it made (`LocalInventory.saveNow`).
   const record = (result: ChangeResult, change: Change) => {
-    if (result.status !== 'applied' || result.action === 'noop') return;
+    const landed = result.status === 'applied' || (result.status === 'failed' && result.mayHaveLanded);
+    if (!landed || result.action === 'noop') return;
     inventory?.recordApplied?.([
       {
         address: result.address,

@@ -160,6 +160,27 @@ describe('createOnce', () => {
     const { kind, store, sends } = flaky([{ error: lost503, acted: false }], true);
     await expect(createOnce(kind, noContext, thing)).rejects.toThrow(/503/);
     expect(sends()).toBe(1);
+    // Read back once, found nothing: the failure stands.
+    expect(store.calls.filter((c) => c.startsWith('observe'))).toHaveLength(1);
+  });
+
+  // Was: a directory group whose last send landed with its answer lost (the retry budget spent) was
+  // reported failed, never recorded as Converge's, and so beyond --prune's reach.
+  it('reads an upsert back once when its answer is lost for good, and takes a write that landed', async () => {
+    const { kind, store, sends } = flaky([{ error: spentBudget, acted: true }], true);
+    const notes: string[] = [];
+    const created = await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
+    expect(created.key).toEqual(thing.key);
+    expect(sends()).toBe(1);
+    expect(notes).toEqual([expect.stringMatching(/found by its key, so it is not created again/)]);
+    expect(store.calls.filter((c) => c.startsWith('observe'))).toHaveLength(1);
+  });
+
+  it('does not read an upsert back after a refusal that cannot have landed (a 4xx)', async () => {
+    const refusedWrite = () =>
+      new HttpStatusError({ service: 'registry', method: 'PUT', path: '/v1/thing', status: 400 });
+    const { kind, store } = flaky([{ error: refusedWrite, acted: false }], true);
+    await expect(createOnce(kind, noContext, thing)).rejects.toThrow(/400/);
     expect(store.calls.filter((c) => c.startsWith('observe'))).toHaveLength(0);
   });
 
