@@ -317,6 +317,16 @@ TaskGroups:
     });
     await expectNoop(dir);
   });
+
+  it('points at the line and column of a .json job file that is not valid JSON', async () => {
+    const dir = folder({
+      'bad.json': '{"Job": {\n  "ID": "bad-json",, }}\n',
+      'jobs.yaml': manifestFor('bad-json', 'specFile: bad.json'),
+    });
+    const r = await converge(['validate', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/bad\.json: not valid JSON: .* at line 2, column 20/);
+  });
 });
 
 describe('counts changed by scaling', () => {

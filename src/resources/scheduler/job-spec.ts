@@ -342,11 +342,21 @@ export async function readJobSource(
     parsed = JSON.parse(text);
   } catch (error) {
     // The parser quotes the text it choked on: the file's bytes, shown as one printable line.
-    return problem(`not valid JSON: ${printable((error as Error).message)}`);
+    return problem(`not valid JSON: ${printable(withLineAndColumn((error as Error).message, text))}`);
   }
   const job = isObject(parsed) && isObject(parsed.Job) ? parsed.Job : parsed;
   if (!isObject(job)) return problem('expected a JSON object: the job, or {"Job": {...}}');
   return finish(desired, { job: job as Job, file }, '/spec/specFile');
+}
+
+/** JSON.parse says `at position 39`; a reader looks for a line and a column, as in every other error. */
+function withLineAndColumn(message: string, text: string): string {
+  const at = /at position (\d+)/.exec(message);
+  if (!at) return message;
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return message.replace(at[0], `at line ${line}, column ${column}`);
 }
 
 /**
