@@ -19,7 +19,7 @@ import { HttpStatusError } from '../clients/http/errors.js';
 import { truncate } from '../common/scrub.js';
 import type { WorkspacesClient } from '../clients/workspaces/client.js';
 import { parseStateFile } from '../clients/workspaces/state-file.js';
-import { pushState, releaseIfOwn, unlockOwnLock } from '../clients/workspaces/state-push.js';
+import { carriesLock, pushState, releaseIfOwn } from '../clients/workspaces/state-push.js';
 import { answerLost } from '../clients/http/retry-policy.js';
 import type { Workspace } from '../clients/workspaces/types.js';
 import type { ResourceKey } from '../resources/contract.js';
@@ -149,8 +149,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     // inventory unlock`, a force-unlock), and another run taken it, with the same token even, which
     // the service would let write. The records are not written over whatever that run writes.
     if (this.heldReason !== undefined) {
-      const now = await this.client.readWorkspace({ id });
-      if (!now?.attributes.locked || now.lockReason !== this.heldReason)
+      if (!carriesLock(await this.client.readWorkspace({ id }), this.heldReason))
         throw new EngineError(
           `the lock of ${this.description} was released by someone else during this run (\`converge inventory unlock\`, or a force-unlock on the service), so the inventory was not written`,
         );
@@ -213,11 +212,9 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
 
   private async unlock(id: string, reason: string): Promise<void> {
     try {
-      // Looked at first: a lock released by someone else during the run and taken by another run
-      // with the same token (CI jobs share one) would otherwise be released from under that run.
-      const now = await this.client.readWorkspace({ id }).catch(() => undefined);
-      if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
-      await unlockOwnLock(this.client, id, reason);
+      // Only a lock carrying this run's reason: one released by someone else during the run and
+      // taken by another run with the same token would otherwise be released from under that run.
+      await releaseIfOwn(this.client, id, reason);
     } catch (error) {
       throw new EngineError(
         `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +

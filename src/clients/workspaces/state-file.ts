@@ -4,6 +4,7 @@
  * and a file the service would refuse is refused here first, with an error that names the file.
  */
 import { nodeCrypto } from '../../common/lazy-crypto.js';
+import { jsonErrorLineColumn } from '../../common/json-error-position.js';
 
 export interface StateFileInfo {
   serial: number;
@@ -94,11 +95,6 @@ function countManagedInstances(resources: unknown): number {
 
 /** ` (at line L, column C)` for a JSON.parse error that names a position, else nothing. */
 function jsonErrorPosition(text: string, error: Error): string {
-  const match = /position (\d+)/.exec(error.message);
-  if (!match) return '';
-  const offset = Number(match[1]);
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  const col = offset - before.lastIndexOf('\n');
-  return ` (at line ${line}, column ${col})`;
+  const at = jsonErrorLineColumn(text, error);
+  return at ? ` (at line ${at.line}, column ${at.column})` : '';
 }

@@ -14,7 +14,7 @@
  */
 import { HttpStatusError } from '../http/errors.js';
 import { answerLost } from '../http/retry-policy.js';
-import type { WorkspacesClient } from './client.js';
+import type { Workspace, WorkspacesClient } from './client.js';
 import { describeLockHolder } from './lock-holder.js';
 import { type HeldLock, holdingLock } from '../../common/held-locks.js';
 import { parseStateFile, type StateFileInfo } from './state-file.js';
@@ -232,8 +232,16 @@ export async function releaseIfOwn(
   workspaceId: string,
   reason: string,
 ): Promise<void> {
-  const now = await client.readWorkspace({ id: workspaceId });
-  if (now?.attributes.locked && now.lockReason === reason) await unlockOwnLock(client, workspaceId, reason);
+  if (carriesLock(await client.readWorkspace({ id: workspaceId }), reason))
+    await unlockOwnLock(client, workspaceId, reason);
+}
+
+/**
+ * Whether the workspace is locked with this run's reason: the service tells lock holders apart by
+ * token only, so two runs with one token (CI jobs share one) are told apart by the reason alone.
+ */
+export function carriesLock(workspace: Workspace | undefined, reason: string): boolean {
+  return Boolean(workspace?.attributes.locked) && workspace?.lockReason === reason;
 }
 
 /** How many times an unlock whose answer was lost is sent in all, each after a read-back. */

@@ -49,16 +49,24 @@ function asDuration(value: unknown): unknown {
   return value;
 }
 
-/** A job (or any part of one) with its duration fields written as Go durations. */
-export function withDurations<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v: unknown) => withDurations(v)) as T;
+/**
+ * A job (or any part of one) with `convert` applied to each duration field's value, wherever it is
+ * nested, and the user's own maps left alone.
+ */
+function mapDurationFields<T>(value: T, convert: (value: unknown) => unknown): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => mapDurationFields(v, convert)) as T;
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [
       k,
-      JOB_DURATION_FIELDS.has(k) ? asDuration(v) : FREE_FORM.has(k) ? v : withDurations(v),
+      JOB_DURATION_FIELDS.has(k) ? convert(v) : FREE_FORM.has(k) ? v : mapDurationFields(v, convert),
     ]),
   ) as T;
+}
+
+/** A job (or any part of one) with its duration fields written as Go durations. */
+export function withDurations<T>(value: T): T {
+  return mapDurationFields(value, asDuration);
 }
 
 /** One `<number><unit>` of a Go duration, for a schema pattern (no sign: no job duration is negative). */
@@ -76,14 +84,7 @@ function asNanoseconds(value: unknown): unknown {
  * the service takes: what `withDurations` does the other way. The user's own maps are left alone.
  */
 export function inNanoseconds<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v: unknown) => inNanoseconds(v)) as T;
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      JOB_DURATION_FIELDS.has(k) ? asNanoseconds(v) : FREE_FORM.has(k) ? v : inNanoseconds(v),
-    ]),
-  ) as T;
+  return mapDurationFields(value, asNanoseconds);
 }
 
 /** The field a diff path ends in: `Interval` for `TaskGroups[web].RestartPolicy.Interval`. */

@@ -13,6 +13,7 @@
 import path from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { Job } from '../../clients/scheduler/client.js';
+import { jsonErrorLineColumn } from '../../common/json-error-position.js';
 import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';
@@ -31,16 +32,15 @@ export const OWNERSHIP_META_VALUE = 'true';
  * (`inlineJob`); the plan shows both as `20s`. Checked here because the service refuses any other
  * text only when the plan is made (`cannot unmarshal string`), and one such job refused the whole apply.
  */
+const NANOSECONDS_FORMS = 'nanoseconds, or a duration such as "20s", "1m30s" or "500ms"';
 const Nanoseconds = Type.Union(
   [
     Type.Integer(),
     Type.Null(),
-    Type.String({
-      pattern: `^(0|(${GO_DURATION_PART})+)$`,
-      description: 'nanoseconds, or a duration such as "20s", "1m30s" or "500ms"',
-    }),
+    // The text form's own description too: a text that does not match is told the forms it may take.
+    Type.String({ pattern: `^(0|(${GO_DURATION_PART})+)$`, description: NANOSECONDS_FORMS }),
   ],
-  { description: 'nanoseconds, or a duration such as "20s", "1m30s" or "500ms"' },
+  { description: NANOSECONDS_FORMS },
 );
 
 /** Fields of the service's job objects, by name; the service validates their contents. */
@@ -342,21 +342,17 @@ export async function readJobSource(
     parsed = JSON.parse(text);
   } catch (error) {
     // The parser quotes the text it choked on: the file's bytes, shown as one printable line.
-    return problem(`not valid JSON: ${printable(withLineAndColumn((error as Error).message, text))}`);
+    return problem(`not valid JSON: ${printable(withLineAndColumn(error as Error, text))}`);
   }
   const job = isObject(parsed) && isObject(parsed.Job) ? parsed.Job : parsed;
   if (!isObject(job)) return problem('expected a JSON object: the job, or {"Job": {...}}');
   return finish(desired, { job: job as Job, file }, '/spec/specFile');
 }
 
-/** JSON.parse says `at position 39`; a reader looks for a line and a column, as in every other error. */
-function withLineAndColumn(message: string, text: string): string {
-  const at = /at position (\d+)/.exec(message);
-  if (!at) return message;
-  const before = text.slice(0, Number(at[1]));
-  const line = before.split('\n').length;
-  const column = before.length - before.lastIndexOf('\n');
-  return message.replace(at[0], `at line ${line}, column ${column}`);
+/** JSON.parse's message with the position it names said as a line and a column. */
+function withLineAndColumn(error: Error, text: string): string {
+  const at = jsonErrorLineColumn(text, error);
+  return at ? error.message.replace(at.named, `at line ${at.line}, column ${at.column}`) : error.message;
 }
 
 /**
