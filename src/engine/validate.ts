@@ -91,10 +91,12 @@ async function loadManifestWith(
       options.allowEnv,
       settingNames(options.settingNames).allowEnv,
     ),
-  }).catch((error: unknown) => {
-    throw error instanceof ManifestError && error.partial
-      ? withKeyingProblems(error, error.partial, catalog, env)
-      : error;
+  }).catch(async (error: unknown) => {
+    if (!(error instanceof ManifestError) || !error.partial) throw error;
+    // What did load is checked as far as it can be: one run reports a misspelt field, an object
+    // declared twice and a missing job file together, not each only once the one before is fixed.
+    const keyingFound = withKeyingProblems(error, error.partial, catalog, env);
+    throw await withLocalFileProblems(keyingFound, error.partial, catalog, env);
   });
   const untrusted = connectionAddressProblems(
     manifest.connections,
@@ -203,28 +205,44 @@ async function validateOnce(
     keyedDesired(manifest, catalog, (s, c) =>
       connectionSettings(env, catalog.definitions, manifest.connections, s, c),
     );
-  let manifest: Manifest;
-  try {
-    manifest = await loadManifestWith(paths, options, positionsOnlyForProblems);
-  } catch (error) {
-    // The documents that did load have their local files checked too: one run reports a misspelt
-    // field and a missing job file together, not the second only once the first is fixed.
-    if (!(error instanceof ManifestError) || !error.partial) throw error;
-    const partial = error.partial;
-    const more = await Promise.resolve()
-      .then(() => localFileProblems(keyed(partial), catalog))
-      .catch(() => []);
-    if (more.length === 0) throw error;
-    throw new ManifestError(sortByPosition([...error.problems, ...more]), partial);
-  }
+  const manifest = await loadManifestWith(paths, options, positionsOnlyForProblems);
   const desired = keyed(manifest);
   const problems = await localFileProblems(desired, catalog);
-  if (problems.length > 0) throw new ManifestError(sortByPosition(problems));
+  if (problems.length > 0) throw new ManifestError(sortProblems(problems));
   return { manifest, desired };
 }
 
-function sortByPosition(problems: ManifestProblem[]): ManifestProblem[] {
-  return [...problems].sort((a, b) => formatPosition(a.position).localeCompare(formatPosition(b.position)));
+/**
+ * A load's problems with those of the local files that the documents that did load name (a job's
+ * spec file, a workspace's state file). Each object is keyed on its own: keyed together, one object
+ * declared twice or on an undeclared connection would fail them all.
+ */
+async function withLocalFileProblems(
+  error: ManifestError,
+  partial: Manifest,
+  catalog: Catalog,
+  env: NodeJS.ProcessEnv,
+): Promise<ManifestError> {
+  const keyedAlone = (resource: ManifestResource): Desired[] =>
+    keyedDesired({ ...partial, resources: [resource] }, catalog, (s, c) =>
+      connectionSettings(env, catalog.definitions, partial.connections, s, c),
+    );
+  const desired = partial.resources.flatMap((resource) => {
+    if (!hasLocalFiles(catalog.kind(resource.kind))) return [];
+    try {
+      return keyedAlone(resource);
+    } catch {
+      // Its connection's problem is reported already; its files are read the same on any connection.
+      const { connection: _connection, ...onDefault } = resource;
+      try {
+        return keyedAlone(onDefault as ManifestResource);
+      } catch {
+        return [];
+      }
+    }
+  });
+  const more = await localFileProblems(desired, catalog).catch(() => []);
+  return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more]), partial) : error;
 }
 
 /**

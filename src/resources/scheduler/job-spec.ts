@@ -352,7 +352,9 @@ export async function readJobSource(
 /** JSON.parse's message with the position it names said as a line and a column. */
 function withLineAndColumn(error: Error, text: string): string {
   const at = jsonErrorLineColumn(text, error);
-  return at ? error.message.replace(at.named, `at line ${at.line}, column ${at.column}`) : error.message;
+  if (!at) return error.message;
+  const where = `at line ${at.line}, column ${at.column}`;
+  return at.named ? error.message.replace(at.named, where) : `${error.message} (${where})`;
 }
 
 /**
