@@ -689,10 +689,14 @@ function maskSecretCopies(
       c.before && Object.fromEntries(Object.entries(c.before).map(([k, v]) => [k, carried(v, c.after?.[k])])),
     diffs: c.diffs.map((d) => {
       const { before: _maskedBefore, after, ...rest } = masked(d);
+      const before = d.before !== undefined ? carried(d.before, d.after) : undefined;
       return {
         ...rest,
+        // A whole value that was a secret and is another: said as a secret's change is said, by
+        // path or by copy alike, not as `(sensitive value) -> (sensitive value)`.
+        ...(before === SENSITIVE && after === SENSITIVE ? { sensitive: true } : {}),
         ...(after !== undefined ? { after } : {}),
-        ...(d.before !== undefined ? { before: carried(d.before, d.after) } : {}),
+        ...(before !== undefined ? { before } : {}),
       };
     }),
     ...(c.notes ? { notes: masked(c.notes) } : {}),

@@ -115,6 +115,30 @@ describe('a value read from a sensitive variable', () => {
   });
 });
 
+describe('a whole value that is a secret, rotated', () => {
+  it('is said to have changed, as a secret attribute is, in text and JSON', async () => {
+    const dir = tempDir('converge-rotated-');
+    writeFileSync(
+      path.join(dir, 'role.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: rotated }\nspec: { Description: "${env:SERVICE_TOKEN}" }\n',
+    );
+    const env = (value: string) => base({ SERVICE_TOKEN: value, CONVERGE_ALLOW_ENV: 'SERVICE_TOKEN' });
+    const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env('old-token-1234'));
+    expect(applied.code, applied.stderr).toBe(0);
+    const text = await runCli(['plan', '-f', dir], env('new-token-5678'));
+    expect(text.stdout).toMatch(/~ Description = \(sensitive value changed\)$/m);
+    expect(text.stdout).not.toContain('(sensitive value) -> (sensitive value)');
+    const json = await runCli(['plan', '-f', dir, '--json'], env('new-token-5678'));
+    const diff = (JSON.parse(json.stdout) as { changes: { diffs: Record<string, unknown>[] }[] }).changes[0]!
+      .diffs[0];
+    expect(diff).toMatchObject({ path: 'Description', sensitive: true });
+    for (const r of [text, json]) {
+      expect(r.stdout + r.stderr).not.toContain('old-token-1234');
+      expect(r.stdout + r.stderr).not.toContain('new-token-5678');
+    }
+  });
+});
+
 describe('a value read from a file whose path says secret', () => {
   it('is masked in every plan output, and a file named otherwise stays readable', async () => {
     const dir = tempDir('converge-sensitive-file-');
