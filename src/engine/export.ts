@@ -258,9 +258,14 @@ function replaceAt(
   which: (name: string, value: unknown) => boolean = () => true,
 ): void {
   if (Array.isArray(value)) {
+    const names = value.map(itemName);
     value.forEach((item, i) => {
       if (pattern.length === 0) return;
-      replaceAt(item, pattern, [...at, String(i)], make, which);
+      // An item by its name where the list names its items uniquely (`TaskGroups[web]`, as a plan
+      // shows it), so a variable says which group and task it fills; else by its index.
+      const name = names[i];
+      const unique = name !== undefined && names.indexOf(name) === names.lastIndexOf(name);
+      replaceAt(item, pattern, [...at.slice(0, -1), `${at.at(-1) ?? ''}[${unique ? name : i}]`], make, which);
     });
     return;
   }
@@ -273,6 +278,11 @@ function replaceAt(
         value[k] = make([...at, k].join('.'));
     } else replaceAt(value[k], rest, [...at, k], make, which);
   }
+}
+
+/** The `Name` an item of a list of named things (task groups, tasks) carries, if any. */
+function itemName(item: unknown): string | undefined {
+  return isObject(item) && typeof item.Name === 'string' && item.Name !== '' ? item.Name : undefined;
 }
 
 function setAt(target: Record<string, unknown>, path: string[], value: unknown): void {

@@ -23,7 +23,7 @@ const DB_PASSWORD = 'planted-db-password-93c1';
 const META_TOKEN = 'planted-meta-token-5d7e';
 const JOB_SECRETS = {
   JOB_DEFAULT_BY_HAND_META_API_TOKEN: META_TOKEN,
-  JOB_DEFAULT_BY_HAND_TASKGROUPS_0_TASKS_0_ENV_DB_PASSWORD: DB_PASSWORD,
+  JOB_DEFAULT_BY_HAND_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD: DB_PASSWORD,
 };
 let sandbox: RunningSandbox;
 let env: Record<string, string | undefined>;
@@ -285,12 +285,12 @@ describe('export of objects made outside Converge', () => {
     const text = readFileSync(path.join(dir, 'Job.yaml'), 'utf8');
     expect(text).not.toContain(DB_PASSWORD);
     expect(text).not.toContain(META_TOKEN);
-    expect(text).toContain('DB_PASSWORD: ${env:JOB_DEFAULT_BY_HAND_TASKGROUPS_0_TASKS_0_ENV_DB_PASSWORD}');
+    expect(text).toContain('DB_PASSWORD: ${env:JOB_DEFAULT_BY_HAND_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD}');
     expect(text).toContain('api_token: ${env:JOB_DEFAULT_BY_HAND_META_API_TOKEN}');
     expect(text).toContain('MODE: nightly');
     expect(text).toContain('owner: ops');
     expect(text).toContain(
-      '# TaskGroups.0.Tasks.0.Env.DB_PASSWORD is secret and not exported: set JOB_DEFAULT_BY_HAND_TASKGROUPS_0_TASKS_0_ENV_DB_PASSWORD',
+      '# TaskGroups[g].Tasks[t].Env.DB_PASSWORD is secret and not exported: set JOB_DEFAULT_BY_HAND_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD',
     );
   });
 
