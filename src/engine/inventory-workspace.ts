@@ -25,7 +25,7 @@ import type { Workspace } from '../clients/workspaces/types.js';
 import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
-import type { InventoryBackend, InventoryLockOptions } from './inventory.js';
+import { type InventoryBackend, type InventoryLockOptions, InventoryLockRetaken } from './inventory.js';
 import { lockReason } from '../common/lock-reason.js';
 import { holdingLock } from '../common/held-locks.js';
 
@@ -149,10 +149,16 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     // inventory unlock`, a force-unlock), and another run taken it, with the same token even, which
     // the service would let write. The records are not written over whatever that run writes.
     if (this.heldReason !== undefined) {
-      if (!carriesLock(await this.client.readWorkspace({ id }), this.heldReason))
+      const now = await this.client.readWorkspace({ id });
+      if (!carriesLock(now, this.heldReason)) {
+        // Free: taken again, and the caller merges its records into what is there now, which
+        // another run may have written while the lock was free (`InventoryLockRetaken`).
+        if (now && !now.attributes.locked && (await this.tryLock(id, this.heldReason)) === true)
+          throw new InventoryLockRetaken(this.description);
         throw new EngineError(
-          `the lock of ${this.description} was released by someone else during this run (\`converge inventory unlock\`, or a force-unlock on the service), so the inventory was not written`,
+          `the lock of ${this.description} was released by someone else during this run (\`converge inventory unlock\`, or a force-unlock on the service), and another run holds it now, so the inventory was not written over its records`,
         );
+      }
     }
     await pushState(this.client, id, state, { alreadyLockedByCaller: true });
     this.serial = doc.serial;

@@ -49,6 +49,18 @@ export interface InventoryBackend {
   readonly storedIn?: ResourceKey;
 }
 
+/**
+ * Thrown by a backend's `write` when the run's lock had been released by someone else and the
+ * backend took it again: nothing was written, and the inventory may have changed meanwhile, so the
+ * caller reads it again, merges its own changes in and writes once more (`LocalInventory.save`).
+ */
+export class InventoryLockRetaken extends Error {
+  constructor(readonly where: string) {
+    super(`the lock of ${where} was released by someone else during this run and has been taken again`);
+    this.name = 'InventoryLockRetaken';
+  }
+}
+
 /** What a backend's `lock` is told: who is asking (shown to whoever waits), how long to wait. */
 export type InventoryLockOptions = LockOptions;
 
@@ -146,9 +158,16 @@ export class LocalInventory implements WriteOnlyDigests {
   /** Reads the inventory from its backend (again: what another run saved meanwhile counts). */
   async open(): Promise<this> {
     this.data = parsed(await this.backend.read(), this.backend.description);
+    this.opened = structuredClone(this.data.objects);
     this.dirty = false;
     return this;
   }
+
+  /** The records as read by `open`: what this run changed is told from what another run did by them. */
+  private opened: Record<string, InventoryEntry> | undefined;
+
+  /** Set when a save found this run's lock released, took it again and merged (for the front end). */
+  retakenLock: string | undefined;
 
   private load(): InventoryDocument {
     if (this.data) return this.data;
@@ -288,7 +307,18 @@ export class LocalInventory implements WriteOnlyDigests {
   /** Writes the inventory to its backend when something changed. */
   async save(): Promise<void> {
     if (!this.dirty || !this.data) return;
-    await this.backend.write(serializeInventory(this.data));
+    try {
+      await this.backend.write(serializeInventory(this.data));
+    } catch (error) {
+      if (!(error instanceof InventoryLockRetaken) || !this.opened) throw error;
+      // Once: a second loss of the lock in these few requests is refused like any other.
+      const latest = parsed(await this.backend.read(), this.backend.description);
+      latest.objects = mergedRecords(this.opened, this.data.objects, latest.objects);
+      await this.backend.write(serializeInventory(latest));
+      this.data = latest;
+      this.retakenLock = error.where;
+    }
+    this.opened = structuredClone(this.data.objects);
     this.dirty = false;
   }
 
@@ -325,6 +355,27 @@ export interface AppliedObject {
   key: ResourceKey;
   action: 'create' | 'update' | 'replace' | 'delete';
   id?: string;
+}
+
+/**
+ * This run's changes to the records (from `opened` to `ours`) applied to what the inventory holds
+ * now (`latest`), entry by entry: an entry this run added, changed or dropped is taken from `ours`;
+ * every other entry is `latest`'s, whatever another run wrote there while this run's lock was free.
+ */
+export function mergedRecords(
+  opened: Record<string, InventoryEntry>,
+  ours: Record<string, InventoryEntry>,
+  latest: Record<string, InventoryEntry>,
+): Record<string, InventoryEntry> {
+  const merged = Object.assign(Object.create(null) as Record<string, InventoryEntry>, latest);
+  for (const address of new Set([...Object.keys(opened), ...Object.keys(ours)])) {
+    const before = opened[address];
+    const after = ours[address];
+    if (canonicalJson(before ?? null) === canonicalJson(after ?? null)) continue;
+    if (after === undefined) delete merged[address];
+    else merged[address] = after;
+  }
+  return merged;
 }
 
 function unownedEntry(address: string): InventoryEntry | undefined {

@@ -1,12 +1,17 @@
 /**
  * A workspace inventory whose lock someone releases while an apply runs (`converge inventory unlock`
- * from another shell, a force-unlock on the service). The changes that landed are reported, the
- * records are not written over whatever another run may have written since, and the objects created
- * are named with the command that records them; the apply's own release leaves the workspace alone.
+ * from another shell, a force-unlock on the service).
+ * - Left free: the apply takes the lock again, reads the inventory as it is now, merges its own
+ *   records into what another run may have written meanwhile, and says so.
+ * - Taken by another run: the changes that landed are reported, the records are not written over
+ *   that run's, the objects created are named with the command that records them, and the apply's
+ *   own release leaves the other run's lock alone.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inventoryFromEnv } from '../../src/engine/inventory-backend.js';
+import { lockInventory } from '../../src/engine/workflow.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -47,9 +52,9 @@ async function workspaces(p: string, method = 'GET') {
   };
 }
 
-it('reports what landed, names the unrecorded objects, and does not release the next holder’s lock', async () => {
+/** Three roles to create, and an environment whose inventory is the workspace `inventory`. */
+function setUp(inventory: string, names: string[]) {
   const dir = tempDir('converge-lock-lost-');
-  const names = ['lost-a', 'lost-b', 'lost-c'];
   writeFileSync(
     path.join(dir, 'roles.yaml'),
     names
@@ -62,8 +67,65 @@ it('reports what landed, names the unrecorded objects, and does not release the 
     ...sandbox.env(),
     NO_COLOR: '1',
     CONVERGE_STATE_DIR: tempDir('converge-lock-lost-state-'),
-    CONVERGE_INVENTORY: `workspace:${ORG}/${INVENTORY}`,
+    CONVERGE_INVENTORY: `workspace:${ORG}/${inventory}`,
   };
+  return { dir, env };
+}
+
+async function forceUnlock(inventory: string): Promise<string> {
+  const ws = await workspaces(`/organizations/${ORG}/workspaces/${inventory}`);
+  expect((await workspaces(`/workspaces/${ws.body.data.id}/actions/force-unlock`, 'POST')).status).toBe(200);
+  return ws.body.data.id;
+}
+
+async function recorded(env: NodeJS.ProcessEnv): Promise<string[]> {
+  const inventory = inventoryFromEnv(env);
+  try {
+    await inventory.open();
+    return inventory.objects.entries().map(([address]) => address);
+  } finally {
+    await inventory.close();
+  }
+}
+
+it('takes a lock left free again and merges its records into what another run wrote meanwhile', async () => {
+  const inventory = 'inventory-left-free';
+  const { dir, env } = setUp(inventory, ['free-a', 'free-b', 'free-c']);
+  onFirstCreate = async () => {
+    await forceUnlock(inventory);
+    // Another run takes the free lock, records an object of its own, and goes.
+    const other = await lockInventory({ env, command: 'converge import (another run)', timeoutMs: 5_000 });
+    other.inventory.objects.record('AclRole/default/other-run', {
+      kind: 'AclRole',
+      key: { kind: 'AclRole', namespace: 'default', name: 'other-run' },
+      owned: true,
+      origin: 'created',
+    });
+    await other.inventory.save();
+    await other.release();
+  };
+  const r = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
+  await released;
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout + r.stderr).toContain('Apply complete: 3 applied');
+  expect(r.stderr).toContain(
+    `Note: the lock of workspace ${ORG}/${inventory} was released by someone else during this run; Converge took it again and merged`,
+  );
+  // This run's three and the other run's one: neither run's records were lost.
+  expect(await recorded(env)).toEqual([
+    'AclRole/default/free-a',
+    'AclRole/default/free-b',
+    'AclRole/default/free-c',
+    'AclRole/default/other-run',
+  ]);
+  // The lock taken again was released at the end.
+  const ws = await workspaces(`/organizations/${ORG}/workspaces/${inventory}`);
+  expect(ws.body.data.attributes.locked).toBe(false);
+});
+
+it('reports what landed, names the unrecorded objects, and does not release the next holder’s lock', async () => {
+  const names = ['lost-a', 'lost-b', 'lost-c'];
+  const { dir, env } = setUp(INVENTORY, names);
   onFirstCreate = async () => {
     // Another operator releases the lock, and another run takes it (here: the admin, by hand).
     const ws = await workspaces(`/organizations/${ORG}/workspaces/${INVENTORY}`);

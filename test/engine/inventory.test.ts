@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, LocalInventory, lockInventory, plan } from '../../src/engine/index.js';
+import { mergedRecords } from '../../src/engine/inventory.js';
+import type { InventoryEntry } from '../../src/engine/inventory-document.js';
 import { lockReason } from '../../src/common/lock-reason.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -201,5 +203,39 @@ describe('the reason a workspace inventory is locked with', () => {
     expect(lockReason('converge apply', {}, since)).toBe(
       `converge apply on host ${os.hostname()}, pid ${process.pid}, since 2030-01-02T03:04:05.000Z`,
     );
+  });
+});
+
+describe('merging a run’s records into an inventory another run changed meanwhile', () => {
+  const entry = (name: string, id?: string): InventoryEntry => ({
+    kind: 'AclRole',
+    key: { kind: 'AclRole', namespace: 'default', name },
+    owned: true,
+    origin: 'created',
+    writeOnly: {},
+    ...(id !== undefined ? { id } : {}),
+  });
+  const at = (name: string) => `AclRole/default/${name}`;
+
+  it('takes what this run added, changed and dropped, and everything else as it is now', () => {
+    const opened = {
+      [at('kept')]: entry('kept'),
+      [at('dropped')]: entry('dropped'),
+      [at('changed')]: entry('changed'),
+    };
+    const ours = {
+      [at('kept')]: entry('kept'),
+      [at('changed')]: entry('changed', 'id-2'),
+      [at('added')]: entry('added'),
+    };
+    // Meanwhile another run added one, dropped `kept` (it deleted it) and left the rest.
+    const latest = {
+      [at('dropped')]: entry('dropped'),
+      [at('changed')]: entry('changed'),
+      [at('theirs')]: entry('theirs'),
+    };
+    const merged = mergedRecords(opened, ours, latest);
+    expect(Object.keys(merged).sort()).toEqual([at('added'), at('changed'), at('theirs')]);
+    expect(merged[at('changed')]!.id).toBe('id-2');
   });
 });

@@ -284,6 +284,11 @@ async function applyUntilInterrupted(
       return unsaved.result;
     });
     progressOut.end();
+    if (inventory.retakenLock)
+      write(
+        io.stderr,
+        `Note: the lock of ${inventory.retakenLock} was released by someone else during this run; Converge took it again and merged this run's records into the inventory as it found it.`,
+      );
     if (unsaved) {
       // What landed is said first: the changes are real whether or not they are recorded.
       writeApplySummary(io, result);
