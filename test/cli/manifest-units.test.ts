@@ -193,6 +193,18 @@ describe('durations in an inline job', () => {
     expect(longer).toMatch(/KillTimeout += "20s" -> "1m30s"/);
   });
 
+  it('are shown in the units the manifest wrote: nanoseconds as nanoseconds, "1m30s" as written', async () => {
+    // The live job (from the test above) has 20s; a reviewer compares the plan with the manifest.
+    const inNanoseconds = await plan(folder({ 'job.yaml': job('30000000000') }));
+    expect(inNanoseconds).toMatch(/KillTimeout += 20000000000 -> 30000000000/);
+    const created = await plan(
+      folder({ 'job.yaml': job('30000000000').replace('name: inline-units', 'name: inline-units-new') }),
+    );
+    expect(created).toMatch(/\+ KillTimeout += 30000000000$/m);
+    const asText = await plan(folder({ 'job.yaml': job('90s') }));
+    expect(asText).toMatch(/KillTimeout += "20s" -> "90s"/);
+  });
+
   it('in any other text are refused by validate at their line', async () => {
     // The service refused such text only when the plan was made, and with it the whole apply.
     const refused = await converge(['validate', '-f', folder({ 'job.yaml': job('twenty') })]);

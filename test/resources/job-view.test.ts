@@ -85,7 +85,7 @@ describe('a job to create', () => {
     expect(jobKind.render(desired({ job, file: 'web.hcl' }))).toMatchObject({ Name: 'Web frontend' });
   });
 
-  it('inline or from JSON, shows what the manifest wrote, zeros included, durations as durations', () => {
+  it('inline or from JSON, shows what the manifest wrote, zeros included, durations in the units it wrote', () => {
     const job: Job = {
       ID: 'web',
       Type: 'batch',
@@ -96,7 +96,7 @@ describe('a job to create', () => {
       ID: 'web',
       Type: 'batch',
       AllAtOnce: false,
-      TaskGroups: [{ Name: 'web', Count: 1, ShutdownDelay: '5s' }],
+      TaskGroups: [{ Name: 'web', Count: 1, ShutdownDelay: 5_000_000_000 }],
     });
   });
 });

@@ -100,12 +100,19 @@ function inFreeForm(path: string): boolean {
     .some((part) => FREE_FORM.has(part.replace(/\[.*$/, '')));
 }
 
-/** A diff of a duration field with both sides as Go durations. */
-export function diffWithDurations(diff: AttributeDiff): AttributeDiff {
+/**
+ * A diff of a duration field in the form the job was written in (the manifest's units): where the
+ * manifest or a JSON job file wrote nanoseconds, both sides stay nanoseconds; where it wrote `20s`,
+ * the new value is that text and the old one a Go duration; where nothing was written for the field
+ * (a default the service fills in) or a text job's parser turned `"20s"` into nanoseconds, both
+ * sides are Go durations.
+ */
+export function diffWithDurations(diff: AttributeDiff, written?: unknown): AttributeDiff {
   if (!JOB_DURATION_FIELDS.has(fieldOf(diff.path)) || inFreeForm(diff.path)) return diff;
+  if (typeof written === 'number') return diff;
   return {
     ...diff,
     ...('before' in diff ? { before: asDuration(diff.before) } : {}),
-    ...('after' in diff ? { after: asDuration(diff.after) } : {}),
+    ...('after' in diff ? { after: typeof written === 'string' ? written : asDuration(diff.after) } : {}),
   };
 }

@@ -71,6 +71,11 @@ export interface DiffSides {
   after?: unknown;
   /** The job sent came from a text spec, whose parser fills every field the file leaves out. */
   fromText?: boolean;
+  /**
+   * The job as the manifest (inline) or a JSON job file wrote it, before its durations were turned
+   * into nanoseconds: durations are shown in its form. Undefined for a text job.
+   */
+  written?: unknown;
 }
 
 function fieldDiffs(
@@ -122,15 +127,18 @@ export function planDiffs(plan: PlanResponse, sides: DiffSides = {}): AttributeD
   return rawDiffs(plan, sides).map((d) =>
     d.whole
       ? d.diff
-      : diffWithDurations({
-          ...d.diff,
-          ...('before' in d.diff
-            ? { before: typed(d.diff.before as string, d.diff.path, sides.before, sides.after) }
-            : {}),
-          ...('after' in d.diff
-            ? { after: typed(d.diff.after as string, d.diff.path, sides.after, sides.before) }
-            : {}),
-        }),
+      : diffWithDurations(
+          {
+            ...d.diff,
+            ...('before' in d.diff
+              ? { before: typed(d.diff.before as string, d.diff.path, sides.before, sides.after) }
+              : {}),
+            ...('after' in d.diff
+              ? { after: typed(d.diff.after as string, d.diff.path, sides.after, sides.before) }
+              : {}),
+          },
+          valueAt(sides.written, d.diff.path),
+        ),
   );
 }
 
@@ -144,7 +152,8 @@ function wholePart(
   sides: DiffSides,
 ): { whole: true; diff: AttributeDiff } | undefined {
   if (type === 'Added') {
-    const part = valueAt(sides.after, at);
+    // As written where the manifest or a JSON file wrote it (its durations in its own form).
+    const part = valueAt(sides.written, at) ?? valueAt(sides.after, at);
     if (part === undefined) return undefined;
     return {
       whole: true,

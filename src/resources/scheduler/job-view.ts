@@ -1,6 +1,6 @@
 /**
- * What a plan shows of a whole job: the job to create as its manifest wrote it, the job to delete by
- * what identifies it. Both with durations as durations.
+ * What a plan shows of a whole job: the job to create as its manifest wrote it (a text job's
+ * nanoseconds as durations again), the job to delete by what identifies it, durations as durations.
  */
 import type { Job } from '../../clients/scheduler/client.js';
 import { compact } from '../compare.js';
@@ -39,7 +39,8 @@ function withoutParserZeros(value: unknown): unknown {
  */
 export function createView(job: Job, fromText: boolean): Record<string, unknown> {
   const written = withoutOwnershipMarker(job);
-  if (!fromText) return withDurations(compact({ ...written }));
+  // As written: durations in the form the manifest or the JSON file gave them (the manifest's units).
+  if (!fromText) return compact({ ...written });
   const { Name, ...rest } = withoutParserZeros(written) as Job;
   return withDurations(compact({ ...rest, ...(Name !== undefined && Name !== job.ID ? { Name } : {}) }));
 }
@@ -61,7 +62,7 @@ function withoutOwnershipMarker(job: Job): Job {
  * every default of a new group field by field, as text, which says nothing a reviewer decides on.
  */
 export function addedPartView(part: unknown, fromText: boolean): unknown {
-  return withDurations(compact(fromText ? withoutParserZeros(part) : part));
+  return fromText ? withDurations(compact(withoutParserZeros(part))) : compact(part);
 }
 
 export function removedPartView(part: unknown): unknown {

@@ -39,6 +39,7 @@ import { exportJob } from './job-export.js';
 import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
 import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
 import {
+  inlineJob,
   isJsonFile,
   type JobLocal,
   type JobSpec,
@@ -407,6 +408,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
       before: ('whole' in serverPlan && serverPlan.whole) || observed.live.job,
       after: jobToSend(desired, observed.live.job),
       fromText: local.file !== undefined && !isJsonFile(local.file),
+      written: writtenJob(desired, local),
     });
     // What the scheduler would do with allocations matters when the job changes; a shortfall always.
     // Placements per task group are the change's blast radius (the planner drops it for a noop).
@@ -429,6 +431,9 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   render(desired) {
     const local = localOf(desired);
     if (!local.job) return createView(desired.spec as Job, false);
+    // An inline job as the manifest wrote it (`20s` stays `20s`), over what is sent (its ID, namespace).
+    if (desired.spec.specFile === undefined)
+      return createView({ ...local.job, ...inlineJob(desired.spec) } as Job, false);
     // A text spec was parsed by the service, which lists every field: only the ones it sets are shown.
     return createView(local.job, local.file !== undefined && !isJsonFile(local.file));
   },
@@ -491,3 +496,12 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     return job.Meta?.[OWNERSHIP_META_KEY] === OWNERSHIP_META_VALUE && !job.ParentID;
   },
 };
+
+/**
+ * The job as written, whose form the plan shows durations in: the manifest's inline job, or a JSON
+ * job file as read; a text job has none (its parser turned `"20s"` into nanoseconds).
+ */
+function writtenJob(desired: Desired<JobSpec>, local: JobLocal): unknown {
+  if (desired.spec.specFile === undefined) return inlineJob(desired.spec);
+  return local.file !== undefined && isJsonFile(local.file) ? local.job : undefined;
+}
