@@ -3,7 +3,13 @@
  * Every problem of every file is collected before anything fails, so one run shows them all.
  */
 import path from 'node:path';
-import { type AllowList, allowListFrom, sensitiveEnvFrom } from '../common/allow-list.js';
+import {
+  type AllowList,
+  allowListFrom,
+  MIN_SENSITIVE_VALUE_CHARS,
+  sensitiveEnvFrom,
+} from '../common/allow-list.js';
+import { splitPointer } from './pointer.js';
 import {
   confinedFileReader,
   type ConfinementOptions,
@@ -155,6 +161,15 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       !sensitiveValues.has(connection.token)
     )
       sensitiveValues.set(connection.token, `the token of Connection "${connection.name}"`);
+  // A value read from a variable or file into a field whose own name says secret (a job's
+  // `Env: { DB_PASSWORD: "${env:PROD_DB}" }`) is one, whatever the variable or file is called: the
+  // field says what it holds, and the variable's name may not (`PROD_DB`).
+  for (const [value, field] of secretsByFieldName(manifest, sensitiveEnv))
+    if (!sensitiveValues.has(value))
+      sensitiveValues.set(
+        value,
+        `the value of ${field}, a field whose name says secret (CONVERGE_SENSITIVE_ENV)`,
+      );
   const wholeManifestProblems = () => [
     ...crossCheck(manifest, kinds, brokenConnections),
     ...sensitiveIdentityProblems(manifest, sensitiveValues, kinds),
@@ -185,6 +200,28 @@ function emptinessProblems(manifest: Manifest, problems: readonly ManifestProble
   return manifest.files.map((file) =>
     pathProblem(file, 'declares nothing: the file is empty or holds only comments'),
   );
+}
+
+/** Interpolated string values whose field's name matches the sensitive patterns, with that name. */
+function secretsByFieldName(manifest: Manifest, sensitive: AllowList): [string, string][] {
+  const found: [string, string][] = [];
+  for (const resource of manifest.resources) {
+    for (const pointer of resource.sensitivePointers) {
+      const segments = splitPointer(pointer);
+      const field = segments.at(-1);
+      if (segments[0] !== 'spec' || field === undefined || !sensitive.allows(field)) continue;
+      let value: unknown = resource.spec;
+      for (const segment of segments.slice(1))
+        value = isRecordOrList(value) ? value[segment as never] : undefined;
+      if (typeof value === 'string' && value.trim().length >= MIN_SENSITIVE_VALUE_CHARS)
+        found.push([value, field]);
+    }
+  }
+  return found;
+}
+
+function isRecordOrList(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 function interpolationSources(

@@ -115,6 +115,46 @@ describe('a value read from a sensitive variable', () => {
   });
 });
 
+describe('a value read into a field whose name says secret', () => {
+  it('is masked in every plan output, whatever the variable is called', async () => {
+    const dir = tempDir('converge-secret-field-');
+    writeFileSync(
+      path.join(dir, 'job.yaml'),
+      `apiVersion: converge/v1
+kind: Job
+metadata: { name: field-named }
+spec:
+  Type: service
+  Datacenters: [dc1]
+  TaskGroups:
+    - Name: web
+      Tasks:
+        - Name: server
+          Driver: docker
+          Config: { image: "nginx:1.27" }
+          Env: { DB_PASSWORD: "\${env:PROD_DB}", MODE: "\${env:RUN_MODE}" }
+`,
+    );
+    const env = base({
+      PROD_DB: 'prod-db-pass-4711',
+      RUN_MODE: 'nightly-run',
+      CONVERGE_ALLOW_ENV: 'PROD_DB,RUN_MODE',
+    });
+    const out = path.join(dir, 'plan.bin');
+    for (const args of [[], ['--json'], ['--markdown'], ['-out', out]]) {
+      const r = await runCli(['plan', '-f', dir, ...args], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain('prod-db-pass-4711');
+      if (args.length === 0) {
+        expect(r.stdout).toMatch(/DB_PASSWORD = "?\(sensitive value\)/);
+        // A field whose name says nothing of secrets stays readable.
+        expect(r.stdout).toContain('"nightly-run"');
+      }
+    }
+    expect(readFileSync(out, 'utf8')).not.toContain('prod-db-pass-4711');
+  });
+});
+
 describe('a whole value that is a secret, rotated', () => {
   it('is said to have changed, as a secret attribute is, in text and JSON', async () => {
     const dir = tempDir('converge-rotated-');
