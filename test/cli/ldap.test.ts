@@ -202,6 +202,20 @@ describe('what a new user gets wrong', () => {
     expect(r.stdout + r.stderr).toMatch(/directory\.yaml:3:\d+: nothing is mounted at auth\/nosuch/);
   });
 
+  it('a configuration of a mount that is not there is a problem at its line; the rest is planned', async () => {
+    const dir = manifest(
+      `apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: corp/ldap }\nspec: { url: "ldap://corp" }\n---\n${group('{ name: still-planned }')}`,
+    );
+    const r = await converge(['plan', '-f', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(
+      /LdapConfig\/corp\/ldap: \S*directory\.yaml:3:\d+: nothing is mounted at auth\/corp\/ldap on the secrets service: enable the directory \(LDAP\) auth method there first/,
+    );
+    // One missing mount does not hide the other changes (it stopped the whole plan with a bare 404).
+    expect(r.stdout).toContain('LdapGroup/ldap/still-planned');
+    expect(r.stdout).toContain('1 not planned');
+  });
+
   it('says that a plan with problems was not saved to -out, and leaves an earlier file alone', async () => {
     const dir = manifest(group('{ name: ops, mount: nosuch }'));
     const out = path.join(stateDir, 'problems.plan');

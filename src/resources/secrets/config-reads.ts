@@ -6,6 +6,7 @@
  * The object's observe takes the shared read at most once: a later observe in the same run (the
  * re-read before an apply, to refuse a stale change) reads again, so it never sees a plan-time value.
  */
+import { HttpStatusError } from '../../clients/http/errors.js';
 import type { LdapConfig } from '../../clients/secrets/client.js';
 import type { KindContext } from '../contract.js';
 import { RunSharedRead, sharedReadId } from '../run-shared-read.js';
@@ -36,4 +37,32 @@ export function configReadForObserve(
   mount: string,
 ): Promise<LdapConfig | undefined> {
   return reads.take(ctx, sharedReadId(connection, mount), () => fresh(ctx, connection, mount));
+}
+
+/**
+ * Nothing can live on a mount that is not there: reads answer with `fallback`, and `check` reports
+ * the mount at its line (a 404 for the route rather than the entry: the client throws for that one).
+ */
+export async function unlessMountMissing<T>(read: Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof HttpStatusError && error.status === 404) return fallback;
+    throw error;
+  }
+}
+
+/**
+ * Whether a mount exists: one configuration read per run, connection and mount, however many objects
+ * and kinds (groups, users, the configuration itself) ask.
+ */
+export function mountExists(
+  ctx: KindContext,
+  connection: string | undefined,
+  mount: string,
+): Promise<boolean> {
+  return unlessMountMissing(
+    sharedConfigRead(ctx, connection, mount).then(() => true),
+    false,
+  );
 }

@@ -6,9 +6,8 @@
  */
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets/client.js';
-import { HttpStatusError } from '../../clients/http/errors.js';
 import { compact, diffValues } from '../compare.js';
-import { sharedConfigRead } from './config-reads.js';
+import { mountExists, unlessMountMissing } from './config-reads.js';
 import type {
   Dependencies,
   Desired,
@@ -84,30 +83,6 @@ export function entryObserved<Live>(
     live,
     version: contentVersion(access.canonical(live)),
   };
-}
-
-/**
- * Nothing can live on a mount that is not there: reads answer with `fallback`, and `check` reports
- * the mount at its line (a 404 for the route rather than the entry: the client throws for that one).
- */
-async function unlessMountMissing<T>(read: Promise<T>, fallback: T): Promise<T> {
-  try {
-    return await read;
-  } catch (error) {
-    if (error instanceof HttpStatusError && error.status === 404) return fallback;
-    throw error;
-  }
-}
-
-/**
- * Whether a mount exists: one configuration read per run, connection and mount, however many objects
- * and kinds (groups, users, the configuration itself) ask (see ./config-reads.ts).
- */
-function mountExists(ctx: KindContext, connection: string | undefined, mount: string): Promise<boolean> {
-  return unlessMountMissing(
-    sharedConfigRead(ctx, connection, mount).then(() => true),
-    false,
-  );
 }
 
 /** Everything of an entry kind but its name, description, spec schema and dependencies. */

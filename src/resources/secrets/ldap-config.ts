@@ -19,7 +19,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/types.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import { diffValues, deepEqual } from '../compare.js';
-import { configReadForObserve } from './config-reads.js';
+import { configReadForObserve, mountExists, unlessMountMissing } from './config-reads.js';
 import type {
   AttributeDiff,
   Comparison,
@@ -27,9 +27,11 @@ import type {
   Exportable,
   KindContext,
   Observed,
+  PlanProblem,
   RenderDetails,
   ResourceKey,
   ResourceKind,
+  ServiceChecks,
   SpecRules,
   WriteOnlyAttributes,
   UpsertCreate,
@@ -253,6 +255,7 @@ function configRules(spec: LdapConfigSpec): { pointer: string; message: string }
 }
 
 export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
+  ServiceChecks<LdapConfigSpec> &
   WriteOnlyAttributes &
   SpecRules<LdapConfigSpec> &
   RenderDetails<LdapConfigSpec, LdapConfig> &
@@ -267,9 +270,27 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   writeOnly: WRITE_ONLY,
   validateSpec: configRules,
 
+  // Converge configures a mount, it does not enable one: a mount that is not there is a plan problem
+  // at the line that names it (with the run's one configuration read of the mount), and the rest of
+  // the manifest is still planned.
+  async check(ctx, desired) {
+    const found = await Promise.all(
+      desired.map(async (d): Promise<PlanProblem | undefined> =>
+        (await mountExists(ctx, d.key.connection, d.key.name))
+          ? undefined
+          : {
+              key: d.key,
+              message: `nothing is mounted at auth/${d.key.name} on the secrets service: enable the directory (LDAP) auth method there first (Converge configures a mount, it does not create one), or fix metadata.name`,
+              ...(d.resource ? { position: d.resource.locate('/metadata/name') } : {}),
+            },
+      ),
+    );
+    return found.filter((p): p is PlanProblem => p !== undefined);
+  },
+
   async observe(ctx, key) {
     // The plan-time mount check of this mount's groups and users may have read it already this run.
-    const live = await configReadForObserve(ctx, key.connection, key.name);
+    const live = await unlessMountMissing(configReadForObserve(ctx, key.connection, key.name), undefined);
     return live && !isUnconfigured(live) ? observedOf(key, live) : undefined;
   },
 
