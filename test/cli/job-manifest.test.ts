@@ -279,6 +279,24 @@ ${manifestFor('fine', 'Type: service\nDatacenters: [dc1]\nTaskGroups: [{ Name: g
     );
     expect(r.stdout).toContain('+ Job/default/fine');
   });
+
+  it('a refusal the scheduler words as a Go multierror reads as one plain line, not with its escapes', async () => {
+    // The type from a variable: validate checks a written one, the scheduler one it is given.
+    const dir = folder({
+      'jobs.yaml': manifestFor(
+        'typed',
+        'Type: "${env:JOB_TYPE}"\nDatacenters: [dc1]\nTaskGroups: [{ Name: g, Tasks: [{ Name: t, Driver: docker }] }]',
+      ),
+    });
+    const r = await run(['plan', '-f', dir, '--allow-env', 'JOB_TYPE'], {
+      ...sandbox.env(),
+      NO_COLOR: '1',
+      JOB_TYPE: 'bogus',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('the scheduler refuses this job: Invalid job type: "bogus"');
+    expect(r.stdout).not.toContain('\\n\\t');
+  });
 });
 
 describe('JSON and inline jobs', () => {

@@ -359,5 +359,20 @@ function sanitiseCause(cause: unknown, secrets: readonly (string | undefined)[])
  * cut to `max` characters, in that order (see the top of this file).
  */
 function untrusted(text: string, secrets: readonly (string | undefined)[], max?: number): string {
-  return truncate(printable(scrubSecrets(text, secrets)), max);
+  return truncate(printable(scrubSecrets(oneLineMultiError(text), secrets)), max);
+}
+
+/**
+ * Go services (the scheduler, the secrets service) wrap their errors in hashicorp/go-multierror's
+ * text, `1 error occurred:\n\t* Invalid job type\n\n`, which one printable line would show with its
+ * escapes (`…occurred:\n\t* Invalid…`): said as the errors themselves, `; ` between them.
+ */
+export function oneLineMultiError(text: string): string {
+  const match = /^\s*(\d+) errors? occurred:\s*\n((?:\s*\* [^\n]*\n?)+)\s*$/.exec(text);
+  if (!match) return text;
+  const errors = match[2]!
+    .split('\n')
+    .map((line) => line.replace(/^\s*\* /, '').trim())
+    .filter((line) => line !== '');
+  return errors.join('; ');
 }
