@@ -31,7 +31,7 @@ function planCommandFor(saved: SavedPlanRemedy): string {
  * A path as a shell argument: quoted only when it needs to be. Printable first: the paths come from a
  * plan file not yet verified, and a line break in one would print a line of its own.
  */
-function quoteArg(given: string): string {
+export function quoteArg(given: string): string {
   const text = printable(given);
   return /^[\w./:@+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }

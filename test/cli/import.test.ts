@@ -73,6 +73,8 @@ describe('converge import', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Imported AclRole/default/by-hand (id ${liveId}): Converge now manages it.`);
+    // The next command as it can be run: plan needs the manifest (it has no default).
+    expect(r.stdout).toContain(`Run \`converge plan -f ${dir}\` to see how the live objects differ`);
     expect(managed()['AclRole/default/by-hand']).toMatchObject({ kind: 'AclRole', id: liveId });
 
     const again = await runCli(['import', 'AclRole/default/by-hand', '-f', dir], env);

@@ -10,6 +10,7 @@ import { connect, loadManifest, lockInventory } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
+import { quoteArg } from '../remedies.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
@@ -64,7 +65,9 @@ export async function importCommand(
       );
       if (r.marker) write(io.stdout, `  ${markerNote(r.marker)}`);
     }
-    write(io.stdout, `Run \`converge plan\` to see how the live objects differ from the manifest.`);
+    // The command as it can be run: the manifest the import read (plan takes no default).
+    const plan = ['converge plan', ...flags.file.map((f) => `-f ${quoteArg(f)}`)].join(' ');
+    write(io.stdout, `Run \`${plan}\` to see how the live objects differ from the manifest.`);
     return EXIT.ok;
   } finally {
     await release();
