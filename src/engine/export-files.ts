@@ -8,6 +8,7 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { printable } from '../common/printable.js';
 import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { API_VERSION } from '../manifest/kinds.js';
 import type { ExportedObject } from './export.js';
@@ -25,9 +26,10 @@ export function exportedDocument(object: ExportedObject, options: ExportFileOpti
   const metadata: Record<string, string> = { name: key.name };
   if (key.namespace !== undefined) metadata[object.namespaceField] = key.namespace;
   if (key.connection !== undefined) metadata.connection = key.connection;
+  // A path holds names the service gave (a task group's, an Env entry's): one line whatever they hold.
   const notes = object.placeholders.map(
     (p) =>
-      `# ${p.path} is secret and not exported: set ${p.variable} and allow it with ${allowEnv} ${p.variable} (or CONVERGE_ALLOW_ENV)`,
+      `# ${printable(p.path)} is secret and not exported: set ${p.variable} and allow it with ${allowEnv} ${p.variable} (or CONVERGE_ALLOW_ENV)`,
   );
   const body = stringify(
     { apiVersion: API_VERSION, kind: key.kind, metadata, spec: object.spec },

@@ -70,3 +70,16 @@ describe('export of objects whose variable names would collide', () => {
     expect(new Set(all).size).toBe(all.length);
   });
 });
+
+describe('a placeholder’s note', () => {
+  it('stays one comment line whatever names the service gave (a group’s, an entry’s)', () => {
+    const text = exportedDocument({
+      key: { kind: 'Job', name: 'j', namespace: 'default' },
+      namespaceField: 'namespace',
+      spec: { Meta: { x: '${env:V}' } },
+      placeholders: [{ path: 'TaskGroups[g\nkind: Evil].Env.DB_PASSWORD', variable: 'V' }],
+    });
+    expect(text).not.toMatch(/^kind: Evil/m);
+    expect(text).toContain('# TaskGroups[g\\nkind: Evil].Env.DB_PASSWORD is secret');
+  });
+});
