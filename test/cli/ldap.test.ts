@@ -186,7 +186,9 @@ describe('what a new user gets wrong', () => {
     expect(r.stderr).toMatch(/directory\.yaml:3:\d+: invalid LdapGroup name "Admins": .*lower case/);
     expect(r.stderr).toMatch(/directory\.yaml:23:\d+: invalid LdapGroup name "Équipe": .*lower case/);
     expect(r.stderr).toMatch(/directory\.yaml:28:\d+: invalid LdapGroup name "team-Ⅻ"/);
-    expect(r.stderr).toMatch(/directory\.yaml:34:\d+: spec\.groups\[0\] must match/);
+    expect(r.stderr).toMatch(
+      /directory\.yaml:34:\d+: spec\.groups\[0\] must match .*in lower case \(the service lower-cases names\)/,
+    );
     expect(r.stderr).not.toMatch(/"zoë"/);
     expect(r.stderr).toMatch(
       /directory\.yaml:8:\d+: "namespace" is not allowed: LdapGroup objects name it "mount"/,

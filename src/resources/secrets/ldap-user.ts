@@ -19,9 +19,19 @@ const LdapUserSpec = Type.Object(
       }),
     ),
     groups: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, pattern: LOWER_CASE_NAME }), {
-        description: 'local groups (LdapGroup names on the same mount) added to those the directory reports',
-      }),
+      Type.Array(
+        Type.String({
+          minLength: 1,
+          pattern: LOWER_CASE_NAME,
+          // Said in words where a value is refused, as a group's own name is, not as the pattern alone.
+          description:
+            'an LdapGroup name, in lower case (the service lower-cases names), without "/", "," or spaces',
+        }),
+        {
+          description:
+            'local groups (LdapGroup names on the same mount) added to those the directory reports',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
