@@ -33,17 +33,42 @@ export function desiredOf(resource: ManifestResource): Desired {
  * however each spells its namespace, and plans, saved plans and prune compare like with like.
  */
 export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: SettingsOf): Desired[] {
+  const { desired, problems } = keyDesired(manifest, catalog, settingsOf);
+  if (problems.length > 0) throw new ManifestError(problems);
+  return desired;
+}
+
+/**
+ * `keyedDesired` without throwing: every document's Desired, in manifest order, with what keying
+ * found wrong (an object declared twice, a namespace that cannot be filled in). A manifest with such
+ * problems is refused anyway; its objects are still returned, a second declaration included and an
+ * object without its effective namespace keyed as far as its kind can tell, so that what else can be
+ * checked of them (the local files they name) is reported in the same run.
+ */
+export function keyDesired(
+  manifest: Manifest,
+  catalog: Catalog,
+  settingsOf: SettingsOf,
+): { desired: Desired[]; problems: ManifestProblem[] } {
   const problems: ManifestProblem[] = [];
   const first = new Map<string, ManifestResource>();
   const desired: Desired[] = [];
   for (const resource of manifest.resources) {
     const d = desiredOf(resource);
+    desired.push(d);
     const kind = catalog.kind(d.key.kind);
     if (isNamespaced(kind) && d.key.namespace === undefined) {
       try {
         d.key.namespace = kind.effectiveNamespace(d.key, settingsOf(kind.service, d.key.connection));
       } catch (error) {
         problems.push({ position: resource.source, message: (error as Error).message });
+        // Without its connection's settings (one not declared): what the kind says without any,
+        // for a kind whose namespace does not depend on them (a job's `default`).
+        try {
+          d.key.namespace = kind.effectiveNamespace(d.key, {});
+        } catch {
+          // Left as written: the object cannot take part in the duplicate check.
+        }
         continue;
       }
     }
@@ -61,8 +86,6 @@ export function keyedDesired(manifest: Manifest, catalog: Catalog, settingsOf: S
       continue;
     }
     first.set(address, resource);
-    desired.push(d);
   }
-  if (problems.length > 0) throw new ManifestError(problems);
-  return desired;
+  return { desired, problems };
 }

@@ -23,7 +23,7 @@ import {
 import type { Catalog } from './catalog.js';
 import { connectionAddressProblems } from './connection-addresses.js';
 import { connectionSettings } from './connection-settings.js';
-import { keyedDesired } from './desired.js';
+import { keyDesired, type SettingsOf } from './desired.js';
 import { EngineError } from './errors.js';
 import { defaultCatalog } from './services.js';
 
@@ -68,7 +68,9 @@ export interface ValidateOptions extends LoadOptions {
 /**
  * Loads and validates the manifest at `paths` (files or folders): syntax, schema, references between
  * documents, and that no Connection would carry an outside token to an address the operator did not
- * allow. Contacts no service. Throws a `ManifestError` listing every problem with its position.
+ * allow. Contacts no service. Throws a `ManifestError` listing every problem with its position; a
+ * manifest refused has the local files its objects name read too (see `localFileProblems`), and
+ * their problems listed with the others.
  */
 export async function loadManifest(paths: readonly string[], options: LoadOptions = {}): Promise<Manifest> {
   return loadManifestWith(paths, options, false);
@@ -92,11 +94,9 @@ async function loadManifestWith(
       settingNames(options.settingNames).allowEnv,
     ),
   }).catch(async (error: unknown) => {
-    if (!(error instanceof ManifestError) || !error.partial) throw error;
-    // What did load is checked as far as it can be: one run reports a misspelt field, an object
-    // declared twice and a missing job file together, not each only once the one before is fixed.
-    const keyingFound = withKeyingProblems(error, error.partial, catalog, env);
-    throw await withLocalFileProblems(keyingFound, error.partial, catalog, env);
+    throw error instanceof ManifestError && error.partial
+      ? await withObjectProblems(error, error.partial, catalog, env)
+      : error;
   });
   const untrusted = connectionAddressProblems(
     manifest.connections,
@@ -105,20 +105,40 @@ async function loadManifestWith(
     options.allowAddresses,
     settingNames(options.settingNames).allowAddresses,
   );
-  if (untrusted.length > 0) throw new ManifestError(untrusted);
+  if (untrusted.length > 0)
+    throw await withObjectProblems(new ManifestError(untrusted), manifest, catalog, env);
   return manifest;
 }
 
 /**
- * A load's problems with those keying finds in what did load (an object declared twice, a workspace
- * with no organization): reported by the same run, not the next once these are fixed.
+ * A load's problems with those found in what did load: keying's (an object declared twice, a
+ * workspace with no organization) and the local files objects name (a job's spec file, a workspace's
+ * state file). Reported by the same run, not the next once these are fixed, whichever problem the
+ * load found (a connection that is not declared, an object declared twice, a typo).
  */
-function withKeyingProblems(
+async function withObjectProblems(
   error: ManifestError,
   partial: Manifest,
   catalog: Catalog,
   env: NodeJS.ProcessEnv,
-): ManifestError {
+): Promise<ManifestError> {
+  const settingsOf: SettingsOf = (s, c) =>
+    connectionSettings(env, catalog.definitions, partial.connections, s, c);
+  // A document the load already faulted (its own duplicate check, say) is not reported twice.
+  const faulted = new Set(error.problems.map((p) => formatPosition(p.position)));
+  const keying = keyingProblems(partial, catalog, settingsOf).filter(
+    (p) => !faulted.has(formatPosition(p.position)),
+  );
+  // Every document that loaded has its files read, one on a connection the load could not take or
+  // declared twice included: each names its files at its own line.
+  const files = await localFileProblems(keyDesired(partial, catalog, settingsOf).desired, catalog);
+  // An address quoted in a message may hold a secret (refused at its own line by the load).
+  const more = withoutSecrets([...keying, ...files], partial.sensitiveValues);
+  return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
+}
+
+/** What keying finds in a manifest the load refused, beside what the load found itself. */
+function keyingProblems(partial: Manifest, catalog: Catalog, settingsOf: SettingsOf): ManifestProblem[] {
   // Objects on a connection the load could not take are its problem already (it says where).
   const declared = new Set(partial.connections.map((c) => `${c.service}\n${c.name}`));
   // Documents with problems take part as far as their metadata says who they are: a copy of a
@@ -132,22 +152,7 @@ function withKeyingProblems(
     ...partial,
     resources: unloaded.length > 0 ? inFileOrder(resources, (r) => r.source, partial.files) : resources,
   };
-  try {
-    keyedDesired(keyable, catalog, (s, c) =>
-      connectionSettings(env, catalog.definitions, partial.connections, s, c),
-    );
-    return error;
-  } catch (keying) {
-    if (!(keying instanceof ManifestError)) return error;
-    // A document the load already faulted (its own duplicate check, say) is not reported twice.
-    const faulted = new Set(error.problems.map((p) => formatPosition(p.position)));
-    // An address quoted in a message may hold a secret (refused at its own line by the load).
-    const more = withoutSecrets(
-      keying.problems.filter((p) => !faulted.has(formatPosition(p.position))),
-      partial.sensitiveValues,
-    );
-    return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
-  }
+  return keyDesired(keyable, catalog, settingsOf).problems;
 }
 
 /** A document with problems as a resource for keying only: who it is and where, nothing more. */
@@ -201,48 +206,36 @@ async function validateOnce(
   const catalog = options.catalog ?? defaultCatalog;
   // Settings only: no client is made and no service contacted.
   const env = options.env ?? process.env;
-  const keyed = (manifest: Manifest) =>
-    keyedDesired(manifest, catalog, (s, c) =>
-      connectionSettings(env, catalog.definitions, manifest.connections, s, c),
-    );
+  // A load that fails reports the local files of what loaded with its problems (withObjectProblems).
   const manifest = await loadManifestWith(paths, options, positionsOnlyForProblems);
-  const desired = keyed(manifest);
-  const problems = await localFileProblems(desired, catalog);
-  if (problems.length > 0) throw new ManifestError(sortProblems(problems));
+  const desired = await keyedObjects(
+    manifest,
+    catalog,
+    (s, c) => connectionSettings(env, catalog.definitions, manifest.connections, s, c),
+    'always',
+  );
   return { manifest, desired };
 }
 
 /**
- * A load's problems with those of the local files that the documents that did load name (a job's
- * spec file, a workspace's state file). Each object is keyed on its own: keyed together, one object
- * declared twice or on an undeclared connection would fail them all.
+ * A loaded manifest's objects with complete keys (see `keyedDesired`). Refused with a `ManifestError`
+ * when keying finds a problem (an object declared twice however each document spells its namespace,
+ * a workspace with no organization), which then also lists what the local files every object names
+ * (a job's spec file, a workspace's state file) have wrong: one run reports both. `always` reads the
+ * files when keying finds nothing too (`validate`); `with-problems` leaves them to the plan.
  */
-async function withLocalFileProblems(
-  error: ManifestError,
-  partial: Manifest,
+export async function keyedObjects(
+  manifest: Manifest,
   catalog: Catalog,
-  env: NodeJS.ProcessEnv,
-): Promise<ManifestError> {
-  const keyedAlone = (resource: ManifestResource): Desired[] =>
-    keyedDesired({ ...partial, resources: [resource] }, catalog, (s, c) =>
-      connectionSettings(env, catalog.definitions, partial.connections, s, c),
-    );
-  const desired = partial.resources.flatMap((resource) => {
-    if (!hasLocalFiles(catalog.kind(resource.kind))) return [];
-    try {
-      return keyedAlone(resource);
-    } catch {
-      // Its connection's problem is reported already; its files are read the same on any connection.
-      const { connection: _connection, ...onDefault } = resource;
-      try {
-        return keyedAlone(onDefault as ManifestResource);
-      } catch {
-        return [];
-      }
-    }
-  });
-  const more = await localFileProblems(desired, catalog).catch(() => []);
-  return more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more]), partial) : error;
+  settingsOf: SettingsOf,
+  readLocalFiles: 'always' | 'with-problems',
+): Promise<Desired[]> {
+  const { desired, problems } = keyDesired(manifest, catalog, settingsOf);
+  if (problems.length === 0 && readLocalFiles === 'with-problems') return desired;
+  problems.push(...(await localFileProblems(desired, catalog)));
+  if (problems.length > 0)
+    throw new ManifestError(sortProblems(withoutSecrets(problems, manifest.sensitiveValues)));
+  return desired;
 }
 
 /**

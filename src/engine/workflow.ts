@@ -29,7 +29,7 @@ import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
 import { selectTargets } from './targeting.js';
 
-import { type EngineOptions, type LoadOptions, loadManifest } from './validate.js';
+import { type EngineOptions, keyedObjects, type LoadOptions, loadManifest } from './validate.js';
 
 export {
   type EngineOptions,
@@ -121,7 +121,13 @@ export async function plan(
   const manifest = isManifest(source) ? source : await loadManifest(source, options);
   const connections = options.connections ?? connect(manifest, options);
   try {
-    const desired = desiredObjects(manifest, connections, catalog);
+    // Refused as validate refuses it: keying's problems with those of the files objects name.
+    const desired = await keyedObjects(
+      manifest,
+      catalog,
+      (s, c) => connections.settings(s, c),
+      'with-problems',
+    );
     const names = settingNames(options.settingNames);
     const selection = selectTargets(
       desired,

@@ -100,6 +100,31 @@ describe('validate with positions only for problems', () => {
     }
   });
 
+  it('points at the files objects name in a run whose other problems the fast parse leaves to a full read', async () => {
+    // Each file is plain (read by the fast parse alone); the duplicate and the connection not declared
+    // are found across files, and the spec file and state file problems are reported with them.
+    const workspace = (name: string, spec: string) =>
+      `apiVersion: converge/v1\nkind: Workspace\nmetadata:\n  name: ${name}\n  namespace: acme\nspec:\n  ${spec}\n`;
+    writeFileSync(
+      path.join(dir, 'a.yaml'),
+      `${workspace('w', 'description: x')}---\n${workspace('v', 'state: v.tfstate')}`,
+    );
+    writeFileSync(
+      path.join(dir, 'b.yaml'),
+      `${role('web', '  connection: elsewhere\n')}---\n${workspace('w', 'description: y')}---\napiVersion: converge/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  specFile: j.hcl\n`,
+    );
+    const deferred = await problemsOf(true);
+    expect(deferred).toEqual(await problemsOf(false));
+    const a = path.join(dir, 'a.yaml');
+    const b = path.join(dir, 'b.yaml');
+    expect(deferred).toEqual([
+      `${a}:15:10 cannot read state file v.tfstate: no such file`,
+      `${b}:5:15 connection "elsewhere" is not declared; add a Connection document with that name (no registry connection is declared)`,
+      `${b}:10:1 Workspace/acme/w is declared twice: at ${a}:2:1 and at ${b}:10:1`,
+      `${b}:22:13 j.hcl: no such file`,
+    ]);
+  });
+
   it('points at metadata.connection naming a connection that is not declared, not at the document', async () => {
     writeFileSync(path.join(dir, 'roles.yaml'), role('web', '  connection: elsewhere\n'));
     const deferred = await problemsOf(true);
