@@ -90,9 +90,17 @@ export interface ReconcileLoop {
   readonly done: Promise<ReconcileSummary>;
 }
 
+/**
+ * The longest a Node timer waits: a longer one (an `--interval` of 600h) fires after 1 ms with a
+ * TimeoutOverflowWarning, which made the loop plan against the services every millisecond.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 async function wait(ms: number, signal: AbortSignal): Promise<void> {
   try {
-    await delay(ms, undefined, { signal });
+    // In steps a timer can hold, however long the wait.
+    for (let left = ms; left > 0 && !signal.aborted; left -= MAX_TIMER_MS)
+      await delay(Math.min(left, MAX_TIMER_MS), undefined, { signal });
   } catch {
     // Woken early: a stop or a trigger.
   }

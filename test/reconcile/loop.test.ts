@@ -137,6 +137,21 @@ describe('reconcile loop', () => {
     expect((await registry.readRoleByName(name))?.Description).toBe('live');
   });
 
+  it('waits an interval longer than a Node timer holds (600h) instead of cycling every millisecond', async () => {
+    const name = unique('long');
+    const run = await start({
+      paths: [roleManifest(name, 'wanted')],
+      dryRun: true,
+      intervalMs: 600 * 3600_000,
+    });
+    await until('the first cycle', () => run.cycles().length >= 1);
+    // An overflowing timer fires after 1 ms: dozens of cycles would run in this time.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(run.cycles()).toHaveLength(1);
+    run.stop.abort('SIGINT');
+    await run.loop.done;
+  });
+
   it('serves Prometheus metrics whose counts move with the cycles', async () => {
     const name = unique('metered');
     const run = await start({ paths: [roleManifest(name, 'm')], listen: { host: '127.0.0.1', port: 0 } });
