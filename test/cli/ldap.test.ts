@@ -218,6 +218,20 @@ describe('what a new user gets wrong', () => {
     expect(r.stdout).toContain('1 not planned');
   });
 
+  it('an address with the API path in it (…/v1) is an error naming the address, never a plan of creates', async () => {
+    const dir = manifest(group('{ name: addressed }'));
+    const applied = await converge(['apply', '-f', dir, '--auto-approve']);
+    expect(applied.code, applied.stderr).toBe(0);
+    const r = await converge(['plan', '-f', dir, '--detailed-exitcode'], {
+      CONVERGE_SECRETS_ADDR: `${sandbox.env().CONVERGE_SECRETS_ADDR}/v1`,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain('will be created');
+    expect(r.stderr).toContain(
+      "this is not the secrets service answering: check CONVERGE_SECRETS_ADDR (the service's base address, without /v1)",
+    );
+  });
+
   it('says that a plan with problems was not saved to -out, and leaves an earlier file alone', async () => {
     const dir = manifest(group('{ name: ops, mount: nosuch }'));
     const out = path.join(stateDir, 'problems.plan');

@@ -105,7 +105,12 @@ export interface HttpClientOptions {
    * there) rather than no such object, and what to check then. Such a 404 is an error even for a
    * request that takes 404 back as "absent" (`okStatuses`), with the `note` in its message.
    */
-  routeMissing?: (path: string, details: readonly ServiceErrorDetail[]) => { note?: string } | undefined;
+  routeMissing?: (
+    path: string,
+    details: readonly ServiceErrorDetail[],
+    /** The 404's body as text: a service answers in its own form, a proxy or another server not. */
+    bodyText: string,
+  ) => { note?: string } | undefined;
   /** Injected for tests (an undici `MockAgent`). The client does not close an injected dispatcher. */
   dispatcher?: Dispatcher;
   /** Sockets per origin for the built-in agent. Default 10 (terraform's default parallelism). */
@@ -789,7 +794,7 @@ export class HttpClient {
   /** The `routeMissing` verdict on a 404, or undefined when the 404 is about an object. */
   private missingRoute(run: Run, result: AttemptResult): { note?: string } | undefined {
     if (result.status !== 404 || !this.routeMissing) return undefined;
-    return this.routeMissing(run.req.path, this.errorDetails?.(result.text) ?? []);
+    return this.routeMissing(run.req.path, this.errorDetails?.(result.text) ?? [], result.text);
   }
 
   /** The hint naming the token's setting for a 401/403 answer to an authenticated request. */

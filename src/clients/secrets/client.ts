@@ -110,10 +110,31 @@ function segment(value: string, what: string): string {
  * A 404 whose messages say the service has no handler for the path is about the mount, not a missing
  * object: never "none", and the error asks whether the auth method is mounted where the call said.
  */
-function missingMount(path: string, details: readonly ServiceErrorDetail[]): { note?: string } | undefined {
+function missingMount(
+  path: string,
+  details: readonly ServiceErrorDetail[],
+  bodyText: string,
+): { note?: string } | undefined {
+  // The service answers a missing entry with its JSON error document (`{"errors":[]}`): a 404 in
+  // another form came from something else at that address (a path in CONVERGE_SECRETS_ADDR, `…/v1`,
+  // doubled the API's own), and taken as "none" it planned every directory object as a create.
+  if (!isErrorDocument(bodyText))
+    return {
+      note: "this is not the secrets service answering: check CONVERGE_SECRETS_ADDR (the service's base address, without /v1)",
+    };
   if (!details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''))) return undefined;
   const mount = /^\/v1\/auth\/(.+?)\/(config|groups|users|login)(\/|$)/.exec(path)?.[1];
   return mount ? { note: `is the directory auth method mounted at auth/${decodeURIComponent(mount)}?` } : {};
+}
+
+/** Whether a body is the service's own error document: a JSON object with an `errors` list. */
+function isErrorDocument(bodyText: string): boolean {
+  try {
+    const body = JSON.parse(bodyText) as { errors?: unknown } | null;
+    return typeof body === 'object' && body !== null && Array.isArray(body.errors);
+  } catch {
+    return false;
+  }
 }
 
 /** The token header, `{"errors":[…]}` bodies read into a message and `details`, the mount hint. */

@@ -47,7 +47,9 @@ export async function unlessMountMissing<T>(read: Promise<T>, fallback: T): Prom
   try {
     return await read;
   } catch (error) {
-    if (error instanceof HttpStatusError && error.status === 404) return fallback;
+    // Only the service saying it has no such route is a missing mount: a 404 in another form came
+    // from something else at the address, and its error says to check the address.
+    if (error instanceof HttpStatusError && error.status === 404 && saysNoRoute(error)) return fallback;
     throw error;
   }
 }
@@ -65,4 +67,8 @@ export function mountExists(
     sharedConfigRead(ctx, connection, mount).then(() => true),
     false,
   );
+}
+
+function saysNoRoute(error: HttpStatusError): boolean {
+  return error.details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''));
 }
