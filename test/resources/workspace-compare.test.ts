@@ -200,6 +200,13 @@ describe('workspace manifest rules', () => {
     expect(workspaceRules({ 'execution-mode': 'agent', 'agent-pool-id': 'apool-1' })).toEqual([]);
     expect(workspaceRules({ 'lock-reason': 'x' })[0]?.message).toMatch(/needs locked: true/);
   });
+
+  it('refuses a tag listed twice, which the service keeps once (a change planned after every apply)', () => {
+    expect(workspaceRules({ 'tag-names': ['a', 'a', 'B'] })).toEqual([
+      { pointer: '/tag-names/1', message: 'this tag is listed twice; the service keeps it once' },
+    ]);
+    expect(workspaceRules({ 'tag-names': ['a', 'B'] })).toEqual([]);
+  });
 });
 
 describe('state seeding rules', () => {

@@ -138,5 +138,15 @@ export function workspaceRules(spec: WorkspaceSpec): { pointer: string; message:
   if (spec['lock-reason'] !== undefined && spec.locked !== true) {
     rules.push({ pointer: '/lock-reason', message: 'lock-reason needs locked: true' });
   }
+  // The service keeps a tag once: a tag listed twice would plan as a change after every apply.
+  const seen = new Set<string>();
+  (spec['tag-names'] ?? []).forEach((tag, i) => {
+    if (seen.has(tag))
+      rules.push({
+        pointer: `/tag-names/${i}`,
+        message: 'this tag is listed twice; the service keeps it once',
+      });
+    seen.add(tag);
+  });
   return rules;
 }
