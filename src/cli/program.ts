@@ -135,6 +135,8 @@ export async function buildProgram(
     .command('validate')
     .description('check the manifest (syntax, schema, references between files); contacts no service')
     .addOption(fileOption())
+    // Taken by every command that prints (its output is plain anyway): a CI script passes it to all.
+    .addOption(noColorOption())
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .action(async (opts: { file: string[]; allowEnv: string[]; allowAddress: string[] }) => {
@@ -219,6 +221,7 @@ export async function buildProgram(
       'keep live state matching the manifest: every --interval re-read it, plan and apply (or report drift); one JSON line per cycle and change',
     )
     .addOption(fileOption())
+    .addOption(noColorOption())
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .requiredOption('--interval <duration>', 'time between cycles, a Go duration (30s, 5m, 1h)')
@@ -277,6 +280,7 @@ export async function buildProgram(
     )
     .argument('<address...>', 'the address as the plan prints it: KIND/NAMESPACE/NAME or KIND/NAME')
     .addOption(fileOption())
+    .addOption(noColorOption())
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())
     .addOption(lockTimeoutOption())

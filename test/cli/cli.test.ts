@@ -79,6 +79,20 @@ describe('converge validate', () => {
   });
 });
 
+describe('--no-color', () => {
+  it('is taken by every command a CI script runs, also where the output is plain anyway', async () => {
+    const dir = manifestDir({ 'a.yaml': role('nc-ok', 'Description: fine') });
+    const validated = await converge(['validate', '-f', dir, '--no-color'], { PATH: process.env.PATH });
+    expect(validated.stderr).toBe('');
+    expect(validated.code).toBe(0);
+    // Refused for their own reasons (nothing to import; an interval that is no duration), not the flag.
+    const imported = await converge(['import', 'AclRole/default/none', '-f', dir, '--no-color'], env);
+    expect(imported.stderr).not.toContain('unknown option');
+    const looped = await converge(['reconcile', '-f', dir, '--interval', 'soon', '--no-color'], env);
+    expect(looped.stderr).toContain('--interval must be a positive duration');
+  });
+});
+
 describe('without -f', () => {
   it.each([['validate'], ['plan'], ['apply', '--auto-approve']])(
     '%s says which flag is missing and exits 1',
