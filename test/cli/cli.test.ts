@@ -93,6 +93,16 @@ describe('--no-color', () => {
   });
 });
 
+describe('plan -out', () => {
+  it('does not take the next flag as the file name (-out --json)', async () => {
+    const dir = manifestDir({ 'a.yaml': role('out-flag', 'Description: fine') });
+    const r = await converge(['plan', '-f', dir, '-out', '--json'], env, dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('-out needs a file name before the next flag, not "--json"');
+    expect(existsSync(path.join(dir, '--json'))).toBe(false);
+  });
+});
+
 describe('without -f', () => {
   it.each([['validate'], ['plan'], ['apply', '--auto-approve']])(
     '%s says which flag is missing and exits 1',

@@ -209,6 +209,12 @@ function notSavedLine(file: string, why: string): string {
 
 /** The folder `-out` writes into exists and is a folder (whether it is writable, the write says). */
 function outFolderMustExist(out: string): void {
+  // `-out --json` took the next flag as the file's name: a plan saved as "--json", and the JSON
+  // asked for never printed. A file so named is still written as ./--json.
+  if (out.startsWith('-'))
+    throw new CliError(
+      `-out needs a file name before the next flag, not "${out}" (write -out FILE ${out}, or -out ./${out} for a file so named)`,
+    );
   const folder = path.dirname(path.resolve(out));
   let isFolder = false;
   try {
