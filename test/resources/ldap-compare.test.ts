@@ -104,6 +104,25 @@ describe('LdapConfig compare', () => {
       }),
     ).toEqual([]);
   });
+
+  it('refuses a duration the service would cut to whole seconds (0.4s stored as 0, a default)', () => {
+    const problems = ldapConfigKind.validateSpec!({
+      url: 'ldap://dir',
+      connection_timeout: '0.4s',
+      token_period: '400ms',
+      request_timeout: '1.5s',
+      token_ttl: '1m30s',
+      token_max_ttl: 7200,
+    });
+    expect(problems.map((p) => p.pointer).sort()).toEqual([
+      '/connection_timeout',
+      '/request_timeout',
+      '/token_period',
+    ]);
+    expect(problems.find((p) => p.pointer === '/connection_timeout')?.message).toBe(
+      'connection_timeout is counted in whole seconds by the service, which would store "0.4s" as 0; write whole seconds',
+    );
+  });
 });
 
 describe('LdapGroup and LdapUser compare', () => {

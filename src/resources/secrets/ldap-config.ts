@@ -18,6 +18,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../../clients/secrets/types.js';
 import { secretsService } from '../../clients/secrets/definition.js';
+import { parseGoDuration } from '../../common/go-duration.js';
 import { diffValues, deepEqual } from '../compare.js';
 import { configReadForObserve, mountExists, unlessMountMissing } from './config-reads.js';
 import type {
@@ -220,6 +221,18 @@ const TLS_ORDER = (v: string | undefined, fallback: string) => TLS_VERSIONS.inde
 /** Rules the service enforces that JSON Schema cannot say, checked before anything is sent. */
 function configRules(spec: LdapConfigSpec): { pointer: string; message: string }[] {
   const problems: { pointer: string; message: string }[] = [];
+  // The service counts these in whole seconds and drops the rest: `0.4s` is stored as 0, which means
+  // "the system default" (or no period), and the next plan shows no change.
+  for (const field of DURATIONS) {
+    const value = (spec as Record<string, unknown>)[field];
+    if (typeof value !== 'string' || /^\s*\d*\s*$/.test(value)) continue;
+    const ms = parseGoDuration(value.trim());
+    if (ms !== undefined && ms % 1000 !== 0)
+      problems.push({
+        pointer: `/${field}`,
+        message: `${field} is counted in whole seconds by the service, which would store ${JSON.stringify(value)} as ${Math.floor(ms / 1000)}; write whole seconds`,
+      });
+  }
   const userattr = (spec.userattr ?? LDAP_CONFIG_DEFAULTS.userattr).toLowerCase();
   if (spec.userfilter && !spec.userfilter.includes('{{.UserAttr}}') && !spec.userfilter.includes(userattr)) {
     problems.push({
