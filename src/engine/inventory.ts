@@ -157,14 +157,18 @@ export class LocalInventory implements WriteOnlyDigests {
 
   /** Reads the inventory from its backend (again: what another run saved meanwhile counts). */
   async open(): Promise<this> {
-    this.data = parsed(await this.backend.read(), this.backend.description);
-    this.opened = structuredClone(this.data.objects);
+    const text = await this.backend.read();
+    this.data = parsed(text, this.backend.description);
+    this.opened = { text };
     this.dirty = false;
     return this;
   }
 
-  /** The records as read by `open`: what this run changed is told from what another run did by them. */
-  private opened: Record<string, InventoryEntry> | undefined;
+  /**
+   * The text as read by `open` (or last written): what this run changed is told from what another
+   * run did by it. Kept as text, parsed again only for a merge, so a run pays nothing for it.
+   */
+  private opened: { text: string | undefined } | undefined;
 
   /** Set when a save found this run's lock released, took it again and merged (for the front end). */
   retakenLock: string | undefined;
@@ -307,18 +311,22 @@ export class LocalInventory implements WriteOnlyDigests {
   /** Writes the inventory to its backend when something changed. */
   async save(): Promise<void> {
     if (!this.dirty || !this.data) return;
+    let text = serializeInventory(this.data);
     try {
-      await this.backend.write(serializeInventory(this.data));
+      await this.backend.write(text);
     } catch (error) {
       if (!(error instanceof InventoryLockRetaken) || !this.opened) throw error;
       // Once: a second loss of the lock in these few requests is refused like any other.
-      const latest = parsed(await this.backend.read(), this.backend.description);
-      latest.objects = mergedRecords(this.opened, this.data.objects, latest.objects);
-      await this.backend.write(serializeInventory(latest));
+      const source = this.backend.description;
+      const latest = parsed(await this.backend.read(), source);
+      const before = parsed(this.opened.text, source).objects;
+      latest.objects = mergedRecords(before, this.data.objects, latest.objects);
+      text = serializeInventory(latest);
+      await this.backend.write(text);
       this.data = latest;
       this.retakenLock = error.where;
     }
-    this.opened = structuredClone(this.data.objects);
+    this.opened = { text };
     this.dirty = false;
   }
 

@@ -8,7 +8,7 @@
  */
 import { HttpStatusError } from '../../clients/http/errors.js';
 import type { LdapConfig } from '../../clients/secrets/client.js';
-import type { KindContext } from '../contract.js';
+import type { Desired, KindContext, PlanProblem, ResourceKey } from '../contract.js';
 import { RunSharedRead, sharedReadId } from '../run-shared-read.js';
 import { secretsClient } from './common.js';
 
@@ -71,4 +71,29 @@ export function mountExists(
 
 function saysNoRoute(error: HttpStatusError): boolean {
   return error.details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''));
+}
+
+/**
+ * Converge configures a mount, it does not enable one: each object on a mount that is not there is a
+ * plan problem at the line that names the mount (`field`: `mount` for groups and users, `name` for a
+ * configuration), found with the run's one configuration read per mount.
+ */
+export async function missingMountProblems(
+  ctx: KindContext,
+  desired: readonly Desired<unknown>[],
+  mountOf: (key: ResourceKey) => string,
+  field: 'mount' | 'name',
+): Promise<PlanProblem[]> {
+  const found = await Promise.all(
+    desired.map(async (d): Promise<PlanProblem | undefined> => {
+      const mount = mountOf(d.key);
+      if (await mountExists(ctx, d.key.connection, mount)) return undefined;
+      return {
+        key: d.key,
+        message: `nothing is mounted at auth/${mount} on the secrets service: enable the directory (LDAP) auth method there first (Converge configures a mount, it does not create one), or fix metadata.${field}`,
+        ...(d.resource ? { position: d.resource.locate(`/metadata/${field}`) } : {}),
+      };
+    }),
+  );
+  return found.filter((p): p is PlanProblem => p !== undefined);
 }

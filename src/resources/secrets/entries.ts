@@ -7,7 +7,7 @@
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets/client.js';
 import { compact, diffValues } from '../compare.js';
-import { mountExists, unlessMountMissing } from './config-reads.js';
+import { missingMountProblems, unlessMountMissing } from './config-reads.js';
 import type {
   Dependencies,
   Desired,
@@ -15,7 +15,6 @@ import type {
   KindContext,
   Namespaced,
   Observed,
-  PlanProblem,
   Prunable,
   PruneScope,
   RenderDetails,
@@ -118,20 +117,7 @@ export function entryKindBase<Spec, Live>(
 
     // Converge does not enable auth methods: a mount that is not there is a plan problem at the
     // line that names it, found with one configuration read per mount, before anything is written.
-    async check(ctx, desired) {
-      const found = await Promise.all(
-        desired.map(async (d): Promise<PlanProblem | undefined> =>
-          (await mountExists(ctx, d.key.connection, mountOf(d.key)))
-            ? undefined
-            : {
-                key: d.key,
-                message: `nothing is mounted at auth/${mountOf(d.key)} on the secrets service: enable the directory (LDAP) auth method there, or fix metadata.mount`,
-                ...(d.resource ? { position: d.resource.locate('/metadata/mount') } : {}),
-              },
-        ),
-      );
-      return found.filter((p): p is PlanProblem => p !== undefined);
-    },
+    check: (ctx, desired) => missingMountProblems(ctx, desired, mountOf, 'mount'),
 
     async observe(ctx, key) {
       const live = await unlessMountMissing(access.read(entryAt(ctx, key)), undefined);

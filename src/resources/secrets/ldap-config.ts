@@ -20,7 +20,7 @@ import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../
 import { secretsService } from '../../clients/secrets/definition.js';
 import { parseGoDuration } from '../../common/go-duration.js';
 import { diffValues, deepEqual } from '../compare.js';
-import { configReadForObserve, mountExists, unlessMountMissing } from './config-reads.js';
+import { configReadForObserve, missingMountProblems, unlessMountMissing } from './config-reads.js';
 import type {
   AttributeDiff,
   Comparison,
@@ -28,7 +28,6 @@ import type {
   Exportable,
   KindContext,
   Observed,
-  PlanProblem,
   RenderDetails,
   ResourceKey,
   ResourceKind,
@@ -286,20 +285,7 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   // Converge configures a mount, it does not enable one: a mount that is not there is a plan problem
   // at the line that names it (with the run's one configuration read of the mount), and the rest of
   // the manifest is still planned.
-  async check(ctx, desired) {
-    const found = await Promise.all(
-      desired.map(async (d): Promise<PlanProblem | undefined> =>
-        (await mountExists(ctx, d.key.connection, d.key.name))
-          ? undefined
-          : {
-              key: d.key,
-              message: `nothing is mounted at auth/${d.key.name} on the secrets service: enable the directory (LDAP) auth method there first (Converge configures a mount, it does not create one), or fix metadata.name`,
-              ...(d.resource ? { position: d.resource.locate('/metadata/name') } : {}),
-            },
-      ),
-    );
-    return found.filter((p): p is PlanProblem => p !== undefined);
-  },
+  check: (ctx, desired) => missingMountProblems(ctx, desired, (key) => key.name, 'name'),
 
   async observe(ctx, key) {
     // The plan-time mount check of this mount's groups and users may have read it already this run.
