@@ -9,7 +9,7 @@ import {
   MIN_SENSITIVE_VALUE_CHARS,
   sensitiveEnvFrom,
 } from '../common/allow-list.js';
-import { splitPointer } from './pointer.js';
+import { splitPointer, valueAtPointer } from './pointer.js';
 import {
   confinedFileReader,
   type ConfinementOptions,
@@ -207,21 +207,14 @@ function secretsByFieldName(manifest: Manifest, sensitive: AllowList): [string, 
   const found: [string, string][] = [];
   for (const resource of manifest.resources) {
     for (const pointer of resource.sensitivePointers) {
-      const segments = splitPointer(pointer);
-      const field = segments.at(-1);
-      if (segments[0] !== 'spec' || field === undefined || !sensitive.allows(field)) continue;
-      let value: unknown = resource.spec;
-      for (const segment of segments.slice(1))
-        value = isRecordOrList(value) ? value[segment as never] : undefined;
+      const field = splitPointer(pointer).at(-1);
+      if (!pointer.startsWith('/spec/') || field === undefined || !sensitive.allows(field)) continue;
+      const value = valueAtPointer({ spec: resource.spec }, pointer);
       if (typeof value === 'string' && value.trim().length >= MIN_SENSITIVE_VALUE_CHARS)
         found.push([value, field]);
     }
   }
   return found;
-}
-
-function isRecordOrList(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 function interpolationSources(

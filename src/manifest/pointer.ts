@@ -12,6 +12,14 @@ export function splitPointer(pointer: string): string[] {
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/** The value a JSON pointer names inside `root` (list items by index), or undefined. */
+export function valueAtPointer(root: unknown, pointer: string): unknown {
+  let at = root;
+  for (const segment of splitPointer(pointer))
+    at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[segment] : undefined;
+  return at;
+}
+
 export function joinPointer(parent: string, segment: string | number): string {
   return `${parent}/${escapePointerSegment(String(segment))}`;
 }

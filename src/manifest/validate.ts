@@ -7,7 +7,7 @@ import { addFormats, newAjv as newAjvWith, precompiledFolder, schemaKey } from '
 import { editDistance } from '../common/edit-distance.js';
 import { printable } from '../common/printable.js';
 import { API_VERSION, type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
-import { joinPointer, pointerToPath, splitPointer } from './pointer.js';
+import { joinPointer, pointerToPath, valueAtPointer } from './pointer.js';
 import type { DocumentLocator } from './positions.js';
 import { builtinKinds } from './builtins.js';
 import { buildDocumentSchema, buildManifestSchema, knownKindNames } from './schema.js';
@@ -505,13 +505,7 @@ function interpolatedStrings(
       for (const inner of Object.values(value)) collect(inner);
     }
   };
-  for (const pointer of sensitive) {
-    let at: unknown = document;
-    for (const segment of splitPointer(pointer)) {
-      at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[segment] : undefined;
-    }
-    collect(at);
-  }
+  for (const pointer of sensitive) collect(valueAtPointer(document, pointer));
   if (values.length === 0) return (message) => message;
   // Longest first, so a value containing another is hidden whole.
   const pattern = new RegExp(
