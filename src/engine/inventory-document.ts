@@ -33,6 +33,11 @@ export interface InventoryEntry {
   origin?: OwnedOrigin;
   /** Attribute path → HMAC-SHA-256 hex digest of the write-only value last applied. */
   writeOnly: Record<string, string>;
+  /**
+   * The id of the state key that keyed `writeOnly` (state-key.ts), so that a run under another key
+   * can say why every digest it reads differs. Absent in inventories written before it was recorded.
+   */
+  writeOnlyKey?: string;
 }
 
 export type OwnedOrigin = 'created' | 'imported';
@@ -122,7 +127,14 @@ function parseEntry(address: string, value: unknown, source: string): InventoryE
     owned: value.owned,
     ...(value.origin !== undefined ? { origin: value.origin } : {}),
     writeOnly: digests(value.writeOnly, where),
+    ...(value.writeOnlyKey !== undefined ? { writeOnlyKey: keyId(value.writeOnlyKey, where) } : {}),
   };
+}
+
+function keyId(value: unknown, where: string): string {
+  if (typeof value !== 'string' || !/^[0-9a-f]{16}$/.test(value))
+    throw new EngineError(`${where}: "writeOnlyKey" must be a state key id (16 hex digits)`);
+  return value;
 }
 
 /**

@@ -188,7 +188,14 @@ export class LocalInventory implements WriteOnlyDigests {
       entry: (address) => this.load().objects[address],
       record: (address, entry) => {
         const all = this.load().objects;
-        all[address] = { ...entry, writeOnly: entry.writeOnly ?? all[address]?.writeOnly ?? {} };
+        // Digests and the key that made them go together: both the entry's, or both kept.
+        const digestsFrom = entry.writeOnly === undefined ? all[address] : entry;
+        const { writeOnlyKey: _given, ...rest } = entry;
+        all[address] = {
+          ...rest,
+          writeOnly: digestsFrom?.writeOnly ?? {},
+          ...(digestsFrom?.writeOnlyKey !== undefined ? { writeOnlyKey: digestsFrom.writeOnlyKey } : {}),
+        };
         this.dirty = true;
       },
       forget: (address) => this.forget(address),
@@ -265,8 +272,30 @@ export class LocalInventory implements WriteOnlyDigests {
     const all = this.load().objects;
     const entry = all[address] ?? unownedEntry(address);
     if (!entry) return;
-    all[address] = { ...entry, writeOnly: { ...entry.writeOnly, [attribute]: digest } };
+    all[address] = {
+      ...entry,
+      writeOnly: { ...entry.writeOnly, [attribute]: digest },
+      writeOnlyKey: this.stateKey().id,
+    };
     this.dirty = true;
+  }
+
+  /**
+   * The id of the state key that keyed an object's recorded digests, when that is not this run's
+   * key: none of them can match then, and the plan says why.
+   */
+  recordedUnderOtherKey(address: string): string | undefined {
+    const recordedKey = this.load().objects[address]?.writeOnlyKey;
+    const current = this.existingStateKey();
+    return recordedKey !== undefined && current !== undefined && recordedKey !== current.id
+      ? recordedKey
+      : undefined;
+  }
+
+  /** The id of this run's state key and where it came from, for messages. */
+  currentKey(): { id: string; source: string } | undefined {
+    const key = this.existingStateKey();
+    return key && { id: key.id, source: key.source };
   }
 
   /** Drops an object (it was deleted), or one attribute's digest (the value was cleared). */

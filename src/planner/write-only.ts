@@ -23,6 +23,24 @@ export interface WriteOnlyDigests {
   record(address: string, path: string, digest: string): void;
   /** Drops what was recorded for an object (it was deleted), or for one attribute (it was cleared). */
   forget(address: string, path?: string): void;
+  /**
+   * The id of the state key an object's digests were recorded under, when it is not this run's key
+   * (runs sharing an inventory with different keys): none can match, and the plan says why.
+   */
+  recordedUnderOtherKey?(address: string): string | undefined;
+  /** This run's state key: its id and where it came from (`CONVERGE_STATE_KEY`, a state.key path). */
+  currentKey?(): { id: string; source: string } | undefined;
+}
+
+/**
+ * Why a recorded digest did not match, when the reason is the key rather than the value: said at the
+ * changed line, or every run shows the value changed and sends it again with no hint why.
+ */
+function otherKeyNote(digests: WriteOnlyDigests, address: string): string | undefined {
+  const recordedKey = digests.recordedUnderOtherKey?.(address);
+  if (recordedKey === undefined) return undefined;
+  const current = digests.currentKey?.();
+  return `recorded under another state key (${recordedKey}; this run's is ${current ? `${current.id}, from ${current.source}` : 'another'}), so whether it changed cannot be told and it will be set again: runs that share an inventory need the same CONVERGE_STATE_KEY`;
 }
 
 /** The kind's write-only attributes the manifest sets for this object, with their values. */
@@ -59,15 +77,17 @@ export function compareWriteOnly(
     const recorded = digests?.recorded(address, path);
     if (recorded !== undefined && recorded === digests?.digest(address, path, value)) continue;
     changed.push(path);
+    const note =
+      recorded === undefined
+        ? 'not recorded by this Converge (the service never returns it): it will be set'
+        : otherKeyNote(digests!, address);
     diffs.push({
       path,
       op: 'change',
       before: SENSITIVE,
       after: SENSITIVE,
       sensitive: true,
-      ...(recorded === undefined
-        ? { note: 'not recorded by this Converge (the service never returns it): it will be set' }
-        : {}),
+      ...(note !== undefined ? { note } : {}),
     });
   }
   return { diffs, changed };
