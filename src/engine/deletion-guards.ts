@@ -5,7 +5,7 @@
  * is applied.
  */
 import { LIBRARY_SETTING_NAMES, type SettingNames } from '../common/setting-names.js';
-import type { Desired, PlanProblem } from '../resources/contract.js';
+import { type Desired, inPruneScope, type PlanProblem, type PruneScope } from '../resources/contract.js';
 import type { Plan } from '../planner/types.js';
 
 export interface DeletionLimits {
@@ -26,13 +26,22 @@ export function deletionProblems(
   desired: readonly Desired[],
   limits: DeletionLimits,
   names: SettingNames = LIBRARY_SETTING_NAMES,
+  scopes: readonly PruneScope[] = [],
 ): PlanProblem[] {
   const problems: PlanProblem[] = [];
   if (!limits.allowEmpty) {
     const declaredKinds = new Set(desired.filter((d) => d.ensure !== 'absent').map((d) => d.key.kind));
+    // A PruneScope the manifest declares with `allowEmpty: true` says in the reviewed manifest what
+    // the flag says on one command line: its deletions are meant (the hint for objects left out of
+    // scope suggests exactly such a scope). Scopes Converge implies itself do not count.
+    const allowedEmpty = scopes.filter((s) => s.name !== undefined && s.allowEmpty);
     const pruned = new Map<string, number>();
     for (const c of plan.changes)
-      if (c.prune && !declaredKinds.has(c.key.kind))
+      if (
+        c.prune &&
+        !declaredKinds.has(c.key.kind) &&
+        !allowedEmpty.some((scope) => inPruneScope(c.key, scope))
+      )
         pruned.set(c.key.kind, (pruned.get(c.key.kind) ?? 0) + 1);
     for (const [kind, count] of pruned) {
       problems.push({

@@ -174,7 +174,7 @@ export async function plan(
         : {}),
     });
     if (options.prune) selection.requireMatches(candidates);
-    planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names));
+    planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names, prune ?? []));
     if (prune && !selection.targeting) {
       const declared = new Set(desired.map((d) => addressOf(d.key)));
       const missing = missingOwned(owned, prune, declared, planned, catalog);

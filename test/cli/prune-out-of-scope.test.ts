@@ -77,6 +77,25 @@ describe('workspaces Converge created in an organization the manifest no longer 
     expect(doc.pruned.addresses.sort()).toEqual(['Workspace/sandbox/ws-a', 'Workspace/sandbox/ws-b']);
     expect(doc.pruned.out_of_scope).toEqual([]);
   });
+
+  it('are deleted by an apply with that scope alone: its allowEmpty satisfies the emptied-kind guard, as the hint says', async () => {
+    // The kind's last object left the manifest, which the guard refuses without --allow-empty; the
+    // declared scope with allowEmpty: true is the reviewed form of that flag.
+    const dir = manifest(role, scope);
+    const plan = await runCli(['plan', '-f', dir, '--prune', '--detailed-exitcode'], env);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(2);
+    expect(plan.stdout + plan.stderr).not.toContain('declares no Workspace any more');
+    // Without the scope's allowEmpty, the guard still stands.
+    const guarded = await runCli(
+      ['plan', '-f', manifest(role, scope.replace(', allowEmpty: true', '')), '--prune'],
+      env,
+    );
+    expect(guarded.code).toBe(1);
+    const applied = await runCli(['apply', '-f', dir, '--prune', '--auto-approve'], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    const after = await runCli(['plan', '-f', dir, '--prune', '--detailed-exitcode'], env);
+    expect(after.code, after.stdout).toBe(0);
+  });
 });
 
 describe("a PruneScope's namePrefix for a kind with an ownership marker", () => {
