@@ -338,6 +338,22 @@ const tls = (() => {
   }
 })();
 
+describe('an https:// address served in plain HTTP', () => {
+  it('says a plain-HTTP server at an https:// address speaks no TLS, without OpenSSL internals or a CA hint', async () => {
+    const server = createHttpServer((_req, res) => res.end('plain'));
+    const c = client(`https://${await listen(server)}`);
+    const err = await caught(c.request({ method: 'GET', path: '/x' }));
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect(err).toMatchObject({ attempts: 1 });
+    const message = (err as Error).message;
+    expect(message).toContain('TLS: the server did not answer in TLS (wrong version number)');
+    expect(message).toContain(
+      'the server at the address in CONVERGE_REGISTRY_ADDR speaks no TLS on that port: if it serves plain HTTP, write the address with http://',
+    );
+    expect(message).not.toMatch(/SSL routines|openssl|\.c:\d+|CACERT/);
+  });
+});
+
 describe.skipIf(!tls)('TLS', () => {
   async function httpsServer(): Promise<string> {
     const server = createHttpsServer({ key: tls!.key, cert: tls!.cert }, (_req, res) => res.end('secure'));

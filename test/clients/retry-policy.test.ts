@@ -77,8 +77,16 @@ describe('retry policy', () => {
       classifyNetworkError({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed' }),
     ).toMatchObject({
       transient: false,
-      tls: true,
+      tls: 'certificate',
     });
+    // OpenSSL's internals (its error line, source file and line) are dropped; the reason stays.
+    const plain = classifyNetworkError({
+      code: 'ERR_SSL_WRONG_VERSION_NUMBER',
+      message:
+        '801C041A167F0000:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/openssl/openssl/ssl/record/ssl3_record.c:350:\n',
+    });
+    expect(plain).toMatchObject({ tls: 'protocol', transient: false });
+    expect(plain?.reason).toBe('TLS: the server did not answer in TLS (wrong version number)');
     // Node tries every address of `localhost` and throws an AggregateError.
     const aggregate = new AggregateError(
       [Object.assign(new Error('x'), { code: 'ECONNREFUSED' })],

@@ -714,7 +714,7 @@ export class HttpClient {
       // Where to look depends on whether the service was reached: a wrong address or a stopped
       // service refuses; a running one that drops connections (or a proxy before it) was reached.
       ...(failure.tls
-        ? { hint: this.tlsHint() }
+        ? { hint: this.tlsHint(failure.tls) }
         : failure.reason === 'the answer is not HTTP'
           ? // Something answered, but not in HTTP: the address most likely names another server.
             { hint: `check that ${this.addressSource} is the service's address` }
@@ -732,7 +732,13 @@ export class HttpClient {
     });
   }
 
-  private tlsHint(): string {
+  private tlsHint(kind: 'certificate' | 'protocol'): string {
+    if (kind === 'protocol') {
+      const where = this.addressSource.startsWith('CONVERGE_')
+        ? `the address in ${this.addressSource}`
+        : this.addressSource;
+      return `the server at ${where} speaks no TLS on that port: if it serves plain HTTP, write the address with http://`;
+    }
     if (!this.addressSource.startsWith('CONVERGE_'))
       return `check the CA certificate of ${this.addressSource}`;
     const prefix = this.addressSource.replace(/_ADDR$/, '');

@@ -137,7 +137,11 @@ export interface NetworkFailure {
   transient: boolean;
   /** Set for timeouts, which become `TimeoutError` rather than `ConnectionError`. */
   timeoutPhase?: 'connect' | 'response';
-  tls?: boolean;
+  /**
+   * A TLS failure: `certificate` when the server's certificate was not trusted (a CA to give), or
+   * `protocol` when no TLS conversation happened at all (a plain-HTTP server at an https:// address).
+   */
+  tls?: 'certificate' | 'protocol';
 }
 
 const NOTHING_SENT: Record<string, string> = {
@@ -203,17 +207,39 @@ export function classifyNetworkError(err: unknown): NetworkFailure | undefined {
   if (code.startsWith('HPE_'))
     return { code, reason: 'malformed HTTP answer', nothingSent: false, connected: true, transient: true };
   if (isTlsCode(code)) {
-    const message = (err as { message?: string }).message ?? code;
+    const message = openSslReason((err as { message?: string }).message ?? code);
+    const protocol = NOT_TLS_AT_ALL.has(code);
     return {
       code,
-      reason: `TLS: ${message}`,
+      reason: protocol ? `TLS: the server did not answer in TLS (${message})` : `TLS: ${message}`,
       nothingSent: true,
       connected: false,
       transient: false,
-      tls: true,
+      tls: protocol ? 'protocol' : 'certificate',
     };
   }
   return undefined;
+}
+
+/**
+ * OpenSSL's answer to bytes that are not a TLS record: what a plain-HTTP server at an https://
+ * address sends back (an HTTP 400 page read as a record header).
+ */
+const NOT_TLS_AT_ALL = new Set([
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ERR_SSL_PACKET_LENGTH_TOO_LONG',
+  'ERR_SSL_UNKNOWN_PROTOCOL',
+  'ERR_SSL_RECORD_LAYER_FAILURE',
+]);
+
+/**
+ * The reason of an OpenSSL error line (`8C..:error:0A00010B:SSL routines:ssl3_get_record:wrong version
+ * number:../deps/openssl/…/ssl3_record.c:350:`): `wrong version number`. The rest is the library's
+ * internals, of no use to whoever reads the error. Other messages (certificate ones) pass as they are.
+ */
+export function openSslReason(message: string): string {
+  const match = /:error:[0-9A-Fa-f]+:[^:\n]*:[^:\n]*:([^:\n]+)/.exec(message);
+  return match ? match[1]!.trim() : message.trim();
 }
 
 function isTlsCode(code: string): boolean {
