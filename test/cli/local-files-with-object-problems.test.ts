@@ -224,7 +224,7 @@ describe('the files objects name, with the manifest object-level problems', () =
     });
     const file = path.join(dir, 'objects.yaml');
     expect(await problemLines(dir)).toEqual([
-      `${file}:2:1: Workspace "w" names no organization: set metadata.namespace, or CONVERGE_WORKSPACES_ORGANIZATION (or a Connection's organization)`,
+      `${file}:2:1: Workspace "w" names no organization: set metadata.namespace, or CONVERGE_WORKSPACES_ORGANIZATION`,
       `${file}:14:19: missing.hcl: no such file`,
     ]);
   });

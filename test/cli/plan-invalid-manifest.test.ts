@@ -103,6 +103,25 @@ describe('plan of an invalid manifest', () => {
       expect(lines[2]).toContain('declared twice');
     }
   });
+
+  it('names the Connection, not the environment, for a workspace on a Connection with no organization', async () => {
+    // CONVERGE_WORKSPACES_ORGANIZATION is the default connection's: it does not reach a Connection.
+    const dir = tempDir('converge-invalid-conn-org-');
+    const file = path.join(dir, 'ws.yaml');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: converge/v1\nkind: Connection\nmetadata: { name: second }\nspec: { service: workspaces, address: "http://127.0.0.1:9" }',
+        'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ws1, connection: second }\nspec: { description: x }',
+      ].join('\n---\n'),
+    );
+    const r = await runCli(['validate', '-f', dir], env({ CONVERGE_WORKSPACES_ORGANIZATION: 'acme' }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${file}:7:1: Workspace "ws1" names no organization: set metadata.namespace, or organization in the spec of Connection "second"`,
+    );
+    expect(r.stderr).not.toContain('CONVERGE_WORKSPACES_ORGANIZATION');
+  });
 });
 
 describe('plan that cannot be made', () => {

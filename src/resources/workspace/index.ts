@@ -66,8 +66,12 @@ function client(ctx: KindContext, key: ResourceKey): WorkspacesClient {
 function organizationIn(key: ResourceKey, settings: { organization?: string }): string {
   const org = key.namespace ?? settings.organization;
   if (!org) {
+    // The environment's default organization is the default connection's alone: on a Connection,
+    // only its own `organization` can stand in.
     throw new Error(
-      `Workspace "${key.name}" names no organization: set metadata.namespace, or CONVERGE_WORKSPACES_ORGANIZATION (or a Connection's organization)`,
+      key.connection === undefined
+        ? `Workspace "${key.name}" names no organization: set metadata.namespace, or CONVERGE_WORKSPACES_ORGANIZATION`
+        : `Workspace "${key.name}" names no organization: set metadata.namespace, or organization in the spec of Connection "${key.connection}"`,
     );
   }
   return org;
