@@ -49,5 +49,6 @@ describe('plan -out into a folder that does not exist', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`-out ${out}: the folder ${path.dirname(out)} does not exist`);
     expect(r.stderr).not.toContain('no such file or folder');
+    expect(r.stderr).not.toContain('Plan not saved');
   });
 });

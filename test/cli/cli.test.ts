@@ -99,6 +99,8 @@ describe('plan -out', () => {
     const r = await converge(['plan', '-f', dir, '-out', '--json'], env, dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('-out needs a file name before the next flag, not "--json"');
+    // Said once: no second line about a plan not saved to a file that was never named.
+    expect(r.stderr).not.toContain('Plan not saved');
     expect(existsSync(path.join(dir, '--json'))).toBe(false);
   });
 });

@@ -106,7 +106,7 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     if (!stage.printed && !(error instanceof ManifestError)) await reportFailedPlan(error, flags, io);
     // Whatever stopped it (a bad state key, a manifest, a service, the file itself), say so: an
     // earlier file of that name must not pass for this plan.
-    if (flags.out) {
+    if (flags.out && !(error instanceof OutFileRefused)) {
       const why = stage.saving ? 'it could not be written' : 'the plan could not be made';
       sayAfterError(error, notSavedLine(flags.out, why));
     }
@@ -207,12 +207,15 @@ function notSavedLine(file: string, why: string): string {
   return `Plan not saved to ${file}: ${why}.${earlier}`;
 }
 
+/** `-out`'s file refused before anything was planned: its error already says it was not written. */
+class OutFileRefused extends CliError {}
+
 /** The folder `-out` writes into exists and is a folder (whether it is writable, the write says). */
 function outFolderMustExist(out: string): void {
   // `-out --json` took the next flag as the file's name: a plan saved as "--json", and the JSON
   // asked for never printed. A file so named is still written as ./--json.
   if (out.startsWith('-'))
-    throw new CliError(
+    throw new OutFileRefused(
       `-out needs a file name before the next flag, not "${out}" (write -out FILE ${out}, or -out ./${out} for a file so named)`,
     );
   const folder = path.dirname(path.resolve(out));
@@ -222,5 +225,5 @@ function outFolderMustExist(out: string): void {
   } catch {
     // Missing: said below.
   }
-  if (!isFolder) throw new CliError(`-out ${out}: the folder ${folder} does not exist`);
+  if (!isFolder) throw new OutFileRefused(`-out ${out}: the folder ${folder} does not exist`);
 }
