@@ -350,6 +350,9 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       },
     });
     Object.assign(counts, applied.counts);
+    // Said as `apply` says it: someone released this cycle's lock, and the records were merged.
+    if (inventory.retakenLock)
+      log.line('inventory_lock_retaken', { cycle, inventory: log.message(inventory.retakenLock) });
     if (applied.counts.failed + applied.counts.stale > 0) return result('failed');
     if (applied.counts.skipped > 0) return result(stop.aborted ? 'interrupted' : 'failed');
     return result('corrected');

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inventoryFromEnv } from '../../src/engine/inventory-backend.js';
 import { lockInventory } from '../../src/engine/workflow.js';
+import { runReconcile } from '../../src/reconcile/loop.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -148,4 +149,39 @@ it('reports what landed, names the unrecorded objects, and does not release the 
   // The lock the other run took is still its own: this run's release looked before unlocking.
   const ws = await workspaces(`/organizations/${ORG}/workspaces/${INVENTORY}`);
   expect(ws.body.data.attributes.locked).toBe(true);
+});
+
+it('is said in the reconcile loop’s log too, when a cycle takes a lock left free again', async () => {
+  const inventory = 'inventory-left-free-loop';
+  const { dir, env } = setUp(inventory, ['loop-a', 'loop-b', 'loop-c']);
+  onFirstCreate = () => forceUnlock(inventory).then(() => undefined);
+  const stop = new AbortController();
+  const text: string[] = [];
+  const lines = () =>
+    text
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const loop = await runReconcile(
+    { paths: [dir], intervalMs: 60_000, parallelism: 1, env, signal: stop.signal },
+    { stdout: { write: (t: string) => text.push(t) } },
+  );
+  const deadline = Date.now() + 20_000;
+  while (!lines().some((l) => l.type === 'cycle') && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  await loop.done;
+  await released;
+  const cycle = lines().find((l) => l.type === 'cycle');
+  expect(cycle?.outcome, JSON.stringify(lines())).toBe('corrected');
+  const retaken = lines().filter((l) => l.type === 'inventory_lock_retaken');
+  expect(retaken).toEqual([
+    expect.objectContaining({ cycle: 1, inventory: `workspace ${ORG}/${inventory}` }),
+  ]);
+  expect(await recorded(env)).toEqual([
+    'AclRole/default/loop-a',
+    'AclRole/default/loop-b',
+    'AclRole/default/loop-c',
+  ]);
 });
