@@ -214,4 +214,20 @@ describe('durations in an inline job', () => {
     );
     expect(refused.stderr).not.toContain('Config');
   });
+
+  it('as a bare number under a millisecond are refused, naming the units meant; as "5ns" they are taken', async () => {
+    // `KillTimeout: 5` is 5 ns to the scheduler: a job file's writer meant seconds.
+    const refused = await converge(['validate', '-f', folder({ 'job.yaml': job('5') })]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'job.yaml:12:24: KillTimeout: 5 is 5 nanoseconds, as the scheduler reads a bare number: write "5s" for seconds (or "5ms"), or "5ns" if nanoseconds are meant',
+    );
+    // A driver's own config is not the scheduler's: its numbers are left alone.
+    const config = job('5s').replace('image: x, Timeout: 5s', 'image: x, Timeout: 5');
+    expect((await converge(['validate', '-f', folder({ 'job.yaml': config })])).code).toBe(0);
+    for (const meant of ['5ns', '1000000', '0']) {
+      const r = await converge(['validate', '-f', folder({ 'job.yaml': job(meant) })]);
+      expect(r.code, `${meant}: ${r.stderr}`).toBe(0);
+    }
+  });
 });

@@ -64,6 +64,22 @@ function mapDurationFields<T>(value: T, convert: (value: unknown) => unknown): T
   ) as T;
 }
 
+/**
+ * Duration fields holding a bare number under a millisecond (`KillTimeout: 5`), by JSON pointer below
+ * `at`: the scheduler reads a number as nanoseconds, and no job means a 5 ns timeout; a job file's
+ * writer meant seconds. Written as text (`5ns`), such a value is taken as meant.
+ */
+export function subMillisecondDurations(value: unknown, at = ''): { pointer: string; value: number }[] {
+  if (Array.isArray(value)) return value.flatMap((v: unknown, i) => subMillisecondDurations(v, `${at}/${i}`));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([k, v]) => {
+    const pointer = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (JOB_DURATION_FIELDS.has(k))
+      return typeof v === 'number' && v > 0 && v < 1_000_000 ? [{ pointer, value: v }] : [];
+    return FREE_FORM.has(k) ? [] : subMillisecondDurations(v, pointer);
+  });
+}
+
 /** A job (or any part of one) with its duration fields written as Go durations. */
 export function withDurations<T>(value: T): T {
   return mapDurationFields(value, asDuration);

@@ -17,7 +17,12 @@ import { jsonErrorLineColumn } from '../../common/json-error-position.js';
 import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
 import { readLocalFile, unreadableReason } from '../local-file.js';
-import { GO_DURATION_PART, inNanoseconds, JOB_DURATION_FIELDS } from './job-durations.js';
+import {
+  GO_DURATION_PART,
+  inNanoseconds,
+  JOB_DURATION_FIELDS,
+  subMillisecondDurations,
+} from './job-durations.js';
 
 /** Largest job specification file read: far above any real job, and bounded all the same. */
 const MAX_JOB_SPEC_BYTES = 4 * 1024 * 1024;
@@ -303,7 +308,10 @@ export function jobSpecRules(spec: JobSpec): { pointer: string; message: string 
     return [
       { pointer: '', message: 'a job needs TaskGroups (the inline job), or specFile naming a job file' },
     ];
-  return [];
+  return subMillisecondDurations(inlineJob(spec)).map(({ pointer, value }) => ({
+    pointer,
+    message: `${pointer.slice(pointer.lastIndexOf('/') + 1)}: ${value} is ${value} nanoseconds, as the scheduler reads a bare number: write "${value}s" for seconds (or "${value}ms"), or "${value}ns" if nanoseconds are meant`,
+  }));
 }
 
 export function localOf(desired: Desired<JobSpec>): JobLocal {
