@@ -647,6 +647,17 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
  * carries a copy and the old value it replaces does not, the old value is masked whole: it most
  * likely carried the secret before it was rotated, which the manifest no longer knows.
  */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether a value holds any text (keys included): only text can hold a secret's old value. */
+function holdsText(value: unknown): boolean {
+  if (typeof value === 'string') return true;
+  if (Array.isArray(value)) return value.some(holdsText);
+  return isPlainObject(value) && Object.keys(value).length > 0;
+}
+
 function maskSecretCopies(
   changes: Change[],
   problems: PlanProblem[],
@@ -671,8 +682,21 @@ function maskSecretCopies(
     for (const [secret, n] of secretCounts(after, secrets)) if ((old.get(secret) ?? 0) < n) return true;
     return false;
   };
-  const carried = (before: unknown, after: unknown) => {
+  const carried = (before: unknown, after: unknown): unknown => {
     if (!rotated(before, after)) return masked(before);
+    // Objects and lists part by part, so that the part that now holds a secret is hidden, not the
+    // whole attribute: a job's `before` is a summary of the live job (no task's Env), and one secret
+    // in one task's Env hid every task group. A part that is the same on both sides stays shown; one
+    // that changed is hidden when it could have held the old value (any text), or followed further
+    // when the new part holds the secret.
+    const part = (b: unknown, a: unknown): unknown =>
+      jsonEqual(b, a) ? masked(b) : holdsSecret(a, secrets) ? carried(b, a) : holdsText(b) ? SENSITIVE : b;
+    if (isPlainObject(before) && isPlainObject(after))
+      return Object.fromEntries(
+        Object.entries(before).map(([k, v]) => [maskText(k, secrets), part(v, after[k])]),
+      );
+    if (Array.isArray(before) && Array.isArray(after) && before.length === after.length)
+      return before.map((v, i) => part(v, after[i]));
     if (typeof before !== 'string' || typeof after !== 'string' || !before.includes('\n')) return SENSITIVE;
     const kept = new Set(after.split('\n'));
     // A kept line is still masked: it may hold a line of a secret of several lines (a key).

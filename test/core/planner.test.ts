@@ -191,6 +191,50 @@ describe('planner', () => {
     expect(refused.problems.map((p) => p.message)).toEqual(['no such thing "(sensitive value)"']);
   });
 
+  it('hides only the part of a nested value that could have held a rotated secret', async () => {
+    const password = 'nested-secret-4711';
+    const store = memoryStore();
+    const kind = Object.assign(memoryKind(store), { sensitive: ['password'] });
+    // A summary of the live object (a job's: no task's env) beside the whole desired one: one secret
+    // in one task's env hid every group; the rest is the same on both sides, or could hold no text.
+    store.objects.set('Thing/job', {
+      value: { groups: [{ name: 'web', count: 1, tasks: [{ name: 's', image: 'nginx' }] }] },
+      version: 1,
+    });
+    // A secret moved to another key, the old key now plain; a key only the live side has.
+    store.objects.set('Thing/moved', {
+      value: { env: { OLD_PW: 'Moved-Old-55', MODE: 'a', LEGACY: 'Legacy-Old-11' } },
+      version: 1,
+    });
+    // A list whose secret changed places.
+    store.objects.set('Thing/list', { value: { list: ['Old-Secret-33', 'x'] }, version: 1 });
+    const plan = await buildPlan(
+      [
+        desired('Thing', 'login', { password }),
+        desired('Thing', 'job', {
+          groups: [{ name: 'web', tasks: [{ name: 's', image: 'nginx', env: { PW: password } }] }],
+        }),
+        desired('Thing', 'moved', { env: { OLD_PW: 'plain', NEW_PW: password, MODE: 'a' } }),
+        desired('Thing', 'list', { list: ['x', password] }),
+      ],
+      lookupOf(kind),
+      noContext,
+    );
+    // The whole values (`before`): what their diffs show of a value not known as a secret (a
+    // removed key's, a plain value's old one) is the diffs' rule, unchanged here.
+    const before = JSON.stringify(plan.changes.map((c) => c.before));
+    for (const old of [password, 'Moved-Old-55', 'Legacy-Old-11', 'Old-Secret-33'])
+      expect(before).not.toContain(old);
+    const byName = Object.fromEntries(plan.changes.map((c) => [c.key.name, c]));
+    expect(byName.job?.before).toEqual({
+      groups: [{ name: 'web', count: 1, tasks: [{ name: 's', image: 'nginx' }] }],
+    });
+    expect(byName.moved?.before).toEqual({
+      env: { OLD_PW: '(sensitive value)', MODE: 'a', LEGACY: '(sensitive value)' },
+    });
+    expect(byName.list?.before).toEqual({ list: ['(sensitive value)', '(sensitive value)'] });
+  });
+
   it("copies the kind's notes onto the change, noop included", async () => {
     const store = memoryStore();
     store.objects.set('Thing/a', { value: { size: 1 }, version: 1 });
