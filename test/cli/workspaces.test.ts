@@ -484,6 +484,23 @@ describe('Workspace objects', () => {
   });
 });
 
+describe('a create-only attribute changed on an existing workspace', () => {
+  it('plans no change and says the service keeps what it was created with', async () => {
+    const url = (which: string) => `source-url: "https://ci.example/${which}"`;
+    const created = manifestDir({ 'ws.yaml': workspace('cli-source', url('first')) });
+    expect((await converge(['apply', '-f', created, '--auto-approve'], env)).code).toBe(0);
+    expect((await show('cli-source')).attributes['source-url']).toBe('https://ci.example/first');
+    const changed = manifestDir({ 'ws.yaml': workspace('cli-source', url('second')) });
+    const r = await converge(['plan', '-f', changed, '--detailed-exitcode'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      '# source-url is set only when a workspace is created: the service keeps "https://ci.example/first", not "https://ci.example/second", and no change is planned',
+    );
+    // The same manifest as created: nothing to say.
+    expect((await converge(['plan', '-f', created], env)).stdout).not.toContain('source-url');
+  });
+});
+
 describe('deleting a workspace Converge locked', () => {
   const inLocksOrg = (name: string, spec: string, extra = '') => workspace(name, spec, extra, LOCKS_ORG);
   const find = async (name: string) => {

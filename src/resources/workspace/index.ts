@@ -58,6 +58,18 @@ interface WorkspaceLocal {
   state?: LocalState;
 }
 
+/**
+ * A create-only attribute (`source-url`) the manifest changed on an existing workspace: the service
+ * keeps what it was created with, so no change is planned, and the plan says so rather than show
+ * nothing where the reviewer sees a changed line in the pull request.
+ */
+function createOnlyNote(spec: WorkspaceSpec, live: Workspace): string | undefined {
+  const wanted = spec['source-url'];
+  const kept = live.attributes['source-url'] ?? null;
+  if (wanted === undefined || wanted === kept) return undefined;
+  return `source-url is set only when a workspace is created: the service keeps ${JSON.stringify(kept)}, not ${JSON.stringify(wanted)}, and no change is planned (delete and create the workspace to change it)`;
+}
+
 function client(ctx: KindContext, key: ResourceKey): WorkspacesClient {
   return ctx.client(workspacesService, key.connection);
 }
@@ -435,6 +447,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       const abandoned = abandonedPushNote(live.workspace, desired.spec.locked === true);
       if (abandoned) notes.push(abandoned);
     }
+    const sourceUrl = createOnlyNote(desired.spec, live.workspace);
+    if (sourceUrl) notes.push(sourceUrl);
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);
