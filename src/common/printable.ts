@@ -11,10 +11,13 @@
  * C0 controls (newline, CR, tab and ESC among them), DEL, C1 controls (NEL, CSI); zero-width and
  * direction marks (U+200B–U+200F, U+061C), line and paragraph separators (U+2028, U+2029), bidi
  * embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the invisible operators
- * (U+2060–U+2064) and the byte-order mark.
+ * (U+2060–U+2064) and the byte-order mark; and the spaces that look like a space but are not one
+ * (no-break U+00A0, the typographic U+2000–U+200A, U+202F, U+205F, ideographic U+3000, U+1680,
+ * U+180E): `"a b" -> "a b"` would read as no change, and a pasted no-break space in a name or
+ * value is exactly what a reviewer needs to see.
  */
 const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+  /[\u0000-\u001f\u007f-\u00a0\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\ufeff]/g;
 
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
