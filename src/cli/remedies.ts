@@ -24,6 +24,7 @@ function planCommandFor(saved: SavedPlanRemedy): string {
     ...saved.excludes.map((t) => `--exclude ${quoteArg(t)}`),
     ...(saved.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
     ...(saved.allowAddresses ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
+    ...(saved.maxDeletes !== undefined ? [`--max-deletes ${saved.maxDeletes}`] : []),
   ].join(' ')} -out ${quoteArg(saved.file)}`;
 }
 

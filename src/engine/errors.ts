@@ -52,6 +52,8 @@ export interface SavedPlanRemedy {
    */
   readonly allowEnv?: readonly string[];
   readonly allowAddresses?: readonly string[];
+  /** The run's `--max-deletes`: the plan made again keeps the guard the apply was given. */
+  readonly maxDeletes?: number;
   /**
    * False when the file's MAC did not verify: then manifest, prune, targets and excludes are empty,
    * since what an unverified file says (its paths, `--prune`) must not come back as advice.

@@ -332,10 +332,14 @@ describe('plan and apply against the sandbox', () => {
       TEAM_NAME: 'a',
     });
     expect(made.code, made.stderr).toBe(0);
-    const r = await converge(['apply', planFile, ...allowed], { ...env, TEAM_NAME: 'b' });
+    // The apply's deletion guard is kept in the plan made again, too.
+    const r = await converge(['apply', planFile, ...allowed, '--max-deletes', '0'], {
+      ...env,
+      TEAM_NAME: 'b',
+    });
     expect(r.code).toBe(1);
     const suggested = /Run `converge (plan [^`]+)` again/.exec(r.stderr)?.[1];
-    expect(suggested).toBe(`plan -f ${dir} --allow-env TEAM_NAME -out ${planFile}`);
+    expect(suggested).toBe(`plan -f ${dir} --allow-env TEAM_NAME --max-deletes 0 -out ${planFile}`);
     const again = await converge(suggested!.split(' '), { ...env, TEAM_NAME: 'b' });
     expect(again.code, again.stderr).toBe(0);
   });

@@ -347,14 +347,19 @@ async function applyUntilInterrupted(
   }
 }
 
-/** The run's `--allow-env` and `--allow-address` values, which a plan command to suggest must repeat. */
-function allowFlags(flags: { allowEnv?: string[]; allowAddress?: string[] }): {
+/**
+ * The run's `--allow-env` and `--allow-address` values, which a plan command to suggest must repeat,
+ * and its `--max-deletes`, which the plan made again should keep.
+ */
+function allowFlags(flags: { allowEnv?: string[]; allowAddress?: string[]; maxDeletes?: number }): {
   allowEnv?: string[];
   allowAddresses?: string[];
+  maxDeletes?: number;
 } {
   return {
     ...(flags.allowEnv?.length ? { allowEnv: flags.allowEnv } : {}),
     ...(flags.allowAddress?.length ? { allowAddresses: flags.allowAddress } : {}),
+    ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
   };
 }
 
@@ -362,7 +367,10 @@ function allowFlags(flags: { allowEnv?: string[]; allowAddress?: string[] }): {
  * `work`, with a refused saved plan's remedy completed by the run's allow flags: the command it
  * suggests then loads the manifest as this run did (a `${env:}` it reads needs its `--allow-env`).
  */
-function withRunFlags<T>(work: () => T, flags: { allowEnv?: string[]; allowAddress?: string[] }): T {
+function withRunFlags<T>(
+  work: () => T,
+  flags: { allowEnv?: string[]; allowAddress?: string[]; maxDeletes?: number },
+): T {
   try {
     return work();
   } catch (error) {
