@@ -298,6 +298,10 @@ export class LocalInventory implements WriteOnlyDigests {
     return key && { id: key.id, source: key.source };
   }
 
+  isRecorded(address: string): boolean {
+    return this.load().objects[address] !== undefined;
+  }
+
   /** Drops an object (it was deleted), or one attribute's digest (the value was cleared). */
   forget(address: string, attribute?: string): void {
     const all = this.load().objects;
@@ -341,6 +345,12 @@ export class LocalInventory implements WriteOnlyDigests {
   async save(): Promise<void> {
     if (!this.dirty || !this.data) return;
     let text = serializeInventory(this.data);
+    // Records made and dropped again (a create that did not land) leave nothing to write: a
+    // workspace inventory would otherwise gain a state version that changes nothing.
+    if (this.opened !== undefined && text === this.opened.text) {
+      this.dirty = false;
+      return;
+    }
     try {
       await this.backend.write(text);
     } catch (error) {

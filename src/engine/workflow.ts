@@ -207,6 +207,8 @@ export interface SavedDigests extends WriteOnlyDigests {
   save(): void | Promise<void>;
   /** Records what the apply created, updated and deleted (see `LocalInventory.recordApplied`). */
   recordApplied?(applied: readonly AppliedObject[]): void;
+  /** Whether an object has a record (an entry of any kind). */
+  isRecorded?(address: string): boolean;
 }
 
 export interface ApplyRunOptions {
@@ -250,12 +252,30 @@ export async function apply(
       },
     ]);
   };
+  // A create under way may have landed already (a workspace made, its state still being pushed):
+  // it is recorded as it starts, so that a process quitting at once (a second Ctrl-C) keeps it within
+  // prune's reach; the record is dropped again if the create ends without landing. A record of an
+  // object that is not there is named by the next plan, with the command that drops it.
+  const provisional = new Set<string>();
+  const started = (change: Change) => {
+    if (change.action !== 'create' || !inventory?.recordApplied || !inventory.isRecorded) return;
+    if (inventory.isRecorded(change.address)) return;
+    inventory.recordApplied([{ address: change.address, key: change.key, action: 'create' }]);
+    provisional.add(change.address);
+  };
+  const finished = (result: ChangeResult, change: Change) => {
+    const wasProvisional = provisional.delete(change.address);
+    const landed = result.status === 'applied' || (result.status === 'failed' && result.mayHaveLanded);
+    if (wasProvisional && !landed) inventory?.forget(change.address);
+    record(result, change);
+  };
   const onEvent = options.onEvent;
   const result = await applyPlan(run.plan, catalog.kind, run.connections, {
     parallelism: options.parallelism ?? 10,
     ...(options.checkStale ? { checkStale: true } : {}),
     onEvent: (event) => {
-      if (event.type === 'finish' && event.result) record(event.result, event.change);
+      if (event.type === 'start') started(event.change);
+      if (event.type === 'finish' && event.result) finished(event.result, event.change);
       onEvent?.(event);
     },
     ...(inventory ? { writeOnly: inventory } : {}),

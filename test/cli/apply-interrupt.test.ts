@@ -54,6 +54,7 @@ async function interruptedApply(
   signals: NodeJS.Signals[],
   after: RegExp | ((stdout: string) => boolean) = /: creating…/,
   roles = ROLES,
+  gapMs = 100,
 ) {
   const stateDir = tempDir('converge-interrupt-state-');
   const startedBy = typeof after === 'function' ? after : (out: string) => after.test(out);
@@ -79,7 +80,7 @@ async function interruptedApply(
   for (const signal of signals) {
     child.kill(signal);
     // Two signals sent back to back can arrive as one (a pending signal is not queued twice).
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, gapMs));
   }
   const [code] = (await exited) as [number | null];
   return { code, stdout, stderr, stateDir, lockFile: path.join(stateDir, STATE_LOCK_FILE) };
@@ -146,5 +147,23 @@ describe('an interrupted apply', () => {
       objects: Record<string, { owned: boolean }>;
     };
     for (const name of created) expect(inventory.objects[`AclRole/default/${name}`]?.owned).toBe(true);
+  });
+
+  it('on a second signal while creates are in flight, records them too: they may land after it quits', async () => {
+    // The second signal comes while both creates' writes are out (each answer takes 400 ms).
+    const r = await interruptedApply('int-inflight', ['SIGINT', 'SIGINT'], /: creating…/, ROLES, 150);
+    expect(r.code).toBe(130);
+    const started = [...r.stdout.matchAll(/^AclRole\/default\/(\S+): creating…$/gm)].map((m) => m[1]!);
+    expect(started.length).toBeGreaterThanOrEqual(1);
+    const inventory = JSON.parse(readFileSync(path.join(r.stateDir, 'inventory.json'), 'utf8')) as {
+      objects: Record<string, { owned: boolean }>;
+    };
+    // What was under way is Converge's own in the inventory, whether or not the service acted on
+    // it: within a later --prune's reach if it exists, named by the next plan if it does not.
+    for (const name of started) expect(inventory.objects[`AclRole/default/${name}`]?.owned, name).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    for (const name of await rolesNamed('int-inflight')) expect(started).toContain(name);
+    // Only what was started: at parallelism 2, the rest never began.
+    expect(Object.keys(inventory.objects).sort()).toEqual(started.map((n) => `AclRole/default/${n}`).sort());
   });
 });
