@@ -229,10 +229,20 @@ function interpolationSources(
       // Relative to the manifest file's folder, not to where the CLI runs.
       const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(display), reference);
       const result = await readFile(reference, MAX_INTERPOLATED_FILE_BYTES);
-      if (result.ok) onRead(reference, result.text, shown);
-      return result.ok ? result : { ok: false, reason: `${shown} ${result.reason}` };
+      if (!result.ok) return { ok: false, reason: `${shown} ${result.reason}` };
+      onRead(reference, result.text, shown);
+      return { ...result, text: oneLineText(result.text) };
     },
   };
+}
+
+/**
+ * A file of one line gives that line: the line break an editor or `echo` puts after a password or a
+ * token is not part of it, and a bind sent with it fails. Text of several lines (a certificate, a
+ * script) is taken exactly as it is, its final line break included.
+ */
+export function oneLineText(text: string): string {
+  return /^[^\r\n]*\r?\n$/.test(text) ? text.replace(/\r?\n$/, '') : text;
 }
 
 export function sortProblems(problems: ManifestProblem[]): ManifestProblem[] {

@@ -24,7 +24,8 @@ describe('connections', () => {
         token: 'tok',
         // Interpolated: the CLI sends it only to an address the operator allowed.
         tokenFromOutside: true,
-        caCertificate: 'PEM\n',
+        // A file of one line gives that line (see interpolation.test.ts).
+        caCertificate: 'PEM',
         insecureSkipTlsVerify: false,
         settings: {},
         source: { file: 'connections.yaml', line: 2, col: 1 },

@@ -77,6 +77,25 @@ spec:
     expect(manifest.resources[0]!.spec.Payload).toBe('job "j" {\n}\n');
   });
 
+  test('a file of one line gives that line, without the line break an editor or echo adds', async () => {
+    const doc = (value: string) =>
+      `apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: r }\nspec:\n  Description: "${value}"\n`;
+    const cases: [string, string][] = [
+      ['hunter2-password\n', 'hunter2-password'],
+      ['windows-line\r\n', 'windows-line'],
+      ['no-break-at-all', 'no-break-at-all'],
+      // Only one break goes: a second is the file's own, and several lines are kept exactly.
+      ['blank-after\n\n', 'blank-after\n\n'],
+      ['two\nlines\n', 'two\nlines\n'],
+      ['\n', ''],
+    ];
+    for (const [text, expected] of cases) {
+      const dir = writeTree({ 'r.yaml': doc('<${file:value.txt}>'), 'value.txt': text });
+      const manifest = await load(dir, ['r.yaml']);
+      expect(manifest.resources[0]!.spec.Description, JSON.stringify(text)).toBe(`<${expected}>`);
+    }
+  });
+
   test('defaults to process.env', async () => {
     const dir = writeTree({ 'a.yaml': role('a', '  Token: ${env:CONVERGE_TEST_VALUE}\n') });
     process.env.CONVERGE_TEST_VALUE = 'from-process';
