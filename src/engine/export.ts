@@ -19,6 +19,7 @@ import {
   namespaceFieldOf,
   type Observed,
   type ResourceKey,
+  secretMapsOf,
   sensitivePathsOf,
   writeOnlyPaths,
 } from '../resources/contract.js';
@@ -176,7 +177,7 @@ function exportOne(
       return `\${env:${variable}}`;
     });
   }
-  for (const map of kind.exporter.secretsByName ?? []) {
+  for (const map of secretMapsOf(kind)) {
     replaceAt(
       withSecrets,
       [...map.split('.'), '*'],

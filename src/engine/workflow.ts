@@ -2,6 +2,7 @@
  * The steps every front end takes: load and validate the manifest, connect to its services (once per
  * run), plan against live state, apply the plan. Loading and planning write nothing to a service.
  */
+import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { settingNames } from '../common/setting-names.js';
 import type { ApplyEvent, ApplyResult, ChangeResult } from '../applier/applier.js';
 import { applyPlan } from '../applier/applier.js';
@@ -169,6 +170,7 @@ export async function plan(
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
       settingNames: names,
       ...(manifest.sensitiveValues ? { sensitiveValues: manifest.sensitiveValues } : {}),
+      secretName: sensitiveEnvFrom((options.env ?? process.env).CONVERGE_SENSITIVE_ENV).allows,
       ...(options.managed
         ? { managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)) }
         : {}),

@@ -22,6 +22,7 @@ import {
   hasWriteOnlyAttributes,
   inPruneScope,
   isListable,
+  secretMapsOf,
   isNamespaced,
   isPrunable,
   type KindContext,
@@ -56,6 +57,11 @@ import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
 import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
 import { groupBy } from '../common/group-by.js';
+import { sensitiveEnvFrom } from '../common/allow-list.js';
+import { maskSecretsByName, type SecretName } from './secret-names.js';
+
+/** The sensitive-name rule's default patterns (`*PASSWORD*`, `*TOKEN*`, …). */
+const defaultSecretName: SecretName = sensitiveEnvFrom(undefined).allows;
 
 export interface PlanOptions {
   /** How many reads may be in flight at once (terraform's -parallelism; default 10). */
@@ -83,6 +89,11 @@ export interface PlanOptions {
   settingNames?: Partial<SettingNames>;
   /** Secrets outside the kinds' secret attributes (the manifest's sensitive variables): masked too. */
   sensitiveValues?: readonly string[];
+  /**
+   * Whether an entry's name says secret, for the kinds' maps of user-named entries (a job's `Env`):
+   * `CONVERGE_SENSITIVE_ENV`'s rule; default, that rule's default patterns.
+   */
+  secretName?: SecretName;
 }
 
 export type KindLookup = (kind: string) => AnyResourceKind | undefined;
@@ -866,7 +877,11 @@ export async function buildPlan(
   // The whole manifest's secrets, not only the planned objects': `--target` may leave out the
   // object that holds a secret a planned object copies.
   const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup, options.sensitiveValues);
-  const masked = maskSecretCopies([...forward, ...deletions], problems, secrets);
+  const secretName = options.secretName ?? defaultSecretName;
+  const byName = [...forward, ...deletions].map((c) =>
+    maskSecretsByName(c, secretMapsOf(lookup(c.key.kind)), secretName),
+  );
+  const masked = maskSecretCopies(byName, problems, secrets);
   const ordered = masked.changes;
   return {
     ...(secrets ? { secretCopies: secrets } : {}),

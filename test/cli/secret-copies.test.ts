@@ -263,3 +263,85 @@ describe("a Connection's token", () => {
     expect(r.stderr).toMatch(/m\.yaml:5:\d+: metadata\.mount holds the value of MOUNT_TOKEN/);
   });
 });
+
+describe('a live value in an entry whose name says secret', () => {
+  const job = (name: string, env: string) =>
+    `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec: { Type: service, Datacenters: [dc1], TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: srv, Driver: docker, Config: { image: "nginx:1.27" }, Env: { ${env} } }] }] }\n`;
+  const LIVE = 'hunter2-live-password';
+
+  it('is masked when a pull request stops reading it from a variable, or drops it, in every form of the plan', async () => {
+    const env = base({ API_DB: LIVE, CONVERGE_ALLOW_ENV: 'API_DB' });
+    const dir = tempDir('converge-by-name-');
+    const file = path.join(dir, 'job.yaml');
+    writeFileSync(file, job('by-name', 'DB_PASSWORD: "${env:API_DB}", MODE: prod'));
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+
+    for (const edit of ['DB_PASSWORD: changeme, MODE: staging', 'MODE: staging']) {
+      writeFileSync(file, job('by-name', edit));
+      const out = path.join(tempDir('converge-by-name-out-'), 'p.plan');
+      const runs = [
+        await runCli(['plan', '-f', dir], env),
+        await runCli(['plan', '-f', dir, '--json'], env),
+        await runCli(['plan', '-f', dir, '--markdown'], env),
+        await runCli(['plan', '-f', dir, '-out', out], env),
+      ];
+      for (const r of runs) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout + r.stderr).not.toContain(LIVE);
+      }
+      expect(readFileSync(out, 'utf8')).not.toContain(LIVE);
+      // The entry's change is still said, and the entries whose names say nothing stay readable.
+      expect(runs[0]!.stdout).toMatch(
+        edit.includes('changeme')
+          ? /~ DB_PASSWORD += \(sensitive value changed\)/
+          : /- DB_PASSWORD += \(sensitive value\)/,
+      );
+      expect(runs[0]!.stdout).toMatch(/~ MODE += "prod" -> "staging"/);
+    }
+  });
+
+  it('is masked in converge job plan, text and JSON', async () => {
+    const env = base({});
+    const dir = tempDir('converge-by-name-job-');
+    const jobFile = path.join(dir, 'by-name.json');
+    writeFileSync(
+      jobFile,
+      JSON.stringify({
+        Job: {
+          ID: 'by-name',
+          Type: 'service',
+          Datacenters: ['dc1'],
+          TaskGroups: [
+            {
+              Name: 'web',
+              Count: 1,
+              Tasks: [
+                {
+                  Name: 'srv',
+                  Driver: 'docker',
+                  Config: { image: 'nginx:1.27' },
+                  Env: { DB_PASSWORD: 'x1', MODE: 'prod' },
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    );
+    const text = await runCli(['job', 'plan', jobFile], env);
+    expect(text.stdout + text.stderr).not.toContain(LIVE);
+    expect(text.stdout).toContain('Env[DB_PASSWORD]: (sensitive value) => (sensitive value)');
+    const json = await runCli(['job', 'plan', jobFile, '--json'], env);
+    expect(json.stdout + json.stderr).not.toContain(LIVE);
+    expect(json.stdout).toContain('"Name": "Env[DB_PASSWORD]"');
+  });
+
+  it('is shown when the operator says no name is sensitive (CONVERGE_SENSITIVE_ENV empty)', async () => {
+    const env = base({ CONVERGE_SENSITIVE_ENV: '' });
+    const dir = tempDir('converge-by-name-off-');
+    writeFileSync(path.join(dir, 'job.yaml'), job('by-name', 'DB_PASSWORD: changeme, MODE: prod'));
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`~ DB_PASSWORD = "${LIVE}" -> "changeme"`);
+  });
+});

@@ -6,6 +6,8 @@
  * kind's notes can share one reading of it.
  */
 import { createColors } from 'picocolors';
+import { sensitiveEnvFrom } from '../../common/allow-list.js';
+import { SENSITIVE } from '../../planner/render/format.js';
 import type {
   DiffType,
   FieldDiff,
@@ -21,6 +23,20 @@ export interface JobDiffRenderOptions {
   verbose?: boolean;
   /** Spaces per nesting level. Default 2. */
   indent?: number;
+  /**
+   * Whether a field's own name says secret (`Env[DB_PASSWORD]`, a driver's `auth[0][password]`):
+   * its values are shown as `(sensitive value)`, as the plan shows them. The service marks none of
+   * them, and a job plan's output goes into CI logs. Default: `CONVERGE_SENSITIVE_ENV`'s default rule.
+   */
+  secretName?: (name: string) => boolean;
+}
+
+const defaultSecretName = sensitiveEnvFrom(undefined).allows;
+
+/** The name a field's value is known by: the last key of `Env[X]` or `auth[0][password]`, else the name. */
+function entryName(field: string): string {
+  const keys = [...field.matchAll(/\[([^\]]*)\]/g)].map((m) => m[1]!).filter((k) => !/^\d+$/.test(k));
+  return keys.at(-1) ?? field;
 }
 
 const SIGN: Record<DiffType, string> = { Added: '+', Deleted: '-', Edited: '~', None: ' ' };
@@ -43,6 +59,7 @@ export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiff
   };
   const step = ' '.repeat(options.indent ?? 2);
   const verbose = options.verbose ?? false;
+  const secretName = options.secretName ?? defaultSecretName;
   const out: string[] = [];
   const shown = (t: DiffType) => verbose || t !== 'None';
   const head = (type: DiffType, text: string, depth: number) =>
@@ -54,7 +71,8 @@ export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiff
     const width = Math.max(0, ...visible.map((f) => f.Name.length));
     for (const f of visible) {
       const name = `${f.Name}:`.padEnd(width + 1);
-      head(f.Type, `${name} ${fieldValue(f)}${annotations(f.Annotations)}`, depth);
+      const value = secretName(entryName(f.Name)) ? maskedValue(f) : fieldValue(f);
+      head(f.Type, `${name} ${value}${annotations(f.Annotations)}`, depth);
     }
   };
   const objects = (list: ObjectDiff[] | null | undefined, depth: number) => {
@@ -83,6 +101,50 @@ export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiff
   // Groups with no change of their own still list planned updates (an `ignore` count, say) in verbose.
   for (const g of diff.TaskGroups ?? []) if (shown(g.Type)) group(g, 1);
   return out.join('\n');
+}
+
+/**
+ * The diff with the values of fields whose names say secret replaced by the marker, for the JSON a
+ * job plan or history prints: what the text shows masked is masked there too.
+ */
+export function maskJobDiff<T extends JobDiff | null | undefined>(
+  diff: T,
+  secretName: (name: string) => boolean = defaultSecretName,
+): T {
+  if (!diff) return diff;
+  const field = (f: FieldDiff): FieldDiff =>
+    secretName(entryName(f.Name))
+      ? {
+          ...f,
+          ...(f.Old !== undefined && f.Old !== '' ? { Old: SENSITIVE } : {}),
+          ...(f.New !== undefined && f.New !== '' ? { New: SENSITIVE } : {}),
+        }
+      : f;
+  const object = (o: ObjectDiff): ObjectDiff => ({
+    ...o,
+    ...(o.Fields ? { Fields: o.Fields.map(field) } : {}),
+    ...(o.Objects ? { Objects: o.Objects.map(object) } : {}),
+  });
+  const parts = <P extends { Fields?: FieldDiff[] | null; Objects?: ObjectDiff[] | null }>(p: P): P => ({
+    ...p,
+    ...(p.Fields ? { Fields: p.Fields.map(field) } : {}),
+    ...(p.Objects ? { Objects: p.Objects.map(object) } : {}),
+  });
+  return {
+    ...parts(diff),
+    ...(diff.TaskGroups
+      ? {
+          TaskGroups: diff.TaskGroups.map((g) => ({
+            ...parts(g),
+            ...(g.Tasks ? { Tasks: g.Tasks.map(parts) } : {}),
+          })),
+        }
+      : {}),
+  } as T;
+}
+
+function maskedValue(f: FieldDiff): string {
+  return f.Type === 'Edited' ? `${SENSITIVE} => ${SENSITIVE}` : SENSITIVE;
 }
 
 function fieldValue(f: FieldDiff): string {

@@ -19,7 +19,8 @@ import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { table } from '../table.js';
-import { jobDiffHasChanges, renderJobDiff } from './job-diff.js';
+import { jobDiffHasChanges, maskJobDiff, renderJobDiff } from './job-diff.js';
+import { sensitiveEnvFrom } from '../../common/allow-list.js';
 import {
   allocationsTable,
   childrenLine,
@@ -67,6 +68,11 @@ export function ns(flags: JobFlags): { namespace?: string } {
 
 export function nsName(flags: JobFlags): string {
   return flags.namespace ?? DEFAULT_NAMESPACE;
+}
+
+/** `CONVERGE_SENSITIVE_ENV`'s rule: whether an entry's name says secret. */
+function secretNameOf(io: Io): (name: string) => boolean {
+  return sensitiveEnvFrom(io.env.CONVERGE_SENSITIVE_ENV).allows;
 }
 
 export function printJson(io: Io, value: unknown): void {
@@ -176,7 +182,7 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
       const body = oldest
         ? ''
         : jobDiffHasChanges(diff)
-          ? `\nDiff:\n${renderJobDiff(diff, { color })}`
+          ? `\nDiff:\n${renderJobDiff(diff, { color, secretName: secretNameOf(io) })}`
           : '\nDiff: (none)';
       return head + body;
     });
@@ -292,10 +298,13 @@ export async function jobPlanCommand(file: string, flags: JobPlanFlags, io: Io):
       ...(namespace !== undefined ? { namespace } : {}),
     });
     const changes = jobDiffHasChanges(plan.Diff) || planChangesAllocations(plan);
-    if (flags.json) printJson(io, plan);
+    // Values of fields whose names say secret are masked, as `converge plan` masks them: a job
+    // plan's output goes into CI logs, and the service marks none of them.
+    const secretName = secretNameOf(io);
+    if (flags.json) printJson(io, { ...plan, Diff: maskJobDiff(plan.Diff, secretName) });
     else {
       const color = useColor(io, flags.color);
-      const diff = renderJobDiff(plan.Diff, { color, verbose: Boolean(flags.verbose) });
+      const diff = renderJobDiff(plan.Diff, { color, verbose: Boolean(flags.verbose), secretName });
       write(
         io.stdout,
         [

@@ -18,13 +18,6 @@ export interface KindExporter<Spec = Record<string, unknown>, Live = unknown> {
    */
   writeOnlySet?(observed: Observed<Live>): string[];
   /**
-   * Maps whose entries the user names (a job's `Env` and `Meta`), as dotted paths (lists passed
-   * through): an entry whose name says it is a secret by the rule for sensitive variables
-   * (`CONVERGE_SENSITIVE_ENV`: `DB_PASSWORD`, `api_token`) is written as a placeholder too. The
-   * service does not mark them, and an export is a file meant for a repository.
-   */
-  readonly secretsByName?: readonly string[];
-  /**
    * For kinds without `list`: the keys to read in a scope (a directory configuration: the mount
    * `--namespace` names, or the default mount).
    */

@@ -293,6 +293,15 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   // Tokens the service checks at registration and never stores (it clears them before the job is
   // kept): masked in every plan, never in a saved plan, scrubbed from errors.
   sensitive: ['SecretsToken', 'RegistryToken'],
+  // Where a job's own names say what a value is: its environment, its metadata, and a driver's
+  // registry login (`auth: { username, password }`).
+  secretsByName: [
+    'Meta',
+    'TaskGroups.Meta',
+    'TaskGroups.Tasks.Env',
+    'TaskGroups.Tasks.Meta',
+    'TaskGroups.Tasks.Config.auth',
+  ],
   ownership: 'marker',
   // Every register sends the whole job, marker included: an imported job gets it on its next apply.
   markerAttribute: `Meta.${OWNERSHIP_META_KEY}`,
@@ -480,15 +489,6 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   // Jobs the service made itself (dispatched and periodic children) are never listed.
   exporter: {
     spec: (observed) => exportJob(observed.live.job) as JobSpec,
-    // Where a job's own names say what a value is: its environment, its metadata, and a driver's
-    // registry login (`auth: { username, password }`).
-    secretsByName: [
-      'Meta',
-      'TaskGroups.Meta',
-      'TaskGroups.Tasks.Env',
-      'TaskGroups.Tasks.Meta',
-      'TaskGroups.Tasks.Config.auth',
-    ],
   },
 
   owns(observed) {

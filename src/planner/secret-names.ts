@@ -1,0 +1,90 @@
+/**
+ * Entries that are secrets by their own names: in the maps a kind lets the user name entries of
+ * (`secretsByName`: a job's `Env` and `Meta`), an entry whose name says secret by the rule for
+ * sensitive variables (`CONVERGE_SENSITIVE_ENV`: `DB_PASSWORD`, `api_token`) is masked in the plan,
+ * on both sides. Masking values read from sensitive variables is not enough: a pull request that
+ * writes `DB_PASSWORD: changeme` where the manifest read it from a variable would otherwise print
+ * the live password as the old value, on the pull request, in the saved plan.
+ */
+import type { AttributeDiff } from '../resources/contract.js';
+import { SENSITIVE } from './render/format.js';
+import type { Change } from './types.js';
+
+export type SecretName = (name: string) => boolean;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `value` with the entries of the map at `segments` (lists passed through) whose names say secret masked. */
+function maskEntries(value: unknown, segments: readonly string[], secretName: SecretName): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskEntries(item, segments, secretName));
+  if (!isObject(value)) return value;
+  if (segments.length === 0) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = v !== undefined && secretName(k) ? SENSITIVE : v;
+    return out;
+  }
+  const [head, ...rest] = segments;
+  if (!(head! in value)) return value;
+  return { ...value, [head!]: maskEntries(value[head!], rest, secretName) };
+}
+
+/** A diff path's field names, its item selectors dropped: `TaskGroups[web].Tasks[srv].Env.X` → `TaskGroups.Tasks.Env.X`. */
+function fieldsOf(path: string): string[] {
+  return path
+    .replace(/\[[^\]]*\]/g, '')
+    .split('.')
+    .filter((s) => s !== '');
+}
+
+function startsWith(longer: readonly string[], prefix: readonly string[]): boolean {
+  return prefix.every((segment, i) => longer[i] === segment);
+}
+
+function maskDiff(diff: AttributeDiff, maps: readonly string[][], secretName: SecretName): AttributeDiff {
+  const fields = fieldsOf(diff.path);
+  let out = diff;
+  for (const map of maps) {
+    if (fields.length > map.length && startsWith(fields, map)) {
+      // The diff is an entry of the map (or inside one): masked whole when its name says secret.
+      if (!secretName(fields[map.length]!)) continue;
+      const { before, after, ...rest } = out;
+      return {
+        ...rest,
+        sensitive: true,
+        ...(before !== undefined ? { before: SENSITIVE } : {}),
+        ...(after !== undefined ? { after: SENSITIVE } : {}),
+      };
+    }
+    if (startsWith(map, fields)) {
+      // The diff holds the map (a task added whole): its secret entries are masked inside.
+      const below = map.slice(fields.length);
+      const { before, after, ...rest } = out;
+      out = {
+        ...rest,
+        ...(before !== undefined ? { before: maskEntries(before, below, secretName) } : {}),
+        ...(after !== undefined ? { after: maskEntries(after, below, secretName) } : {}),
+      };
+    }
+  }
+  return out;
+}
+
+/** The change with every entry of `maps` whose name says secret masked: before, after and diffs. */
+export function maskSecretsByName(change: Change, maps: readonly string[], secretName: SecretName): Change {
+  if (maps.length === 0) return change;
+  const paths = maps.map((m) => m.split('.'));
+  const masked = (value: Record<string, unknown> | null | undefined) => {
+    if (!value) return value;
+    let out: unknown = value;
+    for (const p of paths) out = maskEntries(out, p, secretName);
+    return out as Record<string, unknown>;
+  };
+  return {
+    ...change,
+    ...(change.before !== undefined ? { before: masked(change.before) } : {}),
+    ...(change.after !== undefined ? { after: masked(change.after) } : {}),
+    diffs: change.diffs.map((d) => maskDiff(d, paths, secretName)),
+  } as Change;
+}
