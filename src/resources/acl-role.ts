@@ -241,6 +241,17 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
         (d.spec.Policies ?? []).forEach((link, i) => {
           const byId = 'ID' in link && link.ID;
           const missing = byId ? !ids.has(link.ID) : !names.has(link.Name as string);
+          // Both given: the registry links by ID and ignores the Name, so a reviewer reading the
+          // Name would approve another policy (an entry copied from `role get --json`, renamed).
+          if (byId && !missing && link.Name !== undefined && idOfName.get(link.Name) !== link.ID) {
+            const actual = policies.find((p) => p.ID === link.ID)?.Name;
+            problems.push({
+              key: d.key,
+              message: `policy ID ${link.ID} is "${actual}", not "${link.Name}": the registry links by ID and ignores the Name; give one of them`,
+              ...(d.resource ? { position: d.resource.locate(`/spec/Policies/${i}/Name`) } : {}),
+            });
+            return;
+          }
           if (!missing) return;
           const field = byId ? 'ID' : 'Name';
           problems.push({

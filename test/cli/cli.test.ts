@@ -203,6 +203,30 @@ describe('plan and apply against the sandbox', () => {
     expect(plan.stdout).toContain(`${path.join(both, 'r.yaml')}:9:7: this policy is already linked`);
   });
 
+  it('refuses a policy link whose Name is not the policy its ID names, and takes one where they agree', async () => {
+    const policies = (await (
+      await fetch(`${sandbox.url}/v1/acl/policies`, {
+        headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+      })
+    ).json()) as { ID: string; Name: string }[];
+    const read = policies.find((p) => p.Name === 'service-read')!;
+    const other = policies.find((p) => p.Name !== 'service-read')!;
+    // Copied from `role get --json` and renamed: the registry would link the ID, not the Name read.
+    const mixed = manifestDir({
+      'r.yaml': role('cli-mixed', `Policies:\n  - { Name: service-read, ID: ${other.ID} }`),
+    });
+    const refused = await converge(['apply', '-f', mixed, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(
+      `${path.join(mixed, 'r.yaml')}:8:15: policy ID ${other.ID} is "${other.Name}", not "service-read": the registry links by ID and ignores the Name; give one of them`,
+    );
+    expect(await registry('GET', '/role/name/cli-mixed')).toBeUndefined();
+    const agreeing = manifestDir({
+      'r.yaml': role('cli-mixed', `Policies:\n  - { Name: service-read, ID: ${read.ID} }`),
+    });
+    expect((await converge(['plan', '-f', agreeing], env)).code).toBe(0);
+  });
+
   it('points at the manifest line of a policy that does not exist, and applies nothing', async () => {
     const dir = manifestDir({ 'r.yaml': role('cli-bad-policy', 'Policies:\n  - Name: no-such-policy') });
     const r = await converge(['apply', '-f', dir, '--auto-approve'], env);
