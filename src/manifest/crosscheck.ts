@@ -18,7 +18,7 @@ export function crossCheck(
   brokenConnections: ReadonlySet<string>,
 ): ManifestProblem[] {
   return [
-    ...findDuplicates(manifest),
+    ...findDuplicates(manifest, kinds),
     ...checkConnectionReferences(manifest, kinds, brokenConnections),
     ...checkPruneScopes(manifest, kinds, brokenConnections),
   ];
@@ -82,7 +82,23 @@ function checkPruneScopes(
  * An object's identity is kind + namespace + name, plus the connection it lives on: the same role
  * name on two registry clusters is two objects. A missing namespace is one namespace of its own.
  */
-function findDuplicates(manifest: Manifest): ManifestProblem[] {
+/**
+ * The address the plan prints for an object: its namespace filled in where the kind has one without
+ * any setting (a role's `default`), so that the message names what `--target` and `inventory show`
+ * take. Where the namespace depends on a connection's settings (a workspace's organization), it is
+ * left as written.
+ */
+function plannedAddress(key: ResourceKey, kinds: readonly ManifestKind[]): string {
+  const kind = kinds.find((k) => k.kind === key.kind);
+  if (key.namespace !== undefined || !kind?.effectiveNamespace) return addressOf(key);
+  try {
+    return addressOf({ ...key, namespace: kind.effectiveNamespace(key, {}) });
+  } catch {
+    return addressOf(key);
+  }
+}
+
+function findDuplicates(manifest: Manifest, kinds: readonly ManifestKind[]): ManifestProblem[] {
   const listed: { key: ResourceKey; source: SourcePosition }[] = [
     ...manifest.connections.map((c) => ({ key: { kind: 'Connection', name: c.name }, source: c.source })),
     ...manifest.pruneScopes.map((p) => ({ key: { kind: 'PruneScope', name: p.name }, source: p.source })),
@@ -106,7 +122,7 @@ function findDuplicates(manifest: Manifest): ManifestProblem[] {
     }
     problems.push({
       position: source,
-      message: `${addressOf(key)} is declared twice: at ${formatPosition(first)} and at ${formatPosition(source)}`,
+      message: `${plannedAddress(key, kinds)} is declared twice: at ${formatPosition(first)} and at ${formatPosition(source)}`,
     });
   }
   return problems;

@@ -77,7 +77,7 @@ describe('validate with positions only for problems', () => {
     const deferred = await problemsOf(true);
     expect(deferred).toEqual(await problemsOf(false));
     expect(deferred).toEqual([
-      `${path.join(dir, 'b.yaml')}:10:1 AclRole/web is declared twice: at ${path.join(dir, 'a.yaml')}:2:1 and at ${path.join(dir, 'b.yaml')}:10:1`,
+      `${path.join(dir, 'b.yaml')}:10:1 AclRole/default/web is declared twice: at ${path.join(dir, 'a.yaml')}:2:1 and at ${path.join(dir, 'b.yaml')}:10:1`,
     ]);
   });
 

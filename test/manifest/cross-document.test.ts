@@ -94,7 +94,7 @@ describe('duplicate objects', () => {
   test('the same kind, namespace and name in two files names both places', async () => {
     const dir = writeTree({ 'a.yaml': role('web'), 'b/b.yaml': `${role('other')}---\n${role('web')}` });
     expect(await loadErrors(dir, ['.'])).toEqual([
-      'b/b.yaml:9:1: TestRole/web is declared twice: at a.yaml:2:1 and at b/b.yaml:9:1',
+      'b/b.yaml:9:1: TestRole/default/web is declared twice: at a.yaml:2:1 and at b/b.yaml:9:1',
     ]);
   });
 
@@ -102,7 +102,9 @@ describe('duplicate objects', () => {
     const broken = role('web').replace('Description: role web', 'Description: 7');
     const dir = writeTree({ 'a.yaml': `${broken}---\n${role('web')}` });
     const lines = await loadErrors(dir, ['a.yaml']);
-    expect(lines).toContain('a.yaml:9:1: TestRole/web is declared twice: at a.yaml:2:1 and at a.yaml:9:1');
+    expect(lines).toContain(
+      'a.yaml:9:1: TestRole/default/web is declared twice: at a.yaml:2:1 and at a.yaml:9:1',
+    );
     expect(lines.some((l) => l.startsWith('a.yaml:6:') && l.includes('Description'))).toBe(true);
   });
 
