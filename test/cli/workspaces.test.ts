@@ -484,6 +484,42 @@ describe('Workspace objects', () => {
   });
 });
 
+describe('a lock-reason changed on a workspace that stays locked', () => {
+  it("takes Converge's own lock again with the new reason, and plans clean after", async () => {
+    const lock = (reason: string) =>
+      manifestDir({ 'ws.yaml': workspace('cli-relock', `locked: true\nlock-reason: ${reason}`) });
+    expect((await converge(['apply', '-f', lock('freeze'), '--auto-approve'], env)).code).toBe(0);
+    const changed = lock('holiday freeze');
+    const plan = await converge(['plan', '-f', changed, '--detailed-exitcode'], env);
+    expect(plan.code, plan.stderr).toBe(2);
+    expect(plan.stdout).toContain(
+      '~ lock-reason = "freeze" -> "holiday freeze" # the lock is released and taken again with the new reason',
+    );
+    expect((await converge(['apply', '-f', changed, '--auto-approve'], env)).code).toBe(0);
+    const ws = await show('cli-relock');
+    expect(ws.attributes.locked).toBe(true);
+    expect(ws.attributes['locked-reason']).toBe('holiday freeze');
+    expect((await converge(['plan', '-f', changed, '--detailed-exitcode'], env)).code).toBe(0);
+  });
+
+  it("leaves someone else's lock and its reason alone, and says the manifest's reason waits for Converge's lock", async () => {
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-their-lock', 'description: x') });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-their-lock`, '--reason', 'bob deploys'], bobEnv))
+        .code,
+    ).toBe(0);
+    const locked = manifestDir({
+      'ws.yaml': workspace('cli-their-lock', 'description: x\nlocked: true\nlock-reason: ours'),
+    });
+    const plan = await converge(['plan', '-f', locked, '--detailed-exitcode'], env);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(
+      `with reason "bob deploys": the manifest's lock-reason applies when Converge takes the lock`,
+    );
+  });
+});
+
 describe('a create-only attribute changed on an existing workspace', () => {
   it('plans no change and says the service keeps what it was created with', async () => {
     const url = (which: string) => `source-url: "https://ci.example/${which}"`;

@@ -447,6 +447,23 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       const abandoned = abandonedPushNote(live.workspace, desired.spec.locked === true);
       if (abandoned) notes.push(abandoned);
     }
+    // A reason changed on a lock that stays: Converge's own lock is taken again with it; someone
+    // else's is theirs, and the reason applies when Converge takes the lock.
+    const heldReason = live.workspace.lockReason ?? '';
+    if (desired.spec.locked === true && locked && reason !== undefined && reason !== heldReason) {
+      if (lockedByMe(live))
+        diffs.push({
+          path: 'lock-reason',
+          op: 'change',
+          before: heldReason,
+          after: reason,
+          note: 'the lock is released and taken again with the new reason',
+        });
+      else
+        notes.push(
+          `locked by ${lockDescription(live.workspace)} with reason ${JSON.stringify(heldReason)}: the manifest's lock-reason applies when Converge takes the lock`,
+        );
+    }
     const sourceUrl = createOnlyNote(desired.spec, live.workspace);
     if (sourceUrl) notes.push(sourceUrl);
     const local = localOf(desired).state;
@@ -559,6 +576,12 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
             lockedByMe(live) &&
             (desired.spec.locked !== undefined || abandonedHere(live.workspace.lockReason)),
         );
+      }
+      if (changed('lock-reason')) {
+        // The service keeps a lock's reason as it was taken: released and taken again, with no
+        // state push in between (pushes ran above).
+        await c.unlockWorkspace(workspace.id);
+        workspace = await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '');
       }
       if (changed('locked')) {
         workspace = desired.spec.locked
