@@ -141,8 +141,10 @@ export function validateDocument(value: unknown, context: ValidationContext): Ma
     document.kind,
   );
   if (validate(value)) return kindRules(document, context);
-  const errors = relevantErrors(validate.errors ?? []).filter(
-    (error) => !isUnderAny(error.instancePath, context.failedPointers),
+  const errors = withoutEnsureEcho(
+    relevantErrors(validate.errors ?? []).filter(
+      (error) => !isUnderAny(error.instancePath, context.failedPointers),
+    ),
   );
   const problems: ManifestProblem[] = [];
   const seen = new Set<string>();
@@ -155,6 +157,17 @@ export function validateDocument(value: unknown, context: ValidationContext): Ma
     problems.push(problem);
   }
   return problems;
+}
+
+/**
+ * A mistyped `metadata.ensure` (`Absent`) also makes the schema ask for the `spec` an object to
+ * delete does without: that second error only follows from the first and points at the wrong fix.
+ */
+function withoutEnsureEcho(errors: ErrorObject[]): ErrorObject[] {
+  if (!errors.some((e) => e.instancePath === '/metadata/ensure')) return errors;
+  return errors.filter(
+    (e) => !(e.keyword === 'required' && e.instancePath === '' && e.params.missingProperty === 'spec'),
+  );
 }
 
 /**

@@ -127,6 +127,18 @@ spec:
     ]);
   });
 
+  test('a mistyped ensure is the one problem of a document without spec, not also "missing spec"', async () => {
+    const dir = writeTree({
+      'a.yaml': 'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: gone, ensure: Absent }\n',
+      'b.yaml': 'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: kept }\n',
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:3:33: metadata.ensure must be one of "present", "absent", got "Absent"',
+    ]);
+    // Without an ensure, a missing spec is still said.
+    expect(await loadErrors(dir, ['b.yaml'])).toEqual(['b.yaml:1:1: missing required field "spec"']);
+  });
+
   test('unknown fields point at the key and name it', async () => {
     const dir = writeTree({
       'a.yaml': `apiVersion: converge/v1
