@@ -55,7 +55,13 @@ import {
 } from './masking.js';
 import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
-import { compareWriteOnly, isWriteOnlyDiff, type WriteOnlyDigests, writeOnlyBasis } from './write-only.js';
+import {
+  compareWriteOnly,
+  isWriteOnlyDiff,
+  untrackedWriteOnlyNotes,
+  type WriteOnlyDigests,
+  writeOnlyBasis,
+} from './write-only.js';
 import { groupBy } from '../common/group-by.js';
 import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { maskSecretsByName, type SecretName } from './secret-names.js';
@@ -378,7 +384,9 @@ function changeFor(
   if (serverPlan !== undefined) change.serverPlan = serverPlan;
   change.action = action;
   if (diffs.length > 0) change.diffs = maskDiffs(secrets, markListItems(listAttributesOf(kind), diffs));
-  if (comparison.notes?.length) change.notes = [...comparison.notes];
+  const untracked = withWriteOnly ? untrackedWriteOnlyNotes(kind, address, d, observed, digests) : [];
+  if (comparison.notes?.length || untracked.length)
+    change.notes = [...(comparison.notes ?? []), ...untracked];
   if (action !== 'noop' && comparison.impact?.length) change.impact = [...comparison.impact];
   if (comparison.notCompared) change.notCompared = comparison.notCompared;
   const problems = (comparison.problems ?? []).map((p): PlanProblem => ({

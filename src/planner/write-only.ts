@@ -10,6 +10,7 @@ import {
   type AnyResourceKind,
   type AttributeDiff,
   type Desired,
+  type Observed,
   writeOnlyPaths,
 } from '../resources/contract.js';
 import { SENSITIVE } from './render/format.js';
@@ -116,4 +117,33 @@ export function movedWriteOnly(
 /** Whether a diff the kind reported is about a write-only attribute (the planner decides those). */
 export function isWriteOnlyDiff(kind: AnyResourceKind, diff: AttributeDiff): boolean {
   return writeOnlyPaths(kind).some((p) => diff.path === p || diff.path.startsWith(`${p}.`));
+}
+
+/**
+ * Notes for write-only attributes the manifest leaves out, that this Converge never recorded, and
+ * that the service most likely holds all the same (the kind says so from what it shows: a bind
+ * password where a bind DN is set). Such a value is left as it is, and without a word the plan read
+ * "no changes" on a fresh runner where one with the inventory plans to clear it.
+ */
+export function untrackedWriteOnlyNotes(
+  kind: AnyResourceKind,
+  address: string,
+  desired: Desired,
+  observed: Observed,
+  digests: WriteOnlyDigests | undefined,
+): string[] {
+  const likely = (kind as { exporter?: { writeOnlySet?(o: Observed): string[] } }).exporter?.writeOnlySet;
+  if (!likely) return [];
+  const held = new Set(likely(observed));
+  return writeOnlyPaths(kind)
+    .filter(
+      (path) =>
+        held.has(path) &&
+        valueAtPath(desired.spec, path) === undefined &&
+        digests?.recorded(address, path) === undefined,
+    )
+    .map(
+      (path) =>
+        `${path} is not in the manifest and this Converge has no record of setting it: the service most likely holds one (it never shows it), which is left as it is (write ${path}: "" to clear it)`,
+    );
 }

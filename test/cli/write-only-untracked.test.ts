@@ -1,0 +1,55 @@
+/**
+ * A write-only value the manifest leaves out, that this Converge never recorded, and that the
+ * service most likely holds (a bind password where a bind DN is set): a fresh runner cannot tell,
+ * and the plan says so, with how to clear it, rather than "matches" without a word while a runner
+ * with the inventory plans to clear it.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => sandbox?.close());
+
+const config = (extra: string) =>
+  `apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://dir.example:389", binddn: "cn=svc"${extra} }\n`;
+
+it('notes a bind password left out and never recorded, and clears it when asked with ""', async () => {
+  const dir = tempDir('converge-untracked-');
+  const file = path.join(dir, 'ldap.yaml');
+  const env = (stateDir: string) => ({
+    ...sandbox.env(),
+    NO_COLOR: '1',
+    BP: 'bind-secret-1',
+    CONVERGE_ALLOW_ENV: 'BP',
+    CONVERGE_STATE_DIR: stateDir,
+  });
+  writeFileSync(file, config(', bindpass: "${env:BP}"'));
+  const laptop = tempDir('converge-untracked-laptop-');
+  expect((await runCli(['apply', '-f', dir, '--auto-approve'], env(laptop))).code).toBe(0);
+
+  writeFileSync(file, config(''));
+  // With the inventory: the value it set is cleared.
+  const recorded = await runCli(['plan', '-f', dir], env(laptop));
+  expect(recorded.stdout).toContain('no longer in the manifest: it will be cleared');
+  // A fresh runner: nothing to compare, and the plan says what is left as it is.
+  const fresh = await runCli(['plan', '-f', dir, '--detailed-exitcode'], env(tempDir('converge-fresh-')));
+  expect(fresh.code, fresh.stderr).toBe(0);
+  expect(fresh.stdout).toContain(
+    '# bindpass is not in the manifest and this Converge has no record of setting it: the service most likely holds one (it never shows it), which is left as it is (write bindpass: "" to clear it)',
+  );
+  const json = await runCli(['plan', '-f', dir, '--json'], env(tempDir('converge-fresh-')));
+  expect(JSON.parse(json.stdout).changes[0].notes.join('\n')).toContain('bindpass is not in the manifest');
+  // As the note says: "" is set once.
+  writeFileSync(file, config(', bindpass: ""'));
+  const clear = await runCli(['plan', '-f', dir, '--detailed-exitcode'], env(tempDir('converge-fresh-')));
+  expect(clear.code).toBe(2);
+  expect(clear.stdout).toMatch(/~ bindpass += \(sensitive value changed\)/);
+
+});
