@@ -51,5 +51,4 @@ it('notes a bind password left out and never recorded, and clears it when asked 
   const clear = await runCli(['plan', '-f', dir, '--detailed-exitcode'], env(tempDir('converge-fresh-')));
   expect(clear.code).toBe(2);
   expect(clear.stdout).toMatch(/~ bindpass += \(sensitive value changed\)/);
-
 });
