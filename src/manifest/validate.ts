@@ -156,7 +156,19 @@ export function validateDocument(value: unknown, context: ValidationContext): Ma
     seen.add(key);
     problems.push(problem);
   }
-  return problems;
+  return [...problems, ...anySpecRules(document, context)];
+}
+
+/** A kind's rules that hold whatever the spec's shape (`validateAnySpec`), for a document the schema refused. */
+function anySpecRules(document: Record<string, unknown>, context: ValidationContext): ManifestProblem[] {
+  const kind = context.kinds.find((k) => k.kind === document.kind);
+  if (!kind?.validateAnySpec || document.spec === undefined) return [];
+  if ((document.metadata as { ensure?: string } | undefined)?.ensure === 'absent') return [];
+  const hide = interpolatedStrings(document, context.sensitivePointers);
+  return kind.validateAnySpec(document.spec).map((rule) => ({
+    position: context.positions.locate(`/spec${rule.pointer}`),
+    message: hide(rule.message),
+  }));
 }
 
 /**
@@ -489,7 +501,10 @@ function kindRules(document: Record<string, unknown>, context: ValidationContext
   if (!kind?.validateSpec) return [];
   // An object declared absent is only deleted: rules about what it would hold do not apply.
   if ((document.metadata as { ensure?: string } | undefined)?.ensure === 'absent') return [];
-  const rules = kind.validateSpec(document.spec as Record<string, unknown>);
+  const rules = [
+    ...kind.validateSpec(document.spec as Record<string, unknown>),
+    ...(kind.validateAnySpec?.(document.spec) ?? []),
+  ];
   if (rules.length === 0) return [];
   const hide = interpolatedStrings(document, context.sensitivePointers);
   return rules.map((rule) => ({

@@ -225,6 +225,12 @@ describe('durations in an inline job', () => {
     // A driver's own config is not the scheduler's: its numbers are left alone.
     const config = job('5s').replace('image: x, Timeout: 5s', 'image: x, Timeout: 5');
     expect((await converge(['validate', '-f', folder({ 'job.yaml': config })])).code).toBe(0);
+    // Said in the same run as a misspelt field beside it, not only once that is fixed.
+    const withTypo = job('5').replace('Type: service', 'Type: service\n  Priorty: 50');
+    const both = await converge(['validate', '-f', folder({ 'job.yaml': withTypo })]);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain('unknown field "Priorty" in spec; did you mean "Priority"?');
+    expect(both.stderr).toContain('KillTimeout: 5 is 5 nanoseconds');
     for (const meant of ['5ns', '1000000', '0']) {
       const r = await converge(['validate', '-f', folder({ 'job.yaml': job(meant) })]);
       expect(r.code, `${meant}: ${r.stderr}`).toBe(0);

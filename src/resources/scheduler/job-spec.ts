@@ -308,7 +308,16 @@ export function jobSpecRules(spec: JobSpec): { pointer: string; message: string 
     return [
       { pointer: '', message: 'a job needs TaskGroups (the inline job), or specFile naming a job file' },
     ];
-  return subMillisecondDurations(inlineJob(spec)).map(({ pointer, value }) => ({
+  return [];
+}
+
+/**
+ * Durations written as a bare number under a millisecond, anywhere in the inline job: a walk of
+ * whatever is there, so it runs beside the schema's problems too (`validateAnySpec`).
+ */
+export function jobDurationRules(spec: unknown): { pointer: string; message: string }[] {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return [];
+  return subMillisecondDurations(inlineJob(spec as JobSpec)).map(({ pointer, value }) => ({
     pointer,
     message: `${pointer.slice(pointer.lastIndexOf('/') + 1)}: ${value} is ${value} nanoseconds, as the scheduler reads a bare number: write "${value}s" for seconds (or "${value}ms"), or "${value}ns" if nanoseconds are meant`,
   }));

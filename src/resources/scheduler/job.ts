@@ -44,6 +44,7 @@ import {
   type JobLocal,
   type JobSpec,
   JobSpecSchema,
+  jobDurationRules,
   jobSpecRules,
   localOf,
   parseMessageFor,
@@ -307,6 +308,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   markerAttribute: `Meta.${OWNERSHIP_META_KEY}`,
 
   validateSpec: jobSpecRules,
+  validateAnySpec: jobDurationRules,
 
   async resolve(desired) {
     const { local, problems } = await readJobSource(desired);
