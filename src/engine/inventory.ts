@@ -132,6 +132,11 @@ export interface ManagedObjects {
   ): void;
   /** Drops an object and its digests. */
   forget(address: string): void;
+  /**
+   * The live object that stores the inventory itself (its workspace), if any: no manifest that uses
+   * the inventory may manage it.
+   */
+  readonly storedIn?: ResourceKey;
 }
 
 export class LocalInventory implements WriteOnlyDigests {
@@ -199,6 +204,7 @@ export class LocalInventory implements WriteOnlyDigests {
         this.dirty = true;
       },
       forget: (address) => this.forget(address),
+      ...(this.backend.storedIn ? { storedIn: this.backend.storedIn } : {}),
     };
   }
 

@@ -7,11 +7,11 @@ import { settingNames } from '../common/setting-names.js';
 import type { ApplyEvent, ApplyResult, ChangeResult } from '../applier/applier.js';
 import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
-import type { Manifest } from '../manifest/types.js';
+import { type Manifest, ManifestError } from '../manifest/types.js';
 import { buildPlan } from '../planner/planner.js';
 import type { Change, Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import { addressOf, type Desired } from '../resources/contract.js';
+import { addressOf, type Desired, type ResourceKey } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { ServiceConnections } from './connections.js';
 import { keyedDesired } from './desired.js';
@@ -96,7 +96,7 @@ export interface PlanRunOptions extends LoadOptions, ConnectOptions {
    * The objects Converge manages (the inventory's `objects`): with `prune`, kinds without an
    * ownership marker delete exactly those Converge created that the manifest no longer declares.
    */
-  managed?: Pick<ManagedObjects, 'entries'>;
+  managed?: Pick<ManagedObjects, 'entries' | 'storedIn'>;
   /** `--allow-empty` and `--max-deletes`: see `DeletionLimits`. */
   limits?: DeletionLimits;
 }
@@ -129,6 +129,7 @@ export async function plan(
       (s, c) => connections.settings(s, c),
       'with-problems',
     );
+    refuseInventoryHome(desired, options.managed?.storedIn);
     const names = settingNames(options.settingNames);
     const selection = selectTargets(
       desired,
@@ -198,6 +199,26 @@ export async function plan(
     await connections.close();
     throw error;
   }
+}
+
+/**
+ * The workspace that holds the inventory may not be an object of the manifest that uses it: a change
+ * to it (a lock, a deletion) acts on the records and the lock of the very run applying it, and one
+ * pull request deleting it wiped what every runner shares. Refused before anything is read.
+ */
+function refuseInventoryHome(desired: readonly Desired[], home: ResourceKey | undefined): void {
+  if (!home) return;
+  const address = addressOf(home);
+  const declared = desired.filter(
+    (d) => d.key.connection === undefined && d.key.kind === home.kind && addressOf(d.key) === address,
+  );
+  if (declared.length === 0) return;
+  throw new ManifestError(
+    declared.map((d) => ({
+      position: d.resource?.source ?? { file: '(manifest)', line: 1, col: 1 },
+      message: `${address} holds Converge's inventory (CONVERGE_INVENTORY): the manifest that uses the inventory cannot also manage its workspace (a lock or a deletion would act on the records of the run applying it); take it out of the manifest`,
+    })),
+  );
 }
 
 function isManifest(source: readonly string[] | Manifest): source is Manifest {
