@@ -143,12 +143,19 @@ it('reports what landed, names the unrecorded objects, and does not release the 
   expect(r.stderr).toContain(
     `Error: the changes above landed, but the inventory was not saved: the lock of workspace ${ORG}/${INVENTORY} was released by someone else during this run`,
   );
-  expect(r.stderr).toContain(
-    'adopt each with `converge import ADDRESS` (AclRole/default/lost-a, AclRole/default/lost-b, AclRole/default/lost-c)',
+  // One command for all of them, that works as printed.
+  const suggested = /^ {2}(converge import .*)$/m.exec(r.stderr)?.[1];
+  expect(suggested).toBe(
+    `converge import -f ${dir} AclRole/default/lost-a AclRole/default/lost-b AclRole/default/lost-c`,
   );
   // The lock the other run took is still its own: this run's release looked before unlocking.
   const ws = await workspaces(`/organizations/${ORG}/workspaces/${INVENTORY}`);
   expect(ws.body.data.attributes.locked).toBe(true);
+  // Once that run is done (its lock released), the command records every object.
+  await forceUnlock(INVENTORY);
+  const adopted = await runCli(suggested!.split(' ').slice(1), env);
+  expect(adopted.code, adopted.stderr).toBe(0);
+  expect(await recorded(env)).toEqual(expect.arrayContaining(names.map((n) => `AclRole/default/${n}`)));
 });
 
 it('is said in the reconcile loop’s log too, when a cycle takes a lock left free again', async () => {

@@ -18,7 +18,7 @@ import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
-import { remedyText } from '../remedies.js';
+import { quoteArg, remedyText } from '../remedies.js';
 import { printable } from '../../common/printable.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
@@ -292,7 +292,7 @@ async function applyUntilInterrupted(
     if (unsaved) {
       // What landed is said first: the changes are real whether or not they are recorded.
       writeApplySummary(io, result);
-      write(io.stderr, unrecordedText(unsaved, result));
+      write(io.stderr, unrecordedText(unsaved, result, importCommandPrefix(paths ?? [], flags)));
       return EXIT.error;
     }
     // An interrupt that came once every change had been made left nothing undone: the apply is
@@ -400,12 +400,31 @@ function refuseMovedManifest(recorded: readonly string[], planFile: string): voi
  * The changes landed, the records did not: which objects `--prune` will not know Converge created,
  * and how to record them.
  */
-function unrecordedText(error: InventoryNotSavedError<ApplyResult>, result: ApplyResult): string {
+function unrecordedText(
+  error: InventoryNotSavedError<ApplyResult>,
+  result: ApplyResult,
+  importCommand: string,
+): string {
   const created = result.results
     .filter((r) => r.status === 'applied' && (r.action === 'create' || r.action === 'replace'))
-    .map((r) => printable(r.address));
+    .map((r) => r.address);
+  // Every one of them, in one command that works as printed: an object left out of it stays
+  // unrecorded for good (a plan calls it unchanged, and the inventory does not list it).
   const what = created.length
-    ? ` The objects this run created are not recorded, so \`--prune\` will not delete them once the manifest drops them: adopt each with \`converge import ADDRESS\` (${created.slice(0, 10).join(', ')}${created.length > 10 ? `, and ${created.length - 10} more` : ''}).`
+    ? ` The ${created.length === 1 ? 'object' : `${created.length} objects`} this run created ${created.length === 1 ? 'is' : 'are'} not recorded, so \`--prune\` will not delete ${created.length === 1 ? 'it' : 'them'} once the manifest drops ${created.length === 1 ? 'it' : 'them'}; adopt ${created.length === 1 ? 'it' : 'them'} with:\n  ${importCommand} ${created.map(quoteArg).join(' ')}`
     : '';
   return `Error: the changes above landed, but ${error.message}.${what}`;
+}
+
+/** `converge import` with the manifest and the allow flags of this run: the adoption loads it as this run did. */
+function importCommandPrefix(
+  paths: readonly string[],
+  flags: { allowEnv?: string[]; allowAddress?: string[] },
+): string {
+  return [
+    'converge import',
+    ...paths.map((p) => `-f ${quoteArg(p)}`),
+    ...(flags.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
+    ...(flags.allowAddress ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
+  ].join(' ');
 }
