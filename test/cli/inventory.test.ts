@@ -174,6 +174,10 @@ describe('converge inventory', () => {
     expect(refused.stderr).toContain('Pass --yes');
     const forgot = await runCli(['inventory', 'forget', 'AclRole/default/invc-b', '--yes'], env);
     expect(forgot.code, forgot.stderr).toBe(0);
+    // Said without claiming the object exists: forget is also how a record of a gone one is dropped.
+    expect(forgot.stdout).toContain(
+      'Forgot AclRole/default/invc-b; nothing was sent to the service (a live object, if there is one, is left as it is).',
+    );
     // Forgotten: no longer Converge's, so prune leaves it.
     const plan = JSON.parse((await runCli(['plan', '-f', roles('invc-a'), '--prune', '--json'], env)).stdout);
     expect(plan.pruned.count).toBe(0);

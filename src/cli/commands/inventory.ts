@@ -142,7 +142,10 @@ export async function inventoryForget(address: string, flags: InventoryFlags, io
     if (stop !== undefined) return stop;
     inventory.objects.forget(address);
     await inventory.save();
-    write(io.stdout, `Forgot ${address}; the live object is left as it is.`);
+    write(
+      io.stdout,
+      `Forgot ${address}; nothing was sent to the service (a live object, if there is one, is left as it is).`,
+    );
     return EXIT.ok;
   } finally {
     await release();
