@@ -659,13 +659,6 @@ export function linkDependencies(changes: readonly Change[], lookup: KindLookup)
   }
 }
 
-/**
- * Every secret value of the manifest, masked wherever else it shows: a copy in a plain attribute of
- * the same or another object (its desired or its live value), a diff, a note, a problem (a service
- * naming the value it refused). Its own attribute is masked already, by path. Where a new value
- * carries a copy and the old value it replaces does not, the old value is masked whole: it most
- * likely carried the secret before it was rotated, which the manifest no longer knows.
- */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -677,6 +670,13 @@ function holdsText(value: unknown): boolean {
   return isPlainObject(value) && Object.keys(value).length > 0;
 }
 
+/**
+ * Every secret value of the manifest, masked wherever else it shows: a copy in a plain attribute of
+ * the same or another object (its desired or its live value), a diff, a note, a problem (a service
+ * naming the value it refused). Its own attribute is masked already, by path. Where a new value
+ * carries a copy and the old value it replaces does not, the old value is masked whole: it most
+ * likely carried the secret before it was rotated, which the manifest no longer knows.
+ */
 function maskSecretCopies(
   changes: Change[],
   problems: PlanProblem[],
