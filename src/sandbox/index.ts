@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadConfigFile } from './config/load.js';
 import type { SandboxConfig } from './config/types.js';
@@ -14,7 +16,7 @@ import { describeFaults } from './core/fault-summary.js';
 import { assertFaultSharesFit, type FaultsConfig, FaultInjector } from './core/faults.js';
 import { createServices } from './core/create-services.js';
 import { takeDataLock } from './core/data-lock.js';
-import { keepRootToken, readKeptRootToken } from './core/root-token.js';
+import { keepRootToken, readKeptRootToken, ROOT_TOKEN_FILE } from './core/root-token.js';
 import { Router } from './core/router.js';
 import { SandboxServer } from './core/server.js';
 import type { AnyServiceDefinition, SandboxServiceExtras, ServiceInstance } from './core/service.js';
@@ -90,17 +92,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   // folder is refused first.
   const lock = opts.dataDir !== undefined ? takeDataLock(opts.dataDir) : undefined;
   try {
-    // With a data folder, the token of the first start, so clients holding it keep working.
+    // With a data folder, the token of the first start (given with --token or made), so that a
+    // restart without --token accepts the token its clients hold. A --token given later is used for
+    // that start alone, and the kept one stays.
     const kept =
       opts.token === undefined && opts.dataDir !== undefined ? readKeptRootToken(opts.dataDir) : undefined;
     const rootToken = opts.token ?? kept ?? randomUUID();
-    return await startLocked(rootToken, opts.token === undefined && kept === undefined);
+    const keep =
+      opts.dataDir !== undefined &&
+      (opts.token === undefined ? kept === undefined : !existsSync(join(opts.dataDir, ROOT_TOKEN_FILE)));
+    return await startLocked(rootToken, keep);
   } catch (err) {
     lock?.release();
     throw err;
   }
 
-  async function startLocked(rootToken: string, madeToken: boolean): Promise<RunningSandbox> {
+  async function startLocked(rootToken: string, keepToken: boolean): Promise<RunningSandbox> {
     const config = resolveConfig(opts.config, opts.faults, rootToken, services);
     const tokens = new TokenStore(rootToken, config.tokens ?? []);
     const started = await createServices(services, {
@@ -129,7 +136,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     for (const saver of started.savers) saver.markDirty();
     // Kept once the sandbox is up, with its state: a start refused (bad config, port in use) keeps
     // no token that no client was ever given.
-    if (madeToken && opts.dataDir !== undefined) {
+    if (keepToken && opts.dataDir !== undefined) {
       try {
         keepRootToken(opts.dataDir, rootToken);
       } catch (err) {

@@ -186,6 +186,19 @@ describe('persistence', () => {
     expect(readFileSync(join(dir.path, 'root-token'), 'utf8')).toBe(kept);
   });
 
+  it("keeps a first start's --token, so a restart without it accepts the token clients hold", async () => {
+    const first = await startSandbox({ dataDir: dir.path, token: 'first-given-token' });
+    await first.close();
+    expect(readFileSync(join(dir.path, 'root-token'), 'utf8')).toBe('first-given-token\n');
+    expect(statSync(join(dir.path, 'root-token')).mode & 0o777).toBe(0o600);
+    const again = await startSandbox({ dataDir: dir.path });
+    try {
+      expect(again.env().CONVERGE_REGISTRY_TOKEN).toBe('first-given-token');
+    } finally {
+      await again.close();
+    }
+  });
+
   it('keeps no root token from a start that was refused (its port in use)', async () => {
     const other = await startSandbox({ port: 0 });
     try {

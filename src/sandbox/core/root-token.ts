@@ -1,8 +1,8 @@
 /**
  * The root token of a sandbox with a data folder, kept in the folder (`root-token`, mode 0600) so
  * that a restart on the same data accepts the token its clients were given, as the real services
- * keep theirs with their data. Without a data folder each start makes a new one; a `--token` given
- * is used as it is and never written.
+ * keep theirs with their data: the first start's, given with `--token` or made. Without a data
+ * folder each start makes a new one.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
