@@ -297,7 +297,7 @@ export async function buildProgram(
     .option('--host <address>', 'address to listen on (loopback unless you say otherwise)', '127.0.0.1')
     .option(
       '--token <token>',
-      'root token for every service (random when absent; with --data, the one the first start made, kept there)',
+      "root token for every service (random when absent; with --data, the first start's, kept there)",
     )
     .option('--data <dir>', 'keep the sandbox state in this folder across restarts')
     .option('--config <file>', 'YAML file with extra tokens, policies, seed data and faults');
@@ -307,7 +307,7 @@ export async function buildProgram(
     setExit(await sandboxCommand(opts, io));
   });
 
-  registerInventoryCommands(program, (code) => setExit(code), io, lockTimeoutOption);
+  registerInventoryCommands(program, (code) => setExit(code), io, lockTimeoutOption, catalog);
 
   const context: CommandContext = {
     io,

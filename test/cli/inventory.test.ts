@@ -163,8 +163,12 @@ describe('converge inventory', () => {
       'AclRole/default/invc-a',
       'AclRole/default/invc-b',
     ]);
+    // Which file it read is said, objects or not: the way to notice a run from another folder.
+    expect(list.stdout).toContain(
+      `The inventory (file ${path.join(env.CONVERGE_STATE_DIR!, 'inventory.json')}) holds 2 objects:`,
+    );
     const show = await runCli(['inventory', 'show', 'AclRole/default/invc-a'], env);
-    expect(show.stdout).toMatch(/Owned\s+yes/);
+    expect(show.stdout).toMatch(/Owned\s+yes: created by Converge, --prune may delete it/);
     expect((await runCli(['inventory', 'show', 'AclRole/default/nope'], env)).stderr).toContain(
       'is not in the inventory',
     );
@@ -311,6 +315,19 @@ describe('the workspace inventory lock', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('cannot be checked');
     expect((await workspaceLock(sandbox, 'inv-forged'))?.locked).toBe(false);
+  });
+
+  it('shows that a kind prune never deletes is never deleted, created by Converge or not', async () => {
+    const env = localEnv();
+    const dir = tmp('converge-invcli-ldap-');
+    writeFileSync(
+      path.join(dir, 'ldap.yaml'),
+      'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://dir.example:389" }\n',
+    );
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const show = await runCli(['inventory', 'show', 'LdapConfig/ldap'], env);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(/Owned\s+yes: created by Converge, --prune never deletes LdapConfig objects/);
   });
 
   it('shows a lock reason anyone may have written as one printable, bounded line', async () => {

@@ -3,6 +3,7 @@
  * so the rest of the CLI does not pay for them.
  */
 import type { Command, Option } from 'commander';
+import type { Catalog } from '../../engine/catalog.js';
 import type { Io } from '../io.js';
 import type { InventoryFlags } from './inventory.js';
 
@@ -11,6 +12,7 @@ export function registerInventoryCommands(
   setExit: (code: number) => void,
   io: Io,
   lockTimeoutOption: () => Option,
+  catalog: Catalog,
 ): void {
   const load = () => import('./inventory.js');
   const group = program
@@ -29,7 +31,7 @@ export function registerInventoryCommands(
     .argument('<address>', 'the address the plan prints (AclRole/default/web)')
     .option('--json', 'print as JSON')
     .action(async (address: string, opts: InventoryFlags) =>
-      setExit(await (await load()).inventoryShow(address, opts, io)),
+      setExit(await (await load()).inventoryShow(address, opts, io, catalog)),
     );
   group
     .command('forget')

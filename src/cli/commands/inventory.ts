@@ -9,6 +9,8 @@ import { EngineError } from '../../engine/errors.js';
 import { type FileInventoryBackend, LocalInventory } from '../../engine/inventory.js';
 import { inventoryBackend, inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { ownedOrigin } from '../../engine/inventory-document.js';
+import type { Catalog } from '../../engine/catalog.js';
+import { isPrunable } from '../../resources/contract.js';
 import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
 import { holderLiveness, holderOfReason } from '../../common/lock-reason.js';
 import { readHolder, STATE_LOCK_FILE } from '../../engine/state-lock.js';
@@ -71,6 +73,11 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
     write(io.stdout, `The inventory (${inventory.backend.description}) holds no objects.`);
     return EXIT.ok;
   }
+  // Which inventory, said first: run from another folder, a local one is another file altogether.
+  write(
+    io.stdout,
+    `The inventory (${inventory.backend.description}) holds ${entries.length} object${entries.length === 1 ? '' : 's'}:`,
+  );
   write(
     io.stdout,
     table(
@@ -86,7 +93,12 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
   return EXIT.ok;
 }
 
-export async function inventoryShow(address: string, flags: InventoryFlags, io: Io): Promise<number> {
+export async function inventoryShow(
+  address: string,
+  flags: InventoryFlags,
+  io: Io,
+  catalog: Catalog,
+): Promise<number> {
   const inventory = inventoryFromEnv(io.env);
   await inventory.open().finally(() => inventory.close());
   const entry = inventory.objects.entry(address);
@@ -117,7 +129,12 @@ export async function inventoryShow(address: string, flags: InventoryFlags, io: 
       [
         'Owned',
         entry.owned
-          ? `yes: ${ownedOrigin(entry) === 'imported' ? 'adopted with `converge import`' : 'created by Converge'}, --prune may delete it`
+          ? `yes: ${ownedOrigin(entry) === 'imported' ? 'adopted with `converge import`' : 'created by Converge'}, ${
+              // A kind that cannot be pruned (a directory configuration) is never deleted by it.
+              isPrunable(catalog.kind(entry.kind))
+                ? '--prune may delete it'
+                : `--prune never deletes ${entry.kind} objects`
+            }`
           : 'no: --prune never deletes it',
       ],
       // Digests are keyed secrets' fingerprints: their attribute names are enough to repair with.
