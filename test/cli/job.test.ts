@@ -481,6 +481,14 @@ describe('job dispatch', () => {
     const parentStatus = await converge(['status', id]);
     expect(parentStatus.stdout).toMatch(/^Children: \d+ pending, \d+ running, \d+ dead$/m);
   });
+
+  it('stops a parameterized job, which starts no evaluation, saying so rather than "(evaluation )"', async () => {
+    const id = freshId('param-stop');
+    await registered(batchJob(id, { ParameterizedJob: { Payload: 'optional' } }));
+    const r = await converge(['stop', id, '--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(`Job ${id} stopped (no evaluation needed)`);
+  });
 });
 
 describe('job revert, evaluate, force-periodic', () => {

@@ -24,6 +24,14 @@ export function shortId(id: string | undefined | null): string {
 }
 
 /**
+ * The evaluation a job write started, for its one-line report: none is started for some (a
+ * parameterized job stopped, a scaling event that changes no count), and `(evaluation )` read as a bug.
+ */
+export function evaluationClause(evalId: string | undefined | null): string {
+  return evalId ? `evaluation ${shortId(evalId)}` : 'no evaluation needed';
+}
+
+/**
  * The scheduler's times are Unix nanoseconds; shown as UTC to the second (a terminal's zone would
  * make the same output differ between machines).
  */

@@ -13,7 +13,7 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';
 import { forcedChild, nextStatusLine } from './job-next.js';
-import { shortId } from './job-render.js';
+import { evaluationClause, shortId } from './job-render.js';
 
 export interface JobDispatchFlags extends JobFlags {
   payloadFile?: string;
@@ -98,7 +98,7 @@ export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io
       write(
         io.stdout,
         [
-          `Job ${id} dispatched: ${res.DispatchedJobID} (evaluation ${shortId(res.EvalID)})`,
+          `Job ${id} dispatched: ${res.DispatchedJobID} (${evaluationClause(res.EvalID)})`,
           nextStatusLine(res.DispatchedJobID, flags),
         ].join('\n'),
       );
@@ -119,7 +119,7 @@ export async function jobRevertCommand(
       ...(flags.enforcePriorVersion !== undefined ? { enforcePriorVersion: flags.enforcePriorVersion } : {}),
     });
     if (flags.json) printJson(io, res);
-    else write(io.stdout, `Job ${id} reverted to version ${target} (evaluation ${shortId(res.EvalID)})`);
+    else write(io.stdout, `Job ${id} reverted to version ${target} (${evaluationClause(res.EvalID)})`);
     return EXIT.ok;
   });
 }
@@ -166,7 +166,7 @@ export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: I
       write(
         io.stdout,
         [
-          `Job ${id} launched now: ${child} (evaluation ${shortId(res.EvalID)})`,
+          `Job ${id} launched now: ${child} (${evaluationClause(res.EvalID)})`,
           nextStatusLine(child, flags),
         ].join('\n'),
       );
@@ -174,7 +174,7 @@ export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: I
       write(
         io.stdout,
         [
-          `Job ${id} launched now (evaluation ${shortId(res.EvalID)}); its child job was not found.`,
+          `Job ${id} launched now (${evaluationClause(res.EvalID)}); its child job was not found.`,
           `Next: \`converge job status --prefix ${id}/periodic-\` lists its children.`,
         ].join('\n'),
       );
@@ -216,7 +216,7 @@ export async function jobScaleCommand(
       printJson(io, res);
       return EXIT.ok;
     }
-    const evaluation = res.EvalID ? `evaluation ${shortId(res.EvalID)}` : 'no evaluation needed';
+    const evaluation = evaluationClause(res.EvalID);
     write(
       io.stdout,
       target === undefined
@@ -248,7 +248,7 @@ export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): P
     else
       write(
         io.stdout,
-        `Job ${id} ${flags.purge ? 'stopped and purged' : 'stopped'} (evaluation ${shortId(res.EvalID)})`,
+        `Job ${id} ${flags.purge ? 'stopped and purged' : 'stopped'} (${evaluationClause(res.EvalID)})`,
       );
     return EXIT.ok;
   });
