@@ -618,6 +618,15 @@ describe('converge workspace and state commands', () => {
 
     const list = await converge(['state', 'list', `${ORG}/cli-state`], env);
     expect(list.stdout).toMatch(new RegExp(`${sv}\\s+2\\s+3\\s+1\\.9\\.8`));
+    // A workspace that is not there is said as pull and push say it, not as a raw 404 of the list.
+    const missing = await converge(['state', 'list', `${ORG}/cli-no-such`], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe(
+      `Error: workspace ${ORG}/cli-no-such not found (or this token may not read it)`,
+    );
+    // Filters that match nothing are not an empty organization.
+    const none = await converge(['workspace', 'list', '--search', 'cli-matches-nothing'], env);
+    expect(none.stdout.trim()).toBe(`No workspaces in ${ORG} match the filters.`);
 
     const shown = await converge(['state', 'show', sv!], env);
     expect(shown.stdout).toMatch(/Serial\s+2/);

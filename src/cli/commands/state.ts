@@ -120,7 +120,15 @@ export async function stateListCommand(arg: string, flags: { json?: boolean }, i
             return { organization: w.organization, name: w.name };
           })
         : ref;
-    const versions = await client.listStateVersions(named.organization, named.name);
+    // The service answers the list of a workspace that does not exist (or that this token may not
+    // see) with a bare 404: said as pull and push say it, not as the request's encoded URL.
+    const versions = await client.listStateVersions(named.organization, named.name).catch((error) => {
+      if (error instanceof HttpStatusError && error.status === 404)
+        throw new CliError(
+          `workspace ${named.organization}/${named.name} not found (or this token may not read it)`,
+        );
+      throw error;
+    });
     if (flags.json) {
       write(io.stdout, JSON.stringify(versions, null, 2));
     } else if (versions.length === 0) {

@@ -84,7 +84,13 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
     if (flags.json) {
       write(io.stdout, JSON.stringify(workspaces, null, 2));
     } else if (workspaces.length === 0) {
-      write(io.stdout, `No workspaces in ${org}.`);
+      const filtered =
+        flags.search !== undefined ||
+        flags.wildcard !== undefined ||
+        tags !== undefined ||
+        excludeTags !== undefined ||
+        flags.project !== undefined;
+      write(io.stdout, filtered ? `No workspaces in ${org} match the filters.` : `No workspaces in ${org}.`);
     } else {
       write(
         io.stdout,
