@@ -73,8 +73,11 @@ export async function statePushCommand(
       }).catch((error: unknown) => {
         if (!interrupt.signal.aborted) throw flags.force ? error : withForceHint(error, file);
         // The upload may or may not have reached the service before it was cut off.
+        // Exit 130 (143 for SIGTERM), as every other interrupted command: a script tells an
+        // interruption from a failure by it.
         throw new CliError(
           `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`,
+          interrupt.exitCode ?? EXIT.error,
         );
       });
       write(
