@@ -192,6 +192,17 @@ describe('export of what Converge applied', () => {
     expect(stdout).not.toContain(BINDPASS);
   });
 
+  it('says to check a --namespace that gives nothing, which may not exist', async () => {
+    const r = await runCli(
+      ['export', '-o', outDir(), '--kind', 'LdapGroup', '--namespace', 'no-such-mount'],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      'Nothing to export: no live object of the kinds asked for in namespace "no-such-mount" (check that it exists and is spelt so',
+    );
+  });
+
   it('--kind exports one kind; an unknown one is named', async () => {
     const only = outDir();
     expect((await runCli(['export', '-o', only, '--kind', 'AclRole'], env)).code).toBe(0);

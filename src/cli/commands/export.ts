@@ -2,6 +2,7 @@
  * `converge export -o DIR`: live objects written as manifest files (engine/export.ts), with a note of
  * the variables the secret placeholders need and the command that plans the export.
  */
+import { printable } from '../../common/printable.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { exportLive } from '../../engine/export.js';
 import { writeExportFiles } from '../../engine/export-files.js';
@@ -91,7 +92,14 @@ async function exportAll(
   if (objects.length < everything.length)
     write(io.stdout, `Left out ${addressOf(home!)}: it holds Converge's inventory (CONVERGE_INVENTORY).`);
   if (objects.length === 0) {
-    write(io.stdout, 'Nothing to export: no live object of the kinds asked for.');
+    // A --namespace that does not exist reads as empty on some services (an organization, a mount):
+    // a typo must not pass for "nothing there" without a word.
+    write(
+      io.stdout,
+      flags.namespace !== undefined
+        ? `Nothing to export: no live object of the kinds asked for in namespace "${printable(flags.namespace)}" (check that it exists and is spelt so: one that does not reads as empty).`
+        : 'Nothing to export: no live object of the kinds asked for.',
+    );
     return EXIT.ok;
   }
   stage.writing = true;
