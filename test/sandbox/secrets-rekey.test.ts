@@ -777,6 +777,14 @@ describe('persistence with a data folder', () => {
       expect(await status(second.api)).toEqual({ ...started, progress: 1 });
       const done = (await submitAll(second.api, started.nonce, first.keys.slice(2, 3))).json<Completion>();
       expect(done.keys).toHaveLength(4);
+      // The development copy no longer offers the old shares, which stopped working, and does not
+      // hold the new ones either (they go to whoever completed the rekey, PGP-encrypted if asked).
+      const replaced = JSON.parse(readFileSync(file, 'utf8'));
+      expect(replaced.keys).toEqual([]);
+      expect(replaced.replaced).toMatch(
+        /^a rekey installed a new recovery key at \S+; the shares that were here no longer work/,
+      );
+      expect(statSync(file).mode & 0o777).toBe(0o600);
       await second.sandbox.close();
 
       // The rotated key is the one restored.

@@ -17,7 +17,12 @@ import {
   SecretsTokenRightsSchema,
 } from './config.js';
 import { registerAuthRoutes, registerSysFallback } from './handlers.js';
-import { type InitialKeyShares, recoveryKeysNote, writeRecoveryKeysFile } from './recovery-keys.js';
+import {
+  type InitialKeyShares,
+  markRecoveryKeysReplaced,
+  recoveryKeysNote,
+  writeRecoveryKeysFile,
+} from './recovery-keys.js';
 import { RekeyCeremony } from './rekey/ceremony.js';
 import { registerRekeyRoutes } from './rekey/handlers.js';
 import {
@@ -102,7 +107,14 @@ export const secretsService = defineService<SecretsConfig>({
 
     const deps = { store, access: new SecretsAccess(ctx.tokens) };
     registerAuthRoutes(router, deps);
-    registerRekeyRoutes(router, { ceremony: new RekeyCeremony(machine), access: deps.access });
+    // The development copy of the shares is marked replaced once a rekey installs a new key: it
+    // would otherwise be offered as the shares to rekey with, and they no longer work.
+    const dataDir = ctx.dataDir;
+    const ceremony = new RekeyCeremony(
+      machine,
+      dataDir !== undefined ? () => markRecoveryKeysReplaced(dataDir) : undefined,
+    );
+    registerRekeyRoutes(router, { ceremony, access: deps.access });
     // Specific /v1/sys/ routes (rekey, above) must be registered before this catch-all.
     registerSysFallback(router, deps);
     return {

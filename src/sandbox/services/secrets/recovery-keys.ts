@@ -4,7 +4,7 @@
  * library callers as `sandbox.recoveryKeys`, and, with a data folder, kept beside the state for
  * development. A start that restores a saved seal makes none: the run that made the key showed them.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Key shares created on this start. */
@@ -59,5 +59,22 @@ export function writeRecoveryKeysFile(dataDir: string, shares: InitialKeyShares)
   const body = { keys: shares.keys, keys_base64: shares.keysBase64, threshold: shares.threshold };
   writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
   // An existing file keeps its mode on write.
+  chmodSync(path, 0o600);
+}
+
+/**
+ * After a rekey installed a new key: the development copy holds shares that no longer work, so it
+ * says so instead (the new shares went to whoever completed the rekey, PGP-encrypted if asked, and
+ * are not copied here: that would undo the encryption).
+ */
+export function markRecoveryKeysReplaced(dataDir: string, now: Date = new Date()): void {
+  const path = join(dataDir, FILE_NAME);
+  if (!existsSync(path)) return;
+  const body = {
+    replaced: `a rekey installed a new recovery key at ${now.toISOString()}; the shares that were here no longer work, and the new ones went to whoever completed the rekey`,
+    keys: [],
+    keys_base64: [],
+  };
+  writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
 }

@@ -28,7 +28,14 @@ export type { RekeyCompletion, VerificationCompletion } from '../../../../client
 export class RekeyCeremony {
   private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly machine: RekeyMachine) {}
+  /**
+   * @param onRotated called once a new recovery key is installed (at completion, or at the end of
+   *   its verification): the old shares stop working then.
+   */
+  constructor(
+    readonly machine: RekeyMachine,
+    private readonly onRotated: () => void = () => {},
+  ) {}
 
   /** Runs `step` after every step before it has finished. */
   private exclusive<T>(step: () => Promise<T> | T): Promise<T> {
@@ -114,6 +121,7 @@ export class RekeyCeremony {
         verification_required: verificationNonce !== undefined,
       };
       if (verificationNonce !== undefined) completion.verification_nonce = verificationNonce;
+      else this.onRotated();
       return completion;
     });
   }
@@ -140,6 +148,7 @@ export class RekeyCeremony {
         throw new SecretsError(500, `failed to compute key for verification: ${err.message}`);
       });
       const { nonce: verified } = this.machine.finishVerification(recovered);
+      this.onRotated();
       return { nonce: verified, complete: true };
     });
   }
