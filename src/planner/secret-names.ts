@@ -48,7 +48,10 @@ function maskDiff(diff: AttributeDiff, maps: readonly string[][], secretName: Se
   for (const map of maps) {
     if (fields.length > map.length && startsWith(fields, map)) {
       // The diff is an entry of the map (or inside one): masked whole when its name says secret.
-      if (!secretName(fields[map.length]!)) continue;
+      // A name may hold dots (`spring.datasource.password`), which the path does not tell from
+      // nesting: the whole rest of the path is tried as the name too, and each part of it.
+      const name = fields.slice(map.length);
+      if (!secretName(name.join('.')) && !name.some((part) => secretName(part))) continue;
       const { before, after, ...rest } = out;
       return {
         ...rest,

@@ -300,6 +300,28 @@ describe('a live value in an entry whose name says secret', () => {
     }
   });
 
+  it('is masked when its name holds dots (spring.datasource.password), in every form of the plan', async () => {
+    const env = base({});
+    const dir = tempDir('converge-by-name-dots-');
+    const file = path.join(dir, 'job.yaml');
+    writeFileSync(file, job('by-name-dots', '"spring.datasource.password": "pw-one-1234567", MODE: a'));
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    writeFileSync(file, job('by-name-dots', '"spring.datasource.password": "pw-one-CHANGED9", MODE: a'));
+    const out = path.join(tempDir('converge-by-name-dots-out-'), 'p.plan');
+    const runs = [
+      await runCli(['plan', '-f', dir], env),
+      await runCli(['plan', '-f', dir, '--json'], env),
+      await runCli(['plan', '-f', dir, '--markdown'], env),
+      await runCli(['plan', '-f', dir, '-out', out], env),
+    ];
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain('pw-one-');
+    }
+    expect(readFileSync(out, 'utf8')).not.toContain('pw-one-');
+    expect(runs[0]!.stdout).toContain('(sensitive value changed)');
+  });
+
   it('is masked in converge job plan, text and JSON', async () => {
     const env = base({});
     const dir = tempDir('converge-by-name-job-');
