@@ -26,6 +26,19 @@ export function connectionAddressProblems(
   const outside = connections.filter((c) => c.tokenFromOutside);
   if (outside.length === 0) return [];
   const allowed = allowListFrom(env[ALLOW_ADDRESSES_VARIABLE], allowFlags);
+  // An address allowed as written (not a glob) is compared as the Connection's is, normalised: the
+  // manifest's own `https://registry.example:443` allowed as such must match.
+  const allowedExactly = new Set(
+    allowed.patterns
+      .filter((p) => !/[*?[\]{}()!]/.test(p))
+      .flatMap((p) => {
+        try {
+          return [normaliseAddress(p, ALLOW_ADDRESSES_VARIABLE)];
+        } catch {
+          return [];
+        }
+      }),
+  );
   const configured = configuredAddresses(services, env);
   const problems: ManifestProblem[] = [];
   for (const c of outside) {
@@ -38,7 +51,12 @@ export function connectionAddressProblems(
       continue;
     }
     // `http://host:8500/` as the operator may write it matches `http://host:8500` too.
-    if (configured.get(c.service) === address || allowed.allows(address) || allowed.allows(`${address}/`))
+    if (
+      configured.get(c.service) === address ||
+      allowedExactly.has(address) ||
+      allowed.allows(address) ||
+      allowed.allows(`${address}/`)
+    )
       continue;
     problems.push({
       position,

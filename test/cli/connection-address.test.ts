@@ -106,6 +106,26 @@ describe('a manifest Connection with a token from the environment', () => {
     expect(seen.every((s) => s.authorization === `Bearer ${TOKEN}`)).toBe(true);
   });
 
+  it('allows an address written with its default port or upper-case host, as the manifest writes it', async () => {
+    // Compared normalised on both sides: allowing the manifest's own text must work.
+    for (const written of ['https://Registry.EU.example:443', 'http://registry.eu.example:80/']) {
+      const r = await runCli(['validate', '-f', manifest(written), '--allow-address', written], env());
+      expect(r.code, r.stderr).toBe(0);
+    }
+    // A glob is matched as written, and an address it does not cover is still refused.
+    const other = await runCli(
+      [
+        'validate',
+        '-f',
+        manifest('https://registry.eu.example:443'),
+        '--allow-address',
+        'https://other.example:443',
+      ],
+      env(),
+    );
+    expect(other.code).toBe(1);
+  });
+
   it('is allowed at the address the operator configured for the service', async () => {
     const r = await runCli(
       ['validate', '-f', manifest(`${address}/`)],
