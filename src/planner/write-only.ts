@@ -10,6 +10,7 @@ import {
   type AnyResourceKind,
   type AttributeDiff,
   type Desired,
+  isExportable,
   type Observed,
   writeOnlyPaths,
 } from '../resources/contract.js';
@@ -132,9 +133,9 @@ export function untrackedWriteOnlyNotes(
   observed: Observed,
   digests: WriteOnlyDigests | undefined,
 ): string[] {
-  const likely = (kind as { exporter?: { writeOnlySet?(o: Observed): string[] } }).exporter?.writeOnlySet;
-  if (!likely) return [];
-  const held = new Set(likely(observed));
+  // The kind's own reading of what the live object most likely holds, as `converge export` uses it.
+  if (!isExportable(kind) || !kind.exporter.writeOnlySet) return [];
+  const held = new Set(kind.exporter.writeOnlySet(observed));
   return writeOnlyPaths(kind)
     .filter(
       (path) =>

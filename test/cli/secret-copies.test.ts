@@ -269,6 +269,23 @@ describe('a live value in an entry whose name says secret', () => {
     `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec: { Type: service, Datacenters: [dc1], TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: srv, Driver: docker, Config: { image: "nginx:1.27" }, Env: { ${env} } }] }] }\n`;
   const LIVE = 'hunter2-live-password';
 
+  /** The plan of `dir` in every form (text, JSON, Markdown, a saved plan), each checked to hold no `secret`. */
+  async function everyPlanForm(dir: string, env: Record<string, string | undefined>, secret: string) {
+    const out = path.join(tempDir('converge-by-name-out-'), 'p.plan');
+    const runs = [
+      await runCli(['plan', '-f', dir], env),
+      await runCli(['plan', '-f', dir, '--json'], env),
+      await runCli(['plan', '-f', dir, '--markdown'], env),
+      await runCli(['plan', '-f', dir, '-out', out], env),
+    ];
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+    expect(readFileSync(out, 'utf8')).not.toContain(secret);
+    return runs;
+  }
+
   it('is masked when a pull request stops reading it from a variable, or drops it, in every form of the plan', async () => {
     const env = base({ API_DB: LIVE, CONVERGE_ALLOW_ENV: 'API_DB' });
     const dir = tempDir('converge-by-name-');
@@ -278,18 +295,7 @@ describe('a live value in an entry whose name says secret', () => {
 
     for (const edit of ['DB_PASSWORD: changeme, MODE: staging', 'MODE: staging']) {
       writeFileSync(file, job('by-name', edit));
-      const out = path.join(tempDir('converge-by-name-out-'), 'p.plan');
-      const runs = [
-        await runCli(['plan', '-f', dir], env),
-        await runCli(['plan', '-f', dir, '--json'], env),
-        await runCli(['plan', '-f', dir, '--markdown'], env),
-        await runCli(['plan', '-f', dir, '-out', out], env),
-      ];
-      for (const r of runs) {
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.stdout + r.stderr).not.toContain(LIVE);
-      }
-      expect(readFileSync(out, 'utf8')).not.toContain(LIVE);
+      const runs = await everyPlanForm(dir, env, LIVE);
       // The entry's change is still said, and the entries whose names say nothing stay readable.
       expect(runs[0]!.stdout).toMatch(
         edit.includes('changeme')
@@ -307,18 +313,7 @@ describe('a live value in an entry whose name says secret', () => {
     writeFileSync(file, job('by-name-dots', '"spring.datasource.password": "pw-one-1234567", MODE: a'));
     expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
     writeFileSync(file, job('by-name-dots', '"spring.datasource.password": "pw-one-CHANGED9", MODE: a'));
-    const out = path.join(tempDir('converge-by-name-dots-out-'), 'p.plan');
-    const runs = [
-      await runCli(['plan', '-f', dir], env),
-      await runCli(['plan', '-f', dir, '--json'], env),
-      await runCli(['plan', '-f', dir, '--markdown'], env),
-      await runCli(['plan', '-f', dir, '-out', out], env),
-    ];
-    for (const r of runs) {
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout + r.stderr).not.toContain('pw-one-');
-    }
-    expect(readFileSync(out, 'utf8')).not.toContain('pw-one-');
+    const runs = await everyPlanForm(dir, env, 'pw-one-');
     expect(runs[0]!.stdout).toContain('(sensitive value changed)');
   });
 
