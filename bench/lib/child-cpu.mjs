@@ -6,12 +6,18 @@ import { fileURLToPath } from 'node:url';
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 export const CPU_HOOK =
-  'data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\nbench-cpu-us "+(u.user+u.system)+"\\n")})';
+  'data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\nbench-cpu-us "+(u.user+u.system)+" bench-rss-kb "+process.resourceUsage().maxRSS+"\\n")})';
 
 /** The CPU in ms a child run with `--import CPU_HOOK` reported on its standard error, if it did. */
 export function reportedCpuMs(stderr) {
   const cpu = /bench-cpu-us (\d+)/.exec(String(stderr));
   return cpu ? Number(cpu[1]) / 1000 : undefined;
+}
+
+/** The peak resident memory in MB a child run with `--import CPU_HOOK` reported, if it did. */
+export function reportedPeakRssMb(stderr) {
+  const rss = /bench-rss-kb (\d+)/.exec(String(stderr));
+  return rss ? Number(rss[1]) / 1024 : undefined;
 }
 
 export function median(values) {

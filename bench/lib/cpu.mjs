@@ -1,4 +1,7 @@
 // CPU and peak memory of a warm plan of many roles against parsing the same file with `yaml` alone.
+// The plan measured against the target is `converge plan` as a user runs it (the bin, a fresh
+// process); the same plan through the engine's API (its unbundled modules, bench/lib/cpu-child.mjs)
+// is shown beside it for reference.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -6,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startSandbox } from '../../dist/sandbox/index.js';
+import { CLI, CPU_HOOK, reportedCpuMs, reportedPeakRssMb } from './child-cpu.mjs';
 import { seededRoles, writeRoles } from './workload.mjs';
 
 const CHILD = fileURLToPath(new URL('./cpu-child.mjs', import.meta.url));
@@ -18,6 +22,21 @@ async function child(args, env) {
     maxBuffer: 1 << 20,
   });
   return JSON.parse(stdout.trim().split('\n').pop());
+}
+
+/**
+ * `converge plan -f dir` in a fresh process: its CPU and peak memory as it reports them on exit. With
+ * --detailed-exitcode, exit 0 says the plan found nothing to change, as a warm plan must.
+ */
+async function cliPlan(dir, env) {
+  const { stderr } = await run(
+    process.execPath,
+    ['--import', CPU_HOOK, CLI, 'plan', '-f', dir, '--detailed-exitcode'],
+    { env: { ...env, NO_COLOR: '1' }, timeout: 300_000, maxBuffer: 64 << 20 },
+  ).catch((error) => {
+    throw new Error(`the warm plan should find nothing to change (exit ${error.code}): ${error.stderr}`);
+  });
+  return { cpuMs: reportedCpuMs(stderr), peakRssMb: reportedPeakRssMb(stderr), summary: 'no changes' };
 }
 
 /** The run with the median CPU of several; its peak memory is the highest any run reached. */
@@ -45,12 +64,20 @@ export async function measureCpu(roles, runs = 3) {
   try {
     const env = { PATH: process.env.PATH ?? '', ...sandbox.env(), CONVERGE_STATE_DIR: dir };
     const yamlRuns = [];
-    const planRuns = [];
+    const cliRuns = [];
+    const engineRuns = [];
     for (let i = 0; i < runs; i += 1) {
       yamlRuns.push(await child(['yaml', file], env));
-      planRuns.push(await child(['plan', path.dirname(file)], env));
+      cliRuns.push(await cliPlan(path.dirname(file), env));
+      engineRuns.push(await child(['plan', path.dirname(file)], env));
     }
-    return { roles, runs, yaml: medianRun(yamlRuns), plan: medianRun(planRuns) };
+    return {
+      roles,
+      runs,
+      yaml: medianRun(yamlRuns),
+      plan: medianRun(cliRuns),
+      engine: medianRun(engineRuns),
+    };
   } finally {
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
