@@ -171,15 +171,26 @@ export function putBackRecords<R extends { ID: string }>(
   for (const r of saved) table.set(r.ID, r);
 }
 
-/** JSON with sorted keys, so equal specs compare equal whatever the order clients send keys in. */
+/**
+ * JSON with sorted keys, so equal specs compare equal whatever the order clients send keys in. Built
+ * by appending rather than through filter/map/join: every placed allocation stringifies its group
+ * (`groupSpec`), and the intermediate arrays were half of a new job's plan.
+ */
 function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (isObject(value))
-    return `{${Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableStringify(value[k])}`)
-      .join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i += 1) out += (i === 0 ? '' : ',') + stableStringify(value[i]);
+    return `${out}]`;
+  }
+  if (isObject(value)) {
+    let out = '{';
+    for (const k of Object.keys(value).sort()) {
+      const v = value[k];
+      if (v === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${stableStringify(v)}`;
+    }
+    return `${out}}`;
+  }
   return JSON.stringify(value) ?? 'null';
 }
 
