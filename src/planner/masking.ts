@@ -14,6 +14,7 @@ import {
 import { MIN_SENSITIVE_VALUE_CHARS } from '../common/allow-list.js';
 import { literalAlternation, replaceOverlapping } from '../common/replace-overlapping.js';
 import { scrubSecrets } from '../common/scrub.js';
+import { pathParts } from '../resources/diff-path.js';
 import { SENSITIVE } from './render/format.js';
 
 type Segments = readonly string[];
@@ -57,11 +58,18 @@ export function maskAttributes(
   return masked as Record<string, unknown>;
 }
 
-/** Diff paths are dotted keys, with `[i]`/`[key]` for items: compared as plain segments. */
+/**
+ * Diff paths are dotted keys, with `[i]`/`[key]` for items and `["a.b"]` for map keys (diff-path.ts):
+ * compared as plain segments, list indexes dropped.
+ */
 function diffSegments(path: string): string[] {
-  return path
-    .split(/\.|\[([^\]]*)\]/)
-    .filter((s): s is string => s !== undefined && s !== '' && !/^\d+$/.test(s));
+  const segments: string[] = [];
+  for (const part of pathParts(path)) {
+    if (part.type === 'name') segments.push(part.name);
+    else if (part.type === 'key') segments.push(part.key);
+    else if (part.selector !== '' && !/^\d+$/.test(part.selector)) segments.push(part.selector);
+  }
+  return segments;
 }
 
 /** How a secret path relates to a diff path: the diff is the secret (or inside it), or holds it. */

@@ -7,6 +7,7 @@
  * the live password as the old value, on the pull request, in the saved plan.
  */
 import type { AttributeDiff } from '../resources/contract.js';
+import { pathParts } from '../resources/diff-path.js';
 import { SENSITIVE } from './render/format.js';
 import type { Change } from './types.js';
 
@@ -30,12 +31,17 @@ function maskEntries(value: unknown, segments: readonly string[], secretName: Se
   return { ...value, [head!]: maskEntries(value[head!], rest, secretName) };
 }
 
-/** A diff path's field names, its item selectors dropped: `TaskGroups[web].Tasks[srv].Env.X` → `TaskGroups.Tasks.Env.X`. */
+/**
+ * A diff path's field names and map keys, its item selectors dropped: `TaskGroups[web].Tasks[srv].Env.X`
+ * → `TaskGroups.Tasks.Env.X`, and `…Env["spring.datasource.password"]` ends in that one key.
+ */
 function fieldsOf(path: string): string[] {
-  return path
-    .replace(/\[[^\]]*\]/g, '')
-    .split('.')
-    .filter((s) => s !== '');
+  const fields: string[] = [];
+  for (const part of pathParts(path)) {
+    if (part.type === 'name') fields.push(part.name);
+    else if (part.type === 'key') fields.push(part.key);
+  }
+  return fields;
 }
 
 function startsWith(longer: readonly string[], prefix: readonly string[]): boolean {

@@ -9,6 +9,7 @@
  * that list again here, and skipping its `undefined`-valued keys and re-sorting its key order: more
  * code than the recursion it would replace.
  */
+import { childPath } from './diff-path.js';
 import { canonicalJson, jsonEqual } from '../common/json-equal.js';
 import type { AttributeDiff } from './contract.js';
 
@@ -29,10 +30,6 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return jsonEqual(a, b);
 }
 
-function join(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
-}
-
 /**
  * Differences between a desired and a live value, both already canonical. Objects are compared key
  * by key; lists item by item as multisets (an added item is `add`, a dropped one `remove`), and a
@@ -44,7 +41,7 @@ export function diffValues(desired: unknown, live: unknown, path = ''): Attribut
   if (isPlainObject(desired) && isPlainObject(live)) {
     const keys = [...new Set([...Object.keys(live), ...Object.keys(desired)])].sort();
     return keys.flatMap((k) => {
-      const p = join(path, k);
+      const p = childPath(path, k);
       // A list on one side only is compared with an empty one, so its items show one by one.
       if (!(k in live)) {
         if (Array.isArray(desired[k])) return diffValues(desired[k], [], p);

@@ -306,15 +306,28 @@ describe('a live value in an entry whose name says secret', () => {
     }
   });
 
-  it('is masked when its name holds dots (spring.datasource.password), in every form of the plan', async () => {
+  it('is masked when its name holds dots (spring.datasource.password), in every form of the plan, and shown as one key', async () => {
     const env = base({});
     const dir = tempDir('converge-by-name-dots-');
     const file = path.join(dir, 'job.yaml');
-    writeFileSync(file, job('by-name-dots', '"spring.datasource.password": "pw-one-1234567", MODE: a'));
+    const entries = (password: string, url: string) =>
+      `"spring.datasource.password": "${password}", "spring.datasource.url": "${url}", MODE: a`;
+    writeFileSync(file, job('by-name-dots', entries('pw-one-1234567', 'jdbc:one')));
     expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
-    writeFileSync(file, job('by-name-dots', '"spring.datasource.password": "pw-one-CHANGED9", MODE: a'));
-    const runs = await everyPlanForm(dir, env, 'pw-one-');
-    expect(runs[0]!.stdout).toContain('(sensitive value changed)');
+    writeFileSync(file, job('by-name-dots', entries('pw-one-CHANGED9', 'jdbc:two')));
+    const [text, json, markdown] = await everyPlanForm(dir, env, 'pw-one-');
+    // A dotted name is one key, as the manifest wrote it, never `spring = { datasource = {…} }`.
+    expect(text!.stdout).toMatch(/~ "spring\.datasource\.password" += \(sensitive value changed\)/);
+    expect(text!.stdout).toMatch(/~ "spring\.datasource\.url" += "jdbc:one" -> "jdbc:two"/);
+    expect(text!.stdout).not.toMatch(/datasource = \{/);
+    expect(markdown!.stdout).toMatch(/"spring\.datasource\.url" += "jdbc:one" -> "jdbc:two"/);
+    const paths = (
+      JSON.parse(json!.stdout) as { changes: { diffs: { path: string }[] }[] }
+    ).changes[0]!.diffs.map((d) => d.path);
+    expect(paths).toEqual([
+      'TaskGroups[web].Tasks[srv].Env["spring.datasource.password"]',
+      'TaskGroups[web].Tasks[srv].Env["spring.datasource.url"]',
+    ]);
   });
 
   it('is masked in converge job plan, text and JSON', async () => {

@@ -460,6 +460,7 @@ describe('text plan values from a hostile manifest and service', () => {
     const text = renderHuman(hostile, { color: false });
     expect(text).not.toMatch(UNSAFE);
     expect(text).toContain('"new\\u009b31m\\u0085\\u202egnp.exe');
-    expect(text).toContain('[k\\u009b31m');
+    // The key holds a dot (gnp.exe): quoted whole, as HCL writes such a key, never split as nesting.
+    expect(text).toContain('+ "k\\u009b31m\\u0085\\u202egnp.exe\\u2066x\\u200b\\u2028" = "v');
   });
 });

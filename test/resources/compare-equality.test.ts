@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { canonicalJson, deepEqual, diffValues } from '../../src/resources/compare.js';
+import { childPath, pathParts } from '../../src/resources/diff-path.js';
 
 // deepEqual compares plain data without building canonical JSON; it must still agree with it, or a
 // plan would show a change the service never had (or hide one it had).
@@ -35,6 +36,28 @@ describe('deepEqual agrees with canonical JSON', () => {
     ).toEqual([]);
     expect(diffValues(desired, { ...desired, Meta: { a: '1', b: '3' } })).toEqual([
       { path: 'Meta.b', op: 'change', before: '3', after: '2' },
+    ]);
+  });
+});
+
+// A user's own map keys may hold dots (`spring.datasource.url`) or brackets: joined with a dot they
+// would read as nesting in every plan form, and a secret entry's name could not be told from its map.
+describe('diff paths of keys that hold dots, brackets or quotes', () => {
+  test('such a key is one quoted step of the path, which reads back as that key', () => {
+    const diffs = diffValues(
+      { Env: { 'spring.datasource.url': 'b', 'a]b': 'y', plain: 1 } },
+      { Env: { 'spring.datasource.url': 'a', 'a]b': 'x', plain: 2 } },
+    );
+    expect(diffs.map((d) => d.path)).toEqual(['Env["a]b"]', 'Env.plain', 'Env["spring.datasource.url"]']);
+    expect(pathParts('TaskGroups[web].Env["a]b"]')).toEqual([
+      { type: 'name', name: 'TaskGroups' },
+      { type: 'item', selector: 'web' },
+      { type: 'name', name: 'Env' },
+      { type: 'key', key: 'a]b' },
+    ]);
+    expect(pathParts(childPath('Meta', 'say "hi".now'))).toEqual([
+      { type: 'name', name: 'Meta' },
+      { type: 'key', key: 'say "hi".now' },
     ]);
   });
 });

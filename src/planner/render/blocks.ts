@@ -5,7 +5,8 @@
  * marked at the depth where it happens: `~ TaskGroups["web"] {` then `~ Count = 2 -> 3` inside.
  */
 import type { AttributeDiff } from '../../resources/contract.js';
-import { formatValue, SENSITIVE_CHANGED } from './format.js';
+import { childPath, pathParts } from '../../resources/diff-path.js';
+import { formatKey, formatValue, SENSITIVE_CHANGED } from './format.js';
 import type { DiffLine } from './lines.js';
 import { heredocBody, heredocDiff, isMultiline } from './text-diff.js';
 
@@ -140,11 +141,15 @@ function newNode(item = false): Node {
  */
 function labelsOf(path: string): { label: string; item: boolean }[] {
   const labels: { label: string; item: boolean }[] = [];
-  for (const m of path.matchAll(/([^.[\]]+)|\[([^\]]*)\]/g)) {
+  for (const part of pathParts(path)) {
     const last = labels[labels.length - 1];
-    if (m[2] !== undefined && last)
-      labels[labels.length - 1] = { label: itemLabel(last.label, m[2]), item: true };
-    else labels.push({ label: m[1] ?? `[${m[2]}]`, item: m[2] !== undefined });
+    // A quoted map key (`Env["spring.datasource.url"]`) is an entry of its map, shown as HCL writes
+    // such a key: `"spring.datasource.url" = …` inside `Env = {`.
+    if (part.type === 'key') labels.push({ label: formatKey(part.key), item: false });
+    else if (part.type === 'item' && last)
+      labels[labels.length - 1] = { label: itemLabel(last.label, part.selector), item: true };
+    else if (part.type === 'item') labels.push({ label: `[${part.selector}]`, item: true });
+    else labels.push({ label: part.name, item: false });
   }
   return labels;
 }
@@ -168,7 +173,7 @@ function innerDiffs(before: unknown, after: unknown): AttributeDiff[] | undefine
   let pairs: [string, unknown, unknown][];
   if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
-    pairs = keys.map((k) => [/^[^.[\]]+$/.test(k) ? k : `[${k}]`, before[k], after[k]]);
+    pairs = keys.map((k) => [childPath('', k), before[k], after[k]]);
   } else if (isNamedList(before) && isNamedList(after)) {
     const names = [...new Set([...before.map((x) => nameOf(x)!), ...after.map((x) => nameOf(x)!)])];
     const find = (list: Obj[], n: string) => list.find((x) => nameOf(x) === n);

@@ -22,9 +22,12 @@ export function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** A map key as written: bare when it is a plain name, quoted otherwise, so no key can break the line. */
-function formatKey(key: string): string {
-  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : printable(JSON.stringify(key));
+/**
+ * A map key as written: bare when it is a plain name, quoted otherwise (as HCL writes such keys), so
+ * no key can break the line and a dotted key (`"spring.datasource.url"`) never reads as nesting.
+ */
+export function formatKey(key: string): string {
+  return /^[A-Za-z_][\w-]*$/.test(key) ? key : printable(JSON.stringify(key));
 }
 
 export const SYMBOLS: Record<Action, string> = {

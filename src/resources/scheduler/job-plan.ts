@@ -13,6 +13,7 @@ import type {
   PlanResponse,
 } from '../../clients/scheduler/client.js';
 import type { AttributeDiff } from '../contract.js';
+import { childPath, pathParts } from '../diff-path.js';
 import { diffWithDurations } from './job-durations.js';
 import { addedPartView, removedPartView } from './job-view.js';
 
@@ -22,10 +23,13 @@ const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
   Edited: 'change',
 };
 
-/** `Meta[owner]` is a map entry: written `Meta.owner` in a manifest (list items keep `args[0]`). */
+/**
+ * `Meta[owner]` is a map entry: written `Meta.owner` in a manifest (list items keep `args[0]`), and a
+ * key that holds a dot stays one key (`Env["spring.datasource.url"]`, see diff-path.ts).
+ */
 function fieldPath(prefix: string, name: string): string {
   const entry = /^(Meta|Env)\[(.+)\]$/.exec(name);
-  const own = entry ? `${entry[1]}.${entry[2]}` : name;
+  const own = entry ? childPath(entry[1]!, entry[2]!) : name;
   return prefix ? `${prefix}.${own}` : own;
 }
 
@@ -35,16 +39,18 @@ function fieldPath(prefix: string, name: string): string {
  */
 export function valueAt(root: unknown, path: string): unknown {
   let at: unknown = root;
-  for (const part of path.match(/[^.[\]]+|\[[^\]]*\]/g) ?? []) {
+  for (const part of pathParts(path)) {
     if (at === null || typeof at !== 'object') return undefined;
-    if (part.startsWith('[')) {
-      const inner = part.slice(1, -1);
+    if (part.type === 'item') {
+      const inner = part.selector;
       if (!Array.isArray(at)) return undefined;
       at = /^\d+$/.test(inner)
         ? at[Number(inner)]
         : at.find((item: unknown) => (item as { Name?: unknown } | null)?.Name === inner);
     } else {
-      at = (at as Record<string, unknown>)[part];
+      if (Array.isArray(at)) return undefined;
+      const key = part.type === 'name' ? part.name : part.key;
+      at = Object.hasOwn(at, key) ? (at as Record<string, unknown>)[key] : undefined;
     }
   }
   return at;
