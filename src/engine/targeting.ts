@@ -2,7 +2,8 @@
  * `--target` and `--exclude`: plan and apply a part of the manifest. Patterns are matched against the
  * address the plan prints (`LdapUser/ldap/alice`, `Workspace@eu/acme/web`), case as printed, as
  * picomatch globs where `*` stays inside one segment and `**` crosses `/` (so `AclRole/*` matches
- * nothing: a role's address has a namespace segment; `AclRole/**` matches every role).
+ * nothing: a role's address has a namespace segment; `AclRole/**` matches every role, on every
+ * connection unless the pattern names one: `AclRole@eu/**`).
  *
  * As Terraform's `-target`, a target pulls in what it depends on (a directory user: its groups and its
  * mount's config), transitively. As Terraform's `-exclude`, an exclusion wins: an excluded object is
@@ -45,8 +46,28 @@ const GLOB_OPTIONS = { dot: true, nobrace: true, noextglob: true } as const;
 type Matcher = (address: string) => boolean;
 
 function matcherOf(patterns: readonly string[]): Matcher {
-  const matchers = patterns.map((p) => picomatch(p, GLOB_OPTIONS));
+  const matchers = patterns.map(patternMatcher);
   return (address) => matchers.some((m) => m(address));
+}
+
+/**
+ * One pattern's matcher. A pattern that names no connection (`AclRole/**`, `AclRole/default/web`)
+ * matches the kind on every connection: the connection says where an object lives, as a provider
+ * alias does in Terraform, not what it is. An `--exclude AclRole/**` that missed `AclRole@eu/…` let a
+ * prune delete an excluded role. A pattern with `@CONNECTION` (`AclRole@eu/**`) keeps to it.
+ */
+function patternMatcher(pattern: string): Matcher {
+  const m = picomatch(pattern, GLOB_OPTIONS);
+  if (pattern.split('/')[0]!.includes('@')) return m;
+  return (address) => m(address) || m(withoutConnection(address));
+}
+
+/** `AclRole/default/web` of `AclRole@eu/default/web`. */
+function withoutConnection(address: string): string {
+  const slash = address.indexOf('/');
+  const first = slash < 0 ? address : address.slice(0, slash);
+  const at = first.indexOf('@');
+  return at < 0 ? address : first.slice(0, at) + address.slice(first.length);
 }
 
 /** The kind part of a pattern (`LdapUser` of `LdapUser@eu/ldap/*`), as its own glob. */
@@ -75,7 +96,7 @@ export function selectTargets(
       ['excludes', excludes],
     ] as const) {
       for (const pattern of list) {
-        const m = picomatch(pattern, GLOB_OPTIONS);
+        const m = patternMatcher(pattern);
         if (!known.some((a) => m(a))) throw noMatch(names, setting, pattern, known, more !== undefined);
       }
     }
@@ -195,9 +216,7 @@ function fixedGlobs(pattern: string, sameKind: readonly string[]): string[] {
   const candidates = [`${segments[0]}/**`];
   if (segments.length >= 2) candidates.push([...segments.slice(0, -1), '*', segments.at(-1)!].join('/'));
   if (segments.length >= 3) candidates.push([...segments.slice(0, -2), segments.at(-1)!].join('/'));
-  return [...new Set(candidates)].filter(
-    (c) => c !== pattern && sameKind.some((a) => picomatch(c, GLOB_OPTIONS)(a)),
-  );
+  return [...new Set(candidates)].filter((c) => c !== pattern && sameKind.some((a) => patternMatcher(c)(a)));
 }
 
 /** The `n` addresses nearest to `text` by edit distance (case-insensitive), nearest first. */

@@ -369,3 +369,66 @@ spec: { kind: AclRole, namespace: default, namePrefix: team- }
     }
   });
 });
+
+describe('patterns and Connections', () => {
+  // A second registry behind a named Connection (a manifest may not read Converge's own token): its
+  // roles print as AclRole@eu/…
+  let eu: RunningSandbox;
+  beforeAll(async () => {
+    eu = await startSandbox({ port: 0, token: 'targeting-eu-token-51c0' });
+  });
+  afterAll(async () => {
+    await eu?.close();
+  });
+  const withConnection = (roles: string[]) =>
+    [
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu }\nspec: { service: registry, address: "${eu.url}", token: "\${env:EU_TOKEN}" }\n`,
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: home-role }\nspec: { Description: home }\n',
+      ...roles.map(
+        (name) =>
+          `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name}, connection: eu }\nspec: { Description: eu }\n`,
+      ),
+    ].join('---\n');
+  let connDir: string;
+  let connEnv: Record<string, string | undefined>;
+  beforeEach(() => {
+    connDir = tempDir('converge-targeting-conn-');
+    connEnv = {
+      ...env,
+      EU_TOKEN: 'targeting-eu-token-51c0',
+      CONVERGE_ALLOW_ENV: 'EU_TOKEN',
+      CONVERGE_ALLOW_ADDRESSES: eu.url,
+    };
+  });
+  const plan = async (...flags: string[]) => {
+    const r = await runCli(['plan', '-f', connDir, '--json', ...flags], connEnv);
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as PlanJson;
+  };
+
+  it('a pattern without @CONNECTION matches the kind on every connection; one with it keeps to it', async () => {
+    writeFileSync(path.join(connDir, 'm.yaml'), withConnection(['eu-role']));
+    expect(addresses(await plan('--target', 'AclRole/**'))).toEqual([
+      'AclRole/default/home-role',
+      'AclRole@eu/default/eu-role',
+    ]);
+    expect(addresses(await plan('--target', 'AclRole/default/eu-*'))).toEqual(['AclRole@eu/default/eu-role']);
+    expect(addresses(await plan('--target', 'AclRole@eu/**'))).toEqual(['AclRole@eu/default/eu-role']);
+    expect(addresses(await plan('--exclude', 'AclRole/**'))).toEqual([]);
+  });
+
+  it('--exclude Kind/** keeps a prune from deleting that kind on a Connection', async () => {
+    writeFileSync(path.join(connDir, 'm.yaml'), withConnection(['eu-gone']));
+    const applied = await runCli(['apply', '-f', connDir, '--auto-approve'], connEnv);
+    expect(applied.code, applied.stderr).toBe(0);
+    // The Connection's role leaves the manifest: a prune would delete it, unless excluded.
+    writeFileSync(path.join(connDir, 'm.yaml'), withConnection([]));
+    const pruned = await plan('--prune');
+    expect(pruned.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
+      'AclRole@eu/default/eu-gone',
+    ]);
+    const excluded = await plan('--prune', '--exclude', 'AclRole/**');
+    expect(excluded.summary.delete).toBe(0);
+    expect(excluded.changes.filter((c) => c.action === 'delete')).toEqual([]);
+  });
+});
