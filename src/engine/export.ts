@@ -21,6 +21,7 @@ import {
   type ResourceKey,
   secretMapsOf,
   sensitivePathsOf,
+  likelySetWriteOnly,
   writeOnlyPaths,
 } from '../resources/contract.js';
 
@@ -190,9 +191,9 @@ function exportOne(
       (name, value) => typeof value === 'string' && secretName(name),
     );
   }
-  const writeOnlySet = new Set(kind.exporter.writeOnlySet?.(observed) ?? []);
+  const likelySet = new Set(likelySetWriteOnly(kind, observed));
   for (const path of writeOnlyPaths(kind)) {
-    if (!writeOnlySet.has(path) && recorded?.recorded(address, path) === undefined) {
+    if (!likelySet.has(path) && recorded?.recorded(address, path) === undefined) {
       // Whatever the service showed of a write-only value is not exported either.
       deleteAt(withSecrets, path.split('.'));
       continue;

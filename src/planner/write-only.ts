@@ -10,7 +10,7 @@ import {
   type AnyResourceKind,
   type AttributeDiff,
   type Desired,
-  isExportable,
+  likelySetWriteOnly,
   type Observed,
   writeOnlyPaths,
 } from '../resources/contract.js';
@@ -134,8 +134,8 @@ export function untrackedWriteOnlyNotes(
   digests: WriteOnlyDigests | undefined,
 ): string[] {
   // The kind's own reading of what the live object most likely holds, as `converge export` uses it.
-  if (!isExportable(kind) || !kind.exporter.writeOnlySet) return [];
-  const held = new Set(kind.exporter.writeOnlySet(observed));
+  const held = new Set(likelySetWriteOnly(kind, observed));
+  if (held.size === 0) return [];
   return writeOnlyPaths(kind)
     .filter(
       (path) =>

@@ -13,11 +13,6 @@ export interface KindExporter<Spec = Record<string, unknown>, Live = unknown> {
    */
   spec(observed: Observed<Live>): Spec | undefined;
   /**
-   * The `writeOnly` paths this live object most likely has set (a bind password where a bind DN is
-   * shown), which the export writes as placeholders. Default: none (besides those Converge recorded).
-   */
-  writeOnlySet?(observed: Observed<Live>): string[];
-  /**
    * For kinds without `list`: the keys to read in a scope (a directory configuration: the mount
    * `--namespace` names, or the default mount).
    */

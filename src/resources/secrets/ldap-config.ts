@@ -268,7 +268,7 @@ function configRules(spec: LdapConfigSpec): { pointer: string; message: string }
 
 export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   ServiceChecks<LdapConfigSpec> &
-  WriteOnlyAttributes &
+  WriteOnlyAttributes<LdapConfig> &
   SpecRules<LdapConfigSpec> &
   RenderDetails<LdapConfigSpec, LdapConfig> &
   Exportable<LdapConfigSpec, LdapConfig> &
@@ -280,6 +280,8 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   nameSchema: MOUNT_SCHEMA,
   specSchema: LdapConfigSpec,
   writeOnly: WRITE_ONLY,
+  // The service never shows the bind password; a bind DN without one is rare.
+  likelySet: (observed) => (observed.live.binddn ? ['bindpass'] : []),
   validateSpec: configRules,
 
   // Converge configures a mount, it does not enable one: a mount that is not there is a plan problem
@@ -326,8 +328,6 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   exporter: {
     // What differs from the defaults, as `describe` shows it: the fields a user would have written.
     spec: (observed) => ldapConfigKind.describe(observed) as LdapConfigSpec,
-    // The service never shows the bind password; a bind DN without one is rare.
-    writeOnlySet: (observed) => (observed.live.binddn ? ['bindpass'] : []),
     // The service lists no mounts: the one --namespace names, or the default mount.
     keys: (scope) => [configKey(scope.namespace ?? DEFAULT_LDAP_MOUNT, scope.connection)],
   },
