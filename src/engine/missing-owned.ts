@@ -46,8 +46,9 @@ export function ownedOutOfScope(
   plan: Plan,
   catalog: Catalog,
 ): string[] {
+  // A scope that is there for imported objects alone reaches none of those Converge created.
   return ownedNotPlanned(owned, declared, plan, catalog, 'marker', (key) =>
-    scopes.every((s) => !inPruneScope(key, s)),
+    scopes.every((s) => s.importedOnly === true || !inPruneScope(key, s)),
   );
 }
 

@@ -18,6 +18,8 @@ import type { SettingsOf } from './desired.js';
  * kinds whose service carries Converge's ownership marker and that no PruneScope names, every
  * (kind, connection, namespace) the manifest manages. An empty manifest has no marker scope, so it
  * can never prune everything that way.
+ * Objects of such kinds adopted by import carry no marker: a scope of their own covers them alone
+ * (`importedOnly`).
  * Kinds without a marker are pruned where the inventory holds objects Converge created (`owned`):
  * inside the scopes the manifest declares for the kind when it declares any, else wherever those
  * objects are; the planner then deletes only the inventory's objects. Emptying a whole kind is
@@ -79,7 +81,9 @@ export function pruneScopes(
   for (const { key, imported } of owned) {
     const kind = catalog.kind(key.kind);
     // Kinds with a marker are pruned where the manifest declares one; an object adopted by import
-    // carries no marker and is found through the inventory, so its scope is listed too.
+    // carries no marker and is found through the inventory, so its scope is listed too, for the
+    // imported objects alone: one import had made every marked object of the organization (another
+    // project's workspaces) a candidate once the manifest dropped the kind there.
     if (!isPrunable(kind) || declaredKinds.has(key.kind)) continue;
     if (kind.ownership !== 'declared-scope' && !imported) continue;
     const scope: PruneScope = {
@@ -87,6 +91,7 @@ export function pruneScopes(
       ...(key.namespace !== undefined ? { namespace: key.namespace } : {}),
       ...(key.connection !== undefined ? { connection: key.connection } : {}),
       allowEmpty: true,
+      ...(kind.ownership === 'declared-scope' ? {} : { importedOnly: true }),
     };
     seen.set(JSON.stringify(scope), scope);
   }

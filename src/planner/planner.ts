@@ -514,9 +514,11 @@ async function pruneCandidates(
   // With a marker, the marker says so, or the inventory (an object adopted by import, which only a
   // create marks).
   const owned = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
-    kind.ownership !== 'declared-scope'
-      ? kind.owns(o, scope) || managed?.get(addressOf(o.key)) === 'imported'
-      : kind.owns(o, scope) && (managed === undefined || managed.has(addressOf(o.key)));
+    scope.importedOnly
+      ? managed?.get(addressOf(o.key)) === 'imported'
+      : kind.ownership !== 'declared-scope'
+        ? kind.owns(o, scope) || managed?.get(addressOf(o.key)) === 'imported'
+        : kind.owns(o, scope) && (managed === undefined || managed.has(addressOf(o.key)));
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {

@@ -201,6 +201,18 @@ describe('converge import of objects made outside Converge, on services that mar
       path.join(dropped, 'm.yaml'),
       `apiVersion: converge/v1\nkind: Job\nmetadata: { name: imp-job, namespace: default }\nspec: { specFile: imp-job.nomad.hcl }\n`,
     );
+    // Another project, with its own inventory, created a workspace in the same organization: it
+    // carries the ownership marker, but the import's scope is for the imported workspace alone.
+    const other = tempDir('converge-import-other-project-');
+    writeFileSync(
+      path.join(other, 'm.yaml'),
+      `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: other-team-ws }\nspec: { description: theirs }\n`,
+    );
+    const theirs = await runCli(['apply', '-f', other, '--auto-approve'], {
+      ...env,
+      CONVERGE_STATE_DIR: tempDir('converge-import-other-state-'),
+    });
+    expect(theirs.code, theirs.stderr).toBe(0);
     const plan = await runCli(['plan', '-f', dropped, '--prune', '--allow-empty', '--json'], env);
     const json = JSON.parse(plan.stdout) as {
       changes: { address: string; action: string; reason?: string }[];
@@ -208,6 +220,9 @@ describe('converge import of objects made outside Converge, on services that mar
     const deletion = json.changes.find((c) => c.address === `Workspace/${org}/imp-ws`);
     expect(deletion?.action).toBe('delete');
     expect(deletion?.reason).toContain('adopted by import (inventory)');
+    expect(json.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
+      `Workspace/${org}/imp-ws`,
+    ]);
   });
 
   it('says nothing of a marker for a kind that has none (roles are known by the inventory alone)', async () => {

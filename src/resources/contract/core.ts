@@ -145,6 +145,13 @@ export interface PruneScope {
   namePrefix?: string;
   /** Prune even when the manifest declares no object in the scope (refused otherwise). */
   allowEmpty?: boolean;
+  /**
+   * Only objects the inventory records as adopted by `converge import`: the scope is there for them
+   * alone (a kind with an ownership marker, where the manifest may declare none of the kind), and
+   * the marker on anything else in it, made by another manifest with its own inventory, is no
+   * licence to delete that.
+   */
+  importedOnly?: boolean;
   /** Where the manifest declares the scope, when it does. */
   name?: string;
   position?: SourcePosition;
