@@ -254,13 +254,17 @@ export function reconcileSavedPlan(
     return entry?.owned === true && (entry.id === undefined || liveId === undefined || entry.id === liveId);
   };
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
+  // An object the fresh plan has a problem with is in no state to call the saved change done.
+  const troubled = new Set(fresh.problems.filter((p) => p.scope !== 'plan').map((p) => addressOf(p.key)));
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
     const { digest, ...change } = s;
     const f = freshByAddress.get(s.address);
     const freshDigest = f?.desired ? desiredDigest(f.desired, catalog, keyed) : undefined;
     if (digest !== freshDigest) mismatched.push(s.address);
-    const done = alreadyInEffect(change, f, file, ownsNow(change.address, f?.id));
+    const done = troubled.has(s.address)
+      ? undefined
+      : alreadyInEffect(change, f, file, ownsNow(change.address, f?.id));
     if (done) return done;
     return { ...change, ...(f?.desired ? { desired: f.desired } : {}) };
   });
@@ -303,6 +307,9 @@ function alreadyInEffect(
 ): Change | undefined {
   if (saved.action === 'noop') return undefined;
   const creates = saved.action === 'create' || saved.action === 'replace';
+  // A noop that holds back what the manifest sets (a state seed the workspace moved past) is the live
+  // object gone another way since the plan was saved, not the saved change made: stale.
+  if (fresh?.heldBack?.length) return undefined;
   if (fresh?.action === 'noop' && (!creates || recordedAsOwn)) {
     const note = `already in effect: the ${saved.action} was made since ${file} was saved`;
     return { ...fresh, notes: [...(fresh.notes ?? []), note] };

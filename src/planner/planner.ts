@@ -389,6 +389,7 @@ function changeFor(
     change.notes = [...(comparison.notes ?? []), ...untracked];
   if (action !== 'noop' && comparison.impact?.length) change.impact = [...comparison.impact];
   if (comparison.notCompared) change.notCompared = comparison.notCompared;
+  if (comparison.heldBack?.length) change.heldBack = [...comparison.heldBack];
   const problems = (comparison.problems ?? []).map((p): PlanProblem => ({
     key: d.key,
     message: p.message,

@@ -43,6 +43,8 @@ export interface Change {
   impact?: string[];
   /** Why the kind could not compare the object (`Comparison.notCompared`): its action is unknown. */
   notCompared?: string;
+  /** What the kind leaves as it is on purpose though the manifest sets it (`Comparison.heldBack`). */
+  heldBack?: string[];
   /** What the kind's service calls its namespace (`organization`), for headings. */
   namespaceLabel?: string;
   /** For the applier: what the manifest wants, and what was observed. Not part of the JSON output. */

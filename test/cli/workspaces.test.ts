@@ -338,6 +338,37 @@ describe('Workspace objects', () => {
     expect((await show('cli-saved')).attributes['resource-count']).toBe(2);
   });
 
+  it('refuses a saved plan whose state push someone overtook, whole, as stale', async () => {
+    const manifest = (description: string) =>
+      [
+        workspace('cli-overtaken', 'state: s.tfstate'),
+        workspace('cli-beside', `description: ${description}`),
+      ].join('---\n');
+    const dir = manifestDir({
+      'ws.yaml': manifest('one'),
+      's.tfstate': state(1, 'O'),
+      'theirs.tfstate': state(3, 'O', 4),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    writeFileSync(path.join(dir, 'ws.yaml'), manifest('two'));
+    writeFileSync(path.join(dir, 's.tfstate'), state(2, 'O', 2));
+    const planFile = path.join(dir, 'p.plan');
+    expect((await converge(['plan', '-f', dir, '-out', planFile], env)).code).toBe(0);
+    // A colleague pushes serial 3 before the reviewed plan (push serial 2, and a description beside)
+    // is applied: the fresh plan no longer pushes the seed, which is not the saved push made.
+    const pushed = await converge(
+      ['state', 'push', `${ORG}/cli-overtaken`, path.join(dir, 'theirs.tfstate')],
+      env,
+    );
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const applied = await converge(['apply', planFile], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(3);
+    expect(applied.stdout + applied.stderr).not.toContain('already in effect');
+    // Whole or not at all: the change beside it was not made either.
+    expect((await show('cli-beside')).attributes.description).toBe('one');
+    expect((await show('cli-overtaken')).attributes['resource-count']).toBe(4);
+  });
+
   it('reports a missing state file and an unknown project at their lines', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-bad', 'project: { name: nope }\nstate: missing.tfstate'),

@@ -94,6 +94,13 @@ export interface Comparison {
    */
   notes?: string[];
   /**
+   * Attributes the manifest sets that the plan leaves as they are on purpose, because the live object
+   * has moved past them (a seed state file the workspace's state has moved on from). The object then
+   * needs no change, yet is not as the manifest says: a saved plan that was to change them is stale,
+   * not "already in effect".
+   */
+  heldBack?: string[];
+  /**
    * The blast radius of the change, where the kind can tell it: what else it reaches (the
    * allocations the scheduler would place or stop per task group). One self-explaining line each;
    * renderers print them under the change without knowing the kind. Ignored for unchanged objects.

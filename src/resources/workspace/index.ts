@@ -428,6 +428,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
     const notes: string[] = [];
+    const heldBack: string[] = [];
     if (
       desired.spec.locked === undefined &&
       locked &&
@@ -472,8 +473,14 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       if (seeding.diff) diffs.push(seeding.diff);
       if (seeding.problem) problems.push({ message: seeding.problem, pointer: '/spec/state' });
       if (seeding.note) notes.push(seeding.note);
+      if (seeding.heldBack) heldBack.push('state');
     }
-    return { diffs, problems, ...(notes.length > 0 ? { notes } : {}) };
+    return {
+      diffs,
+      problems,
+      ...(notes.length > 0 ? { notes } : {}),
+      ...(heldBack.length > 0 ? { heldBack } : {}),
+    };
   },
 
   // Compared as sets (compare.ts): a tag added shows as one item coming, not as the attribute set to it.

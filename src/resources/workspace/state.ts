@@ -48,7 +48,7 @@ export function describeState(s: { serial: number; lineage: string }): string {
 export function compareState(
   local: LocalState,
   live: LiveStateInfo | null,
-): { diff?: AttributeDiff; problem?: string; note?: string } {
+): { diff?: AttributeDiff; problem?: string; note?: string; heldBack?: true } {
   const wanted = local.info;
   if (live === null) {
     return { diff: { path: 'state', op: 'add', after: `${local.path} (${describeState(wanted)})` } };
@@ -62,6 +62,7 @@ export function compareState(
     // A seed is for an empty workspace: once runs continue its lineage, the file is history.
     return {
       note: `state: the workspace's state (serial ${live.serial}) has moved on from state file ${local.path} (serial ${wanted.serial}); the seed is not pushed again`,
+      heldBack: true,
     };
   }
   if (wanted.serial === live.serial) {
