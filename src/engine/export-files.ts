@@ -3,9 +3,10 @@
  * stream of documents in address order, as a person would lay out a manifest. A document with
  * placeholders says above itself which variable fills each and that it must be allowed (`allowEnv`, the
  * CLI's `--allow-env`: the caller's name for it).
- * Files are created, never overwritten: an export into a manifest folder must not replace its files.
+ * Files are created, never overwritten: an export into a manifest folder must not replace its files;
+ * and every file is checked before the first is written, so a refused export writes nothing.
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { printable } from '../common/printable.js';
@@ -38,7 +39,11 @@ export function exportedDocument(object: ExportedObject, options: ExportFileOpti
   return [...notes, body].join('\n');
 }
 
-/** Writes the files; returns their paths. Refuses a file that already exists. */
+/**
+ * Writes the files; returns their paths. Refuses, before writing any, when one of them already
+ * exists: an export that stopped at its fourth file would leave three behind, and the next try would
+ * then fail on those.
+ */
 export async function writeExportFiles(
   dir: string,
   objects: readonly ExportedObject[],
@@ -46,24 +51,66 @@ export async function writeExportFiles(
 ): Promise<string[]> {
   const byKind = new Map<string, ExportedObject[]>();
   for (const o of objects) byKind.set(o.key.kind, [...(byKind.get(o.key.kind) ?? []), o]);
+  const files = [...byKind].map(([kind, list]) => ({
+    file: path.join(dir, `${kind}.yaml`),
+    text: list.map((o) => exportedDocument(o, options)).join('---\n'),
+  }));
+  await refuseExisting(
+    dir,
+    files.map((f) => f.file),
+    options,
+  );
   await makeFolder(dir, options);
   const written: string[] = [];
-  for (const [kind, list] of byKind) {
-    const file = path.join(dir, `${kind}.yaml`);
-    const text = `${list.map((o) => exportedDocument(o, options)).join('---\n')}`;
+  for (const { file, text } of files) {
     try {
+      // `wx` still: a file made since the check (another run) is not replaced either.
       await writeFile(file, text, { flag: 'wx', mode: 0o644 });
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new EngineError(
-        code === 'EEXIST'
-          ? `${file} already exists: export writes new files only; remove it or choose another folder (${settingNames(options.settingNames).exportDir})`
-          : `cannot write ${file}: ${code ?? String(error)}`,
-      );
+      throw new EngineError(`${writeFailure(file, error, options)}${writtenSoFar(written)}`);
     }
     written.push(file);
   }
   return written;
+}
+
+/** Every target that exists, in one error: fixing them one run at a time would take as many runs. */
+async function refuseExisting(
+  dir: string,
+  files: readonly string[],
+  options: ExportFileOptions,
+): Promise<void> {
+  // lstat: a link, even a dangling one, is in the way of a new file as much as a file is.
+  const found = await Promise.all(
+    files.map((f) =>
+      lstat(f).then(
+        () => f,
+        () => undefined,
+      ),
+    ),
+  );
+  const existing = found.filter((f): f is string => f !== undefined);
+  if (existing.length === 0) return;
+  const where = `remove ${existing.length === 1 ? 'it' : 'them'} or choose another folder (${settingNames(options.settingNames).exportDir}); nothing was written`;
+  throw new EngineError(
+    existing.length === 1
+      ? `${existing[0]} already exists: export writes new files only; ${where}`
+      : `${existing.length} files already exist in ${dir} (${existing.map((f) => path.basename(f)).join(', ')}): export writes new files only; ${where}`,
+  );
+}
+
+function writeFailure(file: string, error: unknown, options: ExportFileOptions): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EEXIST'
+    ? `${file} already exists (made while the export was writing): export writes new files only; remove it or choose another folder (${settingNames(options.settingNames).exportDir})`
+    : `cannot write ${file}: ${code ?? String(error)}`;
+}
+
+/** Which files a write that failed midway left behind, so none is taken for a whole export. */
+function writtenSoFar(written: readonly string[]): string {
+  return written.length === 0
+    ? '; nothing was written'
+    : `; written before it, and incomplete as an export: ${written.join(', ')}`;
 }
 
 /** How many missing parent folders export creates before it gives up (a typo, not a layout). */

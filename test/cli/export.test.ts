@@ -4,7 +4,7 @@
  * `${env:…}` placeholders with a note, never as values; text from a service is never read as a
  * reference when the export is planned.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryService } from '../../src/clients/registry/definition.js';
@@ -241,6 +241,25 @@ describe('export of what Converge applied', () => {
     const r = await runCli(['export', '-o', dir, '--kind', 'AclRole'], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('AclRole.yaml already exists');
+  });
+
+  it('checks every file before writing any: a refused export writes nothing', async () => {
+    const mine = outDir();
+    mkdirSync(mine, { recursive: true });
+    writeFileSync(path.join(mine, 'LdapGroup.yaml'), '# mine\n');
+    const r = await runCli(['export', '-o', mine], env);
+    expect([r.code, r.stderr.trim()]).toEqual([
+      1,
+      `Error: ${path.join(mine, 'LdapGroup.yaml')} already exists: export writes new files only; remove it or choose another folder (-o); nothing was written`,
+    ]);
+    // AclRole.yaml, Job.yaml and LdapConfig.yaml come before it: none of them was written.
+    expect(readdirSync(mine)).toEqual(['LdapGroup.yaml']);
+    expect(readFileSync(path.join(mine, 'LdapGroup.yaml'), 'utf8')).toBe('# mine\n');
+    // Every file in the way is named at once.
+    writeFileSync(path.join(mine, 'Job.yaml'), '# mine too\n');
+    const two = await runCli(['export', '-o', mine], env);
+    expect(two.stderr).toContain(`2 files already exist in ${mine} (Job.yaml, LdapGroup.yaml)`);
+    expect(readdirSync(mine).sort()).toEqual(['Job.yaml', 'LdapGroup.yaml']);
   });
 });
 
