@@ -14,6 +14,7 @@ export const CLI_SETTING_NAMES: SettingNames = {
   allowEmpty: '--allow-empty',
   maxDeletes: '--max-deletes',
   kinds: '--kind',
+  namespace: '--namespace',
   allowAddresses: '--allow-address',
   allowEnv: '--allow-env',
   exportDir: '-o',

@@ -25,6 +25,8 @@ export interface SettingNames {
   maxDeletes: string;
   /** The kinds an export reads. */
   kinds: string;
+  /** Where an export reads (a namespace, organization or mount). */
+  namespace: string;
   /** Addresses a Connection may send a token from outside the manifest to. */
   allowAddresses: string;
   /** Environment variables `${env:NAME}` may read (beside CONVERGE_ALLOW_ENV). */
@@ -44,6 +46,7 @@ export const LIBRARY_SETTING_NAMES: Readonly<SettingNames> = {
   allowEmpty: 'limits.allowEmpty',
   maxDeletes: 'limits.maxDeletes',
   kinds: 'kinds',
+  namespace: 'namespace',
   allowAddresses: 'allowAddresses',
   allowEnv: 'allowEnv',
   exportDir: 'dir',

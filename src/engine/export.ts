@@ -101,10 +101,14 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
   try {
     const connection = options.connection;
     const read: Array<{ kind: ExportableKind; observed: Observed; address: string }> = [];
+    const missing: string[] = [];
     for (const kind of kinds) {
       const live = await readKind(kind, connections, options.namespace, connection);
       for (const observed of live) read.push({ kind, observed, address: addressOf(observed.key) });
+      const why = live.length === 0 ? await missingScope(kind, connections, options) : undefined;
+      if (why !== undefined) missing.push(`${kind.kind}: ${why}`);
     }
+    if (missing.length > 0) throw missingScopeError(missing, options);
     // In address order before any variable is named: which of two colliding names gets a suffix
     // must not depend on the order a service listed them in.
     read.sort((a, b) => a.address.localeCompare(b.address));
@@ -119,6 +123,38 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
   } finally {
     await connections.close();
   }
+}
+
+/** Why a kind's empty read found nothing: its scope does not exist (where the kind can tell). */
+function missingScope(
+  kind: ExportableKind,
+  connections: ReturnType<typeof connect>,
+  options: ExportOptions,
+): Promise<string | undefined> {
+  const scope = {
+    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    ...(options.connection !== undefined ? { connection: options.connection } : {}),
+  };
+  return kind.exporter.missingScope?.(connections, scope) ?? Promise.resolve(undefined);
+}
+
+/**
+ * A scope that does not exist is an error, not an empty export: a misspelt organization or mount
+ * would otherwise pass for one with nothing in it. Every such scope is named at once.
+ */
+function missingScopeError(missing: readonly string[], options: ExportOptions): EngineError {
+  const names = settingNames(options.settingNames);
+  const fix =
+    options.namespace !== undefined
+      ? `check ${names.namespace} ${options.namespace}`
+      : options.kinds?.length
+        ? 'check the settings they come from'
+        : `check the settings they come from, or leave those kinds out with ${names.kinds}`;
+  return new EngineError(
+    missing.length === 1
+      ? `${missing[0]}; nothing was exported (${fix})`
+      : `nothing was exported: these do not exist (${fix}):\n${missing.map((m) => `  ${m}`).join('\n')}`,
+  );
 }
 
 async function readKind(

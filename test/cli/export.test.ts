@@ -4,7 +4,7 @@
  * `${env:…}` placeholders with a note, never as values; text from a service is never read as a
  * reference when the export is planned.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryService } from '../../src/clients/registry/definition.js';
@@ -192,14 +192,43 @@ describe('export of what Converge applied', () => {
     expect(stdout).not.toContain(BINDPASS);
   });
 
-  it('says to check a --namespace that gives nothing, which may not exist', async () => {
-    const r = await runCli(
-      ['export', '-o', outDir(), '--kind', 'LdapGroup', '--namespace', 'no-such-mount'],
-      env,
+  it('refuses an organization or mount that does not exist, in the words plan uses', async () => {
+    const org = await runCli(['export', '-o', outDir(), '--kind', 'Workspace', '--namespace', 'sandbx'], env);
+    expect([org.code, org.stderr.trim()]).toEqual([
+      1,
+      'Error: Workspace: organization "sandbx" does not exist, or this token may not see it; nothing was exported (check --namespace sandbx)',
+    ]);
+    for (const kind of ['LdapGroup', 'LdapUser', 'LdapConfig']) {
+      const mount = await runCli(['export', '-o', outDir(), '--kind', kind, '--namespace', 'ldpa'], env);
+      expect([mount.code, mount.stderr.trim()]).toEqual([
+        1,
+        `Error: ${kind}: nothing is mounted at auth/ldpa on the secrets service; nothing was exported (check --namespace ldpa)`,
+      ]);
+    }
+    // Every missing scope is named at once; nothing is written, not even the folder.
+    const out = outDir();
+    const all = await runCli(['export', '-o', out, '--namespace', 'nope'], env);
+    expect(all.code).toBe(1);
+    expect(all.stderr).toContain('nothing was exported: these do not exist (check --namespace nope):\n');
+    expect(all.stderr).toContain('  Workspace: organization "nope" does not exist');
+    expect(all.stderr).toContain('  LdapUser: nothing is mounted at auth/nope on the secrets service');
+    expect(existsSync(out)).toBe(false);
+    // The default organization, when it is the setting that is wrong, is named with where it came from.
+    const unset = await runCli(['export', '-o', outDir(), '--kind', 'Workspace'], {
+      ...env,
+      CONVERGE_WORKSPACES_ORGANIZATION: 'sandbx',
+    });
+    expect(unset.stderr).toContain(
+      'Workspace: organization "sandbx" (from CONVERGE_WORKSPACES_ORGANIZATION) does not exist, or this token may not see it',
     );
+    expect(unset.code).toBe(1);
+  });
+
+  it('says plainly that nothing was found in a scheduler namespace, which lists as empty when missing', async () => {
+    const r = await runCli(['export', '-o', outDir(), '--kind', 'Job', '--namespace', 'nope'], env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(
-      'Nothing to export: no live object of the kinds asked for in namespace "no-such-mount" (check that it exists and is spelt so',
+    expect(r.stdout.trim()).toBe(
+      'Nothing to export: nothing was found in namespace "nope". The registry and the scheduler list a namespace that does not exist as empty: check that it exists and is spelt so.',
     );
   });
 

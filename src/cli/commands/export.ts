@@ -92,12 +92,13 @@ async function exportAll(
   if (objects.length < everything.length)
     write(io.stdout, `Left out ${addressOf(home!)}: it holds Converge's inventory (CONVERGE_INVENTORY).`);
   if (objects.length === 0) {
-    // A --namespace that does not exist reads as empty on some services (an organization, a mount):
-    // a typo must not pass for "nothing there" without a word.
+    // An organization or mount that does not exist is an error by now (exportLive asks); a registry
+    // or scheduler namespace cannot be told from an empty one (both list it as empty), so a typo
+    // there must not pass for "nothing there" without a word.
     write(
       io.stdout,
       flags.namespace !== undefined
-        ? `Nothing to export: no live object of the kinds asked for in namespace "${printable(flags.namespace)}" (check that it exists and is spelt so: one that does not reads as empty).`
+        ? `Nothing to export: nothing was found in namespace "${printable(flags.namespace)}". The registry and the scheduler list a namespace that does not exist as empty: check that it exists and is spelt so.`
         : 'Nothing to export: no live object of the kinds asked for.',
     );
     return EXIT.ok;

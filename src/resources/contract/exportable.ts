@@ -1,4 +1,4 @@
-import type { Observed, ResourceKey } from './core.js';
+import type { KindContext, Observed, ResourceKey } from './core.js';
 
 /**
  * How a kind writes live objects back as manifest documents (`converge export`), so that planning the
@@ -17,6 +17,17 @@ export interface KindExporter<Spec = Record<string, unknown>, Live = unknown> {
    * `--namespace` names, or the default mount).
    */
   keys?(scope: { namespace?: string; connection?: string }): ResourceKey[];
+  /**
+   * Asked when a scope read came back empty: why nothing can live there (an organization or mount
+   * that does not exist, in the words `check` uses), or `undefined` when it exists. Reads answer a
+   * missing scope as empty, which suits plan and prune (their check reports it) but would let a
+   * misspelt `--namespace` pass for an empty one. Without it, empty and missing look alike (the
+   * scheduler lists a namespace that does not exist as empty).
+   */
+  missingScope?(
+    ctx: KindContext,
+    scope: { namespace?: string; connection?: string },
+  ): Promise<string | undefined>;
 }
 
 /**

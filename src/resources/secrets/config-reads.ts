@@ -69,6 +69,19 @@ export function mountExists(
   );
 }
 
+/** Why nothing lives on the mount (it is not there: the words `check` starts with), or `undefined`. */
+export async function missingMount(
+  ctx: KindContext,
+  connection: string | undefined,
+  mount: string,
+): Promise<string | undefined> {
+  return (await mountExists(ctx, connection, mount)) ? undefined : notMounted(mount);
+}
+
+function notMounted(mount: string): string {
+  return `nothing is mounted at auth/${mount} on the secrets service`;
+}
+
 function saysNoRoute(error: HttpStatusError): boolean {
   return error.details.some((d) => /no handler for route|unsupported path/.test(d.detail ?? ''));
 }
@@ -90,7 +103,7 @@ export async function missingMountProblems(
       if (await mountExists(ctx, d.key.connection, mount)) return undefined;
       return {
         key: d.key,
-        message: `nothing is mounted at auth/${mount} on the secrets service: enable the directory (LDAP) auth method there first (Converge configures a mount, it does not create one), or fix metadata.${field}`,
+        message: `${notMounted(mount)}: enable the directory (LDAP) auth method there first (Converge configures a mount, it does not create one), or fix metadata.${field}`,
         ...(d.resource ? { position: d.resource.locate(`/metadata/${field}`) } : {}),
       };
     }),

@@ -7,7 +7,7 @@
 import pLimit from 'p-limit';
 import type { SecretsClient } from '../../clients/secrets/client.js';
 import { compact, diffValues } from '../compare.js';
-import { missingMountProblems, unlessMountMissing } from './config-reads.js';
+import { missingMount, missingMountProblems, unlessMountMissing } from './config-reads.js';
 import type {
   Dependencies,
   Desired,
@@ -150,7 +150,12 @@ export function entryKindBase<Spec, Live>(
     describe: (observed) => access.canonical(observed.live),
     // A directory entry is written by its name: a create sent twice is the same write.
     createIsUpsert: true,
-    exporter: { spec: (observed) => compact(access.canonical(observed.live)) as Spec },
+    exporter: {
+      spec: (observed) => compact(access.canonical(observed.live)) as Spec,
+      // The list answers a mount that is not there as empty: an export asks, so a typo is named.
+      missingScope: (ctx, scope) =>
+        missingMount(ctx, scope.connection, scope.namespace ?? DEFAULT_LDAP_MOUNT),
+    },
 
     create: write,
     update: (ctx, desired) => write(ctx, desired),

@@ -20,7 +20,12 @@ import { LDAP_CONFIG_DEFAULTS, type LdapConfig, type LdapConfigInput } from '../
 import { secretsService } from '../../clients/secrets/definition.js';
 import { parseGoDuration } from '../../common/go-duration.js';
 import { diffValues, deepEqual } from '../compare.js';
-import { configReadForObserve, missingMountProblems, unlessMountMissing } from './config-reads.js';
+import {
+  configReadForObserve,
+  missingMount,
+  missingMountProblems,
+  unlessMountMissing,
+} from './config-reads.js';
 import type {
   AttributeDiff,
   Comparison,
@@ -330,6 +335,8 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
     spec: (observed) => ldapConfigKind.describe(observed) as LdapConfigSpec,
     // The service lists no mounts: the one --namespace names, or the default mount.
     keys: (scope) => [configKey(scope.namespace ?? DEFAULT_LDAP_MOUNT, scope.connection)],
+    // Its read answers a mount that is not there as no configuration: an export asks which it was.
+    missingScope: (ctx, scope) => missingMount(ctx, scope.connection, scope.namespace ?? DEFAULT_LDAP_MOUNT),
   },
 
   // Create and update are one write of every field; what was written is what the service now holds

@@ -228,16 +228,21 @@ function projectsUnlessMissing(c: WorkspacesClient, org: string): Promise<Projec
   });
 }
 
+/** An organization that does not exist, and where it came from unless the user named it. */
+function missingOrganization(org: string, named: boolean, connection: string | undefined): string {
+  const from = named
+    ? ''
+    : connection
+      ? ` (the organization of Connection ${connection})`
+      : ' (from CONVERGE_WORKSPACES_ORGANIZATION)';
+  return `organization "${org}"${from} does not exist, or this token may not see it`;
+}
+
 function missingOrganizationProblem(d: Desired<WorkspaceSpec>, org: string): PlanProblem {
   const declared = d.resource?.namespace !== undefined;
-  const from = declared
-    ? ''
-    : d.key.connection
-      ? ` (the organization of Connection ${d.key.connection})`
-      : ' (from CONVERGE_WORKSPACES_ORGANIZATION)';
   return {
     key: d.key,
-    message: `organization "${org}"${from} does not exist, or this token may not see it`,
+    message: missingOrganization(org, declared, d.key.connection),
     ...(d.resource
       ? { position: declared ? d.resource.locate('/metadata/namespace') : d.resource.source }
       : {}),
@@ -622,7 +627,17 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     await c.safeDeleteWorkspace({ id: w.id });
   },
 
-  exporter: { spec: (observed) => exportWorkspace(observed.live.workspace) },
+  exporter: {
+    spec: (observed) => exportWorkspace(observed.live.workspace),
+    // The list answers an organization that does not exist as empty (the check reports it to a
+    // plan): an export that found nothing reads the organization, so a typo is not "nothing there".
+    async missingScope(ctx, scope) {
+      const key = listedKey('Workspace', '', scope);
+      const org = organizationOf(ctx, key);
+      if ((await client(ctx, key).readOrganization(org)) !== undefined) return undefined;
+      return missingOrganization(org, scope.namespace !== undefined, scope.connection);
+    },
+  },
 
   owns(observed) {
     return observed.live.workspace.attributes['source-name'] === SOURCE_NAME;
