@@ -263,7 +263,10 @@ export async function buildProgram(
       '--namespace <namespace>',
       "read this namespace (a directory kind's mount); default each kind's default",
     )
-    .option('--connection <name>', 'read through this manifest Connection (give the manifest with -f)')
+    .option(
+      '--connection <name>',
+      "read through this manifest Connection (give the manifest with -f); default kinds: its service's",
+    )
     .addOption(fileOption())
     .addOption(allowEnvOption())
     .addOption(allowAddressOption())

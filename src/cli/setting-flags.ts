@@ -15,6 +15,8 @@ export const CLI_SETTING_NAMES: SettingNames = {
   maxDeletes: '--max-deletes',
   kinds: '--kind',
   namespace: '--namespace',
+  connection: '--connection',
+  manifest: '-f',
   allowAddresses: '--allow-address',
   allowEnv: '--allow-env',
   exportDir: '-o',

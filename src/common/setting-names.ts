@@ -27,6 +27,10 @@ export interface SettingNames {
   kinds: string;
   /** Where an export reads (a namespace, organization or mount). */
   namespace: string;
+  /** The manifest Connection an export reads through. */
+  connection: string;
+  /** The manifest files or folders (whose Connections may be named). */
+  manifest: string;
   /** Addresses a Connection may send a token from outside the manifest to. */
   allowAddresses: string;
   /** Environment variables `${env:NAME}` may read (beside CONVERGE_ALLOW_ENV). */
@@ -47,6 +51,8 @@ export const LIBRARY_SETTING_NAMES: Readonly<SettingNames> = {
   maxDeletes: 'limits.maxDeletes',
   kinds: 'kinds',
   namespace: 'namespace',
+  connection: 'connection',
+  manifest: 'manifest',
   allowAddresses: 'allowAddresses',
   allowEnv: 'allowEnv',
   exportDir: 'dir',

@@ -41,7 +41,10 @@ export interface ExportOptions extends ConnectOptions {
   kinds?: readonly string[];
   /** `--namespace`: where to read (a directory kind's mount); default each kind's default namespace. */
   namespace?: string;
-  /** `--connection`: a manifest Connection to read through (`manifest` must declare it). */
+  /**
+   * `--connection`: a manifest Connection to read through (`manifest` must declare it); without
+   * `kinds`, only the kinds of its service are read.
+   */
   connection?: string;
   /** The manifest whose Connections may be used. */
   manifest?: Manifest;
@@ -93,10 +96,39 @@ function kindsToExport(
   });
 }
 
+/**
+ * Through a Connection, only the kinds of its service: the Connection is declared for one service,
+ * and every other kind would fail for want of a connection of that name. Kinds named with `kinds`
+ * must be of that service too.
+ */
+function kindsOfConnection(
+  kinds: ExportableKind[],
+  options: ExportOptions,
+  connection: string,
+): ExportableKind[] {
+  const names = settingNames(options.settingNames);
+  const services = new Set(
+    (options.manifest?.connections ?? []).filter((c) => c.name === connection).map((c) => c.service),
+  );
+  if (services.size === 0)
+    throw new EngineError(
+      `${names.connection} ${connection}: no Connection of that name is declared${options.manifest ? ' in the manifest' : ''}; give the manifest that declares it with ${names.manifest}`,
+    );
+  if (!options.kinds?.length) return kinds.filter((k) => services.has(k.service));
+  const other = kinds.find((k) => !services.has(k.service));
+  if (other)
+    throw new EngineError(
+      `${names.kinds} ${other.kind}: Connection "${connection}" is declared for the ${[...services].join(' and ')} service, not the ${other.service} service`,
+    );
+  return kinds;
+}
+
 /** Reads live objects and turns them into manifest documents, in a stable order. */
 export async function exportLive(options: ExportOptions = {}): Promise<ExportedObject[]> {
   const catalog = options.catalog ?? defaultCatalog;
-  const kinds = kindsToExport(catalog, options.kinds, settingNames(options.settingNames).kinds);
+  const asked = kindsToExport(catalog, options.kinds, settingNames(options.settingNames).kinds);
+  const kinds =
+    options.connection === undefined ? asked : kindsOfConnection(asked, options, options.connection);
   const connections = connect(options.manifest, options);
   try {
     const connection = options.connection;

@@ -292,6 +292,45 @@ describe('export of what Converge applied', () => {
   });
 });
 
+describe('export through a Connection', () => {
+  let conn: string;
+  beforeAll(() => {
+    conn = tempDir('converge-export-conn-');
+    writeFileSync(
+      path.join(conn, 'connection.yaml'),
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu-registry }\nspec:\n  service: registry\n  address: ${env.CONVERGE_REGISTRY_ADDR}\n  token: ${env.CONVERGE_REGISTRY_TOKEN}\n`,
+    );
+  });
+
+  it('exports only the kinds of its service, and the plan line gives the manifest that declares it', async () => {
+    const dir = outDir();
+    const r = await runCli(['export', '-o', dir, '--connection', 'eu-registry', '-f', conn], env);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(readdirSync(dir)).toEqual(['AclRole.yaml']);
+    expect(readFileSync(path.join(dir, 'AclRole.yaml'), 'utf8')).toContain('  connection: eu-registry\n');
+    expect(r.stdout).toContain(`Plan it with: converge plan -f ${dir} -f ${conn}\n`);
+    // The line printed plans: the folder alone would not, for want of the Connection.
+    const plan = await runCli(['plan', '-f', dir, '-f', conn, '--detailed-exitcode'], env);
+    expect([plan.code, plan.stderr]).toEqual([0, '']);
+  });
+
+  it('says which manifest to give, and refuses a kind of another service', async () => {
+    const none = await runCli(['export', '-o', outDir(), '--connection', 'eu-registry'], env);
+    expect([none.code, none.stderr.trim()]).toEqual([
+      1,
+      'Error: --connection eu-registry: no Connection of that name is declared; give the manifest that declares it with -f',
+    ]);
+    const job = await runCli(
+      ['export', '-o', outDir(), '--connection', 'eu-registry', '-f', conn, '--kind', 'Job'],
+      env,
+    );
+    expect([job.code, job.stderr.trim()]).toEqual([
+      1,
+      'Error: --kind Job: Connection "eu-registry" is declared for the registry service, not the scheduler service',
+    ]);
+  });
+});
+
 describe('export of objects made outside Converge', () => {
   let dir: string;
   beforeAll(async () => {

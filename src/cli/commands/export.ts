@@ -2,12 +2,14 @@
  * `converge export -o DIR`: live objects written as manifest files (engine/export.ts), with a note of
  * the variables the secret placeholders need and the command that plans the export.
  */
+import path from 'node:path';
 import { printable } from '../../common/printable.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { exportLive } from '../../engine/export.js';
 import { writeExportFiles } from '../../engine/export-files.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { loadManifest } from '../../engine/workflow.js';
+import type { Manifest } from '../../manifest/types.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
@@ -117,13 +119,36 @@ async function exportAll(
   );
   for (const f of files) write(io.stdout, `  ${f}`);
   const variables = objects.flatMap((o) => o.placeholders.map((p) => p.variable));
+  const plan = `converge plan ${planFiles(flags, manifest)
+    .map((f) => `-f ${f}`)
+    .join(' ')}`;
   if (variables.length > 0) {
     write(
       io.stdout,
-      `\nSecrets are not exported. Set these variables and allow them before planning:\n${variables.map((v) => `  ${v}`).join('\n')}\n  converge plan -f ${flags.out} --allow-env '${variables.join(',')}'`,
+      `\nSecrets are not exported. Set these variables and allow them before planning:\n${variables.map((v) => `  ${v}`).join('\n')}\n  ${plan} --allow-env '${variables.join(',')}'`,
     );
   } else {
-    write(io.stdout, `\nPlan it with: converge plan -f ${flags.out}`);
+    write(io.stdout, `\nPlan it with: ${plan}`);
   }
   return EXIT.ok;
+}
+
+/**
+ * What the plan of the export reads: the folder written, and through a Connection the manifests
+ * (as `-f` gave them) that declare it, since the documents name it and a plan of the folder alone
+ * fails for want of it. A manifest path that holds the folder already reads it.
+ */
+function planFiles(flags: ExportFlags & { out: string }, manifest: Manifest | undefined): string[] {
+  if (flags.connection === undefined || !manifest) return [flags.out];
+  const declaring = manifest.connections
+    .filter((c) => c.name === flags.connection)
+    .map((c) => path.resolve(c.source.file));
+  const holds = (outer: string, inner: string) => {
+    const rel = path.relative(path.resolve(outer), inner);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  };
+  const given = flags.file.filter((f) => declaring.some((d) => holds(f, d)));
+  // The paths as the user gave them where they can be told; else the declaring files themselves.
+  const sources = given.length > 0 ? given : [...new Set(declaring)];
+  return sources.some((f) => holds(f, path.resolve(flags.out))) ? sources : [flags.out, ...sources];
 }
