@@ -6,6 +6,7 @@
  */
 import pLimit from 'p-limit';
 import { sensitiveEnvFrom } from '../common/allow-list.js';
+import { printable } from '../common/printable.js';
 import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
@@ -178,7 +179,7 @@ function missingScopeError(missing: readonly string[], options: ExportOptions): 
   const names = settingNames(options.settingNames);
   const fix =
     options.namespace !== undefined
-      ? `check ${names.namespace} ${options.namespace}`
+      ? `check ${names.namespace} ${printable(options.namespace)}`
       : options.kinds?.length
         ? 'check the settings they come from'
         : `check the settings they come from, or leave those kinds out with ${names.kinds}`;

@@ -96,6 +96,8 @@ beforeAll(async () => {
           { Name: 'node-read', Description: 'read nodes' },
         ],
       },
+      // A mount with nothing on it: empty, which an export says, unlike one that is not there.
+      secrets: { mounts: [{ path: 'empty-ldap' }] },
     },
   });
   env = {
@@ -222,6 +224,17 @@ describe('export of what Converge applied', () => {
       'Workspace: organization "sandbx" (from CONVERGE_WORKSPACES_ORGANIZATION) does not exist, or this token may not see it',
     );
     expect(unset.code).toBe(1);
+  });
+
+  it('says a mount that exists holds nothing, with exit 0', async () => {
+    const r = await runCli(
+      ['export', '-o', outDir(), '--kind', 'LdapGroup', '--kind', 'LdapUser', '--namespace', 'empty-ldap'],
+      env,
+    );
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout.trim()).toBe(
+      'Nothing to export: namespace "empty-ldap" exists and holds no live object of the kinds asked for.',
+    );
   });
 
   it('says plainly that nothing was found in a scheduler namespace, which lists as empty when missing', async () => {

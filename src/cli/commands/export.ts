@@ -15,7 +15,7 @@ import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
-import { addressOf, type ResourceKey } from '../../resources/contract.js';
+import { addressOf, isExportable, type ResourceKey } from '../../resources/contract.js';
 
 export interface ExportFlags {
   out?: string;
@@ -94,15 +94,7 @@ async function exportAll(
   if (objects.length < everything.length)
     write(io.stdout, `Left out ${addressOf(home!)}: it holds Converge's inventory (CONVERGE_INVENTORY).`);
   if (objects.length === 0) {
-    // An organization or mount that does not exist is an error by now (exportLive asks); a registry
-    // or scheduler namespace cannot be told from an empty one (both list it as empty), so a typo
-    // there must not pass for "nothing there" without a word.
-    write(
-      io.stdout,
-      flags.namespace !== undefined
-        ? `Nothing to export: nothing was found in namespace "${printable(flags.namespace)}". The registry and the scheduler list a namespace that does not exist as empty: check that it exists and is spelt so.`
-        : 'Nothing to export: no live object of the kinds asked for.',
-    );
+    write(io.stdout, nothingToExport(flags, catalog));
     return EXIT.ok;
   }
   stage.writing = true;
@@ -131,6 +123,21 @@ async function exportAll(
     write(io.stdout, `\nPlan it with: ${plan}`);
   }
   return EXIT.ok;
+}
+
+/**
+ * An organization or mount that does not exist is an error by now (exportLive asks the kinds that
+ * can tell); a registry or scheduler namespace cannot be told from an empty one (both list it as
+ * empty), so a typo there must not pass for "nothing there" without a word.
+ */
+function nothingToExport(flags: ExportFlags, catalog: Catalog): string {
+  if (flags.namespace === undefined) return 'Nothing to export: no live object of the kinds asked for.';
+  const ns = `namespace "${printable(flags.namespace)}"`;
+  const asked = flags.kind.length ? flags.kind.map((k) => catalog.kind(k)) : catalog.kinds;
+  const checked = asked.every((k) => !isExportable(k) || k.exporter.missingScope !== undefined);
+  return checked
+    ? `Nothing to export: ${ns} exists and holds no live object of the kinds asked for.`
+    : `Nothing to export: nothing was found in ${ns}. The registry and the scheduler list a namespace that does not exist as empty: check that it exists and is spelt so.`;
 }
 
 /**
