@@ -9,6 +9,7 @@ const NEEDS_OWN_PROCESS = [
   'test/cli/apply-import-once.test.ts',
   'test/clients/agent-load.test.ts',
   'test/common/switchable-context.test.ts',
+  'test/engine/export-files.test.ts',
 ];
 
 export default defineConfig({
