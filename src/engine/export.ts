@@ -51,6 +51,12 @@ export interface ExportOptions extends ConnectOptions {
   manifest?: Manifest;
   /** What Converge recorded of write-only values: those become placeholders too. */
   writeOnly?: Pick<WriteOnlyDigests, 'recorded'>;
+  /**
+   * Told of each kind a whole export (no `kinds`, no `namespace`) leaves out because its default
+   * place does not exist (a directory auth method never enabled): `LdapGroup: nothing is mounted …`.
+   * Without it such a kind is an error, as it always is when the export asked for it by name.
+   */
+  onLeftOut?: (message: string) => void;
 }
 
 /** Whether a name a user gave a value (an `Env` entry) says the value is a secret. */
@@ -135,11 +141,16 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
     const connection = options.connection;
     const read: Array<{ kind: ExportableKind; observed: Observed; address: string }> = [];
     const missing: string[] = [];
+    const whole = !options.kinds?.length && options.namespace === undefined;
     for (const kind of kinds) {
       const live = await readKind(kind, connections, options.namespace, connection);
       for (const observed of live) read.push({ kind, observed, address: addressOf(observed.key) });
       const why = live.length === 0 ? await missingScope(kind, connections, options) : undefined;
-      if (why !== undefined) missing.push(`${kind.kind}: ${why}`);
+      if (why === undefined) continue;
+      // Asked for nothing in particular, a place that is not there is one kind left out, said aloud:
+      // a secrets service without the directory auth method must not fail the export of the rest.
+      if (whole && options.onLeftOut) options.onLeftOut(`${kind.kind}: ${why}`);
+      else missing.push(`${kind.kind}: ${why}`);
     }
     if (missing.length > 0) throw missingScopeError(missing, options);
     // In address order before any variable is named: which of two colliding names gets a suffix

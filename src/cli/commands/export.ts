@@ -82,6 +82,7 @@ async function exportAll(
     ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
     ...(flags.connection !== undefined ? { connection: flags.connection } : {}),
     ...(manifest ? { manifest } : {}),
+    onLeftOut: (message) => write(io.stderr, `Left out ${printable(message)}.`),
     signal: interrupt.signal,
   });
   // A read cut short may have come back empty rather than failed: nothing read is trusted then.
