@@ -123,4 +123,25 @@ describe('a job change', () => {
     const md = (await runCli(['plan', '-f', dir, '--markdown'], env)).stdout;
     expect(md).toContain('- `Job/default/br-web`: group web: 2 to place, 1 to update in place');
   });
+
+  it('says a parameterized or periodic job places nothing itself, created or changed', async () => {
+    const hcl = (kind: string, count: number) =>
+      `job "br-${kind}" {\n  datacenters = ["dc1"]\n  type = "batch"\n  ${kind === 'dispatch' ? 'parameterized {}' : 'periodic {\n    crons = ["*/15 * * * *"]\n  }'}\n  group "run" {\n    count = ${count}\n    task "t" {\n      driver = "docker"\n      config {\n        image = "tool:1"\n      }\n    }\n  }\n}\n`;
+    for (const [kind, words] of [
+      ['dispatch', 'a parameterized job runs only as the jobs dispatched from it'],
+      ['cron', 'a periodic job runs only as the jobs launched from it'],
+    ] as const) {
+      const dir = folder({
+        'job.hcl': hcl(kind, 1),
+        'jobs.yaml': doc('Job', `br-${kind}`, '{ specFile: job.hcl }'),
+      });
+      const impact = async () =>
+        (JSON.parse((await runCli(['plan', '-f', dir, '--json'], env)).stdout) as PlanJson).changes[0]
+          ?.impact;
+      expect(await impact()).toEqual([`no allocations of its own: ${words}`]);
+      expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+      writeFileSync(path.join(dir, 'job.hcl'), hcl(kind, 3));
+      expect(await impact()).toEqual([`no allocations of its own: ${words}`]);
+    }
+  });
 });

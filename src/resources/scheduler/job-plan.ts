@@ -9,6 +9,7 @@ import type {
   DesiredUpdates,
   DiffType,
   FieldDiff,
+  Job,
   ObjectDiff,
   PlanResponse,
 } from '../../clients/scheduler/client.js';
@@ -216,6 +217,23 @@ const UPDATE_WORDS: [keyof DesiredUpdates, string][] = [
   ['Canary', 'canaries to place'],
   ['Preemptions', 'to preempt'],
 ];
+
+/**
+ * The blast radius of a job that is a template, which runs nothing itself: a periodic job runs as
+ * the jobs launched from it, a parameterized one as those dispatched from it. The scheduler's dry run
+ * counts its groups' placements all the same (as the real product does: hashicorp/nomad#2012), and
+ * `group run: 1 to place` read as an allocation this change starts. Undefined for any other job.
+ */
+export function templateImpact(
+  job: Pick<Job, 'Periodic' | 'ParameterizedJob' | 'Dispatched'>,
+): string[] | undefined {
+  if (job.Dispatched === true) return undefined;
+  if (job.ParameterizedJob)
+    return ['no allocations of its own: a parameterized job runs only as the jobs dispatched from it'];
+  if (job.Periodic)
+    return ['no allocations of its own: a periodic job runs only as the jobs launched from it'];
+  return undefined;
+}
 
 /** `group web: 2 to place, 1 to stop` per group with something to do (unchanged allocations left out). */
 export function allocationNotes(plan: PlanResponse): string[] {

@@ -36,7 +36,13 @@ import type {
   Versioned,
 } from '../contract.js';
 import { exportJob } from './job-export.js';
-import { allocationNotes, periodicNote, placementFailureNotes, planDiffs } from './job-plan.js';
+import {
+  allocationNotes,
+  periodicNote,
+  placementFailureNotes,
+  planDiffs,
+  templateImpact,
+} from './job-plan.js';
 import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
 import {
   inlineJob,
@@ -398,8 +404,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     const planned = await planOrRefusal(ctx, desired.key, job, false);
     if ('refused' in planned) return { problems: [{ message: planned.refused, pointer: '/spec' }] };
     const plan = planned.plan;
-    // The scheduler's placements per task group are the create's blast radius.
-    const impact = allocationNotes(plan);
+    // The scheduler's placements per task group are the create's blast radius (a template's: none).
+    const impact = templateImpact(job) ?? allocationNotes(plan);
     return {
       notes: [...serviceDefaultNotes(job), ...placementFailureNotes(plan), ...periodicNote(plan)],
       ...(impact.length ? { impact } : {}),
@@ -428,7 +434,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
       ...(diffs.length ? periodicNote(plan) : []),
       ...placementFailureNotes(plan),
     ];
-    const impact = allocationNotes(plan);
+    const sent = jobToSend(desired, observed.live.job);
+    const impact = (sent && templateImpact(sent)) ?? allocationNotes(plan);
     return { diffs, ...(notes.length ? { notes } : {}), ...(impact.length ? { impact } : {}) };
   },
 
