@@ -239,6 +239,12 @@ describe('a saved targeted plan', () => {
     const extra = await runCli(['apply', out, '--target', 'AclRole/**'], env);
     expect(extra.code).toBe(1);
     expect(extra.stderr).toContain('a saved plan keeps the --target and --exclude it was made with');
+    // --prune too: this plan was made without it, and a flag that did nothing would read as if it had.
+    const prune = await runCli(['apply', out, '--prune'], env);
+    expect([prune.code, prune.stderr.trim()]).toEqual([
+      1,
+      'Error: a saved plan keeps the --prune it was made with, and this one was made without: give --prune to `plan`, review, then apply the new plan',
+    ]);
 
     const applied = await runCli(['apply', out], env);
     expect(applied.stderr).toBe('');

@@ -136,6 +136,15 @@ async function applyUntilInterrupted(
   if (saved && (flags.target?.length || flags.exclude?.length)) {
     throw new CliError('a saved plan keeps the --target and --exclude it was made with: give them to `plan`');
   }
+  // As the targets: the plan reviewed pruned or did not, and a flag here that did nothing (or said
+  // the opposite of the file) would read as if it had.
+  if (saved && flags.prune) {
+    throw new CliError(
+      saved.prune
+        ? 'a saved plan keeps the --prune it was made with: this one was made with --prune already; apply it without the flag'
+        : 'a saved plan keeps the --prune it was made with, and this one was made without: give --prune to `plan`, review, then apply the new plan',
+    );
+  }
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
   const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
