@@ -467,7 +467,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         });
       else
         notes.push(
-          `locked by ${lockDescription(live.workspace)} with reason ${JSON.stringify(heldReason)}: the manifest's lock-reason applies when Converge takes the lock`,
+          `locked by ${lockDescription(live.workspace)}: the manifest's lock-reason applies when Converge takes the lock`,
         );
     }
     const sourceUrl = createOnlyNote(desired.spec, live.workspace);
