@@ -242,8 +242,10 @@ describe('state seeding rules', () => {
   });
 
   it('leaves a workspace whose runs moved its state on alone, with a note (a seed is for an empty one)', () => {
+    // Held back, not in effect: a saved plan that was to push the seed is stale now.
     expect(compareState(local(3), { serial: 7, lineage: 'L1', md5: 'x' })).toEqual({
       note: "state: the workspace's state (serial 7) has moved on from state file prod.tfstate (serial 3); the seed is not pushed again",
+      heldBack: true,
     });
   });
 
