@@ -276,6 +276,30 @@ describe('retry budget per host and run', () => {
     expect(last.message).toMatch(/registry retry budget of this run is spent \(\d+ retries for 40 requests/);
   });
 
+  it("names the host and the services sharing it when several services spent the host's budget", async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(503);
+      res.end();
+    });
+    const hosts = new HostRegistry();
+    const scheduler = client(base, { service: 'scheduler', hosts, retry: { maxRetries: 4 } });
+    const workspaces = client(base, { service: 'workspaces', hosts, retry: { maxRetries: 4 } });
+    const errors: Error[] = [];
+    for (let i = 0; i < 20; i++) {
+      for (const c of [scheduler, workspaces])
+        errors.push((await caught(c.request({ method: 'GET', path: '/v1/x' }))) as Error);
+    }
+    const host = new URL(base).host;
+    // One budget, so one sentence for both: "the scheduler retry budget" and "the workspaces retry
+    // budget" with the same numbers read as two budgets.
+    for (const last of errors.slice(-2))
+      expect(last.message).toMatch(
+        new RegExp(
+          `the retry budget of this run for ${host.replace(/\./g, '\\.')} \\(shared by scheduler, workspaces\\) is spent \\(\\d+ retries for \\d+ requests`,
+        ),
+      );
+  });
+
   it('still retries a blip when the service is mostly healthy', async () => {
     let n = 0;
     const base = await serve((_req, res) => {

@@ -96,7 +96,7 @@ describe('a create over the HTTP layer', () => {
     const http = mockedClient(agent, { hosts });
     await createOnce(httpKind(http), ctx, thing);
     expect(http.requestCount).toBe(3);
-    expect(budget.usage).toEqual({ retries: 2, requests: 1 });
+    expect(budget.usage).toEqual({ retries: 2, requests: 1, services: ['registry'] });
   });
 
   it('sends no resend once the host retry budget is spent, and the error says why', async () => {

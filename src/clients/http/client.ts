@@ -436,7 +436,7 @@ export class HttpClient {
         // A 429 to a request sent before the limit was known says nothing about the throttle's share.
         run.sentThrottled = this.limiter?.throttling === true;
         // Only a first attempt grows the retry allowance: a create's resend is a retry, already taken.
-        if (run.attempt === 1) this.budget.noteRequest();
+        if (run.attempt === 1) this.budget.noteRequest(this.service);
         this.count(run.method, run.displayPath, run.attempt);
         if (run.create) run.create.attempts = run.attempt;
         // Never past the deadline; never 0 either, should a rate-limit wait have used up the rest.
@@ -690,7 +690,7 @@ export class HttpClient {
    */
   private takeRetry(run: Run, giveUp: (budgetSpent: ServiceErrorInit['budgetSpent']) => Error): void {
     if (this.budget.tryTake()) return;
-    throw giveUp({ ...this.budget.usage, service: this.service });
+    throw giveUp({ ...this.budget.usage, service: this.service, host: new URL(this.origin).host });
   }
 
   private networkError(

@@ -51,7 +51,14 @@ export interface ServiceErrorInit {
   /** Set when the request's deadline, not its retry budget, ended the retries. */
   deadline?: { elapsedMs: number; limitMs: number };
   /** Set when the run's retry budget for the host was spent, so the request was not retried. */
-  budgetSpent?: { service: string; retries: number; requests: number };
+  budgetSpent?: {
+    service: string;
+    retries: number;
+    requests: number;
+    /** The host the budget is for (`127.0.0.1:8500`), and the services whose requests drew on it. */
+    host?: string;
+    services?: readonly string[];
+  };
   /**
    * Set on the lost answer of a create's request (see `create-sends.ts`): the HTTP layer took the
    * retry from the budget, and the applier may send the create again once it has read it back.
@@ -146,12 +153,26 @@ function describeOutcome(
     return `gave up after ${formatDuration(deadline.elapsedMs)} and ${tries} (deadline ${formatDuration(deadline.limitMs)}): ${outcome}`;
   }
   if (spent) {
-    const why = `the ${spent.service} retry budget of this run is spent (${count(spent.retries, 'retry', 'retries')} for ${count(spent.requests, 'request', 'requests')}; the service is failing too often to keep retrying)`;
+    const why = budgetSpentText(spent);
     return attempts > 1
       ? `${outcome} (stopped after ${attempts} attempts: ${why})`
       : `${outcome} (not retried: ${why})`;
   }
   return attempts > 1 ? `${outcome} (gave up after ${attempts} attempts)` : outcome;
+}
+
+/**
+ * Why a request was not retried: the budget is the host's, so where several services share a host
+ * (the sandbox serves all four on one port) it is named with them, or each service's error told of
+ * "the scheduler retry budget" and "the workspaces retry budget" with the same numbers.
+ */
+function budgetSpentText(spent: NonNullable<ServiceErrorInit['budgetSpent']>): string {
+  const usage = `${count(spent.retries, 'retry', 'retries')} for ${count(spent.requests, 'request', 'requests')}`;
+  const others = (spent.services ?? []).filter((s) => s !== spent.service);
+  if (spent.host === undefined || others.length === 0)
+    return `the ${spent.service} retry budget of this run is spent (${usage}; the service is failing too often to keep retrying)`;
+  const sharers = [...new Set([spent.service, ...others])].sort().join(', ');
+  return `the retry budget of this run for ${spent.host} (shared by ${sharers}) is spent (${usage}; its services are failing too often to keep retrying)`;
 }
 
 /**

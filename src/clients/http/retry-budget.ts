@@ -25,15 +25,18 @@ export const RETRY_BUDGET_RATIO = 0.25;
 export class RetryBudget {
   private requests = 0;
   private retries = 0;
+  /** The services that sent requests through this host: the error names them when several share it. */
+  private readonly services = new Set<string>();
 
   constructor(
     private readonly ratio: number = RETRY_BUDGET_RATIO,
     private readonly floor: number = RETRY_BUDGET_FLOOR,
   ) {}
 
-  /** A first attempt was sent: the allowance grows by `ratio`. */
-  noteRequest(): void {
+  /** A first attempt was sent by `service`: the allowance grows by `ratio`. */
+  noteRequest(service: string): void {
     this.requests++;
+    this.services.add(service);
   }
 
   /** Takes one retry when the budget has one left; false when it is spent. */
@@ -49,7 +52,7 @@ export class RetryBudget {
   }
 
   /** Retries taken, and first attempts counted, for the error that says the budget is spent. */
-  get usage(): { retries: number; requests: number } {
-    return { retries: this.retries, requests: this.requests };
+  get usage(): { retries: number; requests: number; services: string[] } {
+    return { retries: this.retries, requests: this.requests, services: [...this.services].sort() };
   }
 }
