@@ -14,7 +14,8 @@ import type { DeletionLimits } from '../engine/deletion-guards.js';
 import { inventoryFromEnv } from '../engine/inventory-backend.js';
 import { defaultCatalog } from '../engine/services.js';
 import { apply, lockInventory, type ManifestAccess, plan, type PlanRun } from '../engine/workflow.js';
-import type { Change } from '../planner/types.js';
+import { planCounts, unplannedChanges, unplannedObjects } from '../planner/render/unplanned.js';
+import type { Change, Plan } from '../planner/types.js';
 import { backoffDelayMs } from './backoff.js';
 import { health } from './health.js';
 import type { ListenAddress } from './listen-address.js';
@@ -259,7 +260,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
   // (the loop sleeps after logging the cycle). The first cycle is slower than the rest because it
   // loads the clients and validators it needs on first use (lazy imports), not because of the wait.
   const started = now();
-  const counts: Record<string, number> = { create: 0, update: 0, replace: 0, delete: 0 };
+  const counts: Record<string, number> = { create: 0, update: 0, replace: 0, delete: 0, unplanned: 0 };
   // Planning writes nothing, so a stop aborts its reads at once; once applying, requests run to
   // their end and the applier starts no further change (`signal` below).
   const reads = new AbortController();
@@ -317,12 +318,9 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     stop.removeEventListener('abort', abortReads);
     if (stop.aborted) return result('interrupted');
     const work = run.plan.changes.filter((c) => c.action !== 'noop');
-    const drift = new Map<string, number>();
-    for (const c of work) {
-      counts[c.action] = (counts[c.action] ?? 0) + 1;
-      drift.set(c.key.kind, (drift.get(c.key.kind) ?? 0) + 1);
-    }
-    metrics.setDrift(drift);
+    const tally = tallyPlan(run.plan);
+    Object.assign(counts, tally.counts);
+    metrics.setDrift(tally.drift, tally.unplanned);
     if (run.plan.problems.length > 0) {
       // Counted once per service whose objects could not be planned, as a failed request would be.
       const services = new Set(run.plan.problems.map((p) => catalog.kind(p.key.kind)?.service));
@@ -366,6 +364,33 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     await run?.connections.close();
     await releaseInventory?.();
   }
+}
+
+/**
+ * A plan's counts for the cycle's log line, and its drift and unplanned objects per kind for the
+ * metrics, counted as `converge plan` counts its summary (`planCounts`): an object that could not be
+ * planned (a problem, or a kind that could not compare it) is `unplanned`, never also under the
+ * action it would have had. Its action is a guess (a role naming a missing policy reads as a create),
+ * so counting it as a create or as drift told of a change no cycle would ever make.
+ */
+function tallyPlan(plan: Plan): {
+  counts: Record<'create' | 'update' | 'replace' | 'delete' | 'unplanned', number>;
+  drift: Map<string, number>;
+  unplanned: Map<string, number>;
+} {
+  const unplanned = unplannedObjects(plan);
+  const { create, update, replace, delete: del, unplanned: notPlanned } = planCounts(plan.changes, unplanned);
+  const untrusted = unplannedChanges(plan, unplanned);
+  const drift = new Map<string, number>();
+  for (const c of plan.changes)
+    if (c.action !== 'noop' && !untrusted.has(c)) drift.set(c.key.kind, (drift.get(c.key.kind) ?? 0) + 1);
+  const unplannedByKind = new Map<string, number>();
+  for (const u of unplanned) unplannedByKind.set(u.kind, (unplannedByKind.get(u.kind) ?? 0) + 1);
+  return {
+    counts: { create, update, replace, delete: del, unplanned: notPlanned },
+    drift,
+    unplanned: unplannedByKind,
+  };
 }
 
 /**

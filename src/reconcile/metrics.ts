@@ -33,7 +33,13 @@ export class ReconcileMetrics {
   });
   readonly drift = new Gauge({
     name: 'converge_reconcile_drift',
-    help: 'Objects whose live state differed from the manifest at the last plan, by kind.',
+    help: 'Objects whose live state differed from the manifest at the last plan, by kind (objects that could not be planned are not counted).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly unplanned = new Gauge({
+    name: 'converge_reconcile_unplanned',
+    help: 'Objects the last plan could not plan (a problem, or not compared), by kind.',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
@@ -64,12 +70,15 @@ export class ReconcileMetrics {
     };
   }
 
-  /** The drift of the last plan: kinds seen before and now in sync go back to 0 rather than vanish. */
-  setDrift(perKind: ReadonlyMap<string, number>): void {
-    for (const kind of this.knownKinds) if (!perKind.has(kind)) this.drift.set({ kind }, 0);
-    for (const [kind, count] of perKind) {
-      this.knownKinds.add(kind);
-      this.drift.set({ kind }, count);
+  /**
+   * The drift and the objects not planned of the last plan, as its summary counts them (each object
+   * in one of them at most). Kinds seen before and now at none go back to 0 rather than vanish.
+   */
+  setDrift(drift: ReadonlyMap<string, number>, unplanned: ReadonlyMap<string, number>): void {
+    for (const kind of [...drift.keys(), ...unplanned.keys()]) this.knownKinds.add(kind);
+    for (const kind of this.knownKinds) {
+      this.drift.set({ kind }, drift.get(kind) ?? 0);
+      this.unplanned.set({ kind }, unplanned.get(kind) ?? 0);
     }
   }
 

@@ -383,6 +383,30 @@ describe('reconcile loop', () => {
     expect(metrics).toContain('converge_reconcile_errors_total{service="registry"} 1');
   });
 
+  it('counts an object it could not plan as unplanned, as the plan summary does: not as a create or drift', async () => {
+    // A role naming a policy that does not exist: its action would be a create, but it cannot be planned.
+    const dir = roleManifest(unique('planned'), 'p');
+    writeFileSync(
+      path.join(dir, 'unplanned.yaml'),
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${unique('nopolicy')} }\nspec:\n  Policies:\n    - Name: no-such-policy\n`,
+    );
+    const stop = new AbortController();
+    const run = await start({
+      paths: [dir],
+      dryRun: true,
+      signal: stop.signal,
+      sleep: async () => stop.abort('SIGTERM'),
+    });
+    await run.loop.done;
+    expect(run.cycles()[0]).toMatchObject({
+      outcome: 'failed',
+      counts: { create: 1, update: 0, replace: 0, delete: 0, unplanned: 1 },
+    });
+    const text = await run.loop.metrics.registry.metrics();
+    expect(text).toMatch(/^converge_reconcile_drift\{kind="AclRole"\} 1$/m);
+    expect(text).toMatch(/^converge_reconcile_unplanned\{kind="AclRole"\} 1$/m);
+  });
+
   it("counts a cycle a deletion guard refused as failed, and as no service's error", async () => {
     const [keep, gone] = [unique('guarded'), unique('guarded')];
     const dir = roleManifest(keep, 'k');
