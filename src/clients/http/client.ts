@@ -27,6 +27,7 @@ import type { SchemaSource } from './shape.js';
 import type { Dispatcher } from 'undici';
 import { printable } from '../../common/printable.js';
 import { envVarPrefix, type ServiceName } from '../../common/types.js';
+import { followAbort } from './abort-fanout.js';
 import { createAgent } from './agent.js';
 import { AttemptTimeout, exchange, ResponseTooLarge } from './exchange.js';
 import { boundedWarnings } from './service-warnings.js';
@@ -656,28 +657,20 @@ export class HttpClient {
   }
 
   /**
-   * The request's signal joined with the run's. Joined by hand rather than with AbortSignal.any,
-   * which leaked listeners on long-lived signals in Node 20; `dispose` removes the listeners.
+   * The request's own abort signal: aborted by the request's `signal` or the run's. The attempts and
+   * waits of the request listen on it alone; the shared signals each keep one listener for all the
+   * requests following them (`followAbort`), so many requests in flight never pile listeners onto a
+   * long-lived signal. Joined by hand rather than with AbortSignal.any, which leaked listeners on
+   * long-lived signals in Node 20; `dispose` lets go of the shared signals.
    */
   private joinSignals(req: HttpRequest): { signal: AbortSignal | undefined; dispose: () => void } {
     const run = req.interruptible === false ? undefined : this.runSignal;
-    if (!run || run === req.signal) return { signal: req.signal, dispose: () => undefined };
-    if (!req.signal) return { signal: run, dispose: () => undefined };
-    const own = req.signal;
+    const sources = [...new Set([req.signal, run])].filter((s): s is AbortSignal => s !== undefined);
+    if (sources.length === 0) return { signal: undefined, dispose: () => undefined };
     const controller = new AbortController();
-    const onRun = () => controller.abort(run.reason);
-    const onOwn = () => controller.abort(own.reason);
-    if (own.aborted) onOwn();
-    else if (run.aborted) onRun();
-    run.addEventListener('abort', onRun, { once: true });
-    own.addEventListener('abort', onOwn, { once: true });
-    return {
-      signal: controller.signal,
-      dispose: () => {
-        run.removeEventListener('abort', onRun);
-        own.removeEventListener('abort', onOwn);
-      },
-    };
+    // The request's own signal first: when both have aborted, its reason is the one reported.
+    const releases = sources.map((source) => followAbort(source, controller));
+    return { signal: controller.signal, dispose: () => releases.forEach((release) => release()) };
   }
 
   private reportPause(pause: RateLimitPause | undefined): void {
