@@ -93,6 +93,8 @@ export interface RunOptions {
 
 export class ServiceConnections implements KindContext {
   private readonly clients = new Map<string, { service: string; client: ServiceClient }>();
+  /** Each connection's settings, by service and connection name (see `settings`). */
+  private readonly settingsCache = new Map<string, ConnectionSettings>();
   readonly signal?: AbortSignal;
   private readonly options: ReadonlySet<string>;
   private readonly http: RunHttpOptions;
@@ -122,9 +124,19 @@ export class ServiceConnections implements KindContext {
     return this;
   }
 
-  /** A connection's settings, for effective namespaces: read without contacting the service. */
+  /**
+   * A connection's settings, for effective namespaces: read without contacting the service. Once per
+   * connection and run (the environment and the manifest do not change meanwhile): every workspace
+   * asks for its organization, and reading the environment each time was a hundredth of a plan's CPU.
+   */
   settings(service: string, connection?: string): ConnectionSettings {
-    return connectionSettings(this.env, this.services, this.declared, service, connection);
+    const key = `${service}\u0000${connection ?? ''}`;
+    let settings = this.settingsCache.get(key);
+    if (!settings) {
+      settings = connectionSettings(this.env, this.services, this.declared, service, connection);
+      this.settingsCache.set(key, settings);
+    }
+    return settings;
   }
 
   /** The environment's connection for the service, or the manifest's Connection of that name. */

@@ -17,18 +17,32 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** `value` with the entries of the map at `segments` (lists passed through) whose names say secret masked. */
-function maskEntries(value: unknown, segments: readonly string[], secretName: SecretName): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskEntries(item, segments, secretName));
-  if (!isObject(value)) return value;
-  if (segments.length === 0) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = v !== undefined && secretName(k) ? SENSITIVE : v;
-    return out;
+/**
+ * `value` with the entries of the map at `segments` (lists passed through) whose names say secret
+ * masked. Copied only where something is masked: every job's before and after passes here, and most
+ * hold no such entry.
+ */
+function maskEntries(value: unknown, segments: readonly string[], secretName: SecretName, at = 0): unknown {
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const masked = maskEntries(item, segments, secretName, at);
+      if (masked !== item) (out ??= [...value])[i] = masked;
+    });
+    return out ?? value;
   }
-  const [head, ...rest] = segments;
-  if (!(head! in value)) return value;
-  return { ...value, [head!]: maskEntries(value[head!], rest, secretName) };
+  if (!isObject(value)) return value;
+  if (at === segments.length) {
+    let out: Record<string, unknown> | undefined;
+    for (const k of Object.keys(value))
+      if (value[k] !== undefined && value[k] !== SENSITIVE && secretName(k))
+        (out ??= { ...value })[k] = SENSITIVE;
+    return out ?? value;
+  }
+  const head = segments[at]!;
+  if (!Object.hasOwn(value, head)) return value;
+  const inner = maskEntries(value[head], segments, secretName, at + 1);
+  return inner === value[head] ? value : { ...value, [head]: inner };
 }
 
 /**
@@ -83,17 +97,35 @@ function maskDiff(diff: AttributeDiff, maps: readonly string[][], secretName: Se
 /** The change with every entry of `maps` whose name says secret masked: before, after and diffs. */
 export function maskSecretsByName(change: Change, maps: readonly string[], secretName: SecretName): Change {
   if (maps.length === 0) return change;
-  const paths = maps.map((m) => m.split('.'));
+  const paths = splitPaths(maps);
   const masked = (value: Record<string, unknown> | null | undefined) => {
     if (!value) return value;
     let out: unknown = value;
     for (const p of paths) out = maskEntries(out, p, secretName);
     return out as Record<string, unknown>;
   };
+  const before = masked(change.before);
+  const after = masked(change.after);
+  const diffs = change.diffs.map((d) => maskDiff(d, paths, secretName));
+  // The change itself where nothing was masked (most): one per job of the plan.
+  if (before === change.before && after === change.after && diffs.every((d, i) => d === change.diffs[i]))
+    return change;
   return {
     ...change,
-    ...(change.before !== undefined ? { before: masked(change.before) } : {}),
-    ...(change.after !== undefined ? { after: masked(change.after) } : {}),
-    diffs: change.diffs.map((d) => maskDiff(d, paths, secretName)),
+    ...(change.before !== undefined ? { before } : {}),
+    ...(change.after !== undefined ? { after } : {}),
+    diffs,
   } as Change;
+}
+
+const splitByMaps = new WeakMap<readonly string[], string[][]>();
+
+/** A kind's maps as path segments, split once per kind. */
+function splitPaths(maps: readonly string[]): string[][] {
+  let paths = splitByMaps.get(maps);
+  if (!paths) {
+    paths = maps.map((m) => m.split('.'));
+    splitByMaps.set(maps, paths);
+  }
+  return paths;
 }
