@@ -312,15 +312,26 @@ describe('a live value in an entry whose name says secret', () => {
     const file = path.join(dir, 'job.yaml');
     const entries = (password: string, url: string) =>
       `"spring.datasource.password": "${password}", "spring.datasource.url": "${url}", MODE: a`;
-    writeFileSync(file, job('by-name-dots', entries('pw-one-1234567', 'jdbc:one')));
+    writeFileSync(
+      file,
+      job('by-name-dots', entries('pw-one-1234567', 'jdbc:one-with-a-longer-url-so-the-map-takes-lines')),
+    );
+    // Created whole, the map shows each dotted name quoted too.
+    const created = await runCli(['plan', '-f', dir], env);
+    expect(created.stdout).toContain('"spring.datasource.url"');
+    expect(created.stdout).not.toMatch(/[^"]spring\.datasource\.url/);
     expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
     writeFileSync(file, job('by-name-dots', entries('pw-one-CHANGED9', 'jdbc:two')));
     const [text, json, markdown] = await everyPlanForm(dir, env, 'pw-one-');
     // A dotted name is one key, as the manifest wrote it, never `spring = { datasource = {…} }`.
     expect(text!.stdout).toMatch(/~ "spring\.datasource\.password" += \(sensitive value changed\)/);
-    expect(text!.stdout).toMatch(/~ "spring\.datasource\.url" += "jdbc:one" -> "jdbc:two"/);
+    expect(text!.stdout).toMatch(
+      /~ "spring\.datasource\.url" += "jdbc:one-with-a-longer-url-so-the-map-takes-lines" -> "jdbc:two"/,
+    );
     expect(text!.stdout).not.toMatch(/datasource = \{/);
-    expect(markdown!.stdout).toMatch(/"spring\.datasource\.url" += "jdbc:one" -> "jdbc:two"/);
+    expect(markdown!.stdout).toMatch(
+      /"spring\.datasource\.url" += "jdbc:one-with-a-longer-url-so-the-map-takes-lines" -> "jdbc:two"/,
+    );
     const paths = (
       JSON.parse(json!.stdout) as { changes: { diffs: { path: string }[] }[] }
     ).changes[0]!.diffs.map((d) => d.path);

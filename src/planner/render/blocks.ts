@@ -68,9 +68,10 @@ function takesEquals(value: unknown): boolean {
 
 /** The lines of the attributes of an object, each marked `sign`, one level below `depth`. */
 export function objectLines(obj: Obj, sign: Sign, depth: number): DiffLine[] {
-  const keys = Object.keys(obj);
-  const pad = padder(keys.filter((k) => takesEquals(obj[k])));
-  return keys.flatMap((k) => valueLines(k, obj[k], sign, depth, pad));
+  // Each key as HCL writes it: a dotted one (`"spring.datasource.url"`) quoted, never read as nesting.
+  const entries = Object.keys(obj).map((k) => [formatKey(k), obj[k]] as const);
+  const pad = padder(entries.filter(([, v]) => takesEquals(v)).map(([label]) => label));
+  return entries.flatMap(([label, v]) => valueLines(label, v, sign, depth, pad));
 }
 
 /**
