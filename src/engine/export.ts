@@ -4,6 +4,7 @@
  * paths, and every write-only attribute the object has (by the kind's guess or the inventory's
  * record), becomes a `${env:NAME}` placeholder the operator fills in.
  */
+import { childPath } from '../resources/diff-path.js';
 import pLimit from 'p-limit';
 import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { printable } from '../common/printable.js';
@@ -357,7 +358,7 @@ function replaceAt(
     if (head !== '*' && head !== k) continue;
     if (rest.length === 0) {
       if (value[k] !== undefined && value[k] !== null && value[k] !== '' && which(k, value[k]))
-        value[k] = make([...at, k].join('.'));
+        value[k] = make(childPath(at.join('.'), k)); // `Env["spring.datasource.password"]`, as a plan shows it
     } else replaceAt(value[k], rest, [...at, k], make, which);
   }
 }
