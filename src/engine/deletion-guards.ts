@@ -47,7 +47,7 @@ export function deletionProblems(
       problems.push({
         key: { kind: 'Prune', name: kind },
         scope: 'plan',
-        message: `the manifest declares no ${kind} any more, so ${names.prune} would delete ${count === 1 ? 'the 1' : `all ${count}`} that Converge created; refusing (set ${names.allowEmpty} if that is meant)`,
+        message: `the manifest declares no ${kind} any more, so ${names.prune} would delete ${count === 1 ? 'the 1' : `all ${count}`} that Converge manages (created or adopted); refusing (set ${names.allowEmpty} if that is meant)`,
       });
     }
   }

@@ -566,8 +566,10 @@ async function pruneCandidates(
             dependsOn: [],
             prune: true,
             // A marker or the inventory proves Converge created the object; a declared scope says just where it is.
+            // An adopted object that has since taken the marker (a job's first apply adds it) is
+            // still the import's: its scope is the inventory's, not the manifest's namespace.
             reason:
-              kind.ownership !== 'declared-scope' && kind.owns(o, scope)
+              kind.ownership !== 'declared-scope' && kind.owns(o, scope) && !scope.importedOnly
                 ? `created by Converge (ownership marker), among ${where}, and no longer in the manifest`
                 : managed
                   ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? `, among ${where},` : ''} and no longer in the manifest`

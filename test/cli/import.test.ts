@@ -223,6 +223,20 @@ describe('converge import of objects made outside Converge, on services that mar
     expect(json.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
       `Workspace/${org}/imp-ws`,
     ]);
+    // The imported job took the marker on its apply (the first test): dropped, it is still the
+    // import's, and its reason says so rather than the marker's namespace-wide one.
+    expect((await runCli(['import', 'Job/default/imp-job', '-f', jobDir], env)).code).toBe(0);
+    const noJob = tempDir('converge-import-job-dropped-');
+    writeFileSync(
+      path.join(noJob, 'm.yaml'),
+      `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: imp-ws }\nspec: { description: made by hand, execution-mode: local }\n`,
+    );
+    const jobPlan = await runCli(['plan', '-f', noJob, '--prune', '--allow-empty', '--json'], env);
+    const jobDeletion = (
+      JSON.parse(jobPlan.stdout) as { changes: { address: string; action: string; reason?: string }[] }
+    ).changes.find((c) => c.address === 'Job/default/imp-job');
+    expect(jobDeletion?.action).toBe('delete');
+    expect(jobDeletion?.reason).toContain('adopted by import (inventory)');
   });
 
   it('says nothing of a marker for a kind that has none (roles are known by the inventory alone)', async () => {
