@@ -285,6 +285,24 @@ export function reconcileSavedPlan(
   return { ...fresh, changes: kept, summary: summarise(kept) };
 }
 
+/**
+ * The objects the fresh plan has a problem with that changed on the service since the plan was saved
+ * (their observed version moved): someone else's write, a workspace's state replaced by another
+ * lineage say, not the manifest's fault. Such a plan is stale, as an object that moved with no problem
+ * would be: the reviewed plan no longer describes what would happen.
+ */
+export function movedSincePlan(saved: SavedPlan, fresh: Plan): string[] {
+  const troubled = new Set(fresh.problems.filter((p) => p.scope !== 'plan').map((p) => addressOf(p.key)));
+  const now = new Map(fresh.changes.map((c) => [c.address, c.observedVersion]));
+  return saved.changes
+    .filter((c) => {
+      if (!troubled.has(c.address) || c.observedVersion === undefined) return false;
+      const version = now.get(c.address);
+      return version !== undefined && version !== c.observedVersion;
+    })
+    .map((c) => c.address);
+}
+
 /** The saved plan's deletions with nothing left to delete: left out by `reconcileSavedPlan`. */
 export function alreadyDeleted(saved: SavedPlan, reconciled: Plan): string[] {
   const planned = new Set(reconciled.changes.map((c) => c.address));

@@ -369,6 +369,32 @@ describe('Workspace objects', () => {
     expect((await show('cli-overtaken')).attributes['resource-count']).toBe(4);
   });
 
+  it('refuses as stale, not as a manifest problem, a saved plan whose workspace got another lineage meanwhile', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-relineaged', 'description: one'),
+      's.tfstate': state(1, 'MINE'),
+      'theirs.tfstate': state(1, 'THEIRS', 3),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    writeFileSync(
+      path.join(dir, 'ws.yaml'),
+      workspace('cli-relineaged', 'description: one\nstate: s.tfstate'),
+    );
+    const planFile = path.join(dir, 'p.plan');
+    expect((await converge(['plan', '-f', dir, '-out', planFile], env)).code).toBe(0);
+    const pushed = await converge(
+      ['state', 'push', `${ORG}/cli-relineaged`, path.join(dir, 'theirs.tfstate')],
+      env,
+    );
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const applied = await converge(['apply', planFile], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(3);
+    expect(applied.stderr).toContain(
+      `Workspace/${ORG}/cli-relineaged: STALE: it changed since the plan was saved (its problem above is new)`,
+    );
+    expect((await show('cli-relineaged')).attributes['resource-count']).toBe(3);
+  });
+
   it('reports a missing state file and an unknown project at their lines', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-bad', 'project: { name: nope }\nstate: missing.tfstate'),

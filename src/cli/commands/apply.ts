@@ -11,7 +11,13 @@ import type { ServiceConnections } from '../../engine/connections.js';
 import { EngineError, InventoryNotSavedError } from '../../engine/errors.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
-import { alreadyDeleted, readPlanFile, reconcileSavedPlan, verifyPlanFile } from '../../engine/plan-file.js';
+import {
+  alreadyDeleted,
+  movedSincePlan,
+  readPlanFile,
+  reconcileSavedPlan,
+  verifyPlanFile,
+} from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
 import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
 import type { Manifest } from '../../manifest/types.js';
@@ -230,6 +236,32 @@ async function applyUntilInterrupted(
       );
     if (plan.problems.length > 0) {
       annotatePlanProblems(io, plan.problems);
+      // A problem with an object that moved since the plan was saved makes the plan stale, not wrong
+      // (the fresh plan, as read now, against the versions the saved one recorded).
+      const moved = saved ? movedSincePlan(saved, run.plan) : [];
+      if (moved.length > 0) {
+        for (const address of moved)
+          write(
+            io.stderr,
+            `${printable(address)}: STALE: it changed since the plan was saved (its problem above is new)`,
+          );
+        write(
+          io.stderr,
+          `Nothing was applied: a saved plan is applied whole, and some of its objects changed since it was saved.${remedyText(
+            {
+              remedy: 'make-saved-plan-again',
+              manifest: paths,
+              prune,
+              targets,
+              excludes,
+              file: planFile ?? 'PLANFILE',
+              verified: true,
+              ...allowFlags(flags),
+            },
+          )}`,
+        );
+        return EXIT.stale;
+      }
       write(io.stderr, 'Nothing was applied: fix the problems above first.');
       return EXIT.error;
     }
