@@ -325,11 +325,14 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       // Counted once per service whose objects could not be planned, as a failed request would be.
       const services = new Set(run.plan.problems.map((p) => catalog.kind(p.key.kind)?.service));
       for (const service of services) if (service) metrics.errors.inc({ service });
+      // The objects that could be planned still drift, and say so: one bad document must not hide
+      // every other object's drift from whoever reads the log.
+      for (const c of tally.planned) log.line('change', changeFields(cycle, c, 'drift'));
       const first = run.plan.problems[0]!;
       return result(
         'failed',
         log.message(
-          `the plan has ${run.plan.problems.length} problem(s), nothing applied; first: ${first.message}`,
+          `the plan has ${run.plan.problems.length} problem(s)${options.dryRun ? '' : ', nothing applied'}; first: ${first.message}`,
         ),
       );
     }
@@ -377,19 +380,22 @@ function tallyPlan(plan: Plan): {
   counts: Record<'create' | 'update' | 'replace' | 'delete' | 'unplanned', number>;
   drift: Map<string, number>;
   unplanned: Map<string, number>;
+  /** The changes that were planned (unplanned objects left out): each a drift line of the log. */
+  planned: Change[];
 } {
   const unplanned = unplannedObjects(plan);
   const { create, update, replace, delete: del, unplanned: notPlanned } = planCounts(plan.changes, unplanned);
   const untrusted = unplannedChanges(plan, unplanned);
   const drift = new Map<string, number>();
-  for (const c of plan.changes)
-    if (c.action !== 'noop' && !untrusted.has(c)) drift.set(c.key.kind, (drift.get(c.key.kind) ?? 0) + 1);
+  const planned = plan.changes.filter((c) => c.action !== 'noop' && !untrusted.has(c));
+  for (const c of planned) drift.set(c.key.kind, (drift.get(c.key.kind) ?? 0) + 1);
   const unplannedByKind = new Map<string, number>();
   for (const u of unplanned) unplannedByKind.set(u.kind, (unplannedByKind.get(u.kind) ?? 0) + 1);
   return {
     counts: { create, update, replace, delete: del, unplanned: notPlanned },
     drift,
     unplanned: unplannedByKind,
+    planned,
   };
 }
 

@@ -385,7 +385,8 @@ describe('reconcile loop', () => {
 
   it('counts an object it could not plan as unplanned, as the plan summary does: not as a create or drift', async () => {
     // A role naming a policy that does not exist: its action would be a create, but it cannot be planned.
-    const dir = roleManifest(unique('planned'), 'p');
+    const planned = unique('planned');
+    const dir = roleManifest(planned, 'p');
     writeFileSync(
       path.join(dir, 'unplanned.yaml'),
       `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${unique('nopolicy')} }\nspec:\n  Policies:\n    - Name: no-such-policy\n`,
@@ -405,6 +406,10 @@ describe('reconcile loop', () => {
     const text = await run.loop.metrics.registry.metrics();
     expect(text).toMatch(/^converge_reconcile_drift\{kind="AclRole"\} 1$/m);
     expect(text).toMatch(/^converge_reconcile_unplanned\{kind="AclRole"\} 1$/m);
+    // The role that could be planned still has its drift line; the dry run says nothing of applying.
+    const drift = run.lines().filter((l) => l.type === 'change' && l.result === 'drift');
+    expect(drift.map((l) => l.address)).toEqual([`AclRole/default/${planned}`]);
+    expect(run.cycles()[0]!.error).not.toContain('nothing applied');
   });
 
   it("counts a cycle a deletion guard refused as failed, and as no service's error", async () => {
