@@ -6,15 +6,17 @@
  *
  * - The lock appears whole or not at all: written to a file of its own, then hard-linked into place
  *   (`link` fails when the lock exists), so no reader ever sees an empty lock.
- * - A lock whose process is gone (killed, crashed) is taken over, race-free: it is first renamed
- *   away (only one contender can move a given file), and if what was moved turns out to be a live
- *   lock made in the meantime, it is put back.
+ * - A lock whose process is gone (killed, crashed) is taken over, race-free: only the contender
+ *   holding `<lock>.break` (made with O_EXCL) may remove a lock, and only one it reads as stale while
+ *   holding it; nobody can link a lock over an existing one, so what it read is what it removes.
+ *   (Moving the stale lock away, the earlier way, could move a live one made meanwhile, and two
+ *   sandboxes both took the folder.)
  * - A lock naming this very process but no sandbox of it (a container restarts with the same pid,
  *   often 1) is stale too; one from another host cannot be checked, so it is refused, with how to
  *   clear it.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SandboxStartError } from './server.js';
@@ -58,15 +60,16 @@ export function takeDataLock(dataDir: string): DataLock {
   const draft = `${file}.${mine.id}`;
   writeFileSync(draft, `${JSON.stringify(mine)}\n`, { mode: 0o600 });
   try {
-    // A few rounds at most: each either takes the lock, refuses, or clears a stale one.
-    for (let round = 0; round < 5; round += 1) {
+    // A few rounds at most: each takes the lock, refuses, clears a stale one, or waits a moment
+    // while another contender clears it.
+    for (let round = 0; round < TAKEOVER_ROUNDS; round += 1) {
       try {
         linkSync(draft, file);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         const holder = readHolder(file);
         if (holder && holds(holder)) throw lockedError(dataDir, file, holder);
-        takeOverStale(file, mine.id);
+        if (!takeOverStale(file, mine.id)) pause(TAKEOVER_WAIT_MS);
         continue;
       }
       heldHere.add(mine.id);
@@ -90,27 +93,48 @@ export function takeDataLock(dataDir: string): DataLock {
   }
 }
 
+const TAKEOVER_ROUNDS = 50;
+const TAKEOVER_WAIT_MS = 5;
+
 /**
- * Moves a stale lock away, so that the next `link` can take its place. Whoever moves it checks what
- * it moved: a live lock (made after the stale one was read) goes back where it was.
+ * Removes the lock if it is stale, holding `<lock>.break` meanwhile; false when another contender
+ * holds that (it is clearing the lock: the next round sees what it left). Under the breaker nobody
+ * else removes the lock and nobody can link one over it, so the lock read is the lock removed.
  */
-function takeOverStale(file: string, id: string): void {
-  const moved = `${file}.stale-${id}`;
+function takeOverStale(file: string, id: string): boolean {
+  const breaker = `${file}.break`;
   try {
-    renameSync(file, moved);
+    writeFileSync(breaker, `${JSON.stringify({ host: hostname(), pid: process.pid, id })}\n`, {
+      flag: 'wx',
+      mode: 0o600,
+    });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // another contender moved it
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    clearDeadBreaker(breaker);
+    return false;
   }
-  const holder = readHolder(moved);
-  if (holder && holds(holder)) {
-    try {
-      linkSync(moved, file);
-    } catch {
-      // A third lock took the place meanwhile: that one is live, the next round sees it.
-    }
+  try {
+    const holder = readHolder(file);
+    if (holder === undefined || !holds(holder)) rmSync(file, { force: true });
+  } finally {
+    rmSync(breaker, { force: true });
   }
-  rmSync(moved, { force: true });
+  return true;
+}
+
+/**
+ * A breaker whose contender died between making and removing it (a moment's work) would block every
+ * later start: removed when its process is gone. A contender that made a new breaker in between could
+ * lose it here; that takes a crash inside that moment and two more contenders at once.
+ */
+function clearDeadBreaker(breaker: string): void {
+  const holder = readHolder(breaker);
+  if (holder && !holds(holder)) rmSync(breaker, { force: true });
+}
+
+/** Waits `ms` synchronously (the lock is taken before the sandbox starts its event loop work). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** Whether the lock's holder may still be running: refused unless it is known to be gone. */
