@@ -170,6 +170,39 @@ describe('export of what Converge applied', () => {
     expect(group).toContain('mount: ldap');
   });
 
+  it('names a secret entry whose name holds dots as a plan does: one quoted key', async () => {
+    const secret = 'planted-dotted-secret-7a1b';
+    const connections = connect(undefined, { env });
+    try {
+      const job = await connections
+        .client(schedulerService)
+        .parseJob(
+          'job "dotted" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+        );
+      job.TaskGroups![0]!.Tasks![0]!.Env = { 'spring.datasource.password': secret, MODE: 'x' };
+      await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
+    } finally {
+      await connections.close();
+    }
+    try {
+      const out = outDir();
+      const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
+      expect(r.code, r.stderr).toBe(0);
+      const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
+      expect(text).not.toContain(secret);
+      expect(text).toContain(
+        '# TaskGroups[g].Tasks[t].Env["spring.datasource.password"] is secret and not exported: set JOB_DEFAULT_DOTTED_TASKGROUPS_G_TASKS_T_ENV_SPRING_DATASOURCE_PASSWORD',
+      );
+    } finally {
+      // Gone again, so the other exports of this sandbox stay as they were.
+      const cleanup = connect(undefined, { env });
+      await cleanup
+        .client(schedulerService)
+        .stopJob('dotted', { namespace: 'default', purge: true })
+        .finally(() => cleanup.close());
+    }
+  });
+
   it('plans with no changes for every kind', async () => {
     const { code, plan, changed } = await planOf(dir, {
       CONVERGE_ALLOW_ENV: 'LDAPCONFIG_LDAP_BINDPASS',
