@@ -255,7 +255,7 @@ export function reconcileSavedPlan(
   };
   const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
   // An object the fresh plan has a problem with is in no state to call the saved change done.
-  const troubled = new Set(fresh.problems.filter((p) => p.scope !== 'plan').map((p) => addressOf(p.key)));
+  const troubled = troubledAddresses(fresh);
   const mismatched: string[] = [];
   const changes = saved.changes.map((s): Change => {
     const { digest, ...change } = s;
@@ -292,7 +292,7 @@ export function reconcileSavedPlan(
  * would be: the reviewed plan no longer describes what would happen.
  */
 export function movedSincePlan(saved: SavedPlan, fresh: Plan): string[] {
-  const troubled = new Set(fresh.problems.filter((p) => p.scope !== 'plan').map((p) => addressOf(p.key)));
+  const troubled = troubledAddresses(fresh);
   const now = new Map(fresh.changes.map((c) => [c.address, c.observedVersion]));
   return saved.changes
     .filter((c) => {
@@ -301,6 +301,11 @@ export function movedSincePlan(saved: SavedPlan, fresh: Plan): string[] {
       return version !== undefined && version !== c.observedVersion;
     })
     .map((c) => c.address);
+}
+
+/** The objects a plan has a problem with (guards of the whole plan left out). */
+function troubledAddresses(plan: Plan): Set<string> {
+  return new Set(plan.problems.filter((p) => p.scope !== 'plan').map((p) => addressOf(p.key)));
 }
 
 /** The saved plan's deletions with nothing left to delete: left out by `reconcileSavedPlan`. */

@@ -337,7 +337,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       );
     }
     if (options.dryRun || work.length === 0) {
-      for (const c of work) log.line('change', changeFields(cycle, c, 'drift'));
+      for (const c of tally.planned) log.line('change', changeFields(cycle, c, 'drift'));
       return result(work.length === 0 ? 'in_sync' : 'drift');
     }
     const applied = await apply(run, {

@@ -154,6 +154,18 @@ async function applyUntilInterrupted(
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
   const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
+  /** How to make a stale saved plan again: the plan command as it was made. */
+  const planAgain = () =>
+    remedyText({
+      remedy: 'make-saved-plan-again',
+      manifest: paths,
+      prune,
+      targets,
+      excludes,
+      file: planFile ?? 'PLANFILE',
+      verified: true,
+      ...allowFlags(flags),
+    });
   const progress = readingProgress(io);
   // Held from before planning (which reads the inventory) until after it is saved.
   const lock = await lockInventory({
@@ -247,18 +259,7 @@ async function applyUntilInterrupted(
           );
         write(
           io.stderr,
-          `Nothing was applied: a saved plan is applied whole, and some of its objects changed since it was saved.${remedyText(
-            {
-              remedy: 'make-saved-plan-again',
-              manifest: paths,
-              prune,
-              targets,
-              excludes,
-              file: planFile ?? 'PLANFILE',
-              verified: true,
-              ...allowFlags(flags),
-            },
-          )}`,
+          `Nothing was applied: a saved plan is applied whole, and some of its objects changed since it was saved.${planAgain()}`,
         );
         return EXIT.stale;
       }
@@ -362,19 +363,7 @@ async function applyUntilInterrupted(
       return EXIT.error;
     }
     if (stale > 0 && failed === 0) {
-      write(
-        io.stderr,
-        `Some objects changed since the plan was saved.${remedyText({
-          remedy: 'make-saved-plan-again',
-          manifest: paths,
-          prune,
-          targets,
-          excludes,
-          file: planFile ?? 'PLANFILE',
-          verified: true,
-          ...allowFlags(flags),
-        })}`,
-      );
+      write(io.stderr, `Some objects changed since the plan was saved.${planAgain()}`);
       return EXIT.stale;
     }
     return failed + skipped + stale > 0 ? EXIT.error : EXIT.ok;
