@@ -314,6 +314,16 @@ describe('persistence', () => {
     );
   });
 
+  it('names a takeover marker another host left behind, rather than waiting on it forever', async () => {
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const lock = join(dir.path, 'sandbox.lock');
+    writeFileSync(lock, JSON.stringify({ pid: gone, started: 'earlier' }));
+    writeFileSync(`${lock}.break`, JSON.stringify({ host: 'elsewhere', pid: 1, id: 'x' }));
+    await expect(startSandbox({ dataDir: dir.path, config })).rejects.toThrow(
+      `left ${lock}.break behind (from another host, it cannot be checked): if no sandbox starts there, delete it`,
+    );
+  });
+
   it('lets one of many sandboxes starting at once take over a stale lock, and refuses the rest', async () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     writeFileSync(join(dir.path, 'sandbox.lock'), JSON.stringify({ pid: gone, started: 'earlier' }));

@@ -85,7 +85,7 @@ export function takeDataLock(dataDir: string): DataLock {
       };
     }
     throw new SandboxStartError(
-      `could not take the lock of the data folder ${dataDir}: other sandboxes kept taking it (${file})`,
+      `could not take the lock of the data folder ${dataDir}: other sandboxes kept taking it (${file}), or one that is gone left ${file}.break behind (from another host, it cannot be checked): if no sandbox starts there, delete it`,
       'ELOCKED',
     );
   } finally {
