@@ -1,5 +1,5 @@
 /** State in a data folder: atomic JSON files, saved shortly after writes and on close, reloaded on start. */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -328,23 +328,40 @@ describe('persistence', () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     writeFileSync(join(dir.path, 'sandbox.lock'), JSON.stringify({ pid: gone, started: 'earlier' }));
     const module = pathToFileURL(join(process.cwd(), 'dist/sandbox/core/data-lock.js')).href;
-    // Each contender takes the lock (or is refused), reports, and keeps it a moment before exiting.
+    // Each contender takes the lock (or is refused), reports, and keeps it until every contender has
+    // reported (its standard input closes). Keeping it a fixed moment made the test flaky under load:
+    // a contender that started after the winner had exited rightly took over the lock it left stale.
     const contender = `import(${JSON.stringify(module)}).then(async (m) => {
       let took = false;
       try { m.takeDataLock(${JSON.stringify(dir.path)}); took = true; } catch (e) { if (e.code !== 'ELOCKED') throw e; }
       process.stdout.write(took ? 'took' : 'refused');
-      await new Promise((r) => setTimeout(r, 500));
+      process.stdin.resume();
+      await new Promise((r) => process.stdin.on('end', r));
     })`;
+    const children = Array.from({ length: 8 }, () =>
+      spawn(process.execPath, ['-e', contender], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    );
     const outcomes = await Promise.all(
-      Array.from(
-        { length: 8 },
-        () =>
+      children.map(
+        (child) =>
           new Promise<string>((resolve, reject) => {
-            execFile(process.execPath, ['-e', contender], (err, stdout) =>
-              err ? reject(err) : resolve(stdout),
-            );
+            let out = '';
+            child.stdout.setEncoding('utf8');
+            child.stdout.on('data', (chunk: string) => {
+              out += chunk;
+              if (out === 'took' || out === 'refused') resolve(out);
+            });
+            child.once('error', reject);
+            child.once('exit', (code) => reject(new Error(`contender exited ${code} before reporting`)));
           }),
       ),
+    );
+    await Promise.all(
+      children.map((child) => {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.stdin.end();
+        return exited;
+      }),
     );
     expect(outcomes.filter((o) => o === 'took')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'refused')).toHaveLength(7);

@@ -99,7 +99,8 @@ const TAKEOVER_WAIT_MS = 5;
 /**
  * Removes the lock if it is stale, holding `<lock>.break` meanwhile; false when another contender
  * holds that (it is clearing the lock: the next round sees what it left). Under the breaker nobody
- * else removes the lock and nobody can link one over it, so the lock read is the lock removed.
+ * else removes the lock and nobody can link one over it, so the lock read is the lock removed; where
+ * none was read, nothing is removed (one may be linked in meanwhile).
  */
 function takeOverStale(file: string, id: string): boolean {
   const breaker = `${file}.break`;
@@ -114,8 +115,11 @@ function takeOverStale(file: string, id: string): boolean {
     return false;
   }
   try {
-    const holder = readHolder(file);
-    if (holder === undefined || !holds(holder)) rmSync(file, { force: true });
+    // No lock at all: nothing to remove, and removing "it" anyway could remove a lock linked in since
+    // (linking needs no breaker). A lock that is there cannot change while the breaker is held.
+    const text = readLockText(file);
+    const holder = text === undefined ? undefined : holderOf(text);
+    if (text !== undefined && (holder === undefined || !holds(holder))) rmSync(file, { force: true });
   } finally {
     rmSync(breaker, { force: true });
   }
@@ -154,8 +158,22 @@ function lockedError(dataDir: string, file: string, holder: LockContent): Sandbo
 
 /** The lock's holder; undefined for a file that is not a lock (then it is taken over). */
 function readHolder(file: string): LockContent | undefined {
+  const text = readLockText(file);
+  return text === undefined ? undefined : holderOf(text);
+}
+
+/** The lock file's text; undefined when there is none (or it cannot be read). */
+function readLockText(file: string): string | undefined {
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockContent>;
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function holderOf(text: string): LockContent | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<LockContent>;
     if (typeof parsed.pid !== 'number' || !Number.isInteger(parsed.pid) || parsed.pid <= 0) return undefined;
     return {
       host: typeof parsed.host === 'string' ? parsed.host : hostname(),
