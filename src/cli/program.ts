@@ -77,10 +77,10 @@ const timeoutOption = () =>
   )
     .argParser(positiveInt)
     .default(120);
-/** Addresses a manifest Connection may send a token from outside the manifest to. */
+/** Addresses a manifest Connection may send a token or values from outside the manifest to. */
 const allowAddressOption = repeatableOption(
   '--allow-address <address>',
-  'let manifest Connections send a token from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
+  'let manifest Connections send a token or values from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
 );
 /** `--target` / `--exclude` on plan and apply: address globs (engine/targeting.ts). */
 const targetOption = repeatableOption(

@@ -31,7 +31,7 @@ export interface SettingNames {
   connection: string;
   /** The manifest files or folders (whose Connections may be named). */
   manifest: string;
-  /** Addresses a Connection may send a token from outside the manifest to. */
+  /** Addresses a Connection may send a token or values from outside the manifest to. */
   allowAddresses: string;
   /** Environment variables `${env:NAME}` may read (beside CONVERGE_ALLOW_ENV). */
   allowEnv: string;

@@ -1,9 +1,12 @@
 /**
- * Where a manifest Connection may send a token that came from outside the manifest. On a pull
- * request the manifest is anyone's, while the process holds the operator's credentials: a
+ * Where a manifest Connection may send what came from outside the manifest. On a pull request the
+ * manifest is anyone's, while the process holds the operator's credentials and variables: a
  * Connection with `token: ${env:CONVERGE_REGISTRY_TOKEN}` and an address of the author's choosing
- * would carry the token there. Such a Connection is allowed only when its address is one the
- * operator configured for its service (`CONVERGE_<SERVICE>_ADDR`) or allowed outside the manifest
+ * would carry the token there; so would a Job on a tokenless Connection with
+ * `Meta: { note: "${env:DB_PASSWORD}" }`, since even `plan` sends a job whole to the scheduler's
+ * plan endpoint. A Connection that carries a token, a setting or an object's value read from a
+ * variable or a file (`${env:…}`, `${file:…}`) is allowed only when its address is one the operator
+ * configured for its service (`CONVERGE_<SERVICE>_ADDR`) or allowed outside the manifest
  * (`CONVERGE_ALLOW_ADDRESSES`, `--allow-address`). Checked when the manifest loads, before any
  * service is contacted.
  */
@@ -12,9 +15,19 @@ import { normaliseAddress } from '../clients/http/endpoint.js';
 import type { AnyServiceDefinition } from '../clients/service.js';
 import { allowListFrom } from '../common/allow-list.js';
 import { envVarPrefix } from '../common/types.js';
+import { formatPosition, type SourcePosition } from '../common/types.js';
 import type { ManifestConnection, ManifestProblem } from '../manifest/types.js';
 
 export const ALLOW_ADDRESSES_VARIABLE = 'CONVERGE_ALLOW_ADDRESSES';
+
+/** A value read from outside the manifest that a Connection would carry to its service. */
+export interface CarriedValue {
+  connection: ManifestConnection;
+  /** Where the value is written. */
+  position: SourcePosition;
+  /** What holds it, as the user reads it: `Job "exfil" spec.Meta.note`. */
+  holder: string;
+}
 
 export function connectionAddressProblems(
   connections: readonly ManifestConnection[],
@@ -22,8 +35,12 @@ export function connectionAddressProblems(
   env: NodeJS.ProcessEnv,
   allowFlags: readonly string[] = [],
   allowName: string = LIBRARY_SETTING_NAMES.allowAddresses,
+  carried: readonly CarriedValue[] = [],
 ): ManifestProblem[] {
-  const outside = connections.filter((c) => c.tokenFromOutside);
+  const carriedBy = new Map<ManifestConnection, CarriedValue[]>();
+  for (const value of carried)
+    carriedBy.set(value.connection, [...(carriedBy.get(value.connection) ?? []), value]);
+  const outside = connections.filter((c) => c.tokenFromOutside || carriedBy.has(c));
   if (outside.length === 0) return [];
   const allowed = allowListFrom(env[ALLOW_ADDRESSES_VARIABLE], allowFlags);
   // An address allowed as written (not a glob) is compared as the Connection's is, normalised: the
@@ -58,13 +75,30 @@ export function connectionAddressProblems(
       allowed.allows(`${address}/`)
     )
       continue;
+    const remedy =
+      'If that service is yours, allow it outside the manifest: ' +
+      `${ALLOW_ADDRESSES_VARIABLE}=${address} or ${allowName} ${address} (globs such as https://*.corp.example work); ` +
+      `or use the address set in ${envVarPrefix(c.service)}_ADDR`;
+    if (c.tokenFromOutside) {
+      problems.push({
+        position,
+        message:
+          `connection "${c.name}" takes its token from outside the manifest and would send it to ${address}, ` +
+          `an address the operator has not allowed. ${remedy}`,
+      });
+      continue;
+    }
+    // Said once per Connection, at the first value: a project may fill many objects from variables.
+    const [first, ...more] = carriedBy.get(c) ?? [];
+    if (!first) continue;
+    const others = more.length === 0 ? '' : ` (and ${more.length} more value${more.length === 1 ? '' : 's'})`;
     problems.push({
-      position,
+      position: first.position,
       message:
-        `connection "${c.name}" takes its token from outside the manifest and would send it to ${address}, ` +
-        'an address the operator has not allowed. If that service is yours, allow it outside the manifest: ' +
-        `${ALLOW_ADDRESSES_VARIABLE}=${address} or ${allowName} ${address} (globs such as https://*.corp.example work); ` +
-        `or use the address set in ${envVarPrefix(c.service)}_ADDR`,
+        `${first.holder} is read from outside the manifest (\${env:…} or \${file:…}) and connection "${c.name}" ` +
+        `(${formatPosition(c.source)}) would send it${others} to ${address}, an address the operator has not allowed: ` +
+        `a manifest must not carry the runner's variables or files to an address it chose. ${remedy}; ` +
+        'or write the value into the manifest',
     });
   }
   return problems;

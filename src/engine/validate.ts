@@ -21,6 +21,7 @@ import {
   type ResourceKey,
 } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
+import { carriedValues } from './carried-values.js';
 import { connectionAddressProblems } from './connection-addresses.js';
 import { connectionSettings } from './connection-settings.js';
 import { keyDesired, type SettingsOf } from './desired.js';
@@ -47,7 +48,7 @@ export interface EngineOptions {
 export interface ManifestAccess {
   /** `--allow-env`, beside CONVERGE_ALLOW_ENV: the variables `${env:NAME}` may read. */
   allowEnv?: readonly string[];
-  /** `--allow-address`: where a Connection may send a token from outside the manifest. */
+  /** `--allow-address`: where a Connection may send a token or values from outside the manifest. */
   allowAddresses?: readonly string[];
 }
 
@@ -104,6 +105,7 @@ async function loadManifestWith(
     env,
     options.allowAddresses,
     settingNames(options.settingNames).allowAddresses,
+    carriedValues(manifest, catalog),
   );
   if (untrusted.length > 0)
     throw await withObjectProblems(new ManifestError(untrusted), manifest, catalog, env);

@@ -133,8 +133,11 @@ function connectionKind(services: readonly ManifestService[]): BuiltinKind {
       const own = new Set(services.find((s) => s.name === spec.service)?.settings?.map((s) => s.key));
       for (const [key, value] of Object.entries(spec)) {
         if (COMMON_CONNECTION_FIELDS.has(key) || typeof value !== 'string') continue;
-        if (own.has(key)) connection.settings[key] = value;
-        else
+        if (own.has(key)) {
+          connection.settings[key] = value;
+          if (interpolated.has(`/spec/${key}`) && !connection.settingFromOutside)
+            connection.settingFromOutside = { key, position: positions.locate(`/spec/${key}`) };
+        } else
           return [
             {
               position: positions.locate(`/spec/${key}`),

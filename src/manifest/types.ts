@@ -37,6 +37,11 @@ export interface ManifestConnection {
    * be the operator's credential, so it goes only to an address the operator configured or allowed.
    */
   tokenFromOutside?: boolean;
+  /**
+   * A setting of the service's (`organization`) read from outside the manifest: it goes into the
+   * requests, so, like an object's such value, only to an address the operator chose.
+   */
+  settingFromOutside?: { key: string; position: SourcePosition };
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
   /** The service's own settings (a workspace connection's `organization`), by key. */

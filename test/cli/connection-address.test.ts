@@ -19,6 +19,7 @@ interface Seen {
   method: string;
   url: string;
   authorization: string | undefined;
+  body: string;
 }
 
 let server: http.Server;
@@ -27,9 +28,18 @@ const seen: Seen[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization });
-    req.resume();
-    res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        body,
+      });
+      res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   address = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -171,6 +181,107 @@ describe('a manifest Connection without a token from outside', () => {
     await runCli(['plan', '-f', manifest(address, 'written-in-the-manifest')], env());
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((s) => s.authorization === 'Bearer written-in-the-manifest')).toBe(true);
+  });
+});
+
+describe('a manifest Connection that would carry values from outside the manifest', () => {
+  const SECRET = 'planted-db-password-93e1c7';
+
+  /** A tokenless scheduler Connection and a job whose Meta copies an allowed variable (a pull request's trick). */
+  function jobManifest(connectionAddress: string, note = '"p=${env:TEST_DB_PASSWORD}"'): string {
+    const dir = tempDir('converge-conn-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: x }
+spec: { service: scheduler, address: "${connectionAddress}" }
+---
+apiVersion: converge/v1
+kind: Job
+metadata: { name: exfil, connection: x }
+spec:
+  Type: batch
+  Datacenters: [dc1]
+  Meta: { note: ${note} }
+  TaskGroups: [{ Name: g, Tasks: [{ Name: t, Driver: exec, Config: { command: /bin/true } }] }]
+`,
+    );
+    return dir;
+  }
+
+  it.each([
+    ['validate', []],
+    ['plan', []],
+    ['apply', ['--auto-approve']],
+  ])(
+    '%s refuses it at the value, naming the connection and the address, contacting nothing',
+    async (command, flags) => {
+      // Even plan sends a job whole (its plan endpoint): the variable would reach the author's address.
+      const dir = jobManifest(address);
+      const r = await runCli([command, '-f', dir, ...flags], env({ TEST_DB_PASSWORD: SECRET }));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `${path.join(dir, 'm.yaml')}:12:17: Job "exfil" spec.Meta.note is read from outside the manifest`,
+      );
+      expect(r.stderr).toContain(
+        `connection "x" (${path.join(dir, 'm.yaml')}:2:1) would send it to ${address}`,
+      );
+      expect(r.stderr).toContain(`CONVERGE_ALLOW_ADDRESSES=${address} or --allow-address ${address}`);
+      expect(r.stderr + r.stdout).not.toContain(SECRET);
+      expect(seen).toEqual([]);
+    },
+  );
+
+  it('sends it to an address the operator allowed', async () => {
+    const r = await runCli(
+      ['plan', '-f', jobManifest(address), '--allow-address', address],
+      env({ TEST_DB_PASSWORD: SECRET }),
+    );
+    expect(seen.length, r.stderr).toBeGreaterThan(0);
+  });
+
+  it('lets a value written in the manifest go anywhere: it is the author’s own', async () => {
+    const r = await runCli(['validate', '-f', jobManifest(address, 'written-here')], env());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it("refuses a Connection's own setting read from a variable, without a token", async () => {
+    const dir = tempDir('converge-conn-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: ws }
+spec: { service: workspaces, address: "${address}", organization: "\${env:TEST_ORG}" }
+`,
+    );
+    const r = await runCli(['validate', '-f', dir], env({ TEST_ORG: SECRET }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the organization of connection "ws" is read from outside the manifest');
+    expect(r.stderr).not.toContain(SECRET);
+  });
+
+  it('does not quote a name filled from a variable', async () => {
+    const dir = tempDir('converge-conn-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: elsewhere }
+spec: { service: registry, address: "${address}" }
+---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: "\${env:TEST_ROLE}", connection: elsewhere }
+spec: { Description: web }
+`,
+    );
+    const r = await runCli(['validate', '-f', dir], env({ TEST_ROLE: 'role-name-from-variable' }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('AclRole metadata.name is read from outside the manifest');
+    expect(r.stderr).not.toContain('role-name-from-variable');
   });
 });
 
