@@ -354,10 +354,45 @@ describe('export through a Connection', () => {
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(readdirSync(dir)).toEqual(['AclRole.yaml']);
     expect(readFileSync(path.join(dir, 'AclRole.yaml'), 'utf8')).toContain('  connection: eu-registry\n');
-    expect(r.stdout).toContain(`Plan it with: converge plan -f ${dir} -f ${conn}\n`);
+    expect(r.stdout).toContain(
+      `Plan it with: converge plan -f ${dir} -f ${path.join(conn, 'connection.yaml')}\n`,
+    );
     // The line printed plans: the folder alone would not, for want of the Connection.
     const plan = await runCli(['plan', '-f', dir, '-f', conn, '--detailed-exitcode'], env);
     expect([plan.code, plan.stderr]).toEqual([0, '']);
+  });
+
+  it('names the files that declare the Connection, not a project folder that declares exported objects too', async () => {
+    const project = tempDir('converge-export-project-');
+    writeFileSync(
+      path.join(project, 'connection.yaml'),
+      readFileSync(path.join(conn, 'connection.yaml'), 'utf8'),
+    );
+    const role =
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: declared-on-eu, connection: eu-registry }\nspec: { Description: on eu }\n';
+    writeFileSync(path.join(project, 'roles.yaml'), role);
+    expect((await runCli(['apply', '-f', project, '--auto-approve'], env)).code).toBe(0);
+    const dir = outDir();
+    const r = await runCli(['export', '-o', dir, '--connection', 'eu-registry', '-f', project], env);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const connFile = path.join(project, 'connection.yaml');
+    expect(r.stdout).toContain(`Plan it with: converge plan -f ${dir} -f ${connFile}\n`);
+    expect(r.stdout).not.toContain('declared twice');
+    // Run as printed: the project's roles.yaml is not read, so the exported role is declared once.
+    const plan = await runCli(['plan', '-f', dir, '-f', connFile, '--detailed-exitcode'], env);
+    expect([plan.code, plan.stderr]).toEqual([0, '']);
+
+    // A Connection file that declares an exported object itself: said before the plan line.
+    const together = tempDir('converge-export-project-');
+    writeFileSync(path.join(together, 'all.yaml'), `${readFileSync(connFile, 'utf8')}---\n${role}`);
+    const again = await runCli(
+      ['export', '-o', outDir(), '--connection', 'eu-registry', '-f', together],
+      env,
+    );
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      `1 exported object is declared in the manifest that declares connection "eu-registry" too (AclRole@eu-registry/default/declared-on-eu at ${path.join(together, 'all.yaml')}:10:1): delete it from one place, or the plan below reports it as declared twice.`,
+    );
   });
 
   it('says which manifest to give, and refuses a kind of another service', async () => {

@@ -9,7 +9,9 @@ import { exportLive } from '../../engine/export.js';
 import { writeExportFiles } from '../../engine/export-files.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { loadManifest } from '../../engine/workflow.js';
-import type { Manifest } from '../../manifest/types.js';
+import { formatPosition, type Manifest } from '../../manifest/types.js';
+import { connectionSettings } from '../../engine/connection-settings.js';
+import { keyDesired, type SettingsOf } from '../../engine/desired.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
@@ -112,9 +114,19 @@ async function exportAll(
   );
   for (const f of files) write(io.stdout, `  ${f}`);
   const variables = objects.flatMap((o) => o.placeholders.map((p) => p.variable));
-  const plan = `converge plan ${planFiles(flags, manifest)
-    .map((f) => `-f ${f}`)
-    .join(' ')}`;
+  const sources = planFiles(flags, manifest);
+  const plan = `converge plan ${sources.map((f) => `-f ${f}`).join(' ')}`;
+  const twice = manifest ? declaredAlready(manifest, sources, objects, catalog, io.env) : [];
+  if (twice.length > 0)
+    write(
+      io.stdout,
+      `\n${twice.length} exported object${twice.length === 1 ? ' is' : 's are'} declared in the manifest that declares connection "${flags.connection}" too (${twice
+        .slice(0, 3)
+        .map((t) => `${t.address} at ${t.at}`)
+        .join(
+          ', ',
+        )}${twice.length > 3 ? ', …' : ''}): delete ${twice.length === 1 ? 'it' : 'them'} from one place, or the plan below reports ${twice.length === 1 ? 'it' : 'them'} as declared twice.`,
+    );
   if (variables.length > 0) {
     write(
       io.stdout,
@@ -142,21 +154,45 @@ function nothingToExport(flags: ExportFlags, catalog: Catalog): string {
 }
 
 /**
- * What the plan of the export reads: the folder written, and through a Connection the manifests
- * (as `-f` gave them) that declare it, since the documents name it and a plan of the folder alone
- * fails for want of it. A manifest path that holds the folder already reads it.
+ * What the plan of the export reads: the folder written, and through a Connection the files that
+ * declare it, since the documents name it and a plan of the folder alone fails for want of it.
+ * Those files, not the `-f` folder holding them: the rest of a project folder declares objects the
+ * export may hold too, each then reported as declared twice. A file that holds the folder already
+ * reads it.
  */
 function planFiles(flags: ExportFlags & { out: string }, manifest: Manifest | undefined): string[] {
   if (flags.connection === undefined || !manifest) return [flags.out];
-  const declaring = manifest.connections
-    .filter((c) => c.name === flags.connection)
-    .map((c) => path.resolve(c.source.file));
+  // As the manifest names its files (relative to where Converge runs, when they are below it).
+  const sources = [
+    ...new Set(manifest.connections.filter((c) => c.name === flags.connection).map((c) => c.source.file)),
+  ];
   const holds = (outer: string, inner: string) => {
     const rel = path.relative(path.resolve(outer), inner);
     return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
   };
-  const given = flags.file.filter((f) => declaring.some((d) => holds(f, d)));
-  // The paths as the user gave them where they can be told; else the declaring files themselves.
-  const sources = given.length > 0 ? given : [...new Set(declaring)];
   return sources.some((f) => holds(f, path.resolve(flags.out))) ? sources : [flags.out, ...sources];
+}
+
+/** Exported objects that the files of the suggested plan declare already: declared twice there. */
+function declaredAlready(
+  manifest: Manifest,
+  sources: readonly string[],
+  objects: readonly { key: ResourceKey }[],
+  catalog: Catalog,
+  env: NodeJS.ProcessEnv,
+): { address: string; at: string }[] {
+  const read = new Set(sources.map((f) => path.resolve(f)));
+  const declared = {
+    ...manifest,
+    resources: manifest.resources.filter((r) => read.has(path.resolve(r.source.file))),
+  };
+  const settingsOf: SettingsOf = (service, connection) =>
+    connectionSettings(env, catalog.definitions, manifest.connections, service, connection);
+  const at = new Map(
+    keyDesired(declared, catalog, settingsOf).desired.map((d) => [addressOf(d.key), d.resource?.source]),
+  );
+  return objects.flatMap((o) => {
+    const source = at.get(addressOf(o.key));
+    return source ? [{ address: addressOf(o.key), at: formatPosition(source) }] : [];
+  });
 }
