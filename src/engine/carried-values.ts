@@ -10,6 +10,13 @@ import { childPath } from '../resources/diff-path.js';
 import type { Catalog } from './catalog.js';
 import type { CarriedValue } from './connection-addresses.js';
 
+/** Metadata that never reaches a service: a value read into it goes nowhere. */
+const NOT_SENT = ['/metadata/labels', '/metadata/connection', '/metadata/ensure'];
+
+function isSent(pointer: string): boolean {
+  return !NOT_SENT.some((p) => pointer === p || pointer.startsWith(`${p}/`));
+}
+
 export function carriedValues(manifest: Manifest, catalog: Catalog): CarriedValue[] {
   const carried: CarriedValue[] = [];
   for (const connection of manifest.connections) {
@@ -22,7 +29,8 @@ export function carriedValues(manifest: Manifest, catalog: Catalog): CarriedValu
       });
   }
   for (const resource of manifest.resources) {
-    if (resource.connection === undefined || resource.sensitivePointers.size === 0) continue;
+    const sent = [...resource.sensitivePointers].filter(isSent);
+    if (resource.connection === undefined || sent.length === 0) continue;
     const service = catalog.kind(resource.kind)?.service;
     const connection = manifest.connections.find(
       (c: ManifestConnection) => c.name === resource.connection && c.service === service,
@@ -33,7 +41,7 @@ export function carriedValues(manifest: Manifest, catalog: Catalog): CarriedValu
     const object = resource.sensitivePointers.has('/metadata/name')
       ? resource.kind
       : `${resource.kind} "${resource.name}"`;
-    for (const pointer of resource.sensitivePointers)
+    for (const pointer of sent)
       carried.push({
         connection,
         position: resource.locate(pointer),

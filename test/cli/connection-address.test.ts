@@ -4,7 +4,7 @@
  * configured or allowed (CONVERGE_ALLOW_ADDRESSES, --allow-address). The "service" is a small HTTP
  * server that records every request it gets and the token header it carried.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -243,6 +243,18 @@ spec:
 
   it('lets a value written in the manifest go anywhere: it is the author’s own', async () => {
     const r = await runCli(['validate', '-f', jobManifest(address, 'written-here')], env());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('lets labels take a variable: they never reach a service', async () => {
+    const dir = jobManifest(address, 'written-here');
+    const text = readFileSync(path.join(dir, 'm.yaml'), 'utf8').replace(
+      'metadata: { name: exfil, connection: x }',
+      'metadata: { name: exfil, connection: x, labels: { team: "${env:TEST_DB_PASSWORD}" } }',
+    );
+    writeFileSync(path.join(dir, 'm.yaml'), text);
+    const r = await runCli(['validate', '-f', dir], env({ TEST_DB_PASSWORD: SECRET }));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
   });
