@@ -74,3 +74,33 @@ function ownedNotPlanned(
     })
     .map(([address]) => address);
 }
+
+/** An object of the inventory that no prune can reach: its named connection is gone from the manifest. */
+export interface OwnedUnreachable {
+  address: string;
+  /** The connection the inventory records it on, which the manifest no longer declares. */
+  connection: string;
+}
+
+/**
+ * The inventory's own objects (created or imported) on a named connection the manifest no longer
+ * declares for their service. Only a manifest Connection gives the address and the token to read
+ * them with, so no prune can list or delete them: asking for a client threw "no registry connection
+ * named …", without a position or a way out, and failed the whole plan as soon as the Connection's
+ * file was deleted. The plan lists them instead, as it lists objects outside every prune scope.
+ */
+export function ownedOnUndeclaredConnection(
+  owned: readonly [string, InventoryEntry][],
+  connections: readonly { name: string; service: string }[],
+  catalog: Catalog,
+): OwnedUnreachable[] {
+  const declared = new Set(connections.map((c) => JSON.stringify([c.service, c.name])));
+  return owned.flatMap(([address, entry]) => {
+    const kind = catalog.kind(entry.kind);
+    const connection = entry.key.connection;
+    if (!kind || !isPrunable(kind) || connection === undefined) return [];
+    if (addressOf(entry.key) !== address || declared.has(JSON.stringify([kind.service, connection])))
+      return [];
+    return [{ address, connection }];
+  });
+}

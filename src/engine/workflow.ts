@@ -24,7 +24,7 @@ import {
 } from './inventory.js';
 import { InventoryNotSavedError } from './errors.js';
 import { inventoryFromEnv } from './inventory-backend.js';
-import { missingOwned, ownedOutOfScope } from './missing-owned.js';
+import { missingOwned, ownedOnUndeclaredConnection, ownedOutOfScope } from './missing-owned.js';
 import { ownedOrigin } from './inventory-document.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
@@ -147,7 +147,15 @@ export async function plan(
       candidates.push(address);
       return selection.covers(address);
     };
-    const owned = (options.managed?.entries() ?? []).filter(([, e]) => e.owned);
+    const allOwned = (options.managed?.entries() ?? []).filter(([, e]) => e.owned);
+    // Records on a connection the manifest no longer declares have no address or token to be read
+    // with: they stay out of every prune scope (a scope there failed the plan on its first request)
+    // and are listed as not pruned below.
+    const unreachable = options.prune
+      ? ownedOnUndeclaredConnection(allOwned, manifest.connections, catalog)
+      : [];
+    const unreachableAddresses = new Set(unreachable.map((u) => u.address));
+    const owned = allOwned.filter(([address]) => !unreachableAddresses.has(address));
     // A scope of a kind no target can name is not even listed: fewer requests for a narrow target.
     // The kinds left unlisted are named in the plan: their deletions were not looked for.
     const allScopes = options.prune
@@ -176,7 +184,8 @@ export async function plan(
         ? { managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)) }
         : {}),
     });
-    if (options.prune) selection.requireMatches(candidates);
+    // A pattern naming only such unreachable records names something the inventory holds: not a typo.
+    if (options.prune) selection.requireMatches([...candidates, ...unreachableAddresses]);
     planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names, prune ?? []));
     if (prune && !selection.targeting) {
       const declared = new Set(desired.map((d) => addressOf(d.key)));
@@ -185,6 +194,10 @@ export async function plan(
       const outOfScope = ownedOutOfScope(owned, prune, declared, planned, catalog);
       if (outOfScope.length > 0) planned.ownedOutOfScope = outOfScope;
     }
+    // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
+    // read as "nothing to delete". Patterns that leave them out leave them out silently.
+    const notReached = unreachable.filter((u) => selection.covers(u.address));
+    if (notReached.length > 0) planned.ownedOnUndeclaredConnection = notReached;
     planned.requests = connections.requestCounts();
     if (selection.targeting) {
       const leftOut = candidates.filter((address) => !selection.covers(address));

@@ -107,6 +107,12 @@ export interface Plan {
    */
   ownedOutOfScope?: string[];
   /**
+   * With `--prune`: objects the inventory records as Converge's (created or imported) on a named
+   * connection the manifest no longer declares, with that connection. Nothing can read or delete
+   * them without its address and token; left as they are.
+   */
+  ownedOnUndeclaredConnection?: { address: string; connection: string }[];
+  /**
    * Every secret the whole manifest carries, compiled to mask its copies (`maskCopies`): the applier
    * masks its errors with it. Of the whole manifest, not of the changes: a targeted plan leaves out
    * the object that holds a secret another object copies. In memory only, never rendered or saved.

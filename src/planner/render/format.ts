@@ -116,6 +116,24 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
 }
 
 /**
+ * What `--prune` leaves because the inventory records it on a Connection the manifest no longer
+ * declares: a headline naming the connections, then the two ways out. The same in every rendering.
+ */
+export function undeclaredConnectionLines(objects: readonly { connection: string }[]): string[] {
+  const n = objects.length;
+  const one = n === 1;
+  // Connection names come from the inventory, which anyone with its file or workspace may have written.
+  const names = [...new Set(objects.map((o) => printable(o.connection)))].sort();
+  const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+  const plural = names.length === 1 ? '' : 's';
+  return [
+    `Not pruned: ${n} object${one ? '' : 's'} the inventory records as Converge's, on connection${plural} ${list}, which the manifest no longer declares; --prune cannot read or delete ${one ? 'it' : 'them'} without the Connection's address and token.`,
+    // The hint names no connection: markdown prints it as it is, and the names come from the inventory.
+    `To delete ${one ? 'it' : 'them'}, declare ${plural ? 'those Connections' : 'that Connection'} again (same name and service) and run --prune; to stop tracking ${one ? 'it' : 'one'}, drop ${one ? 'its' : 'the'} record with \`converge inventory forget ADDRESS --yes\`.`,
+  ];
+}
+
+/**
  * What follows "No changes." when nothing differs: the whole manifest matches, or, for a targeted
  * plan, only the objects it compared (the others may well differ). The same in every rendering.
  */

@@ -6,6 +6,7 @@ import {
   missingOwnedLines,
   noChangesClause,
   ownedOutOfScopeLines,
+  undeclaredConnectionLines,
   prunedHeadline,
   SYMBOLS,
   summaryLine,
@@ -124,6 +125,12 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     const [headline, hint] = ownedOutOfScopeLines(plan.ownedOutOfScope);
     out.push(c.yellow(headline!));
     for (const address of plan.ownedOutOfScope) out.push(c.yellow(`  ${printable(address)}`));
+    out.push(c.dim(hint!), '');
+  }
+  if (plan.ownedOnUndeclaredConnection?.length) {
+    const [headline, hint] = undeclaredConnectionLines(plan.ownedOnUndeclaredConnection);
+    out.push(c.yellow(headline!));
+    for (const { address } of plan.ownedOnUndeclaredConnection) out.push(c.yellow(`  ${printable(address)}`));
     out.push(c.dim(hint!), '');
   }
   out.push(c.bold(summaryLine(planCounts(plan.changes, unplanned))));

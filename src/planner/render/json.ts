@@ -58,7 +58,8 @@ export interface PlanJson {
   /** The plan's prune section: its heading and the addresses it deletes, in order. */
   /**
    * `not_found`: the inventory's own objects the prune listing did not find live (stale records).
-   * `out_of_scope`: objects Converge created in scopes the manifest no longer manages (not pruned).
+   * `out_of_scope`: objects Converge created in scopes the manifest no longer manages, and objects
+   * it created or imported on a Connection the manifest no longer declares (not pruned).
    */
   pruned: {
     headline: string;
@@ -132,7 +133,10 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       count: pruned.length,
       addresses: pruned.map((c) => c.address),
       not_found: plan.missingOwned ?? [],
-      out_of_scope: plan.ownedOutOfScope ?? [],
+      out_of_scope: [
+        ...(plan.ownedOutOfScope ?? []),
+        ...(plan.ownedOnUndeclaredConnection ?? []).map((u) => u.address),
+      ],
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
     complete: plan.problems.length === 0 && unplanned === 0,

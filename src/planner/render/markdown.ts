@@ -9,6 +9,7 @@ import {
   missingOwnedLines,
   noChangesClause,
   ownedOutOfScopeLines,
+  undeclaredConnectionLines,
   prunedHeadline,
   SYMBOLS,
   summaryLine,
@@ -95,7 +96,14 @@ function missingLines(plan: Plan): string[] {
 
 /** Objects Converge created where the manifest no longer manages the scope: a note, as above. */
 function outOfScopeLines(plan: Plan): string[] {
-  return addressNote(plan.ownedOutOfScope ?? [], ownedOutOfScopeLines);
+  const unreachable = plan.ownedOnUndeclaredConnection ?? [];
+  return [
+    ...addressNote(plan.ownedOutOfScope ?? [], ownedOutOfScopeLines),
+    ...addressNote(
+      unreachable.map((u) => u.address),
+      () => undeclaredConnectionLines(unreachable),
+    ),
+  ];
 }
 
 function addressNote(addresses: readonly string[], linesFor: (a: readonly string[]) => string[]): string[] {
