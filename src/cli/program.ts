@@ -101,7 +101,7 @@ const lockTimeoutOption = () =>
 const allowEmptyOption = () =>
   new Option(
     '--allow-empty',
-    'let --prune delete every object of a kind the manifest no longer declares any of',
+    'let --prune delete every object of a kind on a connection (in a namespace) where the manifest no longer declares any of it',
   );
 const maxDeletesOption = () =>
   new Option(

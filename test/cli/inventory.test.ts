@@ -118,7 +118,7 @@ describe('--prune with the inventory', () => {
     const refused = await runCli(['apply', '-f', otherKindOnly(), '--prune', '--auto-approve'], env);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(
-      'the manifest declares no AclRole any more, so --prune would delete all 2',
+      'the manifest declares no AclRole in namespace default any more, so --prune would delete all 2',
     );
     expect(refused.stdout).toContain('--allow-empty');
     expect(await roleExists('inve-a')).toBe(true);

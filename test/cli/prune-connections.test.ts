@@ -1,8 +1,8 @@
 /**
  * `--prune` and manifest Connections, as a new user meets them: a project whose roles live on the
  * default registry and on a second one behind `kind: Connection` (`eu`), applied once so the
- * inventory records all of them, then planned with a file deleted or left out of `-f`. In-process
- * against two sandboxes over loopback HTTP.
+ * inventory records all of them, then planned with a file deleted or left out of `-f`; and the same
+ * emptied-scope guard for LDAP groups per mount. In-process against two sandboxes over loopback HTTP.
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,10 @@ let home: RunningSandbox;
 let eu: RunningSandbox;
 
 beforeAll(async () => {
-  home = await startSandbox({ port: 0 });
+  home = await startSandbox({
+    port: 0,
+    config: { secrets: { mounts: [{ path: 'corp' }, { path: 'lab' }] } },
+  });
   eu = await startSandbox({ port: 0, token: EU_TOKEN });
 });
 afterAll(async () => {
@@ -185,5 +188,104 @@ describe('roles Converge created on a Connection the manifest no longer declares
     const doc = JSON.parse(r.stdout) as PlanJson;
     expect(doc.pruned.addresses).toEqual(euAddresses(p));
     expect(doc.pruned.out_of_scope).toEqual([]);
+  });
+});
+
+describe('a file left out of -f empties a kind on one connection', () => {
+  let p: Project;
+  let scopeFile: string;
+  beforeAll(async () => {
+    p = await appliedProject();
+    scopeFile = path.join(tempDir('converge-prune-conn-scope-'), 'scope.yaml');
+    writeFileSync(
+      scopeFile,
+      'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: eu-roles }\nspec: { kind: AclRole, connection: eu, allowEmpty: true }\n',
+    );
+  });
+  const withoutEuRoles = () => ['-f', p.conn, '-f', p.roles];
+
+  it('is refused, naming the kind, namespace and connection and both ways to allow it, although a role is declared on the default one', async () => {
+    const r = await runCli(['plan', ...withoutEuRoles(), '--prune'], p.env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'Plan refused:\n  the manifest declares no AclRole in namespace default on connection eu any more, so --prune would delete all 2 that Converge manages there (created or adopted); refusing (if that is meant, set --allow-empty, or declare a PruneScope with kind: AclRole, namespace: default, connection: eu, allowEmpty: true)',
+    );
+    const json = JSON.parse(
+      (await runCli(['plan', ...withoutEuRoles(), '--prune', '--json'], p.env)).stdout,
+    ) as PlanJson;
+    expect(json.complete).toBe(false);
+    expect(json.problems.map((x) => x.address)).toEqual(['Prune@eu/AclRole']);
+  });
+
+  it('apply --prune deletes nothing then; --allow-empty or a PruneScope of the connection with allowEmpty plans the deletions', async () => {
+    const refused = await runCli(['apply', ...withoutEuRoles(), '--prune', '--auto-approve'], p.env);
+    expect(refused.code).toBe(1);
+    for (const name of p.euRoleNames) expect(await euRoleExists(name)).toBe(true);
+
+    for (const allowed of [['--allow-empty'], ['-f', scopeFile]]) {
+      const r = await runCli(['plan', ...withoutEuRoles(), ...allowed, '--prune', '--json'], p.env);
+      expect(r.code, r.stdout).toBe(0);
+      const doc = JSON.parse(r.stdout) as PlanJson;
+      expect(doc.problems).toEqual([]);
+      expect(doc.pruned.addresses).toEqual(euAddresses(p));
+    }
+  });
+
+  it("leaving out the default connection's file is refused the same way, naming the default connection", async () => {
+    const r = await runCli(['plan', '-f', p.conn, '-f', p.euRoles, '--prune'], p.env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'the manifest declares no AclRole in namespace default on the default connection any more, so --prune would delete the 1 that Converge manages there',
+    );
+    expect(r.stdout).not.toContain('on connection eu any more');
+  });
+
+  it('is not refused while the connection still declares one of the kind: the prune takes the other', async () => {
+    const dir = tempDir('converge-prune-conn-one-left-');
+    writeFileSync(path.join(dir, 'eu-roles.yaml'), role(p.euRoleNames[0], 'eu'));
+    const r = await runCli(
+      ['plan', ...withoutEuRoles(), '-f', path.join(dir, 'eu-roles.yaml'), '--prune', '--json'],
+      p.env,
+    );
+    expect(r.code, r.stdout).toBe(0);
+    const doc = JSON.parse(r.stdout) as PlanJson;
+    expect(doc.problems).toEqual([]);
+    expect(doc.pruned.addresses).toEqual([euAddresses(p)[1]]);
+  });
+});
+
+describe('LDAP groups: a mount the manifest no longer declares any group in', () => {
+  const group = (name: string, mount: string) =>
+    `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: { name: ${name}, mount: ${mount} }\nspec: { policies: [${name}] }\n`;
+
+  it('is refused by --prune though another mount still declares groups, unless allowed', async () => {
+    const id = randomUUID().slice(0, 6);
+    const dir = tempDir('converge-prune-mounts-');
+    const corp = path.join(dir, 'corp.yaml');
+    const lab = path.join(dir, 'lab.yaml');
+    writeFileSync(corp, group(`corp-${id}`, 'corp'));
+    writeFileSync(lab, [group(`lab-a-${id}`, 'lab'), group(`lab-b-${id}`, 'lab')].join('---\n'));
+    const env = { ...home.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-prune-mounts-state-') };
+    const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+
+    const r = await runCli(['plan', '-f', corp, '--prune'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'the manifest declares no LdapGroup in mount lab any more, so --prune would delete all 2 that Converge manages there (created or adopted); refusing (if that is meant, set --allow-empty, or declare a PruneScope with kind: LdapGroup, namespace: lab, allowEmpty: true)',
+    );
+    const scope = path.join(tempDir('converge-prune-mounts-scope-'), 'scope.yaml');
+    writeFileSync(
+      scope,
+      'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: lab-groups }\nspec: { kind: LdapGroup, namespace: lab, allowEmpty: true }\n',
+    );
+    for (const allowed of [['--allow-empty'], ['-f', scope]]) {
+      const r = await runCli(['plan', '-f', corp, ...allowed, '--prune', '--json'], env);
+      expect(r.code, r.stdout).toBe(0);
+      expect((JSON.parse(r.stdout) as PlanJson).pruned.addresses).toEqual([
+        `LdapGroup/lab/lab-a-${id}`,
+        `LdapGroup/lab/lab-b-${id}`,
+      ]);
+    }
   });
 });

@@ -427,13 +427,15 @@ describe('patterns and Connections', () => {
     writeFileSync(path.join(connDir, 'm.yaml'), withConnection(['eu-gone']));
     const applied = await runCli(['apply', '-f', connDir, '--auto-approve'], connEnv);
     expect(applied.code, applied.stderr).toBe(0);
-    // The Connection's role leaves the manifest: a prune would delete it, unless excluded.
+    // The Connection's role leaves the manifest: a prune would delete it, unless excluded. Its last
+    // role on eu, so only with --allow-empty (the emptied-scope guard counts per connection).
     writeFileSync(path.join(connDir, 'm.yaml'), withConnection([]));
-    const pruned = await plan('--prune');
+    const pruned = await plan('--prune', '--allow-empty');
+    expect(pruned.problems).toEqual([]);
     expect(pruned.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
       'AclRole@eu/default/eu-gone',
     ]);
-    const excluded = await plan('--prune', '--exclude', 'AclRole/**');
+    const excluded = await plan('--prune', '--allow-empty', '--exclude', 'AclRole/**');
     expect(excluded.summary.delete).toBe(0);
     expect(excluded.changes.filter((c) => c.action === 'delete')).toEqual([]);
   });

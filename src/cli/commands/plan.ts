@@ -35,7 +35,7 @@ export interface PlanningFlags {
   /** `--target` / `--exclude`: address globs (engine/targeting.ts). */
   target?: string[];
   exclude?: string[];
-  /** `--allow-empty`: prune a kind the manifest no longer declares any object of. */
+  /** `--allow-empty`: prune a kind where (connection, namespace) the manifest no longer declares any of it. */
   allowEmpty?: boolean;
   /** `--max-deletes N`: refuse a plan with more deletions. */
   maxDeletes?: number;
