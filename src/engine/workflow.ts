@@ -181,7 +181,10 @@ export async function plan(
       ...(manifest.sensitiveValues ? { sensitiveValues: manifest.sensitiveValues } : {}),
       secretName: sensitiveEnvFrom((options.env ?? process.env).CONVERGE_SENSITIVE_ENV).allows,
       ...(options.managed
-        ? { managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)) }
+        ? {
+            managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)),
+            managedIds: new Map(owned.flatMap(([address, e]) => (e.id ? [[address, e.id] as const] : []))),
+          }
         : {}),
     });
     // A pattern naming only such unreachable records names something the inventory holds: not a typo.

@@ -91,6 +91,13 @@ export interface PlanOptions {
    * object Converge neither created nor was given is never deleted.
    */
   managed?: ReadonlyMap<string, 'created' | 'imported'>;
+  /**
+   * The live id the inventory recorded for an address it owns, where it recorded one. An object at
+   * that address with another id is not the one Converge created or adopted: someone deleted that
+   * one and made another of the same name (another team's role), and the inventory is no licence to
+   * delete it. Only an ownership marker, where the kind has one, still proves a create.
+   */
+  managedIds?: ReadonlyMap<string, string>;
   /** How the caller names its options in problems (the CLI: `--prune`); default: the library's. */
   settingNames?: Partial<SettingNames>;
   /** Secrets outside the kinds' secret attributes (the manifest's sensitive variables): masked too. */
@@ -507,6 +514,7 @@ async function pruneCandidates(
   limit: ReturnType<typeof pLimit>,
   problems: PlanProblem[],
   managed: ReadonlyMap<string, 'created' | 'imported'> | undefined,
+  managedIds: ReadonlyMap<string, string> | undefined,
   list: ListOnce,
   /** The prune option as the caller names it, for the emptied-scope refusal. */
   pruneSetting: string,
@@ -514,12 +522,18 @@ async function pruneCandidates(
   // Without a marker, only the inventory (when there is one) says Converge created an object.
   // With a marker, the marker says so, or the inventory (an object adopted by import, which only a
   // create marks).
+  const inInventory = (o: Observed, origin?: 'imported') => {
+    const address = addressOf(o.key);
+    const recorded = managedIds?.get(address);
+    if (recorded !== undefined && o.id !== undefined && o.id !== recorded) return false;
+    return origin ? managed?.get(address) === origin : managed === undefined || managed.has(address);
+  };
   const owned = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
     scope.importedOnly
-      ? managed?.get(addressOf(o.key)) === 'imported'
+      ? inInventory(o, 'imported')
       : kind.ownership !== 'declared-scope'
-        ? kind.owns(o, scope) || managed?.get(addressOf(o.key)) === 'imported'
-        : kind.owns(o, scope) && (managed === undefined || managed.has(addressOf(o.key)));
+        ? kind.owns(o, scope) || inInventory(o, 'imported')
+        : kind.owns(o, scope) && inInventory(o);
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -876,6 +890,7 @@ export async function buildPlan(
       limit,
       problems,
       options.managed,
+      options.managedIds,
       list,
       settingNames(options.settingNames).prune,
     );

@@ -256,4 +256,33 @@ describe('an object Converge created, deleted by hand', () => {
     expect((await runCli(['inventory', 'forget', 'AclRole/default/edged-b', '--yes'], e)).code).toBe(0);
     expect((await runCli(['plan', '-f', dir, '--prune'], e)).stdout).not.toContain('Not found:');
   });
+
+  it("never prunes another's object that took the deleted one's name: the inventory's id is not its id", async () => {
+    const e = env();
+    expect((await runCli(['apply', '-f', roles('edger-a', 'edger-b'), '--auto-approve'], e)).code).toBe(0);
+    const ours = await roleId('edger-b');
+    const headers = { 'X-Consul-Token': sandbox.rootToken };
+    expect((await fetch(`${sandbox.url}/v1/acl/role/${ours}`, { method: 'DELETE', headers })).status).toBe(
+      200,
+    );
+    // Another team makes a role of the same name, by hand.
+    const made = await fetch(`${sandbox.url}/v1/acl/role`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ Name: 'edger-b', Description: 'another team made this' }),
+    });
+    expect(made.status).toBe(200);
+    const theirs = await roleId('edger-b');
+    expect(theirs).not.toBe(ours);
+
+    const dir = roles('edger-a');
+    const plan = await runCli(['plan', '-f', dir, '--prune'], e);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).not.toContain('will be deleted');
+    expect(plan.stdout).toContain("Not found: 1 object the inventory records as Converge's no longer exists");
+    expect(plan.stdout).toContain('  AclRole/default/edger-b\n');
+    const applied = await runCli(['apply', '-f', dir, '--prune', '--auto-approve'], e);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await roleId('edger-b')).toBe(theirs);
+  });
 });
