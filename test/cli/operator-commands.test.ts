@@ -32,6 +32,7 @@ beforeAll(async () => {
         ],
       },
       tokens: [{ name: 'bob', secret: 'bob-token', workspaces: { user: 'bob', teams: { [ORG]: ['devs'] } } }],
+      registry: { policies: [{ Name: 'ops-blast-radius' }] },
     },
   });
   scheduler = SchedulerClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
@@ -228,6 +229,49 @@ describe('list tables', () => {
       Description: string;
     }[];
     expect(json.find((x) => x.Name === 'ops-multiline')?.Description).toBe(description);
+  });
+});
+
+describe('role list and get', () => {
+  it("show a service identity's datacenters: bare, it reads as valid in all of them", async () => {
+    const api = apiFor(sandbox);
+    await api('PUT', '/v1/acl/role', {
+      body: {
+        Name: 'ops-dc1-only',
+        ServiceIdentities: [{ ServiceName: 'web', Datacenters: ['dc1', 'dc2'] }],
+      },
+    });
+    await api('PUT', '/v1/acl/role', {
+      body: { Name: 'ops-everywhere', ServiceIdentities: [{ ServiceName: 'web' }] },
+    });
+    const e = env();
+    const list = (await runCli(['role', 'list'], e)).stdout.split('\n');
+    expect(list.find((l) => l.startsWith('ops-dc1-only'))).toContain('service:web@dc1,dc2');
+    expect(list.find((l) => l.startsWith('ops-everywhere'))).toMatch(/service:web(\s|$)/);
+    expect((await runCli(['role', 'get', 'ops-dc1-only'], e)).stdout).toMatch(
+      /Identities\s+service:web@dc1,dc2/,
+    );
+  });
+
+  it('--policy takes a name or an ID, and refuses one that names no policy instead of listing nothing', async () => {
+    const api = apiFor(sandbox);
+    const policies = (await api('GET', '/v1/acl/policies')).json<{ ID: string; Name: string }[]>();
+    const policy = policies.find((p) => p.Name === 'ops-blast-radius')!;
+    await api('PUT', '/v1/acl/role', { body: { Name: 'ops-linked', Policies: [{ ID: policy.ID }] } });
+    const e = env();
+    for (const given of ['ops-blast-radius', policy.ID]) {
+      const r = await runCli(['role', 'list', '--policy', given], e);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(r.stdout).toContain('ops-linked');
+    }
+    const typo = await runCli(['role', 'list', '--policy', 'ops-blast-radious'], e);
+    expect([typo.code, typo.stderr.trim()]).toEqual([
+      1,
+      "Error: --policy ops-blast-radious: no policy has that name (give a policy's name or ID)",
+    ]);
+    const unknown = await runCli(['role', 'list', '--policy', '00000000-0000-4000-8000-000000000000'], e);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no policy has that ID');
   });
 });
 

@@ -21,7 +21,7 @@ export const cli: ServiceCli = {
     role
       .command('list')
       .description('list roles, optionally only those linked to a policy')
-      .option('--policy <id>', 'only roles linked to this policy ID')
+      .option('--policy <name|id>', 'only roles linked to this policy (its name or ID)')
       .option('--ns <namespace>', 'registry namespace (* for all)')
       .option('--json', 'print the roles as JSON')
       .action(action(async (opts) => (await roleHandlers()).roleListCommand(opts, io)));

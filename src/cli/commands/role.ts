@@ -1,5 +1,6 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
-import type { Role } from '../../clients/registry/client.js';
+import type { RegistryClient, Role } from '../../clients/registry/client.js';
+import { printable } from '../../common/printable.js';
 import { registryService } from '../../clients/registry/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -24,7 +25,10 @@ function policyNames(role: Role): string {
 
 function identities(role: Role): string {
   return [
-    ...(role.ServiceIdentities ?? []).map((s) => `service:${s.ServiceName}`),
+    // A service identity limited to datacenters says so: bare, it reads as valid in all of them.
+    ...(role.ServiceIdentities ?? []).map(
+      (s) => `service:${s.ServiceName}${s.Datacenters?.length ? `@${s.Datacenters.join(',')}` : ''}`,
+    ),
     ...(role.NodeIdentities ?? []).map((n) => `node:${n.NodeName}@${n.Datacenter}`),
   ].join(', ');
 }
@@ -60,10 +64,29 @@ export async function roleGetCommand(name: string | undefined, flags: RoleGetFla
   });
 }
 
+/** A policy's ID (as the service's filter takes it) from its ID or its name. */
+const POLICY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The policy `--policy` names, by ID or by name. The service filters by ID only, and answers an
+ * unknown one with no roles: "no role uses this policy" must not be read off a typo or a name.
+ */
+async function policyIdOf(client: RegistryClient, given: string): Promise<string> {
+  const policies = await client.listPolicies();
+  const found = POLICY_ID.test(given)
+    ? policies.find((p) => p.ID.toLowerCase() === given.toLowerCase())
+    : policies.find((p) => p.Name === given);
+  if (!found)
+    throw new CliError(
+      `--policy ${printable(given)}: no policy ${POLICY_ID.test(given) ? 'has that ID' : 'has that name'} (give a policy's name or ID)`,
+    );
+  return found.ID;
+}
+
 export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<number> {
   return withClient(io, registryService, async (client) => {
     const roles = await client.listRoles({
-      ...(flags.policy !== undefined ? { policy: flags.policy } : {}),
+      ...(flags.policy !== undefined ? { policy: await policyIdOf(client, flags.policy) } : {}),
       ...(flags.ns !== undefined ? { namespace: flags.ns } : {}),
     });
     if (flags.json) {
