@@ -335,6 +335,12 @@ export class LocalInventory implements WriteOnlyDigests {
       }
       const existing = this.load().objects[a.address];
       const created = a.action === 'create' || a.action === 'replace';
+      // Another object under the recorded one's name (that one was deleted by hand): changing it
+      // does not make it Converge's, and the record of the one that is gone goes.
+      if (!created && existing?.id !== undefined && a.id !== undefined && a.id !== existing.id) {
+        this.forget(a.address);
+        continue;
+      }
       if (!created && !existing) continue;
       this.objects.record(a.address, {
         kind: a.key.kind,

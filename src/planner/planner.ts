@@ -605,6 +605,23 @@ async function pruneCandidates(
 }
 
 /**
+ * A declared object whose live id is not the one the inventory recorded: Converge's was deleted and
+ * someone made another under its name. The plan changes that one all the same (the manifest names
+ * it), but says whose it is, and the apply does not count it as Converge's (see `recordApplied`).
+ */
+function noteReplacedByOthers(changes: readonly Change[], managedIds: ReadonlyMap<string, string>): void {
+  for (const change of changes) {
+    const recorded = managedIds.get(change.address);
+    const live = change.observed?.id;
+    if (recorded === undefined || live === undefined || live === recorded) continue;
+    change.notes = [
+      ...(change.notes ?? []),
+      `not the object the inventory records as Converge's (id ${recorded}, gone): this one (id ${live}) was made outside Converge under the same name; an apply changes it as the manifest says but does not make it Converge's (converge import ${change.address} -f PATH adopts it)`,
+    ];
+  }
+}
+
+/**
  * The blast radius the kinds can only tell from other objects (the users a group reaches), from what
  * the plan read where it read it: only what it did not read costs requests.
  */
@@ -869,6 +886,7 @@ export async function buildPlan(
     return change;
   });
   await previewCreates(changes, lookup, ctx, limit, problems, previews, refused);
+  if (options.managedIds) noteReplacedByOthers(changes, options.managedIds);
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {

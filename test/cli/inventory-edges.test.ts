@@ -284,5 +284,18 @@ describe('an object Converge created, deleted by hand', () => {
     const applied = await runCli(['apply', '-f', dir, '--prune', '--auto-approve'], e);
     expect(applied.code, applied.stderr).toBe(0);
     expect(await roleId('edger-b')).toBe(theirs);
+
+    // Still declared, it is changed as the manifest says, and the plan says whose it is...
+    const declared = roles('edger-a', 'edger-b');
+    const plan2 = await runCli(['plan', '-f', declared], e);
+    expect(plan2.stdout).toContain(
+      `not the object the inventory records as Converge's (id ${ours}, gone): this one (id ${theirs}) was made outside Converge under the same name`,
+    );
+    expect((await runCli(['apply', '-f', declared, '--auto-approve'], e)).code).toBe(0);
+    // ...but the apply does not make it Converge's: a later prune leaves it alone.
+    const show = await runCli(['inventory', 'show', 'AclRole/default/edger-b'], e);
+    expect(show.stdout + show.stderr).not.toContain(theirs);
+    expect((await runCli(['apply', '-f', dir, '--prune', '--auto-approve'], e)).code).toBe(0);
+    expect(await roleId('edger-b')).toBe(theirs);
   });
 });
