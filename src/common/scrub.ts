@@ -12,9 +12,13 @@
  * - URL-encoded (`encodeURIComponent`, and form encoding with `+` for spaces);
  * - all of the above in any letter case: escape digits come in either case, a proxy may lower-case
  *   what it echoes, and hex (a rekey share) is the same secret in upper case;
+ * - hex of the bytes of any of the forms above, in either case (`xxd -p`, Go's `%x`, a debug dump):
+ *   a byte is two digits, so the secret's hex stands in a longer dump as it stands alone;
  * - base64 (standard and URL-safe, padded or not) of any of the forms above, at any of the three
  *   byte alignments it can have inside a longer base64 run: a run that holds one is replaced whole,
- *   since its neighbouring characters carry bits of the secret too.
+ *   since its neighbouring characters carry bits of the secret too;
+ * - base32 (RFC 4648, padded or not, in either case) of any of the forms above, the same way at any
+ *   of its five byte alignments.
  *
  * Scrub first, truncate after (`scrubAndTruncate`): cutting first can leave the first half of a
  * secret that no longer matches anything.
@@ -24,7 +28,7 @@ import { literalAlternation, replaceOverlapping } from './replace-overlapping.js
 export const REDACTED = '[redacted]';
 
 /**
- * Shorter values are left alone: scrubbing them would shred ordinary words (and their base64 forms
+ * Shorter values are left alone: scrubbing them would shred ordinary words (and their encoded forms
  * match too much), and no real token or password is that short.
  */
 export const MIN_SECRET_LENGTH = 4;
@@ -49,8 +53,42 @@ export function truncate(text: string, max = MAX_MESSAGE_LENGTH): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/** Runs of base64 characters (both alphabets), with optional padding. */
-const BASE64_RUN = /[A-Za-z0-9+/_-]+={0,2}/g;
+/**
+ * Runs of base64 characters (both alphabets), with optional padding; base32's alphabet lies inside
+ * them, and its padding runs to six `=`.
+ */
+const ENCODED_RUN = /[A-Za-z0-9+/_-]+=*/g;
+
+/** Every form of one secret, worked out once however many sets of secrets it is part of. */
+interface SecretForms {
+  /** Matched as they stand, in any letter case: the textual forms and their hex. */
+  literals: readonly string[];
+  /** What a base64 run holding the secret must contain (case-sensitive). */
+  base64: readonly string[];
+  /** What a base32 run holding the secret must contain (upper case; a run is compared in upper case). */
+  base32: readonly string[];
+}
+
+/**
+ * The forms by secret: an error builds a matcher per set of secrets (a request's token with the
+ * passwords of its body), and the same token joins many sets in a run.
+ */
+const formsCache = new Map<string, SecretForms>();
+
+function formsOf(secret: string): SecretForms {
+  const cached = formsCache.get(secret);
+  if (cached) return cached;
+  const texts = [...new Set(textForms(secret))];
+  const forms: SecretForms = {
+    literals: [...new Set([...texts, ...texts.map((t) => Buffer.from(t, 'utf8').toString('hex'))])],
+    base64: [...new Set(texts.flatMap(base64Cores))],
+    base32: [...new Set(texts.flatMap(base32Cores))],
+  };
+  // The bound only keeps a long-lived library user safe: a run's secrets number hundreds at most.
+  if (formsCache.size > 1000) formsCache.clear();
+  formsCache.set(secret, forms);
+  return forms;
+}
 
 /** Built once per set of secrets, since an error scrubs several texts with the same set. */
 const cache = new Map<string, ((text: string) => string) | undefined>();
@@ -60,15 +98,18 @@ function matcherFor(secrets: Secrets): ((text: string) => string) | undefined {
   if (values.length === 0) return undefined;
   const key = JSON.stringify(values);
   if (cache.has(key)) return cache.get(key);
-  const texts = [...new Set(values.flatMap(textForms))];
+  const forms = values.map(formsOf);
+  const all = (pick: (f: SecretForms) => readonly string[]) => [...new Set(forms.flatMap(pick))];
   // Case-insensitive: escape digits come in either case (`\u00e9`, `%2F`), a proxy may lower-case
-  // what it echoes, and a hex secret (a rekey share) is the same secret in upper case.
-  const literal = new RegExp(literalAlternation(texts), 'gi');
-  // Base64 is case-sensitive: another case is other bytes.
-  const core = new RegExp(literalAlternation([...new Set(texts.flatMap(base64Cores))]));
+  // what it echoes, and a hex secret (a rekey share) or hex of one is the same bytes in upper case.
+  const literal = new RegExp(literalAlternation(all((f) => f.literals)), 'gi');
+  // Base64 is case-sensitive: another case is other bytes. Base32 is not: its alphabet has one case.
+  const base64 = coreIndex(all((f) => f.base64));
+  const base32 = coreIndex(all((f) => f.base32));
+  const holds = (run: string) => base64(run) || base32(run.toUpperCase());
   const matcher = (text: string) =>
     replaceOverlapping(
-      text.replace(BASE64_RUN, (run) => (core.test(run) ? REDACTED : run)),
+      text.replace(ENCODED_RUN, (run) => (holds(run) ? REDACTED : run)),
       literal,
       REDACTED,
     );
@@ -76,6 +117,42 @@ function matcherFor(secrets: Secrets): ((text: string) => string) | undefined {
   if (cache.size > 100) cache.clear();
   cache.set(key, matcher);
   return matcher;
+}
+
+/**
+ * Whether a run holds any of `cores`, looked up by their first four characters: the cores of a few
+ * hundred secrets number tens of thousands, and one regular expression of them took seconds to
+ * compile (a plan's first masked error with 300 users' passwords), where this index takes
+ * milliseconds. The four characters are packed into one number as the run is read (the alphabets
+ * are ASCII, seven bits each), so a lookup costs no string.
+ */
+function coreIndex(cores: readonly string[]): (run: string) => boolean {
+  const byStart = new Map<number, string[]>();
+  for (const core of cores) {
+    // Every core has MIN_SECRET_LENGTH (4) characters at least.
+    const key = packed(core, 0);
+    const list = byStart.get(key);
+    if (list) list.push(core);
+    else byStart.set(key, [core]);
+  }
+  if (byStart.size === 0) return () => false;
+  return (run) => {
+    let key = 0;
+    for (let i = 0; i < run.length; i++) {
+      key = ((key << 7) | (run.charCodeAt(i) & 0x7f)) & 0xfffffff;
+      if (i < 3) continue;
+      const candidates = byStart.get(key);
+      if (candidates !== undefined && candidates.some((core) => run.startsWith(core, i - 3))) return true;
+    }
+    return false;
+  };
+}
+
+/** Four ASCII characters from `at` as one number, as `coreIndex` reads a run. */
+function packed(text: string, at: number): number {
+  let key = 0;
+  for (let i = at; i < at + 4; i++) key = (key << 7) | (text.charCodeAt(i) & 0x7f);
+  return key;
 }
 
 /**
@@ -144,6 +221,43 @@ function base64Cores(text: string): string[] {
     const core = encoded.slice(first, end);
     if (core.length < MIN_SECRET_LENGTH) continue;
     cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return cores;
+}
+
+const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** RFC 4648 base32, unpadded (Node has no encoder for it). */
+function base32(bytes: Uint8Array): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = ((value << 8) | byte) & 0xfff;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32_ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32_ALPHABET[(value << (5 - bits)) & 31];
+  return out;
+}
+
+/**
+ * As `base64Cores`, for base32: a character holds 5 bits, so the secret may start at any of five
+ * byte offsets within a group of the run; each offset leaves the characters that depend on nothing
+ * but the secret's bytes.
+ */
+function base32Cores(text: string): string[] {
+  const bytes = Buffer.from(text, 'utf8');
+  const cores: string[] = [];
+  for (let offset = 0; offset < 5; offset++) {
+    const encoded = base32(Buffer.concat([Buffer.alloc(offset), bytes]));
+    const first = Math.ceil((8 * offset) / 5);
+    const end = Math.floor((8 * (offset + bytes.length)) / 5);
+    const core = encoded.slice(first, end);
+    if (core.length >= MIN_SECRET_LENGTH) cores.push(core);
   }
   return cores;
 }

@@ -5,11 +5,10 @@
  * not even under `*`: a plan printed into a pull-request comment must not be a way to read them.
  *
  * "Never" includes a copy under another name in another encoding: a variable holding a token in
- * base64, hex or without its dashes, or the state key in upper-case hex or in base64, is refused like
- * the token itself. What
- * counts as holding a credential is what the error scrubber would remove (`scrubSecrets`), so the
- * two agree on every encoding. The state key is also looked for in its file (`state.key` of the
- * state folder), which a CI job may have exported too.
+ * base64, base32, hex or without its dashes, or the state key in upper-case hex or in base64, is
+ * refused like the token itself. What counts as holding a credential is what the error scrubber
+ * would remove (`scrubSecrets`), so the two agree on every encoding. The state key is also looked
+ * for in its file (`state.key` of the state folder), which a CI job may have exported too.
  */
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -102,7 +101,8 @@ function holds(value: string, credential: string): boolean {
 
 /**
  * A token as written, as the hex of its bytes (`xxd -p`), and without its dashes (a UUID-shaped
- * token copied as 32 hex digits); base64, URL and JSON escapes and letter case are the scrubber's.
+ * token copied as 32 hex digits); base64, base32, URL and JSON escapes and letter case are the
+ * scrubber's.
  */
 function tokenForms(value: string): string[] {
   const token = value.trim();

@@ -203,8 +203,8 @@ export function copiedSecrets(
 /**
  * A message a service may have written (an error, a plan problem): every secret masked as written,
  * and removed in every encoding a service may echo it in (JSON-escaped, URL-encoded, another letter
- * case, base64), as the HTTP layer removes a request's own secrets. A value the operator marked
- * sensitive reaches no request's list of secrets, so it is only caught here.
+ * case, hex, base64, base32), as the HTTP layer removes a request's own secrets. A value the operator
+ * marked sensitive reaches no request's list of secrets, so it is only caught here.
  */
 export function maskMessage(text: string, secrets: SecretCopies): string {
   return scrubSecrets(maskText(text, secrets), secrets.values);

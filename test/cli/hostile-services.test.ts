@@ -11,7 +11,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceConnections } from '../../src/engine/connections.js';
 import { registryService } from '../../src/clients/registry/definition.js';
-import { type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
+import { REDACTED } from '../../src/common/scrub.js';
+import { echoForms, type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
 
@@ -181,6 +182,59 @@ describe('converge ldap login against a service that echoes the password back', 
     expect(result.stderr).toMatch(/\n\s+at /);
     expect(leaks(result.stdout + result.stderr, password)).toEqual([]);
     expect(leaks(result.stdout + result.stderr, TOKEN)).toEqual([]);
+  });
+});
+
+describe('a job planned against a scheduler that echoes the token and a password in hex and base32', () => {
+  it('prints neither, in any encoding, in the plan problem', async () => {
+    const token = randomUUID();
+    const password = `pg-${randomUUID().slice(0, 13)}`;
+    // The forms a debugging proxy or a careless service writes bytes in besides base64.
+    const encoded = (value: string) => {
+      const f = echoForms(value);
+      return `hex ${f.hex} HEX ${f.hexUpper} b32 ${f.base32} b32np ${f.base32Unpadded}`;
+    };
+    let planned = 0;
+    const address = await serve((req, res, body) => {
+      // The job does not exist yet: the plan reads it, then asks the scheduler's dry run.
+      if (req.method === 'GET') return reply(res, 404, 'job not found');
+      planned++;
+      const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      const sent = body.includes(password) ? password : 'not sent';
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.end(`bad job | token ${encoded(bearer)} | env ${encoded(sent)}`);
+    });
+    const dir = tempDir('converge-hostile-');
+    writeFileSync(
+      path.join(dir, 'job.yaml'),
+      `apiVersion: converge/v1
+kind: Job
+metadata: { name: web }
+spec:
+  Type: service
+  Datacenters: [dc1]
+  TaskGroups:
+    - Name: web
+      Tasks:
+        - { Name: web, Driver: docker, Config: { image: nginx }, Env: { DB_PASSWORD: "\${env:DB_PASSWORD}" } }
+`,
+    );
+    const result = await runCli(['plan', '-f', dir], {
+      CONVERGE_SCHEDULER_ADDR: address,
+      CONVERGE_SCHEDULER_TOKEN: token,
+      CONVERGE_STATE_DIR: tempDir('converge-hostile-state-'),
+      CONVERGE_ALLOW_ENV: 'DB_PASSWORD',
+      DB_PASSWORD: password,
+      NO_COLOR: '1',
+    });
+    expect(planned).toBe(1);
+    const shown = result.stdout + result.stderr;
+    // Every form replaced where it stood, so the rest of the service's words still read.
+    expect(shown).toContain(
+      `bad job | token hex ${REDACTED} HEX ${REDACTED} b32 ${REDACTED} b32np ${REDACTED} | env hex ${REDACTED} HEX ${REDACTED} b32 ${REDACTED} b32np ${REDACTED}`,
+    );
+    expect(leaks(shown, token)).toEqual([]);
+    expect(leaks(shown, password)).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 /** The one scrubber: every encoding an echoing service may use, at any position, before any cut. */
 import { describe, expect, it } from 'vitest';
 import { REDACTED, scrubAndTruncate, scrubSecrets } from '../../src/common/scrub.js';
-import { echoForms, leaks, pieces } from '../support/hostile.js';
+import { base32, echoForms, leaks, pieces } from '../support/hostile.js';
 
 const SECRET = 'pa"ss\\wörd </x> & 9f3c-17ab';
 
@@ -87,6 +87,50 @@ describe('scrubSecrets', () => {
     // The request body as the service saw it, JSON-escaped, then base64: the same.
     const body = Buffer.from(JSON.stringify({ bindpass: SECRET })).toString('base64');
     expect(scrubSecrets(body, [SECRET])).toBe(REDACTED);
+  });
+
+  it('replaces a whole base32 run that holds the secret at any of the five byte alignments, in either case', () => {
+    for (const prefix of ['', 'a', 'ab', 'abc', 'abcd', '{"password":"']) {
+      const run = base32(Buffer.from(`${prefix}${SECRET}" and more text after it`));
+      for (const form of [run, run.replace(/=+$/, ''), run.toLowerCase()]) {
+        const out = scrubSecrets(`echo: ${form} (end)`, [SECRET]);
+        expect(out).toBe(`echo: ${REDACTED} (end)`);
+      }
+    }
+  });
+
+  it('removes the hex of a secret inside a longer dump, in either case, and the hex of its JSON form', () => {
+    const token = '9f1c2e7a-5b3d-4e8f-a1b2-c3d4e5f60718';
+    const dump = Buffer.from(`Authorization: Bearer ${token}\r\n`).toString('hex');
+    for (const form of [dump, dump.toUpperCase()]) {
+      const out = scrubSecrets(`request: ${form}`, [token]);
+      expect(leaks(out, token)).toEqual([]);
+      // Only the secret's bytes go: the header name around it stays readable to whoever debugs.
+      expect(out.toLowerCase()).toContain(Buffer.from('Authorization: Bearer ').toString('hex'));
+    }
+    const body = Buffer.from(JSON.stringify({ password: SECRET })).toString('hex');
+    expect(leaks(scrubSecrets(body, [SECRET]), SECRET)).toEqual([]);
+  });
+
+  it('scrubs the hex and base32 of a 4-character secret, leaves a 3-character one and ordinary text alone', () => {
+    const pin = 'x7Qz';
+    const forms = echoForms(pin);
+    for (const form of [forms.hex, forms.hexUpper, forms.base32, forms.base32Unpadded]) {
+      expect(scrubSecrets(`pin ${form} refused`, [pin])).toBe(`pin ${REDACTED} refused`);
+    }
+    // Below the length every secret must reach, nothing is scrubbed: its encodings are too short to
+    // tell from ordinary text.
+    const short = echoForms('ab1');
+    const text = `ids ${short.hex} ${short.base32} ${short.base64}`;
+    expect(scrubSecrets(text, ['ab1'])).toBe(text);
+    // The texts an error holds besides the secret survive: ids, digests, words, other encodings.
+    const ordinary = [
+      'job web-7 in namespace default: 3 allocations failed',
+      'eval 2c0bf9d4-cad7-484f-bebb-da68921a3fcd, index 4096',
+      `sha256 ${'a3f5c8e1'.repeat(8)}`,
+      `MZXW6YTBOI====== ${Buffer.from('unrelated').toString('hex')}`,
+    ].join('\n');
+    expect(scrubSecrets(ordinary, [pin, 'pa55', 'test'])).toBe(ordinary);
   });
 
   it('leaves other text and other base64 alone, and very short values too', () => {

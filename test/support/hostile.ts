@@ -52,6 +52,7 @@ export function reply(
 /** Every way an echoing service may write the value back: what `leaks` looks for. */
 export function echoForms(value: string) {
   const json = JSON.stringify(value).slice(1, -1);
+  const hex = Buffer.from(value).toString('hex');
   return {
     raw: value,
     json,
@@ -60,28 +61,75 @@ export function echoForms(value: string) {
     base64: Buffer.from(value).toString('base64'),
     base64url: Buffer.from(value).toString('base64url'),
     base64OfJson: Buffer.from(json).toString('base64'),
+    hex,
+    hexUpper: hex.toUpperCase(),
+    base32: base32(Buffer.from(value)),
+    base32Unpadded: base32(Buffer.from(value)).replace(/=+$/, ''),
+    base32Lower: base32(Buffer.from(value)).toLowerCase(),
   };
 }
 
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** RFC 4648 base32, padded: written here from the RFC, apart from the scrubber's. */
+export function base32(bytes: Uint8Array): string {
+  let bitString = '';
+  for (const byte of bytes) bitString += byte.toString(2).padStart(8, '0');
+  let out = '';
+  for (let i = 0; i < bitString.length; i += 5)
+    out += BASE32[parseInt(bitString.slice(i, i + 5).padEnd(5, '0'), 2)];
+  return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
+}
+
+/** The bytes of a base32 text (either case, padding ignored), a partial last byte dropped. */
+function fromBase32(text: string): Buffer {
+  let bitString = '';
+  for (const c of text.toUpperCase().replace(/=+$/, ''))
+    bitString += BASE32.indexOf(c).toString(2).padStart(5, '0');
+  const bytes: number[] = [];
+  for (let i = 0; i + 8 <= bitString.length; i += 8) bytes.push(parseInt(bitString.slice(i, i + 8), 2));
+  return Buffer.from(bytes);
+}
+
 /**
- * The forms of `secret` found in `text`: raw, JSON-escaped, URL-encoded, and any base64 run (either
- * alphabet, any alignment) that decodes to bytes holding the secret raw or JSON-escaped.
+ * The forms of `secret` found in `text`: raw, JSON-escaped, URL-encoded, and any base64, hex or
+ * base32 run (any alignment, either case where the encoding has none) that decodes to bytes holding
+ * the secret raw or JSON-escaped.
  */
 export function leaks(text: string, secret: string): string[] {
   const found: string[] = [];
   const { raw, json, url, form } = echoForms(secret);
   for (const [name, form_] of Object.entries({ raw, json, url, form }))
     if (text.includes(form_)) found.push(name);
+  const holds = (bytes: Buffer) => {
+    const latin1 = bytes.toString('latin1');
+    const utf8 = bytes.toString('utf8');
+    return [raw, json].some((f) => latin1.includes(f) || utf8.includes(f));
+  };
   for (const run of text.match(/[A-Za-z0-9+/_-]{6,}/g) ?? []) {
     const std = run.replace(/-/g, '+').replace(/_/g, '/');
     for (let skip = 0; skip < 4; skip++) {
       const part = std.slice(skip);
-      const decoded = Buffer.from(part.slice(0, part.length - (part.length % 4)), 'base64').toString(
-        'latin1',
-      );
-      const utf8 = Buffer.from(decoded, 'latin1').toString('utf8');
-      if ([raw, json].some((f) => decoded.includes(f) || utf8.includes(f))) {
+      if (holds(Buffer.from(part.slice(0, part.length - (part.length % 4)), 'base64'))) {
         found.push(`base64 run ${run.slice(0, 12)}…`);
+        break;
+      }
+    }
+  }
+  for (const run of text.match(/[0-9A-Fa-f]{8,}/g) ?? []) {
+    // A byte is two digits: the run may start on either digit of one.
+    for (const part of [run, run.slice(1)]) {
+      if (holds(Buffer.from(part.slice(0, part.length - (part.length % 2)), 'hex'))) {
+        found.push(`hex run ${run.slice(0, 12)}…`);
+        break;
+      }
+    }
+  }
+  for (const run of text.match(/[A-Za-z2-7]{8,}/g) ?? []) {
+    // Five bits a character: skipping 0 to 7 characters tries every bit alignment of a byte.
+    for (let skip = 0; skip < 8; skip++) {
+      if (holds(fromBase32(run.slice(skip)))) {
+        found.push(`base32 run ${run.slice(0, 12)}…`);
         break;
       }
     }

@@ -5,7 +5,8 @@
 
 import { REDACTED } from '../../common/scrub.js';
 
-// One scrubber for every text (raw, JSON-escaped, URL-encoded and base64 forms): see scrub.ts.
+// One scrubber for every text (raw, JSON-escaped, URL-encoded, hex, base64 and base32 forms): see
+// scrub.ts.
 export { REDACTED, scrubSecrets } from '../../common/scrub.js';
 
 /** Query parameters whose values are credentials, compared case-insensitively. */
