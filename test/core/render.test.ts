@@ -148,6 +148,27 @@ describe('markdown rendering', () => {
     expect(md).not.toContain('| same |');
   });
 
+  it('names the connection of an object on a named Connection, with or without a namespace', () => {
+    const md = renderMarkdown(
+      planOf([
+        change({ action: 'update', key: { kind: 'AclRole', name: 'web', namespace: 'default' } }),
+        change({
+          action: 'update',
+          key: { kind: 'AclRole', name: 'web', namespace: 'default', connection: 'eu' },
+          address: 'AclRole@eu/default/web',
+        }),
+        change({
+          action: 'create',
+          key: { kind: 'LdapConfig', name: 'ldap', connection: 'eu' },
+          address: 'LdapConfig@eu/ldap',
+        }),
+      ]),
+    );
+    expect(md).toContain('| `~` update | AclRole | web | namespace default |\n');
+    expect(md).toContain('| `~` update | AclRole | web | namespace default, connection eu |\n');
+    expect(md).toContain('| `+` create | LdapConfig | ldap | connection eu |\n');
+  });
+
   it('stays under the comment limit, saying it was cut', () => {
     const many = planOf(
       Array.from({ length: 400 }, (_, i) =>

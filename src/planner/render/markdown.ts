@@ -4,7 +4,7 @@
  */
 import { printable } from '../../common/printable.js';
 import { formatPosition } from '../../common/types.js';
-import type { Plan } from '../types.js';
+import type { Change, Plan } from '../types.js';
 import {
   missingOwnedLines,
   noChangesClause,
@@ -203,13 +203,12 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
       head.push(`No changes. ${noChangesClause(plan)}`);
     return `${head.join('\n')}\n`;
   }
-  // Each kind's own word for where it lives: `namespace default`, `organization acme`, `mount ldap`.
   head.push('| Action | Kind | Name | In |', '|---|---|---|---|');
   // The table may take at most half of the comment; the diff block gets what is left.
   let used = head.join('\n').length;
   for (const [i, c] of rows.entries()) {
     const action = notPlanned.has(c) ? '`?` not planned' : `\`${SYMBOLS[c.action]}\` ${c.action}`;
-    const row = `| ${action} | ${cell(c.key.kind)} | ${cell(c.key.name)} | ${cell(c.key.namespace === undefined ? '' : `${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`)} |`;
+    const row = `| ${action} | ${cell(c.key.kind)} | ${cell(c.key.name)} | ${cell(whereText(c))} |`;
     if (used + row.length + 200 > limit / 2) {
       head.push(`| … | ${rows.length - i} more | | |`);
       break;
@@ -260,6 +259,18 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     `${headText}\n${open}\n${kept.join('\n')}\n${close.replace('</details>', `${note}</details>`)}`,
     limit,
   );
+}
+
+/**
+ * The table's "In": each kind's own word for where it lives (`namespace default`, `organization acme`,
+ * `mount ldap`), and the connection when it is a named one, as the text plan's heading says it. Without
+ * the connection, the same role changed on two clusters read as two identical rows.
+ */
+function whereText(c: Change): string {
+  const where: string[] = [];
+  if (c.key.namespace !== undefined) where.push(`${c.namespaceLabel ?? 'namespace'} ${c.key.namespace}`);
+  if (c.key.connection !== undefined) where.push(`connection ${c.key.connection}`);
+  return where.join(', ');
 }
 
 /** Room kept for the note that says which objects' details were cut. */
