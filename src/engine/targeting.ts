@@ -193,7 +193,7 @@ function noMatch(
   const closest = closestAddresses(pattern, sameKind.length > 0 ? sameKind : addresses, 3);
   return new EngineError(
     `${names[setting]} ${pattern} matches no object of the manifest${
-      pruning && setting === 'targets' ? ` (nor any that ${names.prune} would delete)` : ''
+      pruning && setting === 'targets' ? ` (nor any that ${names.prune} would delete or lists)` : ''
     }${fixes.length > 0 ? `; did you mean ${fixes.join(' or ')}?` : ''}${
       closest.length > 0 ? `; the closest addresses are ${closest.join(', ')}` : ' (it declares none)'
     }. Addresses are written as the plan prints them: KIND/NAMESPACE/NAME or KIND/NAME, case as printed; * stays inside one segment, ** crosses /`,

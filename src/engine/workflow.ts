@@ -187,20 +187,32 @@ export async function plan(
           }
         : {}),
     });
-    // A pattern naming only such unreachable records names something the inventory holds: not a typo.
-    if (options.prune) selection.requireMatches([...candidates, ...unreachableAddresses]);
     planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names, prune ?? []));
-    if (prune && !selection.targeting) {
+    // What the prune leaves of the inventory's own objects (not found, not pruned), kept to what the
+    // patterns cover, as its deletions are. Any pattern used to drop both lists, so `--target 'Job/**'`
+    // said "No changes" of a job it named, left out of reach on another connection.
+    const leftByPrune: string[] = [];
+    if (allScopes && prune) {
       const declared = new Set(desired.map((d) => addressOf(d.key)));
-      const missing = missingOwned(owned, prune, declared, planned, catalog);
-      if (missing.length > 0) planned.missingOwned = missing;
-      const outOfScope = ownedOutOfScope(owned, prune, declared, planned, catalog);
-      if (outOfScope.length > 0) planned.ownedOutOfScope = outOfScope;
+      // A targeted plan leaves out the live objects the patterns do not cover: found all the same.
+      const found = new Set([...declared, ...candidates]);
+      const missing = missingOwned(owned, prune, found, planned, catalog);
+      // Out of every scope, of every kind: one in a scope of a kind left unlisted is not out of it.
+      const outOfScope = ownedOutOfScope(owned, allScopes, declared, planned, catalog);
+      leftByPrune.push(...missing, ...outOfScope);
+      const shownMissing = missing.filter(selection.covers);
+      if (shownMissing.length > 0) planned.missingOwned = shownMissing;
+      const shownOutOfScope = outOfScope.filter(selection.covers);
+      if (shownOutOfScope.length > 0) planned.ownedOutOfScope = shownOutOfScope;
     }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
     // read as "nothing to delete". Patterns that leave them out leave them out silently.
     const notReached = unreachable.filter((u) => selection.covers(u.address));
     if (notReached.length > 0) planned.ownedOnUndeclaredConnection = notReached;
+    // A pattern may name what the prune lists, as the plan prints it: a deletion, or an object of the
+    // inventory it leaves (not found, not pruned, on a connection no longer declared); an --exclude
+    // of one too, which then hides it.
+    if (options.prune) selection.requireMatches([...candidates, ...leftByPrune, ...unreachableAddresses]);
     planned.requests = connections.requestCounts();
     if (selection.targeting) {
       const leftOut = candidates.filter((address) => !selection.covers(address));
