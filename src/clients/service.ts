@@ -35,6 +35,7 @@ export type RunHttpOptions = Partial<
     | 'maxResponseBytes'
     | 'signal'
     | 'maxConnections'
+    | 'secrets'
   >
 >;
 

@@ -57,10 +57,17 @@ export interface ConnectOptions extends EngineOptions {
  */
 export function connect(manifest: Manifest | undefined, options: ConnectOptions = {}): ServiceConnections {
   const { catalog = defaultCatalog, env = process.env } = options;
+  // The manifest's values from sensitive variables are scrubbed from every request's errors, as the
+  // token is, before a service's message is cut to length.
+  const sensitive = manifest?.sensitiveValues ?? [];
+  const http =
+    sensitive.length > 0
+      ? { ...options.http, secrets: [...(options.http?.secrets ?? []), ...sensitive] }
+      : options.http;
   return new ServiceConnections(env, catalog.definitions, manifest?.connections ?? [], {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.options ? { options: options.options } : {}),
-    ...(options.http ? { http: options.http } : {}),
+    ...(http ? { http } : {}),
   });
 }
 

@@ -238,6 +238,49 @@ spec:
   });
 });
 
+describe('a scheduler that echoes a password where the message is cut to length', () => {
+  it("leaves no fragment of it: the run scrubs the manifest's sensitive values before the cut", async () => {
+    const password = `pg-${randomUUID().slice(0, 13)}`;
+    const b64 = Buffer.from(password).toString('base64');
+    const address = await serve((req, res) => {
+      if (req.method === 'GET') return reply(res, 404, 'job not found');
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      // The base64 straddles the 500th character, where a service's message is cut.
+      // Words around it, not base64 letters, which the scrubber would take for part of the run.
+      const filler = '- '.repeat(500).slice(0, 500 - Math.floor(b64.length / 2) - 1);
+      res.end(`${filler} ${b64} and more`);
+    });
+    const dir = tempDir('converge-hostile-');
+    writeFileSync(
+      path.join(dir, 'job.yaml'),
+      `apiVersion: converge/v1
+kind: Job
+metadata: { name: web }
+spec:
+  Type: service
+  Datacenters: [dc1]
+  TaskGroups:
+    - Name: web
+      Tasks:
+        - { Name: web, Driver: docker, Config: { image: nginx }, Env: { DB_PASSWORD: "\${env:DB_PASSWORD}" } }
+`,
+    );
+    const result = await runCli(['plan', '-f', dir], {
+      CONVERGE_SCHEDULER_ADDR: address,
+      CONVERGE_SCHEDULER_TOKEN: randomUUID(),
+      CONVERGE_STATE_DIR: tempDir('converge-hostile-state-'),
+      CONVERGE_ALLOW_ENV: 'DB_PASSWORD',
+      DB_PASSWORD: password,
+      NO_COLOR: '1',
+    });
+    const shown = result.stdout + result.stderr;
+    expect(shown).toContain('- '.repeat(50));
+    // Not even the half of the base64 before the cut.
+    expect(shown).not.toContain(b64.slice(0, Math.floor(b64.length / 2)));
+    expect(leaks(shown, password)).toEqual([]);
+  });
+});
+
 describe('converge ldap login against a service that floods its warnings', () => {
   it('prints at most 20 warnings of 500 characters each, saying how much was left out', async () => {
     const password = `pw-${randomUUID()}`;

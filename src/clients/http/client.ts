@@ -155,6 +155,12 @@ export interface HttpClientOptions {
    * request's own `signal`. Requests marked `interruptible: false` are left to finish.
    */
   signal?: AbortSignal;
+  /**
+   * Secrets of the run beyond the token and a request's own (the manifest's values from sensitive
+   * variables), scrubbed from every error of every request as the token is: here, before a service's
+   * message is cut to length, since a later pass cannot find a secret the cut split.
+   */
+  secrets?: readonly string[];
 }
 
 export interface HttpRequest {
@@ -347,6 +353,7 @@ export class HttpClient {
   private retries = 0;
   // A #private field: util.inspect, JSON.stringify and object spread never see it.
   readonly #token: string | undefined;
+  readonly #runSecrets: readonly string[];
   readonly #authHeaders: (token: string) => Record<string, string>;
   private readonly parseError: NonNullable<HttpClientOptions['parseError']>;
   private readonly errorDetails?: HttpClientOptions['errorDetails'];
@@ -363,6 +370,7 @@ export class HttpClient {
     this.basePath = base.pathname.replace(/\/+$/, '');
     this.baseUrl = `${this.origin}${this.basePath}`;
     this.#token = options.token || undefined;
+    this.#runSecrets = options.secrets ?? [];
     this.#authHeaders = options.authHeaders ?? bearerAuth;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
@@ -779,7 +787,7 @@ export class HttpClient {
 
   /** What to scrub from a request's errors: the token and the secrets the request carries. */
   private secretsOf(req: Pick<HttpRequest, 'secrets'>): (string | undefined)[] {
-    return [this.#token, ...(req.secrets ?? [])];
+    return [this.#token, ...this.#runSecrets, ...(req.secrets ?? [])];
   }
 
   /** 2xx, or a status the request takes back (`okStatuses`), unless it is a 404 for a missing route. */
