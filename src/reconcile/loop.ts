@@ -318,6 +318,9 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     stop.removeEventListener('abort', abortReads);
     if (stop.aborted) return result('interrupted');
     const work = run.plan.changes.filter((c) => c.action !== 'noop');
+    // What the prune leaves of Converge's own objects is said each cycle, as drift is: a loop that
+    // only ever said `in_sync` hid a role it could no longer reach on a Connection taken out.
+    for (const left of pruneLeftOver(run.plan)) log.line('prune_left', { cycle, ...left });
     const tally = tallyPlan(run.plan);
     Object.assign(counts, tally.counts);
     metrics.setDrift(tally.drift, tally.unplanned);
@@ -367,6 +370,18 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     await run?.connections.close();
     await releaseInventory?.();
   }
+}
+
+/** The inventory's own objects a prune did not delete, each with why (the plan's "Not …" lists). */
+function pruneLeftOver(plan: Plan): { address: string; why: string }[] {
+  return [
+    ...(plan.missingOwned ?? []).map((address) => ({ address, why: 'not_found' })),
+    ...(plan.ownedOutOfScope ?? []).map((address) => ({ address, why: 'out_of_scope' })),
+    ...(plan.ownedOnUndeclaredConnection ?? []).map(({ address }) => ({
+      address,
+      why: 'connection_not_declared',
+    })),
+  ];
 }
 
 /**

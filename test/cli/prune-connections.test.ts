@@ -175,6 +175,16 @@ describe('roles Converge created on a Connection the manifest no longer declares
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.type === 'cycle');
     expect(cycle).toMatchObject({ outcome: 'in_sync' });
+    // Said in the log, not only in a plan no one reads in a loop.
+    const left = text
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.type === 'prune_left');
+    expect(left.map((l) => [l.address, l.why])).toEqual(
+      euAddresses(p).map((a) => [a, 'connection_not_declared']),
+    );
 
     for (const name of p.euRoleNames) expect(await euRoleExists(name)).toBe(true);
   });
