@@ -27,6 +27,8 @@ export interface CarriedValue {
   position: SourcePosition;
   /** What holds it, as the user reads it: `Job "exfil" spec.Meta.note`. */
   holder: string;
+  /** How it comes from outside: `is read from outside the manifest (…)`, `names a file of the runner…`. */
+  what: string;
 }
 
 export function connectionAddressProblems(
@@ -38,8 +40,11 @@ export function connectionAddressProblems(
   carried: readonly CarriedValue[] = [],
 ): ManifestProblem[] {
   const carriedBy = new Map<ManifestConnection, CarriedValue[]>();
-  for (const value of carried)
-    carriedBy.set(value.connection, [...(carriedBy.get(value.connection) ?? []), value]);
+  for (const value of carried) {
+    const values = carriedBy.get(value.connection);
+    if (values) values.push(value);
+    else carriedBy.set(value.connection, [value]);
+  }
   const outside = connections.filter((c) => c.tokenFromOutside || carriedBy.has(c));
   if (outside.length === 0) return [];
   const allowed = allowListFrom(env[ALLOW_ADDRESSES_VARIABLE], allowFlags);
@@ -64,7 +69,13 @@ export function connectionAddressProblems(
     try {
       address = normaliseAddress(c.address, `the address of connection "${c.name}"`);
     } catch (error) {
-      problems.push({ position, message: (error as Error).message });
+      problems.push({
+        position,
+        // An address read from a variable may be a secret: the reason is said without it.
+        message: c.addressFromOutside
+          ? `the address of connection "${c.name}" (read from outside the manifest, not shown) is not a usable URL`
+          : (error as Error).message,
+      });
       continue;
     }
     // `http://host:8500/` as the operator may write it matches `http://host:8500` too.
@@ -75,15 +86,18 @@ export function connectionAddressProblems(
       allowed.allows(`${address}/`)
     )
       continue;
+    // An address read from a variable is never quoted: it may hold the very value it would carry.
+    const shown = c.addressFromOutside ? 'its address (read from outside the manifest, not shown)' : address;
+    const allowAs = c.addressFromOutside ? 'that address' : address;
     const remedy =
       'If that service is yours, allow it outside the manifest: ' +
-      `${ALLOW_ADDRESSES_VARIABLE}=${address} or ${allowName} ${address} (globs such as https://*.corp.example work); ` +
+      `${ALLOW_ADDRESSES_VARIABLE}=${allowAs} or ${allowName} ${allowAs} (globs such as https://*.corp.example work); ` +
       `or use the address set in ${envVarPrefix(c.service)}_ADDR`;
     if (c.tokenFromOutside) {
       problems.push({
         position,
         message:
-          `connection "${c.name}" takes its token from outside the manifest and would send it to ${address}, ` +
+          `connection "${c.name}" takes its token from outside the manifest and would send it to ${shown}, ` +
           `an address the operator has not allowed. ${remedy}`,
       });
       continue;
@@ -95,8 +109,8 @@ export function connectionAddressProblems(
     problems.push({
       position: first.position,
       message:
-        `${first.holder} is read from outside the manifest (\${env:…} or \${file:…}) and connection "${c.name}" ` +
-        `(${formatPosition(c.source)}) would send it${others} to ${address}, an address the operator has not allowed: ` +
+        `${first.holder} ${first.what} and connection "${c.name}" ` +
+        `(${formatPosition(c.source)}) would send it${others} to ${shown}, an address the operator has not allowed: ` +
         `a manifest must not carry the runner's variables or files to an address it chose. ${remedy}; ` +
         'or write the value into the manifest',
     });

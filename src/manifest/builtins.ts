@@ -121,6 +121,8 @@ function connectionKind(services: readonly ManifestService[]): BuiltinKind {
         settings: {},
         source: positions.documentStart(),
       };
+      // Any part of it: `http://author.example/${env:DB_PASSWORD}` would carry the variable away.
+      if (interpolated.has('/spec/address')) connection.addressFromOutside = true;
       if (spec.token !== undefined) {
         connection.token = spec.token;
         // The CLI sends such a token only to an address the operator allowed (a manifest on a pull
@@ -189,13 +191,16 @@ const pruneScopeKind: BuiltinKind = {
     'Declares where `--prune` may delete objects the manifest no longer declares, for kinds whose service keeps no ownership marker.',
   nameSchema: LOCAL_NAME_SCHEMA,
   specSchema: PruneScopeSpec,
-  collect(document, positions, manifest) {
+  collect(document, positions, manifest, interpolated) {
     const spec = document.spec as Static<typeof PruneScopeSpec>;
     const scope: ManifestPruneScope = {
       name: document.metadata.name,
       kind: spec.kind,
       source: positions.documentStart(),
     };
+    // The namespace and the prefix go into the prune's list requests.
+    const sent = ['namespace', 'namePrefix'].find((f) => interpolated.has(`/spec/${f}`));
+    if (sent) scope.valueFromOutside = { key: sent, position: positions.locate(`/spec/${sent}`) };
     if (spec.namespace !== undefined) scope.namespace = spec.namespace;
     if (spec.connection !== undefined) scope.connection = spec.connection;
     if (spec.namePrefix !== undefined) scope.namePrefix = spec.namePrefix;

@@ -42,6 +42,11 @@ export interface ManifestConnection {
    * requests, so, like an object's such value, only to an address the operator chose.
    */
   settingFromOutside?: { key: string; position: SourcePosition };
+  /**
+   * The address, or part of it, was read from outside the manifest: it may hold a secret, so it is
+   * never quoted, and it needs an address the operator chose like anything else carried out.
+   */
+  addressFromOutside?: boolean;
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
   /** The service's own settings (a workspace connection's `organization`), by key. */
@@ -60,6 +65,8 @@ export interface ManifestPruneScope {
   namePrefix?: string;
   /** Allow pruning every object of the scope when the manifest declares none in it. */
   allowEmpty?: boolean;
+  /** A field sent in the prune's requests (`namespace`, `namePrefix`) read from outside the manifest. */
+  valueFromOutside?: { key: string; position: SourcePosition };
   source: SourcePosition;
 }
 

@@ -247,6 +247,91 @@ spec:
     expect(r.code).toBe(0);
   });
 
+  it("refuses a job's specFile: its contents are sent whole, even by plan", async () => {
+    const dir = tempDir('converge-conn-');
+    // A checkout's credentials sit in files like this one.
+    writeFileSync(path.join(dir, 'config'), `[http]\n\textraheader = AUTHORIZATION: basic ${SECRET}\n`);
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: x }
+spec: { service: scheduler, address: "${address}" }
+---
+apiVersion: converge/v1
+kind: Job
+metadata: { name: exfil, connection: x }
+spec: { specFile: config }
+`,
+    );
+    const r = await runCli(['plan', '-f', dir], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${path.join(dir, 'm.yaml')}:9:19: Job "exfil" spec.specFile names a file of the runner (its contents are sent whole) and connection "x"`,
+    );
+    expect(r.stderr + r.stdout).not.toContain(SECRET);
+    expect(seen).toEqual([]);
+  });
+
+  it('refuses an address that reads a variable, without quoting it', async () => {
+    const dir = tempDir('converge-conn-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: elsewhere }
+spec: { service: registry, address: "${address}/\${env:TEST_DB_PASSWORD}" }
+---
+apiVersion: converge/v1
+kind: AclRole
+metadata: { name: web, connection: elsewhere }
+spec: { Description: web }
+`,
+    );
+    for (const command of ['validate', 'plan']) {
+      const r = await runCli([command, '-f', dir], env({ TEST_DB_PASSWORD: SECRET }));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        'the address of connection "elsewhere" is read from outside the manifest (${env:…} or ${file:…})',
+      );
+      expect(r.stderr).toContain('would send it to its address (read from outside the manifest, not shown)');
+      expect(r.stderr + r.stdout).not.toContain(SECRET);
+    }
+    // With a token from outside too, the token's refusal does not quote it either.
+    const withToken = readFileSync(path.join(dir, 'm.yaml'), 'utf8').replace(
+      '/${env:TEST_DB_PASSWORD}" }',
+      '/${env:TEST_DB_PASSWORD}", token: "${env:TEST_CONN_TOKEN}" }',
+    );
+    writeFileSync(path.join(dir, 'm.yaml'), withToken);
+    const r = await runCli(['plan', '-f', dir, '--markdown'], env({ TEST_DB_PASSWORD: SECRET }));
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toContain('takes its token from outside the manifest');
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(seen).toEqual([]);
+  });
+
+  it("refuses a PruneScope's namespace read from a variable on a manifest Connection", async () => {
+    const dir = tempDir('converge-conn-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1
+kind: Connection
+metadata: { name: elsewhere }
+spec: { service: registry, address: "${address}" }
+---
+apiVersion: converge/v1
+kind: PruneScope
+metadata: { name: s }
+spec: { kind: AclRole, connection: elsewhere, namespace: "\${env:TEST_DB_PASSWORD}" }
+`,
+    );
+    const r = await runCli(['plan', '-f', dir, '--prune'], env({ TEST_DB_PASSWORD: SECRET }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the namespace of PruneScope "s" is read from outside the manifest');
+    expect(r.stderr + r.stdout).not.toContain(SECRET);
+    expect(seen).toEqual([]);
+  });
+
   it('lets labels take a variable: they never reach a service', async () => {
     const dir = jobManifest(address, 'written-here');
     const text = readFileSync(path.join(dir, 'm.yaml'), 'utf8').replace(
