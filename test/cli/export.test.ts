@@ -395,6 +395,24 @@ describe('export through a Connection', () => {
     );
   });
 
+  it('gives the -f folder when the Connection file reads a file beside its own folder', async () => {
+    const infra = tempDir('converge-export-infra-');
+    mkdirSync(path.join(infra, 'conns'));
+    mkdirSync(path.join(infra, 'secrets'));
+    writeFileSync(path.join(infra, 'secrets', 'eu-token'), env.CONVERGE_REGISTRY_TOKEN!);
+    writeFileSync(
+      path.join(infra, 'conns', 'eu.yaml'),
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu-registry }\nspec:\n  service: registry\n  address: ${env.CONVERGE_REGISTRY_ADDR}\n  token: "\${file:../secrets/eu-token}"\n`,
+    );
+    const dir = outDir();
+    const r = await runCli(['export', '-o', dir, '--connection', 'eu-registry', '-f', infra], env);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    // The Connection file alone is refused (its token file lies outside its folder): the folder loads.
+    expect(r.stdout).toContain(`Plan it with: converge plan -f ${dir} -f ${infra}\n`);
+    const plan = await runCli(['plan', '-f', dir, '-f', infra, '--detailed-exitcode'], env);
+    expect([plan.code, plan.stderr]).toEqual([0, '']);
+  });
+
   it('says which manifest to give, and refuses a kind of another service', async () => {
     const none = await runCli(['export', '-o', outDir(), '--connection', 'eu-registry'], env);
     expect([none.code, none.stderr.trim()]).toEqual([

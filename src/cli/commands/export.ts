@@ -114,7 +114,18 @@ async function exportAll(
   );
   for (const f of files) write(io.stdout, `  ${f}`);
   const variables = objects.flatMap((o) => o.placeholders.map((p) => p.variable));
-  const sources = planFiles(flags, manifest);
+  const sources = await planFiles(flags, manifest, (files) =>
+    loadManifest(files, {
+      catalog,
+      env: io.env,
+      settingNames: CLI_SETTING_NAMES,
+      allowEnv: flags.allowEnv ?? [],
+      ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
+    }).then(
+      () => true,
+      () => false,
+    ),
+  );
   const plan = `converge plan ${sources.map((f) => `-f ${f}`).join(' ')}`;
   const twice = manifest ? declaredAlready(manifest, sources, objects, catalog, io.env) : [];
   if (twice.length > 0)
@@ -157,20 +168,29 @@ function nothingToExport(flags: ExportFlags, catalog: Catalog): string {
  * What the plan of the export reads: the folder written, and through a Connection the files that
  * declare it, since the documents name it and a plan of the folder alone fails for want of it.
  * Those files, not the `-f` folder holding them: the rest of a project folder declares objects the
- * export may hold too, each then reported as declared twice. A file that holds the folder already
- * reads it.
+ * export may hold too, each then reported as declared twice. Unless they do not load alone (a
+ * `${file:../secrets/token}` beside them lies outside their own folder): then the `-f` paths that
+ * hold them, as given. A file that holds the folder already reads it.
  */
-function planFiles(flags: ExportFlags & { out: string }, manifest: Manifest | undefined): string[] {
+async function planFiles(
+  flags: ExportFlags & { out: string },
+  manifest: Manifest | undefined,
+  loads: (files: string[]) => Promise<boolean>,
+): Promise<string[]> {
   if (flags.connection === undefined || !manifest) return [flags.out];
   // As the manifest names its files (relative to where Converge runs, when they are below it).
-  const sources = [
+  const declaring = [
     ...new Set(manifest.connections.filter((c) => c.name === flags.connection).map((c) => c.source.file)),
   ];
-  const holds = (outer: string, inner: string) => {
-    const rel = path.relative(path.resolve(outer), inner);
-    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-  };
-  return sources.some((f) => holds(f, path.resolve(flags.out))) ? sources : [flags.out, ...sources];
+  const given = flags.file.filter((f) => declaring.some((d) => holds(f, d)));
+  const sources = (await loads(declaring)) || given.length === 0 ? declaring : given;
+  return sources.some((f) => holds(f, flags.out)) ? sources : [flags.out, ...sources];
+}
+
+/** Whether `inner` is `outer` or lies inside it. */
+function holds(outer: string, inner: string): boolean {
+  const rel = path.relative(path.resolve(outer), path.resolve(inner));
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** Exported objects that the files of the suggested plan declare already: declared twice there. */
@@ -181,10 +201,9 @@ function declaredAlready(
   catalog: Catalog,
   env: NodeJS.ProcessEnv,
 ): { address: string; at: string }[] {
-  const read = new Set(sources.map((f) => path.resolve(f)));
   const declared = {
     ...manifest,
-    resources: manifest.resources.filter((r) => read.has(path.resolve(r.source.file))),
+    resources: manifest.resources.filter((r) => sources.some((f) => holds(f, r.source.file))),
   };
   const settingsOf: SettingsOf = (service, connection) =>
     connectionSettings(env, catalog.definitions, manifest.connections, service, connection);
