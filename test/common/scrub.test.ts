@@ -1,6 +1,6 @@
 /** The one scrubber: every encoding an echoing service may use, at any position, before any cut. */
 import { describe, expect, it } from 'vitest';
-import { REDACTED, scrubAndTruncate, scrubSecrets } from '../../src/common/scrub.js';
+import { REDACTED, SecretSet, scrubAndTruncate, scrubSecrets } from '../../src/common/scrub.js';
 import { base32, echoForms, leaks, pieces } from '../support/hostile.js';
 
 const SECRET = 'pa"ss\\wörd </x> & 9f3c-17ab';
@@ -137,6 +137,26 @@ describe('scrubSecrets', () => {
     const other = Buffer.from('nothing to see here').toString('base64');
     expect(scrubSecrets(`ok ${other} done`, [SECRET])).toBe(`ok ${other} done`);
     expect(scrubSecrets('a b c', ['a', undefined])).toBe('a b c');
+  });
+});
+
+describe("a SecretSet shared by many scrubs (a run's sensitive values)", () => {
+  it("is scrubbed with the scrub's own secrets, in every form", () => {
+    const run = new SecretSet(['run-password-one', 'run-password-two']);
+    const text = `a ${Buffer.from('run-password-two').toString('base64')} b run-password-one c own-secret-9 d`;
+    const scrubbed = scrubSecrets(text, ['own-secret-9', run]);
+    expect(scrubbed).toBe(`a ${REDACTED} b ${REDACTED} c ${REDACTED} d`);
+  });
+
+  it('leaves no piece of a secret that holds one of the set, nor of one the set holds', () => {
+    // Two passes would cut the outer one around the inner: one pass replaces the overlap whole.
+    for (const [own, shared] of [
+      ['abcd-hunter2-xyz', 'hunter2-'],
+      ['hunter2-', 'abcd-hunter2-xyz'],
+    ] as const) {
+      const scrubbed = scrubSecrets('x abcd-hunter2-xyz y', [own, new SecretSet([shared])]);
+      expect(scrubbed).toBe(`x ${REDACTED} y`);
+    }
   });
 });
 

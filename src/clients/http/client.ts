@@ -48,7 +48,7 @@ import { HostRegistry } from './host-registry.js';
 import { type AdaptiveRateLimiter, type RateLimitPause, RateLimitWaitTooLong } from './rate-limiter.js';
 import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
-import { scrubSecrets } from '../../common/scrub.js';
+import { type Secrets, SecretSet, scrubSecrets } from '../../common/scrub.js';
 import { checkShape } from './shape.js';
 import {
   backoffDelayMs,
@@ -292,7 +292,7 @@ interface Run {
   /** The request would carry the token (if there is one), so a 401/403 may be about it. */
   tokenExpected: boolean;
   /** Everything to scrub from the request's errors and events: token, `req.secrets`, query secrets. */
-  secrets: readonly (string | undefined)[];
+  secrets: Secrets;
   /** The request's own signal joined with the client's run signal (when it applies). */
   signal: AbortSignal | undefined;
 }
@@ -353,7 +353,7 @@ export class HttpClient {
   private retries = 0;
   // A #private field: util.inspect, JSON.stringify and object spread never see it.
   readonly #token: string | undefined;
-  readonly #runSecrets: readonly string[];
+  readonly #runSecrets: SecretSet | undefined;
   readonly #authHeaders: (token: string) => Record<string, string>;
   private readonly parseError: NonNullable<HttpClientOptions['parseError']>;
   private readonly errorDetails?: HttpClientOptions['errorDetails'];
@@ -370,7 +370,7 @@ export class HttpClient {
     this.basePath = base.pathname.replace(/\/+$/, '');
     this.baseUrl = `${this.origin}${this.basePath}`;
     this.#token = options.token || undefined;
-    this.#runSecrets = options.secrets ?? [];
+    this.#runSecrets = options.secrets?.length ? new SecretSet(options.secrets) : undefined;
     this.#authHeaders = options.authHeaders ?? bearerAuth;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
@@ -786,8 +786,8 @@ export class HttpClient {
   }
 
   /** What to scrub from a request's errors: the token and the secrets the request carries. */
-  private secretsOf(req: Pick<HttpRequest, 'secrets'>): (string | undefined)[] {
-    return [this.#token, ...this.#runSecrets, ...(req.secrets ?? [])];
+  private secretsOf(req: Pick<HttpRequest, 'secrets'>): Secrets {
+    return [this.#token, ...(this.#runSecrets ? [this.#runSecrets] : []), ...(req.secrets ?? [])];
   }
 
   /** 2xx, or a status the request takes back (`okStatuses`), unless it is a 404 for a missing route. */

@@ -17,7 +17,7 @@
 import { createRequire } from 'node:module';
 import { printable } from '../../common/printable.js';
 import { redactPath } from './redact.js';
-import { scrubSecrets, truncate } from '../../common/scrub.js';
+import { type Secrets, scrubSecrets, truncate } from '../../common/scrub.js';
 import type { SettingNames } from '../../common/setting-names.js';
 import type { ResendGrant } from './create-sends.js';
 
@@ -46,7 +46,7 @@ export interface ServiceErrorInit {
    * Strings to scrub from every text the error stores: the connection's token and every secret the
    * request carried (`HttpRequest.secrets`). Not kept.
    */
-  secrets?: readonly (string | undefined)[];
+  secrets?: Secrets;
   cause?: unknown;
   /** Set when the request's deadline, not its retry budget, ended the retries. */
   deadline?: { elapsedMs: number; limitMs: number };
@@ -223,10 +223,7 @@ export class HttpStatusError extends ServiceError {
   }
 }
 
-function scrubDetail(
-  detail: ServiceErrorDetail,
-  secrets: readonly (string | undefined)[],
-): ServiceErrorDetail {
+function scrubDetail(detail: ServiceErrorDetail, secrets: Secrets): ServiceErrorDetail {
   const out: ServiceErrorDetail = {};
   if (detail.status !== undefined) out.status = detail.status;
   if (detail.title !== undefined) out.title = untrusted(detail.title, secrets, Infinity);
@@ -366,7 +363,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** A plain Error with the original's name, code and scrubbed message: enough to debug, nothing more. */
-function sanitiseCause(cause: unknown, secrets: readonly (string | undefined)[]): Error {
+function sanitiseCause(cause: unknown, secrets: Secrets): Error {
   const original = cause as { name?: unknown; code?: unknown; message?: unknown };
   const copy = new Error(untrusted(String(original?.message ?? cause), secrets, Infinity));
   if (typeof original?.name === 'string') copy.name = original.name;
@@ -379,7 +376,7 @@ function sanitiseCause(cause: unknown, secrets: readonly (string | undefined)[])
  * A text from elsewhere as an error may hold it: every secret scrubbed, then one printable line, then
  * cut to `max` characters, in that order (see the top of this file).
  */
-function untrusted(text: string, secrets: readonly (string | undefined)[], max?: number): string {
+function untrusted(text: string, secrets: Secrets, max?: number): string {
   return truncate(printable(scrubSecrets(oneLineMultiError(text), secrets)), max);
 }
 

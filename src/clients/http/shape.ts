@@ -15,6 +15,7 @@
  * The problem text names JSON pointers and expected types only, at most `MAX_PROBLEMS` of them, and
  * never a value: a value may be a secret the service echoes (a token, a bind password).
  */
+import type { Secrets } from '../../common/scrub.js';
 import type { TSchema } from '@sinclair/typebox';
 import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
 import { loadPrecompiled, newAjv, schemaKey } from '../../common/precompiled.js';
@@ -86,7 +87,7 @@ export interface ShapeContext {
   path: string;
   status: number;
   /** Strings to scrub from the error text (the connection's token), as every service error does. */
-  secrets?: readonly (string | undefined)[];
+  secrets?: Secrets;
 }
 
 /**
