@@ -9,6 +9,9 @@
 // behind Converge's back and shows the drift, then stops everything.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 
@@ -143,9 +146,18 @@ async function startDirectory() {
 
 const directory = await startDirectory();
 const { child: sandbox, env: sandboxEnv, recoveryKeys } = await startSandbox();
+// The demo's records go to a folder of its own, and nothing of the caller's Converge settings is
+// inherited: run from the repository's root with the caller's environment, it wrote its records into
+// the caller's inventory (the default connection's records carry no address), so the caller's next
+// `plan --prune` took a group made by hand for one of Converge's.
+const stateDir = mkdtempSync(path.join(os.tmpdir(), 'converge-demo-'));
+const callerEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.startsWith('CONVERGE_')),
+);
 const env = {
-  ...process.env,
+  ...callerEnv,
   ...sandboxEnv,
+  CONVERGE_STATE_DIR: stateDir,
   USER_TEAM_LABEL: 'platform team',
   // Without slapd the configuration still validates, plans and applies; only login needs a server.
   DEMO_LDAP_URL: directory?.server.url ?? 'ldap://127.0.0.1:389',
@@ -207,6 +219,7 @@ try {
   sandbox.kill('SIGTERM');
   await once(sandbox, 'exit');
   await directory?.server.stop();
+  rmSync(stateDir, { recursive: true, force: true });
   banner('sandbox stopped');
 }
 process.exitCode = failed ? 1 : 0;

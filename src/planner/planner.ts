@@ -64,7 +64,7 @@ import {
 } from './write-only.js';
 import { groupBy } from '../common/group-by.js';
 import { sensitiveEnvFrom } from '../common/allow-list.js';
-import { maskSecretsByName, type SecretName } from './secret-names.js';
+import { maskSecretsByName, secretValuesByName, type SecretName } from './secret-names.js';
 
 /** The sensitive-name rule's default patterns (`*PASSWORD*`, `*TOKEN*`, …). */
 const defaultSecretName: SecretName = sensitiveEnvFrom(undefined).allows;
@@ -922,8 +922,15 @@ export async function buildPlan(
   const deletions = topologicalOrder(changes.filter((c) => c.action === 'delete'));
   // The whole manifest's secrets, not only the planned objects': `--target` may leave out the
   // object that holds a secret a planned object copies.
-  const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup, options.sensitiveValues);
   const secretName = options.secretName ?? defaultSecretName;
+  // Entries secret by their names, live ones too: their values are secrets wherever they are copied.
+  const byNameValues = [...forward, ...deletions].flatMap((c) =>
+    secretValuesByName(c, secretMapsOf(lookup(c.key.kind)), secretName),
+  );
+  const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup, [
+    ...(options.sensitiveValues ?? []),
+    ...byNameValues,
+  ]);
   const byName = [...forward, ...deletions].map((c) =>
     maskSecretsByName(c, secretMapsOf(lookup(c.key.kind)), secretName),
   );

@@ -94,6 +94,63 @@ function maskDiff(diff: AttributeDiff, maps: readonly string[][], secretName: Se
   return out;
 }
 
+/** The string values of the entries at `segments` whose names say secret (see `maskEntries`). */
+function collectEntries(
+  value: unknown,
+  segments: readonly string[],
+  secretName: SecretName,
+  out: string[],
+  at = 0,
+): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectEntries(item, segments, secretName, out, at);
+    return;
+  }
+  if (!isObject(value)) return;
+  if (at === segments.length) {
+    for (const [k, v] of Object.entries(value))
+      if (typeof v === 'string' && v !== SENSITIVE && secretName(k)) out.push(v);
+    return;
+  }
+  const head = segments[at]!;
+  if (Object.hasOwn(value, head)) collectEntries(value[head], segments, secretName, out, at + 1);
+}
+
+/**
+ * The values of a change's entries whose names say secret, live and desired: secrets wherever they
+ * are copied. A pull request that renames `DB_PASSWORD` to `DATABASE_PW` keeps the value, and the
+ * new name says nothing: without this, the plan printed the live password under it.
+ */
+export function secretValuesByName(
+  change: Change,
+  maps: readonly string[],
+  secretName: SecretName,
+): string[] {
+  if (maps.length === 0) return [];
+  const out: string[] = [];
+  const paths = splitPaths(maps);
+  for (const p of paths) {
+    collectEntries(change.before, p, secretName, out);
+    collectEntries(change.after, p, secretName, out);
+  }
+  // A job's `before` is a summary without its Env: the live values are in the diffs, as maskDiff finds them.
+  for (const diff of change.diffs) {
+    const fields = fieldsOf(diff.path);
+    for (const map of paths) {
+      if (fields.length > map.length && startsWith(fields, map)) {
+        const name = fields.slice(map.length);
+        if (!secretName(name.join('.')) && !name.some((part) => secretName(part))) continue;
+        for (const v of [diff.before, diff.after]) if (typeof v === 'string' && v !== SENSITIVE) out.push(v);
+      } else if (startsWith(map, fields)) {
+        const below = map.slice(fields.length);
+        collectEntries(diff.before, below, secretName, out);
+        collectEntries(diff.after, below, secretName, out);
+      }
+    }
+  }
+  return out;
+}
+
 /** The change with every entry of `maps` whose name says secret masked: before, after and diffs. */
 export function maskSecretsByName(change: Change, maps: readonly string[], secretName: SecretName): Change {
   if (maps.length === 0) return change;

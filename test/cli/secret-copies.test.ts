@@ -306,6 +306,19 @@ describe('a live value in an entry whose name says secret', () => {
     }
   });
 
+  it('is masked where a pull request renames its entry to a name that says nothing, in every form of the plan', async () => {
+    // The value is read from a variable whose name is not sensitive: only the entry's name said so.
+    const env = base({ API_DB: LIVE, CONVERGE_ALLOW_ENV: 'API_DB' });
+    const dir = tempDir('converge-by-name-');
+    const file = path.join(dir, 'job.yaml');
+    writeFileSync(file, job('by-name-renamed', 'DB_PASSWORD: "${env:API_DB}", MODE: prod'));
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    writeFileSync(file, job('by-name-renamed', 'DATABASE_PW: "${env:API_DB}", MODE: prod'));
+    const runs = await everyPlanForm(dir, env, LIVE);
+    expect(runs[0]!.stdout).toMatch(/\+ DATABASE_PW += \(sensitive value\)/);
+    expect(runs[0]!.stdout).toMatch(/- DB_PASSWORD += \(sensitive value\)/);
+  });
+
   it('is masked when its name holds dots (spring.datasource.password), in every form of the plan, and shown as one key', async () => {
     const env = base({});
     const dir = tempDir('converge-by-name-dots-');
