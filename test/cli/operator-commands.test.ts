@@ -32,7 +32,15 @@ beforeAll(async () => {
         ],
       },
       tokens: [{ name: 'bob', secret: 'bob-token', workspaces: { user: 'bob', teams: { [ORG]: ['devs'] } } }],
-      registry: { policies: [{ Name: 'ops-blast-radius' }] },
+      registry: {
+        policies: [
+          { Name: 'ops-blast-radius' },
+          // One name in two namespaces, and one policy of team1 alone: `--policy` with `--ns`.
+          { Name: 'ops-team-pol', Namespace: 'team1' },
+          { Name: 'ops-team-pol', Namespace: 'team2' },
+          { Name: 'ops-team1-only', Namespace: 'team1' },
+        ],
+      },
     },
   });
   scheduler = SchedulerClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
@@ -272,6 +280,79 @@ describe('role list and get', () => {
     const unknown = await runCli(['role', 'list', '--policy', '00000000-0000-4000-8000-000000000000'], e);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no policy has that ID');
+  });
+
+  describe('--policy with --ns', () => {
+    type PolicyJson = { ID: string; Name: string; Namespace: string };
+    let team1Pol: PolicyJson;
+    let team2Pol: PolicyJson;
+    let team1Only: PolicyJson;
+    beforeAll(async () => {
+      const api = apiFor(sandbox);
+      const all = (await api('GET', '/v1/acl/policies?ns=*')).json<PolicyJson[]>();
+      const find = (name: string, ns: string) => all.find((p) => p.Name === name && p.Namespace === ns)!;
+      team1Pol = find('ops-team-pol', 'team1');
+      team2Pol = find('ops-team-pol', 'team2');
+      team1Only = find('ops-team1-only', 'team1');
+      const role = async (ns: string, Name: string, Policies: { ID: string }[]) =>
+        expect((await api('PUT', `/v1/acl/role?ns=${ns}`, { body: { Name, Policies } })).status).toBe(200);
+      await role('team1', 'ops-t1-role', [{ ID: team1Pol.ID }, { ID: team1Only.ID }]);
+      await role('team2', 'ops-t2-role', [{ ID: team2Pol.ID }]);
+      const shared = (await api('GET', '/v1/acl/policies')).json<PolicyJson[]>();
+      // A role links a policy of `default` from any namespace.
+      await role('team1', 'ops-t1-shared', [{ ID: shared.find((p) => p.Name === 'ops-blast-radius')!.ID }]);
+    });
+    const names = (stdout: string) => (JSON.parse(stdout) as { Name: string }[]).map((r) => r.Name).sort();
+
+    it("finds a policy of another namespace by ID and by name, and lists that namespace's roles", async () => {
+      const e = env();
+      for (const given of [team1Pol.ID, 'ops-team-pol', 'ops-team1-only']) {
+        const r = await runCli(['role', 'list', '--ns', 'team1', '--policy', given, '--json'], e);
+        expect([r.code, r.stderr]).toEqual([0, '']);
+        expect(names(r.stdout)).toEqual(['ops-t1-role']);
+      }
+      // The same name in team2 is team2's policy, with team2's roles.
+      const t2 = await runCli(['role', 'list', '--ns', 'team2', '--policy', 'ops-team-pol', '--json'], e);
+      expect(names(t2.stdout)).toEqual(['ops-t2-role']);
+      // A policy of `default` is linked from team1 too, so it names team1's roles.
+      const shared = await runCli(
+        ['role', 'list', '--ns', 'team1', '--policy', 'ops-blast-radius', '--json'],
+        e,
+      );
+      expect(names(shared.stdout)).toEqual(['ops-t1-shared']);
+    });
+
+    it('still refuses a name or an ID the namespace has no policy of, naming the namespace', async () => {
+      const e = env();
+      const other = await runCli(['role', 'list', '--ns', 'team2', '--policy', 'ops-team1-only'], e);
+      expect([other.code, other.stderr.trim()]).toEqual([
+        1,
+        "Error: --policy ops-team1-only: no policy in namespace team2 has that name (give a policy's name or ID, or another --ns)",
+      ]);
+      const byId = await runCli(['role', 'list', '--ns', 'team2', '--policy', team1Only.ID], e);
+      expect(byId.code).toBe(1);
+      expect(byId.stderr).toContain('no policy in namespace team2 has that ID');
+    });
+
+    it("with --ns '*' finds a policy in any namespace, and asks for the ID or --ns when a name is in several", async () => {
+      const e = env();
+      for (const given of [team2Pol.ID, 'ops-team1-only']) {
+        const r = await runCli(['role', 'list', '--ns', '*', '--policy', given, '--json'], e);
+        expect([r.code, r.stderr]).toEqual([0, '']);
+        expect(names(r.stdout)).toEqual([given === team2Pol.ID ? 'ops-t2-role' : 'ops-t1-role']);
+      }
+      const ambiguous = await runCli(['role', 'list', '--ns', '*', '--policy', 'ops-team-pol'], e);
+      expect([ambiguous.code, ambiguous.stdout, ambiguous.stderr.trim()]).toEqual([
+        1,
+        '',
+        "Error: --policy ops-team-pol: policies of that name are in namespaces team1, team2; give the policy's ID, or --ns with one of those namespaces",
+      ]);
+      const none = await runCli(['role', 'list', '--ns', '*', '--policy', 'ops-no-such-pol'], e);
+      expect([none.code, none.stderr.trim()]).toEqual([
+        1,
+        "Error: --policy ops-no-such-pol: no policy in any namespace has that name (give a policy's name or ID, or another --ns)",
+      ]);
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
-import type { RegistryClient, Role } from '../../clients/registry/client.js';
+import type { Policy, RegistryClient, Role } from '../../clients/registry/client.js';
 import { printable } from '../../common/printable.js';
 import { registryService } from '../../clients/registry/definition.js';
 import { withClient } from '../service-client.js';
@@ -68,25 +68,49 @@ export async function roleGetCommand(name: string | undefined, flags: RoleGetFla
 const POLICY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The policy `--policy` names, by ID or by name. The service filters by ID only, and answers an
- * unknown one with no roles: "no role uses this policy" must not be read off a typo or a name.
+ * The policy `--policy` names, by ID or by name, looked up where the roles are listed. The service
+ * filters by ID only, and answers an unknown one with no roles: "no role uses this policy" must not
+ * be read off a typo or a name. Policies are namespaced: listed without `--ns`, a policy of
+ * namespace team1 was never found, so `role list --ns team1 --policy …` failed whatever was given.
  */
-async function policyIdOf(client: RegistryClient, given: string): Promise<string> {
-  const policies = await client.listPolicies();
-  const found = POLICY_ID.test(given)
-    ? policies.find((p) => p.ID.toLowerCase() === given.toLowerCase())
-    : policies.find((p) => p.Name === given);
-  if (!found)
-    throw new CliError(
-      `--policy ${printable(given)}: no policy ${POLICY_ID.test(given) ? 'has that ID' : 'has that name'} (give a policy's name or ID)`,
+async function policyIdOf(client: RegistryClient, given: string, ns: string | undefined): Promise<string> {
+  const byId = POLICY_ID.test(given);
+  const matches = (p: Policy) => (byId ? p.ID.toLowerCase() === given.toLowerCase() : p.Name === given);
+  const where =
+    ns === undefined || ns === '' ? '' : ns === '*' ? ' in any namespace' : ` in namespace ${printable(ns)}`;
+  const notFound = () =>
+    new CliError(
+      `--policy ${printable(given)}: no policy${where} ${byId ? 'has that ID' : 'has that name'} (give a policy's name or ID${where ? ', or another --ns' : ''})`,
     );
-  return found.ID;
+  if (ns === '*') {
+    // Every namespace: a name may be taken in several, and the roles of one policy are not those of
+    // another of the same name, so the choice is left to the user rather than made silently.
+    const found = (await client.listPolicies({ namespace: '*' })).filter(matches);
+    if (found.length === 0) throw notFound();
+    if (found.length > 1) {
+      const namespaces = found.map((p) => printable(p.Namespace ?? 'default')).sort();
+      throw new CliError(
+        `--policy ${printable(given)}: policies of that name are in namespaces ${namespaces.join(', ')}; give the policy's ID, or --ns with one of those namespaces`,
+      );
+    }
+    return found[0]!.ID;
+  }
+  const opts = ns !== undefined && ns !== '' ? { namespace: ns } : {};
+  const own = (await client.listPolicies(opts)).find(matches);
+  if (own) return own.ID;
+  // A role links a policy of its own namespace or of `default` (the registry resolves a linked
+  // name in that order too), so a policy of `default` names roles of any namespace.
+  if (ns !== 'default') {
+    const shared = (await client.listPolicies({ namespace: 'default' })).find(matches);
+    if (shared) return shared.ID;
+  }
+  throw notFound();
 }
 
 export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<number> {
   return withClient(io, registryService, async (client) => {
     const roles = await client.listRoles({
-      ...(flags.policy !== undefined ? { policy: await policyIdOf(client, flags.policy) } : {}),
+      ...(flags.policy !== undefined ? { policy: await policyIdOf(client, flags.policy, flags.ns) } : {}),
       ...(flags.ns !== undefined ? { namespace: flags.ns } : {}),
     });
     if (flags.json) {
