@@ -13,6 +13,7 @@ import {
   type PruneScope,
   type ResourceKey,
 } from '../resources/contract.js';
+import { PRUNE_SCOPE_LIMITS } from '../planner/render/format.js';
 import type { Change, Plan } from '../planner/types.js';
 
 export interface DeletionLimits {
@@ -116,9 +117,15 @@ function emptiedScopeProblems(
     ].join(', ');
     const n = changes.length;
     return {
-      key: { kind: 'Prune', name: kind, ...(connection !== undefined ? { connection } : {}) },
+      // One refusal per emptied scope, each at its own address (`Prune@eu/AclRole/team1`): keyed by
+      // kind alone, two emptied namespaces gave two problems at the one address `Prune/AclRole`.
+      key: {
+        kind: 'Prune',
+        name: namespace !== undefined ? `${kind}/${namespace}` : kind,
+        ...(connection !== undefined ? { connection } : {}),
+      },
       scope: 'plan',
-      message: `the manifest declares no ${kind}${where ? ` ${where}` : ''} any more, so ${names.prune} would delete ${n === 1 ? 'the 1' : `all ${n}`} that Converge manages there (created or adopted); refusing (if that is meant, set ${names.allowEmpty}, or declare a PruneScope with ${fields})`,
+      message: `the manifest declares no ${kind}${where ? ` ${where}` : ''} any more, so ${names.prune} would delete ${n === 1 ? 'the 1' : `all ${n}`} that Converge manages there (created or adopted); refusing (if that is meant, set ${names.allowEmpty}, or declare a PruneScope with ${fields}; ${PRUNE_SCOPE_LIMITS})`,
     };
   });
 }

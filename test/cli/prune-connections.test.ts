@@ -218,13 +218,13 @@ describe('a file left out of -f empties a kind on one connection', () => {
     const r = await runCli(['plan', ...withoutEuRoles(), '--prune'], p.env);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
-      'Plan refused:\n  the manifest declares no AclRole in namespace default on connection eu any more, so --prune would delete all 2 that Converge manages there (created or adopted); refusing (if that is meant, set --allow-empty, or declare a PruneScope with kind: AclRole, namespace: default, connection: eu, allowEmpty: true)',
+      "Plan refused:\n  the manifest declares no AclRole in namespace default on connection eu any more, so --prune would delete all 2 that Converge manages there (created or adopted); refusing (if that is meant, set --allow-empty, or declare a PruneScope with kind: AclRole, namespace: default, connection: eu, allowEmpty: true; a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune)",
     );
     const json = JSON.parse(
       (await runCli(['plan', ...withoutEuRoles(), '--prune', '--json'], p.env)).stdout,
     ) as PlanJson;
     expect(json.complete).toBe(false);
-    expect(json.problems.map((x) => x.address)).toEqual(['Prune@eu/AclRole']);
+    expect(json.problems.map((x) => x.address)).toEqual(['Prune@eu/AclRole/default']);
   });
 
   it('apply --prune deletes nothing then; --allow-empty or a PruneScope of the connection with allowEmpty plans the deletions', async () => {
@@ -282,7 +282,7 @@ describe('LDAP groups: a mount the manifest no longer declares any group in', ()
     const r = await runCli(['plan', '-f', corp, '--prune'], env);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
-      'the manifest declares no LdapGroup in mount lab any more, so --prune would delete all 2 that Converge manages there (created or adopted); refusing (if that is meant, set --allow-empty, or declare a PruneScope with kind: LdapGroup, namespace: lab, allowEmpty: true)',
+      "the manifest declares no LdapGroup in mount lab any more, so --prune would delete all 2 that Converge manages there (created or adopted); refusing (if that is meant, set --allow-empty, or declare a PruneScope with kind: LdapGroup, namespace: lab, allowEmpty: true; a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune)",
     );
     const scope = path.join(tempDir('converge-prune-mounts-scope-'), 'scope.yaml');
     writeFileSync(

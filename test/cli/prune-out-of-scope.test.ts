@@ -47,7 +47,7 @@ describe('workspaces Converge created in an organization the manifest no longer 
         'Not pruned: 2 objects the inventory records as created by Converge, where the manifest declares no object of their kind any more on the same connection and in the same organization or namespace; --prune reaches only scopes the manifest manages.',
         '  Workspace/sandbox/ws-a',
         '  Workspace/sandbox/ws-b',
-        "To delete them, declare a PruneScope of their kind, namespace and connection (with allowEmpty: true); if one is gone or no longer Converge's, drop the record with `converge inventory forget ADDRESS --yes`.",
+        "To delete them, declare a PruneScope of their kind, namespace and connection (with allowEmpty: true; a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune); if one is gone or no longer Converge's, drop the record with `converge inventory forget ADDRESS --yes`.",
       ].join('\n'),
     );
     expect(r.stdout).toContain('0 to destroy');
@@ -112,5 +112,36 @@ describe("a PruneScope's namePrefix for a kind with an ownership marker", () => 
     // not under imp-: the scope the manifest declared for its workspaces leaves them alone.
     expect(doc.pruned.addresses).toEqual([]);
     expect(doc.changes.filter((c) => c.action === 'delete')).toEqual([]);
+  });
+});
+
+describe("roles Converge created in two namespaces, after one namespace's roles leave the manifest", () => {
+  const aclRole = (name: string, namespace: string) =>
+    `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name}, namespace: ${namespace} }\nspec: { Description: ${name} }\n`;
+  const kept = aclRole('nsr-keep', 'default');
+  let roleEnv: Record<string, string | undefined>;
+  beforeAll(async () => {
+    // An inventory of its own: the workspaces above are not these tests' business.
+    roleEnv = { ...env, CONVERGE_STATE_DIR: tempDir('converge-out-of-scope-roles-state-') };
+    const all = [
+      kept,
+      aclRole('nsr-dropped', 'default'),
+      aclRole('nsr-t1-a', 'team1'),
+      aclRole('nsr-t1-b', 'team1'),
+      aclRole('nsr-t2', 'team2'),
+    ];
+    const applied = await runCli(['apply', '-f', manifest(...all), '--auto-approve'], roleEnv);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+  });
+
+  it('are refused once per emptied namespace, each at its own address, with a hint that says a PruneScope limits the prune', async () => {
+    const r = await runCli(['plan', '-f', manifest(kept), '--prune', '--json'], roleEnv);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as PlanJson;
+    expect(doc.problems.map((p) => p.address)).toEqual(['Prune/AclRole/team1', 'Prune/AclRole/team2']);
+    for (const p of doc.problems)
+      expect(p.message).toContain(
+        "allowEmpty: true; a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune)",
+      );
   });
 });

@@ -103,6 +103,14 @@ export function missingOwnedLines(addresses: readonly string[]): string[] {
 }
 
 /**
+ * Said wherever a hint suggests a PruneScope: declaring one of a kind drops the scopes Converge
+ * implies for it, so a user who declared the one scope a refusal named silently stopped pruning the
+ * kind everywhere else (roles the manifest dropped in `default` were neither deleted nor listed).
+ */
+export const PRUNE_SCOPE_LIMITS =
+  "a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune";
+
+/**
  * What `--prune` leaves because the manifest no longer manages its scope: a headline, then how to
  * prune there after all. The same in every rendering.
  */
@@ -111,7 +119,7 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
   const one = n === 1;
   return [
     `Not pruned: ${n} object${one ? '' : 's'} the inventory records as created by Converge, where the manifest declares no object of ${one ? 'its' : 'their'} kind any more on the same connection and in the same organization or namespace; --prune reaches only scopes the manifest manages.`,
-    `To delete ${one ? 'it' : 'them'}, declare a PruneScope of ${one ? 'its' : 'their'} kind, namespace and connection (with allowEmpty: true); if ${one ? 'it is' : 'one is'} gone or no longer Converge's, drop the record with \`converge inventory forget ADDRESS --yes\`.`,
+    `To delete ${one ? 'it' : 'them'}, declare a PruneScope of ${one ? 'its' : 'their'} kind, namespace and connection (with allowEmpty: true; ${PRUNE_SCOPE_LIMITS}); if ${one ? 'it is' : 'one is'} gone or no longer Converge's, drop the record with \`converge inventory forget ADDRESS --yes\`.`,
   ];
 }
 
