@@ -12,6 +12,7 @@ import {
   addressOf,
   inPruneScope,
   isPrunable,
+  type Prunable,
   type PruneScope,
   type ResourceKey,
 } from '../resources/contract.js';
@@ -28,8 +29,13 @@ export function missingOwned(
 ): string[] {
   // A refused scope plans no deletion, so its objects would look missing when they are not.
   if (plan.problems.length > 0) return [];
-  return ownedNotPlanned(owned, declared, plan, catalog, 'declared-scope', (key) =>
-    scopes.some((s) => inPruneScope(key, s)),
+  return ownedNotPlanned(
+    owned,
+    declared,
+    plan,
+    catalog,
+    (_kind, ownership) => ownership === 'declared-scope',
+    (key) => scopes.some((s) => inPruneScope(key, s)),
   );
 }
 
@@ -46,14 +52,52 @@ export function ownedOutOfScope(
   plan: Plan,
   catalog: Catalog,
 ): string[] {
+  // A kind with PruneScopes of its own is listed by `ownedOutsidePruneScopes`, for its own reason:
+  // the manifest may well declare objects of the kind where these lie.
+  const limited = declaredScopeKinds(scopes);
   // A scope that is there for imported objects alone reaches none of those Converge created.
-  return ownedNotPlanned(owned, declared, plan, catalog, 'marker', (key) =>
-    scopes.every((s) => s.importedOnly === true || !inPruneScope(key, s)),
+  return ownedNotPlanned(
+    owned,
+    declared,
+    plan,
+    catalog,
+    (kind, ownership) => ownership === 'marker' && !limited.has(kind),
+    (key) => scopes.every((s) => s.importedOnly === true || !inPruneScope(key, s)),
   );
 }
 
 /**
- * The inventory's objects of kinds owned the `ownership` way that the manifest does not declare and
+ * The inventory's own objects (created or imported) of a kind the manifest declares PruneScopes for,
+ * outside all of them, that the manifest no longer declares. Declared scopes replace those Converge
+ * implies for the kind (so a `namePrefix` holds), so these are not looked for: a user who followed
+ * the emptied-kind refusal's hint and declared a scope for one namespace silently stopped pruning
+ * the roles dropped from every other. The plan says so rather than nothing.
+ */
+export function ownedOutsidePruneScopes(
+  owned: readonly [string, InventoryEntry][],
+  scopes: readonly PruneScope[],
+  declared: ReadonlySet<string>,
+  plan: Plan,
+  catalog: Catalog,
+): string[] {
+  const limited = declaredScopeKinds(scopes);
+  return ownedNotPlanned(
+    owned,
+    declared,
+    plan,
+    catalog,
+    (kind) => limited.has(kind),
+    (key) => scopes.every((s) => !inPruneScope(key, s)),
+  );
+}
+
+/** Kinds whose prune the manifest limits with PruneScopes of its own (Converge's carry no name). */
+function declaredScopeKinds(scopes: readonly PruneScope[]): ReadonlySet<string> {
+  return new Set(scopes.filter((s) => s.name !== undefined).map((s) => s.kind));
+}
+
+/**
+ * The inventory's objects of prunable kinds `ofKind` picks that the manifest does not declare and
  * the plan does not touch, whose keys `where` picks (inside the prune scopes, or outside all).
  */
 function ownedNotPlanned(
@@ -61,14 +105,14 @@ function ownedNotPlanned(
   declared: ReadonlySet<string>,
   plan: Plan,
   catalog: Catalog,
-  ownership: 'marker' | 'declared-scope',
+  ofKind: (kind: string, ownership: Prunable['ownership']) => boolean,
   where: (key: ResourceKey) => boolean,
 ): string[] {
   const planned = new Set(plan.changes.map((c) => c.address));
   return owned
     .filter(([address, entry]) => {
       const kind = catalog.kind(entry.kind);
-      if (!kind || !isPrunable(kind) || kind.ownership !== ownership) return false;
+      if (!kind || !isPrunable(kind) || !ofKind(entry.kind, kind.ownership)) return false;
       if (declared.has(address) || planned.has(address)) return false;
       return addressOf(entry.key) === address && where(entry.key);
     })

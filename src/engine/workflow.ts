@@ -24,7 +24,12 @@ import {
 } from './inventory.js';
 import { InventoryNotSavedError } from './errors.js';
 import { inventoryFromEnv } from './inventory-backend.js';
-import { missingOwned, ownedOnUndeclaredConnection, ownedOutOfScope } from './missing-owned.js';
+import {
+  missingOwned,
+  ownedOnUndeclaredConnection,
+  ownedOutOfScope,
+  ownedOutsidePruneScopes,
+} from './missing-owned.js';
 import { ownedOrigin } from './inventory-document.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
@@ -206,11 +211,14 @@ export async function plan(
       const missing = missingOwned(owned, prune, found, planned, catalog);
       // Out of every scope, of every kind: one in a scope of a kind left unlisted is not out of it.
       const outOfScope = ownedOutOfScope(owned, allScopes, declared, planned, catalog);
-      leftByPrune.push(...missing, ...outOfScope);
+      const outsideDeclared = ownedOutsidePruneScopes(owned, allScopes, declared, planned, catalog);
+      leftByPrune.push(...missing, ...outOfScope, ...outsideDeclared);
       const shownMissing = missing.filter(selection.covers);
       if (shownMissing.length > 0) planned.missingOwned = shownMissing;
       const shownOutOfScope = outOfScope.filter(selection.covers);
       if (shownOutOfScope.length > 0) planned.ownedOutOfScope = shownOutOfScope;
+      const shownOutside = outsideDeclared.filter(selection.covers);
+      if (shownOutside.length > 0) planned.ownedOutsidePruneScopes = shownOutside;
     }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
     // read as "nothing to delete". Patterns that leave them out leave them out silently.

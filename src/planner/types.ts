@@ -107,6 +107,12 @@ export interface Plan {
    */
   ownedOutOfScope?: string[];
   /**
+   * With `--prune`: addresses the inventory records as Converge's (created or imported), of a kind
+   * the manifest declares PruneScopes for, outside all of them and no longer declared: the declared
+   * scopes limit the kind's prune, so no prune reaches them. Left as they are.
+   */
+  ownedOutsidePruneScopes?: string[];
+  /**
    * With `--prune`: objects the inventory records as Converge's (created or imported) on a named
    * connection the manifest no longer declares, with that connection. Nothing can read or delete
    * them without its address and token; left as they are.

@@ -376,7 +376,10 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
 function pruneLeftOver(plan: Plan): { address: string; why: string }[] {
   return [
     ...(plan.missingOwned ?? []).map((address) => ({ address, why: 'not_found' })),
-    ...(plan.ownedOutOfScope ?? []).map((address) => ({ address, why: 'out_of_scope' })),
+    ...[...(plan.ownedOutOfScope ?? []), ...(plan.ownedOutsidePruneScopes ?? [])].map((address) => ({
+      address,
+      why: 'out_of_scope',
+    })),
     ...(plan.ownedOnUndeclaredConnection ?? []).map(({ address }) => ({
       address,
       why: 'connection_not_declared',

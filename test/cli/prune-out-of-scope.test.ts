@@ -2,6 +2,8 @@
  * `--prune` reaches only the organizations and namespaces the manifest manages. Workspaces Converge
  * created in an organization whose last workspace left the manifest stay, and the plan says so (every
  * form), rather than nothing: a PruneScope of the organization, with allowEmpty, then deletes them.
+ * Roles likewise: a PruneScope declared for one namespace (as the emptied-kind refusal suggests)
+ * limits the prune of roles to it, and the roles left outside it are listed, not silently kept.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -118,6 +120,8 @@ describe("a PruneScope's namePrefix for a kind with an ownership marker", () => 
 describe("roles Converge created in two namespaces, after one namespace's roles leave the manifest", () => {
   const aclRole = (name: string, namespace: string) =>
     `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name}, namespace: ${namespace} }\nspec: { Description: ${name} }\n`;
+  const team1Scope =
+    'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: team1-roles }\nspec: { kind: AclRole, namespace: team1, allowEmpty: true }\n';
   const kept = aclRole('nsr-keep', 'default');
   let roleEnv: Record<string, string | undefined>;
   beforeAll(async () => {
@@ -143,5 +147,50 @@ describe("roles Converge created in two namespaces, after one namespace's roles 
       expect(p.message).toContain(
         "allowEmpty: true; a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune)",
       );
+  });
+
+  it('with the PruneScope the hint suggests, list the roles left outside it as not pruned rather than nothing', async () => {
+    const dir = manifest(kept, team1Scope);
+    // team2's roles are still refused by the guard: --allow-empty lets this plan show the rest.
+    const text = await runCli(['plan', '-f', dir, '--prune', '--allow-empty'], roleEnv);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      [
+        "Not pruned: 2 objects the inventory records as Converge's (created or imported), no longer in the manifest, outside every PruneScope the manifest declares for their kind; a PruneScope limits its kind's prune to the scopes declared.",
+        '  AclRole/default/nsr-dropped',
+        '  AclRole/team2/nsr-t2',
+        'To delete them, declare a PruneScope that covers them too',
+      ].join('\n'),
+    );
+    expect(text.stdout).toContain('2 to destroy');
+
+    const json = JSON.parse(
+      (await runCli(['plan', '-f', dir, '--prune', '--allow-empty', '--json'], roleEnv)).stdout,
+    ) as PlanJson;
+    expect(json.pruned.addresses).toEqual(['AclRole/team1/nsr-t1-a', 'AclRole/team1/nsr-t1-b']);
+    expect(json.pruned.out_of_scope).toEqual(['AclRole/default/nsr-dropped', 'AclRole/team2/nsr-t2']);
+
+    const md = await runCli(['plan', '-f', dir, '--prune', '--allow-empty', '--markdown'], roleEnv);
+    expect(md.stdout).toContain(
+      "> Not pruned: 2 objects the inventory records as Converge's (created or imported), no longer in the manifest, outside every PruneScope",
+    );
+    expect(md.stdout).toContain(
+      '> - `AclRole/default/nsr-dropped`\n> - `AclRole/team2/nsr-t2`\n>\n> To delete them',
+    );
+  });
+
+  it('are no longer listed once PruneScopes cover every namespace to prune', async () => {
+    const more =
+      'apiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: other-roles }\nspec: { kind: AclRole, namespace: default }\n---\napiVersion: converge/v1\nkind: PruneScope\nmetadata: { name: team2-roles }\nspec: { kind: AclRole, namespace: team2, allowEmpty: true }\n';
+    const r = await runCli(['plan', '-f', manifest(kept, team1Scope, more), '--prune', '--json'], roleEnv);
+    expect(r.code, r.stdout).toBe(0);
+    const doc = JSON.parse(r.stdout) as PlanJson;
+    expect(doc.pruned.out_of_scope).toEqual([]);
+    expect(doc.pruned.addresses.sort()).toEqual([
+      'AclRole/default/nsr-dropped',
+      'AclRole/team1/nsr-t1-a',
+      'AclRole/team1/nsr-t1-b',
+      'AclRole/team2/nsr-t2',
+    ]);
   });
 });

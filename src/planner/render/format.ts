@@ -124,6 +124,19 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
 }
 
 /**
+ * What `--prune` leaves of a kind whose prune the manifest's PruneScopes limit, outside all of them:
+ * a headline, then how to prune there after all. The same in every rendering.
+ */
+export function ownedOutsidePruneScopesLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  const one = n === 1;
+  return [
+    `Not pruned: ${n} object${one ? '' : 's'} the inventory records as Converge's (created or imported), no longer in the manifest, outside every PruneScope the manifest declares for ${one ? 'its' : 'their'} kind; a PruneScope limits its kind's prune to the scopes declared.`,
+    `To delete ${one ? 'it' : 'them'}, declare a PruneScope that covers ${one ? 'it' : 'them'} too (${one ? 'its' : 'their'} kind, namespace and connection; allowEmpty: true where the manifest declares none of the kind); if ${one ? 'it is' : 'one is'} gone or no longer Converge's, drop the record with \`converge inventory forget ADDRESS --yes\`.`,
+  ];
+}
+
+/**
  * What `--prune` leaves because the inventory records it on a Connection the manifest no longer
  * declares: a headline naming the connections, then the two ways out. The same in every rendering.
  */

@@ -6,6 +6,7 @@ import {
   missingOwnedLines,
   noChangesClause,
   ownedOutOfScopeLines,
+  ownedOutsidePruneScopesLines,
   undeclaredConnectionLines,
   prunedHeadline,
   SYMBOLS,
@@ -125,6 +126,12 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     const [headline, hint] = ownedOutOfScopeLines(plan.ownedOutOfScope);
     out.push(c.yellow(headline!));
     for (const address of plan.ownedOutOfScope) out.push(c.yellow(`  ${printable(address)}`));
+    out.push(c.dim(hint!), '');
+  }
+  if (plan.ownedOutsidePruneScopes?.length) {
+    const [headline, hint] = ownedOutsidePruneScopesLines(plan.ownedOutsidePruneScopes);
+    out.push(c.yellow(headline!));
+    for (const address of plan.ownedOutsidePruneScopes) out.push(c.yellow(`  ${printable(address)}`));
     out.push(c.dim(hint!), '');
   }
   if (plan.ownedOnUndeclaredConnection?.length) {

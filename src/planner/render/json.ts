@@ -58,7 +58,8 @@ export interface PlanJson {
   /** The plan's prune section: its heading and the addresses it deletes, in order. */
   /**
    * `not_found`: the inventory's own objects the prune listing did not find live (stale records).
-   * `out_of_scope`: objects Converge created in scopes the manifest no longer manages, and objects
+   * `out_of_scope`: objects Converge created in scopes the manifest no longer manages, objects it
+   * created or imported outside every PruneScope the manifest declares for their kind, and objects
    * it created or imported on a Connection the manifest no longer declares (not pruned).
    */
   pruned: {
@@ -135,6 +136,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       not_found: plan.missingOwned ?? [],
       out_of_scope: [
         ...(plan.ownedOutOfScope ?? []),
+        ...(plan.ownedOutsidePruneScopes ?? []),
         ...(plan.ownedOnUndeclaredConnection ?? []).map((u) => u.address),
       ],
     },

@@ -9,6 +9,7 @@ import {
   missingOwnedLines,
   noChangesClause,
   ownedOutOfScopeLines,
+  ownedOutsidePruneScopesLines,
   undeclaredConnectionLines,
   prunedHeadline,
   SYMBOLS,
@@ -99,6 +100,7 @@ function outOfScopeLines(plan: Plan): string[] {
   const unreachable = plan.ownedOnUndeclaredConnection ?? [];
   return [
     ...addressNote(plan.ownedOutOfScope ?? [], ownedOutOfScopeLines),
+    ...addressNote(plan.ownedOutsidePruneScopes ?? [], ownedOutsidePruneScopesLines),
     ...addressNote(
       unreachable.map((u) => u.address),
       () => undeclaredConnectionLines(unreachable),
