@@ -18,6 +18,41 @@ function plan(extra: Partial<PlanResponse>): PlanResponse {
 }
 
 describe('planDiffs', () => {
+  it("leaves out a task the service marks edited for its group's change when the task's own diff shows nothing", () => {
+    const p = plan({
+      Diff: {
+        Type: 'Edited',
+        ID: 'web',
+        Fields: null,
+        Objects: null,
+        TaskGroups: [
+          {
+            Type: 'Edited',
+            Name: 'web',
+            Objects: [
+              {
+                Type: 'Edited',
+                Name: 'RestartPolicy',
+                Fields: [{ Type: 'Edited', Name: 'Delay', Old: '15000000000', New: '25000000000' }],
+              },
+            ],
+            Tasks: [
+              {
+                Type: 'Edited',
+                Name: 'worker',
+                Fields: [{ Type: 'None', Name: 'Driver', Old: 'docker', New: 'docker' }],
+                Annotations: ['forces in-place update'],
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const diffs = planDiffs(p);
+    // Not `Tasks["worker"] = null -> null`, which read as the task emptied.
+    expect(diffs.map((d) => d.path)).toEqual(['TaskGroups[web].RestartPolicy.Delay']);
+  });
+
   it('is empty for an unchanged job, whatever the allocation annotations say', () => {
     const p = plan({
       Diff: {

@@ -200,6 +200,11 @@ function rawDiffs(plan: PlanResponse, sides: DiffSides): RawDiff[] {
         continue;
       }
       const note = (task.Annotations ?? []).join('; ') || undefined;
+      const own = [...fieldDiffs(taskAt, task.Fields, note), ...objectDiffs(taskAt, task.Objects, note)];
+      // A task the service marks edited for its group's change (a group's RestartPolicy reaches its
+      // tasks) but whose own diff shows nothing: a bare line read `Tasks["worker"] = null -> null`,
+      // as if the task were emptied. The group's line and its allocation counts say the change.
+      if (own.length === 0 && task.Type === 'Edited') continue;
       inner.push(...nodeDiffs(taskAt, task, note).map(field));
     }
     out.push(...(inner.length > 0 ? inner : [field({ path: at, op: OP[group.Type] })]));
