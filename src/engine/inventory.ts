@@ -341,7 +341,18 @@ export class LocalInventory implements WriteOnlyDigests {
         this.forget(a.address);
         continue;
       }
-      if (!created && !existing) continue;
+      // An object Converge only updated is recorded as not its own: an update of a job or a
+      // workspace adds Converge's ownership marker, and without this record the next `--prune` took
+      // the marker for a create and deleted someone else's job as "created by Converge".
+      if (!created && !existing) {
+        this.objects.record(a.address, {
+          kind: a.key.kind,
+          key: a.key,
+          owned: false,
+          ...(a.id !== undefined ? { id: a.id } : {}),
+        });
+        continue;
+      }
       this.objects.record(a.address, {
         kind: a.key.kind,
         key: a.key,

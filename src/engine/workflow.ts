@@ -196,6 +196,9 @@ export async function plan(
         ? {
             managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)),
             managedIds: new Map(owned.flatMap(([address, e]) => (e.id ? [[address, e.id] as const] : []))),
+            notOwned: new Set(
+              (options.managed.entries() ?? []).filter(([, e]) => !e.owned).map(([address]) => address),
+            ),
           }
         : {}),
     });

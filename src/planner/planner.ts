@@ -98,6 +98,11 @@ export interface PlanOptions {
    * delete it. Only an ownership marker, where the kind has one, still proves a create.
    */
   managedIds?: ReadonlyMap<string, string>;
+  /**
+   * Addresses the inventory records as objects Converge only updated (never created nor adopted).
+   * Its update added the ownership marker where the kind has one, so the marker is no proof there.
+   */
+  notOwned?: ReadonlySet<string>;
   /** How the caller names its options in problems (the CLI: `--prune`); default: the library's. */
   settingNames?: Partial<SettingNames>;
   /** Secrets outside the kinds' secret attributes (the manifest's sensitive variables): masked too. */
@@ -515,6 +520,7 @@ async function pruneCandidates(
   problems: PlanProblem[],
   managed: ReadonlyMap<string, 'created' | 'imported'> | undefined,
   managedIds: ReadonlyMap<string, string> | undefined,
+  notOwned: ReadonlySet<string> | undefined,
   list: ListOnce,
   /** The prune option as the caller names it, for the emptied-scope refusal. */
   pruneSetting: string,
@@ -532,7 +538,7 @@ async function pruneCandidates(
     scope.importedOnly
       ? inInventory(o, 'imported')
       : kind.ownership !== 'declared-scope'
-        ? kind.owns(o, scope) || inInventory(o, 'imported')
+        ? (kind.owns(o, scope) && !notOwned?.has(addressOf(o.key))) || inInventory(o, 'imported')
         : kind.owns(o, scope) && inInventory(o);
   const lists = await Promise.all(
     scopes.map((scope) =>
@@ -909,6 +915,7 @@ export async function buildPlan(
       problems,
       options.managed,
       options.managedIds,
+      options.notOwned,
       list,
       settingNames(options.settingNames).prune,
     );

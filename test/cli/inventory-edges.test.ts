@@ -299,3 +299,46 @@ describe('an object Converge created, deleted by hand', () => {
     expect(await roleId('edger-b')).toBe(theirs);
   });
 });
+
+describe('a job made by hand that the manifest took over by updating it', () => {
+  const job = (name: string) =>
+    `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: t, Driver: docker, Config: { image: "nginx:1" } }] }]\n`;
+
+  it('is never pruned: the update added the marker, and the inventory records Converge only updated it', async () => {
+    const e = env();
+    const token = { 'X-Nomad-Token': sandbox.rootToken };
+    const made = await fetch(`${sandbox.url}/v1/jobs`, {
+      method: 'POST',
+      headers: token,
+      body: JSON.stringify({
+        Job: {
+          ID: 'edge-hand-job',
+          Name: 'edge-hand-job',
+          Type: 'service',
+          Datacenters: ['dc1'],
+          TaskGroups: [
+            { Name: 'web', Count: 1, Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'nginx:1' } }] },
+          ],
+        },
+      }),
+    });
+    expect(made.status).toBe(200);
+    const both = tmp('converge-edge-manifest-');
+    writeFileSync(path.join(both, 'jobs.yaml'), `${job('edge-keep-job')}---\n${job('edge-hand-job')}`);
+    const applied = await runCli(['apply', '-f', both, '--auto-approve'], e);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    // The update gave it Converge's marker...
+    const live = (await (await fetch(`${sandbox.url}/v1/job/edge-hand-job`, { headers: token })).json()) as {
+      Meta?: Record<string, string>;
+    };
+    expect(live.Meta?.['converge-managed']).toBe('true');
+
+    // ...but dropping it from the manifest does not delete it.
+    const kept = tmp('converge-edge-manifest-');
+    writeFileSync(path.join(kept, 'jobs.yaml'), job('edge-keep-job'));
+    const plan = await runCli(['plan', '-f', kept, '--prune', '--json'], e);
+    expect(plan.code, plan.stderr).toBe(0);
+    const doc = JSON.parse(plan.stdout) as { changes: { address: string; action: string }[] };
+    expect(doc.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([]);
+  });
+});

@@ -89,7 +89,7 @@ describe('the inventory an apply keeps', () => {
     expect(Object.keys(readInventory(stateDir).objects)).toEqual(['AclRole/default/inv-a']);
   });
 
-  it('never adopts an object it did not create: an update leaves it out, and prune leaves it alone', async () => {
+  it('never adopts an object it did not create: an update records it as not its own, and prune leaves it alone', async () => {
     const stateDir = tmp('converge-inv-state-');
     const env = { ...sandbox.env(), CONVERGE_STATE_DIR: stateDir };
     await fetch(`${sandbox.url}/v1/acl/role`, {
@@ -99,7 +99,11 @@ describe('the inventory an apply keeps', () => {
     });
     const { plan: updated } = await applyLocked(env, roles('inv-foreign', 'inv-mine'));
     expect(updated.changes.find((c) => c.key.name === 'inv-foreign')?.action).toBe('update');
-    expect(Object.keys(readInventory(stateDir).objects)).toEqual(['AclRole/default/inv-mine']);
+    const objects = readInventory(stateDir).objects as Record<string, { owned: boolean }>;
+    expect(Object.fromEntries(Object.entries(objects).map(([address, e]) => [address, e.owned]))).toEqual({
+      'AclRole/default/inv-foreign': false,
+      'AclRole/default/inv-mine': true,
+    });
 
     const { plan: pruned } = await applyLocked(env, roles('inv-mine'), true);
     expect(pruned.changes.filter((c) => c.action === 'delete')).toEqual([]);
