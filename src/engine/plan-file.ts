@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
 import { summarise } from '../planner/types.js';
 import { canonicalJson } from '../resources/compare.js';
-import { addressOf, type Desired } from '../resources/contract.js';
+import { addressOf, type Desired, type KindContext } from '../resources/contract.js';
 import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
@@ -309,6 +309,30 @@ function troubledAddresses(plan: Plan): Set<string> {
 }
 
 /** The saved plan's deletions with nothing left to delete: left out by `reconcileSavedPlan`. */
+/**
+ * Of `addresses` (saved deletions the fresh plan no longer has, `alreadyDeleted`), those whose object
+ * is still there: not gone, so no longer Converge's to delete (a job re-registered by hand without
+ * the marker) or otherwise changed since the plan was saved. A saved plan applies whole, so these
+ * make it stale; the apply said "nothing left to delete" of them and applied the rest.
+ */
+export async function deletionsStillThere(
+  saved: SavedPlan,
+  addresses: readonly string[],
+  ctx: KindContext,
+  catalog: Catalog,
+): Promise<string[]> {
+  const byAddress = new Map(saved.changes.map((c) => [c.address, c]));
+  const there = await Promise.all(
+    addresses.map(async (address) => {
+      const change = byAddress.get(address);
+      const kind = change && catalog.kind(change.key.kind);
+      if (!change || !kind) return false;
+      return (await kind.observe(ctx, change.key)) !== undefined;
+    }),
+  );
+  return addresses.filter((_, i) => there[i]);
+}
+
 export function alreadyDeleted(saved: SavedPlan, reconciled: Plan): string[] {
   const planned = new Set(reconciled.changes.map((c) => c.address));
   return saved.changes.filter((c) => c.action === 'delete' && !planned.has(c.address)).map((c) => c.address);

@@ -342,3 +342,50 @@ describe('a job made by hand that the manifest took over by updating it', () => 
     expect(doc.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([]);
   });
 });
+
+describe('a saved plan that deletes a job someone registers again by hand before the apply', () => {
+  const job = (name: string) =>
+    `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: t, Driver: docker, Config: { image: "nginx:1" } }] }]\n`;
+
+  it('is stale (exit 3), nothing applied: the job is still there, no longer one the plan would delete', async () => {
+    const e = env();
+    const both = tmp('converge-edge-manifest-');
+    writeFileSync(path.join(both, 'jobs.yaml'), `${job('edge-saved-a')}---\n${job('edge-saved-b')}`);
+    expect((await runCli(['apply', '-f', both, '--auto-approve'], e)).code).toBe(0);
+    const less = tmp('converge-edge-manifest-');
+    writeFileSync(path.join(less, 'jobs.yaml'), job('edge-saved-a'));
+    const planFile = path.join(tmp('converge-edge-plan-'), 'p.plan');
+    const planned = await runCli(['plan', '-f', less, '--prune', '-out', planFile], e);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toContain('- Job/default/edge-saved-b');
+
+    // Someone registers it again by hand, without Converge's marker.
+    const token = { 'X-Nomad-Token': sandbox.rootToken };
+    const again = await fetch(`${sandbox.url}/v1/jobs`, {
+      method: 'POST',
+      headers: token,
+      body: JSON.stringify({
+        Job: {
+          ID: 'edge-saved-b',
+          Name: 'edge-saved-b',
+          Type: 'service',
+          Datacenters: ['dc1'],
+          TaskGroups: [
+            {
+              Name: 'web',
+              Count: 1,
+              Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'theirs:2' } }],
+            },
+          ],
+        },
+      }),
+    });
+    expect(again.status).toBe(200);
+
+    const applied = await runCli(['apply', planFile], e);
+    expect(applied.code).toBe(3);
+    expect(applied.stderr).toContain('Job/default/edge-saved-b: STALE: it changed since the plan was saved');
+    expect(applied.stdout).not.toContain('Nothing left to delete');
+    expect((await fetch(`${sandbox.url}/v1/job/edge-saved-b`, { headers: token })).status).toBe(200);
+  });
+});

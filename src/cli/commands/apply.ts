@@ -13,6 +13,7 @@ import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
 import {
   alreadyDeleted,
+  deletionsStillThere,
   movedSincePlan,
   readPlanFile,
   reconcileSavedPlan,
@@ -240,7 +241,24 @@ async function applyUntilInterrupted(
         : run.plan;
     const color = useColor(io, flags.color);
     write(io.stdout, renderHuman(plan, { color }));
-    const deleted = saved ? alreadyDeleted(saved, plan) : [];
+    const leftOut = saved ? alreadyDeleted(saved, plan) : [];
+    // A deletion the fresh plan no longer has is done only if its object is gone; one still there
+    // changed since the plan was saved (no longer Converge's, say), which makes the plan stale.
+    const changedSince =
+      saved && leftOut.length > 0 ? await deletionsStillThere(saved, leftOut, run.connections, catalog) : [];
+    const deleted = leftOut.filter((address) => !changedSince.includes(address));
+    if (changedSince.length > 0) {
+      for (const address of changedSince)
+        write(
+          io.stderr,
+          `${printable(address)}: STALE: it changed since the plan was saved (it is still there, and no longer one the plan would delete)`,
+        );
+      write(
+        io.stderr,
+        `Nothing was applied: a saved plan is applied whole, and some of its objects changed since it was saved.${planAgain()}`,
+      );
+      return EXIT.stale;
+    }
     if (deleted.length > 0)
       write(
         io.stdout,
