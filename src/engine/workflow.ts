@@ -159,7 +159,8 @@ export async function plan(
       candidates.push(address);
       return selection.covers(address);
     };
-    const allOwned = (options.managed?.entries() ?? []).filter(([, e]) => e.owned);
+    const recorded = options.managed?.entries() ?? [];
+    const allOwned = recorded.filter(([, e]) => e.owned);
     // Records on a connection the manifest no longer declares have no address or token to be read
     // with: they stay out of every prune scope (a scope there failed the plan on its first request)
     // and are listed as not pruned below.
@@ -196,9 +197,7 @@ export async function plan(
         ? {
             managed: new Map(owned.map(([address, e]) => [address, ownedOrigin(e)] as const)),
             managedIds: new Map(owned.flatMap(([address, e]) => (e.id ? [[address, e.id] as const] : []))),
-            notOwned: new Set(
-              (options.managed.entries() ?? []).filter(([, e]) => !e.owned).map(([address]) => address),
-            ),
+            notOwned: new Set(recorded.filter(([, e]) => !e.owned).map(([address]) => address)),
           }
         : {}),
     });

@@ -14,6 +14,7 @@ import type { DeletionLimits } from '../engine/deletion-guards.js';
 import { inventoryFromEnv } from '../engine/inventory-backend.js';
 import { defaultCatalog } from '../engine/services.js';
 import { apply, lockInventory, type ManifestAccess, plan, type PlanRun } from '../engine/workflow.js';
+import { pruneLeftovers } from '../planner/render/format.js';
 import { planCounts, unplannedChanges, unplannedObjects } from '../planner/render/unplanned.js';
 import type { Change, Plan } from '../planner/types.js';
 import { backoffDelayMs } from './backoff.js';
@@ -320,7 +321,8 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     const work = run.plan.changes.filter((c) => c.action !== 'noop');
     // What the prune leaves of Converge's own objects is said each cycle, as drift is: a loop that
     // only ever said `in_sync` hid a role it could no longer reach on a Connection taken out.
-    for (const left of pruneLeftOver(run.plan)) log.line('prune_left', { cycle, ...left });
+    for (const { why, addresses } of pruneLeftovers(run.plan))
+      for (const address of addresses) log.line('prune_left', { cycle, address, why });
     const tally = tallyPlan(run.plan);
     Object.assign(counts, tally.counts);
     metrics.setDrift(tally.drift, tally.unplanned);
@@ -370,21 +372,6 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     await run?.connections.close();
     await releaseInventory?.();
   }
-}
-
-/** The inventory's own objects a prune did not delete, each with why (the plan's "Not …" lists). */
-function pruneLeftOver(plan: Plan): { address: string; why: string }[] {
-  return [
-    ...(plan.missingOwned ?? []).map((address) => ({ address, why: 'not_found' })),
-    ...[...(plan.ownedOutOfScope ?? []), ...(plan.ownedOutsidePruneScopes ?? [])].map((address) => ({
-      address,
-      why: 'out_of_scope',
-    })),
-    ...(plan.ownedOnUndeclaredConnection ?? []).map(({ address }) => ({
-      address,
-      why: 'connection_not_declared',
-    })),
-  ];
 }
 
 /**

@@ -94,12 +94,51 @@ function pruneLeftOutLines(addresses: readonly string[]): string[] {
  * What a prune listing did not find of the inventory's own objects: a headline, then the command
  * that drops a stale record. The same in every rendering.
  */
-export function missingOwnedLines(addresses: readonly string[]): string[] {
+function missingOwnedLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
   return [
     `Not found: ${n} object${n === 1 ? '' : 's'} the inventory records as Converge's no longer exist${n === 1 ? 's' : ''} (deleted outside Converge?); nothing to delete. An object of the same name with another id is someone else's and is left alone.`,
     'Drop a stale record with `converge inventory forget ADDRESS --yes`.',
   ];
+}
+
+/** Why `--prune` left an object of the inventory's own: the plan's "Not found" and "Not pruned" lists. */
+export type PruneLeftoverReason = 'not_found' | 'out_of_scope' | 'connection_not_declared';
+
+export interface PruneLeftover {
+  why: PruneLeftoverReason;
+  addresses: readonly string[];
+  /** The headline and the hint, the same in every rendering. */
+  lines: [headline: string, hint: string];
+}
+
+/**
+ * Every list of the inventory's objects the prune left, in the order the plan says them, each with
+ * its words: the one description every rendering and the reconcile log read, so a list added to the
+ * plan is said everywhere or nowhere.
+ */
+export function pruneLeftovers(plan: Plan): PruneLeftover[] {
+  const unreachable = plan.ownedOnUndeclaredConnection ?? [];
+  const lists: [PruneLeftoverReason, readonly string[], () => string[]][] = [
+    ['not_found', plan.missingOwned ?? [], () => missingOwnedLines(plan.missingOwned!)],
+    ['out_of_scope', plan.ownedOutOfScope ?? [], () => ownedOutOfScopeLines(plan.ownedOutOfScope!)],
+    [
+      'out_of_scope',
+      plan.ownedOutsidePruneScopes ?? [],
+      () => ownedOutsidePruneScopesLines(plan.ownedOutsidePruneScopes!),
+    ],
+    [
+      'connection_not_declared',
+      unreachable.map((u) => u.address),
+      () => undeclaredConnectionLines(unreachable),
+    ],
+  ];
+  return lists
+    .filter(([, addresses]) => addresses.length > 0)
+    .map(([why, addresses, linesFor]) => {
+      const [headline, hint] = linesFor();
+      return { why, addresses, lines: [headline!, hint!] };
+    });
 }
 
 /**
@@ -114,7 +153,7 @@ export const PRUNE_SCOPE_LIMITS =
  * What `--prune` leaves because the manifest no longer manages its scope: a headline, then how to
  * prune there after all. The same in every rendering.
  */
-export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
+function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
   const one = n === 1;
   return [
@@ -127,7 +166,7 @@ export function ownedOutOfScopeLines(addresses: readonly string[]): string[] {
  * What `--prune` leaves of a kind whose prune the manifest's PruneScopes limit, outside all of them:
  * a headline, then how to prune there after all. The same in every rendering.
  */
-export function ownedOutsidePruneScopesLines(addresses: readonly string[]): string[] {
+function ownedOutsidePruneScopesLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
   const one = n === 1;
   return [
@@ -140,7 +179,7 @@ export function ownedOutsidePruneScopesLines(addresses: readonly string[]): stri
  * What `--prune` leaves because the inventory records it on a Connection the manifest no longer
  * declares: a headline naming the connections, then the two ways out. The same in every rendering.
  */
-export function undeclaredConnectionLines(objects: readonly { connection: string }[]): string[] {
+function undeclaredConnectionLines(objects: readonly { connection: string }[]): string[] {
   const n = objects.length;
   const one = n === 1;
   // Connection names come from the inventory, which anyone with its file or workspace may have written.

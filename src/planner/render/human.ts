@@ -3,11 +3,8 @@ import { createColors } from 'picocolors';
 import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
 import {
-  missingOwnedLines,
   noChangesClause,
-  ownedOutOfScopeLines,
-  ownedOutsidePruneScopesLines,
-  undeclaredConnectionLines,
+  pruneLeftovers,
   prunedHeadline,
   SYMBOLS,
   summaryLine,
@@ -115,30 +112,11 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     for (const ch of plan.changes.filter((x) => x.action === 'noop' && !listedSet.has(x)))
       out.push(c.dim(`  = ${ch.address} (unchanged)`));
   }
-  if (plan.missingOwned?.length) {
+  for (const { addresses, lines } of pruneLeftovers(plan)) {
+    out.push(c.yellow(lines[0]));
     // Addresses read from the inventory, which anyone with the workspace's access may have written.
-    const [headline, hint] = missingOwnedLines(plan.missingOwned);
-    out.push(c.yellow(headline!));
-    for (const address of plan.missingOwned) out.push(c.yellow(`  ${printable(address)}`));
-    out.push(c.dim(hint!), '');
-  }
-  if (plan.ownedOutOfScope?.length) {
-    const [headline, hint] = ownedOutOfScopeLines(plan.ownedOutOfScope);
-    out.push(c.yellow(headline!));
-    for (const address of plan.ownedOutOfScope) out.push(c.yellow(`  ${printable(address)}`));
-    out.push(c.dim(hint!), '');
-  }
-  if (plan.ownedOutsidePruneScopes?.length) {
-    const [headline, hint] = ownedOutsidePruneScopesLines(plan.ownedOutsidePruneScopes);
-    out.push(c.yellow(headline!));
-    for (const address of plan.ownedOutsidePruneScopes) out.push(c.yellow(`  ${printable(address)}`));
-    out.push(c.dim(hint!), '');
-  }
-  if (plan.ownedOnUndeclaredConnection?.length) {
-    const [headline, hint] = undeclaredConnectionLines(plan.ownedOnUndeclaredConnection);
-    out.push(c.yellow(headline!));
-    for (const { address } of plan.ownedOnUndeclaredConnection) out.push(c.yellow(`  ${printable(address)}`));
-    out.push(c.dim(hint!), '');
+    for (const address of addresses) out.push(c.yellow(`  ${printable(address)}`));
+    out.push(c.dim(lines[1]), '');
   }
   out.push(c.bold(summaryLine(planCounts(plan.changes, unplanned))));
   return `${out.join('\n')}\n`;

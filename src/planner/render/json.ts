@@ -4,7 +4,7 @@
  */
 import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
-import { prunedHeadline } from './format.js';
+import { prunedHeadline, pruneLeftovers } from './format.js';
 import { planCounts, unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
@@ -98,6 +98,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
   const unplanned = unplannedList.length;
   const unplannedAddresses = new Set(unplannedList.map((u) => u.address));
   const pruned = plan.changes.filter((c) => c.prune);
+  const leftovers = pruneLeftovers(plan);
   return {
     format_version: PLAN_JSON_FORMAT_VERSION,
     converge_version: version,
@@ -133,12 +134,8 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       headline: prunedHeadline(pruned.length),
       count: pruned.length,
       addresses: pruned.map((c) => c.address),
-      not_found: plan.missingOwned ?? [],
-      out_of_scope: [
-        ...(plan.ownedOutOfScope ?? []),
-        ...(plan.ownedOutsidePruneScopes ?? []),
-        ...(plan.ownedOnUndeclaredConnection ?? []).map((u) => u.address),
-      ],
+      not_found: leftovers.filter((l) => l.why === 'not_found').flatMap((l) => l.addresses),
+      out_of_scope: leftovers.filter((l) => l.why !== 'not_found').flatMap((l) => l.addresses),
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
     complete: plan.problems.length === 0 && unplanned === 0,

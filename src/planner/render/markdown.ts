@@ -6,11 +6,8 @@ import { printable } from '../../common/printable.js';
 import { formatPosition } from '../../common/types.js';
 import type { Change, Plan } from '../types.js';
 import {
-  missingOwnedLines,
   noChangesClause,
-  ownedOutOfScopeLines,
-  ownedOutsidePruneScopesLines,
-  undeclaredConnectionLines,
+  pruneLeftovers,
   prunedHeadline,
   SYMBOLS,
   summaryLine,
@@ -90,35 +87,20 @@ function prunedLines(plan: Plan): string[] {
   ];
 }
 
-/** The inventory's own objects not found live: a note with the others, shown with or without changes. */
-function missingLines(plan: Plan): string[] {
-  return addressNote(plan.missingOwned ?? [], missingOwnedLines);
+/** The inventory's own objects the prune left (not found, not pruned): notes, shown with or without changes. */
+function leftoverLines(plan: Plan): string[] {
+  return pruneLeftovers(plan).flatMap(({ addresses, lines }) => addressNote(addresses, lines));
 }
 
-/** Objects Converge created where the manifest no longer manages the scope: a note, as above. */
-function outOfScopeLines(plan: Plan): string[] {
-  const unreachable = plan.ownedOnUndeclaredConnection ?? [];
-  return [
-    ...addressNote(plan.ownedOutOfScope ?? [], ownedOutOfScopeLines),
-    ...addressNote(plan.ownedOutsidePruneScopes ?? [], ownedOutsidePruneScopesLines),
-    ...addressNote(
-      unreachable.map((u) => u.address),
-      () => undeclaredConnectionLines(unreachable),
-    ),
-  ];
-}
-
-function addressNote(addresses: readonly string[], linesFor: (a: readonly string[]) => string[]): string[] {
-  if (addresses.length === 0) return [];
-  const [headline, hint] = linesFor(addresses);
+function addressNote(addresses: readonly string[], [headline, hint]: readonly [string, string]): string[] {
   const shown = addresses.slice(0, PRUNED_LISTED);
   return [
-    `> ${cell(headline!)}`,
+    `> ${cell(headline)}`,
     ...shown.map((a) => `> - ${inlineCode(a)}`),
     ...(addresses.length > shown.length ? [`> - … and ${addresses.length - shown.length} more`] : []),
     // A line of its own: right after the list it would read as part of the last item.
     '>',
-    `> ${hint!}`,
+    `> ${hint}`,
     '',
   ];
 }
@@ -191,7 +173,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     head.push('');
   }
   head.push(...noteLines(plan));
-  head.push(...missingLines(plan), ...outOfScopeLines(plan));
+  head.push(...leftoverLines(plan));
   head.push(...kindTableLines(plan, unplanned));
   head.push(...impactLines(plan));
   // Objects not compared are listed with the changes: a reviewer should not look for them in vain.
