@@ -86,10 +86,12 @@ function emptiedScopeProblems(
   const allowedEmpty = scopes.filter((s) => s.name !== undefined && s.allowEmpty);
   const emptied = new Map<string, Change[]>();
   for (const c of plan.changes) {
-    if (!c.prune || declared.has(pruneScopeId(c.key))) continue;
-    if (allowedEmpty.some((scope) => inPruneScope(c.key, scope))) continue;
+    if (!c.prune) continue;
     const id = pruneScopeId(c.key);
-    emptied.set(id, [...(emptied.get(id) ?? []), c]);
+    if (declared.has(id) || allowedEmpty.some((scope) => inPruneScope(c.key, scope))) continue;
+    const changes = emptied.get(id);
+    if (changes) changes.push(c);
+    else emptied.set(id, [c]);
   }
   // The default connection is named only where the kind also lives on a named one: otherwise
   // "on the default connection" is noise in every manifest without Connections.
