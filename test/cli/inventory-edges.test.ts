@@ -32,6 +32,28 @@ function roles(...names: string[]): string {
   return dir;
 }
 
+/** Registers a small service job straight on the scheduler, without Converge's marker. */
+function registerByHand(id: string, image: string): Promise<Response> {
+  return fetch(`${sandbox.url}/v1/jobs`, {
+    method: 'POST',
+    headers: { 'X-Nomad-Token': sandbox.rootToken },
+    body: JSON.stringify({
+      Job: {
+        ID: id,
+        Name: id,
+        Type: 'service',
+        Datacenters: ['dc1'],
+        TaskGroups: [{ Name: 'web', Count: 1, Tasks: [{ Name: 't', Driver: 'docker', Config: { image } }] }],
+      },
+    }),
+  });
+}
+
+/** A small service job's document, as a manifest declares it. */
+function job(name: string): string {
+  return `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: t, Driver: docker, Config: { image: "nginx:1" } }] }]\n`;
+}
+
 function env(extra: Record<string, string> = {}): Record<string, string> {
   return { ...sandbox.env(), CONVERGE_STATE_DIR: tmp('converge-edge-state-'), NO_COLOR: '1', ...extra };
 }
@@ -301,27 +323,10 @@ describe('an object Converge created, deleted by hand', () => {
 });
 
 describe('a job made by hand that the manifest took over by updating it', () => {
-  const job = (name: string) =>
-    `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: t, Driver: docker, Config: { image: "nginx:1" } }] }]\n`;
-
   it('is never pruned: the update added the marker, and the inventory records Converge only updated it', async () => {
     const e = env();
     const token = { 'X-Nomad-Token': sandbox.rootToken };
-    const made = await fetch(`${sandbox.url}/v1/jobs`, {
-      method: 'POST',
-      headers: token,
-      body: JSON.stringify({
-        Job: {
-          ID: 'edge-hand-job',
-          Name: 'edge-hand-job',
-          Type: 'service',
-          Datacenters: ['dc1'],
-          TaskGroups: [
-            { Name: 'web', Count: 1, Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'nginx:1' } }] },
-          ],
-        },
-      }),
-    });
+    const made = await registerByHand('edge-hand-job', 'nginx:1');
     expect(made.status).toBe(200);
     const both = tmp('converge-edge-manifest-');
     writeFileSync(path.join(both, 'jobs.yaml'), `${job('edge-keep-job')}---\n${job('edge-hand-job')}`);
@@ -344,9 +349,6 @@ describe('a job made by hand that the manifest took over by updating it', () => 
 });
 
 describe('a saved plan that deletes a job someone registers again by hand before the apply', () => {
-  const job = (name: string) =>
-    `apiVersion: converge/v1\nkind: Job\nmetadata: { name: ${name} }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups: [{ Name: web, Count: 1, Tasks: [{ Name: t, Driver: docker, Config: { image: "nginx:1" } }] }]\n`;
-
   it('is stale (exit 3), nothing applied: the job is still there, no longer one the plan would delete', async () => {
     const e = env();
     const both = tmp('converge-edge-manifest-');
@@ -361,25 +363,7 @@ describe('a saved plan that deletes a job someone registers again by hand before
 
     // Someone registers it again by hand, without Converge's marker.
     const token = { 'X-Nomad-Token': sandbox.rootToken };
-    const again = await fetch(`${sandbox.url}/v1/jobs`, {
-      method: 'POST',
-      headers: token,
-      body: JSON.stringify({
-        Job: {
-          ID: 'edge-saved-b',
-          Name: 'edge-saved-b',
-          Type: 'service',
-          Datacenters: ['dc1'],
-          TaskGroups: [
-            {
-              Name: 'web',
-              Count: 1,
-              Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'theirs:2' } }],
-            },
-          ],
-        },
-      }),
-    });
+    const again = await registerByHand('edge-saved-b', 'theirs:2');
     expect(again.status).toBe(200);
 
     const applied = await runCli(['apply', planFile], e);
