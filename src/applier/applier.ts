@@ -26,6 +26,7 @@ import {
 } from '../resources/contract.js';
 import { answerLost } from '../clients/http/retry-policy.js';
 import { createOnce } from './create-once.js';
+import { criticalPathFirst } from './start-order.js';
 import { withRequestLabel } from '../common/request-label.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
@@ -400,11 +401,14 @@ export async function applyPlan(
     return outcome;
   };
 
-  // Changes are in dependency order, so each one's dependencies are registered before it.
+  // Changes are in dependency order, so each one's dependencies are registered before it; those
+  // that others wait for are started first (`criticalPathFirst`, which keeps that order).
   // Deletions start only once every create and update succeeded: a failure earlier in the run
   // leaves everything else in place (as kapp and Argo CD order prunes last).
   const forward = work.filter((c) => c.action !== 'delete');
   const deletions = work.filter((c) => c.action === 'delete');
+  // Reported in plan order, whatever order they started in.
+  for (const change of criticalPathFirst(forward)) void run(change);
   const forwardResults = await Promise.all(forward.map(run));
   const blocker = forwardResults.find((r) => r.status !== 'applied');
   const deletionResults = blocker

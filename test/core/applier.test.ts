@@ -54,8 +54,15 @@ describe('applier', () => {
       deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []),
     });
     const lookup = lookupOf(kind);
+    // a heads the longest chain, so it starts first and b waits for the slot.
     const plan = await buildPlan(
-      [desired('Thing', 'a', {}), desired('Thing', 'b', {}), desired('Thing', 'c', { needs: 'b' })],
+      [
+        desired('Thing', 'a', {}),
+        desired('Thing', 'a2', { needs: 'a' }),
+        desired('Thing', 'a3', { needs: 'a2' }),
+        desired('Thing', 'b', {}),
+        desired('Thing', 'c', { needs: 'b' }),
+      ],
       lookup,
       noContext,
     );
@@ -65,7 +72,8 @@ describe('applier', () => {
       stop: stop.signal,
       onEvent: (e) => e.type === 'start' && stop.abort('SIGINT'),
     });
-    const skipped = result.results.filter((r) => r.status === 'skipped');
+    expect(result.results.find((r) => r.address === 'Thing/a')?.status).toBe('applied');
+    const skipped = result.results.filter((r) => ['Thing/b', 'Thing/c'].includes(r.address));
     // c never started because b did not: the interrupt is why, and it is marked so (one line in the
     // interrupt's summary, none of its own while the apply winds down).
     expect(skipped.map((r) => [r.address, r.message, r.interrupted])).toEqual([
@@ -135,6 +143,34 @@ describe('applier', () => {
     store.calls.length = 0;
     await applyPlan(plan, lookup, noContext);
     expect(store.calls).toEqual(['create Thing/a', 'create Thing/b', 'create Thing/c']);
+  });
+
+  it('starts what others wait for first, and reports every change in plan order', async () => {
+    const store = memoryStore();
+    const kind = memoryKind(store, {
+      deps: (d) => (d.spec.needs ? [{ kind: 'Thing', name: String(d.spec.needs) }] : []),
+    });
+    const lookup = lookupOf(kind);
+    // A group and its user after two independent objects: first come, first served, the group
+    // waited for both and its user ran last, alone in the run's slots.
+    const plan = await buildPlan(
+      [
+        desired('Thing', 'role1', {}),
+        desired('Thing', 'role2', {}),
+        desired('Thing', 'group', {}),
+        desired('Thing', 'user', { needs: 'group' }),
+      ],
+      lookup,
+      noContext,
+    );
+    const started: string[] = [];
+    const result = await applyPlan(plan, lookup, noContext, {
+      parallelism: 1,
+      onEvent: (e) => e.type === 'start' && started.push(e.change.address),
+    });
+    expect(started).toEqual(['Thing/group', 'Thing/role1', 'Thing/role2', 'Thing/user']);
+    expect(result.results.map((r) => r.address)).toEqual(plan.changes.map((c) => c.address));
+    expect(result.counts.applied).toBe(4);
   });
 
   it('keeps at most `parallelism` changes in flight', async () => {
