@@ -13,12 +13,14 @@
  * - all of the above in any letter case: escape digits come in either case, a proxy may lower-case
  *   what it echoes, and hex (a rekey share) is the same secret in upper case;
  * - hex of the bytes of any of the forms above, in either case (`xxd -p`, Go's `%x`, a debug dump):
- *   a byte is two digits, so the secret's hex stands in a longer dump as it stands alone;
+ *   a byte is two digits, so the secret's hex stands in a longer dump as it stands alone; and with
+ *   its bytes separated (`39:66:2a`, `39 66 2a`, `39-66-2a`: a certificate fingerprint's form, Go's
+ *   `% x`), where the whole separated run goes;
  * - base64 (standard and URL-safe, padded or not) of any of the forms above, at any of the three
  *   byte alignments it can have inside a longer base64 run: a run that holds one is replaced whole,
  *   since its neighbouring characters carry bits of the secret too;
- * - base32 (RFC 4648, padded or not, in either case) of any of the forms above, the same way at any
- *   of its five byte alignments.
+ * - base32 (RFC 4648, padded or not, in either case, in the standard alphabet and in base32hex's)
+ *   of any of the forms above, the same way at any of its five byte alignments.
  *
  * Scrub first, truncate after (`scrubAndTruncate`): cutting first can leave the first half of a
  * secret that no longer matches anything.
@@ -98,14 +100,22 @@ export function truncate(text: string, max = MAX_MESSAGE_LENGTH): string {
  */
 const ENCODED_RUN = /[A-Za-z0-9+/_-]+=*/g;
 
+/** Hex bytes with one separator between each two (`:`, `-` or a space), four bytes at least. */
+const SEPARATED_HEX_RUN = /[0-9A-Fa-f]{2}([:\- ])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){2,}/g;
+
 /** Every form of one secret, worked out once however many sets of secrets it is part of. */
 interface SecretForms {
   /** Matched as they stand, in any letter case: the textual forms and their hex. */
   literals: readonly string[];
   /** What a base64 run holding the secret must contain (case-sensitive). */
   base64: readonly string[];
-  /** What a base32 run holding the secret must contain (upper case; a run is compared in upper case). */
+  /**
+   * What a base32 run holding the secret must contain (upper case; a run is compared in upper case),
+   * in both alphabets: base32hex's digits and letters lie inside the same run.
+   */
   base32: readonly string[];
+  /** The hex of the textual forms (lower case): a separated run is compared without its separators. */
+  hex: readonly string[];
 }
 
 /**
@@ -118,10 +128,16 @@ function formsOf(secret: string): SecretForms {
   const cached = formsCache.get(secret);
   if (cached) return cached;
   const texts = [...new Set(textForms(secret))];
+  const hex = [...new Set(texts.map((t) => Buffer.from(t, 'utf8').toString('hex')))];
   const forms: SecretForms = {
-    literals: [...new Set([...texts, ...texts.map((t) => Buffer.from(t, 'utf8').toString('hex'))])],
+    literals: [...new Set([...texts, ...hex])],
     base64: [...new Set(texts.flatMap(base64Cores))],
-    base32: [...new Set(texts.flatMap(base32Cores))],
+    base32: [
+      ...new Set(
+        texts.flatMap((t) => [...base32Cores(t, BASE32_ALPHABET), ...base32Cores(t, BASE32HEX_ALPHABET)]),
+      ),
+    ],
+    hex,
   };
   // The bound only keeps a long-lived library user safe: a run's secrets number hundreds at most.
   if (formsCache.size > 1000) formsCache.clear();
@@ -146,9 +162,15 @@ function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) =
   const base64 = coreIndex(all((f) => f.base64));
   const base32 = coreIndex(all((f) => f.base32));
   const holds = (run: string) => base64(run) || base32(run.toUpperCase());
+  const hex = coreIndex(all((f) => f.hex));
   const matcher = (text: string) =>
     replaceOverlapping(
-      text.replace(ENCODED_RUN, (run) => (holds(run) ? REDACTED : run)),
+      text
+        .replace(SEPARATED_HEX_RUN, (run) =>
+          // Every other character is a separator: the digits are pairs, so byte boundaries hold.
+          hex(run.replace(/[^0-9A-Fa-f]/g, '').toLowerCase()) ? REDACTED : run,
+        )
+        .replace(ENCODED_RUN, (run) => (holds(run) ? REDACTED : run)),
       literal,
       REDACTED,
     );
@@ -265,9 +287,11 @@ function base64Cores(text: string): string[] {
 }
 
 const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+/** RFC 4648's "base32hex" (extended hex alphabet): DNSSEC's NSEC3 names, some ID schemes. */
+const BASE32HEX_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUV';
 
-/** RFC 4648 base32, unpadded (Node has no encoder for it). */
-function base32(bytes: Uint8Array): string {
+/** RFC 4648 base32 in `alphabet`, unpadded (Node has no encoder for it). */
+function base32(bytes: Uint8Array, alphabet: string): string {
   let out = '';
   let bits = 0;
   let value = 0;
@@ -275,11 +299,11 @@ function base32(bytes: Uint8Array): string {
     value = ((value << 8) | byte) & 0xfff;
     bits += 8;
     while (bits >= 5) {
-      out += BASE32_ALPHABET[(value >>> (bits - 5)) & 31];
+      out += alphabet[(value >>> (bits - 5)) & 31];
       bits -= 5;
     }
   }
-  if (bits > 0) out += BASE32_ALPHABET[(value << (5 - bits)) & 31];
+  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
   return out;
 }
 
@@ -288,11 +312,11 @@ function base32(bytes: Uint8Array): string {
  * byte offsets within a group of the run; each offset leaves the characters that depend on nothing
  * but the secret's bytes.
  */
-function base32Cores(text: string): string[] {
+function base32Cores(text: string, alphabet: string): string[] {
   const bytes = Buffer.from(text, 'utf8');
   const cores: string[] = [];
   for (let offset = 0; offset < 5; offset++) {
-    const encoded = base32(Buffer.concat([Buffer.alloc(offset), bytes]));
+    const encoded = base32(Buffer.concat([Buffer.alloc(offset), bytes]), alphabet);
     const first = Math.ceil((8 * offset) / 5);
     const end = Math.floor((8 * (offset + bytes.length)) / 5);
     const core = encoded.slice(first, end);

@@ -63,29 +63,35 @@ export function echoForms(value: string) {
     base64OfJson: Buffer.from(json).toString('base64'),
     hex,
     hexUpper: hex.toUpperCase(),
+    // A fingerprint's form (`openssl x509 -fingerprint`), and Go's `% X`.
+    hexColons: hex.replace(/(..)(?!$)/g, '$1:'),
+    hexSpacedUpper: hex.toUpperCase().replace(/(..)(?!$)/g, '$1 '),
     base32: base32(Buffer.from(value)),
+    base32hex: base32(Buffer.from(value), BASE32HEX),
     base32Unpadded: base32(Buffer.from(value)).replace(/=+$/, ''),
     base32Lower: base32(Buffer.from(value)).toLowerCase(),
   };
 }
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+/** RFC 4648's base32hex ("extended hex") alphabet. */
+const BASE32HEX = '0123456789ABCDEFGHIJKLMNOPQRSTUV';
 
 /** RFC 4648 base32, padded: written here from the RFC, apart from the scrubber's. */
-export function base32(bytes: Uint8Array): string {
+export function base32(bytes: Uint8Array, alphabet = BASE32): string {
   let bitString = '';
   for (const byte of bytes) bitString += byte.toString(2).padStart(8, '0');
   let out = '';
   for (let i = 0; i < bitString.length; i += 5)
-    out += BASE32[parseInt(bitString.slice(i, i + 5).padEnd(5, '0'), 2)];
+    out += alphabet[parseInt(bitString.slice(i, i + 5).padEnd(5, '0'), 2)];
   return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
 }
 
 /** The bytes of a base32 text (either case, padding ignored), a partial last byte dropped. */
-function fromBase32(text: string): Buffer {
+function fromBase32(text: string, alphabet = BASE32): Buffer {
   let bitString = '';
   for (const c of text.toUpperCase().replace(/=+$/, ''))
-    bitString += BASE32.indexOf(c).toString(2).padStart(5, '0');
+    bitString += alphabet.indexOf(c).toString(2).padStart(5, '0');
   const bytes: number[] = [];
   for (let i = 0; i + 8 <= bitString.length; i += 8) bytes.push(parseInt(bitString.slice(i, i + 8), 2));
   return Buffer.from(bytes);
@@ -125,12 +131,21 @@ export function leaks(text: string, secret: string): string[] {
       }
     }
   }
-  for (const run of text.match(/[A-Za-z2-7]{8,}/g) ?? []) {
-    // Five bits a character: skipping 0 to 7 characters tries every bit alignment of a byte.
-    for (let skip = 0; skip < 8; skip++) {
-      if (holds(fromBase32(run.slice(skip)))) {
-        found.push(`base32 run ${run.slice(0, 12)}…`);
-        break;
+  for (const run of text.match(/[0-9A-Fa-f]{2}(?:[:\- ][0-9A-Fa-f]{2}){3,}/g) ?? []) {
+    if (holds(Buffer.from(run.replace(/[:\- ]/g, ''), 'hex')))
+      found.push(`separated hex run ${run.slice(0, 12)}…`);
+  }
+  for (const [name, alphabet, pattern] of [
+    ['base32', BASE32, /[A-Za-z2-7]{8,}/g],
+    ['base32hex', BASE32HEX, /[0-9A-Va-v]{8,}/g],
+  ] as const) {
+    for (const run of text.match(pattern) ?? []) {
+      // Five bits a character: skipping 0 to 7 characters tries every bit alignment of a byte.
+      for (let skip = 0; skip < 8; skip++) {
+        if (holds(fromBase32(run.slice(skip), alphabet))) {
+          found.push(`${name} run ${run.slice(0, 12)}…`);
+          break;
+        }
       }
     }
   }
