@@ -57,6 +57,7 @@ import { SENSITIVE } from './render/format.js';
 import { type Change, type Plan, summarise } from './types.js';
 import {
   compareWriteOnly,
+  heldWriteOnly,
   isWriteOnlyDiff,
   untrackedWriteOnlyNotes,
   type WriteOnlyDigests,
@@ -330,10 +331,21 @@ function namespaceLabelOf(kind: AnyResourceKind): string | undefined {
   return isNamespaced(kind) && kind.namespaceLabel ? kind.namespaceLabel : undefined;
 }
 
-/** What every change about a live object carries: the object, its id, version and attributes. */
-function setLiveFields(change: Change, kind: AnyResourceKind, observed: Observed): void {
+/**
+ * What every change about a live object carries: the object, its id, version and attributes. A
+ * deletion's also lists the write-only attributes the object most likely holds, values never shown.
+ */
+function setLiveFields(
+  change: Change,
+  kind: AnyResourceKind,
+  observed: Observed,
+  digests?: WriteOnlyDigests,
+): void {
   change.observed = observed;
-  change.before = maskAttributes(secretPaths(kind), liveAttributes(kind, observed));
+  const before = maskAttributes(secretPaths(kind), liveAttributes(kind, observed));
+  const held = change.action === 'delete' ? heldWriteOnly(kind, change.address, observed, digests) : [];
+  change.before =
+    held.length === 0 ? before : { ...before, ...Object.fromEntries(held.map((p) => [p, SENSITIVE])) };
   if (observed.id) change.id = observed.id;
   if (observed.version !== undefined) change.observedVersion = observed.version;
   const label = namespaceLabelOf(kind);
@@ -369,8 +381,8 @@ function changeFor(
   if (d.ensure === 'absent') {
     change.reason = 'declared absent in the manifest';
     if (observed) {
-      setLiveFields(change, kind, observed);
       change.action = 'delete';
+      setLiveFields(change, kind, observed, digests);
     }
     return { change, problems: [] };
   }

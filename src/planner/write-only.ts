@@ -148,3 +148,21 @@ export function untrackedWriteOnlyNotes(
         `${path} is not in the manifest and this Converge has no record of setting it: the service most likely holds one (it never shows it), which is left as it is (write ${path}: "" to clear it)`,
     );
 }
+
+/**
+ * The write-only attributes a live object most likely holds: those this Converge recorded setting,
+ * and those the kind reads as set from what the service shows (a bind password where a bind DN is
+ * set). A deletion lists them, values never shown: deleting a directory configuration clears its
+ * bind password too, and the plan said so only of the fields a read returns.
+ */
+export function heldWriteOnly(
+  kind: AnyResourceKind,
+  address: string,
+  observed: Observed,
+  digests: WriteOnlyDigests | undefined,
+): string[] {
+  const likely = new Set(likelySetWriteOnly(kind, observed));
+  return writeOnlyPaths(kind).filter(
+    (path) => likely.has(path) || (digests?.recorded(address, path) ?? null) !== null,
+  );
+}

@@ -52,3 +52,39 @@ it('notes a bind password left out and never recorded, and clears it when asked 
   expect(clear.code).toBe(2);
   expect(clear.stdout).toMatch(/~ bindpass += \(sensitive value changed\)/);
 });
+
+it('lists the write-only values a deletion clears, values never shown, whether recorded or likely held', async () => {
+  const dir = tempDir('converge-absent-');
+  const file = path.join(dir, 'ldap.yaml');
+  const env = (stateDir: string) => ({
+    ...sandbox.env(),
+    NO_COLOR: '1',
+    BP: 'bind-secret-2',
+    CONVERGE_ALLOW_ENV: 'BP',
+    CONVERGE_STATE_DIR: stateDir,
+  });
+  const absent = 'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap, ensure: absent }\n';
+  // A bind password with a bind DN: a fresh runner reads it as held from the DN alone.
+  writeFileSync(file, config(', bindpass: "${env:BP}"'));
+  const laptop = tempDir('converge-absent-laptop-');
+  const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env(laptop));
+  expect(applied.code, applied.stderr).toBe(0);
+  writeFileSync(file, absent);
+  for (const state of [laptop, tempDir('converge-absent-fresh-')]) {
+    const plan = await runCli(['plan', '-f', dir], env(state));
+    expect(plan.stdout).toMatch(/- bindpass += \(sensitive value\)/);
+    expect(plan.stdout).not.toContain('bind-secret-2');
+  }
+  // Without a bind DN only the inventory knows of one: the laptop says so, a fresh runner cannot.
+  writeFileSync(
+    file,
+    'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://dir.example:389", bindpass: "${env:BP}" }\n',
+  );
+  const again = await runCli(['apply', '-f', dir, '--auto-approve'], env(laptop));
+  expect(again.code, again.stderr).toBe(0);
+  writeFileSync(file, absent);
+  const recorded = await runCli(['plan', '-f', dir, '--json'], env(laptop));
+  expect(JSON.parse(recorded.stdout).changes[0].before).toMatchObject({ bindpass: '(sensitive value)' });
+  const fresh = await runCli(['plan', '-f', dir, '--json'], env(tempDir('converge-absent-fresh-')));
+  expect(JSON.parse(fresh.stdout).changes[0].before).not.toHaveProperty('bindpass');
+});
