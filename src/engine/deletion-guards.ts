@@ -13,7 +13,7 @@ import {
   type PruneScope,
   type ResourceKey,
 } from '../resources/contract.js';
-import { PRUNE_SCOPE_LIMITS } from '../planner/render/format.js';
+import { PRUNE_SCOPE_LIMITS } from '../planner/prune-scope-limits.js';
 import type { Change, Plan } from '../planner/types.js';
 
 export interface DeletionLimits {

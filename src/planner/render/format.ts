@@ -2,6 +2,7 @@
  * How attribute values read in plans: HCL-like (`"text"`, `true`, `[...]`, `{ Key = value }`), on one
  * line when short, so a diff line stays a line.
  */
+import { PRUNE_SCOPE_LIMITS } from '../prune-scope-limits.js';
 import { printable } from '../../common/printable.js';
 import type { Action, Plan, Targeting } from '../types.js';
 
@@ -140,14 +141,6 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
       return { why, addresses, lines: [headline!, hint!] };
     });
 }
-
-/**
- * Said wherever a hint suggests a PruneScope: declaring one of a kind drops the scopes Converge
- * implies for it, so a user who declared the one scope a refusal named silently stopped pruning the
- * kind everywhere else (roles the manifest dropped in `default` were neither deleted nor listed).
- */
-export const PRUNE_SCOPE_LIMITS =
-  "a PruneScope limits the kind's prune to the scopes declared: declare one for every scope to prune";
 
 /**
  * What `--prune` leaves because the manifest no longer manages its scope: a headline, then how to
