@@ -113,8 +113,13 @@ describe('--prune with patterns: the inventory objects the prune leaves', () => 
 
   it('takes a pattern that names only such an object, as the plan prints it', async () => {
     const text = await plan('--target', 'Job@eu-sched/**');
-    expect(text.stdout).toContain('Nothing was planned: the patterns left every object out');
+    // Not "left every object out" above the object the pattern named.
+    expect(text.stdout).toContain(
+      'Nothing was planned: the patterns select no object to change (see above), only what --prune leaves (listed below).',
+    );
     expect(text.stdout).toContain(`  ${NOT_PRUNED}\n`);
+    const markdown = await plan('--target', 'Job@eu-sched/**', '--markdown');
+    expect(markdown.stdout).toContain('only what --prune leaves (listed above)');
     expect((await planJson('--target', NOT_FOUND)).pruned.not_found).toEqual([NOT_FOUND]);
     // A pattern that names nothing at all is still refused, naming what the prune lists too.
     const typo = await runCli(['plan', '-f', dropped, '--prune', '--target', 'Job@eu/**'], env);

@@ -114,6 +114,17 @@ export interface PruneLeftover {
 }
 
 /**
+ * What a plan says when its patterns (`--target`, `--exclude`) selected no object to change. When
+ * they cover only what the prune leaves, those are listed after it: "left every object out" then
+ * read as false right above the objects they named.
+ */
+export function nothingSelectedLine(plan: Plan, leftoversListed: 'above' | 'below'): string {
+  return pruneLeftovers(plan).length > 0
+    ? `Nothing was planned: the patterns select no object to change (see above), only what --prune leaves (listed ${leftoversListed}).`
+    : 'Nothing was planned: the patterns left every object out (see above).';
+}
+
+/**
  * Every list of the inventory's objects the prune left, in the order the plan says them, each with
  * its words: the one description every rendering and the reconcile log read, so a list added to the
  * plan is said everywhere or nowhere.

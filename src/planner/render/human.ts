@@ -4,6 +4,7 @@ import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
 import {
   noChangesClause,
+  nothingSelectedLine,
   pruneLeftovers,
   prunedHeadline,
   SYMBOLS,
@@ -81,8 +82,7 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
           ? 'For the objects it could plan, Converge would perform the following actions:'
           : 'Converge will perform the following actions:',
     );
-  else if (plan.targeting?.selected === 0)
-    out.push('Nothing was planned: the patterns left every object out (see above).');
+  else if (plan.targeting?.selected === 0) out.push(nothingSelectedLine(plan, 'below'));
   else if (unplanned.length === 0 && refusals.length === 0)
     out.push(`${c.green('No changes.')} ${noChangesClause(plan)}`);
   if (shown.length > 0 && out[out.length - 1] !== '') out.push('');

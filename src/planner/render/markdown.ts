@@ -7,6 +7,7 @@ import { formatPosition } from '../../common/types.js';
 import type { Change, Plan } from '../types.js';
 import {
   noChangesClause,
+  nothingSelectedLine,
   pruneLeftovers,
   prunedHeadline,
   SYMBOLS,
@@ -181,8 +182,7 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // the row a reviewer must never miss (1,500 creates once hid the one delete).
   const rows = destructiveFirst(plan.changes.filter((c) => c.action !== 'noop' || notPlanned.has(c)));
   if (rows.length === 0) {
-    if (plan.targeting?.selected === 0)
-      head.push('Nothing was planned: the patterns left every object out (see above).');
+    if (plan.targeting?.selected === 0) head.push(nothingSelectedLine(plan, 'above'));
     else if (unplanned.length === 0 && refusals.length === 0)
       head.push(`No changes. ${noChangesClause(plan)}`);
     return `${head.join('\n')}\n`;
