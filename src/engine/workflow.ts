@@ -221,6 +221,11 @@ export async function plan(
       if (shownOutOfScope.length > 0) planned.ownedOutOfScope = shownOutOfScope;
       const shownOutside = outsideDeclared.filter(selection.covers);
       if (shownOutside.length > 0) planned.ownedOutsidePruneScopes = shownOutside;
+      const marked = planned.markedNotRecorded ?? [];
+      leftByPrune.push(...marked);
+      const shownMarked = marked.filter(selection.covers);
+      if (shownMarked.length > 0) planned.markedNotRecorded = shownMarked;
+      else delete planned.markedNotRecorded;
     }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
     // read as "nothing to delete". Patterns that leave them out leave them out silently.

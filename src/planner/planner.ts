@@ -536,6 +536,8 @@ async function pruneCandidates(
   list: ListOnce,
   /** The prune option as the caller names it, for the emptied-scope refusal. */
   pruneSetting: string,
+  /** Gets the marked objects the prune leaves because the inventory has no record of them. */
+  markedNotRecorded: string[],
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
   // With a marker, the marker says so, or the inventory (an object adopted by import, which only a
@@ -546,12 +548,25 @@ async function pruneCandidates(
     if (recorded !== undefined && o.id !== undefined && o.id !== recorded) return false;
     return origin ? managed?.get(address) === origin : managed === undefined || managed.has(address);
   };
+  // The marker says some Converge made the object, not that this manifest did: another manifest in
+  // the same organization or namespace, with its own inventory, marks its objects alike, and an
+  // object made by hand takes the marker when any Converge updates it. Where there is an inventory,
+  // it must record the object as well (created, with the live id, or adopted by import).
   const owned = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
     scope.importedOnly
       ? inInventory(o, 'imported')
       : kind.ownership !== 'declared-scope'
-        ? (kind.owns(o, scope) && !notOwned?.has(addressOf(o.key))) || inInventory(o, 'imported')
+        ? (kind.owns(o, scope) && !notOwned?.has(addressOf(o.key)) && inInventory(o)) ||
+          inInventory(o, 'imported')
         : kind.owns(o, scope) && inInventory(o);
+  /** Marked as Converge's, but not this inventory's: left, and listed, where a prune would reach it. */
+  const markedElsewhere = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
+    managed !== undefined &&
+    !scope.importedOnly &&
+    kind.ownership !== 'declared-scope' &&
+    kind.owns(o, scope) &&
+    !notOwned?.has(addressOf(o.key)) &&
+    !inInventory(o);
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -565,9 +580,10 @@ async function pruneCandidates(
         });
         const declared = desired.filter((d) => inPruneScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
-        const orphans = live.filter(
-          (o) => owned(kind, o, scope) && inPruneScope(o.key, scope) && !wanted.has(o.key.name),
-        );
+        const undeclared = live.filter((o) => inPruneScope(o.key, scope) && !wanted.has(o.key.name));
+        const orphans = undeclared.filter((o) => owned(kind, o, scope));
+        for (const o of undeclared)
+          if (markedElsewhere(kind, o, scope)) markedNotRecorded.push(addressOf(o.key));
         // Refused before anything more is read: a scope emptied by mistake costs no further request.
         if (orphans.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
@@ -602,7 +618,11 @@ async function pruneCandidates(
             // still the import's: its scope is the inventory's, not the manifest's namespace.
             reason:
               kind.ownership !== 'declared-scope' && kind.owns(o, scope) && !scope.importedOnly
-                ? `created by Converge (ownership marker), among ${where}, and no longer in the manifest`
+                ? managed?.get(addressOf(o.key)) === 'imported'
+                  ? `adopted by import (inventory), among ${where}, and no longer in the manifest`
+                  : managed
+                    ? `created by Converge (inventory and ownership marker), among ${where}, and no longer in the manifest`
+                    : `created by Converge (ownership marker), among ${where}, and no longer in the manifest`
                 : managed
                   ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? `, among ${where},` : ''} and no longer in the manifest`
                   : `among ${where} and not in the manifest`,
@@ -905,6 +925,8 @@ export async function buildPlan(
   });
   await previewCreates(changes, lookup, ctx, limit, problems, previews, refused);
   if (options.managedIds) noteReplacedByOthers(changes, options.managedIds);
+  /** Marked objects in the prune's reach that the inventory does not record (see `pruneCandidates`). */
+  const marked: string[] = [];
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {
@@ -918,6 +940,7 @@ export async function buildPlan(
       scopes.set(id, scope);
     }
     const declared = options.declared ?? desired;
+    const markedNotRecorded: string[] = [];
     const candidates = await pruneCandidates(
       [...scopes.values()],
       declared,
@@ -930,8 +953,10 @@ export async function buildPlan(
       options.notOwned,
       list,
       settingNames(options.settingNames).prune,
+      markedNotRecorded,
     );
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
+    marked.push(...new Set(markedNotRecorded));
   }
 
   await addImpact(changes, desired, lookup, ctx, limit, planReads(list, observed));
@@ -957,6 +982,7 @@ export async function buildPlan(
   const ordered = masked.changes;
   return {
     ...(secrets ? { secretCopies: secrets } : {}),
+    ...(marked.length > 0 ? { markedNotRecorded: marked.sort() } : {}),
     changes: ordered,
     summary: summarise(ordered),
     problems:

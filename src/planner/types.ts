@@ -119,6 +119,13 @@ export interface Plan {
    */
   ownedOnUndeclaredConnection?: { address: string; connection: string }[];
   /**
+   * With `--prune`: objects in a prune's reach that carry Converge's ownership marker but that the
+   * inventory does not record as Converge's (created or imported) and the manifest does not declare:
+   * another manifest's, made before this inventory, or made by hand and then updated by a Converge.
+   * The marker says a Converge made or changed them, not this one: left as they are.
+   */
+  markedNotRecorded?: string[];
+  /**
    * Every secret the whole manifest carries, compiled to mask its copies (`maskCopies`): the applier
    * masks its errors with it. Of the whole manifest, not of the changes: a targeted plan leaves out
    * the object that holds a secret another object copies. In memory only, never rendered or saved.

@@ -104,7 +104,7 @@ function missingOwnedLines(addresses: readonly string[]): string[] {
 }
 
 /** Why `--prune` left an object of the inventory's own: the plan's "Not found" and "Not pruned" lists. */
-export type PruneLeftoverReason = 'not_found' | 'out_of_scope' | 'connection_not_declared';
+export type PruneLeftoverReason = 'not_found' | 'out_of_scope' | 'connection_not_declared' | 'not_recorded';
 
 export interface PruneLeftover {
   why: PruneLeftoverReason;
@@ -144,6 +144,7 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
       unreachable.map((u) => u.address),
       () => undeclaredConnectionLines(unreachable),
     ],
+    ['not_recorded', plan.markedNotRecorded ?? [], () => markedNotRecordedLines(plan.markedNotRecorded!)],
   ];
   return lists
     .filter(([, addresses]) => addresses.length > 0)
@@ -151,6 +152,19 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
       const [headline, hint] = linesFor();
       return { why, addresses, lines: [headline!, hint!] };
     });
+}
+
+/**
+ * What `--prune` leaves that carries Converge's ownership marker but is not this inventory's: a
+ * headline, then how to delete or adopt it. The same in every rendering.
+ */
+function markedNotRecordedLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  const one = n === 1;
+  return [
+    `Not pruned: ${n} object${one ? '' : 's'} with Converge's ownership marker that this inventory does not record as Converge's: ${one ? 'it is' : 'they are'} another manifest's (its own inventory), made before this inventory, or made by hand and since updated by Converge; --prune deletes only what this inventory records.`,
+    `To delete ${one ? 'it' : 'one'} from this manifest, declare it with \`metadata.ensure: absent\`; to make ${one ? 'it' : 'one'} this manifest's, \`converge import ADDRESS -f PATH\`. Two manifests sharing an organization or namespace keep apart with a PruneScope namePrefix each.`,
+  ];
 }
 
 /**

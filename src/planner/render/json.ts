@@ -13,7 +13,8 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
 // `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
-export const PLAN_JSON_FORMAT_VERSION = '1.8';
+// 1.9: `pruned.not_recorded`.
+export const PLAN_JSON_FORMAT_VERSION = '1.9';
 
 export interface PlanJson {
   format_version: string;
@@ -68,6 +69,11 @@ export interface PlanJson {
     addresses: string[];
     not_found: string[];
     out_of_scope: string[];
+    /**
+     * Objects in the prune's reach with Converge's ownership marker that this inventory does not
+     * record as Converge's (another manifest's, for one): not pruned.
+     */
+    not_recorded: string[];
   };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
@@ -135,7 +141,10 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       count: pruned.length,
       addresses: pruned.map((c) => c.address),
       not_found: leftovers.filter((l) => l.why === 'not_found').flatMap((l) => l.addresses),
-      out_of_scope: leftovers.filter((l) => l.why !== 'not_found').flatMap((l) => l.addresses),
+      out_of_scope: leftovers
+        .filter((l) => l.why === 'out_of_scope' || l.why === 'connection_not_declared')
+        .flatMap((l) => l.addresses),
+      not_recorded: leftovers.filter((l) => l.why === 'not_recorded').flatMap((l) => l.addresses),
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
     complete: plan.problems.length === 0 && unplanned === 0,
@@ -203,7 +212,14 @@ function nothingPlannedJson(problems: readonly Record<string, unknown>[], versio
     format_version: PLAN_JSON_FORMAT_VERSION,
     converge_version: version,
     changes: [],
-    pruned: { headline: prunedHeadline(0), count: 0, addresses: [], not_found: [], out_of_scope: [] },
+    pruned: {
+      headline: prunedHeadline(0),
+      count: 0,
+      addresses: [],
+      not_found: [],
+      out_of_scope: [],
+      not_recorded: [],
+    },
     complete: false,
     summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
     problems,

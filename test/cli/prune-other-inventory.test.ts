@@ -1,0 +1,142 @@
+/**
+ * Two manifests in one organization and namespace, each with its own inventory (the CI example's
+ * folders): the ownership marker says a Converge made a workspace or job, not which manifest did.
+ * `--prune` of one folder planned to delete the other's workspaces and stop its jobs, calling them
+ * "created by Converge (ownership marker)"; and a job made by hand, adopted by one folder's update
+ * (which adds the marker), was stopped by the other folder's prune. Only what the folder's own
+ * inventory records is pruned; the rest is listed as not pruned.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PlanJson } from '../../src/planner/render/json.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => sandbox?.close());
+
+const workspace = (name: string) =>
+  `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name}, namespace: sandbox }\nspec: { description: ${name} }\n`;
+const job = (name: string) => `apiVersion: converge/v1
+kind: Job
+metadata: { name: ${name}, namespace: default }
+spec:
+  Type: service
+  Datacenters: [dc1]
+  TaskGroups:
+    - Name: g
+      Count: 1
+      Tasks:
+        - { Name: t, Driver: docker, Config: { image: "app:1" }, Resources: { CPU: 10, MemoryMB: 10 } }
+`;
+
+/** A folder of its own, with its own state folder (inventory), as one matrix entry of the CI example. */
+function folder(name: string) {
+  const dir = tempDir(`converge-${name}-`);
+  const env = { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir(`converge-${name}-state-`) };
+  const write = (...docs: string[]) => writeFileSync(path.join(dir, 'm.yaml'), docs.join('---\n'));
+  const converge = async (...args: string[]) => {
+    const r = await runCli([...args, '-f', dir], env);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    return r;
+  };
+  return { write, converge };
+}
+
+describe('--prune with two inventories in one organization and namespace', () => {
+  it("leaves the other folder's workspaces and jobs, and a hand-made job the other adopted, and lists them", async () => {
+    const platform = folder('platform');
+    const data = folder('data');
+    platform.write(
+      workspace('platform-web'),
+      workspace('platform-api'),
+      job('platform-worker'),
+      job('platform-cron'),
+    );
+    await platform.converge('apply', '--auto-approve');
+
+    // A job registered by hand, declared by `data` once (its update adds the marker), then dropped.
+    const registered = await fetch(`${sandbox.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'X-Nomad-Token': sandbox.rootToken, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        Job: {
+          ID: 'hand-job',
+          Name: 'hand-job',
+          Type: 'service',
+          Datacenters: ['dc1'],
+          TaskGroups: [
+            {
+              Name: 'g',
+              Count: 1,
+              Tasks: [
+                {
+                  Name: 't',
+                  Driver: 'docker',
+                  Config: { image: 'app:1' },
+                  Resources: { CPU: 10, MemoryMB: 10 },
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    });
+    expect(registered.status).toBe(200);
+    data.write(workspace('data-lake'), job('hand-job'), job('data-etl'));
+    await data.converge('apply', '--auto-approve');
+    data.write(workspace('data-lake'), job('data-etl'));
+
+    const json = JSON.parse((await data.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(json.summary.delete).toBe(0);
+    expect(json.pruned.addresses).toEqual([]);
+    // The hand-made job is in data's inventory as only updated: never its to delete, nor to list.
+    expect(json.pruned.not_recorded).toEqual([
+      'Job/default/platform-cron',
+      'Job/default/platform-worker',
+      'Workspace/sandbox/platform-api',
+      'Workspace/sandbox/platform-web',
+    ]);
+    const text = (await data.converge('plan', '--prune')).stdout;
+    expect(text).toContain(
+      "Not pruned: 4 objects with Converge's ownership marker that this inventory does not record as Converge's",
+    );
+    expect(text).toContain('  Workspace/sandbox/platform-web\n');
+    expect(text).not.toMatch(/will be deleted/);
+    const markdown = (await data.converge('plan', '--prune', '--markdown')).stdout;
+    expect(markdown).toContain('`Workspace/sandbox/platform-web`');
+
+    // Each folder still prunes what its own inventory records.
+    platform.write(workspace('platform-web'), job('platform-cron'));
+    const own = JSON.parse((await platform.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(own.pruned.addresses).toEqual(['Job/default/platform-worker', 'Workspace/sandbox/platform-api']);
+    const reasons = own.changes.filter((c) => c.action === 'delete').map((c) => c.reason);
+    expect(reasons).toEqual([
+      expect.stringMatching(/^created by Converge \(inventory and ownership marker\), among /),
+      expect.stringMatching(/^created by Converge \(inventory and ownership marker\), among /),
+    ]);
+    // The other folder's objects are listed, not deleted, from this side too; so is the hand-made
+    // job, marked by the other folder's update (it was stopped as "created by Converge").
+    expect(own.pruned.not_recorded).toEqual([
+      'Job/default/data-etl',
+      'Job/default/hand-job',
+      'Workspace/sandbox/data-lake',
+    ]);
+  });
+
+  it('a runner without the inventory prunes no marked object: it lists them', async () => {
+    const team = folder('team');
+    team.write(workspace('team-a'), workspace('team-b'));
+    await team.converge('apply', '--auto-approve');
+    const fresh = folder('team');
+    fresh.write(workspace('team-a'));
+    const json = JSON.parse((await fresh.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(json.pruned.addresses).toEqual([]);
+    expect(json.pruned.not_recorded).toContain('Workspace/sandbox/team-b');
+  });
+});
