@@ -45,6 +45,8 @@ export interface SavedPlan {
   /** `--target` / `--exclude` patterns the plan was made with; `apply FILE` plans the same part. */
   targets?: string[];
   excludes?: string[];
+  /** `--max-deletes` the plan was made with: the command that makes it again keeps the guard. */
+  max_deletes?: number;
   changes: SavedChange[];
   /** The fingerprint of the state key that made `mac` (state-key.ts), and where that key came from. */
   key_id: string;
@@ -95,6 +97,8 @@ export interface WritePlanOptions {
   /** `--target` / `--exclude` patterns the plan was made with (covered by the MAC). */
   targets?: readonly string[];
   excludes?: readonly string[];
+  /** `--max-deletes` the plan was made with, repeated in the command that makes it again. */
+  maxDeletes?: number;
   /** The Converge version that made the plan. */
   version: string;
   /** Keys the digests of secret values (the inventory), so they cannot be guessed from the file. */
@@ -117,6 +121,7 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
     prune: options.prune,
     ...(options.targets?.length ? { targets: [...options.targets] } : {}),
     ...(options.excludes?.length ? { excludes: [...options.excludes] } : {}),
+    ...(options.maxDeletes !== undefined ? { max_deletes: options.maxDeletes } : {}),
     changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
     key_source: key.source,
@@ -385,6 +390,10 @@ function remakeRemedy(saved: SavedPlan, file: string): SavedPlanRemedy {
     prune: Boolean(saved.prune),
     targets: (saved.targets ?? []).map(String),
     excludes: (saved.excludes ?? []).map(String),
+    // Checked here too: the remedy is said before the MAC is, of a file anyone may have edited.
+    ...(Number.isSafeInteger(saved.max_deletes) && saved.max_deletes! >= 0
+      ? { maxDeletes: saved.max_deletes! }
+      : {}),
     file,
     verified: true,
   };

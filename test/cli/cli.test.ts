@@ -347,6 +347,23 @@ describe('plan and apply against the sandbox', () => {
     expect(await registry('GET', '/role/name/cli-doomed')).toBeDefined();
   });
 
+  it("keeps the saved plan's own --max-deletes in the plan command it suggests", async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-guarded', 'Description: "team ${env:TEAM_NAME}"') });
+    const planFile = path.join(dir, 'p.plan');
+    // An inventory of its own: the other tests' roles are not this manifest's to prune.
+    const own = { ...env, CONVERGE_STATE_DIR: tempDir('converge-saved-guard-') };
+    const made = await converge(
+      ['plan', '-f', dir, '--prune', '--max-deletes', '1', '--allow-env', 'TEAM_NAME', '-out', planFile],
+      { ...own, TEAM_NAME: 'a' },
+    );
+    expect(made.code, made.stderr).toBe(0);
+    // Applied without the flag, and refused as stale: the command to copy must not drop the guard.
+    const r = await converge(['apply', planFile, '--allow-env', 'TEAM_NAME'], { ...own, TEAM_NAME: 'b' });
+    expect(r.code).toBe(1);
+    const suggested = /Run `converge (plan [^`]+)` again/.exec(r.stderr)?.[1];
+    expect(suggested).toBe(`plan -f ${dir} --prune --allow-env TEAM_NAME --max-deletes 1 -out ${planFile}`);
+  });
+
   it("suggests the plan command with the run's --allow-env, so it works as printed", async () => {
     const dir = manifestDir({ 'r.yaml': role('cli-allowed', 'Description: "team ${env:TEAM_NAME}"') });
     const planFile = path.join(dir, 'p.plan');

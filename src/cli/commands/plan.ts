@@ -180,6 +180,7 @@ async function planAndSave(
         prune: Boolean(flags.prune),
         targets: flags.target ?? [],
         excludes: flags.exclude ?? [],
+        ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
         version: VERSION,
         digests: inventory,
         key: inventory.stateKey(),
