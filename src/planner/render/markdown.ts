@@ -74,7 +74,11 @@ function noteLines(plan: Plan): string[] {
   return ['> [!NOTE]', ...items, ''];
 }
 
-/** The prune section: its own heading, so a reviewer sees at once what the manifest dropped. */
+/**
+ * The prune section: its own heading, so a reviewer sees at once what the manifest dropped, and each
+ * deletion's reason beside it (whose it is, and where the prune looked): folded away in the diff, a
+ * deletion of someone else's object read like any other.
+ */
 function prunedLines(plan: Plan): string[] {
   const pruned = plan.changes.filter((c) => c.prune);
   if (pruned.length === 0) return [];
@@ -82,7 +86,7 @@ function prunedLines(plan: Plan): string[] {
   return [
     `#### ${prunedHeadline(pruned.length)}`,
     '',
-    ...shown.map((c) => `- ${inlineCode(c.address)}`),
+    ...shown.map((c) => `- ${inlineCode(c.address)}${c.reason ? `: ${cell(c.reason)}` : ''}`),
     ...(pruned.length > shown.length ? [`- … and ${pruned.length - shown.length} more`] : []),
     '',
   ];
