@@ -25,6 +25,8 @@ import { ReconcileMetrics } from './metrics.js';
 import { startStatusServer, type StatusServer } from './server.js';
 import { RECONCILE_TOKEN_VARIABLE } from './token.js';
 import type { SettingNames } from '../common/setting-names.js';
+import { formatPosition } from '../common/types.js';
+import { addressOf } from '../resources/contract.js';
 
 /** The first wait after a failed cycle (or the interval, when that is shorter). */
 export const DEFAULT_RETRY_BASE_MS = 10_000;
@@ -131,6 +133,9 @@ export async function runReconcile(
   const metrics = new ReconcileMetrics();
   const startedAt = now();
   let lastSuccessAt: number | undefined;
+  /** Cycles failed in a row, and the last one's error: a probe says why the loop is stale. */
+  let failures = 0;
+  let lastError: string | undefined;
   let inFlight = false;
   let pending = false;
   let wake = new AbortController();
@@ -145,7 +150,15 @@ export async function runReconcile(
   let server: StatusServer | undefined;
   if (options.listen) {
     server = await startStatusServer(options.listen, {
-      health: () => health({ startedAt, lastSuccessAt, intervalMs: options.intervalMs, now: now() }),
+      health: () =>
+        health({
+          startedAt,
+          lastSuccessAt,
+          intervalMs: options.intervalMs,
+          now: now(),
+          failures,
+          ...(lastError !== undefined ? { lastError } : {}),
+        }),
       metrics: async () => ({
         contentType: metrics.registry.contentType,
         body: await metrics.registry.metrics(),
@@ -167,7 +180,6 @@ export async function runReconcile(
   const done = (async (): Promise<ReconcileSummary> => {
     let cycles = 0;
     let failedCycles = 0;
-    let failures = 0;
     let lastOutcome: CycleOutcome | undefined;
     try {
       while (!stop.aborted) {
@@ -179,11 +191,13 @@ export async function runReconcile(
         lastOutcome = result.outcome;
         if (SUCCESS.has(result.outcome)) {
           failures = 0;
+          lastError = undefined;
           lastSuccessAt = now();
           metrics.lastSuccess.set(lastSuccessAt / 1000);
         } else if (result.outcome === 'failed') {
           failures += 1;
           failedCycles += 1;
+          lastError = result.error;
         }
         metrics.cycles.inc({ outcome: result.outcome });
         metrics.duration.observe(result.durationMs / 1000);
@@ -333,11 +347,13 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       // The objects that could be planned still drift, and say so: one bad document must not hide
       // every other object's drift from whoever reads the log.
       for (const c of tally.planned) log.line('change', changeFields(cycle, c, 'drift'));
+      // Said as `plan` says it: the object and the manifest's file and line, then what is wrong.
       const first = run.plan.problems[0]!;
+      const where = first.position ? `${formatPosition(first.position)}: ` : '';
       return result(
         'failed',
         log.message(
-          `the plan has ${run.plan.problems.length} problem(s)${options.dryRun ? '' : ', nothing applied'}; first: ${first.message}`,
+          `the plan has ${run.plan.problems.length} problem(s)${options.dryRun ? '' : ', nothing applied'}; first: ${addressOf(first.key)}: ${where}${first.message}`,
         ),
       );
     }
@@ -443,8 +459,24 @@ function requestLogging(
   };
 }
 
+/** Attribute paths a drift line names at most: a whole replaced object would list hundreds. */
+const DRIFT_PATHS_LISTED = 20;
+
 function changeFields(cycle: number, change: Change, result: string): Record<string, unknown> {
-  return { cycle, kind: change.key.kind, address: change.address, action: change.action, result };
+  const fields: Record<string, unknown> = {
+    cycle,
+    kind: change.key.kind,
+    address: change.address,
+    action: change.action,
+    result,
+  };
+  // What differs, by attribute (never its value): on-call reads where it drifted without a plan.
+  if (result === 'drift' && change.action === 'update' && change.diffs.length > 0) {
+    const paths = [...new Set(change.diffs.map((d) => d.path))];
+    fields.attributes = paths.slice(0, DRIFT_PATHS_LISTED);
+    if (paths.length > DRIFT_PATHS_LISTED) fields.attributes_not_listed = paths.length - DRIFT_PATHS_LISTED;
+  }
+  return fields;
 }
 
 function recordChange(cycle: number, change: Change, r: ChangeResult, ctx: CycleContext): void {

@@ -250,6 +250,32 @@ describe('reconcile loop', () => {
     await run.loop.done;
   });
 
+  it('says in /healthz that cycles are failing, and why', async () => {
+    let clock = Date.parse('2030-01-01T00:00:00Z');
+    const dir = roleManifest(unique('failing'), 'f');
+    writeFileSync(
+      path.join(dir, 'broken.yaml'),
+      'apiVersion: converge/v1\nkind: AclRoel\nmetadata: { name: x }\n',
+    );
+    let cycles = 0;
+    const run = await start({
+      paths: [dir],
+      intervalMs: 1000,
+      now: () => clock,
+      // Two failed cycles, then held: the probe is read while the loop waits.
+      sleep: (ms, signal) => (++cycles < 2 ? Promise.resolve() : heldSleep(ms, signal)),
+      listen: { host: '127.0.0.1', port: 0 },
+    });
+    await until('two cycles', () => run.cycles()[1]);
+    clock += 3_100;
+    const stale = await fetch(`http://127.0.0.1:${run.loop.address!.port}/healthz`);
+    expect(stale.status).toBe(503);
+    const body = (await stale.json()) as { reason: string };
+    expect(body.reason).toMatch(/more than 3 intervals \(3s\); the last 2 cycles failed: .*broken\.yaml:2:7/);
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+  });
+
   it('POST /reconcile: 404 without a configured token', async () => {
     const run = await start({
       paths: [roleManifest(unique('notoken'), 'x')],
@@ -410,6 +436,37 @@ describe('reconcile loop', () => {
     const drift = run.lines().filter((l) => l.type === 'change' && l.result === 'drift');
     expect(drift.map((l) => l.address)).toEqual([`AclRole/default/${planned}`]);
     expect(run.cycles()[0]!.error).not.toContain('nothing applied');
+    // As `plan` says it: the object, the file and line, then what is wrong.
+    expect(run.cycles()[0]!.error).toMatch(
+      /first: AclRole\/default\/nopolicy-\w+: \S*unplanned\.yaml:6:\d+: policy "no-such-policy" does not exist/,
+    );
+  });
+
+  it('names the attributes that drifted (never their values) on each drift line', async () => {
+    const name = unique('drifted');
+    const dir = roleManifest(name, 'wanted');
+    const stop = new AbortController();
+    const setup = await start({
+      paths: [dir],
+      signal: stop.signal,
+      sleep: async () => stop.abort('SIGTERM'),
+    });
+    await setup.loop.done;
+    const created = await registry.readRoleByName(name);
+    await registry.updateRole(created!.ID, { Name: name, Description: 'changed-behind-its-back' });
+    const stopDry = new AbortController();
+    const run = await start({
+      paths: [dir],
+      dryRun: true,
+      signal: stopDry.signal,
+      sleep: async () => stopDry.abort('SIGTERM'),
+    });
+    await run.loop.done;
+    const drift = run.lines().filter((l) => l.type === 'change' && l.result === 'drift');
+    expect(drift).toEqual([
+      expect.objectContaining({ address: `AclRole/default/${name}`, attributes: ['Description'] }),
+    ]);
+    expect(JSON.stringify(drift)).not.toContain('changed-behind-its-back');
   });
 
   it("counts a cycle a deletion guard refused as failed, and as no service's error", async () => {
