@@ -176,13 +176,15 @@ describe('deployment progress', () => {
     expect((status.TaskGroups as Record<string, Json>).web).toMatchObject({ Healthy: 2, Placed: 2 });
   });
 
-  it('a count change of running allocations opens no new deployment; a spec change does', async () => {
+  it('an in-place change of running allocations opens no new deployment; a destructive change does', async () => {
     await register(fastApi, jobSpec('dep-ok', { web: 3 }, dc1));
     expect(await getJson<Deployment[]>(fastApi, '/v1/job/dep-ok/deployments')).toHaveLength(1);
-    await register(fastApi, jobSpec('dep-ok', { web: 3 }, { ...dc1, Meta: { rev: '2' } }));
-    // Meta does not change the group: nothing replaced, nothing new to deploy.
+    const inPlace = jobSpec('dep-ok', { web: 3 }, dc1);
+    (inPlace.TaskGroups as Json[])[0]!.RestartPolicy = { Attempts: 5, Mode: 'fail' };
+    await register(fastApi, inPlace);
+    // A restart policy is updated in place (the real `tasksUpdated`): nothing replaced, nothing new to deploy.
     expect(await getJson<Deployment[]>(fastApi, '/v1/job/dep-ok/deployments')).toHaveLength(1);
-    const changed = jobSpec('dep-ok', { web: 3 }, { ...dc1, Meta: { rev: '2' } });
+    const changed = structuredClone(inPlace);
     ((changed.TaskGroups as Json[])[0]!.Tasks as Json[])[0]!.Env = { MODE: 'new' };
     await register(fastApi, changed);
     const list = await getJson<Deployment[]>(fastApi, '/v1/job/dep-ok/deployments');

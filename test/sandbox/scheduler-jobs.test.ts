@@ -248,6 +248,39 @@ describe('update', () => {
     for (const a of replaced) expect(a.DesiredDescription).toBe('alloc is being updated due to job update');
   });
 
+  it("replaces allocations for a change of the job's Meta (its tasks see it), as the plan says", async () => {
+    await register(api, jobSpec('meta-destr', { web: 1 }));
+    const old = running(await allocsOf('meta-destr')).map((a) => a.ID);
+    const plan = await api('POST', '/v1/job/meta-destr/plan', {
+      body: { Job: jobSpec('meta-destr', { web: 1 }, { Meta: { owner: 'converge' } }), Diff: true },
+    });
+    expect(plan.json<Json>().Annotations).toMatchObject({
+      DesiredTGUpdates: { web: { DestructiveUpdate: 1, InPlaceUpdate: 0 } },
+    });
+    await register(api, jobSpec('meta-destr', { web: 1 }, { Meta: { owner: 'converge' } }));
+    const now = running(await allocsOf('meta-destr'));
+    expect(now).toHaveLength(1);
+    expect(old).not.toContain(now[0]!.ID);
+    expect(now[0]!.JobVersion).toBe(1);
+  });
+
+  it('updates allocations in place for an in-place change (a restart policy), as the plan says', async () => {
+    await register(api, jobSpec('inplace', { web: 2 }));
+    const old = running(await allocsOf('inplace'))
+      .map((a) => a.ID)
+      .sort();
+    const changed = jobSpec('inplace', { web: 2 });
+    (changed.TaskGroups as Json[])[0]!.RestartPolicy = { Attempts: 7, Mode: 'fail' };
+    const plan = await api('POST', '/v1/job/inplace/plan', { body: { Job: changed, Diff: true } });
+    expect(plan.json<Json>().Annotations).toMatchObject({
+      DesiredTGUpdates: { web: { InPlaceUpdate: 2, DestructiveUpdate: 0 } },
+    });
+    await register(api, changed);
+    const now = running(await allocsOf('inplace'));
+    expect(now.map((a) => a.ID).sort()).toEqual(old);
+    for (const a of now) expect(a.JobVersion).toBe(1);
+  });
+
   it('PreserveCounts keeps the stored counts of existing groups', async () => {
     await register(api, jobSpec('keep', { web: 3 }));
     await register(api, jobSpec('keep', { web: 1, extra: 2 }, { Meta: { v: '2' } }), {

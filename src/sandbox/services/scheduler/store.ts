@@ -27,6 +27,7 @@ import {
   TERMINAL_EVAL,
   TRACKED_VERSIONS,
 } from './model.js';
+import { tasksUpdated } from './annotate.js';
 import { groupSpec, newAllocation, stopAllocation } from './allocations.js';
 import { jobSummary } from './summary.js';
 import { hasFields } from '../shared/record-shape.js';
@@ -389,9 +390,28 @@ export class SchedulerStore {
       for (const a of live) {
         const tg = groups.find((g) => g.Name === a.TaskGroup);
         if (!tg || a.JobCreateIndex !== job.CreateIndex) stop(a, 'alloc not needed due to job update');
-        else if (a.GroupSpec !== groupSpec(tg)) {
-          stop(a, 'alloc is being updated due to job update');
-          replaced.set(a.TaskGroup, (replaced.get(a.TaskGroup) ?? 0) + 1);
+        else if (a.GroupSpec !== groupSpec(tg) || a.JobVersion !== job.Version) {
+          // As the plan says it (`tasksUpdated`): a destructive change replaces the allocation, any
+          // other updates it in place. Judged by its group spec alone, a job's Meta (which its tasks
+          // see) replaced nothing while the plan said "create/destroy update", and a restart policy
+          // replaced every allocation while the plan said "in-place update".
+          const was = this.versions(evaluation.Namespace, evaluation.JobID)?.find(
+            (v) => v.Version === a.JobVersion && v.CreateIndex === a.JobCreateIndex,
+          );
+          const wasGroup = (was?.TaskGroups as Json[] | undefined)?.find((g) => g.Name === a.TaskGroup);
+          const destructive =
+            was && wasGroup ? tasksUpdated(was, job, wasGroup, tg) : a.GroupSpec !== groupSpec(tg);
+          if (destructive) {
+            stop(a, 'alloc is being updated due to job update');
+            replaced.set(a.TaskGroup, (replaced.get(a.TaskGroup) ?? 0) + 1);
+          } else {
+            Object.assign(a, {
+              JobVersion: job.Version,
+              GroupSpec: groupSpec(tg),
+              ModifyIndex: index,
+              ModifyTime: now,
+            });
+          }
         }
       }
       const kept = new Map<string, AllocRecord[]>();
