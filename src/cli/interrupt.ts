@@ -58,6 +58,8 @@ export interface InterruptOptions {
    * as `converge reconcile`, which then ends with its summary).
    */
   finishInFlight?: boolean;
+  /** With `finishInFlight`: whether anything is in flight now, so the first signal's line says so. */
+  inFlight?: () => boolean;
 }
 
 /** The service locks left held by quitting now, each with the command that releases it. */
@@ -101,8 +103,11 @@ export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {
     const reason = new Error(`interrupted by ${signal}`);
     stop.abort(reason);
     if (options.finishInFlight) {
+      // Idle between cycles, there is nothing to finish: saying so sent readers looking for it.
       io.stderr.write(
-        `\n${signal}: finishing the change in flight, then stopping (again to quit at once).\n`,
+        options.inFlight?.() === false
+          ? `\n${signal}: stopping.\n`
+          : `\n${signal}: finishing the change in flight, then stopping (again to quit at once).\n`,
       );
       return;
     }

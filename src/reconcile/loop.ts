@@ -90,6 +90,8 @@ export interface ReconcileLoop {
   readonly metrics: ReconcileMetrics;
   /** Asks for a cycle now; one in flight is not doubled, the request runs right after it. */
   trigger(): { inFlight: boolean };
+  /** Whether a cycle is under way (not waiting for the next): what a stop lets finish. */
+  cycleInFlight(): boolean;
   /** Settles once the loop stopped and the summary line is written. */
   readonly done: Promise<ReconcileSummary>;
 }
@@ -247,6 +249,7 @@ export async function runReconcile(
     },
     metrics,
     trigger,
+    cycleInFlight: () => inFlight,
     done,
   };
 }

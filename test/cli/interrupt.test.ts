@@ -133,6 +133,15 @@ describe('onInterrupt', () => {
     expect(out.text()).toContain('quitting now; a change in flight may be cut');
   });
 
+  it('for a loop waiting between cycles, says it stops, not that it finishes a change', () => {
+    const out = io();
+    current = onInterrupt(out.io, { finishInFlight: true, inFlight: () => false, exit: () => undefined });
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(current.stop.aborted).toBe(true);
+    expect(out.text()).toContain('SIGTERM: stopping.');
+    expect(out.text()).not.toContain('finishing');
+  });
+
   it('leaves the signals alone once disposed', () => {
     const out = io();
     const before = process.listenerCount('SIGINT') + process.listenerCount('SIGTERM');

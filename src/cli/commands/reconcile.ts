@@ -54,13 +54,17 @@ export async function reconcileCommand(flags: ReconcileFlags, io: Io, catalog: C
     throw new CliError((error as Error).message);
   }
 
-  const interrupt = onInterrupt(io, { finishInFlight: true });
+  let loop: Awaited<ReturnType<typeof runReconcile>> | undefined;
+  const interrupt = onInterrupt(io, {
+    finishInFlight: true,
+    inFlight: () => loop?.cycleInFlight() ?? true,
+  });
   // The loop's summary and shutdown line name the signal (`"reason":"SIGTERM"`), not the Error the
   // shared mechanism aborts with.
   const stop = new AbortController();
   interrupt.stop.addEventListener('abort', () => stop.abort(interrupt.signalName), { once: true });
   try {
-    const loop = await runReconcile(
+    loop = await runReconcile(
       {
         paths: flags.file,
         intervalMs,
