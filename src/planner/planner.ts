@@ -930,12 +930,16 @@ export async function buildPlan(
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {
+      // `importedOnly` is part of what a scope is: keyed without it, the scope an import adds for
+      // its objects replaced the namespace's own, and the jobs Converge created there were no longer
+      // pruned, nor listed anywhere.
       const id = JSON.stringify([
         scope.kind,
         scope.connection,
         scope.namespace,
         scope.namePrefix,
         scope.name,
+        scope.importedOnly === true,
       ]);
       scopes.set(id, scope);
     }

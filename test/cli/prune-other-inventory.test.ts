@@ -129,6 +129,37 @@ describe('--prune with two inventories in one organization and namespace', () =>
     ]);
   });
 
+  it('after an import, still prunes the jobs the folder created, and still lists the others', async () => {
+    const other = folder('other');
+    other.write(job('other-job'));
+    await other.converge('apply', '--auto-approve');
+    const registered = await fetch(`${sandbox.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'X-Nomad-Token': sandbox.rootToken, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        Job: {
+          ID: 'adopted-job',
+          Name: 'adopted-job',
+          Type: 'service',
+          Datacenters: ['dc1'],
+          TaskGroups: [
+            { Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'a' } }] },
+          ],
+        },
+      }),
+    });
+    expect(registered.status).toBe(200);
+    const team = folder('importer');
+    team.write(job('made-1'), job('made-2'), job('adopted-job'));
+    await team.converge('apply', '--auto-approve', '--import', 'Job/default/adopted-job');
+    // Both dropped, one job still declared in the namespace: the import's scope for its objects once
+    // replaced the namespace's own, and made-1 was neither deleted nor listed.
+    team.write(job('made-2'));
+    const json = JSON.parse((await team.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(json.pruned.addresses).toEqual(['Job/default/adopted-job', 'Job/default/made-1']);
+    expect(json.pruned.not_recorded).toContain('Job/default/other-job');
+  });
+
   it('a runner without the inventory prunes no marked object: it lists them', async () => {
     const team = folder('team');
     team.write(workspace('team-a'), workspace('team-b'));
