@@ -626,6 +626,26 @@ describe('deleting a workspace Converge locked', () => {
     expect(await find('cli-own-lock')).toBeUndefined();
     expect(await find('cli-own-lock-2')).toBeUndefined();
   });
+
+  it('locks it again, with its reason, when the safe delete is refused (it still manages resources)', async () => {
+    const dir = manifestDir({
+      'ws.yaml': inLocksOrg('cli-freeze', 'locked: true\nlock-reason: change freeze\nstate: s.tfstate'),
+      's.tfstate': state(1, 'b6ad1e0c-0000-4000-8000-000000000001', 2),
+    });
+    const made = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(made.code, made.stderr).toBe(0);
+    writeFileSync(
+      path.join(dir, 'ws.yaml'),
+      inLocksOrg('cli-freeze', 'locked: true\nlock-reason: change freeze', '  ensure: absent\n'),
+    );
+    const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toMatch(/cannot be safely deleted/);
+    // The change freeze is not lifted by an apply that deleted nothing.
+    const after = await show('cli-freeze');
+    expect(after.attributes.locked).toBe(true);
+    expect(after.attributes['locked-reason']).toBe('change freeze');
+  });
 });
 
 describe('converge workspace and state commands', () => {

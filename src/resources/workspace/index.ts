@@ -620,11 +620,31 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     // The service refuses to safe-delete a locked workspace. A lock Converge's own token holds (a
     // manifest that said `locked: true`) must not stop a deletion the manifest or --prune asked for,
     // so it is released first; anyone else's lock stays, and the refusal names its holder.
+    let released = false;
     if (w.attributes.locked && w.lockedBy) {
       const me = await whoAmI(c);
-      if (me && me.id === w.lockedBy.id) await c.unlockWorkspace(w.id);
+      if (me && me.id === w.lockedBy.id) {
+        await c.unlockWorkspace(w.id);
+        released = true;
+      }
     }
-    await c.safeDeleteWorkspace({ id: w.id });
+    try {
+      await c.safeDeleteWorkspace({ id: w.id });
+    } catch (error) {
+      // Refused (it still manages resources) or failed: the workspace stays, and so must its lock. A
+      // change freeze was lifted by an apply that deleted nothing.
+      if (released) {
+        try {
+          await c.lockWorkspace(w.id, w.lockReason ?? '');
+        } catch (relock) {
+          throw new Error(
+            `${(error as Error).message}; and its lock, released for the deletion, could not be taken again (${(relock as Error).message}): lock it again with \`converge workspace lock ${observed.key.namespace ?? ''}/${observed.key.name}\``,
+            { cause: error },
+          );
+        }
+      }
+      throw error;
+    }
   },
 
   exporter: {
