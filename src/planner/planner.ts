@@ -538,6 +538,8 @@ async function pruneCandidates(
   pruneSetting: string,
   /** Gets the marked objects the prune leaves because the inventory has no record of them. */
   markedNotRecorded: string[],
+  /** The write-only values Converge recorded setting, which a deletion lists. */
+  digests: WriteOnlyDigests | undefined,
 ): Promise<Change[]> {
   // Without a marker, only the inventory (when there is one) says Converge created an object.
   // With a marker, the marker says so, or the inventory (an object adopted by import, which only a
@@ -551,12 +553,14 @@ async function pruneCandidates(
   // The marker says some Converge made the object, not that this manifest did: another manifest in
   // the same organization or namespace, with its own inventory, marks its objects alike, and an
   // object made by hand takes the marker when any Converge updates it. Where there is an inventory,
-  // it must record the object as well (created, with the live id, or adopted by import).
+  // it must record the object as well (created, with the live id, or adopted by import). A caller
+  // with no inventory at all (a library user passing no `managed`) has only the marker to go by.
+  const recordedHere = (o: Observed) => inInventory(o);
   const owned = (kind: AnyResourceKind & Prunable, o: Observed, scope: PruneScope) =>
     scope.importedOnly
       ? inInventory(o, 'imported')
       : kind.ownership !== 'declared-scope'
-        ? (kind.owns(o, scope) && !notOwned?.has(addressOf(o.key)) && inInventory(o)) ||
+        ? (kind.owns(o, scope) && !notOwned?.has(addressOf(o.key)) && recordedHere(o)) ||
           inInventory(o, 'imported')
         : kind.owns(o, scope) && inInventory(o);
   /** Marked as Converge's, but not this inventory's: left, and listed, where a prune would reach it. */
@@ -566,7 +570,7 @@ async function pruneCandidates(
     kind.ownership !== 'declared-scope' &&
     kind.owns(o, scope) &&
     !notOwned?.has(addressOf(o.key)) &&
-    !inInventory(o);
+    !recordedHere(o);
   const lists = await Promise.all(
     scopes.map((scope) =>
       limit(async () => {
@@ -627,7 +631,7 @@ async function pruneCandidates(
                   ? `${managed.get(addressOf(o.key)) === 'imported' ? 'adopted by import (inventory)' : 'created by Converge (inventory)'}${scope.name ? `, among ${where},` : ''} and no longer in the manifest`
                   : `among ${where} and not in the manifest`,
           };
-          setLiveFields(change, kind, o);
+          setLiveFields(change, kind, o, digests);
           return change;
         });
       }),
@@ -958,6 +962,7 @@ export async function buildPlan(
       list,
       settingNames(options.settingNames).prune,
       markedNotRecorded,
+      options.writeOnly,
     );
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
     marked.push(...new Set(markedNotRecorded));

@@ -2,8 +2,9 @@
  * The loop's log: one JSON object per line on standard output, for a log collector. Its types:
  * `start`, `change` (one per change a cycle found or made), `retry` (a request that failed and is
  * sent again), `rate_limit` (requests to a host held back), `inventory_lock_retaken` (a lock someone
- * released mid-apply, taken again), `prune_left` (an object of Converge's that `--prune` did not
- * delete: not found, out of every prune scope, or on a Connection no longer declared), `cycle` (one per cycle), `shutdown` (the last line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
+ * released mid-apply, taken again), `prune_left` (an object `--prune` did not delete: the
+ * inventory's own not found, out of every prune scope or on a Connection no longer declared, or one
+ * marked as a Converge's that this inventory does not record), `cycle` (one per cycle), `shutdown` (the last line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
  */
 import { scrubAndTruncate } from '../common/scrub.js';
 

@@ -103,7 +103,10 @@ function missingOwnedLines(addresses: readonly string[]): string[] {
   ];
 }
 
-/** Why `--prune` left an object of the inventory's own: the plan's "Not found" and "Not pruned" lists. */
+/**
+ * Why `--prune` left an object: the plan's "Not found" and "Not pruned" lists. Of the inventory's own
+ * objects, but for `not_recorded`: marked as a Converge's, and not recorded by this one.
+ */
 export type PruneLeftoverReason = 'not_found' | 'out_of_scope' | 'connection_not_declared' | 'not_recorded';
 
 export interface PruneLeftover {
@@ -163,7 +166,7 @@ function markedNotRecordedLines(addresses: readonly string[]): string[] {
   const one = n === 1;
   return [
     `Not pruned: ${n} object${one ? '' : 's'} with Converge's ownership marker that this inventory does not record as Converge's: ${one ? 'it is' : 'they are'} another manifest's (its own inventory), made before this inventory, or made by hand and since updated by Converge; --prune deletes only what this inventory records.`,
-    `To delete ${one ? 'it' : 'one'} from this manifest, declare it with \`metadata.ensure: absent\`; to make ${one ? 'it' : 'one'} this manifest's, \`converge import ADDRESS -f PATH\`. Two manifests sharing an organization or namespace keep apart with a PruneScope namePrefix each.`,
+    `To delete ${one ? 'it' : 'one'} from this manifest, declare it with \`metadata.ensure: absent\`; to make ${one ? 'it' : 'one'} this manifest's, declare it and adopt it with \`converge import ADDRESS -f PATH\`. Two manifests sharing an organization or namespace keep apart with a PruneScope namePrefix each.`,
   ];
 }
 
