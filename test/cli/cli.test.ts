@@ -357,11 +357,30 @@ describe('plan and apply against the sandbox', () => {
       { ...own, TEAM_NAME: 'a' },
     );
     expect(made.code, made.stderr).toBe(0);
-    // Applied without the flag, and refused as stale: the command to copy must not drop the guard.
+    // Applied without the flag, and refused: the command to copy must not drop the guard, whether
+    // the manifest asks for something else now...
     const r = await converge(['apply', planFile, '--allow-env', 'TEAM_NAME'], { ...own, TEAM_NAME: 'b' });
     expect(r.code).toBe(1);
     const suggested = /Run `converge (plan [^`]+)` again/.exec(r.stderr)?.[1];
     expect(suggested).toBe(`plan -f ${dir} --prune --allow-env TEAM_NAME --max-deletes 1 -out ${planFile}`);
+    // ...or an object moved since the plan (stale, exit 3).
+    await converge(['apply', '-f', dir, '--allow-env', 'TEAM_NAME', '--auto-approve'], {
+      ...own,
+      TEAM_NAME: 'a',
+    });
+    writeFileSync(path.join(dir, 'r.yaml'), role('cli-guarded', 'Description: "team ${env:TEAM_NAME} 2"'));
+    const again = await converge(
+      ['plan', '-f', dir, '--prune', '--max-deletes', '1', '--allow-env', 'TEAM_NAME', '-out', planFile],
+      { ...own, TEAM_NAME: 'a' },
+    );
+    expect(again.code, again.stderr).toBe(0);
+    const live = (await registry('GET', '/role/name/cli-guarded')) as { ID: string };
+    await registry('PUT', `/role/${live.ID}`, { ...live, Description: 'hand edit' });
+    const stale = await converge(['apply', planFile, '--allow-env', 'TEAM_NAME'], { ...own, TEAM_NAME: 'a' });
+    expect(stale.code).toBe(3);
+    expect(/Run `converge (plan [^`]+)` again/.exec(stale.stderr)?.[1]).toBe(
+      `plan -f ${dir} --prune --allow-env TEAM_NAME --max-deletes 1 -out ${planFile}`,
+    );
   });
 
   it("suggests the plan command with the run's --allow-env, so it works as printed", async () => {

@@ -165,6 +165,8 @@ async function applyUntilInterrupted(
       excludes,
       file: planFile ?? 'PLANFILE',
       verified: true,
+      // The plan's own deletion guard, unless this run gives one (the MAC covers the saved value).
+      ...(savedMaxDeletes(saved) !== undefined ? { maxDeletes: savedMaxDeletes(saved)! } : {}),
       ...allowFlags(flags),
     });
   const progress = readingProgress(io);
@@ -393,6 +395,12 @@ async function applyUntilInterrupted(
       await run.connections.close();
     }
   }
+}
+
+/** A saved plan's `--max-deletes`, when it holds a usable one. */
+function savedMaxDeletes(saved: { max_deletes?: unknown } | undefined): number | undefined {
+  const value = saved?.max_deletes;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 /**
