@@ -3,7 +3,6 @@
  * failed cycle does not restart the pod, but a loop that has not converged for a while does. Before
  * the first success, the loop's start counts as one, so a pod is not killed while it starts.
  */
-import { truncate } from '../common/scrub.js';
 export interface HealthInput {
   /** When the loop started (ms since the epoch). */
   startedAt: number;
@@ -13,8 +12,6 @@ export interface HealthInput {
   now: number;
   /** Cycles failed in a row (0 after a success). */
   failures?: number;
-  /** The last failed cycle's error, as the log gave it (secrets scrubbed). */
-  lastError?: string;
 }
 
 export interface Health {
@@ -27,9 +24,6 @@ export interface Health {
 
 export const STALE_INTERVALS = 3;
 
-/** The most of the last error a probe's answer shows; the log has it whole. */
-const MAX_ERROR_SHOWN = 300;
-
 export function health(input: HealthInput): Health {
   const since = input.lastSuccessAt ?? input.startedAt;
   const ageMs = Math.max(0, input.now - since);
@@ -39,10 +33,12 @@ export function health(input: HealthInput): Health {
     input.lastSuccessAt === undefined
       ? `no cycle has succeeded since the start ${ageSeconds}s ago`
       : `the last successful cycle ended ${ageSeconds}s ago`;
-  // Why it has not succeeded, where a cycle failed: "stale" alone sent on-call to the logs.
+  // That cycles are failing, where they are: "stale" alone read like a slow loop. Not why: the
+  // probe answers anyone who can reach the port, and an error names files, objects and services
+  // (and may echo what a service said); the log's `cycle` lines have it.
   const failing =
     input.failures && input.failures > 0
-      ? `; the last ${input.failures === 1 ? 'cycle' : `${input.failures} cycles`} failed${input.lastError ? `: ${truncate(input.lastError, MAX_ERROR_SHOWN)}` : ''}`
+      ? `; the last ${input.failures === 1 ? 'cycle' : `${input.failures} cycles`} failed (the log's cycle lines say why)`
       : '';
   if (ageMs < limitMs) return { healthy: true, reason: `${what}${failing}`, ageSeconds };
   return {

@@ -135,9 +135,8 @@ export async function runReconcile(
   const metrics = new ReconcileMetrics();
   const startedAt = now();
   let lastSuccessAt: number | undefined;
-  /** Cycles failed in a row, and the last one's error: a probe says why the loop is stale. */
+  /** Cycles failed in a row: a probe says that the loop is failing, not only that it is stale. */
   let failures = 0;
-  let lastError: string | undefined;
   let inFlight = false;
   let pending = false;
   let wake = new AbortController();
@@ -159,7 +158,6 @@ export async function runReconcile(
           intervalMs: options.intervalMs,
           now: now(),
           failures,
-          ...(lastError !== undefined ? { lastError } : {}),
         }),
       metrics: async () => ({
         contentType: metrics.registry.contentType,
@@ -193,13 +191,11 @@ export async function runReconcile(
         lastOutcome = result.outcome;
         if (SUCCESS.has(result.outcome)) {
           failures = 0;
-          lastError = undefined;
           lastSuccessAt = now();
           metrics.lastSuccess.set(lastSuccessAt / 1000);
         } else if (result.outcome === 'failed') {
           failures += 1;
           failedCycles += 1;
-          lastError = result.error;
         }
         metrics.cycles.inc({ outcome: result.outcome });
         metrics.duration.observe(result.durationMs / 1000);
@@ -378,7 +374,15 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     // Said as `apply` says it: someone released this cycle's lock, and the records were merged.
     if (inventory.retakenLock)
       log.line('inventory_lock_retaken', { cycle, inventory: log.message(inventory.retakenLock) });
-    if (applied.counts.failed + applied.counts.stale > 0) return result('failed');
+    if (applied.counts.failed + applied.counts.stale > 0) {
+      // The cycle line says why, as for any failed cycle; each change's line has its message.
+      const { failed, stale } = applied.counts;
+      const parts = [
+        ...(failed > 0 ? [`${failed} change${failed === 1 ? '' : 's'} failed`] : []),
+        ...(stale > 0 ? [`${stale} change${stale === 1 ? ' was' : 's were'} stale`] : []),
+      ];
+      return result('failed', `${parts.join(', ')} (see their change lines)`);
+    }
     if (applied.counts.skipped > 0) return result(stop.aborted ? 'interrupted' : 'failed');
     return result('corrected');
   } catch (error) {
