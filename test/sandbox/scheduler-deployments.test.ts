@@ -176,21 +176,37 @@ describe('deployment progress', () => {
     expect((status.TaskGroups as Record<string, Json>).web).toMatchObject({ Healthy: 2, Placed: 2 });
   });
 
-  it('an in-place change of running allocations opens no new deployment; a destructive change does', async () => {
-    await register(fastApi, jobSpec('dep-ok', { web: 3 }, dc1));
-    expect(await getJson<Deployment[]>(fastApi, '/v1/job/dep-ok/deployments')).toHaveLength(1);
-    const inPlace = jobSpec('dep-ok', { web: 3 }, dc1);
+  it('an unchanged register opens no new deployment; in-place, count and destructive changes each open one', async () => {
+    const deployments = () => getJson<Deployment[]>(fastApi, '/v1/job/dep-upd/deployments');
+    await register(fastApi, jobSpec('dep-upd', { web: 3 }, dc1));
+    expect(await deployments()).toHaveLength(1);
+    await register(fastApi, jobSpec('dep-upd', { web: 3 }, dc1));
+    expect(await deployments()).toHaveLength(1);
+    // A restart policy is updated in place (the real `tasksUpdated`), and the real reconciler's
+    // `updatingSpec` counts in-place updates too: a deployment of the new version, its three kept
+    // allocations placed.
+    const inPlace = jobSpec('dep-upd', { web: 3 }, dc1);
     (inPlace.TaskGroups as Json[])[0]!.RestartPolicy = { Attempts: 5, Mode: 'fail' };
     await register(fastApi, inPlace);
-    // A restart policy is updated in place (the real `tasksUpdated`): nothing replaced, nothing new to deploy.
-    expect(await getJson<Deployment[]>(fastApi, '/v1/job/dep-ok/deployments')).toHaveLength(1);
-    const changed = structuredClone(inPlace);
+    const afterInPlace = await deployments();
+    expect(afterInPlace).toHaveLength(2);
+    expect(afterInPlace[0]).toMatchObject({ JobVersion: 1 });
+    expect(afterInPlace[0]!.TaskGroups.web).toMatchObject({ DesiredTotal: 3, PlacedAllocs: 3 });
+    // A count change updates the running ones in place and places the rest.
+    const scaled = structuredClone(inPlace);
+    (scaled.TaskGroups as Json[])[0]!.Count = 4;
+    await register(fastApi, scaled);
+    const afterScale = await deployments();
+    expect(afterScale).toHaveLength(3);
+    expect(afterScale[0]!.TaskGroups.web).toMatchObject({ DesiredTotal: 4, PlacedAllocs: 4 });
+    const changed = structuredClone(scaled);
     ((changed.TaskGroups as Json[])[0]!.Tasks as Json[])[0]!.Env = { MODE: 'new' };
     await register(fastApi, changed);
-    const list = await getJson<Deployment[]>(fastApi, '/v1/job/dep-ok/deployments');
-    expect(list).toHaveLength(2);
+    const list = await deployments();
+    expect(list).toHaveLength(4);
     expect(list[0]).toMatchObject({ JobVersion: 3 });
-    expect(list[0]!.TaskGroups.web).toMatchObject({ DesiredTotal: 3, PlacedAllocs: 3 });
+    expect(list[0]!.TaskGroups.web).toMatchObject({ DesiredTotal: 4, PlacedAllocs: 4 });
+    expect((await settled(fastApi, 'dep-upd')).Status).toBe('successful');
   });
 
   it('deployments opened one after another each settle', async () => {

@@ -387,6 +387,8 @@ export class SchedulerStore {
       const groups = job.TaskGroups as Json[];
       // First every stop, so that the capacity they free is there for this evaluation's placements.
       const replaced = new Map<string, number>();
+      /** Allocations updated in place, by group: part of the new version's deployment, as placed. */
+      const inPlace = new Map<string, AllocRecord[]>();
       for (const a of live) {
         const tg = groups.find((g) => g.Name === a.TaskGroup);
         if (!tg || a.JobCreateIndex !== job.CreateIndex) stop(a, 'alloc not needed due to job update');
@@ -411,6 +413,7 @@ export class SchedulerStore {
               ModifyIndex: index,
               ModifyTime: now,
             });
+            inPlace.set(a.TaskGroup, [...(inPlace.get(a.TaskGroup) ?? []), a]);
           }
         }
       }
@@ -422,7 +425,20 @@ export class SchedulerStore {
         for (const a of mine.slice(tg.Count as number)) stop(a, 'alloc not needed due to job update');
         kept.set(tg.Name as string, mine.slice(0, tg.Count as number));
       }
-      const deployment = this.deploymentFor(job, kept, replaced, index);
+      // The real reconciler's `updatingSpec`: destructive and in-place updates both open one.
+      const updating = new Set([...replaced.keys(), ...inPlace.keys()]);
+      const deployment = this.deploymentFor(job, kept, updating, index);
+      for (const [name, updated] of inPlace) {
+        const group = deployment?.TaskGroups[name];
+        if (!group) continue;
+        // Those a lower count stopped meanwhile are not part of it.
+        const allocs = updated.filter((a) => a.DesiredStatus === 'run');
+        for (const a of allocs) a.DeploymentID = deployment!.ID;
+        group.PlacedAllocs = (group.PlacedAllocs as number) + allocs.length;
+        deployment!.ModifyIndex = index;
+        evaluation.DeploymentID = deployment!.ID;
+        this.tables.deployments = index;
+      }
       const eligible = nodesInDatacenters(this.nodes, job);
       const usage = new NodeUsage([...this.allocs.values()].filter(isLive));
       for (const tg of groups) {
@@ -479,12 +495,13 @@ export class SchedulerStore {
   /**
    * The deployment this evaluation's placements belong to (the real reconciler's rule): an active one
    * of an older job version is cancelled; a new one opens for the groups with an update strategy that
-   * have no allocations yet or have some replaced by a spec change, unless this version has one.
+   * have no allocations yet or have some replaced or updated in place by a spec change, unless this
+   * version has one.
    */
   private deploymentFor(
     job: Json,
     kept: Map<string, AllocRecord[]>,
-    replaced: Map<string, number>,
+    updating: Set<string>,
     index: number,
   ): DeploymentRecord | undefined {
     const ns = job.Namespace as string;
@@ -496,7 +513,7 @@ export class SchedulerStore {
     }
     if (current) return isActive(current) ? current : undefined;
     const counts = new Map([...kept].map(([name, allocs]) => [name, allocs.length]));
-    const deploying = groupsToDeploy(job, counts, new Set(replaced.keys()));
+    const deploying = groupsToDeploy(job, counts, updating);
     if (Object.keys(deploying).length === 0) return undefined;
     const ms = this.options.deploymentSeconds * 1000;
     const d = this.deployments.create(job, deploying, index, Date.now() + ms);
