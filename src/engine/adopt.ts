@@ -25,6 +25,11 @@ export interface AdoptResult {
    * marker, so `--prune` (which trusts the marker for such kinds) will not delete the object.
    */
   marker?: { adds?: string };
+  /**
+   * The live object carries Converge's ownership marker, yet this inventory did not record it: a
+   * Converge with another inventory (another manifest) made or updated it, and may manage it still.
+   */
+  markedElsewhere?: true;
 }
 
 /** Adopts each address; throws an `EngineError` naming the first that is undeclared or missing. */
@@ -77,12 +82,14 @@ export async function adoptObjects(
       ...(d.key.namespace !== undefined ? { namespace: d.key.namespace } : {}),
       ...(d.key.connection !== undefined ? { connection: d.key.connection } : {}),
     };
-    const unmarked = isPrunable(kind) && kind.ownership === 'marker' && !kind.owns(observed, scope);
+    const markerKind = isPrunable(kind) && kind.ownership === 'marker';
+    const unmarked = markerKind && !kind.owns(observed, scope);
     results.push({
       address,
       ...(observed.id ? { id: observed.id } : {}),
       adopted: true,
       ...(unmarked ? { marker: kind.markerAttribute ? { adds: kind.markerAttribute } : {} } : {}),
+      ...(markerKind && !unmarked && !known ? { markedElsewhere: true as const } : {}),
     });
   }
   await inventory.save();

@@ -160,6 +160,23 @@ describe('--prune with two inventories in one organization and namespace', () =>
     expect(json.pruned.not_recorded).toContain('Job/default/other-job');
   });
 
+  it("warns when an import adopts an object another inventory's Converge marked", async () => {
+    const owner = folder('owner');
+    owner.write(workspace('owner-ws'), job('owner-job'));
+    await owner.converge('apply', '--auto-approve');
+    const taker = folder('taker');
+    taker.write(job('owner-job'));
+    const imported = await taker.converge('import', 'Job/default/owner-job');
+    expect(imported.stdout).toContain(
+      "Warning: it carries Converge's ownership marker, but this inventory has no record of it: another manifest, with its own inventory, may manage it.",
+    );
+    expect(imported.stdout).toContain('converge inventory forget Job/default/owner-job --yes');
+    // Its own folder's import of what it made says nothing of the kind.
+    owner.write(workspace('owner-ws'), job('owner-job'));
+    const own = await owner.converge('import', 'Job/default/owner-job');
+    expect(own.stdout).not.toContain('Warning');
+  });
+
   it('a runner without the inventory prunes no marked object: it lists them', async () => {
     const team = folder('team');
     team.write(workspace('team-a'), workspace('team-b'));
