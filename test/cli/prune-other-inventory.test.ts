@@ -171,6 +171,13 @@ describe('--prune with two inventories in one organization and namespace', () =>
       "Warning: it carries Converge's ownership marker, but this inventory has no record of it: another manifest, with its own inventory, may manage it.",
     );
     expect(imported.stdout).toContain('converge inventory forget Job/default/owner-job --yes');
+    // apply --import says the same.
+    const other = folder('taker-2');
+    other.write(workspace('owner-ws'));
+    const applied = await other.converge('apply', '--auto-approve', '--import', 'Workspace/sandbox/owner-ws');
+    expect(applied.stdout).toContain(
+      "Warning: it carries Converge's ownership marker, but this inventory has no record of it",
+    );
     // Its own folder's import of what it made says nothing of the kind.
     owner.write(workspace('owner-ws'), job('owner-job'));
     const own = await owner.converge('import', 'Job/default/owner-job');

@@ -20,6 +20,7 @@ import {
   verifyPlanFile,
 } from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
+import { markedElsewhereWarning } from './import.js';
 import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
 import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
@@ -194,6 +195,7 @@ async function applyUntilInterrupted(
     : undefined;
   for (const a of adopted?.adoptions ?? []) {
     write(io.stdout, `Imported ${a.address}${a.id ? ` (id ${a.id})` : ''}.`);
+    if (a.markedElsewhere) write(io.stdout, `  ${markedElsewhereWarning(a.address)}`);
   }
   const run = await planRun(adopted?.manifest ?? paths, {
     ...(adopted ? { connections: adopted.connections } : {}),

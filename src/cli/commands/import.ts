@@ -29,6 +29,15 @@ function markerNote(marker: { adds?: string }): string {
     : "It lacks Converge's ownership marker, which only a create sets: the inventory records it as adopted, so --prune deletes it once the manifest drops it, as it does what Converge created.";
 }
 
+/**
+ * Said, not refused, of an adopted object another inventory's Converge marked: adopting another
+ * project's object may be meant (a hand-over), but its own manifest may still manage it, and
+ * `--prune` here now stops or deletes it once this manifest drops it.
+ */
+export function markedElsewhereWarning(address: string): string {
+  return `Warning: it carries Converge's ownership marker, but this inventory has no record of it: another manifest, with its own inventory, may manage it. From now on --prune here deletes it once this manifest drops it; if it is another project's, forget it again with \`converge inventory forget ${address} --yes\`.`;
+}
+
 export async function importCommand(
   addresses: string[],
   flags: ImportFlags,
@@ -64,14 +73,7 @@ export async function importCommand(
           : `${r.address}${id} is already in the inventory.`,
       );
       if (r.marker) write(io.stdout, `  ${markerNote(r.marker)}`);
-      // Said, not refused: adopting another project's object may be meant (a hand-over), but its
-      // own manifest may still manage it, and --prune here now stops or deletes it once undeclared.
-      if (r.markedElsewhere)
-        write(
-          io.stdout,
-          "  Warning: it carries Converge's ownership marker, but this inventory has no record of it: another manifest, with its own inventory, may manage it. From now on --prune here deletes it once this manifest drops it; if it is another project's, forget it again with `converge inventory forget " +
-            `${r.address} --yes\`.`,
-        );
+      if (r.markedElsewhere) write(io.stdout, `  ${markedElsewhereWarning(r.address)}`);
     }
     // The command as it can be run: the manifest the import read (plan takes no default).
     const plan = ['converge plan', ...flags.file.map((f) => `-f ${quoteArg(f)}`)].join(' ');
