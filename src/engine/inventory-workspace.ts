@@ -12,6 +12,7 @@
  *   this exists to avoid.
  * - The credentials are the environment's (CONVERGE_WORKSPACES_ADDR / _TOKEN), never a manifest's.
  */
+import { INVENTORY_WORKSPACE_DESCRIPTION } from '../resources/workspace/index.js';
 import { settingNames } from '../common/setting-names.js';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -86,7 +87,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     try {
       return await this.client.createWorkspace(this.organization, {
         name: this.name,
-        description: 'Converge inventory: the objects Converge manages (written by converge apply)',
+        description: INVENTORY_WORKSPACE_DESCRIPTION,
       });
     } catch (error) {
       // The service answers 404 for an organization that does not exist and for one the token may

@@ -11,6 +11,7 @@ import {
   type AnyResourceKind,
   addressOf,
   type Desired,
+  deletionRefused,
   hasChangeImpact,
   desiredAttributes,
   listAttributesOf,
@@ -380,11 +381,16 @@ function changeFor(
   if (d.resource) change.source = formatPosition(d.resource.source);
   if (d.ensure === 'absent') {
     change.reason = 'declared absent in the manifest';
-    if (observed) {
-      change.action = 'delete';
-      setLiveFields(change, kind, observed, digests);
-    }
-    return { change, problems: [] };
+    if (!observed) return { change, problems: [] };
+    change.action = 'delete';
+    setLiveFields(change, kind, observed, digests);
+    const refused = deletionRefused(kind, observed);
+    return {
+      change,
+      problems: refused
+        ? [{ key: d.key, message: refused, ...(d.resource ? { position: d.resource.locate('') } : {}) }]
+        : [],
+    };
   }
   const secrets = secretPaths(kind);
   change.after = maskAttributes(secrets, desiredAttributes(kind, d));
@@ -585,7 +591,12 @@ async function pruneCandidates(
         const declared = desired.filter((d) => inPruneScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
         const undeclared = live.filter((o) => inPruneScope(o.key, scope) && !wanted.has(o.key.name));
-        const orphans = undeclared.filter((o) => owned(kind, o, scope));
+        const orphans = undeclared.filter((o) => {
+          if (!owned(kind, o, scope)) return false;
+          const refused = deletionRefused(kind, o);
+          if (refused) problems.push({ key: o.key, message: refused });
+          return !refused;
+        });
         for (const o of undeclared)
           if (markedElsewhere(kind, o, scope)) markedNotRecorded.push(addressOf(o.key));
         // Refused before anything more is read: a scope emptied by mistake costs no further request.

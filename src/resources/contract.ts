@@ -8,6 +8,7 @@ export * from './contract/kind.js';
 export * from './contract/manifest-resource.js';
 export * from './contract/apply-switches.js';
 export * from './contract/change-impact.js';
+export * from './contract/deletion-refusal.js';
 export * from './contract/dependencies.js';
 export * from './contract/detail-reads.js';
 export * from './contract/exportable.js';

@@ -45,7 +45,7 @@ function folder(name: string) {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     return r;
   };
-  return { write, converge };
+  return { dir, write, converge };
 }
 
 describe('--prune with two inventories in one organization and namespace', () => {
@@ -182,6 +182,35 @@ describe('--prune with two inventories in one organization and namespace', () =>
     owner.write(workspace('owner-ws'), job('owner-job'));
     const own = await owner.converge('import', 'Job/default/owner-job');
     expect(own.stdout).not.toContain('Warning');
+  });
+
+  it("refuses to delete another folder's inventory workspace from a manifest", async () => {
+    const dir = tempDir('converge-inventory-home-');
+    writeFileSync(path.join(dir, 'm.yaml'), workspace('kept-by-d'));
+    const d = {
+      ...sandbox.env(),
+      NO_COLOR: '1',
+      CONVERGE_STATE_DIR: tempDir('converge-d-state-'),
+      CONVERGE_INVENTORY: 'workspace:sandbox/converge-d',
+    };
+    const applied = await runCli(['apply', '-f', dir, '--auto-approve'], d);
+    expect(applied.code, applied.stderr).toBe(0);
+    const other = folder('c');
+    other.write(
+      'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: converge-d, namespace: sandbox, ensure: absent }\nspec: { deletion: force }\n',
+    );
+    const plan = await runCli(['plan', '-f', other.dir], { ...sandbox.env(), NO_COLOR: '1' });
+    expect(plan.code).toBe(1);
+    expect(plan.stdout + plan.stderr).toContain(
+      'workspace converge-d holds a Converge inventory (its description says so): deleting it from a manifest drops the records',
+    );
+    const apply = await runCli(['apply', '-f', other.dir, '--auto-approve'], {
+      ...sandbox.env(),
+      NO_COLOR: '1',
+    });
+    expect(apply.code).toBe(1);
+    const list = await runCli(['inventory', 'list'], d);
+    expect(list.stdout).toContain('Workspace/sandbox/kept-by-d');
   });
 
   it('a runner without the inventory prunes no marked object: it lists them', async () => {

@@ -20,6 +20,7 @@ import type {
   Namespaced,
   Observed,
   PlanProblem,
+  DeletionRefusal,
   Prunable,
   RenderDetails,
   ResourceKey,
@@ -45,6 +46,13 @@ import { abandonedHere, abandonedPushNote, PUSH_REASON_PREFIX, pushLocalState } 
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
 export const SOURCE_NAME = 'converge';
+
+/**
+ * The description of a workspace that holds a Converge inventory (`CONVERGE_INVENTORY=workspace:…`),
+ * as the inventory writes it when it makes one: how a plan knows not to delete another run's records.
+ */
+export const INVENTORY_WORKSPACE_DESCRIPTION =
+  'Converge inventory: the objects Converge manages (written by converge apply)';
 
 export interface WorkspaceLive {
   workspace: Workspace;
@@ -305,7 +313,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   DetailReads<WorkspaceSpec, WorkspaceLive> &
   RenderDetails<WorkspaceSpec, WorkspaceLive> &
   Exportable<WorkspaceSpec, WorkspaceLive> &
-  Prunable<WorkspaceLive> = {
+  Prunable<WorkspaceLive> &
+  DeletionRefusal<WorkspaceLive> = {
   kind: 'Workspace',
   service: workspacesService.name,
   description:
@@ -661,5 +670,13 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
 
   owns(observed) {
     return observed.live.workspace.attributes['source-name'] === SOURCE_NAME;
+  },
+
+  // Another manifest's inventory: deleting it from a manifest wiped that folder's records, and its
+  // next run started an empty one without a word, its own objects out of its prune's reach.
+  refuseDeletion(observed) {
+    const w = observed.live.workspace;
+    if (w.attributes.description !== INVENTORY_WORKSPACE_DESCRIPTION) return undefined;
+    return `workspace ${w.name} holds a Converge inventory (its description says so): deleting it from a manifest drops the records of the runs that keep their inventory there (CONVERGE_INVENTORY=workspace:${observed.key.namespace ?? 'ORG'}/${w.name}); if none does any more, delete it with \`converge workspace delete\`, outside the manifest`;
   },
 };
