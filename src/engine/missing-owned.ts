@@ -4,9 +4,10 @@
  * so, with the command that drops the stale record, so the inventory does not silently keep
  * addresses that no longer mean anything.
  *
- * Only kinds whose ownership is the inventory (no marker on the service) count, and only objects a
- * prune scope listed: a marker kind's object that lost its marker, or an object outside every scope,
- * was simply not looked for.
+ * Only objects inside a prune scope count: one outside every scope was simply not looked for. Of a
+ * kind whose ownership is the inventory alone, an object the prune did not plan to delete is missing
+ * (or is another, with another id). Of a kind with a marker, one the scope's listing did not show, or
+ * showed with another id: one that lost its marker was seen, and is left, not missing.
  */
 import {
   addressOf,
@@ -29,14 +30,33 @@ export function missingOwned(
 ): string[] {
   // A refused scope plans no deletion, so its objects would look missing when they are not.
   if (plan.problems.length > 0) return [];
-  return ownedNotPlanned(
+  const inScope = (key: ResourceKey) => scopes.some((s) => inPruneScope(key, s));
+  const byInventory = ownedNotPlanned(
     owned,
     declared,
     plan,
     catalog,
     (_kind, ownership) => ownership === 'declared-scope',
-    (key) => scopes.some((s) => inPruneScope(key, s)),
+    inScope,
   );
+  const listed = plan.listedForPrune;
+  if (!listed) return byInventory;
+  const recordedId = new Map(owned.map(([address, entry]) => [address, entry.id]));
+  const byMarker = ownedNotPlanned(
+    owned,
+    declared,
+    plan,
+    catalog,
+    (_kind, ownership) => ownership === 'marker',
+    (key) => {
+      if (!inScope(key)) return false;
+      const address = addressOf(key);
+      if (!listed.has(address)) return true;
+      const id = recordedId.get(address);
+      return id !== undefined && listed.get(address) !== undefined && listed.get(address) !== id;
+    },
+  );
+  return [...byInventory, ...byMarker].sort();
 }
 
 /**

@@ -544,6 +544,8 @@ async function pruneCandidates(
   pruneSetting: string,
   /** Gets the marked objects the prune leaves because the inventory has no record of them. */
   markedNotRecorded: string[],
+  /** Gets every object the scopes listed, by address, with its id. */
+  listed: Map<string, string | undefined>,
   /** The write-only values Converge recorded setting, which a deletion lists. */
   digests: WriteOnlyDigests | undefined,
 ): Promise<Change[]> {
@@ -590,6 +592,7 @@ async function pruneCandidates(
         });
         const declared = desired.filter((d) => inPruneScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
+        for (const o of live) if (inPruneScope(o.key, scope)) listed.set(addressOf(o.key), o.id);
         const undeclared = live.filter((o) => inPruneScope(o.key, scope) && !wanted.has(o.key.name));
         const orphans = undeclared.filter((o) => {
           if (!owned(kind, o, scope)) return false;
@@ -942,6 +945,7 @@ export async function buildPlan(
   if (options.managedIds) noteReplacedByOthers(changes, options.managedIds);
   /** Marked objects in the prune's reach that the inventory does not record (see `pruneCandidates`). */
   const marked: string[] = [];
+  let listedForPrune: ReadonlyMap<string, string | undefined> | undefined;
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {
@@ -960,6 +964,7 @@ export async function buildPlan(
     }
     const declared = options.declared ?? desired;
     const markedNotRecorded: string[] = [];
+    const listed = new Map<string, string | undefined>();
     const candidates = await pruneCandidates(
       [...scopes.values()],
       declared,
@@ -973,8 +978,10 @@ export async function buildPlan(
       list,
       settingNames(options.settingNames).prune,
       markedNotRecorded,
+      listed,
       options.writeOnly,
     );
+    listedForPrune = listed;
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
     marked.push(...new Set(markedNotRecorded));
   }
@@ -1003,6 +1010,7 @@ export async function buildPlan(
   return {
     ...(secrets ? { secretCopies: secrets } : {}),
     ...(marked.length > 0 ? { markedNotRecorded: marked.sort() } : {}),
+    ...(listedForPrune ? { listedForPrune } : {}),
     changes: ordered,
     summary: summarise(ordered),
     problems:

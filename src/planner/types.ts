@@ -131,6 +131,12 @@ export interface Plan {
    * the object that holds a secret another object copies. In memory only, never rendered or saved.
    */
   secretCopies?: SecretCopies;
+  /**
+   * With `--prune`: every live object the prune scopes listed, by address, with its id when the
+   * service gives one: what tells an inventory record deleted by hand ("Not found") from an object
+   * the prune saw and left. In memory only, never rendered or saved.
+   */
+  listedForPrune?: ReadonlyMap<string, string | undefined>;
 }
 
 export function summarise(changes: readonly Change[]): PlanSummary {

@@ -213,6 +213,30 @@ describe('--prune with two inventories in one organization and namespace', () =>
     expect(list.stdout).toContain('Workspace/sandbox/kept-by-d');
   });
 
+  it('lists a job and a workspace deleted by hand under Not found', async () => {
+    const team = folder('gone');
+    team.write(workspace('gone-ws'), workspace('gone-ws-kept'), job('gone-job'), job('gone-job-kept'));
+    await team.converge('apply', '--auto-approve');
+    const headers = {
+      Authorization: `Bearer ${sandbox.rootToken}`,
+      'Content-Type': 'application/vnd.api+json',
+    };
+    const deleted = await fetch(`${sandbox.url}/api/v2/organizations/sandbox/workspaces/gone-ws`, {
+      method: 'DELETE',
+      headers,
+    });
+    expect(deleted.status).toBe(204);
+    const purged = await fetch(`${sandbox.url}/v1/job/gone-job?purge=true`, {
+      method: 'DELETE',
+      headers: { 'X-Nomad-Token': sandbox.rootToken },
+    });
+    expect(purged.status).toBe(200);
+    team.write(workspace('gone-ws-kept'), job('gone-job-kept'));
+    const json = JSON.parse((await team.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(json.pruned.not_found).toEqual(['Job/default/gone-job', 'Workspace/sandbox/gone-ws']);
+    expect(json.pruned.addresses).toEqual([]);
+  });
+
   it('a runner without the inventory prunes no marked object: it lists them', async () => {
     const team = folder('team');
     team.write(workspace('team-a'), workspace('team-b'));
