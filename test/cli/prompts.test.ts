@@ -150,6 +150,15 @@ describe('workspace delete asks first', () => {
       expect((await runCli(['workspace', 'show', `${ORG}/prompt-ws`], state)).code).toBe(0);
     });
   }
+
+  it('takes --yes, as job stop and inventory forget do, and says so without a terminal', async () => {
+    const refused = await runCli(['workspace', 'delete', `${ORG}/prompt-ws`], state);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('without confirmation: pass --yes');
+    const deleted = await runCli(['workspace', 'delete', `${ORG}/prompt-ws`, '--yes'], state);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect((await runCli(['workspace', 'show', `${ORG}/prompt-ws`], state)).code).not.toBe(0);
+  });
 });
 
 describe('job stop asks first', () => {

@@ -676,7 +676,7 @@ describe('converge workspace and state commands', () => {
 
     const refused = await converge(['workspace', 'delete', `${ORG}/cli-ops`], env);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('--auto-approve');
+    expect(refused.stderr).toContain('pass --yes');
     expect((await converge(['workspace', 'delete', `${ORG}/cli-ops`, '--auto-approve'], env)).code).toBe(0);
     expect(await find('cli-ops')).toBeUndefined();
   });

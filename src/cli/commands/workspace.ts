@@ -183,16 +183,16 @@ async function unlockOwn(client: WorkspacesClient, ref: WorkspaceRef, id: string
 
 export async function workspaceDeleteCommand(
   arg: string,
-  flags: { force?: boolean; autoApprove?: boolean },
+  flags: { force?: boolean; autoApprove?: boolean; yes?: boolean },
   io: Io,
 ): Promise<number> {
   return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const how = flags.force ? 'force-delete (even if it manages resources)' : 'safe-delete';
-    if (!flags.autoApprove) {
+    if (!flags.autoApprove && !flags.yes) {
       const reply = await askYesNo(io, {
         message: `${how} workspace ${describeRef(ref)}?`,
-        noTerminal: `refusing to ${how} ${describeRef(ref)} without confirmation: pass --auto-approve`,
+        noTerminal: `refusing to ${how} ${describeRef(ref)} without confirmation: pass --yes`,
       });
       if (reply.answer !== 'yes') {
         const interrupted = reply.answer === 'interrupted';

@@ -64,7 +64,11 @@ function workspaceCommands(program: Command, { io, action }: CommandContext): vo
     .description('safe-delete a workspace (refused while it manages resources), or --force')
     .argument('<workspace>', WORKSPACE_ARG)
     .option('--force', 'force-delete even if it manages resources (organization owners only)')
-    .option('--auto-approve', 'delete without asking (needed without a terminal)')
+    .option(
+      '--yes',
+      'delete without asking (needed without a terminal), as job stop and inventory forget take',
+    )
+    .option('--auto-approve', 'the same as --yes')
     .action(
       action(async (ws: string, opts) => (await workspaceHandlers()).workspaceDeleteCommand(ws, opts, io)),
     );
