@@ -170,6 +170,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     const reason = lockReason(options.command, this.env);
     const deadline = Date.now() + options.timeoutMs;
     let pause = FIRST_POLL_MS;
+    let told = false;
     for (;;) {
       const taken = await this.tryLock(id, reason);
       if (taken === true) {
@@ -188,6 +189,10 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw this.busy(taken, options);
+      if (!told) {
+        told = true;
+        options.onWait?.(`${this.holderOf(taken)} (${this.description})`);
+      }
       try {
         await sleep(Math.min(pause, left), undefined, options.signal ? { signal: options.signal } : {});
       } catch {
@@ -231,15 +236,20 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     }
   }
 
+  /** Who holds the lock, as the workspace says: its reason (a run's) and the user. */
+  private holderOf(workspace: Workspace | undefined): string {
+    // The reason is text anyone with access may have set: one printable line of bounded length.
+    const reason = workspace?.lockReason ? truncate(printable(workspace.lockReason), 300) : undefined;
+    const who = workspace?.lockedByName ?? workspace?.lockedBy?.id;
+    return `another run${reason ? `: ${reason}` : ''}${who ? ` (as ${truncate(printable(who), 100)})` : ''}`;
+  }
+
   private busy(
     workspace: Workspace | undefined,
     { timeoutMs, settingNames: names }: InventoryLockOptions,
   ): EngineError {
-    // The reason is text anyone with access may have set: one printable line of bounded length.
-    const reason = workspace?.lockReason ? truncate(printable(workspace.lockReason), 300) : undefined;
-    const who = workspace?.lockedByName ?? workspace?.lockedBy?.id;
     return new EngineError(
-      `${this.description} is locked by another run${reason ? `: ${reason}` : ''}${who ? ` (as ${truncate(printable(who), 100)})` : ''}. ` +
+      `${this.description} is locked by ${this.holderOf(workspace)}. ` +
         `Waited ${Math.round(timeoutMs / 1000)}s. Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +
         'if that run is gone, release the lock.',
       'release-inventory-lock',

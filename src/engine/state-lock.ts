@@ -42,6 +42,11 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Told when a dead process's lock is taken over. */
   onNote?: (message: string) => void;
+  /**
+   * Told once, when the lock is first found held by another run, who holds it: the wait that follows
+   * may take up to `timeoutMs`, and a silent one read as a hang.
+   */
+  onWait?: (holder: string) => void;
   /** How the front end names the wait (`lockTimeout`) in the message when it runs out. */
   settingNames?: Partial<SettingNames>;
 }
@@ -59,6 +64,7 @@ export async function acquireStateLock(dir: string, options: LockOptions): Promi
   };
   const text = `${JSON.stringify(mine)}\n`;
   const deadline = Date.now() + options.timeoutMs;
+  let told = false;
   for (;;) {
     if (tryCreate(file, text)) return held(file, text);
     const current = readHolder(file);
@@ -73,6 +79,10 @@ export async function acquireStateLock(dir: string, options: LockOptions): Promi
     }
     const left = deadline - Date.now();
     if (left <= 0) throw busy(file, current, options);
+    if (!told) {
+      told = true;
+      options.onWait?.(`${holderOf(current)} (${file})`);
+    }
     try {
       await sleep(Math.min(POLL_MS, left), undefined, options.signal ? { signal: options.signal } : {});
     } catch {
@@ -187,15 +197,19 @@ function takeOver(file: string, staleText: string): boolean {
   return false;
 }
 
+/** Who holds the lock, as the lock file says. */
+function holderOf(current: ReadHolder): string {
+  return typeof current === 'object'
+    ? `pid ${current.holder.pid} on ${current.holder.host}, running \`${current.holder.command}\` since ${current.holder.since}`
+    : 'a process that left an unreadable lock file';
+}
+
 function busy(
   file: string,
   current: ReadHolder,
   { timeoutMs, settingNames: names }: LockOptions,
 ): EngineError {
-  const who =
-    typeof current === 'object'
-      ? `pid ${current.holder.pid} on ${current.holder.host}, running \`${current.holder.command}\` since ${current.holder.since}`
-      : 'a process that left an unreadable lock file';
+  const who = holderOf(current);
   return new EngineError(
     `another apply holds the lock on the inventory (${file}): ${who}. Waited ${Math.round(timeoutMs / 1000)}s. ` +
       `Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +

@@ -158,6 +158,14 @@ describe('the apply lock on the inventory', () => {
       `another apply holds the lock on the inventory (${file}): pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z`,
     );
     expect(r.stderr).toContain('--lock-timeout SECONDS');
+    // Said once as the wait begins, not only when it ran out: a silent wait reads as a hang.
+    const waiting = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith("Waiting for the inventory's lock, held by "));
+    expect(waiting).toEqual([
+      `Waiting for the inventory's lock, held by pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z (${file}): up to 1s (--lock-timeout)…`,
+    ]);
+    expect(r.stderr.indexOf('Waiting')).toBeLessThan(r.stderr.indexOf('Waited 1s'));
     // The command README documents, not a file to delete by hand.
     expect(r.stderr).toContain('Release it with `converge inventory unlock`.');
     expect(r.stderr).not.toContain(`delete ${file}`);

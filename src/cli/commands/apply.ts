@@ -178,6 +178,11 @@ async function applyUntilInterrupted(
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     signal: interrupt.signal,
     onNote: (note) => write(io.stderr, note),
+    onWait: (holder) =>
+      write(
+        io.stderr,
+        `Waiting for the inventory's lock, held by ${holder}: up to ${flags.lockTimeout ?? 10}s (--lock-timeout)…`,
+      ),
     settingNames: CLI_SETTING_NAMES,
   }).catch((error: unknown) => {
     interrupt.dispose();
