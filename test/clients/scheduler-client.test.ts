@@ -240,6 +240,16 @@ describe('operations', () => {
     expect(after.index!).toBeGreaterThan(index!);
     expect(after.value!.TaskGroups![0]!.Count).toBe(2);
 
+    // The count change opened a deployment (its allocations updated in place): once it settles it
+    // marks them healthy, a change of its own a blocking read would wake for. Let it settle first.
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(`${sandbox.url}/v1/job/${id}/deployment?namespace=team-a`, {
+        headers: { 'X-Nomad-Token': ROOT },
+      });
+      const d = (await res.json()) as { Status?: string } | null;
+      if (d?.Status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     // Every job read hands back its own index for the next blocking read.
     const allocs = await root.readJobPart(id, 'allocations', { namespace: 'team-a' });
     expect(allocs.value).toHaveLength(2);
