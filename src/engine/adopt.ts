@@ -89,7 +89,9 @@ export async function adoptObjects(
       ...(observed.id ? { id: observed.id } : {}),
       adopted: true,
       ...(unmarked ? { marker: kind.markerAttribute ? { adds: kind.markerAttribute } : {} } : {}),
-      ...(markerKind && !unmarked && !known ? { markedElsewhere: true as const } : {}),
+      // An object this inventory only updated is not its own either: a workspace's marker is set by
+      // a create alone, so a marked one it only updated is another's.
+      ...(markerKind && !unmarked ? { markedElsewhere: true as const } : {}),
     });
   }
   await inventory.save();

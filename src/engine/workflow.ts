@@ -226,6 +226,11 @@ export async function plan(
       const shownMarked = marked.filter(selection.covers);
       if (shownMarked.length > 0) planned.markedNotRecorded = shownMarked;
       else delete planned.markedNotRecorded;
+      const refused = planned.pruneRefused ?? [];
+      leftByPrune.push(...refused);
+      const shownRefused = refused.filter(selection.covers);
+      if (shownRefused.length > 0) planned.pruneRefused = shownRefused;
+      else delete planned.pruneRefused;
     }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
     // read as "nothing to delete". Patterns that leave them out leave them out silently.

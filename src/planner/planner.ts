@@ -546,6 +546,8 @@ async function pruneCandidates(
   markedNotRecorded: string[],
   /** Gets every object the scopes listed, by address, with its id. */
   listed: Map<string, string | undefined>,
+  /** Gets the candidates whose kind refuses their deletion (`DeletionRefusal`). */
+  refusedDeletions: string[],
   /** The write-only values Converge recorded setting, which a deletion lists. */
   digests: WriteOnlyDigests | undefined,
 ): Promise<Change[]> {
@@ -596,8 +598,10 @@ async function pruneCandidates(
         const undeclared = live.filter((o) => inPruneScope(o.key, scope) && !wanted.has(o.key.name));
         const orphans = undeclared.filter((o) => {
           if (!owned(kind, o, scope)) return false;
-          const refused = deletionRefused(kind, o);
-          if (refused) problems.push({ key: o.key, message: refused });
+          // Listed, not a problem: a plan problem refused every other change and deletion with it,
+          // and no --target or --exclude could get round it.
+          const refused = deletionRefused(kind, o) !== undefined;
+          if (refused) refusedDeletions.push(addressOf(o.key));
           return !refused;
         });
         for (const o of undeclared)
@@ -946,6 +950,7 @@ export async function buildPlan(
   /** Marked objects in the prune's reach that the inventory does not record (see `pruneCandidates`). */
   const marked: string[] = [];
   let listedForPrune: ReadonlyMap<string, string | undefined> | undefined;
+  const pruneRefused: string[] = [];
   if (options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {
@@ -965,6 +970,7 @@ export async function buildPlan(
     const declared = options.declared ?? desired;
     const markedNotRecorded: string[] = [];
     const listed = new Map<string, string | undefined>();
+    const refusedDeletions: string[] = [];
     const candidates = await pruneCandidates(
       [...scopes.values()],
       declared,
@@ -979,9 +985,11 @@ export async function buildPlan(
       settingNames(options.settingNames).prune,
       markedNotRecorded,
       listed,
+      refusedDeletions,
       options.writeOnly,
     );
     listedForPrune = listed;
+    pruneRefused.push(...new Set(refusedDeletions));
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
     marked.push(...new Set(markedNotRecorded));
   }
@@ -1011,6 +1019,7 @@ export async function buildPlan(
     ...(secrets ? { secretCopies: secrets } : {}),
     ...(marked.length > 0 ? { markedNotRecorded: marked.sort() } : {}),
     ...(listedForPrune ? { listedForPrune } : {}),
+    ...(pruneRefused.length > 0 ? { pruneRefused: pruneRefused.sort() } : {}),
     changes: ordered,
     summary: summarise(ordered),
     problems:

@@ -126,6 +126,11 @@ export interface Plan {
    */
   markedNotRecorded?: string[];
   /**
+   * With `--prune`: objects the prune would delete whose kind refuses it (`DeletionRefusal`: a
+   * workspace that holds a Converge inventory). Left as they are.
+   */
+  pruneRefused?: string[];
+  /**
    * Every secret the whole manifest carries, compiled to mask its copies (`maskCopies`): the applier
    * masks its errors with it. Of the whole manifest, not of the changes: a targeted plan leaves out
    * the object that holds a secret another object copies. In memory only, never rendered or saved.

@@ -168,7 +168,7 @@ describe('--prune with two inventories in one organization and namespace', () =>
     taker.write(job('owner-job'));
     const imported = await taker.converge('import', 'Job/default/owner-job');
     expect(imported.stdout).toContain(
-      "Warning: it carries Converge's ownership marker, but this inventory has no record of it: another manifest, with its own inventory, may manage it.",
+      "Warning: it carries Converge's ownership marker, but this inventory does not record it as Converge's: another manifest, with its own inventory, may manage it.",
     );
     expect(imported.stdout).toContain('converge inventory forget Job/default/owner-job --yes');
     // apply --import says the same.
@@ -176,7 +176,7 @@ describe('--prune with two inventories in one organization and namespace', () =>
     other.write(workspace('owner-ws'));
     const applied = await other.converge('apply', '--auto-approve', '--import', 'Workspace/sandbox/owner-ws');
     expect(applied.stdout).toContain(
-      "Warning: it carries Converge's ownership marker, but this inventory has no record of it",
+      "Warning: it carries Converge's ownership marker, but this inventory does not record it as Converge's",
     );
     // Its own folder's import of what it made says nothing of the kind.
     owner.write(workspace('owner-ws'), job('owner-job'));
@@ -211,6 +211,24 @@ describe('--prune with two inventories in one organization and namespace', () =>
     expect(apply.code).toBe(1);
     const list = await runCli(['inventory', 'list'], d);
     expect(list.stdout).toContain('Workspace/sandbox/kept-by-d');
+    // Adopted by another folder and then dropped: its prune lists it, and still prunes the rest.
+    const adopter = folder('adopter');
+    // Declared without a description: the one the inventory wrote is what marks it.
+    adopter.write(
+      'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: converge-d, namespace: sandbox }\nspec: {}\n',
+      workspace('adopter-ws'),
+      workspace('adopter-old'),
+    );
+    await adopter.converge('apply', '--auto-approve', '--import', 'Workspace/sandbox/converge-d');
+    adopter.write(workspace('adopter-ws'));
+    const pruned = JSON.parse((await adopter.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    // (This sandbox's other tests left a workspace this folder made too: only its own are pruned.)
+    expect(pruned.pruned.addresses).toContain('Workspace/sandbox/adopter-old');
+    expect(pruned.pruned.addresses).not.toContain('Workspace/sandbox/converge-d');
+    expect(pruned.pruned.refused).toEqual(['Workspace/sandbox/converge-d']);
+    const text = (await adopter.converge('plan', '--prune')).stdout;
+    expect(text).toContain('no manifest may delete (a workspace that holds a Converge inventory');
+    expect(text).toContain('converge inventory forget ADDRESS --yes');
   });
 
   it('lists a job and a workspace deleted by hand under Not found', async () => {

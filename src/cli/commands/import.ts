@@ -35,7 +35,7 @@ function markerNote(marker: { adds?: string }): string {
  * `--prune` here now stops or deletes it once this manifest drops it.
  */
 export function markedElsewhereWarning(address: string): string {
-  return `Warning: it carries Converge's ownership marker, but this inventory has no record of it: another manifest, with its own inventory, may manage it. From now on --prune here deletes it once this manifest drops it; if it is another project's, forget it again with \`converge inventory forget ${address} --yes\`.`;
+  return `Warning: it carries Converge's ownership marker, but this inventory does not record it as Converge's: another manifest, with its own inventory, may manage it. From now on --prune here deletes it once this manifest drops it; if it is another project's, forget it again with \`converge inventory forget ${address} --yes\`.`;
 }
 
 export async function importCommand(

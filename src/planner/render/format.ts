@@ -107,7 +107,8 @@ function missingOwnedLines(addresses: readonly string[]): string[] {
  * Why `--prune` left an object: the plan's "Not found" and "Not pruned" lists. Of the inventory's own
  * objects, but for `not_recorded`: marked as a Converge's, and not recorded by this one.
  */
-export type PruneLeftoverReason = 'not_found' | 'out_of_scope' | 'connection_not_declared' | 'not_recorded';
+export type PruneLeftoverReason =
+  'not_found' | 'out_of_scope' | 'connection_not_declared' | 'not_recorded' | 'refused';
 
 export interface PruneLeftover {
   why: PruneLeftoverReason;
@@ -148,6 +149,7 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
       () => undeclaredConnectionLines(unreachable),
     ],
     ['not_recorded', plan.markedNotRecorded ?? [], () => markedNotRecordedLines(plan.markedNotRecorded!)],
+    ['refused', plan.pruneRefused ?? [], () => pruneRefusedLines(plan.pruneRefused!)],
   ];
   return lists
     .filter(([, addresses]) => addresses.length > 0)
@@ -155,6 +157,16 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
       const [headline, hint] = linesFor();
       return { why, addresses, lines: [headline!, hint!] };
     });
+}
+
+/** What `--prune` leaves because its kind refuses the deletion: a headline, then what to do. */
+function pruneRefusedLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  const one = n === 1;
+  return [
+    `Not pruned: ${n} object${one ? '' : 's'} the inventory records as Converge's that no manifest may delete (a workspace that holds a Converge inventory: deleting ${one ? 'it' : 'one'} drops the records of the runs that keep theirs there).`,
+    `To stop this manifest managing ${one ? 'it' : 'one'}, drop the record with \`converge inventory forget ADDRESS --yes\`; a workspace no run keeps its inventory in any more is deleted with \`converge workspace delete\`, outside the manifest.`,
+  ];
 }
 
 /**

@@ -433,7 +433,8 @@ export class SchedulerStore {
         if (!group) continue;
         // Those a lower count stopped meanwhile are not part of it.
         const allocs = updated.filter((a) => a.DesiredStatus === 'run');
-        for (const a of allocs) a.DeploymentID = deployment!.ID;
+        // The real scheduler clears the health of an allocation that joins a new deployment.
+        for (const a of allocs) Object.assign(a, { DeploymentID: deployment!.ID, DeploymentStatus: null });
         group.PlacedAllocs = (group.PlacedAllocs as number) + allocs.length;
         deployment!.ModifyIndex = index;
         evaluation.DeploymentID = deployment!.ID;
