@@ -640,14 +640,21 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     try {
       await c.safeDeleteWorkspace({ id: w.id });
     } catch (error) {
+      // Gone meanwhile (someone deleted it after the read): what the deletion was for is done.
+      if (released && isNotFound(error)) return;
       // Refused (it still manages resources) or failed: the workspace stays, and so must its lock. A
       // change freeze was lifted by an apply that deleted nothing.
       if (released) {
         try {
           await c.lockWorkspace(w.id, w.lockReason ?? '');
         } catch (relock) {
+          const name = `${observed.key.namespace ?? ''}/${observed.key.name}`;
+          // Locked by someone else in between: theirs now, and not to be taken; otherwise say how.
+          const taken = relock instanceof HttpStatusError && relock.status === 409;
           throw new Error(
-            `${(error as Error).message}; and its lock, released for the deletion, could not be taken again (${(relock as Error).message}): lock it again with \`converge workspace lock ${observed.key.namespace ?? ''}/${observed.key.name}\``,
+            taken
+              ? `${(error as Error).message}; its lock, released for the deletion, was taken by someone else meanwhile (see \`converge workspace show ${name}\`)`
+              : `${(error as Error).message}; and its lock, released for the deletion, could not be taken again (${(relock as Error).message}): lock it again with \`converge workspace lock ${name}\``,
             { cause: error },
           );
         }

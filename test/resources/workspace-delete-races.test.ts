@@ -1,0 +1,78 @@
+/**
+ * A workspace's safe delete after Converge released its own lock, when someone acts in between: the
+ * sandbox answers one request at a time in order, so these races are played with a client that
+ * answers as the service would have (the HTTP behaviour itself is tested against the sandbox).
+ */
+import { describe, expect, it } from 'vitest';
+import { HttpStatusError } from '../../src/clients/http/errors.js';
+import type { KindContext, Observed } from '../../src/resources/contract.js';
+import { workspaceKind, type WorkspaceLive } from '../../src/resources/workspace/index.js';
+
+const status = (method: string, path: string, code: number, message = '') =>
+  new HttpStatusError({ service: 'workspaces', method, path, status: code, serviceMessage: message });
+
+function race(answers: { safeDelete: Error | undefined; relock?: Error }) {
+  const calls: string[] = [];
+  const client = {
+    whoAmI: async () => ({ id: 'user-converge', type: 'users' }),
+    unlockWorkspace: async () => calls.push('unlock'),
+    safeDeleteWorkspace: async () => {
+      calls.push('safe-delete');
+      if (answers.safeDelete) throw answers.safeDelete;
+    },
+    lockWorkspace: async (_id: string, reason: string) => {
+      calls.push(`lock ${reason}`);
+      if (answers.relock) throw answers.relock;
+    },
+  };
+  const ctx = { client: () => client, option: () => false } as unknown as KindContext;
+  const observed: Observed<WorkspaceLive> = {
+    key: { kind: 'Workspace', name: 'frozen', namespace: 'acme' },
+    id: 'ws-1',
+    live: {
+      workspace: {
+        id: 'ws-1',
+        name: 'frozen',
+        attributes: { locked: true },
+        lockedBy: { id: 'user-converge', type: 'users' },
+        lockReason: 'change freeze',
+      },
+    } as unknown as WorkspaceLive,
+  };
+  return { calls, run: () => workspaceKind.delete(ctx, observed) };
+}
+
+describe('deleting a workspace Converge locked, when someone acts in between', () => {
+  it('counts a workspace deleted meanwhile (404) as deleted, and takes no lock', async () => {
+    const { calls, run } = race({ safeDelete: status('POST', '/workspaces/ws-1/actions/safe-delete', 404) });
+    await expect(run()).resolves.toBeUndefined();
+    expect(calls).toEqual(['unlock', 'safe-delete']);
+  });
+
+  it('locks it again with its reason when the safe delete is refused', async () => {
+    const refused = status('POST', '/workspaces/ws-1/actions/safe-delete', 409, 'still managing 2 resources');
+    const { calls, run } = race({ safeDelete: refused });
+    await expect(run()).rejects.toBe(refused);
+    expect(calls).toEqual(['unlock', 'safe-delete', 'lock change freeze']);
+  });
+
+  it('says the lock was taken by someone else meanwhile, not to lock it again', async () => {
+    const { run } = race({
+      safeDelete: status('POST', '/workspaces/ws-1/actions/safe-delete', 409, 'still managing 2 resources'),
+      relock: status('POST', '/workspaces/ws-1/actions/lock', 409, 'already locked'),
+    });
+    await expect(run()).rejects.toThrow(
+      /its lock, released for the deletion, was taken by someone else meanwhile \(see `converge workspace show acme\/frozen`\)/,
+    );
+  });
+
+  it('says how to lock it again when the lock could not be taken for another reason', async () => {
+    const { run } = race({
+      safeDelete: status('POST', '/workspaces/ws-1/actions/safe-delete', 409, 'still managing 2 resources'),
+      relock: status('POST', '/workspaces/ws-1/actions/lock', 503),
+    });
+    await expect(run()).rejects.toThrow(
+      /could not be taken again .*: lock it again with `converge workspace lock acme\/frozen`/,
+    );
+  });
+});
