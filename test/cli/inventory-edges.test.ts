@@ -255,7 +255,7 @@ describe('an object Converge created, deleted by hand', () => {
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain('No changes.');
     expect(plan.stdout).toContain(
-      "Not found: 1 object the inventory records as Converge's no longer exists (deleted outside Converge?); nothing to delete.",
+      "Not found: 1 object the inventory records as Converge's no longer exists (deleted outside Converge, or a job stopped?); nothing to delete.",
     );
     expect(plan.stdout).toContain('  AclRole/default/edged-b\n');
     expect(plan.stdout).toContain('converge inventory forget ADDRESS --yes');

@@ -98,7 +98,7 @@ function pruneLeftOutLines(addresses: readonly string[]): string[] {
 function missingOwnedLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
   return [
-    `Not found: ${n} object${n === 1 ? '' : 's'} the inventory records as Converge's no longer exist${n === 1 ? 's' : ''} (deleted outside Converge?); nothing to delete. An object of the same name with another id is someone else's and is left alone.`,
+    `Not found: ${n} object${n === 1 ? '' : 's'} the inventory records as Converge's no longer exist${n === 1 ? 's' : ''} (deleted outside Converge, or a job stopped?); nothing to delete. An object of the same name with another id is someone else's and is left alone.`,
     'Drop a stale record with `converge inventory forget ADDRESS --yes`.',
   ];
 }
