@@ -4,7 +4,7 @@
  * fixed seed so the run repeats. Every object is applied once, none fails, none is duplicated, and a
  * plan afterwards has nothing to do. In-process against the sandbox.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -119,5 +119,35 @@ describe('an apply of every kind under 10% 503s and 5% dropped connections (seed
     // Roles get their ID from the service, so a resent create would show as a second role by name.
     const names = (await roleNames()).filter((n) => n.startsWith('fr-'));
     expect(names.sort()).toEqual(times(ROLES, (i) => `fr-${i}`).sort());
+  });
+
+  it('updates every object under the same faults: a workspace PATCH and a job register are sent again too', async () => {
+    const dir = tempDir('converge-faults-update-');
+    writeManifest(dir);
+    const env = {
+      ...sandbox.env(),
+      CONVERGE_STATE_DIR: tempDir('converge-faults-update-state-'),
+      NO_COLOR: '1',
+    };
+    const made = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
+    expect(made.code, made.stderr).toBe(0);
+    // Every workspace, job and role changes, several times over, so that faults land on their writes.
+    for (const round of [1, 2, 3]) {
+      for (const file of ['workspaces.yaml', 'jobs.yaml', 'roles.yaml']) {
+        const text = readFileSync(path.join(dir, file), 'utf8');
+        writeFileSync(
+          path.join(dir, file),
+          text
+            .replace(/description: w(\d+)(-\d+)?/g, `description: w$1-${round}`)
+            .replace(/image: "app:(\d+)(-\d+)?"/g, `image: "app:$1-${round}"`)
+            .replace(/Description: r(\d+)(-\d+)?/g, `Description: r$1-${round}`),
+        );
+      }
+      const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
+      expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+      expect(applied.stdout).toContain(`${ROLES + WORKSPACES + JOBS} applied, 0 failed`);
+    }
+    const after = await runCli(['plan', '-f', dir, '--detailed-exitcode', '--parallelism', '1'], env);
+    expect(after.code, after.stdout + after.stderr).toBe(0);
   });
 });

@@ -143,7 +143,11 @@ export class SchedulerClient extends HttpServiceClient {
     return this.register(jobPath(job.ID), job, options);
   }
 
-  /** Register and update send the same body; the job's secrets are scrubbed from any error. */
+  /**
+   * Register and update send the same body; the job's secrets are scrubbed from any error. Sent again
+   * after a 5xx or a lost answer: the job's ID is its key, so a resend registers no second job (with
+   * `EnforceIndex`, one after a send that landed is refused, and the caller can read whether it did).
+   */
   private register(path: string, job: Job, options: RegisterOptions): Promise<JobWriteResponse> {
     return this.write<JobWriteResponse>(
       'POST',
@@ -152,6 +156,7 @@ export class SchedulerClient extends HttpServiceClient {
       registerBody(job, options),
       JobWriteShape,
       jobSecrets(job),
+      true,
     );
   }
 
@@ -360,6 +365,7 @@ export class SchedulerClient extends HttpServiceClient {
     body: unknown,
     schema: SchemaSource,
     secrets: readonly string[] = [],
+    idempotent = false,
   ): Promise<T> {
     return this.expectJson<T>(
       {
@@ -367,7 +373,7 @@ export class SchedulerClient extends HttpServiceClient {
         path,
         ...(body === undefined ? {} : { body }),
         ...(secrets.length > 0 ? { secrets } : {}),
-        idempotent: false,
+        idempotent,
         ...this.scoped(options),
       },
       schema,

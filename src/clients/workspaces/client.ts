@@ -215,7 +215,14 @@ export class WorkspacesClient extends HttpServiceClient {
     opts: { projectId?: string } = {},
   ): Promise<Workspace> {
     return this.workspaceCall(
-      { method: 'PATCH', path: this.workspacePath(ref), body: workspaceBody(attributes, opts.projectId) },
+      {
+        method: 'PATCH',
+        path: this.workspacePath(ref),
+        body: workspaceBody(attributes, opts.projectId),
+        // Sets the attributes it names to the values it carries: sending it again after a 5xx or a
+        // lost answer changes nothing more.
+        idempotent: true,
+      },
       this.refOrganization(ref),
     );
   }

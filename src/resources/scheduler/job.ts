@@ -209,8 +209,9 @@ async function register(
   jobModifyIndex: number,
   { rawConflict = false }: { rawConflict?: boolean } = {},
 ): Promise<Observed<JobLive>> {
+  const c = client(ctx, desired.key);
   try {
-    const res = await client(ctx, desired.key).registerJob(job, {
+    const res = await c.registerJob(job, {
       ...call(ctx, desired.key),
       enforceIndex: true,
       jobModifyIndex,
@@ -218,7 +219,16 @@ async function register(
     });
     return observedOf(desired.key, { ...job, JobModifyIndex: res.JobModifyIndex });
   } catch (error) {
-    throw (rawConflict ? undefined : casRefusal(error, desired.key)) ?? error;
+    // A register is sent again after a 503 or a lost answer (the job's ID is its key: no second job).
+    // When an earlier send had landed, the resend's check-and-set is refused as if someone else had
+    // registered it: the service's plan of this same job then shows nothing to change.
+    const refused = casRefusal(error, desired.key);
+    if (refused && error instanceof HttpStatusError && error.attempts > 1) {
+      const plan = await c.planJob(job, { ...call(ctx, desired.key), diff: true });
+      if (plan.Diff?.Type === 'None')
+        return observedOf(desired.key, { ...job, JobModifyIndex: plan.JobModifyIndex });
+    }
+    throw (rawConflict ? undefined : refused) ?? error;
   }
 }
 
