@@ -260,6 +260,21 @@ describe('notes', () => {
     ]);
   });
 
+  it('counts the allocations a rolling update or a canary promotion replaces later, not only the first', () => {
+    const p = plan({
+      Annotations: {
+        DesiredTGUpdates: {
+          web: { DestructiveUpdate: 1, Ignore: 3 },
+          api: { Canary: 1, Ignore: 2 },
+        },
+      },
+    });
+    expect(allocationNotes(p)).toEqual([
+      'group api: 1 canaries to place, 2 to replace once the canaries are promoted',
+      'group web: 1 to replace (create/destroy update), 3 more to replace as the rolling update goes on',
+    ]);
+  });
+
   it('explains a capacity shortfall by the exhausted dimension', () => {
     const p = plan({
       FailedTGAllocs: { web: { NodesEvaluated: 3, DimensionExhausted: { memory: 3 }, CoalescedFailures: 1 } },

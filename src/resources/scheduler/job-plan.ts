@@ -248,6 +248,14 @@ export function allocationNotes(plan: PlanResponse): string[] {
     .flatMap((name) => {
       const u = groups[name]!;
       const parts = UPDATE_WORDS.filter(([k]) => (u[k] ?? 0) > 0).map(([k, words]) => `${u[k]} ${words}`);
+      // Left alone for now, but not for good: a rolling update replaces them `max_parallel` at a
+      // time, and canaries' promotion replaces the rest. `1 to replace` alone read as the whole blast
+      // radius of a change that restarts every allocation.
+      const later = u.Ignore ?? 0;
+      if (later > 0 && (u.DestructiveUpdate ?? 0) > 0)
+        parts.push(`${later} more to replace as the rolling update goes on`);
+      else if (later > 0 && (u.Canary ?? 0) > 0)
+        parts.push(`${later} to replace once the canaries are promoted`);
       return parts.length ? [`group ${name}: ${parts.join(', ')}`] : [];
     });
 }
