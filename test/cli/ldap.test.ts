@@ -334,6 +334,16 @@ spec:
 
 const skip = slapdSkipReason();
 
+describe('converge ldap login with no password', () => {
+  it('refuses at once, sending nothing, when standard input gives an empty password', async () => {
+    const before = sandboxLog.length;
+    const r = await converge(['ldap', 'login', 'alice', '--mount', 'login'], {}, '');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no password given for alice');
+    expect(sandboxLog.slice(before).filter((l) => l.includes('/login/'))).toEqual([]);
+  });
+});
+
 describe.skipIf(skip !== undefined)('converge ldap login against a real directory (slapd)', () => {
   const slapd = useSlapd();
   const alice = LDAP_SEED.users.alice;

@@ -53,6 +53,12 @@ function loginSummary(result: LoginResult, mount: string, username: string, show
 
 export async function ldapLoginCommand(username: string, flags: LoginFlags, io: Io): Promise<number> {
   const password = await readSecret(io, `Password for ${username}:`, 'password');
+  // Refused here, before anything is sent: an empty answer (standard input at its end, /dev/null)
+  // reached the service, which only said "password cannot be of zero length".
+  if (password === '')
+    throw new CliError(
+      `no password given for ${username}: type it at the prompt, or pipe it on standard input (printf '%s' "$PW" | converge ldap login ${username})`,
+    );
   return withClient(io, secretsService, async (client) => {
     const result = await client.login(flags.mount, username, password);
     write(
