@@ -123,9 +123,14 @@ export interface PruneLeftover {
  * read as false right above the objects they named.
  */
 export function nothingSelectedLine(plan: Plan, leftoversListed: 'above' | 'below'): string {
-  return pruneLeftovers(plan).length > 0
-    ? `Nothing was planned: the patterns select no object to change (see above), only what --prune leaves (listed ${leftoversListed}).`
-    : 'Nothing was planned: the patterns left every object out (see above).';
+  if (pruneLeftovers(plan).length > 0)
+    return `Nothing was planned: the patterns select no object to change (see above), only what --prune leaves (listed ${leftoversListed}).`;
+  // With both kinds of pattern, say which undid which: "(see above)" pointed at a line that only
+  // repeated the patterns.
+  const t = plan.targeting;
+  if (t && t.targets.length > 0 && t.excludes.length > 0)
+    return `Nothing was planned: every object --target matched, --exclude left out (the patterns are above).`;
+  return 'Nothing was planned: the patterns left every object out (see above).';
 }
 
 /**
