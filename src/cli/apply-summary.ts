@@ -14,7 +14,32 @@ function resultLine(r: ChangeResult): string {
   return `${printable(r.address)}: ${printable(r.message ?? '')}`;
 }
 
-export function writeApplySummary(io: Io, result: Pick<ApplyResult, 'counts' | 'results'>): void {
+/** What the run's requests met on the way: said after the counts, when there was any. */
+export interface RunWaits {
+  retries: number;
+  rateLimitPauses: number;
+}
+
+/**
+ * `Along the way: 45 requests sent again, 3 rate-limit waits.`: a run that went through faults read
+ * like a quiet one once its retry lines had scrolled away.
+ */
+function waitsLine(waits: RunWaits | undefined): string | undefined {
+  if (!waits || waits.retries + waits.rateLimitPauses === 0) return undefined;
+  const parts = [
+    ...(waits.retries > 0 ? [`${waits.retries} request${waits.retries === 1 ? '' : 's'} sent again`] : []),
+    ...(waits.rateLimitPauses > 0
+      ? [`${waits.rateLimitPauses} rate-limit wait${waits.rateLimitPauses === 1 ? '' : 's'}`]
+      : []),
+  ];
+  return `Along the way: ${parts.join(', ')} (the lines above say which).`;
+}
+
+export function writeApplySummary(
+  io: Io,
+  result: Pick<ApplyResult, 'counts' | 'results'>,
+  waits?: RunWaits,
+): void {
   const { applied, failed, skipped, stale } = result.counts;
   const missed = result.results.filter((x) => x.status !== 'applied' && !x.planStale);
   // Left alone because other objects of the saved plan moved: one line, not one each alike.
@@ -31,6 +56,8 @@ export function writeApplySummary(io: Io, result: Pick<ApplyResult, 'counts' | '
     io.stdout,
     `\nApply ${failed + skipped + stale === 0 ? 'complete' : 'finished with errors'}: ${applied} applied, ${failed} failed, ${skipped} skipped, ${stale} stale.`,
   );
+  const along = waitsLine(waits);
+  if (along) write(io.stdout, along);
 }
 
 /**

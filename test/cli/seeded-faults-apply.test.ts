@@ -112,6 +112,11 @@ describe('an apply of every kind under 10% 503s and 5% dropped connections (seed
     const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toContain(`${OBJECTS} applied, 0 failed`);
+    // The faults the run went through, counted after the counts: the retry lines have scrolled away.
+    const along = /Along the way: (\d+) requests? sent again/.exec(applied.stdout);
+    expect(Number(along?.[1])).toBe(
+      applied.stderr.split('\n').filter((l) => / failed \(.*\); retrying /.test(l)).length,
+    );
 
     const after = await runCli(['plan', '-f', dir, '--detailed-exitcode', '--parallelism', '1'], env);
     expect(after.code, after.stdout + after.stderr).toBe(0);

@@ -33,7 +33,8 @@ import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { applyProgress } from '../progress.js';
-import { writeApplySummary, writeInterruptSummary } from '../apply-summary.js';
+import { type RunWaits, writeApplySummary, writeInterruptSummary } from '../apply-summary.js';
+import type { RateLimitPauseEvent, RetryEvent } from '../../clients/http/index.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
@@ -118,7 +119,20 @@ async function applyUntilInterrupted(
       'give either a saved plan file or -f PATH, not both: a saved plan names its own manifest',
     );
   }
-  const http = runHttpOptions(io, flags.timeout, flags.parallelism);
+  const reported = runHttpOptions(io, flags.timeout, flags.parallelism);
+  // Counted for the summary as well as said as they happen.
+  const waits: RunWaits = { retries: 0, rateLimitPauses: 0 };
+  const http = {
+    ...reported,
+    onRetry: (event: RetryEvent) => {
+      if (!event.heldByPause) waits.retries += 1;
+      reported.onRetry?.(event);
+    },
+    onRateLimitPause: (event: RateLimitPauseEvent) => {
+      if (event.throttlePerSecond === undefined) waits.rateLimitPauses += 1;
+      reported.onRateLimitPause?.(event);
+    },
+  };
   const inventory = inventoryFromEnv(io.env, http);
   // A bad CONVERGE_STATE_KEY or state.key is reported up front, whether or not this run needs it.
   const currentKey = inventory.existingStateKey();
@@ -360,7 +374,7 @@ async function applyUntilInterrupted(
       );
     if (unsaved) {
       // What landed is said first: the changes are real whether or not they are recorded.
-      writeApplySummary(io, result);
+      writeApplySummary(io, result, waits);
       write(io.stderr, unrecordedText(unsaved, result, importCommandPrefix(paths ?? [], flags)));
       return EXIT.error;
     }
@@ -380,7 +394,7 @@ async function applyUntilInterrupted(
         `The interrupt (${interrupt.signalName ?? 'signal'}) came after every change had been made: nothing is left undone.`,
       );
     }
-    writeApplySummary(io, result);
+    writeApplySummary(io, result, waits);
     const { failed, skipped, stale } = result.counts;
     if (refusedWhole && stale === 0) {
       write(
