@@ -88,8 +88,15 @@ export function writeInterruptSummary(io: Io, results: readonly ChangeResult[], 
   if (hidden.length > 0) {
     write(io.stdout, `  … and ${hidden.length} more not attempted: interrupted (${whatIsLeft})`);
   }
-  write(
-    io.stdout,
-    `\nApply interrupted: ${applied.length} applied, ${rest.length} not applied: ${whatIsLeft}.`,
-  );
+  // What went wrong apart from what the interrupt left alone: "32 not applied" hid 8 failures.
+  const failed = rest.filter((r) => r.status === 'failed').length;
+  const stale = rest.filter((r) => r.status === 'stale').length;
+  const others = rest.length - failed - stale;
+  const counts = [
+    `${applied.length} applied`,
+    ...(failed > 0 ? [`${failed} failed`] : []),
+    ...(stale > 0 ? [`${stale} stale`] : []),
+    `${others} not attempted`,
+  ];
+  write(io.stdout, `\nApply interrupted: ${counts.join(', ')}: ${whatIsLeft}.`);
 }

@@ -97,7 +97,7 @@ describe('an interrupted apply', () => {
       const r = await interruptedApply(stem, [signal]);
       expect(r.code, r.stderr).toBe(exitCode);
       expect(r.stderr).toContain(`Interrupted (${signal}): starting no new change`);
-      const summary = /Apply interrupted: (\d+) applied, (\d+) not applied/.exec(r.stdout);
+      const summary = /Apply interrupted: (\d+) applied, (\d+) not attempted/.exec(r.stdout);
       expect(summary, r.stdout).not.toBeNull();
       const applied = Number(summary![1]);
       expect(applied + Number(summary![2])).toBe(ROLES);

@@ -64,7 +64,7 @@ describe('the summary after an apply', () => {
     writeInterruptSummary(io, results);
     expect(out()).toContain('  applied: AclRole/default/ok (create)\n');
     expect(out().trimEnd().split('\n').at(-1)).toMatch(
-      /^Apply interrupted: 1 applied, 2 not applied: `converge plan` lists what is left\.$/,
+      /^Apply interrupted: 1 applied, 1 failed, 1 not attempted: `converge plan` lists what is left\.$/,
     );
     expect(out()).toContain(`  not applied (failed): AclRole/default/bad\\u001b[1A: ${INERT}\n`);
     expectInert(out());
@@ -90,14 +90,14 @@ describe('the summary after an apply', () => {
     expect(out()).toContain(
       '  … and 230 more not attempted: interrupted (`converge plan` lists what is left)\n',
     );
-    expect(lines.at(-2)).toMatch(/^Apply interrupted: 1 applied, 252 not applied: /);
+    expect(lines.at(-2)).toMatch(/^Apply interrupted: 1 applied, 1 failed, 251 not attempted: /);
   });
 
   it('after an interrupted saved plan, names the command that applies what is left of it', () => {
     const { io, out } = captured();
     writeInterruptSummary(io, results, 'reviewed.plan');
     expect(out().trimEnd().split('\n').at(-1)).toBe(
-      'Apply interrupted: 1 applied, 2 not applied: `converge apply reviewed.plan` applies what is left.',
+      'Apply interrupted: 1 applied, 1 failed, 1 not attempted: `converge apply reviewed.plan` applies what is left.',
     );
   });
 });
