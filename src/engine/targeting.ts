@@ -191,10 +191,19 @@ function noMatch(
   const sameKind = addresses.filter((a) => kindOf(kindPart(a)));
   const fixes = fixedGlobs(pattern, sameKind);
   const closest = closestAddresses(pattern, sameKind.length > 0 ? sameKind : addresses, 3);
+  // A connection no object is on (a misspelt or undeclared one) is said as such: the closest
+  // addresses alone did not tell that `@us` was the part that matched nothing.
+  const connection = pattern.split('/')[0]!.split('@')[1];
+  const onConnections = [...new Set(addresses.map((a) => a.split('/')[0]!.split('@')[1] ?? ''))].sort();
+  const named = onConnections.map((c) => (c === '' ? 'the default connection' : `@${c}`));
+  const unknownConnection =
+    connection !== undefined && !picomatch.scan(connection).isGlob && !onConnections.includes(connection)
+      ? `; no object of the manifest is on a connection named "${connection}" (they are on ${named.join(', ')})`
+      : '';
   return new EngineError(
     `${names[setting]} ${pattern} matches no object of the manifest${
       pruning && setting === 'targets' ? ` (nor any that ${names.prune} would delete or lists)` : ''
-    }${fixes.length > 0 ? `; did you mean ${fixes.join(' or ')}?` : ''}${
+    }${unknownConnection}${fixes.length > 0 ? `; did you mean ${fixes.join(' or ')}?` : ''}${
       closest.length > 0 ? `; the closest addresses are ${closest.join(', ')}` : ' (it declares none)'
     }. Addresses are written as the plan prints them: KIND/NAMESPACE/NAME or KIND/NAME, case as printed; * stays inside one segment, ** crosses /`,
   );

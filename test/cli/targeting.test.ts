@@ -140,6 +140,14 @@ describe('--target', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('says so when the pattern names a connection no object is on', async () => {
+    const r = await runCli(['plan', '-f', dir, '--target', 'AclRole@us/**'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      '--target AclRole@us/** matches no object of the manifest; no object of the manifest is on a connection named "us" (they are on the default connection)',
+    );
+  });
+
   it('says in the text and markdown headline that the plan is partial', async () => {
     const text = await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers'], env);
     expect(text.code).toBe(0);
