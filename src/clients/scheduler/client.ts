@@ -144,11 +144,14 @@ export class SchedulerClient extends HttpServiceClient {
   }
 
   /**
-   * Register and update send the same body; the job's secrets are scrubbed from any error. Sent again
-   * after a 5xx or a lost answer: the job's ID is its key, so a resend registers no second job (with
-   * `EnforceIndex`, one after a send that landed is refused, and the caller can read whether it did).
+   * Register and update send the same body; the job's secrets are scrubbed from any error. An update
+   * is sent again after a 5xx or a lost answer: the job's ID is its key, so a resend registers no
+   * second job (with `EnforceIndex`, one after a send that landed is refused, and the caller can read
+   * whether it did). A create (`EnforceIndex` with index 0) is not: the applier reads it back before
+   * sending it again (applier/create-once.ts), one register where a resend made two.
    */
   private register(path: string, job: Job, options: RegisterOptions): Promise<JobWriteResponse> {
+    const create = options.enforceIndex === true && (options.jobModifyIndex ?? 0) === 0;
     return this.write<JobWriteResponse>(
       'POST',
       path,
@@ -156,7 +159,7 @@ export class SchedulerClient extends HttpServiceClient {
       registerBody(job, options),
       JobWriteShape,
       jobSecrets(job),
-      true,
+      !create,
     );
   }
 
