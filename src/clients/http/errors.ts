@@ -170,9 +170,9 @@ function budgetSpentText(spent: NonNullable<ServiceErrorInit['budgetSpent']>): s
   const usage = `${count(spent.retries, 'retry', 'retries')} for ${count(spent.requests, 'request', 'requests')}`;
   const others = (spent.services ?? []).filter((s) => s !== spent.service);
   if (spent.host === undefined || others.length === 0)
-    return `the ${spent.service} retry budget of this run is spent (${usage}; the service is failing too often to keep retrying)`;
+    return `the ${spent.service} retry budget of this run is spent (${usage}; the service is failing too often to keep retrying; CONVERGE_RETRY_BUDGET allows more)`;
   const sharers = [...new Set([spent.service, ...others])].sort().join(', ');
-  return `the retry budget of this run for ${spent.host} (shared by ${sharers}) is spent (${usage}; its services are failing too often to keep retrying)`;
+  return `the retry budget of this run for ${spent.host} (shared by ${sharers}) is spent (${usage}; its services are failing too often to keep retrying; CONVERGE_RETRY_BUDGET allows more)`;
 }
 
 /**

@@ -17,6 +17,9 @@ export class HostRegistry {
   private readonly limiters = new Map<string, AdaptiveRateLimiter>();
   private readonly budgets = new Map<string, RetryBudget>();
 
+  /** `retryRatio`: retries each request sent adds to its host's budget (default `RETRY_BUDGET_RATIO`). */
+  constructor(private readonly retryRatio?: number) {}
+
   limiter(origin: string, service: string): AdaptiveRateLimiter {
     const key = `${service} ${origin}`;
     let limiter = this.limiters.get(key);
@@ -26,7 +29,7 @@ export class HostRegistry {
 
   budget(origin: string): RetryBudget {
     let budget = this.budgets.get(origin);
-    if (!budget) this.budgets.set(origin, (budget = new RetryBudget()));
+    if (!budget) this.budgets.set(origin, (budget = new RetryBudget(this.retryRatio)));
     return budget;
   }
 }
