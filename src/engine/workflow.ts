@@ -221,7 +221,10 @@ export async function plan(
       if (shownOutOfScope.length > 0) planned.ownedOutOfScope = shownOutOfScope;
       const shownOutside = outsideDeclared.filter(selection.covers);
       if (shownOutside.length > 0) planned.ownedOutsidePruneScopes = shownOutside;
-      const marked = planned.markedNotRecorded ?? [];
+      // One the inventory records under another id is "Not found" (someone else's, made since under
+      // the name): not listed a second time as marked but not recorded.
+      const missingHere = new Set(missing);
+      const marked = (planned.markedNotRecorded ?? []).filter((a) => !missingHere.has(a));
       leftByPrune.push(...marked);
       const shownMarked = marked.filter(selection.covers);
       if (shownMarked.length > 0) planned.markedNotRecorded = shownMarked;

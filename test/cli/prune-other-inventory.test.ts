@@ -253,6 +253,20 @@ describe('--prune with two inventories in one organization and namespace', () =>
     const json = JSON.parse((await team.converge('plan', '--prune', '--json')).stdout) as PlanJson;
     expect(json.pruned.not_found).toEqual(['Job/default/gone-job', 'Workspace/sandbox/gone-ws']);
     expect(json.pruned.addresses).toEqual([]);
+    // Made again under the name, marked as a Converge's, by another: another id, so Not found, and
+    // listed there alone.
+    const remade = await fetch(`${sandbox.url}/api/v2/organizations/sandbox/workspaces`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        data: { type: 'workspaces', attributes: { name: 'gone-ws', 'source-name': 'converge' } },
+      }),
+    });
+    expect(remade.status).toBe(201);
+    const again = JSON.parse((await team.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(again.pruned.not_found).toContain('Workspace/sandbox/gone-ws');
+    expect(again.pruned.not_recorded).not.toContain('Workspace/sandbox/gone-ws');
+    expect(again.pruned.addresses).toEqual([]);
   });
 
   it('a runner without the inventory prunes no marked object: it lists them', async () => {
