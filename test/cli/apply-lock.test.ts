@@ -187,6 +187,22 @@ describe('the apply lock on the inventory', () => {
     expect(r.stderr.length).toBeLessThan(1500);
   });
 
+  it('says the wait for a lock file written by anything as one printable, bounded line too', async () => {
+    const stateDir = tmp('converge-lock-state-');
+    writeLock(stateDir, livePid(), `x\u001b[2K\r::error::forged\n${'y'.repeat(5000)}`);
+    const r = await runCli(
+      ['apply', '-f', roleManifest('lock-hostile-wait'), '--auto-approve', '--lock-timeout', '1'],
+      env(stateDir),
+    );
+    expect(r.code).toBe(1);
+    const waiting = r.stderr.split('\n').filter((l) => l.startsWith("Waiting for the inventory's lock"));
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]).toContain('running `x\\u001b[2K\\r::error::forged\\n');
+    expect(waiting[0]!.length).toBeLessThan(700);
+    expect(r.stderr).not.toMatch(/[\u001b\r]/);
+    expect(r.stderr).not.toMatch(/^::/m);
+  });
+
   it('reads a lock file whose pid is not a positive whole number as unreadable, never as a holder', async () => {
     const stateDir = tmp('converge-lock-state-');
     const file = path.join(stateDir, STATE_LOCK_FILE);
