@@ -19,7 +19,7 @@ import {
 } from '../resources/contract.js';
 import type { Plan } from '../planner/types.js';
 import type { Catalog } from './catalog.js';
-import type { InventoryEntry } from './inventory-document.js';
+import { type InventoryEntry, ownedOrigin } from './inventory-document.js';
 
 export function missingOwned(
   owned: readonly [string, InventoryEntry][],
@@ -30,33 +30,24 @@ export function missingOwned(
 ): string[] {
   // A refused scope plans no deletion, so its objects would look missing when they are not.
   if (plan.problems.length > 0) return [];
-  const inScope = (key: ResourceKey) => scopes.some((s) => inPruneScope(key, s));
-  const byInventory = ownedNotPlanned(
-    owned,
-    declared,
-    plan,
-    catalog,
-    (_kind, ownership) => ownership === 'declared-scope',
-    inScope,
-  );
   const listed = plan.listedForPrune;
-  if (!listed) return byInventory;
-  const recordedId = new Map(owned.map(([address, entry]) => [address, entry.id]));
-  const byMarker = ownedNotPlanned(
+  return ownedNotPlanned(
     owned,
     declared,
     plan,
     catalog,
-    (_kind, ownership) => ownership === 'marker',
-    (key) => {
-      if (!inScope(key)) return false;
-      const address = addressOf(key);
-      if (!listed.has(address)) return true;
-      const id = recordedId.get(address);
-      return id !== undefined && listed.get(address) !== undefined && listed.get(address) !== id;
+    (_kind, ownership) => ownership === 'declared-scope' || (ownership === 'marker' && listed !== undefined),
+    (key, entry, ownership) => {
+      if (ownership === 'declared-scope') return scopes.some((s) => inPruneScope(key, s));
+      // A scope there for imported objects alone did not look for those Converge created: such an
+      // object is out of scope (`ownedOutOfScope`), not missing.
+      const imported = ownedOrigin(entry) === 'imported';
+      if (!scopes.some((s) => (imported || s.importedOnly !== true) && inPruneScope(key, s))) return false;
+      const live = listed!.get(addressOf(key));
+      if (!listed!.has(addressOf(key))) return true;
+      return entry.id !== undefined && live !== undefined && live !== entry.id;
     },
   );
-  return [...byInventory, ...byMarker].sort();
 }
 
 /**
@@ -82,7 +73,11 @@ export function ownedOutOfScope(
     plan,
     catalog,
     (kind, ownership) => ownership === 'marker' && !limited.has(kind),
-    (key) => scopes.every((s) => s.importedOnly === true || !inPruneScope(key, s)),
+    // ...and the scope an import adds reaches the imported ones.
+    (key, entry) =>
+      scopes.every(
+        (s) => (s.importedOnly === true && ownedOrigin(entry) !== 'imported') || !inPruneScope(key, s),
+      ),
   );
 }
 
@@ -126,7 +121,7 @@ function ownedNotPlanned(
   plan: Plan,
   catalog: Catalog,
   ofKind: (kind: string, ownership: Prunable['ownership']) => boolean,
-  where: (key: ResourceKey) => boolean,
+  where: (key: ResourceKey, entry: InventoryEntry, ownership: Prunable['ownership']) => boolean,
 ): string[] {
   const planned = new Set(plan.changes.map((c) => c.address));
   return owned
@@ -134,7 +129,7 @@ function ownedNotPlanned(
       const kind = catalog.kind(entry.kind);
       if (!kind || !isPrunable(kind) || !ofKind(entry.kind, kind.ownership)) return false;
       if (declared.has(address) || planned.has(address)) return false;
-      return addressOf(entry.key) === address && where(entry.key);
+      return addressOf(entry.key) === address && where(entry.key, entry, kind.ownership);
     })
     .map(([address]) => address);
 }
