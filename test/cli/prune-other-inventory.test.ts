@@ -35,6 +35,26 @@ spec:
         - { Name: t, Driver: docker, Config: { image: "app:1" }, Resources: { CPU: 10, MemoryMB: 10 } }
 `;
 
+/** A job registered by hand, outside Converge (no ownership marker). */
+async function registerByHand(id: string): Promise<void> {
+  const registered = await fetch(`${sandbox.url}/v1/jobs`, {
+    method: 'POST',
+    headers: { 'X-Nomad-Token': sandbox.rootToken, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      Job: {
+        ID: id,
+        Name: id,
+        Type: 'service',
+        Datacenters: ['dc1'],
+        TaskGroups: [
+          { Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'a' } }] },
+        ],
+      },
+    }),
+  });
+  expect(registered.status).toBe(200);
+}
+
 /** A folder of its own, with its own state folder (inventory), as one matrix entry of the CI example. */
 function folder(name: string) {
   const dir = tempDir(`converge-${name}-`);
@@ -61,33 +81,7 @@ describe('--prune with two inventories in one organization and namespace', () =>
     await platform.converge('apply', '--auto-approve');
 
     // A job registered by hand, declared by `data` once (its update adds the marker), then dropped.
-    const registered = await fetch(`${sandbox.url}/v1/jobs`, {
-      method: 'POST',
-      headers: { 'X-Nomad-Token': sandbox.rootToken, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        Job: {
-          ID: 'hand-job',
-          Name: 'hand-job',
-          Type: 'service',
-          Datacenters: ['dc1'],
-          TaskGroups: [
-            {
-              Name: 'g',
-              Count: 1,
-              Tasks: [
-                {
-                  Name: 't',
-                  Driver: 'docker',
-                  Config: { image: 'app:1' },
-                  Resources: { CPU: 10, MemoryMB: 10 },
-                },
-              ],
-            },
-          ],
-        },
-      }),
-    });
-    expect(registered.status).toBe(200);
+    await registerByHand('hand-job');
     data.write(workspace('data-lake'), job('hand-job'), job('data-etl'));
     await data.converge('apply', '--auto-approve');
     data.write(workspace('data-lake'), job('data-etl'));
@@ -133,22 +127,7 @@ describe('--prune with two inventories in one organization and namespace', () =>
     const other = folder('other');
     other.write(job('other-job'));
     await other.converge('apply', '--auto-approve');
-    const registered = await fetch(`${sandbox.url}/v1/jobs`, {
-      method: 'POST',
-      headers: { 'X-Nomad-Token': sandbox.rootToken, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        Job: {
-          ID: 'adopted-job',
-          Name: 'adopted-job',
-          Type: 'service',
-          Datacenters: ['dc1'],
-          TaskGroups: [
-            { Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'docker', Config: { image: 'a' } }] },
-          ],
-        },
-      }),
-    });
-    expect(registered.status).toBe(200);
+    await registerByHand('adopted-job');
     const team = folder('importer');
     team.write(job('made-1'), job('made-2'), job('adopted-job'));
     await team.converge('apply', '--auto-approve', '--import', 'Job/default/adopted-job');
@@ -267,6 +246,25 @@ describe('--prune with two inventories in one organization and namespace', () =>
     expect(again.pruned.not_found).toContain('Workspace/sandbox/gone-ws');
     expect(again.pruned.not_recorded).not.toContain('Workspace/sandbox/gone-ws');
     expect(again.pruned.addresses).toEqual([]);
+  });
+
+  it("lists a job gone by hand once: Not found when an import's scope reached it, Not pruned when none did", async () => {
+    await registerByHand('solo-imported');
+    const solo = folder('solo');
+    solo.write(workspace('solo-ws'), job('solo-imported'), job('solo-made'));
+    await solo.converge('apply', '--auto-approve', '--import', 'Job/default/solo-imported');
+    for (const id of ['solo-imported', 'solo-made']) {
+      const purged = await fetch(`${sandbox.url}/v1/job/${id}?purge=true`, {
+        method: 'DELETE',
+        headers: { 'X-Nomad-Token': sandbox.rootToken },
+      });
+      expect(purged.status).toBe(200);
+    }
+    // No job declared in the namespace any more: only the import's scope, for imported objects, is left.
+    solo.write(workspace('solo-ws'));
+    const json = JSON.parse((await solo.converge('plan', '--prune', '--json')).stdout) as PlanJson;
+    expect(json.pruned.not_found).toEqual(['Job/default/solo-imported']);
+    expect(json.pruned.out_of_scope).toEqual(['Job/default/solo-made']);
   });
 
   it('a runner without the inventory prunes no marked object: it lists them', async () => {
