@@ -524,6 +524,16 @@ function describeScope(scope: PruneScope, namespaceLabel = 'namespace'): string 
   return `the manifest's ${scope.kind} objects${parts.length ? ` in ${parts.join(', ')}` : ''}`;
 }
 
+/** What a prune saw and left besides its deletions, for the plan's leftover lists. */
+interface PruneFindings {
+  /** Every object the scopes listed, by address, with its id ("Not found" is what is not here). */
+  listed: Map<string, string | undefined>;
+  /** Marked as a Converge's, but not recorded by this inventory. */
+  markedNotRecorded: Set<string>;
+  /** Candidates whose kind refuses their deletion (`DeletionRefusal`). */
+  refused: Set<string>;
+}
+
 /**
  * Objects Converge owns in the prune scopes that the manifest no longer declares. A scope in which
  * the manifest declares nothing would lose every object: that is refused as a plan problem unless the
@@ -542,12 +552,8 @@ async function pruneCandidates(
   list: ListOnce,
   /** The prune option as the caller names it, for the emptied-scope refusal. */
   pruneSetting: string,
-  /** Gets the marked objects the prune leaves because the inventory has no record of them. */
-  markedNotRecorded: string[],
-  /** Gets every object the scopes listed, by address, with its id. */
-  listed: Map<string, string | undefined>,
-  /** Gets the candidates whose kind refuses their deletion (`DeletionRefusal`). */
-  refusedDeletions: string[],
+  /** Gets what the prune saw and left besides its deletions. */
+  found: PruneFindings,
   /** The write-only values Converge recorded setting, which a deletion lists. */
   digests: WriteOnlyDigests | undefined,
 ): Promise<Change[]> {
@@ -594,18 +600,18 @@ async function pruneCandidates(
         });
         const declared = desired.filter((d) => inPruneScope(d.key, scope));
         const wanted = new Set(declared.map((d) => d.key.name));
-        for (const o of live) if (inPruneScope(o.key, scope)) listed.set(addressOf(o.key), o.id);
+        for (const o of live) if (inPruneScope(o.key, scope)) found.listed.set(addressOf(o.key), o.id);
         const undeclared = live.filter((o) => inPruneScope(o.key, scope) && !wanted.has(o.key.name));
         const orphans = undeclared.filter((o) => {
           if (!owned(kind, o, scope)) return false;
           // Listed, not a problem: a plan problem refused every other change and deletion with it,
           // and no --target or --exclude could get round it.
           const refused = deletionRefused(kind, o) !== undefined;
-          if (refused) refusedDeletions.push(addressOf(o.key));
+          if (refused) found.refused.add(addressOf(o.key));
           return !refused;
         });
         for (const o of undeclared)
-          if (markedElsewhere(kind, o, scope)) markedNotRecorded.push(addressOf(o.key));
+          if (markedElsewhere(kind, o, scope)) found.markedNotRecorded.add(addressOf(o.key));
         // Refused before anything more is read: a scope emptied by mistake costs no further request.
         if (orphans.length > 0 && declared.length === 0 && !scope.allowEmpty) {
           problems.push({
@@ -947,11 +953,10 @@ export async function buildPlan(
   });
   await previewCreates(changes, lookup, ctx, limit, problems, previews, refused);
   if (options.managedIds) noteReplacedByOthers(changes, options.managedIds);
-  /** Marked objects in the prune's reach that the inventory does not record (see `pruneCandidates`). */
-  const marked: string[] = [];
-  let listedForPrune: ReadonlyMap<string, string | undefined> | undefined;
-  const pruneRefused: string[] = [];
-  if (options.prune?.length) {
+  const found: PruneFindings | undefined = options.prune?.length
+    ? { listed: new Map(), markedNotRecorded: new Set(), refused: new Set() }
+    : undefined;
+  if (found && options.prune?.length) {
     const scopes = new Map<string, PruneScope>();
     for (const scope of options.prune) {
       // `importedOnly` is part of what a scope is: keyed without it, the scope an import adds for
@@ -968,9 +973,6 @@ export async function buildPlan(
       scopes.set(id, scope);
     }
     const declared = options.declared ?? desired;
-    const markedNotRecorded: string[] = [];
-    const listed = new Map<string, string | undefined>();
-    const refusedDeletions: string[] = [];
     const candidates = await pruneCandidates(
       [...scopes.values()],
       declared,
@@ -983,15 +985,10 @@ export async function buildPlan(
       options.notOwned,
       list,
       settingNames(options.settingNames).prune,
-      markedNotRecorded,
-      listed,
-      refusedDeletions,
+      found,
       options.writeOnly,
     );
-    listedForPrune = listed;
-    pruneRefused.push(...new Set(refusedDeletions));
     changes.push(...candidates.filter((c) => options.pruneOnly?.(c.address) ?? true));
-    marked.push(...new Set(markedNotRecorded));
   }
 
   await addImpact(changes, desired, lookup, ctx, limit, planReads(list, observed));
@@ -1017,9 +1014,9 @@ export async function buildPlan(
   const ordered = masked.changes;
   return {
     ...(secrets ? { secretCopies: secrets } : {}),
-    ...(marked.length > 0 ? { markedNotRecorded: marked.sort() } : {}),
-    ...(listedForPrune ? { listedForPrune } : {}),
-    ...(pruneRefused.length > 0 ? { pruneRefused: pruneRefused.sort() } : {}),
+    ...(found?.markedNotRecorded.size ? { markedNotRecorded: [...found.markedNotRecorded].sort() } : {}),
+    ...(found ? { listedForPrune: found.listed } : {}),
+    ...(found?.refused.size ? { pruneRefused: [...found.refused].sort() } : {}),
     changes: ordered,
     summary: summarise(ordered),
     problems:
