@@ -84,6 +84,11 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
+/** The sandbox's environment with a fresh state folder (an inventory of its own). */
+function faultyEnv(statePrefix: string): Record<string, string> {
+  return { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir(statePrefix), NO_COLOR: '1' };
+}
+
 /** A read of the role list that itself goes through the faults: bounded tries until one is answered. */
 async function roleNames(): Promise<string[]> {
   for (let i = 0; i < 20; i++) {
@@ -104,11 +109,7 @@ describe('an apply of every kind under 10% 503s and 5% dropped connections (seed
   it('applies every object once, fails none, and leaves nothing to plan', async () => {
     const dir = tempDir('converge-faults-');
     writeManifest(dir);
-    const env = {
-      ...sandbox.env(),
-      CONVERGE_STATE_DIR: tempDir('converge-faults-state-'),
-      NO_COLOR: '1',
-    };
+    const env = faultyEnv('converge-faults-state-');
     const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toContain(`${OBJECTS} applied, 0 failed`);
@@ -129,11 +130,7 @@ describe('an apply of every kind under 10% 503s and 5% dropped connections (seed
   it('updates every object under the same faults: a workspace PATCH and a job register are sent again too', async () => {
     const dir = tempDir('converge-faults-update-');
     writeManifest(dir);
-    const env = {
-      ...sandbox.env(),
-      CONVERGE_STATE_DIR: tempDir('converge-faults-update-state-'),
-      NO_COLOR: '1',
-    };
+    const env = faultyEnv('converge-faults-update-state-');
     const made = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
     expect(made.code, made.stderr).toBe(0);
     // Every workspace, job and role changes, several times over, so that faults land on their writes.

@@ -17,19 +17,22 @@ beforeAll(async () => {
 });
 afterAll(async () => sandbox?.close());
 
+/** The sandbox's environment with bind password `bp` exposed as BP, for runs with the state in `stateDir`. */
+const envWith = (bp: string) => (stateDir: string) => ({
+  ...sandbox.env(),
+  NO_COLOR: '1',
+  BP: bp,
+  CONVERGE_ALLOW_ENV: 'BP',
+  CONVERGE_STATE_DIR: stateDir,
+});
+
 const config = (extra: string) =>
   `apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://dir.example:389", binddn: "cn=svc"${extra} }\n`;
 
 it('notes a bind password left out and never recorded, and clears it when asked with ""', async () => {
   const dir = tempDir('converge-untracked-');
   const file = path.join(dir, 'ldap.yaml');
-  const env = (stateDir: string) => ({
-    ...sandbox.env(),
-    NO_COLOR: '1',
-    BP: 'bind-secret-1',
-    CONVERGE_ALLOW_ENV: 'BP',
-    CONVERGE_STATE_DIR: stateDir,
-  });
+  const env = envWith('bind-secret-1');
   writeFileSync(file, config(', bindpass: "${env:BP}"'));
   const laptop = tempDir('converge-untracked-laptop-');
   expect((await runCli(['apply', '-f', dir, '--auto-approve'], env(laptop))).code).toBe(0);
@@ -56,13 +59,7 @@ it('notes a bind password left out and never recorded, and clears it when asked 
 it('lists the write-only values a deletion clears, values never shown, whether recorded or likely held', async () => {
   const dir = tempDir('converge-absent-');
   const file = path.join(dir, 'ldap.yaml');
-  const env = (stateDir: string) => ({
-    ...sandbox.env(),
-    NO_COLOR: '1',
-    BP: 'bind-secret-2',
-    CONVERGE_ALLOW_ENV: 'BP',
-    CONVERGE_STATE_DIR: stateDir,
-  });
+  const env = envWith('bind-secret-2');
   const absent = 'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap, ensure: absent }\n';
   // A bind password with a bind DN: a fresh runner reads it as held from the DN alone.
   writeFileSync(file, config(', bindpass: "${env:BP}"'));
