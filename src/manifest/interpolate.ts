@@ -18,7 +18,16 @@ export interface Expansion {
   value: string;
   /** Whether at least one reference was replaced (escapes alone do not count). */
   interpolated: boolean;
-  errors: string[];
+  errors: ExpansionError[];
+}
+
+export interface ExpansionError {
+  message: string;
+  /**
+   * Which reference of the string it is (0 for the first `${` that is not an escape), so that the
+   * caller can point at the reference in the source rather than at the start of the string.
+   */
+  ordinal: number;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -32,7 +41,9 @@ export function mayNeedExpansion(raw: string): boolean {
 export async function expandReferences(raw: string, sources: InterpolationSources): Promise<Expansion> {
   let value = '';
   let interpolated = false;
-  const errors: string[] = [];
+  const errors: ExpansionError[] = [];
+  let ordinal = -1;
+  const fail = (message: string) => errors.push({ message, ordinal });
   let index = 0;
   while (index < raw.length) {
     const start = raw.indexOf('${', index);
@@ -47,9 +58,10 @@ export async function expandReferences(raw: string, sources: InterpolationSource
       continue;
     }
     value += raw.slice(index, start);
+    ordinal++;
     const end = raw.indexOf('}', start + 2);
     if (end < 0) {
-      errors.push(`unterminated reference "${raw.slice(start, start + 40)}": missing "}" (${LITERAL_HINT})`);
+      fail(`unterminated reference "${raw.slice(start, start + 40)}": missing "}" (${LITERAL_HINT})`);
       value += raw.slice(start);
       break;
     }
@@ -67,11 +79,11 @@ export async function expandReferences(raw: string, sources: InterpolationSource
         interpolated = true;
       } else {
         const reason = 'refused' in found ? found.refused : `environment variable ${argument} is not set`;
-        errors.push(`${reason} (referenced as ${reference})`);
+        fail(`${reason} (referenced as ${reference})`);
         value += reference;
       }
     } else if (source === 'env') {
-      errors.push(
+      fail(
         `invalid environment variable name in ${reference}: use letters, digits and underscores, not starting with a digit`,
       );
       value += reference;
@@ -81,16 +93,38 @@ export async function expandReferences(raw: string, sources: InterpolationSource
         value += file.text;
         interpolated = true;
       } else {
-        errors.push(`cannot use ${reference}: ${file.reason}`);
+        fail(`cannot use ${reference}: ${file.reason}`);
         value += reference;
       }
     } else if (source === 'file') {
-      errors.push(`empty file path in ${reference}`);
+      fail(`empty file path in ${reference}`);
       value += reference;
     } else {
-      errors.push(`unknown reference ${reference}: use \${env:NAME} or \${file:path} (${LITERAL_HINT})`);
+      fail(`unknown reference ${reference}: use \${env:NAME} or \${file:path} (${LITERAL_HINT})`);
       value += reference;
     }
   }
   return { value, interpolated, errors };
+}
+
+/**
+ * Where each reference of `raw` starts (the index of its `${`), escapes left out, found as
+ * expandReferences finds them: the n-th is the one an error with ordinal n is about.
+ */
+export function referenceStarts(raw: string): number[] {
+  const starts: number[] = [];
+  let index = 0;
+  while (index < raw.length) {
+    const start = raw.indexOf('${', index);
+    if (start < 0) break;
+    if (start - 1 >= index && raw[start - 1] === '$') {
+      index = start + 2;
+      continue;
+    }
+    starts.push(start);
+    const end = raw.indexOf('}', start + 2);
+    if (end < 0) break;
+    index = end + 1;
+  }
+  return starts;
 }

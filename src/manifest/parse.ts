@@ -57,7 +57,7 @@ export function parseManifestText(file: string, text: string): ParsedFile {
       // The document being composed when the guard stopped the stream is cut short: not a document.
       if (guarded.violation()) return;
       index++;
-      const positions = new DocumentPositions(file, doc, lineCounter);
+      const positions = new DocumentPositions(file, doc, lineCounter, text);
       // Unresolved tags are warnings to yaml; prepare.ts reports every disallowed tag itself.
       const issues = [
         ...doc.errors,

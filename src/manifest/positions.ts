@@ -5,6 +5,7 @@
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
 import { aliasTargets } from './aliases.js';
+import { referenceStarts } from './interpolate.js';
 import { effectivePairs } from './merge-keys.js';
 import { splitPointer } from './pointer.js';
 import type { SourcePosition } from './types.js';
@@ -33,6 +34,8 @@ export class DocumentPositions implements DocumentLocator {
     readonly file: string,
     private readonly doc: Document.Parsed,
     private readonly lineCounter: LineCounter,
+    /** The file's text: lets a problem point inside a scalar (ofReference). */
+    private readonly text?: string,
   ) {}
 
   at(offset: number): SourcePosition {
@@ -42,6 +45,19 @@ export class DocumentPositions implements DocumentLocator {
 
   ofNode(node: Node | null | undefined): SourcePosition {
     return this.at(node?.range?.[0] ?? this.doc.range[0]);
+  }
+
+  /**
+   * Where the `ordinal`-th `${…}` reference of a scalar is written, out of `count` in its value; the
+   * scalar's start when its source does not hold the same references (an escape such as `\u0024{`
+   * that wrote one), so a position is never a guess.
+   */
+  ofReference(node: Node, ordinal: number, count: number): SourcePosition {
+    const range = node.range;
+    if (this.text === undefined || !range) return this.ofNode(node);
+    const starts = referenceStarts(this.text.slice(range[0], range[1]));
+    const start = starts.length === count ? starts[ordinal] : undefined;
+    return start === undefined ? this.ofNode(node) : this.at(range[0] + start);
   }
 
   /** Where the document starts: its `kind:` key, else its first node. */

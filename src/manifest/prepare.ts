@@ -11,7 +11,12 @@
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Scalar } from 'yaml';
 import { aliasTargets, dealias } from './aliases.js';
-import { expandReferences, type InterpolationSources, mayNeedExpansion } from './interpolate.js';
+import {
+  expandReferences,
+  type InterpolationSources,
+  mayNeedExpansion,
+  referenceStarts,
+} from './interpolate.js';
 import { effectivePairs, isMergePair, mergeSources } from './merge-keys.js';
 import { joinPointer } from './pointer.js';
 import { type DocumentPositions, keyName } from './positions.js';
@@ -122,8 +127,12 @@ export async function prepareDocument(
     if (isScalar(node)) {
       if (typeof node.value === 'string' && mayNeedExpansion(node.value)) {
         const expansion = await expandReferences(node.value, sources);
+        const references = expansion.errors.length > 0 ? referenceStarts(node.value).length : 0;
         for (const error of expansion.errors) {
-          result.problems.push({ position: positions.ofNode(node), message: error });
+          result.problems.push({
+            position: positions.ofReference(node, error.ordinal, references),
+            message: error.message,
+          });
         }
         const pointer = pointerOf(place);
         if (expansion.errors.length > 0) result.failedPointers.add(pointer);

@@ -134,9 +134,10 @@ describe('environment variables', () => {
     const r = await runCli(['validate', '-f', dir], env(stateDir, { UNLISTED: value }));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      'roles.yaml:6:16: environment variable UNLISTED is not exposed to the manifest: allow it with --allow-env UNLISTED or CONVERGE_ALLOW_ENV=UNLISTED (referenced as ${env:UNLISTED})',
+      'roles.yaml:6:17: environment variable UNLISTED is not exposed to the manifest: allow it with --allow-env UNLISTED or CONVERGE_ALLOW_ENV=UNLISTED (referenced as ${env:UNLISTED})',
     );
-    expect(r.stderr).toContain('environment variable UNSET is not exposed to the manifest');
+    // Each at its own reference, not both at the string's start.
+    expect(r.stderr).toContain('roles.yaml:6:33: environment variable UNSET is not exposed to the manifest');
     expect(r.stdout + r.stderr).not.toContain(value);
   });
 

@@ -1,5 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { expandReferences, type InterpolationSources } from '../../src/manifest/interpolate.js';
+import {
+  expandReferences,
+  type InterpolationSources,
+  referenceStarts,
+} from '../../src/manifest/interpolate.js';
 import { load, loadErrors, role, testRoleKind, writeTree } from './helpers.js';
 
 describe('expandReferences', () => {
@@ -30,12 +34,29 @@ describe('expandReferences', () => {
       sources,
     );
     expect(result.errors).toEqual([
-      'environment variable NOPE is not set (referenced as ${env:NOPE})',
-      'cannot use ${file:missing.txt}: missing.txt not found',
-      'unknown reference ${vault:x}: use ${env:NAME} or ${file:path} (write $${...} for a literal "${")',
-      'invalid environment variable name in ${env:1BAD}: use letters, digits and underscores, not starting with a digit',
-      'unterminated reference "${env:A": missing "}" (write $${...} for a literal "${")',
+      { ordinal: 0, message: 'environment variable NOPE is not set (referenced as ${env:NOPE})' },
+      { ordinal: 1, message: 'cannot use ${file:missing.txt}: missing.txt not found' },
+      {
+        ordinal: 2,
+        message:
+          'unknown reference ${vault:x}: use ${env:NAME} or ${file:path} (write $${...} for a literal "${")',
+      },
+      {
+        ordinal: 3,
+        message:
+          'invalid environment variable name in ${env:1BAD}: use letters, digits and underscores, not starting with a digit',
+      },
+      {
+        ordinal: 4,
+        message: 'unterminated reference "${env:A": missing "}" (write $${...} for a literal "${")',
+      },
     ]);
+  });
+
+  test('counts references as the expansion does: escapes are not references', () => {
+    expect(referenceStarts('a $${env:A} ${env:B} $${x} ${env:C')).toEqual([12, 27]);
+    expect(referenceStarts('${env:A}${env:B}')).toEqual([0, 8]);
+    expect(referenceStarts('no references, $5')).toEqual([]);
   });
 });
 
@@ -116,7 +137,7 @@ spec:
     ]);
   });
 
-  test('missing variables and files are errors at the value, all reported', async () => {
+  test('missing variables and files are errors at the reference, all reported', async () => {
     const dir = writeTree({
       'sub/a.yaml': `apiVersion: converge/v1
 kind: TestRole
@@ -132,9 +153,20 @@ spec:
     });
     const env = { OK: 'ok', CONVERGE_ALLOW_ENV: 'OK,MISSING_*' };
     expect(await loadErrors(dir, ['sub/a.yaml'], { env })).toEqual([
-      'sub/a.yaml:6:16: environment variable MISSING_ONE is not set (referenced as ${env:MISSING_ONE})',
-      'sub/a.yaml:7:10: cannot use ${file:nope/key.txt}: sub/nope/key.txt not found',
-      'sub/a.yaml:10:13: environment variable MISSING_TWO is not set (referenced as ${env:MISSING_TWO})',
+      'sub/a.yaml:6:17: environment variable MISSING_ONE is not set (referenced as ${env:MISSING_ONE})',
+      'sub/a.yaml:8:5: cannot use ${file:nope/key.txt}: sub/nope/key.txt not found',
+      'sub/a.yaml:10:24: environment variable MISSING_TWO is not set (referenced as ${env:MISSING_TWO})',
+    ]);
+  });
+
+  test('a string whose source writes a reference with an escape is reported at its start', async () => {
+    // "\u0024{" is a `${` in the value but not in the source: no column there can be trusted.
+    const dir = writeTree({
+      'a.yaml': role('a', '  Token: "\\u0024{env:NOPE} ${env:NOPE}"\n'),
+    });
+    expect(await loadErrors(dir, ['a.yaml'], { env: { CONVERGE_ALLOW_ENV: 'NOPE' } })).toEqual([
+      'a.yaml:7:10: environment variable NOPE is not set (referenced as ${env:NOPE})',
+      'a.yaml:7:10: environment variable NOPE is not set (referenced as ${env:NOPE})',
     ]);
   });
 

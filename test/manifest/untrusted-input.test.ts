@@ -81,7 +81,7 @@ describe('${file:} stays inside the manifest root', () => {
     const lines = await loadErrors(dir, ['.'], { env: { CONVERGE_STATE_DIR: 'ci-state' } });
     expect(lines).toEqual([
       "a.yaml:7:10: cannot use ${file:.converge/state.key}: .converge/state.key is in Converge's state folder (.converge), which a manifest may never read",
-      "a.yaml:8:22: cannot use ${file:./ci-state/inventory.json}: ci-state/inventory.json is in Converge's state folder (ci-state), which a manifest may never read",
+      "a.yaml:8:23: cannot use ${file:./ci-state/inventory.json}: ci-state/inventory.json is in Converge's state folder (ci-state), which a manifest may never read",
     ]);
     expect(lines.join('\n')).not.toContain('abab');
   });
@@ -158,7 +158,7 @@ describe('${env:} reads only what the operator exposes', () => {
     const dir = writeTree({ 'a.yaml': doc('${env:HOME_SECRET}') });
     const lines = await loadErrors(dir, ['a.yaml'], { env: { HOME_SECRET: 'do-not-print' } });
     expect(lines).toEqual([
-      'a.yaml:7:10: environment variable HOME_SECRET is not exposed to the manifest: allow it with allowEnv HOME_SECRET or CONVERGE_ALLOW_ENV=HOME_SECRET (referenced as ${env:HOME_SECRET})',
+      'a.yaml:7:11: environment variable HOME_SECRET is not exposed to the manifest: allow it with allowEnv HOME_SECRET or CONVERGE_ALLOW_ENV=HOME_SECRET (referenced as ${env:HOME_SECRET})',
     ]);
     expect(lines.join('\n')).not.toContain('do-not-print');
     expect(await loadErrors(dir, ['a.yaml'], { env: {} })).toEqual(lines);
@@ -185,7 +185,7 @@ describe('${env:} reads only what the operator exposes', () => {
         env: { [name]: 'the-credential', CONVERGE_ALLOW_ENV: '*' },
       });
       expect(lines).toEqual([
-        `a.yaml:7:10: environment variable ${name} is one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`,
+        `a.yaml:7:11: environment variable ${name} is one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`,
       ]);
     },
   );
@@ -201,8 +201,8 @@ describe('${env:} reads only what the operator exposes', () => {
     };
     const lines = await loadErrors(dir, ['a.yaml'], { env });
     expect(lines).toEqual([
-      "a.yaml:7:10: environment variable COPY holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:COPY})",
-      "a.yaml:7:10: environment variable WRAPPED holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:WRAPPED})",
+      "a.yaml:7:11: environment variable COPY holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:COPY})",
+      "a.yaml:7:23: environment variable WRAPPED holds the value of CONVERGE_REGISTRY_TOKEN, one of Converge's credentials, which a manifest may never read (referenced as ${env:WRAPPED})",
     ]);
     expect(lines.join('\n')).not.toContain(token);
   });
@@ -251,9 +251,12 @@ describe('${env:} reads only what the operator exposes', () => {
       CONVERGE_ALLOW_ENV: '*',
     };
     const lines = await loadErrors(dir, ['a.yaml'], { env });
+    // Each error sits at its own reference on line 7 (the first at column 11): compared without it.
+    expect(lines[0]).toMatch(/^a\.yaml:7:11: /);
+    expect(lines.every((line) => /^a\.yaml:7:\d+: /.test(line))).toBe(true);
     const holds = (name: string, credential: string) =>
-      `a.yaml:7:10: environment variable ${name} holds the value of ${credential}, one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`;
-    expect(lines).toEqual([
+      `environment variable ${name} holds the value of ${credential}, one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`;
+    expect(lines.map((line) => line.replace(/^a\.yaml:7:\d+: /, ''))).toEqual([
       holds('B64', 'CONVERGE_REGISTRY_TOKEN'),
       holds('WRAPPED_B64', 'CONVERGE_REGISTRY_TOKEN'),
       holds('HEX', 'CONVERGE_REGISTRY_TOKEN'),
@@ -286,9 +289,12 @@ describe('${env:} reads only what the operator exposes', () => {
     const lines = await loadErrors(dir, ['a.yaml'], { env });
     const file = path.join(stateDir, 'state.key');
     expect(lines).toEqual(
-      ['COPY', 'AS_B64'].map(
-        (name) =>
-          `a.yaml:7:10: environment variable ${name} holds the value of the state key file ${file}, one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`,
+      [
+        ['COPY', 11],
+        ['AS_B64', 23],
+      ].map(
+        ([name, column]) =>
+          `a.yaml:7:${column}: environment variable ${name} holds the value of the state key file ${file}, one of Converge's credentials, which a manifest may never read (referenced as \${env:${name}})`,
       ),
     );
     expect(lines.join('\n')).not.toContain(key.toString('hex'));
