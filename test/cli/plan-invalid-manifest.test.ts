@@ -98,7 +98,7 @@ describe('plan of an invalid manifest', () => {
       expect(r.code).toBe(1);
       const lines = r.stderr.split('\n').filter((l) => l.startsWith(file));
       // The variable (the load), the workspace's organization (keying), the duplicate once.
-      expect(lines.map((l) => l.slice(file.length).replace(/: .*/, ''))).toEqual([':4:22', ':7:1', ':17:1']);
+      expect(lines.map((l) => l.slice(file.length).replace(/: .*/, ''))).toEqual([':4:23', ':7:1', ':17:1']);
       expect(lines[1]).toContain('Workspace "ws1" names no organization');
       expect(lines[2]).toContain('declared twice');
     }
