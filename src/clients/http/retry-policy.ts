@@ -159,13 +159,16 @@ const MAYBE_SENT: Record<string, string> = {
   ECONNABORTED: 'connection aborted',
   ETIMEDOUT: 'connection timed out',
   UND_ERR_SOCKET: 'connection closed by the service',
-  UND_ERR_CLOSED: 'connection closed',
   UND_ERR_HEADERS_TIMEOUT: 'response headers timeout',
   UND_ERR_BODY_TIMEOUT: 'response body timeout',
 };
 
 const PERMANENT: Record<string, string> = {
   ENOTFOUND: 'host not found',
+  // A request sent to a pool Converge had closed, as a run ends after another request's failure:
+  // nothing was sent and no service was at fault, and the pool takes no more requests, so nothing is
+  // retried or said as a retry (those lines read as a healthy service dropping connections).
+  UND_ERR_CLOSED: 'cancelled: Converge closed its connections as the run ended',
 };
 
 /** Classifies an error thrown by `dispatcher.request`; undefined when it is not a network failure. */
