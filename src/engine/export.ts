@@ -153,7 +153,7 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
       if (whole && options.onLeftOut) options.onLeftOut(`${kind.kind}: ${why}`);
       else missing.push(`${kind.kind}: ${why}`);
     }
-    if (missing.length > 0) throw missingScopeError(missing, options);
+    if (missing.length > 0) throw missingScopeError(missing, options, found(read));
     // In address order before any variable is named: which of two colliding names gets a suffix
     // must not depend on the order a service listed them in.
     read.sort((a, b) => a.address.localeCompare(b.address));
@@ -187,7 +187,11 @@ function missingScope(
  * A scope that does not exist is an error, not an empty export: a misspelt organization or mount
  * would otherwise pass for one with nothing in it. Every such scope is named at once.
  */
-function missingScopeError(missing: readonly string[], options: ExportOptions): EngineError {
+function missingScopeError(
+  missing: readonly string[],
+  options: ExportOptions,
+  foundKinds: readonly string[],
+): EngineError {
   const names = settingNames(options.settingNames);
   const fix =
     options.namespace !== undefined
@@ -195,11 +199,22 @@ function missingScopeError(missing: readonly string[], options: ExportOptions): 
       : options.kinds?.length
         ? 'check the settings they come from'
         : `check the settings they come from, or leave those kinds out with ${names.kinds}`;
+  // What other kinds found there is not thrown away unsaid: `--namespace '*'` reads every namespace
+  // of the registry and the scheduler, but no organization or mount is called `*`.
+  const other =
+    foundKinds.length > 0
+      ? `\nObjects of ${foundKinds.join(', ')} were found there: export them with ${foundKinds.map((k) => `${names.kinds} ${k}`).join(' ')}.`
+      : '';
   return new EngineError(
     missing.length === 1
-      ? `${missing[0]}; nothing was exported (${fix})`
-      : `nothing was exported: these do not exist (${fix}):\n${missing.map((m) => `  ${m}`).join('\n')}`,
+      ? `${missing[0]}; nothing was exported (${fix})${other}`
+      : `nothing was exported: these do not exist (${fix}):\n${missing.map((m) => `  ${m}`).join('\n')}${other}`,
   );
+}
+
+/** The kinds of the objects read, in the order first read. */
+function found(read: ReadonlyArray<{ kind: ExportableKind }>): string[] {
+  return [...new Set(read.map((r) => r.kind.kind))];
 }
 
 async function readKind(

@@ -11,6 +11,7 @@ import type {
   Desired,
   Exportable,
   KindContext,
+  ListScope,
   Namespaced,
   Observed,
   PlanProblem,
@@ -77,6 +78,16 @@ type PolicyLinkSpec = Static<typeof PolicyLink>;
 
 function client(ctx: KindContext, key: ResourceKey): RegistryClient {
   return ctx.client(registryService, key.connection);
+}
+
+/**
+ * Where a listed role lives: the namespace it names (enterprise), else the one listed. A list of every
+ * namespace (`*`, which `converge export --namespace '*'` asks for) is no place to write a role back
+ * to: a role that names none there is in the default one.
+ */
+function roleScope(scope: ListScope, role: Role): ListScope {
+  const namespace = role.Namespace || (scope.namespace === '*' ? 'default' : scope.namespace);
+  return { ...scope, ...(namespace !== undefined ? { namespace } : {}) };
 }
 
 function nsOption(key: ResourceKey): { namespace?: string } {
@@ -201,6 +212,13 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
     pattern: '^[A-Za-z0-9_-]{1,256}$',
     description: '1 to 256 letters, digits, "-" or "_"; unique in its namespace',
   }),
+  // The real product's namespace names are DNS hostname labels (its namespace API says so); `*`,
+  // which reads every namespace in a list, is refused for writes, so it is refused here, at its line,
+  // rather than by the first apply (`export --namespace '*'` once wrote it into every document).
+  namespaceSchema: Type.String({
+    pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$',
+    description: 'a registry namespace: a DNS hostname label, letters, digits and "-" (default: default)',
+  }),
   specSchema: AclRoleSpec,
   // Without metadata.namespace a role is sent with ns=default explicitly, so it never lands in
   // whatever namespace the token happens to default to, and prune scopes compare like with like.
@@ -220,7 +238,24 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
     }
     for (const group of byScope.values()) {
       const first = group[0]!;
-      const policies = await client(ctx, first.key).listPolicies(nsOption(first.key));
+      const own = await client(ctx, first.key).listPolicies(nsOption(first.key));
+      // A link resolves in the role's namespace, then in the default one, whose policies roles of
+      // every namespace may link (the sandbox resolves so, as the registry does): that one is read
+      // only where a link is not found in the role's own namespace.
+      const ownIds = new Set(own.map((p) => p.ID));
+      const ownNames = new Set(own.map((p) => p.Name));
+      const foundHere = (l: PolicyLinkSpec) =>
+        'ID' in l && l.ID ? ownIds.has(l.ID) : ownNames.has(l.Name as string);
+      const needsDefault =
+        first.key.namespace !== undefined &&
+        first.key.namespace !== 'default' &&
+        group.some((d) => (d.spec.Policies ?? []).some((l) => !foundHere(l)));
+      const fromDefault = needsDefault
+        ? (await client(ctx, first.key).listPolicies({ namespace: 'default' })).filter(
+            (p) => !ownNames.has(p.Name),
+          )
+        : [];
+      const policies = [...own, ...fromDefault];
       const ids = new Set(policies.map((p) => p.ID));
       const names = new Set(policies.map((p) => p.Name));
       const idOfName = new Map(policies.map((p) => [p.Name, p.ID]));
@@ -276,7 +311,7 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
     const roles = await ctx
       .client(registryService, scope.connection)
       .listRoles(scope.namespace === undefined ? {} : { namespace: scope.namespace });
-    return roles.map((role) => observedOf(listedKey('AclRole', role.Name, scope), role));
+    return roles.map((role) => observedOf(listedKey('AclRole', role.Name, roleScope(scope, role)), role));
   },
 
   compare(desired, observed): Comparison {

@@ -365,27 +365,33 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     const c = client(ctx, scope);
     const namespace = scope.namespace ?? DEFAULT_JOB_NAMESPACE;
     const opts = { namespace, ...(ctx.signal ? { signal: ctx.signal } : {}) };
-    const keyOf = (id: string): ResourceKey => ({
+    // Each job's own namespace: a list of every namespace (`*`, as `converge export --namespace '*'`
+    // asks for) is no place to read a job again or write it back to.
+    const keyOf = (id: string, own: string | undefined): ResourceKey => ({
       kind: 'Job',
       name: id,
-      namespace,
+      namespace: own || (namespace === '*' ? DEFAULT_JOB_NAMESPACE : namespace),
       ...(scope.connection !== undefined ? { connection: scope.connection } : {}),
     });
     // One request: the items carry each job's Meta (the ownership marker) when the service can.
     const items = (await c.listJobs({ ...opts, meta: true })).filter(isDeclarable);
     if (listCarriesMeta(items)) {
       return items.map((item) => {
-        const observed = observedOf(keyOf(item.ID), jobFromListItem(item));
+        const observed = observedOf(keyOf(item.ID, item.Namespace), jobFromListItem(item));
         const summary = item.JobSummary ? { summary: item.JobSummary } : {};
         return { ...observed, live: { ...observed.live, fromList: true as const, ...summary } };
       });
     }
     // A service that ignores meta=true: each job is read whole for its Meta, a few at a time.
     const limit = pLimit(LIST_READ_CONCURRENCY);
-    const jobs = await Promise.all(items.map((item) => limit(() => c.readJob(item.ID, opts))));
+    const jobs = await Promise.all(
+      items.map((item) =>
+        limit(() => c.readJob(item.ID, { ...opts, namespace: keyOf(item.ID, item.Namespace).namespace! })),
+      ),
+    );
     return jobs
       .filter((job): job is Job => job !== undefined && isDeclarable(job))
-      .map((job) => observedOf(keyOf(job.ID), job));
+      .map((job) => observedOf(keyOf(job.ID, job.Namespace), job));
   },
 
   async readWhole(ctx, listed) {
