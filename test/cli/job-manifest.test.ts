@@ -261,7 +261,7 @@ describe('mistakes in a job', () => {
     );
   });
 
-  it('a job the scheduler refuses is a problem at its manifest line; the other jobs are still planned', async () => {
+  it('a job the scheduler refuses is a problem at its manifest line (a missing namespace at metadata.namespace); the other jobs are still planned', async () => {
     const dir = folder({
       'jobs.yaml': `apiVersion: converge/v1
 kind: Job
@@ -275,7 +275,7 @@ ${manifestFor('fine', 'Type: service\nDatacenters: [dc1]\nTaskGroups: [{ Name: g
     const r = await converge(['plan', '-f', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /jobs\.yaml:5:\d+: the scheduler refuses this job: .*nonexistent namespace "no-such-namespace"/,
+      /jobs\.yaml:3:\d+: the scheduler refuses this job: .*nonexistent namespace "no-such-namespace"/,
     );
     expect(r.stdout).toContain('+ Job/default/fine');
   });

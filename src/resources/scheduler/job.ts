@@ -84,7 +84,9 @@ export interface JobLive {
  */
 export type JobServerPlan =
   /** `whole`: the live job read whole for a change found on a job observed from the list. */
-  { plan: PlanResponse; whole?: Job } | { refused: string };
+  | { plan: PlanResponse; whole?: Job }
+  /** `pointer`: where in the document the refusal is about (the spec, unless it names the namespace). */
+  | { refused: string; pointer: string };
 
 /** Reads of whole jobs for a list run at most this many at once. */
 const LIST_READ_CONCURRENCY = 8;
@@ -246,8 +248,12 @@ async function planOrRefusal(
   try {
     return { plan: await client(ctx, key).planJob(job, { ...call(ctx, key), diff }) };
   } catch (error) {
-    if (error instanceof HttpStatusError && (error.status === 400 || error.status === 500))
-      return { refused: `the scheduler refuses this job: ${error.serviceMessage ?? error.message}` };
+    if (error instanceof HttpStatusError && (error.status === 400 || error.status === 500)) {
+      const message = error.serviceMessage ?? error.message;
+      // `job "x" is in nonexistent namespace "nope"` is about metadata.namespace, not the spec.
+      const pointer = /nonexistent namespace/i.test(message) ? '/metadata/namespace' : '/spec';
+      return { refused: `the scheduler refuses this job: ${message}`, pointer };
+    }
     throw error;
   }
 }
@@ -418,7 +424,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     const job = localOf(desired).job;
     if (!job) return {};
     const planned = await planOrRefusal(ctx, desired.key, job, false);
-    if ('refused' in planned) return { problems: [{ message: planned.refused, pointer: '/spec' }] };
+    if ('refused' in planned) return { problems: [{ message: planned.refused, pointer: planned.pointer }] };
     const plan = planned.plan;
     // The scheduler's placements per task group are the create's blast radius (a template's: none).
     const impact = templateImpact(job) ?? allocationNotes(plan);
@@ -430,7 +436,7 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
 
   compare(desired, observed, serverPlan) {
     if (serverPlan && 'refused' in serverPlan)
-      return { diffs: [], problems: [{ message: serverPlan.refused, pointer: '/spec' }] };
+      return { diffs: [], problems: [{ message: serverPlan.refused, pointer: serverPlan.pointer }] };
     const plan = serverPlan?.plan;
     if (!plan) {
       // Only when the job specification itself could not be read or parsed: that problem is reported.
