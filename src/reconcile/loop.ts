@@ -338,7 +338,11 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       for (const address of addresses) log.line('prune_left', { cycle, address, why });
     const tally = tallyPlan(run.plan);
     Object.assign(counts, tally.counts);
-    metrics.setDrift(tally.drift, tally.unplanned);
+    metrics.setDrift(
+      tally.drift,
+      tally.unplanned,
+      run.plan.changes.map((c) => c.key.kind),
+    );
     if (run.plan.problems.length > 0) {
       // Counted once per service whose objects could not be planned, as a failed request would be.
       const services = new Set(run.plan.problems.map((p) => catalog.kind(p.key.kind)?.service));

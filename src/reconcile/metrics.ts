@@ -72,10 +72,16 @@ export class ReconcileMetrics {
 
   /**
    * The drift and the objects not planned of the last plan, as its summary counts them (each object
-   * in one of them at most). Kinds seen before and now at none go back to 0 rather than vanish.
+   * in one of them at most). Every kind the plan holds has its series from the first cycle, at 0
+   * when in sync (a dashboard showed "No data", and an `absent()` alert fired, until a kind first
+   * drifted); kinds seen before and now at none go back to 0 rather than vanish.
    */
-  setDrift(drift: ReadonlyMap<string, number>, unplanned: ReadonlyMap<string, number>): void {
-    for (const kind of [...drift.keys(), ...unplanned.keys()]) this.knownKinds.add(kind);
+  setDrift(
+    drift: ReadonlyMap<string, number>,
+    unplanned: ReadonlyMap<string, number>,
+    planned: Iterable<string> = [],
+  ): void {
+    for (const kind of [...planned, ...drift.keys(), ...unplanned.keys()]) this.knownKinds.add(kind);
     for (const kind of this.knownKinds) {
       this.drift.set({ kind }, drift.get(kind) ?? 0);
       this.unplanned.set({ kind }, unplanned.get(kind) ?? 0);

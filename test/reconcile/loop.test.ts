@@ -152,6 +152,24 @@ describe('reconcile loop', () => {
     await run.loop.done;
   });
 
+  it('has a drift series at 0 for every kind of the manifest from a first cycle in sync', async () => {
+    const name = unique('steady');
+    const paths = [roleManifest(name, 'steady')];
+    const first = await start({ paths });
+    await until('the role applied', () => first.cycles()[0]);
+    first.stop.abort('SIGTERM');
+    await first.loop.done;
+    const run = await start({ paths, listen: { host: '127.0.0.1', port: 0 } });
+    await until('a cycle', () => run.cycles()[0]);
+    const text = await (await fetch(`http://127.0.0.1:${run.loop.address!.port}/metrics`)).text();
+    run.stop.abort('SIGTERM');
+    await run.loop.done;
+    expect(run.cycles()[0]).toMatchObject({ outcome: 'in_sync' });
+    // Before, no series until the kind first drifted: a dashboard read "No data".
+    expect(text).toMatch(/^converge_reconcile_drift\{kind="AclRole"\} 0$/m);
+    expect(text).toMatch(/^converge_reconcile_unplanned\{kind="AclRole"\} 0$/m);
+  });
+
   it('serves Prometheus metrics whose counts move with the cycles', async () => {
     const name = unique('metered');
     const run = await start({ paths: [roleManifest(name, 'm')], listen: { host: '127.0.0.1', port: 0 } });
