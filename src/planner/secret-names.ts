@@ -175,6 +175,13 @@ export function maskSecretsByName(change: Change, maps: readonly string[], secre
   } as Change;
 }
 
+/** `value` (a whole object: a job as the service returns it) with its secret entries masked. */
+export function maskSecretsInValue<T>(value: T, maps: readonly string[], secretName: SecretName): T {
+  let out: unknown = value;
+  for (const p of splitPaths(maps)) out = maskEntries(out, p, secretName);
+  return out as T;
+}
+
 const splitByMaps = new WeakMap<readonly string[], string[][]>();
 
 /** A kind's maps as path segments, split once per kind. */

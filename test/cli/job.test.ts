@@ -219,6 +219,41 @@ describe('job status', () => {
   });
 });
 
+describe('--json and secrets', () => {
+  it('masks the entries whose names say secret in every job it prints, as the text output and the plan do', async () => {
+    const id = freshId('secret-json');
+    const password = `registry-pw-${randomUUID()}`;
+    const key = `aws-key-${randomUUID()}`;
+    const job = serviceJob(id);
+    const task = job.TaskGroups![0]!.Tasks![0]!;
+    task.Config = { image: 'nginx:1.25', auth: { username: 'ci', password } };
+    task.Env = { MODE: 'prod', AWS_SECRET_ACCESS_KEY: key };
+    job.Meta = { owner: 'web', api_token: key };
+    await registered(job);
+    await registered(edited(job, 'nginx:1.26'));
+    for (const args of [
+      ['status', id, '--json'],
+      ['history', id, '--json'],
+      ['history', id, '--diffs', '--json'],
+      ['allocs', id, '--json'],
+    ]) {
+      const r = await converge(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout, args.join(' ')).not.toContain(password);
+      expect(r.stdout, args.join(' ')).not.toContain(key);
+    }
+    const status = JSON.parse((await converge(['status', id, '--json'])).stdout) as { Job: Job };
+    const shown = status.Job.TaskGroups![0]!.Tasks![0]!;
+    // Masked, not dropped: the entries are there, and the others as the service gave them.
+    expect(shown.Env).toEqual({ MODE: 'prod', AWS_SECRET_ACCESS_KEY: '(sensitive value)' });
+    expect((shown.Config as { auth: unknown }).auth).toEqual({
+      username: 'ci',
+      password: '(sensitive value)',
+    });
+    expect(status.Job.Meta).toMatchObject({ owner: 'web', api_token: '(sensitive value)' });
+  });
+});
+
 describe('job history, stable', () => {
   it('lists versions newest first, and marks one stable or not', async () => {
     const id = freshId('hist');

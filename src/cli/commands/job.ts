@@ -21,6 +21,8 @@ import { type Io, useColor, write } from '../io.js';
 import { table } from '../table.js';
 import { jobDiffHasChanges, maskJobDiff, renderJobDiff } from './job-diff.js';
 import { sensitiveEnvFrom } from '../../common/allow-list.js';
+import { maskSecretsInValue } from '../../planner/secret-names.js';
+import { JOB_SECRET_MAPS } from '../../resources/scheduler/secret-maps.js';
 import {
   allocationsTable,
   childrenLine,
@@ -75,8 +77,24 @@ function secretNameOf(io: Io): (name: string) => boolean {
   return sensitiveEnvFrom(io.env.CONVERGE_SENSITIVE_ENV).allows;
 }
 
+/**
+ * The service's answer as JSON, but for the values of entries whose names say secret in every job it
+ * holds (`Env.DB_PASSWORD`, `Config.auth.password`: a job, each version of a history, an allocation's
+ * job), masked as the plan and the text output mask them: a `--json` pasted into a ticket or a CI log
+ * is as public as either.
+ */
 export function printJson(io: Io, value: unknown): void {
-  write(io.stdout, JSON.stringify(value, null, 2));
+  write(io.stdout, JSON.stringify(maskJobs(value, secretNameOf(io)), null, 2));
+}
+
+function maskJobs(value: unknown, secretName: (name: string) => boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskJobs(item, secretName));
+  if (typeof value !== 'object' || value === null) return value;
+  const record = value as Record<string, unknown>;
+  const masked = Array.isArray(record.TaskGroups)
+    ? maskSecretsInValue(record, JOB_SECRET_MAPS, secretName)
+    : record;
+  return Object.fromEntries(Object.entries(masked).map(([k, v]) => [k, maskJobs(v, secretName)]));
 }
 
 /** The job, or the one clear error a user can act on (the service's 404 body says less). */
@@ -150,7 +168,8 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
     const history = await client.jobVersions(id, { ...ns(flags), diffs: Boolean(flags.diffs) });
     if (!history) throw new CliError(`no job ${id} in namespace ${nsName(flags)}`);
     if (flags.json) {
-      printJson(io, history);
+      const secretName = secretNameOf(io);
+      printJson(io, { ...history, Diffs: history.Diffs?.map((d) => maskJobDiff(d, secretName)) ?? null });
       return EXIT.ok;
     }
     const color = useColor(io, flags.color);

@@ -36,6 +36,7 @@ import type {
   Versioned,
 } from '../contract.js';
 import { exportJob } from './job-export.js';
+import { JOB_SECRET_MAPS } from './secret-maps.js';
 import {
   allocationNotes,
   periodicNote,
@@ -316,15 +317,8 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
   // Tokens the service checks at registration and never stores (it clears them before the job is
   // kept): masked in every plan, never in a saved plan, scrubbed from errors.
   sensitive: ['SecretsToken', 'RegistryToken'],
-  // Where a job's own names say what a value is: its environment, its metadata, and a driver's
-  // registry login (`auth: { username, password }`).
-  secretsByName: [
-    'Meta',
-    'TaskGroups.Meta',
-    'TaskGroups.Tasks.Env',
-    'TaskGroups.Tasks.Meta',
-    'TaskGroups.Tasks.Config.auth',
-  ],
+  // Where a job's own names say what a value is (secret-maps.ts).
+  secretsByName: JOB_SECRET_MAPS,
   ownership: 'marker',
   // Every register sends the whole job, marker included: an imported job gets it on its next apply.
   markerAttribute: `Meta.${OWNERSHIP_META_KEY}`,
