@@ -52,9 +52,21 @@ export function writeApplySummary(
       `  skipped: ${heldBack.length} other change${heldBack.length === 1 ? '' : 's'}, not attempted: a saved plan is applied whole or not at all`,
     );
   // The counts come last, so they are what a terminal shows at the bottom however long the lists.
+  // A saved plan refused whole before anything was sent is said as a refusal: "finished with
+  // errors" read as an apply that had tried and failed.
+  const refusedWhole =
+    applied === 0 &&
+    failed === 0 &&
+    heldBack.length + stale > 0 &&
+    result.results.every((x) => x.planStale || x.status === 'stale');
+  const headline = refusedWhole
+    ? 'refused, nothing applied (live state changed since the plan)'
+    : failed + skipped + stale === 0
+      ? 'complete'
+      : 'finished with errors';
   write(
     io.stdout,
-    `\nApply ${failed + skipped + stale === 0 ? 'complete' : 'finished with errors'}: ${applied} applied, ${failed} failed, ${skipped} skipped, ${stale} stale.`,
+    `\nApply ${headline}: ${applied} applied, ${failed} failed, ${skipped} skipped, ${stale} stale.`,
   );
   const along = waitsLine(waits);
   if (along) write(io.stdout, along);

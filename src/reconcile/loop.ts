@@ -356,7 +356,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       return result(
         'failed',
         log.message(
-          `the plan has ${run.plan.problems.length} problem(s)${options.dryRun ? '' : ', nothing applied'}; first: ${addressOf(first.key)}: ${where}${first.message}`,
+          `the plan has ${run.plan.problems.length} problem${run.plan.problems.length === 1 ? '' : 's'}${options.dryRun ? '' : ', nothing applied'}; first: ${addressOf(first.key)}: ${where}${first.message}`,
         ),
       );
     }

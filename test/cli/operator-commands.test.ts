@@ -390,6 +390,10 @@ describe('apply of a stale saved plan', () => {
       'skipped: 1 other change, not attempted: a saved plan is applied whole or not at all',
     );
     expect((await api('GET', '/v1/acl/role/name/ops-held')).status).toBe(404);
+    // Said as a refusal, not as an apply that tried and failed.
+    expect(r.stdout).toContain(
+      'Apply refused, nothing applied (live state changed since the plan): 0 applied, 0 failed, 1 skipped, 1 stale.',
+    );
   });
 });
 
