@@ -152,11 +152,11 @@ describe('--target', () => {
     const text = await runCli(['plan', '-f', dir, '--target', 'AclRole/default/db-readers'], env);
     expect(text.code).toBe(0);
     expect(text.stdout.split('\n')[0]).toBe(
-      'Targeted plan: 1 of 7 objects; the rest not compared (--target AclRole/default/db-readers).',
+      'Targeted plan: 1 of 7 declared objects; the rest not compared (--target AclRole/default/db-readers).',
     );
     const md = await runCli(['plan', '-f', dir, '--markdown', '--target', 'AclRole/default/db-readers'], env);
     expect(md.stdout).toContain(
-      '> **Targeted plan: 1 of 7 objects; the rest not compared (--target AclRole/default/db-readers).**',
+      '> **Targeted plan: 1 of 7 declared objects; the rest not compared (--target AclRole/default/db-readers).**',
     );
   });
 
@@ -260,7 +260,7 @@ describe('a saved targeted plan', () => {
     const applied = await runCli(['apply', out], env);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
-    expect(applied.stdout).toContain('Targeted plan: 1 of 7 objects');
+    expect(applied.stdout).toContain('Targeted plan: 1 of 7 declared objects');
     expect(applied.stdout).toContain('1 applied');
 
     // Only web-readers exists now: the whole plan still wants the other six.

@@ -65,7 +65,7 @@ export function targetingLines(t: Targeting): string[] {
   const headline =
     t.selected === t.total
       ? `Targeted plan: all ${t.total} declared object${t.total === 1 ? '' : 's'} (${asked.join(', ')}).`
-      : `Targeted plan: ${t.selected} of ${t.total} objects; the rest not compared (${asked.join(', ')}).`;
+      : `Targeted plan: ${t.selected} of ${t.total} declared objects; the rest not compared (${asked.join(', ')}).`;
   const notListed = t.pruneKindsNotListed ?? [];
   return [
     headline,
