@@ -82,6 +82,14 @@ describe('a deletion guard', () => {
     expect(json.summary.unplanned).toBe(0);
     expect(json.complete).toBe(false);
     expect(json.problems.map((p) => p.address)).toEqual(['Plan/max-deletes']);
+    // On a pull request too the refusal comes first, before the counts of a plan that will not apply.
+    const md = await runCli(
+      ['plan', '-f', manifest(role('counts-kept')), '--prune', '--max-deletes', '0', '--markdown'],
+      e,
+    );
+    const refusedAt = md.stdout.indexOf('**Plan refused:**');
+    expect(refusedAt).toBeGreaterThan(0);
+    expect(refusedAt).toBeLessThan(md.stdout.indexOf('**Plan: 1 to add'));
   });
 });
 

@@ -159,13 +159,15 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   const notPlanned = unplannedChanges(plan, unplanned);
   const changes = plan.changes.filter((c) => c.action !== 'noop' && !notPlanned.has(c));
   const head: string[] = [];
-  head.push(`### Converge plan`, '', `**${summaryLine(planCounts(plan.changes, unplanned))}**`, '');
+  head.push(`### Converge plan`, '');
+  // A refused plan says so first, as the text plan does: its counts are of a plan that will not apply.
+  if (refusals.length > 0) {
+    head.push(`> [!CAUTION]`, `> **${REFUSED_HEADLINE}:**`, ...refusals.map((r) => `> - ${cell(r)}`), '');
+  }
+  head.push(`**${summaryLine(planCounts(plan.changes, unplanned))}**`, '');
   if (plan.targeting) {
     const [headline, ...notes] = targetingLines(plan.targeting);
     head.push('> [!WARNING]', `> **${cell(headline!)}**`, ...notes.map((n) => `> - ${cell(n)}`), '');
-  }
-  if (refusals.length > 0) {
-    head.push(`> [!CAUTION]`, `> **${REFUSED_HEADLINE}:**`, ...refusals.map((r) => `> - ${cell(r)}`), '');
   }
   // What could not be planned comes first: the rest of the plan is not the whole difference.
   if (unplanned.length > 0) {
