@@ -182,7 +182,7 @@ describe('examples/ci/github-actions.yml', () => {
     const env = actions();
     expect(await run(job('plan', 'platform'), env)).toEqual([2]);
     const summary = readFileSync(env.GITHUB_STEP_SUMMARY!, 'utf8');
-    expect(summary).toContain('Pruned: 1 object Converge manages that the manifest no longer declares');
+    expect(summary).toContain('To prune: 1 object Converge manages that the manifest no longer declares');
     expect(summary).toContain('`AclRole/default/platform-readers`');
     expect(await run(job('plan-main', 'platform'))).toEqual([0]);
     expect(await run(job('apply', 'platform'))).toEqual([0]);

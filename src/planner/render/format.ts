@@ -256,5 +256,5 @@ export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
 /** The heading of the plan's prune section, the same in every rendering. */
 export function prunedHeadline(count: number): string {
   // "manages", not "created": an object adopted with `converge import` is pruned as well.
-  return `Pruned: ${count} object${count === 1 ? '' : 's'} Converge manages that the manifest no longer declares`;
+  return `To prune: ${count} object${count === 1 ? '' : 's'} Converge manages that the manifest no longer declares`;
 }
