@@ -2,8 +2,15 @@
 import type { WorkspaceRef, WorkspacesClient } from '../clients/workspaces/client.js';
 import { CliError } from './exit-codes.js';
 
+/**
+ * A workspace id: `ws-` and 16 letters and digits, as the service makes them (`ws-6jrRyVDv1J8zQMB5`).
+ * Any other `ws-…` is a name: `workspace lock ws-a` read a workspace called `ws-a` as an id and
+ * answered a bare 404.
+ */
+const WORKSPACE_ID = /^ws-[A-Za-z0-9]{16}$/;
+
 export function parseWorkspaceRef(arg: string, defaultOrganization: string | undefined): WorkspaceRef {
-  if (/^ws-[A-Za-z0-9]+$/.test(arg)) return { id: arg };
+  if (WORKSPACE_ID.test(arg)) return { id: arg };
   const slash = arg.indexOf('/');
   if (slash > 0 && slash < arg.length - 1 && arg.indexOf('/', slash + 1) < 0) {
     return { organization: arg.slice(0, slash), name: arg.slice(slash + 1) };

@@ -681,6 +681,19 @@ describe('converge workspace and state commands', () => {
     expect(await find('cli-ops')).toBeUndefined();
   });
 
+  it('takes a bare name that starts with ws- for a name, and an id by its shape', async () => {
+    const dir = manifestDir({ 'ws.yaml': workspace('ws-a', 'description: named like an id') });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const shown = await converge(['workspace', 'show', 'ws-a'], env);
+    expect(shown.stderr).toBe('');
+    expect(shown.stdout).toMatch(/Description\s+named like an id/);
+    const id = /\b(ws-[A-Za-z0-9]{16})\b/.exec(shown.stdout)?.[1];
+    expect(id).toBeDefined();
+    expect((await converge(['workspace', 'show', id!], env)).stdout).toMatch(
+      /Description\s+named like an id/,
+    );
+  });
+
   it('pushes, lists, shows and pulls state, and releases the lock when a push is refused', async () => {
     const dir = manifestDir({
       'ws.yaml': workspace('cli-state', 'description: s'),
