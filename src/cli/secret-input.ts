@@ -4,15 +4,21 @@
  * otherwise it is all of stdin, less one final newline, so `printf %s "$X" | converge …` and a file
  * redirected in both work.
  */
-import { isCancel, password } from '@clack/prompts';
+import { password } from '@clack/prompts';
+import { guardedPrompt } from './guarded-prompt.js';
 import { CliError } from './exit-codes.js';
 import type { Io } from './io.js';
 
 export async function readSecret(io: Io, prompt: string, what: string): Promise<string> {
   if (io.stdinIsTTY && io.stdout.isTTY) {
-    const answer = await password({ message: prompt, mask: '*' });
-    if (isCancel(answer)) throw new CliError('cancelled');
-    return answer;
+    // Guarded: Ctrl-D at the prompt left it waiting, and Node exited 13 without a word.
+    const asked = await guardedPrompt<string>(io, ({ input, output, signal }) =>
+      password({ message: prompt, mask: '*', input, output, signal }),
+    );
+    if (asked.outcome === 'interrupted')
+      throw new CliError(`interrupted: no ${what} was sent`, asked.exitCode);
+    if (asked.outcome === 'ended') throw new CliError(`cancelled: no ${what} was given, so none was sent`);
+    return asked.value;
   }
   if (!io.stdin) throw new CliError(`no ${what}: run on a terminal to be asked, or pipe it on stdin`);
   const chunks: Buffer[] = [];

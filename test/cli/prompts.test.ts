@@ -196,3 +196,32 @@ describe('job stop asks first', () => {
     });
   }
 });
+
+describe('a secret asked at a hidden prompt (ldap login, rekey submit)', () => {
+  const ctrlD = (k: PassThrough) => k.write('\x04');
+  const ways = [
+    {
+      how: 'input ends (EOF)',
+      answer: eof,
+      code: 1,
+      said: 'cancelled: no password was given, so none was sent',
+    },
+    {
+      how: 'Ctrl-D is typed',
+      answer: ctrlD,
+      code: 1,
+      said: 'cancelled: no password was given, so none was sent',
+    },
+    { how: 'Ctrl-C is typed', answer: ctrlC, code: 130, said: 'interrupted: no password was sent' },
+    { how: 'SIGINT arrives', answer: sigint, code: 130, said: 'interrupted: no password was sent' },
+  ];
+  for (const { how, answer, code, said } of ways) {
+    // Before, Ctrl-D left the prompt waiting: Node exited 13 with nothing said.
+    it(`ends with ${code} and says so when ${how}`, async () => {
+      const r = await runAtTerminal(['ldap', 'login', 'alice'], env(), 'Password for alice:', answer);
+      expect(r.asked).toBe(true);
+      expect(r.code, r.stderr).toBe(code);
+      expect(r.stderr).toContain(said);
+    });
+  }
+});
