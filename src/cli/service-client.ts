@@ -5,6 +5,9 @@
 import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../clients/service.js';
 import { currentRequestLabel } from '../common/request-label.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
+import { answerLost } from '../clients/http/retry-policy.js';
+import { CliError } from './exit-codes.js';
+import { onInterrupt } from './interrupt.js';
 import type { Io } from './io.js';
 import { retryReporter } from './retry-log.js';
 import { CLI_SETTING_NAMES } from './setting-flags.js';
@@ -26,20 +29,54 @@ export function runHttpOptions(
 }
 
 /**
+ * A one-shot write of an operator command (a scale, a dispatch, a rekey start): not sent again after
+ * a failure that may have acted, since a second would act twice. `what` names it (`the scale of
+ * group web`), `check` is the command that tells whether it took effect.
+ */
+export interface OneShotWrite {
+  what: string;
+  check: string;
+}
+
+/**
  * Runs a one-off operator command with one service's client from the environment, and closes the
- * connection pool afterwards whatever happens.
+ * connection pool afterwards whatever happens. Ctrl-C (or SIGTERM) aborts its requests and ends it
+ * with 130 (143), said; for a one-shot write, interrupted or failed once it may have reached the
+ * service, the error says it may have taken effect and how to check before running it again (an
+ * interrupted `job scale` that had landed ended in silence).
  */
 export async function withClient<C extends ServiceClient, T>(
-  io: Pick<Io, 'env' | 'stderr'>,
+  io: Io,
   service: ServiceDefinition<C>,
   fn: (client: C) => Promise<T>,
+  write?: OneShotWrite,
 ): Promise<T> {
+  const interrupt = onInterrupt(io);
   const connections = new ServiceConnections(io.env, [service], [], {
     http: runHttpOptions(io),
+    signal: interrupt.signal,
   });
+  const mayHaveActed = write
+    ? `${write.what} may have reached the service and taken effect: check with \`${write.check}\` before running it again`
+    : undefined;
   try {
     return await fn(connections.client(service));
+  } catch (error) {
+    if (interrupt.exitCode !== undefined)
+      throw new CliError(mayHaveActed ? `interrupted: ${mayHaveActed}` : 'interrupted', interrupt.exitCode);
+    // Only the write's own failure: a read before it (a 503 on looking the job up) did nothing.
+    if (mayHaveActed && answerLost(error) && (error as { method?: string }).method !== 'GET')
+      throw withNote(error, `not sent again: ${mayHaveActed}`);
+    throw error;
   } finally {
+    interrupt.dispose();
     await connections.close();
   }
+}
+
+/** The error with one more line of advice, its class kept (exit codes and renderers go by it). */
+function withNote(error: unknown, note: string): unknown {
+  if (!(error instanceof Error)) return error;
+  error.message = `${error.message}\n${note}`;
+  return error;
 }

@@ -8,7 +8,8 @@ import type { Readable } from 'node:stream';
 import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { askYesNo } from '../ask-yes-no.js';
-import { withClient } from '../service-client.js';
+import { printable } from '../../common/printable.js';
+import { type OneShotWrite, withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';
@@ -73,6 +74,12 @@ async function readPayload(file: string, io: Io): Promise<Buffer> {
   }
 }
 
+/** A one-shot write to job `id`, checked with its status (`converge job status [--namespace NS] ID`). */
+function writeTo(what: string, id: string, flags: JobFlags): OneShotWrite {
+  const namespace = flags.namespace !== undefined ? `--namespace ${flags.namespace} ` : '';
+  return { what, check: `converge job status ${namespace}${printable(id)}` };
+}
+
 export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io: Io): Promise<number> {
   const meta = parseMeta(flags.meta);
   let payload: Buffer | undefined;
@@ -87,23 +94,28 @@ export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io
       );
     }
   }
-  return withClient(io, schedulerService, async (client) => {
-    const res = await client.dispatchJob(id, {
-      ...ns(flags),
-      ...(payload !== undefined ? { payload } : {}),
-      ...(meta ? { meta } : {}),
-    });
-    if (flags.json) printJson(io, res);
-    else
-      write(
-        io.stdout,
-        [
-          `Job ${id} dispatched: ${res.DispatchedJobID} (${evaluationClause(res.EvalID)})`,
-          nextStatusLine(res.DispatchedJobID, flags),
-        ].join('\n'),
-      );
-    return EXIT.ok;
-  });
+  return withClient(
+    io,
+    schedulerService,
+    async (client) => {
+      const res = await client.dispatchJob(id, {
+        ...ns(flags),
+        ...(payload !== undefined ? { payload } : {}),
+        ...(meta ? { meta } : {}),
+      });
+      if (flags.json) printJson(io, res);
+      else
+        write(
+          io.stdout,
+          [
+            `Job ${id} dispatched: ${res.DispatchedJobID} (${evaluationClause(res.EvalID)})`,
+            nextStatusLine(res.DispatchedJobID, flags),
+          ].join('\n'),
+        );
+      return EXIT.ok;
+    },
+    writeTo(`the dispatch of ${printable(id)}`, id, flags),
+  );
 }
 
 export async function jobRevertCommand(
@@ -113,15 +125,22 @@ export async function jobRevertCommand(
   io: Io,
 ): Promise<number> {
   const target = parseCount(version, 'VERSION');
-  return withClient(io, schedulerService, async (client) => {
-    const res = await client.revertJob(id, target, {
-      ...ns(flags),
-      ...(flags.enforcePriorVersion !== undefined ? { enforcePriorVersion: flags.enforcePriorVersion } : {}),
-    });
-    if (flags.json) printJson(io, res);
-    else write(io.stdout, `Job ${id} reverted to version ${target} (${evaluationClause(res.EvalID)})`);
-    return EXIT.ok;
-  });
+  return withClient(
+    io,
+    schedulerService,
+    async (client) => {
+      const res = await client.revertJob(id, target, {
+        ...ns(flags),
+        ...(flags.enforcePriorVersion !== undefined
+          ? { enforcePriorVersion: flags.enforcePriorVersion }
+          : {}),
+      });
+      if (flags.json) printJson(io, res);
+      else write(io.stdout, `Job ${id} reverted to version ${target} (${evaluationClause(res.EvalID)})`);
+      return EXIT.ok;
+    },
+    writeTo(`the revert of ${printable(id)} to version ${target}`, id, flags),
+  );
 }
 
 export async function jobStableCommand(
@@ -141,45 +160,55 @@ export async function jobStableCommand(
 }
 
 export async function jobEvaluateCommand(id: string, flags: JobEvaluateFlags, io: Io): Promise<number> {
-  return withClient(io, schedulerService, async (client) => {
-    const res = await client.evaluateJob(id, {
-      ...ns(flags),
-      forceReschedule: Boolean(flags.forceReschedule),
-    });
-    if (flags.json) printJson(io, res);
-    else
-      write(
-        io.stdout,
-        `Job ${id} evaluated: evaluation ${shortId(res.EvalID)}${flags.forceReschedule ? ' (failed allocations rescheduled now)' : ''}`,
-      );
-    return EXIT.ok;
-  });
+  return withClient(
+    io,
+    schedulerService,
+    async (client) => {
+      const res = await client.evaluateJob(id, {
+        ...ns(flags),
+        forceReschedule: Boolean(flags.forceReschedule),
+      });
+      if (flags.json) printJson(io, res);
+      else
+        write(
+          io.stdout,
+          `Job ${id} evaluated: evaluation ${shortId(res.EvalID)}${flags.forceReschedule ? ' (failed allocations rescheduled now)' : ''}`,
+        );
+      return EXIT.ok;
+    },
+    writeTo(`the evaluation of ${printable(id)}`, id, flags),
+  );
 }
 
 export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: Io): Promise<number> {
-  return withClient(io, schedulerService, async (client) => {
-    const res = await client.forcePeriodic(id, ns(flags));
-    const child = await forcedChild(client, id, res, flags);
-    // --json keeps the service's answer and adds the child it does not name.
-    if (flags.json) printJson(io, child ? { ...res, ChildJobID: child } : res);
-    else if (child)
-      write(
-        io.stdout,
-        [
-          `Job ${id} launched now: ${child} (${evaluationClause(res.EvalID)})`,
-          nextStatusLine(child, flags),
-        ].join('\n'),
-      );
-    else
-      write(
-        io.stdout,
-        [
-          `Job ${id} launched now (${evaluationClause(res.EvalID)}); its child job was not found.`,
-          `Next: \`converge job status --prefix ${id}/periodic-\` lists its children.`,
-        ].join('\n'),
-      );
-    return EXIT.ok;
-  });
+  return withClient(
+    io,
+    schedulerService,
+    async (client) => {
+      const res = await client.forcePeriodic(id, ns(flags));
+      const child = await forcedChild(client, id, res, flags);
+      // --json keeps the service's answer and adds the child it does not name.
+      if (flags.json) printJson(io, child ? { ...res, ChildJobID: child } : res);
+      else if (child)
+        write(
+          io.stdout,
+          [
+            `Job ${id} launched now: ${child} (${evaluationClause(res.EvalID)})`,
+            nextStatusLine(child, flags),
+          ].join('\n'),
+        );
+      else
+        write(
+          io.stdout,
+          [
+            `Job ${id} launched now (${evaluationClause(res.EvalID)}); its child job was not found.`,
+            `Next: \`converge job status --prefix ${id}/periodic-\` lists its children.`,
+          ].join('\n'),
+        );
+      return EXIT.ok;
+    },
+    writeTo(`the launch of ${printable(id)}`, id, flags),
+  );
 }
 
 export async function jobScaleCommand(
@@ -199,57 +228,67 @@ export async function jobScaleCommand(
   if (flags.error !== undefined && count !== undefined)
     throw new CliError('--error records a failed scaling event: it takes no COUNT');
   const target = count === undefined ? undefined : parseCount(count, 'COUNT');
-  return withClient(io, schedulerService, async (client) => {
-    const job = await requireJob(client, id, flags);
-    const tg = (job.TaskGroups ?? []).find((g) => g.Name === group);
-    if (!tg) {
-      const names = (job.TaskGroups ?? []).map((g) => g.Name).join(', ');
-      throw new CliError(`job ${id} has no task group ${group}${names ? ` (groups: ${names})` : ''}`);
-    }
-    const res = await client.scaleJob(id, group, {
-      ...ns(flags),
-      ...(target !== undefined ? { count: target } : {}),
-      ...(flags.message !== undefined ? { message: flags.message } : {}),
-      ...(flags.error !== undefined ? { error: flags.error } : {}),
-    });
-    if (flags.json) {
-      printJson(io, res);
+  return withClient(
+    io,
+    schedulerService,
+    async (client) => {
+      const job = await requireJob(client, id, flags);
+      const tg = (job.TaskGroups ?? []).find((g) => g.Name === group);
+      if (!tg) {
+        const names = (job.TaskGroups ?? []).map((g) => g.Name).join(', ');
+        throw new CliError(`job ${id} has no task group ${group}${names ? ` (groups: ${names})` : ''}`);
+      }
+      const res = await client.scaleJob(id, group, {
+        ...ns(flags),
+        ...(target !== undefined ? { count: target } : {}),
+        ...(flags.message !== undefined ? { message: flags.message } : {}),
+        ...(flags.error !== undefined ? { error: flags.error } : {}),
+      });
+      if (flags.json) {
+        printJson(io, res);
+        return EXIT.ok;
+      }
+      const evaluation = evaluationClause(res.EvalID);
+      write(
+        io.stdout,
+        target === undefined
+          ? `Job ${id}: scaling ${flags.error !== undefined ? 'error' : 'event'} recorded for group ${group}, count unchanged at ${tg.Count ?? 1} (${evaluation})`
+          : `Job ${id} scaled: group ${group} ${tg.Count ?? 1} → ${target} (${evaluation})`,
+      );
       return EXIT.ok;
-    }
-    const evaluation = evaluationClause(res.EvalID);
-    write(
-      io.stdout,
-      target === undefined
-        ? `Job ${id}: scaling ${flags.error !== undefined ? 'error' : 'event'} recorded for group ${group}, count unchanged at ${tg.Count ?? 1} (${evaluation})`
-        : `Job ${id} scaled: group ${group} ${tg.Count ?? 1} → ${target} (${evaluation})`,
-    );
-    return EXIT.ok;
-  });
+    },
+    writeTo(`the scaling of group ${printable(group)} of ${printable(id)}`, id, flags),
+  );
 }
 
 export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): Promise<number> {
-  return withClient(io, schedulerService, async (client) => {
-    await requireJob(client, id, flags);
-    const what = flags.purge ? 'stop and purge' : 'stop';
-    if (!flags.yes) {
-      // A prompt needs someone to answer it; in CI the flag states the intent instead.
-      const reply = await askYesNo(io, {
-        message: `${what} job ${id} in namespace ${nsName(flags)}?`,
-        noTerminal: `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
-      });
-      if (reply.answer !== 'yes') {
-        const interrupted = reply.answer === 'interrupted';
-        write(io.stderr, `${interrupted ? 'Interrupted' : 'Cancelled'}; job ${id} was not stopped.`);
-        return interrupted ? reply.exitCode : EXIT.error;
+  return withClient(
+    io,
+    schedulerService,
+    async (client) => {
+      await requireJob(client, id, flags);
+      const what = flags.purge ? 'stop and purge' : 'stop';
+      if (!flags.yes) {
+        // A prompt needs someone to answer it; in CI the flag states the intent instead.
+        const reply = await askYesNo(io, {
+          message: `${what} job ${id} in namespace ${nsName(flags)}?`,
+          noTerminal: `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
+        });
+        if (reply.answer !== 'yes') {
+          const interrupted = reply.answer === 'interrupted';
+          write(io.stderr, `${interrupted ? 'Interrupted' : 'Cancelled'}; job ${id} was not stopped.`);
+          return interrupted ? reply.exitCode : EXIT.error;
+        }
       }
-    }
-    const res = await client.stopJob(id, { ...ns(flags), purge: Boolean(flags.purge) });
-    if (flags.json) printJson(io, res);
-    else
-      write(
-        io.stdout,
-        `Job ${id} ${flags.purge ? 'stopped and purged' : 'stopped'} (${evaluationClause(res.EvalID)})`,
-      );
-    return EXIT.ok;
-  });
+      const res = await client.stopJob(id, { ...ns(flags), purge: Boolean(flags.purge) });
+      if (flags.json) printJson(io, res);
+      else
+        write(
+          io.stdout,
+          `Job ${id} ${flags.purge ? 'stopped and purged' : 'stopped'} (${evaluationClause(res.EvalID)})`,
+        );
+      return EXIT.ok;
+    },
+    writeTo(`the stop of ${printable(id)}`, id, flags),
+  );
 }

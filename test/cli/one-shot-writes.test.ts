@@ -1,0 +1,72 @@
+/**
+ * Operator writes that are sent once (a scale, a dispatch, a revert): a second send would act twice,
+ * so none is retried after a failure that may have acted. Whether interrupted or failed, the command
+ * says that the write may have taken effect and how to check before running it again; an
+ * interrupted `job scale` that had landed used to end with 130 and nothing said.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { SchedulerClient } from '../../src/clients/scheduler/client.js';
+import type { Job } from '../../src/clients/scheduler/types.js';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runCli } from '../support/run-cli.js';
+
+let sandbox: RunningSandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+const web: Job = {
+  ID: 'web',
+  Type: 'service',
+  Datacenters: ['dc1'],
+  TaskGroups: [
+    { Name: 'web', Count: 1, Tasks: [{ Name: 'server', Driver: 'docker', Config: { image: 'nginx:1' } }] },
+  ],
+} as Job;
+
+async function sandboxWithJob(faults: Record<string, unknown>): Promise<RunningSandbox> {
+  sandbox = await startSandbox({ port: 0, token: 'one-shot-root-7a1e', config: { faults } });
+  const client = SchedulerClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
+  try {
+    // Registered before the faults matter: the first request may meet one, and is retried.
+    await client.registerJob(web, { namespace: 'default' });
+  } finally {
+    await client.close();
+  }
+  return sandbox;
+}
+
+it('Ctrl-C during a scale says it may have taken effect and names the check, with 130', async () => {
+  const s = await sandboxWithJob({ services: { scheduler: { latencyMs: 600 } } });
+  const timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), 900);
+  try {
+    const r = await runCli(['job', 'scale', 'web', 'web', '3', '--message', 'more'], {
+      ...s.env(),
+      NO_COLOR: '1',
+    });
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain(
+      'interrupted: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+});
+
+it('a scale that fails once it may have acted is not sent again, and says how to check', async () => {
+  // Half the scheduler's answers are 503s (a seeded stream): reads are retried through them, the
+  // scale is not. Within a few runs one scale meets a 503 of its own.
+  const s = await sandboxWithJob({ services: { scheduler: { failRate: 0.5 } }, seed: 11 });
+  const env = { ...s.env(), NO_COLOR: '1', CONVERGE_RETRY_BUDGET: '5' };
+  let failed: { code: number; stderr: string } | undefined;
+  for (let run = 0; run < 12 && !failed; run++) {
+    const r = await runCli(['job', 'scale', 'web', 'web', String(2 + run), '--message', 'm'], env);
+    if (r.code !== 0 && r.stderr.includes('POST /v1/job/web/scale')) failed = r;
+  }
+  expect(failed, 'no scale met a 503 of its own').toBeDefined();
+  expect(failed!.stderr).toContain('503');
+  expect(failed!.stderr).toContain(
+    'not sent again: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
+  );
+});
