@@ -57,13 +57,21 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
+/** What these tests read of an exported document's spec (a job's). */
+interface ExportedSpec {
+  Datacenters?: string[];
+  TaskGroups: { Count?: number; Tasks: { Config: { image?: string } }[] }[];
+}
+
 /** The exported documents of one kind's file, as plain objects. */
 function documents(
   dir: string,
   kind: string,
-): { metadata: { name: string; namespace: string }; spec: any }[] {
+): { metadata: { name: string; namespace: string }; spec: ExportedSpec }[] {
   const text = readFileSync(path.join(dir, `${kind}.yaml`), 'utf8');
-  return parseAllDocuments(text).map((d) => d.toJS());
+  return parseAllDocuments(text).map(
+    (d) => d.toJS() as { metadata: { name: string; namespace: string }; spec: ExportedSpec },
+  );
 }
 
 async function planOf(dir: string): Promise<PlanJson> {
@@ -101,8 +109,8 @@ describe("export --namespace '*'", () => {
     ]);
     for (const d of jobs) {
       expect(d.spec.Datacenters).toEqual(['dc1']);
-      expect(d.spec.TaskGroups[0].Count).toBe(2);
-      expect(d.spec.TaskGroups[0].Tasks[0].Config.image).toMatch(/^(nginx:1\.26|api:1)$/);
+      expect(d.spec.TaskGroups[0]!.Count).toBe(2);
+      expect(d.spec.TaskGroups[0]!.Tasks[0]!.Config.image).toMatch(/^(nginx:1\.26|api:1)$/);
     }
     const plan = await planOf(dir);
     expect(plan.problems).toEqual([]);

@@ -93,7 +93,9 @@ describe('--prune with the inventory', () => {
     const dir = roles('invp-keep');
 
     const text = await runCli(['plan', '-f', dir, '--prune'], env);
-    expect(text.stdout).toContain('To prune: 1 object Converge manages that the manifest no longer declares:');
+    expect(text.stdout).toContain(
+      'To prune: 1 object Converge manages that the manifest no longer declares:',
+    );
     expect(text.stdout.indexOf('To prune:')).toBeLessThan(text.stdout.indexOf('AclRole/default/invp-old'));
     const markdown = await runCli(['plan', '-f', dir, '--prune', '--markdown'], env);
     expect(markdown.stdout).toContain(
