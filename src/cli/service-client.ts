@@ -7,7 +7,7 @@ import { currentRequestLabel } from '../common/request-label.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import { answerLost } from '../clients/http/retry-policy.js';
 import { CliError } from './exit-codes.js';
-import { onInterrupt } from './interrupt.js';
+import { type Interrupt, onInterrupt } from './interrupt.js';
 import type { Io } from './io.js';
 import { retryReporter } from './retry-log.js';
 import { CLI_SETTING_NAMES } from './setting-flags.js';
@@ -40,36 +40,39 @@ export interface OneShotWrite {
 
 /**
  * Runs a one-off operator command with one service's client from the environment, and closes the
- * connection pool afterwards whatever happens. Ctrl-C (or SIGTERM) aborts its requests and ends it
- * with 130 (143), said; for a one-shot write, interrupted or failed once it may have reached the
+ * connection pool afterwards whatever happens. For a one-shot write, Ctrl-C (or SIGTERM) aborts its
+ * requests and ends it with 130 (143), and interrupted or failed once it may have reached the
  * service, the error says it may have taken effect and how to check before running it again (an
  * interrupted `job scale` that had landed ended in silence).
  */
 export async function withClient<C extends ServiceClient, T>(
   io: Io,
   service: ServiceDefinition<C>,
-  fn: (client: C) => Promise<T>,
+  /** `interrupt`: the write's, for a question the command asks first (one handler, one line said). */
+  fn: (client: C, interrupt?: Interrupt) => Promise<T>,
   write?: OneShotWrite,
 ): Promise<T> {
-  const interrupt = onInterrupt(io);
+  // Only a one-shot write watches signals here: a command that holds a lock (a state push) has its
+  // own interrupt, whose unlock must not be aborted by a signal every request of the client hears.
+  const interrupt = write ? onInterrupt(io) : undefined;
   const connections = new ServiceConnections(io.env, [service], [], {
     http: runHttpOptions(io),
-    signal: interrupt.signal,
+    ...(interrupt ? { signal: interrupt.signal } : {}),
   });
   const mayHaveActed = write
     ? `${write.what} may have reached the service and taken effect: check with \`${write.check}\` before running it again`
     : undefined;
   try {
-    return await fn(connections.client(service));
+    return await fn(connections.client(service), interrupt);
   } catch (error) {
-    if (interrupt.exitCode !== undefined)
+    if (interrupt?.exitCode !== undefined)
       throw new CliError(mayHaveActed ? `interrupted: ${mayHaveActed}` : 'interrupted', interrupt.exitCode);
     // Only the write's own failure: a read before it (a 503 on looking the job up) did nothing.
     if (mayHaveActed && answerLost(error) && (error as { method?: string }).method !== 'GET')
       throw withNote(error, `not sent again: ${mayHaveActed}`);
     throw error;
   } finally {
-    interrupt.dispose();
+    interrupt?.dispose();
     await connections.close();
   }
 }

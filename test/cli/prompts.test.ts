@@ -192,6 +192,8 @@ describe('job stop asks first', () => {
       expect(r.asked).toBe(true);
       expect(r.code, r.stderr).toBe(code);
       expect(r.stderr).toContain(`${said}; job ${id} was not stopped.`);
+      // One handler hears the signal: its line is said once, not once per listener.
+      expect(r.stderr.split('Interrupted (SIGINT)').length).toBeLessThanOrEqual(2);
       expect((await scheduler.readJob(id))!.Stop).toBeFalsy();
     });
   }

@@ -265,12 +265,13 @@ export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): P
   return withClient(
     io,
     schedulerService,
-    async (client) => {
+    async (client, interrupt) => {
       await requireJob(client, id, flags);
       const what = flags.purge ? 'stop and purge' : 'stop';
       if (!flags.yes) {
         // A prompt needs someone to answer it; in CI the flag states the intent instead.
         const reply = await askYesNo(io, {
+          ...(interrupt ? { interrupt } : {}),
           message: `${what} job ${id} in namespace ${nsName(flags)}?`,
           noTerminal: `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
         });
