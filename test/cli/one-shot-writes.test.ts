@@ -4,11 +4,15 @@
  * says that the write may have taken effect and how to check before running it again; an
  * interrupted `job scale` that had landed used to end with 130 and nothing said.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/clients/scheduler/client.js';
+import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import type { Job } from '../../src/clients/scheduler/types.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 let sandbox: RunningSandbox | undefined;
 afterEach(async () => {
@@ -69,4 +73,36 @@ it('a scale that fails once it may have acted is not sent again, and says how to
   expect(failed!.stderr).toContain(
     'not sent again: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
   );
+});
+
+it('Ctrl-C before a state push has locked says nothing was uploaded or locked, not that a lock was released', async () => {
+  sandbox = await startSandbox({
+    port: 0,
+    token: 'one-shot-root-7a1e',
+    config: {
+      workspaces: { organizations: [{ name: 'acme' }] },
+      faults: { services: { workspaces: { latencyMs: 800 } } },
+    },
+  });
+  const client = WorkspacesClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
+  try {
+    await client.createWorkspace('acme', { name: 'app' });
+  } finally {
+    await client.close();
+  }
+  const dir = tempDir('converge-one-shot-state-');
+  const file = path.join(dir, 'app.tfstate');
+  writeFileSync(file, JSON.stringify({ version: 4, serial: 1, lineage: 'l-1', resources: [], outputs: {} }));
+  // While the workspace is being looked up, before any lock: 800 ms per answer.
+  const timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), 300);
+  try {
+    const r = await runCli(['state', 'push', 'acme/app', file], { ...sandbox.env(), NO_COLOR: '1' });
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain(
+      'interrupted before the push began: nothing was uploaded, and the workspace was not locked',
+    );
+    expect(r.stderr).not.toContain('lock was released');
+  } finally {
+    clearTimeout(timer);
+  }
 });

@@ -66,8 +66,10 @@ export async function statePushCommand(
       const ref = parseWorkspaceRef(arg, client.defaultOrganization);
       const id = await workspaceId(client, ref);
       // Locks, uploads and unlocks: the unlock runs on every path, Ctrl-C included.
+      let locked = false;
       const sv = await pushState(client, id, info, {
         signal: interrupt.signal,
+        onLocked: () => (locked = true),
         reason: `converge state push ${file}`,
         ...(flags.force ? { force: true } : {}),
       }).catch((error: unknown) => {
@@ -75,8 +77,11 @@ export async function statePushCommand(
         // The upload may or may not have reached the service before it was cut off.
         // Exit 130 (143 for SIGTERM), as every other interrupted command: a script tells an
         // interruption from a failure by it.
+        // Before the lock was taken, nothing was sent: saying a lock was released misled.
         throw new CliError(
-          `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`,
+          locked
+            ? `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`
+            : 'interrupted before the push began: nothing was uploaded, and the workspace was not locked',
           interrupt.exitCode ?? EXIT.error,
         );
       });

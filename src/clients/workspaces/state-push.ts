@@ -37,6 +37,8 @@ export interface PushStateOptions {
    * that quitting at once names it; never before it is taken.
    */
   holding?: HeldLock;
+  /** Told once the push holds the lock (its own or the caller's): from then on it may upload. */
+  onLocked?: () => void;
 }
 
 /** The lock is held by someone (possibly the caller, from an earlier run), so the push did not start. */
@@ -107,6 +109,7 @@ export async function pushState(
   const ownLock = opts.alreadyLockedByCaller !== true;
   const reason = opts.reason ?? DEFAULT_LOCK_REASON;
   if (ownLock) await lock(client, workspaceId, reason);
+  opts.onLocked?.();
   const forget = ownLock && opts.holding ? holdingLock(opts.holding) : () => undefined;
 
   let stateVersion: StateVersion | undefined;
