@@ -726,8 +726,17 @@ describe('converge workspace and state commands', () => {
 
     const out = path.join(dir, 'pulled.tfstate');
     writeFileSync(out, 'older, world-readable', { mode: 0o644 });
-    expect((await converge(['state', 'pull', `${ORG}/cli-state`, '-o', out], env)).code).toBe(0);
+    // A file that exists is kept unless --force says to replace it: it may be the state to push.
+    const kept = await converge(['state', 'pull', `${ORG}/cli-state`, '-o', out], env);
+    expect(kept.code).toBe(1);
+    expect(kept.stderr).toContain(`${out} exists: pull to another file, or pass --force to replace it`);
+    expect(readFileSync(out, 'utf8')).toBe('older, world-readable');
+    expect((await converge(['state', 'pull', `${ORG}/cli-state`, '-o', out, '--force'], env)).code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(readFileSync(path.join(dir, 'a.tfstate'), 'utf8'));
+    const fresh = path.join(dir, 'fresh.tfstate');
+    expect((await converge(['state', 'pull', `${ORG}/cli-state`, '-o', fresh], env)).code).toBe(0);
+    expect(readFileSync(fresh, 'utf8')).toBe(readFileSync(path.join(dir, 'a.tfstate'), 'utf8'));
+    expect(statSync(fresh).mode & 0o777).toBe(0o600);
     expect(statSync(out).mode & 0o777).toBe(0o600);
 
     const old = path.join(dir, 'old.tfstate');

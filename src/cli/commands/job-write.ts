@@ -3,6 +3,7 @@
  * force, scale, stop. Each checks what it can before sending (a payload's size, a scaling reason, a
  * confirmation) and prints what happened in one line.
  */
+import { describeFsError } from '../../common/text-file.js';
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler/client.js';
@@ -70,7 +71,7 @@ async function readPayload(file: string, io: Io): Promise<Buffer> {
   try {
     return readFileSync(file);
   } catch (error) {
-    throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}`);
   }
 }
 

@@ -4,6 +4,7 @@
  * helpers every job command shares; the one-off writes are in `./job-write.ts`. Registering a job is
  * not a command: that is `converge apply` with a Job manifest, which registers with check-and-set.
  */
+import { describeFsError } from '../../common/text-file.js';
 import { readFileSync } from 'node:fs';
 import type { Job, SchedulerClient } from '../../clients/scheduler/client.js';
 import type { Allocation, Deployment } from '../../clients/scheduler/types.js';
@@ -271,10 +272,7 @@ async function readJobFile(client: SchedulerClient, file: string): Promise<Job> 
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(
-      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(error))}`,
-    );
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}`);
   }
   if (!file.toLowerCase().endsWith('.json')) {
     try {

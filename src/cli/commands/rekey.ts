@@ -5,6 +5,7 @@
  * any order. Shares are read from a hidden prompt or stdin, never from the command line; the new
  * shares are printed once, or only encrypted to the operators' PGP keys when those were given.
  */
+import { describeFsError } from '../../common/text-file.js';
 import { readFileSync } from 'node:fs';
 import type { Key } from 'openpgp';
 import type {
@@ -49,7 +50,7 @@ export async function pgpKeyForService(file: string): Promise<string> {
   try {
     bytes = readFileSync(file);
   } catch (error) {
-    throw new CliError(`cannot read PGP key ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new CliError(`cannot read PGP key ${file}: ${describeFsError(error)}`);
   }
   const text = bytes.toString('utf8');
   const trimmed = text.trim();

@@ -1,6 +1,8 @@
 /** `converge state push|pull|list|show`: a workspace's state versions. */
+import { describeFsError } from '../../common/text-file.js';
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
@@ -17,14 +19,24 @@ import { describeRef, parseWorkspaceRef, workspaceId } from '../workspace-ref.js
  * State may hold secrets: the file is written readable by its owner only, also when it replaces an
  * existing file (writeFile's mode applies only to new files), through a temp file and a rename.
  */
-async function writePrivately(file: string, text: string): Promise<void> {
+async function writePrivately(file: string, text: string, replace: boolean): Promise<void> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     await writeFile(tmp, text, { mode: 0o600 });
-    await rename(tmp, file);
+    // A link, not a rename, where the file must not be replaced: it fails if one appeared meanwhile.
+    if (replace) await rename(tmp, file);
+    else {
+      await link(tmp, file);
+      await unlink(tmp);
+    }
   } catch (error) {
     await unlink(tmp).catch(() => {});
-    throw new CliError(`cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(
+      code === 'EEXIST'
+        ? `${file} exists: pull to another file, or pass --force to replace it`
+        : `cannot write ${file}: ${code === 'ENOENT' ? 'its folder does not exist' : describeFsError(error)}`,
+    );
   }
 }
 
@@ -51,7 +63,7 @@ export async function statePushCommand(
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}`);
   }
   const info = (() => {
     try {
@@ -96,7 +108,15 @@ export async function statePushCommand(
   }
 }
 
-export async function statePullCommand(arg: string, flags: { output?: string }, io: Io): Promise<number> {
+export async function statePullCommand(
+  arg: string,
+  flags: { output?: string; force?: boolean },
+  io: Io,
+): Promise<number> {
+  // A state file is not to be lost to a typo: the one about to be pushed, say. Checked before any
+  // request, and again by the write itself.
+  if (flags.output && !flags.force && existsSync(flags.output))
+    throw new CliError(`${flags.output} exists: pull to another file, or pass --force to replace it`);
   return withClient(io, workspacesService, async (client) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const id = await workspaceId(client, ref);
@@ -106,7 +126,7 @@ export async function statePullCommand(arg: string, flags: { output?: string }, 
     if (typeof url !== 'string') throw new CliError(`state version ${current.id} has no download URL`);
     const raw = await client.downloadState(url);
     if (flags.output) {
-      await writePrivately(flags.output, raw);
+      await writePrivately(flags.output, raw, Boolean(flags.force));
       write(
         io.stderr,
         `Wrote state version ${current.id} (serial ${current.attributes.serial}) to ${flags.output}.`,

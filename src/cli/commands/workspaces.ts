@@ -91,7 +91,11 @@ function stateCommands(program: Command, { io, action }: CommandContext): void {
     .command('pull')
     .description('print the raw current state, or write it to a file')
     .argument('<workspace>', WORKSPACE_ARG)
-    .option('-o, --output <file>', 'write the state here instead of to standard output')
+    .option(
+      '-o, --output <file>',
+      'write the state here instead of to standard output (never over a file that exists)',
+    )
+    .option('--force', 'with --output: replace the file if it exists')
     .action(action(async (ws: string, opts) => (await stateHandlers()).statePullCommand(ws, opts, io)));
   state
     .command('list')
