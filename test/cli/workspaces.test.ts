@@ -706,6 +706,14 @@ describe('converge workspace and state commands', () => {
     expect(pushed.code).toBe(0);
     const sv = /state version (sv-\w+)/.exec(pushed.stdout)?.[1];
     expect(sv).toBeDefined();
+    // The same file again (a CI job run again): nothing to push, not a refusal that asks for --force.
+    const again = await converge(['state', 'push', `${ORG}/cli-state`, path.join(dir, 'a.tfstate')], env);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      `is already the current state of ${ORG}/cli-state (state version ${sv}, serial 2`,
+    );
+    expect((await show('cli-state')).attributes.locked).toBe(false);
 
     const list = await converge(['state', 'list', `${ORG}/cli-state`], env);
     expect(list.stdout).toMatch(new RegExp(`${sv}\\s+2\\s+3\\s+1\\.9\\.8`));

@@ -6,7 +6,7 @@ import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
-import { pushState } from '../../clients/workspaces/state-push.js';
+import { currentIfThis, pushState } from '../../clients/workspaces/state-push.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -84,7 +84,13 @@ export async function statePushCommand(
         onLocked: () => (locked = true),
         reason: `converge state push ${file}`,
         ...(flags.force ? { force: true } : {}),
-      }).catch((error: unknown) => {
+      }).catch(async (error: unknown) => {
+        // Refused as not newer because it is the current state already (a CI job run again):
+        // nothing to push, not a case for --force.
+        if (!interrupt.signal.aborted && error instanceof HttpStatusError && error.status === 409) {
+          const current = await currentIfThis(client, id, info);
+          if (current) return { already: current };
+        }
         if (!interrupt.signal.aborted) throw flags.force ? error : withForceHint(error, file);
         // The upload may or may not have reached the service before it was cut off.
         // Exit 130 (143 for SIGTERM), as every other interrupted command: a script tells an
@@ -97,6 +103,13 @@ export async function statePushCommand(
           interrupt.exitCode ?? EXIT.error,
         );
       });
+      if ('already' in sv) {
+        write(
+          io.stdout,
+          `Nothing to push: ${file} is already the current state of ${describeRef(ref)} (state version ${sv.already.id}, serial ${info.serial}, same content).`,
+        );
+        return EXIT.ok;
+      }
       write(
         io.stdout,
         `Pushed ${file} to ${describeRef(ref)}: state version ${sv.id} (serial ${info.serial}, lineage ${info.lineage}).`,

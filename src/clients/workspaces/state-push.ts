@@ -187,7 +187,7 @@ async function uploadOnce(
 }
 
 /** The workspace's current state version when it is this very file; undefined otherwise or unknown. */
-async function currentIfThis(
+export async function currentIfThis(
   client: WorkspacesClient,
   workspaceId: string,
   state: StateFileInfo,
