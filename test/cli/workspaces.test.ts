@@ -559,6 +559,20 @@ describe('a lock-reason changed on a workspace that stays locked', () => {
     expect((await converge(['plan', '-f', changed, '--detailed-exitcode'], env)).code).toBe(0);
   });
 
+  it('a state push refused by a lock the manifest declares names its reason, and does not advise lifting it', async () => {
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-frozen', 'locked: true\nlock-reason: release freeze'),
+      'a.tfstate': state(1, 'F'),
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const r = await converge(['state', 'push', `${ORG}/cli-frozen`, path.join(dir, 'a.tfstate')], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('with reason "release freeze"; the state was not pushed');
+    expect(r.stderr).toContain('a lock a manifest declares with locked: true');
+    expect(r.stderr).not.toContain('unlock the workspace if nothing is running');
+    expect((await show('cli-frozen')).attributes['locked-reason']).toBe('release freeze');
+  });
+
   it("leaves someone else's lock and its reason alone, and says the manifest's reason waits for Converge's lock", async () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-their-lock', 'description: x') });
     expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);

@@ -12,6 +12,7 @@
  *   workspace, and nothing is unlocked: the lock belongs to them. A lock request whose connection
  *   broke is followed by a best-effort unlock, since it may have been taken.
  */
+import { printable } from '../../common/printable.js';
 import { HttpStatusError } from '../http/errors.js';
 import { answerLost } from '../http/retry-policy.js';
 import type { Workspace, WorkspacesClient } from './client.js';
@@ -305,10 +306,14 @@ async function lockedError(
   const name = workspace?.lockedByName ?? undefined;
   const heldByCaller = me !== undefined && lockedBy.type === 'users' && lockedBy.id === me.id;
   const holder = describeLockHolder(lockedBy, name);
+  // The lock's reason says what holds it (a change freeze a manifest declares, a run): "unlock it if
+  // nothing is running" without it advised lifting a freeze.
+  const held = workspace?.lockReason ? ` with reason ${printable(JSON.stringify(workspace.lockReason))}` : '';
   const message = heldByCaller
-    ? `workspace ${label} is already locked by you (${holder}): another push or run of yours holds the lock; ` +
-      'wait for it to finish, or unlock the workspace if nothing is running'
-    : `workspace ${label} is locked by ${holder}; the state was not pushed. ` +
+    ? `workspace ${label} is already locked by you (${holder})${held}; the state was not pushed. ` +
+      'A lock of yours (a push or run in progress, or a lock a manifest declares with locked: true) holds it: ' +
+      'wait for it to finish; unlock the workspace only if the lock is not meant to stay'
+    : `workspace ${label} is locked by ${holder}${held}; the state was not pushed. ` +
       'Wait until they unlock it (an admin can force-unlock it)';
   return new WorkspaceLockedError({
     workspaceId,
