@@ -681,6 +681,16 @@ describe('converge workspace and state commands', () => {
     expect((await converge(['workspace', 'show', 'cli-ops'], env)).stdout).toMatch(
       /Locked\s+by user root\nLock reason\s+r\n/,
     );
+    // Locked already, or deleted while locked: who holds it and why, and what releases it.
+    const twice = await converge(['workspace', 'lock', `${ORG}/cli-ops`, '--reason', 'again'], bobEnv);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain(`workspace ${ORG}/cli-ops is already locked by user root (reason: "r")`);
+    const lockedDelete = await converge(['workspace', 'delete', `${ORG}/cli-ops`, '--yes'], env);
+    expect(lockedDelete.code).toBe(1);
+    expect(lockedDelete.stderr).toContain(
+      `workspace ${ORG}/cli-ops is locked by user root (reason: "r"), so it was not deleted`,
+    );
+    expect(lockedDelete.stderr).toContain(`\`converge workspace unlock ${ORG}/cli-ops\``);
     const notMine = await converge(['workspace', 'unlock', `${ORG}/cli-ops`], bobEnv);
     expect(notMine.code).toBe(1);
     expect(notMine.stderr).toContain('409');

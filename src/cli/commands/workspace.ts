@@ -135,7 +135,7 @@ export async function workspaceLockCommand(
     const id = await workspaceId(client, ref);
     const w =
       action === 'lock'
-        ? await client.lockWorkspace(id, flags.reason ?? '')
+        ? await lockNamingHolder(client, ref, id, flags.reason ?? '')
         : action === 'unlock'
           ? await unlockOwn(client, ref, id)
           : await client.forceUnlockWorkspace(id);
@@ -148,6 +148,30 @@ export async function workspaceLockCommand(
     write(io.stdout, `${describeRef(ref)} (${w.id}): ${state}`);
     return EXIT.ok;
   });
+}
+
+/**
+ * A lock refused because the workspace is locked already names who holds it and why, as `unlock`
+ * does: the service's 409 said only "already locked".
+ */
+async function lockNamingHolder(
+  client: WorkspacesClient,
+  ref: WorkspaceRef,
+  id: string,
+  reason: string,
+): Promise<Workspace> {
+  try {
+    return await client.lockWorkspace(id, reason);
+  } catch (error) {
+    if (!(error instanceof HttpStatusError) || error.status !== 409) throw error;
+    const w = await client.readWorkspace({ id }, { include: READ_INCLUDES }).catch(() => undefined);
+    if (!w?.attributes.locked || !w.lockedBy) throw error;
+    const who = printable(describeLockHolder(w.lockedBy, w.lockedByName));
+    const why = w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '';
+    throw new CliError(
+      `workspace ${describeRef(ref)} is already locked by ${who}${why} (the service answered 409 Conflict): nothing changed`,
+    );
+  }
 }
 
 /**
@@ -200,9 +224,36 @@ export async function workspaceDeleteCommand(
         return interrupted ? reply.exitCode : EXIT.error;
       }
     }
-    if (flags.force) await client.forceDeleteWorkspace(ref);
-    else await client.safeDeleteWorkspace(ref);
+    try {
+      if (flags.force) await client.forceDeleteWorkspace(ref);
+      else await client.safeDeleteWorkspace(ref);
+    } catch (error) {
+      throw await lockedDeleteError(client, ref, error);
+    }
     write(io.stdout, `Deleted workspace ${describeRef(ref)}.`);
     return EXIT.ok;
   });
+}
+
+/**
+ * A delete refused because the workspace is locked (409) names the holder and the command that
+ * releases the lock: the service said only "unlock it first".
+ */
+async function lockedDeleteError(
+  client: WorkspacesClient,
+  ref: WorkspaceRef,
+  error: unknown,
+): Promise<unknown> {
+  if (!(error instanceof HttpStatusError) || error.status !== 409) return error;
+  const w = await client.readWorkspace(ref, { include: READ_INCLUDES }).catch(() => undefined);
+  if (!w?.attributes.locked || !w.lockedBy) return error;
+  const name = describeRef(ref);
+  const who = printable(describeLockHolder(w.lockedBy, w.lockedByName));
+  const why = w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '';
+  return new CliError(
+    [
+      `workspace ${name} is locked by ${who}${why}, so it was not deleted (the service answered 409 Conflict).`,
+      `Release the lock first: \`converge workspace unlock ${name}\` (your own lock), or \`converge workspace force-unlock ${name}\` (someone else's, with admin access).`,
+    ].join('\n'),
+  );
 }
