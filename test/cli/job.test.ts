@@ -354,6 +354,20 @@ describe('job allocs, evals, deployments', () => {
       expect(r.code).toBe(1);
       expect(r.stderr.trim()).toBe('Error: no job no-such-job in namespace default');
     }
+    // The writes the service answers with a 500 for a missing job say it the same way.
+    for (const args of [
+      ['dispatch', 'no-such-job'],
+      ['evaluate', 'no-such-job'],
+      ['force-periodic', 'no-such-job'],
+      ['revert', 'no-such-job', '0'],
+    ]) {
+      const r = await converge(args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr, args.join(' ')).toMatch(
+        /^Error: no job no-such-job in namespace default \(the service answered 500: /,
+      );
+      expect(r.stderr, args.join(' ')).not.toContain('may have taken effect');
+    }
   });
 
   it('deployments: a table with the job version and status', async () => {

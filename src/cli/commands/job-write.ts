@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { MAX_DISPATCH_PAYLOAD_BYTES } from '../../clients/scheduler/client.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { printable } from '../../common/printable.js';
 import { type OneShotWrite, withClient } from '../service-client.js';
@@ -75,6 +76,26 @@ async function readPayload(file: string, io: Io): Promise<Buffer> {
   }
 }
 
+/**
+ * The scheduler answers these writes for a job that is not there with a 500 ("job not found",
+ * "parameterized job not found"), not a 404: said as every other job command says it.
+ */
+async function missingJobSaid<T>(request: Promise<T>, id: string, flags: JobFlags): Promise<T> {
+  try {
+    return await request;
+  } catch (error) {
+    if (
+      error instanceof HttpStatusError &&
+      (error.status === 404 || error.status === 500) &&
+      /\bjob\b.*\bnot found\b/i.test(error.serviceMessage ?? '')
+    )
+      throw new CliError(
+        `no job ${id} in namespace ${nsName(flags)} (the service answered ${error.status}: ${printable(error.serviceMessage ?? '')})`,
+      );
+    throw error;
+  }
+}
+
 /** A one-shot write to job `id`, checked with its status (`converge job status [--namespace NS] ID`). */
 function writeTo(what: string, id: string, flags: JobFlags): OneShotWrite {
   const namespace = flags.namespace !== undefined ? `--namespace ${flags.namespace} ` : '';
@@ -99,11 +120,15 @@ export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io
     io,
     schedulerService,
     async (client) => {
-      const res = await client.dispatchJob(id, {
-        ...ns(flags),
-        ...(payload !== undefined ? { payload } : {}),
-        ...(meta ? { meta } : {}),
-      });
+      const res = await missingJobSaid(
+        client.dispatchJob(id, {
+          ...ns(flags),
+          ...(payload !== undefined ? { payload } : {}),
+          ...(meta ? { meta } : {}),
+        }),
+        id,
+        flags,
+      );
       if (flags.json) printJson(io, res);
       else
         write(
@@ -130,12 +155,16 @@ export async function jobRevertCommand(
     io,
     schedulerService,
     async (client) => {
-      const res = await client.revertJob(id, target, {
-        ...ns(flags),
-        ...(flags.enforcePriorVersion !== undefined
-          ? { enforcePriorVersion: flags.enforcePriorVersion }
-          : {}),
-      });
+      const res = await missingJobSaid(
+        client.revertJob(id, target, {
+          ...ns(flags),
+          ...(flags.enforcePriorVersion !== undefined
+            ? { enforcePriorVersion: flags.enforcePriorVersion }
+            : {}),
+        }),
+        id,
+        flags,
+      );
       if (flags.json) printJson(io, res);
       else write(io.stdout, `Job ${id} reverted to version ${target} (${evaluationClause(res.EvalID)})`);
       return EXIT.ok;
@@ -165,10 +194,14 @@ export async function jobEvaluateCommand(id: string, flags: JobEvaluateFlags, io
     io,
     schedulerService,
     async (client) => {
-      const res = await client.evaluateJob(id, {
-        ...ns(flags),
-        forceReschedule: Boolean(flags.forceReschedule),
-      });
+      const res = await missingJobSaid(
+        client.evaluateJob(id, {
+          ...ns(flags),
+          forceReschedule: Boolean(flags.forceReschedule),
+        }),
+        id,
+        flags,
+      );
       if (flags.json) printJson(io, res);
       else
         write(
@@ -186,7 +219,7 @@ export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: I
     io,
     schedulerService,
     async (client) => {
-      const res = await client.forcePeriodic(id, ns(flags));
+      const res = await missingJobSaid(client.forcePeriodic(id, ns(flags)), id, flags);
       const child = await forcedChild(client, id, res, flags);
       // --json keeps the service's answer and adds the child it does not name.
       if (flags.json) printJson(io, child ? { ...res, ChildJobID: child } : res);
