@@ -3,7 +3,7 @@
  * (CONVERGE_<SERVICE>_ADDR / _TOKEN / settings) or from a `Connection` declared in the manifest,
  * lazily, so a manifest that uses one service needs only that service's variables.
  */
-import { connectionFromEnv } from '../clients/http/endpoint.js';
+import { connectionFromEnv, EndpointConfigError } from '../clients/http/endpoint.js';
 import { HostRegistry } from '../clients/http/host-registry.js';
 import type {
   AnyServiceDefinition,
@@ -17,7 +17,7 @@ import { formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
 import { connectionSettings, declaredConnection } from './connection-settings.js';
-import { EngineError } from './errors.js';
+import { EngineError, ServiceNotConfiguredError } from './errors.js';
 import { SERVICE_MODULES } from './services.js';
 
 // The built-in services' clients are imported lazily (validate never needs them); whoever makes
@@ -145,6 +145,17 @@ export class ServiceConnections implements KindContext {
   }
 
   /**
+   * Throws ServiceNotConfiguredError when the environment gives the service no address (a declared
+   * Connection always has one): checked before anything else of the service is asked, so that the
+   * missing address is what is said, not a setting derived from it (a workspace's organization).
+   */
+  requireConfigured(service: string, connection?: string): void {
+    if (connection !== undefined) return;
+    const definition = this.services.find((s) => s.name === service);
+    if (definition) this.config(definition);
+  }
+
+  /**
    * A connection's settings, for effective namespaces: read without contacting the service. Once per
    * connection and run (the environment and the manifest do not change meanwhile): every workspace
    * asks for its organization, and reading the environment each time was a hundredth of a plan's CPU.
@@ -166,6 +177,7 @@ export class ServiceConnections implements KindContext {
       try {
         config = connectionFromEnv(service, this.env);
       } catch (error) {
+        if (error instanceof EndpointConfigError) throw new ServiceNotConfiguredError(error.message);
         throw new EngineError(error instanceof Error ? error.message : String(error));
       }
     } else {

@@ -60,3 +60,11 @@ export interface SavedPlanRemedy {
    */
   readonly verified: boolean;
 }
+
+/** A service the run needs has no connection configured (its address variable is not set). */
+export class ServiceNotConfiguredError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServiceNotConfiguredError';
+  }
+}

@@ -29,7 +29,7 @@ import {
 
 type ExportableKind = AnyResourceKind & Exportable;
 import type { Catalog } from './catalog.js';
-import { EngineError } from './errors.js';
+import { EngineError, ServiceNotConfiguredError } from './errors.js';
 import { defaultCatalog } from './services.js';
 import { closestAddresses } from './targeting.js';
 import { connect, type ConnectOptions } from './workflow.js';
@@ -143,8 +143,22 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
     const read: Array<{ kind: ExportableKind; observed: Observed; address: string }> = [];
     const missing: string[] = [];
     const whole = !options.kinds?.length && options.namespace === undefined;
+    let unconfigured: ServiceNotConfiguredError | undefined;
+    let configured = false;
     for (const kind of kinds) {
-      const live = await readKind(kind, connections, options.namespace, connection);
+      let live: Observed[];
+      try {
+        connections.requireConfigured(kind.service, connection);
+        live = await readKind(kind, connections, options.namespace, connection);
+        configured = true;
+      } catch (error) {
+        // Asked for everything, a service with no address set is left out, said aloud, as a missing
+        // mount is: only the services a project uses need configuring.
+        if (!(whole && options.onLeftOut && error instanceof ServiceNotConfiguredError)) throw error;
+        unconfigured ??= error;
+        options.onLeftOut(`${kind.kind}: ${error.message}`);
+        continue;
+      }
       for (const observed of live) read.push({ kind, observed, address: addressOf(observed.key) });
       const why = live.length === 0 ? await missingScope(kind, connections, options) : undefined;
       if (why === undefined) continue;
@@ -153,6 +167,11 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
       if (whole && options.onLeftOut) options.onLeftOut(`${kind.kind}: ${why}`);
       else missing.push(`${kind.kind}: ${why}`);
     }
+    // No service configured at all is no export of "nothing".
+    if (unconfigured && !configured)
+      throw new EngineError(
+        `no service is configured to export from: ${unconfigured.message.replace(/:.*$/s, '')}, nor any other service's address`,
+      );
     if (missing.length > 0) throw missingScopeError(missing, options, found(read));
     // In address order before any variable is named: which of two colliding names gets a suffix
     // must not depend on the order a service listed them in.

@@ -526,3 +526,26 @@ describe('export of objects made outside Converge', () => {
     expect(text).toContain('Description: made by $${env:EXPORT_BINDPASS} hand');
   });
 });
+
+describe('export of everything where only some services are configured', () => {
+  it('leaves out the kinds of a service with no address, said aloud, and exports the rest', async () => {
+    const only: Record<string, string | undefined> = Object.fromEntries(
+      Object.entries(env).filter(([k]) => !/^CONVERGE_(REGISTRY|SECRETS|SCHEDULER)_/.test(k)),
+    );
+    const dir = outDir();
+    const r = await runCli(['export', '-o', dir], only);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Left out AclRole: CONVERGE_REGISTRY_ADDR is not set');
+    expect(r.stderr).toContain('Left out Job: CONVERGE_SCHEDULER_ADDR is not set');
+    expect(readdirSync(dir)).toEqual(['Workspace.yaml']);
+    // Nothing configured at all is an error, not an empty export.
+    const none = Object.fromEntries(
+      Object.entries(only).filter(([k]) => !k.startsWith('CONVERGE_WORKSPACES_')),
+    );
+    const nothing = await runCli(['export', '-o', outDir()], none);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain(
+      'no service is configured to export from: CONVERGE_REGISTRY_ADDR is not set, nor any other service',
+    );
+  });
+});
