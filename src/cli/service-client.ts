@@ -78,7 +78,7 @@ export async function withClient<C extends ServiceClient, T>(
 }
 
 /** The error with one more line of advice, its class kept (exit codes and renderers go by it). */
-function withNote(error: unknown, note: string): unknown {
+export function withNote(error: unknown, note: string): unknown {
   if (!(error instanceof Error)) return error;
   error.message = `${error.message}\n${note}`;
   return error;

@@ -430,3 +430,20 @@ describe('rekey submit, when a key the service was given cannot encrypt', () => 
     expect((await runCli(['rekey', 'cancel'], e)).code).toBe(0);
   });
 });
+
+describe('a wrong organization or mount in an operator command', () => {
+  it('workspace list names the organization as plan does, not the request URL', async () => {
+    const r = await runCli(['workspace', 'list', '--org', 'no-such-org'], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'Error: organization "no-such-org" does not exist, or this token may not see it',
+    );
+  });
+
+  it('ldap login at a mount that is not there asks whether the method is mounted there', async () => {
+    const r = await runCli(['ldap', 'login', 'alice', '--mount', 'no-such-mount'], env(), { stdin: 'pw' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('403');
+    expect(r.stderr).toContain('is the directory auth method mounted at auth/no-such-mount?');
+  });
+});

@@ -6,7 +6,9 @@
  */
 import type { LdapConfig, LoginResult, SecretsClient } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
-import { withClient } from '../service-client.js';
+import { withClient, withNote } from '../service-client.js';
+import { HttpStatusError } from '../../clients/http/errors.js';
+import { printable } from '../../common/printable.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { readSecret } from '../secret-input.js';
@@ -60,7 +62,16 @@ export async function ldapLoginCommand(username: string, flags: LoginFlags, io: 
       `no password given for ${username}: type it at the prompt, or pipe it on standard input (printf '%s' "$PW" | converge ldap login ${username})`,
     );
   return withClient(io, secretsService, async (client) => {
-    const result = await client.login(flags.mount, username, password);
+    const result = await client.login(flags.mount, username, password).catch((error: unknown) => {
+      // The login path is open without a token only where the method is mounted: at any other path
+      // the service answers 403 (as it does for a request without a token), not 404.
+      if (error instanceof HttpStatusError && error.status === 403)
+        throw withNote(
+          error,
+          `is the directory auth method mounted at auth/${printable(flags.mount)}? (\`converge ldap groups --mount ${printable(flags.mount)}\` tells; the service answers a login where nothing is mounted with 403)`,
+        );
+      throw error;
+    });
     write(
       io.stdout,
       flags.json

@@ -73,14 +73,22 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
       throw new CliError('which organization? pass --org ORG or set CONVERGE_WORKSPACES_ORGANIZATION');
     const tags = splitList(flags.tags);
     const excludeTags = splitList(flags.excludeTags);
-    const workspaces = await client.listWorkspaces(org, {
-      include: READ_INCLUDES,
-      ...(flags.search !== undefined ? { name: flags.search } : {}),
-      ...(flags.wildcard !== undefined ? { wildcardName: flags.wildcard } : {}),
-      ...(tags ? { tags } : {}),
-      ...(excludeTags ? { excludeTags } : {}),
-      ...(flags.project !== undefined ? { projectId: flags.project } : {}),
-    });
+    const workspaces = await client
+      .listWorkspaces(org, {
+        include: READ_INCLUDES,
+        ...(flags.search !== undefined ? { name: flags.search } : {}),
+        ...(flags.wildcard !== undefined ? { wildcardName: flags.wildcard } : {}),
+        ...(tags ? { tags } : {}),
+        ...(excludeTags ? { excludeTags } : {}),
+        ...(flags.project !== undefined ? { projectId: flags.project } : {}),
+      })
+      .catch((error: unknown) => {
+        // The service answers an organization that is not there (or hidden from this token) with a
+        // bare 404: said in the words plan and export use, not as the request's encoded URL.
+        if (error instanceof HttpStatusError && error.status === 404)
+          throw new CliError(`organization "${printable(org)}" does not exist, or this token may not see it`);
+        throw error;
+      });
     if (flags.json) {
       write(io.stdout, JSON.stringify(workspaces, null, 2));
     } else if (workspaces.length === 0) {
