@@ -612,7 +612,7 @@ describe('job scale', () => {
     expect(bad.stderr.trim()).toBe('Error: COUNT must be a whole number ≥ 0, not "four"');
   });
 
-  it("shows the service's refusal while a deployment is active, and leaves the count", async () => {
+  it("shows the service's refusal while a deployment is active, with what to wait for, and leaves the count", async () => {
     const id = freshId('scale-deploying');
     const job = serviceJob(id);
     job.TaskGroups![0]!.Update = { MaxParallel: 1 };
@@ -621,7 +621,8 @@ describe('job scale', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim()).toBe(
-      `Error: scheduler: POST /v1/job/${id}/scale → 400 job scaling blocked due to active deployment`,
+      `Error: scheduler: POST /v1/job/${id}/scale → 400 job scaling blocked due to active deployment\n` +
+        `a deployment of ${id} is running: wait until it finishes (\`converge job deployments ${id}\` shows it), then scale again`,
     );
     expect((await client.readJob(id))!.TaskGroups![0]!.Count).toBe(2);
   });

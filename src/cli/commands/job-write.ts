@@ -11,7 +11,7 @@ import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { printable } from '../../common/printable.js';
-import { type OneShotWrite, withClient } from '../service-client.js';
+import { type OneShotWrite, withClient, withNote } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';
@@ -96,10 +96,14 @@ async function missingJobSaid<T>(request: Promise<T>, id: string, flags: JobFlag
   }
 }
 
+/** `--namespace NS ` when the command was given one, for the commands a message names. */
+function namespaceFlag(flags: JobFlags): string {
+  return flags.namespace !== undefined ? `--namespace ${printable(flags.namespace)} ` : '';
+}
+
 /** A one-shot write to job `id`, checked with its status (`converge job status [--namespace NS] ID`). */
 function writeTo(what: string, id: string, flags: JobFlags): OneShotWrite {
-  const namespace = flags.namespace !== undefined ? `--namespace ${flags.namespace} ` : '';
-  return { what, check: `converge job status ${namespace}${printable(id)}` };
+  return { what, check: `converge job status ${namespaceFlag(flags)}${printable(id)}` };
 }
 
 export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io: Io): Promise<number> {
@@ -272,12 +276,22 @@ export async function jobScaleCommand(
         const names = (job.TaskGroups ?? []).map((g) => g.Name).join(', ');
         throw new CliError(`job ${id} has no task group ${group}${names ? ` (groups: ${names})` : ''}`);
       }
-      const res = await client.scaleJob(id, group, {
-        ...ns(flags),
-        ...(target !== undefined ? { count: target } : {}),
-        ...(flags.message !== undefined ? { message: flags.message } : {}),
-        ...(flags.error !== undefined ? { error: flags.error } : {}),
-      });
+      const res = await client
+        .scaleJob(id, group, {
+          ...ns(flags),
+          ...(target !== undefined ? { count: target } : {}),
+          ...(flags.message !== undefined ? { message: flags.message } : {}),
+          ...(flags.error !== undefined ? { error: flags.error } : {}),
+        })
+        .catch((error: unknown) => {
+          // The service scales nothing while a deployment of the job runs: say what to wait for.
+          if (error instanceof HttpStatusError && /active deployment/.test(error.serviceMessage ?? ''))
+            throw withNote(
+              error,
+              `a deployment of ${printable(id)} is running: wait until it finishes (\`converge job deployments ${namespaceFlag(flags)}${printable(id)}\` shows it), then scale again`,
+            );
+          throw error;
+        });
       if (flags.json) {
         printJson(io, res);
         return EXIT.ok;
