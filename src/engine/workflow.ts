@@ -235,6 +235,16 @@ export async function plan(
       if (shownRefused.length > 0) planned.pruneRefused = shownRefused;
       else delete planned.pruneRefused;
     }
+    // Without --prune, the inventory's objects whose documents are gone are said, not deleted: a
+    // reviewer read "No changes" of a pull request that removed some as nothing left behind.
+    if (!options.prune && options.managed) {
+      const declared = new Set(desired.map((d) => addressOf(d.key)));
+      const undeclared = allOwned
+        .map(([address]) => address)
+        .filter((address) => !declared.has(address) && selection.covers(address))
+        .sort();
+      if (undeclared.length > 0) planned.ownedNotDeclared = undeclared;
+    }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
     // read as "nothing to delete". Patterns that leave them out leave them out silently.
     const notReached = unreachable.filter((u) => selection.covers(u.address));

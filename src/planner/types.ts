@@ -107,6 +107,11 @@ export interface Plan {
    */
   ownedOutOfScope?: string[];
   /**
+   * Without `--prune`: addresses the inventory records as Converge's (created or imported) that the
+   * manifest no longer declares. They stay; `--prune` would delete those its scopes reach.
+   */
+  ownedNotDeclared?: string[];
+  /**
    * With `--prune`: addresses the inventory records as Converge's (created or imported), of a kind
    * the manifest declares PruneScopes for, outside all of them and no longer declared: the declared
    * scopes limit the kind's prune, so no prune reaches them. Left as they are.

@@ -165,7 +165,7 @@ describe('plan and apply against the sandbox', () => {
     const json = await converge(['plan', '-f', dir, '--json'], env);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout);
-    expect(doc.format_version).toBe('1.9');
+    expect(doc.format_version).toBe('1.10');
     expect(doc.summary).toEqual({ create: 0, update: 1, replace: 0, delete: 0, noop: 1, unplanned: 0 });
     // One policy list (the plan-time check) and one role list, however many roles.
     expect(doc.requests).toEqual({ registry: 2 });
@@ -460,8 +460,11 @@ spec: { kind: AclRole, namespace: default, namePrefix: prune- }
     });
     const dir = manifestDir({ 'r.yaml': `${scope}---\n${role('prune-keep', 'Description: kept')}` });
 
+    // Without --prune it is no deletion, only listed as no longer declared.
     const without = await converge(['plan', '-f', dir], st);
-    expect(without.stdout).not.toContain('prune-old');
+    expect(without.stdout).not.toContain('- AclRole/default/prune-old');
+    expect(without.stdout).toContain('Not declared: 1 object');
+    expect(without.stdout).toContain('No changes.');
 
     const plan = await converge(['plan', '-f', dir, '--prune', '--json'], st);
     const doc = JSON.parse(plan.stdout);

@@ -84,6 +84,29 @@ async function workspaceLock(box: RunningSandbox, name: string) {
   );
 }
 
+describe('without --prune, the inventory objects the manifest dropped', () => {
+  it('are listed as not declared and left alone, in every rendering', async () => {
+    const env = localEnv();
+    expect(
+      (await runCli(['apply', '-f', roles('invnd-keep', 'invnd-old'), '--auto-approve'], env)).code,
+    ).toBe(0);
+    const dir = roles('invnd-keep');
+    const text = await runCli(['plan', '-f', dir, '--detailed-exitcode'], env);
+    // Nothing to change, and said so; but not silent about the dropped document.
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      "Not declared: 1 object the inventory records as Converge's is no longer in the manifest; without --prune it stays as it is.\n  AclRole/default/invnd-old\n",
+    );
+    const markdown = await runCli(['plan', '-f', dir, '--markdown'], env);
+    expect(markdown.stdout).toContain('> - `AclRole/default/invnd-old`');
+    const json = JSON.parse((await runCli(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.pruned).toMatchObject({ count: 0, not_declared: ['AclRole/default/invnd-old'] });
+    // With --prune it is a deletion instead, and no longer "not declared".
+    const pruned = JSON.parse((await runCli(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
+    expect(pruned.pruned).toMatchObject({ addresses: ['AclRole/default/invnd-old'], not_declared: [] });
+  });
+});
+
 describe('--prune with the inventory', () => {
   it('deletes the roles Converge created that the manifest dropped, without any PruneScope, as their own section', async () => {
     const env = localEnv();

@@ -89,7 +89,7 @@ describe('human rendering', () => {
 describe('json rendering', () => {
   it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
     const json = planToJson(sample, '9.9.9');
-    expect(json.format_version).toBe('1.9');
+    expect(json.format_version).toBe('1.10');
     expect(json.converge_version).toBe('9.9.9');
     expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
       ['AclRole', 'new', 'create'],

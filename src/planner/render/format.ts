@@ -108,7 +108,13 @@ function missingOwnedLines(addresses: readonly string[]): string[] {
  * objects, but for `not_recorded`: marked as a Converge's, and not recorded by this one.
  */
 export type PruneLeftoverReason =
-  'not_found' | 'out_of_scope' | 'connection_not_declared' | 'not_recorded' | 'refused';
+  | 'not_found'
+  | 'out_of_scope'
+  | 'connection_not_declared'
+  | 'not_recorded'
+  | 'refused'
+  /** Without `--prune`: the inventory's objects the manifest no longer declares, which stay. */
+  | 'not_declared';
 
 export interface PruneLeftover {
   why: PruneLeftoverReason;
@@ -155,6 +161,7 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
     ],
     ['not_recorded', plan.markedNotRecorded ?? [], () => markedNotRecordedLines(plan.markedNotRecorded!)],
     ['refused', plan.pruneRefused ?? [], () => pruneRefusedLines(plan.pruneRefused!)],
+    ['not_declared', plan.ownedNotDeclared ?? [], () => ownedNotDeclaredLines(plan.ownedNotDeclared!)],
   ];
   return lists
     .filter(([, addresses]) => addresses.length > 0)
@@ -162,6 +169,20 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
       const [headline, hint] = linesFor();
       return { why, addresses, lines: [headline!, hint!] };
     });
+}
+
+/**
+ * Without `--prune`: the inventory's own objects whose documents are gone from the manifest. A plan
+ * said "No changes" of a pull request that removed them, which a reviewer read as nothing left
+ * behind, or as a deletion to come.
+ */
+function ownedNotDeclaredLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  const one = n === 1;
+  return [
+    `Not declared: ${n} object${one ? '' : 's'} the inventory records as Converge's ${one ? 'is' : 'are'} no longer in the manifest; without --prune ${one ? 'it stays' : 'they stay'} as ${one ? 'it is' : 'they are'}.`,
+    `Plan with --prune to delete ${one ? 'it' : 'them'} (each deletion is listed), declare ${one ? 'it' : 'them'} with \`ensure: absent\`, or drop a record with \`converge inventory forget ADDRESS --yes\` to leave the object unmanaged.`,
+  ];
 }
 
 /** What `--prune` leaves because its kind refuses the deletion: a headline, then what to do. */

@@ -13,8 +13,8 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
 // `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
-// 1.9: `pruned.not_recorded` and `pruned.refused`.
-export const PLAN_JSON_FORMAT_VERSION = '1.9';
+// 1.9: `pruned.not_recorded` and `pruned.refused`. 1.10: `pruned.not_declared` (a plan without --prune).
+export const PLAN_JSON_FORMAT_VERSION = '1.10';
 
 export interface PlanJson {
   format_version: string;
@@ -76,6 +76,8 @@ export interface PlanJson {
     not_recorded: string[];
     /** Objects the prune would delete whose kind refuses it (a workspace holding an inventory). */
     refused: string[];
+    /** Without --prune: objects the inventory records as Converge's that the manifest no longer declares. */
+    not_declared: string[];
   };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
@@ -148,6 +150,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
         .flatMap((l) => l.addresses),
       not_recorded: leftovers.filter((l) => l.why === 'not_recorded').flatMap((l) => l.addresses),
       refused: leftovers.filter((l) => l.why === 'refused').flatMap((l) => l.addresses),
+      not_declared: leftovers.filter((l) => l.why === 'not_declared').flatMap((l) => l.addresses),
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
     complete: plan.problems.length === 0 && unplanned === 0,
@@ -223,6 +226,7 @@ function nothingPlannedJson(problems: readonly Record<string, unknown>[], versio
       out_of_scope: [],
       not_recorded: [],
       refused: [],
+      not_declared: [],
     },
     complete: false,
     summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },
