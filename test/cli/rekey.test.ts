@@ -197,6 +197,11 @@ describe('the rekey ceremony', () => {
     newShares = await Promise.all(
       done.keys_base64.map((s: string, i: number) => decryptShare(s, ops[i]!.privateKey)),
     );
+    // A holder who pastes the encrypted share as it came is told to decrypt it first.
+    const pasted = await converge(['rekey', 'verify'], done.keys_base64[0]);
+    expect(pasted.code).toBe(1);
+    expect(pasted.stderr).toContain('longer than maximum');
+    expect(pasted.stderr).toContain('must be decrypted first (`echo SHARE | base64 -d | gpg --decrypt`)');
     expect(newShares.every((s) => /^[0-9a-f]+$/.test(s))).toBe(true);
 
     const backup = await ok(['rekey', 'backup', 'show']);

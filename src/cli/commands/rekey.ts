@@ -132,7 +132,7 @@ function describeStatus(status: RekeyStatus): string[] {
     `Rekey in progress (nonce ${status.nonce}).`,
     status.verification_nonce
       ? 'Current shares: the threshold was reached and the new shares were issued; they take effect once verified.'
-      : `Progress: ${status.progress} of ${status.required} shares of the current recovery key.`,
+      : `Progress: ${status.progress} of ${status.required} share${status.required === 1 ? '' : 's'} of the current recovery key.`,
     status.n === 1
       ? 'New key: 1 share, which alone recovers it.'
       : `New key: ${status.n} shares, any ${status.t} of which recover it.`,
@@ -278,6 +278,14 @@ export async function rekeyStatusCommand(flags: { json?: boolean }, io: Io): Pro
   });
 }
 
+/**
+ * A share is a hex or base64 key of at most 33 bytes; one handed out encrypted to a holder's PGP key
+ * is far longer: pasted as it came, the service only says it is too long.
+ */
+const ENCRYPTED_SHARE = /key is longer than maximum/;
+const ENCRYPTED_SHARE_HINT =
+  'this is not a key share as the service takes it. A share handed out encrypted to your PGP key must be decrypted first (`echo SHARE | base64 -d | gpg --decrypt`), and then given as the text that prints';
+
 export async function rekeySubmitCommand(flags: SubmitFlags, io: Io, argument?: string): Promise<number> {
   refuseShareArgument(argument);
   return withClient(io, secretsService, async (client) => {
@@ -286,7 +294,7 @@ export async function rekeySubmitCommand(flags: SubmitFlags, io: Io, argument?: 
     if (share === '') throw new CliError('the key share is empty');
     const answer = await withHint(
       withHint(
-        client.rekeySubmit(share, nonce),
+        withHint(client.rekeySubmit(share, nonce), ENCRYPTED_SHARE, ENCRYPTED_SHARE_HINT),
         /recovery key verification failed|failed to compute recovery key/,
         'the shares given do not rebuild the current recovery key. The service reset the progress to 0 (the rekey itself stays): every holder, those who already submitted included, runs `converge rekey submit` again with a share of the CURRENT key',
       ),
@@ -321,7 +329,7 @@ export async function rekeyVerifyCommand(flags: SubmitFlags, io: Io, argument?: 
     const share = (await readSecret(io, 'Your NEW share:', 'key share')).trim();
     if (share === '') throw new CliError('the key share is empty');
     const answer = await withHint(
-      client.rekeyVerify(share, nonce),
+      withHint(client.rekeyVerify(share, nonce), ENCRYPTED_SHARE, ENCRYPTED_SHARE_HINT),
       /rekey verification failed|failed to compute key for verification/,
       'the new shares given do not match. The service reset verification to 0 with a new nonce: every holder of a new share, those who already verified included, runs `converge rekey verify` again',
     );
