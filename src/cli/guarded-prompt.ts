@@ -64,7 +64,9 @@ export async function guardedPrompt<T>(
     });
     if (interrupt.signal.aborted || ctrlC)
       return { outcome: 'interrupted', exitCode: interrupt.exitCode ?? SIGNAL_EXIT_CODES.SIGINT ?? 130 };
-    if (isCancel(value) || inputEnded.signal.aborted) return { outcome: 'ended' };
+    // An answer given is an answer, even when input ended right behind it (`hunter2\r` then EOF in
+    // one chunk): the end only tells a cancelled prompt's reason.
+    if (isCancel(value)) return { outcome: 'ended' };
     return { outcome: 'answered', value: value as T };
   } finally {
     if (plainForPrompt) delete process.env.NO_COLOR;

@@ -29,52 +29,95 @@ export function runHttpOptions(
 }
 
 /**
- * A one-shot write of an operator command (a scale, a dispatch, a rekey start): not sent again after
- * a failure that may have acted, since a second would act twice. `what` names it (`the scale of
- * group web`), `check` is the command that tells whether it took effect.
+ * A one-shot write of an operator command (a scale, a dispatch, a revert): `what` names it (`the
+ * scaling of group web of web`), `check` is the command that tells whether it took effect.
  */
 export interface OneShotWrite {
   what: string;
   check: string;
 }
 
+/** What a command run by withClient gets beside its client. */
+export interface ClientRun {
+  /** The one-shot write's interrupt, for a question the command asks first (one handler, one line). */
+  interrupt?: Interrupt;
+  /**
+   * Sends the one-shot write: from here on, an interruption or a lost answer may have let it act,
+   * and after it is accepted, a later failure (a read that follows it) does not undo it.
+   */
+  send<R>(request: () => Promise<R>): Promise<R>;
+}
+
 /**
  * Runs a one-off operator command with one service's client from the environment, and closes the
  * connection pool afterwards whatever happens. For a one-shot write, Ctrl-C (or SIGTERM) aborts its
- * requests and ends it with 130 (143), and interrupted or failed once it may have reached the
- * service, the error says it may have taken effect and how to check before running it again (an
+ * requests and ends it with 130 (143), saying whether the write had been sent; one that may have
+ * acted (interrupted while sent, a 502/503/504 or a connection lost after sending it) or that was
+ * accepted before a later step failed says so, and how to check before running it again (an
  * interrupted `job scale` that had landed ended in silence).
  */
 export async function withClient<C extends ServiceClient, T>(
   io: Io,
   service: ServiceDefinition<C>,
-  /** `interrupt`: the write's, for a question the command asks first (one handler, one line said). */
-  fn: (client: C, interrupt?: Interrupt) => Promise<T>,
+  fn: (client: C, run: ClientRun) => Promise<T>,
   write?: OneShotWrite,
 ): Promise<T> {
+  const http = runHttpOptions(io);
+  const sent: { phase: 'before' | 'sending' | 'accepted' } = { phase: 'before' };
+  const run: ClientRun = {
+    async send(request) {
+      sent.phase = 'sending';
+      const answer = await request();
+      sent.phase = 'accepted';
+      return answer;
+    },
+  };
+  let connections: ServiceConnections | undefined;
   // Only a one-shot write watches signals here: a command that holds a lock (a state push) has its
   // own interrupt, whose unlock must not be aborted by a signal every request of the client hears.
   const interrupt = write ? onInterrupt(io) : undefined;
-  const connections = new ServiceConnections(io.env, [service], [], {
-    http: runHttpOptions(io),
-    ...(interrupt ? { signal: interrupt.signal } : {}),
-  });
-  const mayHaveActed = write
-    ? `${write.what} may have reached the service and taken effect: check with \`${write.check}\` before running it again`
-    : undefined;
   try {
-    return await fn(connections.client(service), interrupt);
+    if (interrupt) run.interrupt = interrupt;
+    connections = new ServiceConnections(io.env, [service], [], {
+      http,
+      ...(interrupt ? { signal: interrupt.signal } : {}),
+    });
+    return await fn(connections.client(service), run);
   } catch (error) {
+    if (!write) throw error;
+    const check = `check with \`${write.check}\` before running it again`;
     if (interrupt?.exitCode !== undefined)
-      throw new CliError(mayHaveActed ? `interrupted: ${mayHaveActed}` : 'interrupted', interrupt.exitCode);
-    // Only the write's own failure: a read before it (a 503 on looking the job up) did nothing.
-    if (mayHaveActed && answerLost(error) && (error as { method?: string }).method !== 'GET')
-      throw withNote(error, `not sent again: ${mayHaveActed}`);
+      throw new CliError(
+        sent.phase === 'before'
+          ? `interrupted before ${write.what} was sent: nothing was changed`
+          : sent.phase === 'sending'
+            ? `interrupted: ${write.what} may have reached the service and taken effect: ${check}`
+            : `interrupted after the service accepted ${write.what}: ${check}`,
+        interrupt.exitCode,
+      );
+    if (sent.phase === 'sending' && mayHaveActed(error))
+      throw withNote(error, `${write.what} may have taken effect all the same: ${check}`);
+    if (sent.phase === 'accepted')
+      throw withNote(error, `the service had accepted ${write.what} before this failure: ${check}`);
     throw error;
   } finally {
     interrupt?.dispose();
-    await connections.close();
+    await connections?.close();
   }
+}
+
+/**
+ * Whether a failed write may have been carried out: its answer lost to a gateway (502, 503, 504), a
+ * response timeout or a connection broken after sending. A 500 is not among them: the scheduler
+ * answers a write it refuses (a job that is not there, a version it cannot revert to) with a 500.
+ */
+function mayHaveActed(error: unknown): boolean {
+  const status =
+    (error as { kind?: string; status?: number }).kind === 'status'
+      ? (error as { status?: number }).status
+      : undefined;
+  if (status !== undefined) return status === 502 || status === 503 || status === 504;
+  return answerLost(error);
 }
 
 /** The error with one more line of advice, its class kept (exit codes and renderers go by it). */

@@ -3,7 +3,7 @@
  * (CONVERGE_<SERVICE>_ADDR / _TOKEN / settings) or from a `Connection` declared in the manifest,
  * lazily, so a manifest that uses one service needs only that service's variables.
  */
-import { connectionFromEnv, EndpointConfigError } from '../clients/http/endpoint.js';
+import { connectionFromEnv, EndpointNotSetError } from '../clients/http/endpoint.js';
 import { HostRegistry } from '../clients/http/host-registry.js';
 import type {
   AnyServiceDefinition,
@@ -177,7 +177,9 @@ export class ServiceConnections implements KindContext {
       try {
         config = connectionFromEnv(service, this.env);
       } catch (error) {
-        if (error instanceof EndpointConfigError) throw new ServiceNotConfiguredError(error.message);
+        // Only an address not set at all: one set wrongly (not a URL, an unreadable CA) is an error
+        // to fix, never a service to leave out.
+        if (error instanceof EndpointNotSetError) throw new ServiceNotConfiguredError(error.message);
         throw new EngineError(error instanceof Error ? error.message : String(error));
       }
     } else {

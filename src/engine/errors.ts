@@ -61,7 +61,7 @@ export interface SavedPlanRemedy {
   readonly verified: boolean;
 }
 
-/** A service the run needs has no connection configured (its address variable is not set). */
+/** A service the run needs has no connection configured: its address variable is not set at all. */
 export class ServiceNotConfiguredError extends EngineError {
   constructor(message: string) {
     super(message);

@@ -538,6 +538,14 @@ describe('export of everything where only some services are configured', () => {
     expect(r.stderr).toContain('Left out AclRole: CONVERGE_REGISTRY_ADDR is not set');
     expect(r.stderr).toContain('Left out Job: CONVERGE_SCHEDULER_ADDR is not set');
     expect(readdirSync(dir)).toEqual(['Workspace.yaml']);
+    // A service configured wrongly is an error to fix, not a service to leave out.
+    const wrong = await runCli(['export', '-o', outDir()], {
+      ...env,
+      CONVERGE_REGISTRY_CACERT: '/no/such/ca.pem',
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).not.toContain('Left out AclRole');
+    expect(wrong.stderr).toContain('CONVERGE_REGISTRY_CACERT');
     // Nothing configured at all is an error, not an empty export.
     const none = Object.fromEntries(
       Object.entries(only).filter(([k]) => !k.startsWith('CONVERGE_WORKSPACES_')),

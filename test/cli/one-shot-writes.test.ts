@@ -41,20 +41,40 @@ async function sandboxWithJob(faults: Record<string, unknown>): Promise<RunningS
   return sandbox;
 }
 
-it('Ctrl-C during a scale says it may have taken effect and names the check, with 130', async () => {
-  const s = await sandboxWithJob({ services: { scheduler: { latencyMs: 600 } } });
-  const timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), 900);
+/** `job scale web web 3` with SIGINT `afterMs` in, against a scheduler that answers in 1.5 s. */
+async function interruptedScale(afterMs: number) {
+  const s = await sandboxWithJob({ services: { scheduler: { latencyMs: 1500 } } });
+  const timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), afterMs);
   try {
-    const r = await runCli(['job', 'scale', 'web', 'web', '3', '--message', 'more'], {
+    return await runCli(['job', 'scale', 'web', 'web', '3', '--message', 'more'], {
       ...s.env(),
       NO_COLOR: '1',
     });
-    expect(r.code, r.stderr).toBe(130);
-    expect(r.stderr).toContain(
-      'interrupted: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
-    );
   } finally {
     clearTimeout(timer);
+  }
+}
+
+it('Ctrl-C while the scale is sent says it may have taken effect and names the check, with 130', async () => {
+  // The job's lookup answers at 1.5 s; the scale is in flight until 3 s.
+  const r = await interruptedScale(2200);
+  expect(r.code, r.stderr).toBe(130);
+  expect(r.stderr).toContain(
+    'interrupted: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
+  );
+});
+
+it('Ctrl-C while the job is still looked up says the scale was not sent', async () => {
+  const r = await interruptedScale(500);
+  expect(r.code, r.stderr).toBe(130);
+  expect(r.stderr).toContain(
+    'interrupted before the scaling of group web of web was sent: nothing was changed',
+  );
+  const client = SchedulerClient.fromConnection({ address: sandbox!.url, token: sandbox!.rootToken });
+  try {
+    expect((await client.readJob('web'))!.TaskGroups![0]!.Count).toBe(1);
+  } finally {
+    await client.close();
   }
 });
 
@@ -71,8 +91,22 @@ it('a scale that fails once it may have acted is not sent again, and says how to
   expect(failed, 'no scale met a 503 of its own').toBeDefined();
   expect(failed!.stderr).toContain('503');
   expect(failed!.stderr).toContain(
-    'not sent again: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
+    'the scaling of group web of web may have taken effect all the same: check with `converge job status web` before running it again',
   );
+});
+
+it('a write the scheduler refuses with a 500 (a version it cannot revert to) is said as refused, with no "may have taken effect"', async () => {
+  const s = await sandboxWithJob({});
+  const env = { ...s.env(), NO_COLOR: '1' };
+  const current = await runCli(['job', 'revert', 'web', '0'], env);
+  expect(current.code).toBe(1);
+  expect(current.stderr).toContain('500');
+  expect(current.stderr).not.toContain('may have taken effect');
+  // A version that is not there is not a job that is not there.
+  const missingVersion = await runCli(['job', 'revert', 'web', '7'], env);
+  expect(missingVersion.code).toBe(1);
+  expect(missingVersion.stderr).not.toContain('no job web');
+  expect(missingVersion.stderr).toContain('version 7');
 });
 
 it('Ctrl-C before a state push has locked says nothing was uploaded or locked, not that a lock was released', async () => {

@@ -200,6 +200,19 @@ describe('job stop asks first', () => {
 });
 
 describe('a secret asked at a hidden prompt (ldap login, rekey submit)', () => {
+  it('takes an answer that input ends right behind, in the same chunk', async () => {
+    const r = await runAtTerminal(
+      ['ldap', 'login', 'alice', '--mount', 'no-such-mount'],
+      env(),
+      'Password for alice:',
+      (k) => k.write('hunter2\r\x04'),
+    );
+    expect(r.asked).toBe(true);
+    // Sent: the service's answer (no such mount here), not "no password was given".
+    expect(r.stderr).not.toContain('cancelled');
+    expect(r.stderr).toContain('is the directory auth method mounted at auth/no-such-mount?');
+  });
+
   const ctrlD = (k: PassThrough) => k.write('\x04');
   const ways = [
     {

@@ -87,7 +87,8 @@ async function missingJobSaid<T>(request: Promise<T>, id: string, flags: JobFlag
     if (
       error instanceof HttpStatusError &&
       (error.status === 404 || error.status === 500) &&
-      /\bjob\b.*\bnot found\b/i.test(error.serviceMessage ?? '')
+      // Only the job itself: `job "web" … at version 7 not found` is about a version.
+      /^(parameterized )?job( "[^"]*")? not found$/i.test(error.serviceMessage ?? '')
     )
       throw new CliError(
         `no job ${id} in namespace ${nsName(flags)} (the service answered ${error.status}: ${printable(error.serviceMessage ?? '')})`,
@@ -123,13 +124,15 @@ export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io
   return withClient(
     io,
     schedulerService,
-    async (client) => {
+    async (client, run) => {
       const res = await missingJobSaid(
-        client.dispatchJob(id, {
-          ...ns(flags),
-          ...(payload !== undefined ? { payload } : {}),
-          ...(meta ? { meta } : {}),
-        }),
+        run.send(() =>
+          client.dispatchJob(id, {
+            ...ns(flags),
+            ...(payload !== undefined ? { payload } : {}),
+            ...(meta ? { meta } : {}),
+          }),
+        ),
         id,
         flags,
       );
@@ -158,14 +161,16 @@ export async function jobRevertCommand(
   return withClient(
     io,
     schedulerService,
-    async (client) => {
+    async (client, run) => {
       const res = await missingJobSaid(
-        client.revertJob(id, target, {
-          ...ns(flags),
-          ...(flags.enforcePriorVersion !== undefined
-            ? { enforcePriorVersion: flags.enforcePriorVersion }
-            : {}),
-        }),
+        run.send(() =>
+          client.revertJob(id, target, {
+            ...ns(flags),
+            ...(flags.enforcePriorVersion !== undefined
+              ? { enforcePriorVersion: flags.enforcePriorVersion }
+              : {}),
+          }),
+        ),
         id,
         flags,
       );
@@ -197,12 +202,14 @@ export async function jobEvaluateCommand(id: string, flags: JobEvaluateFlags, io
   return withClient(
     io,
     schedulerService,
-    async (client) => {
+    async (client, run) => {
       const res = await missingJobSaid(
-        client.evaluateJob(id, {
-          ...ns(flags),
-          forceReschedule: Boolean(flags.forceReschedule),
-        }),
+        run.send(() =>
+          client.evaluateJob(id, {
+            ...ns(flags),
+            forceReschedule: Boolean(flags.forceReschedule),
+          }),
+        ),
         id,
         flags,
       );
@@ -222,8 +229,12 @@ export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: I
   return withClient(
     io,
     schedulerService,
-    async (client) => {
-      const res = await missingJobSaid(client.forcePeriodic(id, ns(flags)), id, flags);
+    async (client, run) => {
+      const res = await missingJobSaid(
+        run.send(() => client.forcePeriodic(id, ns(flags))),
+        id,
+        flags,
+      );
       const child = await forcedChild(client, id, res, flags);
       // --json keeps the service's answer and adds the child it does not name.
       if (flags.json) printJson(io, child ? { ...res, ChildJobID: child } : res);
@@ -269,20 +280,22 @@ export async function jobScaleCommand(
   return withClient(
     io,
     schedulerService,
-    async (client) => {
+    async (client, run) => {
       const job = await requireJob(client, id, flags);
       const tg = (job.TaskGroups ?? []).find((g) => g.Name === group);
       if (!tg) {
         const names = (job.TaskGroups ?? []).map((g) => g.Name).join(', ');
         throw new CliError(`job ${id} has no task group ${group}${names ? ` (groups: ${names})` : ''}`);
       }
-      const res = await client
-        .scaleJob(id, group, {
-          ...ns(flags),
-          ...(target !== undefined ? { count: target } : {}),
-          ...(flags.message !== undefined ? { message: flags.message } : {}),
-          ...(flags.error !== undefined ? { error: flags.error } : {}),
-        })
+      const res = await run
+        .send(() =>
+          client.scaleJob(id, group, {
+            ...ns(flags),
+            ...(target !== undefined ? { count: target } : {}),
+            ...(flags.message !== undefined ? { message: flags.message } : {}),
+            ...(flags.error !== undefined ? { error: flags.error } : {}),
+          }),
+        )
         .catch((error: unknown) => {
           // The service scales nothing while a deployment of the job runs: say what to wait for.
           if (error instanceof HttpStatusError && /active deployment/.test(error.serviceMessage ?? ''))
@@ -313,13 +326,13 @@ export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): P
   return withClient(
     io,
     schedulerService,
-    async (client, interrupt) => {
+    async (client, run) => {
       await requireJob(client, id, flags);
       const what = flags.purge ? 'stop and purge' : 'stop';
       if (!flags.yes) {
         // A prompt needs someone to answer it; in CI the flag states the intent instead.
         const reply = await askYesNo(io, {
-          ...(interrupt ? { interrupt } : {}),
+          ...(run.interrupt ? { interrupt: run.interrupt } : {}),
           message: `${what} job ${id} in namespace ${nsName(flags)}?`,
           noTerminal: `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
         });
@@ -329,7 +342,7 @@ export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): P
           return interrupted ? reply.exitCode : EXIT.error;
         }
       }
-      const res = await client.stopJob(id, { ...ns(flags), purge: Boolean(flags.purge) });
+      const res = await run.send(() => client.stopJob(id, { ...ns(flags), purge: Boolean(flags.purge) }));
       if (flags.json) printJson(io, res);
       else
         write(

@@ -1,8 +1,8 @@
 /** `converge state push|pull|list|show`: a workspace's state versions. */
 import { describeFsError } from '../../common/text-file.js';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { copyFile, link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
@@ -23,22 +23,46 @@ async function writePrivately(file: string, text: string, replace: boolean): Pro
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     await writeFile(tmp, text, { mode: 0o600 });
-    // A link, not a rename, where the file must not be replaced: it fails if one appeared meanwhile.
     if (replace) await rename(tmp, file);
-    else {
-      await link(tmp, file);
-      await unlink(tmp);
-    }
+    else await placeNew(tmp, file);
   } catch (error) {
     await unlink(tmp).catch(() => {});
     const code = (error as NodeJS.ErrnoException).code;
     throw new CliError(
       code === 'EEXIST'
         ? `${file} exists: pull to another file, or pass --force to replace it`
-        : `cannot write ${file}: ${code === 'ENOENT' ? 'its folder does not exist' : describeFsError(error)}`,
+        : `cannot write ${file}: ${WRITE_ERRORS[code ?? ''] ?? (code ? `failed (${code})` : String(error))}`,
     );
   }
 }
+
+/**
+ * Puts the finished temp file at `file`, which must not exist: a hard link fails if one appeared
+ * meanwhile, where a rename would replace it. A file system without hard links (FAT, some network
+ * shares) gets an exclusive copy instead.
+ */
+async function placeNew(tmp: string, file: string): Promise<void> {
+  try {
+    await link(tmp, file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw error;
+    await copyFile(tmp, file, constants.COPYFILE_EXCL);
+  }
+  await unlink(tmp);
+}
+
+/** A write's failures in words (describeFsError speaks of reading). */
+const WRITE_ERRORS: Record<string, string> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'a part of its path is not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a folder',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'the file system is read-only',
+  EDQUOT: 'the disk quota is exceeded',
+};
 
 /**
  * A 409 on the upload means the service refused the file against the workspace's history (another

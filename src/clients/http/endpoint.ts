@@ -10,6 +10,14 @@ export class EndpointConfigError extends Error {
   }
 }
 
+/** No address is set for the service at all: not configured, rather than configured wrongly. */
+export class EndpointNotSetError extends EndpointConfigError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EndpointNotSetError';
+  }
+}
+
 /**
  * Reads `CONVERGE_<SERVICE>_ADDR` (required, http or https), `_TOKEN`, `_CACERT` (a path to a PEM
  * file), `_INSECURE` (`1`/`true` skips certificate verification), and one variable per setting the
@@ -23,7 +31,7 @@ export function connectionFromEnv(
   const addrVar = `${prefix}_ADDR`;
   const raw = env[addrVar]?.trim();
   if (!raw) {
-    throw new EndpointConfigError(
+    throw new EndpointNotSetError(
       `${addrVar} is not set: set it to the ${service.name} service's address, e.g. http://127.0.0.1:8500`,
     );
   }
