@@ -112,7 +112,16 @@ export async function expandReferences(raw: string, sources: InterpolationSource
  * expandReferences finds them: the n-th is the one an error with ordinal n is about.
  */
 export function referenceStarts(raw: string): number[] {
-  const starts: number[] = [];
+  return references(raw).map((r) => r.start);
+}
+
+/** Each reference of `raw` as written (`${env:A}`, or the rest of the text when unterminated), escapes left out. */
+export function referenceTexts(raw: string): string[] {
+  return references(raw).map((r) => r.text);
+}
+
+function references(raw: string): { start: number; text: string }[] {
+  const found: { start: number; text: string }[] = [];
   let index = 0;
   while (index < raw.length) {
     const start = raw.indexOf('${', index);
@@ -121,10 +130,10 @@ export function referenceStarts(raw: string): number[] {
       index = start + 2;
       continue;
     }
-    starts.push(start);
     const end = raw.indexOf('}', start + 2);
+    found.push({ start, text: end < 0 ? raw.slice(start) : raw.slice(start, end + 1) });
     if (end < 0) break;
     index = end + 1;
   }
-  return starts;
+  return found;
 }

@@ -5,7 +5,7 @@
  */
 import { type Document, isAlias, isMap, isScalar, isSeq, type LineCounter, type Node, type Pair } from 'yaml';
 import { aliasTargets } from './aliases.js';
-import { referenceStarts } from './interpolate.js';
+import { referenceStarts, referenceTexts } from './interpolate.js';
 import { effectivePairs } from './merge-keys.js';
 import { splitPointer } from './pointer.js';
 import type { SourcePosition } from './types.js';
@@ -48,15 +48,17 @@ export class DocumentPositions implements DocumentLocator {
   }
 
   /**
-   * Where the `ordinal`-th `${…}` reference of a scalar is written, out of `count` in its value; the
-   * scalar's start when its source does not hold the same references (an escape such as `\u0024{`
-   * that wrote one), so a position is never a guess.
+   * Where the `ordinal`-th `${…}` reference of a scalar is written, given the references of its
+   * value (`referenceTexts`); the scalar's start when its source does not write the same references
+   * in the same order (an escape such as `\u0024{` that made one), so a position is never a guess.
    */
-  ofReference(node: Node, ordinal: number, count: number): SourcePosition {
+  ofReference(node: Node, ordinal: number, inValue: readonly string[]): SourcePosition {
     const range = node.range;
     if (this.text === undefined || !range) return this.ofNode(node);
-    const starts = referenceStarts(this.text.slice(range[0], range[1]));
-    const start = starts.length === count ? starts[ordinal] : undefined;
+    const source = this.text.slice(range[0], range[1]);
+    const written = referenceTexts(source);
+    const same = written.length === inValue.length && written.every((text, i) => text === inValue[i]);
+    const start = same ? referenceStarts(source)[ordinal] : undefined;
     return start === undefined ? this.ofNode(node) : this.at(range[0] + start);
   }
 

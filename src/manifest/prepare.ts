@@ -15,7 +15,7 @@ import {
   expandReferences,
   type InterpolationSources,
   mayNeedExpansion,
-  referenceStarts,
+  referenceTexts,
 } from './interpolate.js';
 import { effectivePairs, isMergePair, mergeSources } from './merge-keys.js';
 import { joinPointer } from './pointer.js';
@@ -127,7 +127,7 @@ export async function prepareDocument(
     if (isScalar(node)) {
       if (typeof node.value === 'string' && mayNeedExpansion(node.value)) {
         const expansion = await expandReferences(node.value, sources);
-        const references = expansion.errors.length > 0 ? referenceStarts(node.value).length : 0;
+        const references = expansion.errors.length > 0 ? referenceTexts(node.value) : [];
         for (const error of expansion.errors) {
           result.problems.push({
             position: positions.ofReference(node, error.ordinal, references),

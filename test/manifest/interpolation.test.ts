@@ -159,6 +159,15 @@ spec:
     ]);
   });
 
+  test('a string whose source writes its references otherwise than its value holds them is reported at its start', async () => {
+    // "\\x24$" is `$$` in the value, an escape there, but a `$` and a reference in the source: the one
+    // reference of the value (env:A) is not the one the source writes (env:B).
+    const dir = writeTree({ 'a.yaml': role('a', '  Token: "\\x24${env:B} \\x24{env:A}"\n') });
+    expect(await loadErrors(dir, ['a.yaml'], { env: { CONVERGE_ALLOW_ENV: 'A,B', B: 'b' } })).toEqual([
+      'a.yaml:7:10: environment variable A is not set (referenced as ${env:A})',
+    ]);
+  });
+
   test('a string whose source writes a reference with an escape is reported at its start', async () => {
     // "\u0024{" is a `${` in the value but not in the source: no column there can be trusted.
     const dir = writeTree({
