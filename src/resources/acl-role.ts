@@ -251,14 +251,13 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
         first.key.namespace !== 'default' &&
         group.some((d) => (d.spec.Policies ?? []).some((l) => !foundHere(l)));
       const fromDefault = needsDefault
-        ? (await client(ctx, first.key).listPolicies({ namespace: 'default' })).filter(
-            (p) => !ownNames.has(p.Name),
-          )
+        ? await client(ctx, first.key).listPolicies({ namespace: 'default' })
         : [];
+      // Every policy of both may be linked by ID; a name resolves to the role's own namespace first.
       const policies = [...own, ...fromDefault];
       const ids = new Set(policies.map((p) => p.ID));
       const names = new Set(policies.map((p) => p.Name));
-      const idOfName = new Map(policies.map((p) => [p.Name, p.ID]));
+      const idOfName = new Map([...fromDefault, ...own].map((p) => [p.Name, p.ID]));
       for (const d of group) {
         // One policy linked once by Name and once by ID: the registry keeps one link.
         duplicates(d.spec.Policies, (l) =>
@@ -292,7 +291,11 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
           problems.push({
             key: d.key,
             message: `policy ${byId ? `with ID ${link.ID}` : `"${link.Name}"`} does not exist in the registry${
-              d.key.namespace ? ` (namespace ${d.key.namespace})` : ''
+              d.key.namespace && d.key.namespace !== 'default'
+                ? ` (namespace ${d.key.namespace}, nor default)`
+                : d.key.namespace
+                  ? ` (namespace ${d.key.namespace})`
+                  : ''
             }`,
             ...(d.resource ? { position: d.resource.locate(`/spec/Policies/${i}/${field}`) } : {}),
           });

@@ -35,7 +35,13 @@ beforeAll(async () => {
     port: 0,
     token: 'export-all-ns-root-3c9d',
     config: {
-      registry: { policies: [{ Name: 'service-read' }] },
+      registry: {
+        policies: [
+          { Name: 'service-read', ID: '0e6d7a52-7f6b-4c36-9a0e-5f1f7a1d2b01' },
+          // The same name in team-a: a link by name there means team-a's, by ID either.
+          { Name: 'service-read', Namespace: 'team-a', ID: '0e6d7a52-7f6b-4c36-9a0e-5f1f7a1d2b02' },
+        ],
+      },
       scheduler: { namespaces: ['team-a'] },
     },
   });
@@ -130,6 +136,17 @@ describe("export --namespace '*'", () => {
     );
     expect(existsSync(dir)).toBe(false);
   });
+});
+
+it("links a role to the default namespace's policy by ID, where its own namespace has one of that name", async () => {
+  const dir = tempDir('converge-export-ns-link-');
+  writeFileSync(
+    path.join(dir, 'roles.yaml'),
+    'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: by-id, namespace: team-a }\nspec: { Policies: [{ ID: 0e6d7a52-7f6b-4c36-9a0e-5f1f7a1d2b01 }] }\n',
+  );
+  const plan = await planOf(dir);
+  expect(plan.problems).toEqual([]);
+  expect(plan.summary).toMatchObject({ create: 1, unplanned: 0 });
 });
 
 it("refuses a role whose namespace is '*' at its line, before any service is asked", async () => {
