@@ -126,7 +126,7 @@ describe('--prune with the inventory', () => {
     );
     // Each deletion says why beside it, not only in the folded diff.
     expect(markdown.stdout).toMatch(
-      /^- `AclRole\/default\/invp-old`: created by Converge \(inventory\)(, among [^\n]*,)? and no longer in the manifest$/m,
+      /^- `AclRole\/default\/invp-old`: created by Converge \\\(inventory\\\)(, among [^\n]*,)? and no longer in the manifest$/m,
     );
     const json = JSON.parse((await runCli(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
     expect(json.pruned).toMatchObject({ count: 1, addresses: ['AclRole/default/invp-old'] });

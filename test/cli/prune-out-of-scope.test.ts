@@ -172,7 +172,7 @@ describe("roles Converge created in two namespaces, after one namespace's roles 
 
     const md = await runCli(['plan', '-f', dir, '--prune', '--allow-empty', '--markdown'], roleEnv);
     expect(md.stdout).toContain(
-      "> Not pruned: 2 objects the inventory records as Converge's (created or imported), no longer in the manifest, outside every PruneScope",
+      "> Not pruned: 2 objects the inventory records as Converge's \\(created or imported\\), no longer in the manifest, outside every PruneScope",
     );
     expect(md.stdout).toContain(
       '> - `AclRole/default/nsr-dropped`\n> - `AclRole/team2/nsr-t2`\n>\n> To delete them',

@@ -156,7 +156,7 @@ describe('--target', () => {
     );
     const md = await runCli(['plan', '-f', dir, '--markdown', '--target', 'AclRole/default/db-readers'], env);
     expect(md.stdout).toContain(
-      '> **Targeted plan: 1 of 7 declared objects; the rest not compared (--target AclRole/default/db-readers).**',
+      '> **Targeted plan: 1 of 7 declared objects; the rest not compared \\(--target AclRole/default/db-readers\\).**',
     );
   });
 

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { renderHuman } from '../../src/planner/render/human.js';
 import { planToJson } from '../../src/planner/render/json.js';
-import { renderInvalidManifestMarkdown, renderMarkdown } from '../../src/planner/render/markdown.js';
+import {
+  renderFailedPlanMarkdown,
+  renderInvalidManifestMarkdown,
+  renderMarkdown,
+} from '../../src/planner/render/markdown.js';
 import { type Change, type Plan, summarise } from '../../src/planner/types.js';
 
 function change(partial: Partial<Change> & Pick<Change, 'action'>): Change {
@@ -315,7 +319,9 @@ describe('notes', () => {
   it('lists the notes in markdown, also when nothing changes', () => {
     const md = renderMarkdown(noted);
     expect(md).toContain('No changes.');
-    expect(md).toContain(`> [!NOTE]\n> - \`Workspace/acme/seeded\`: ${note}\n`);
+    // The note's parentheses escaped, as all text in the comment is (it renders as written).
+    const escaped = note.replace(/[()]/g, (c) => `\\${c}`);
+    expect(md).toContain(`> [!NOTE]\n> - \`Workspace/acme/seeded\`: ${escaped}\n`);
   });
 
   it('carries a notes array on every change in --json', () => {
@@ -416,6 +422,37 @@ describe('blast radius from a hostile service', () => {
   });
 });
 
+describe('markdown from a pull request that writes markup', () => {
+  // A name a Job may have, a policy name quoted in a problem, a service's error text: each would
+  // render as the bot's own bold words, a link, or a ping of a team.
+  const forged =
+    '**Reviewed by security, safe to merge** [details](https://evil.example/) @acme/security `x`';
+  const plan: Plan = {
+    ...planOf([
+      change({
+        action: 'create',
+        key: { kind: 'Job', name: `a|b*${forged}`, namespace: 'default' },
+        address: `Job/default/a|b*${forged}`,
+      }),
+    ]),
+    problems: [{ key: { kind: 'AclRole', name: 'r' }, message: `policy "${forged}" does not exist` }],
+  };
+
+  it('renders none of it as markup: no bold, link, code span, mention or bare link', () => {
+    // The diff block is a code fence, where nothing renders: the text outside it is what counts.
+    const outsideFences = (md: string) => md.replace(/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1\s*$/gm, '');
+    for (const md of [renderMarkdown(plan), renderFailedPlanMarkdown(`500 ${forged}`)].map(outsideFences)) {
+      expect(md).not.toContain('**Reviewed');
+      expect(md).not.toContain('[details](');
+      expect(md).not.toContain('@acme/security');
+      expect(md).not.toContain('https://evil');
+      expect(md).toContain(
+        '\\*\\*Reviewed by security, safe to merge\\*\\* \\[details\\]\\(https:<!-- -->//evil.example/\\) @<!-- -->acme/security \\`x\\`',
+      );
+    }
+  });
+});
+
 describe('markdown cells from a hostile manifest and service', () => {
   // ESC (a terminal's sequences), CSI as one C1 byte, NEL, a right-to-left override and its isolate,
   // a zero-width space, a line separator: each could hide or reorder what a reviewer reads.
@@ -443,10 +480,13 @@ describe('markdown cells from a hostile manifest and service', () => {
     const md = renderMarkdown(hostile);
     expect(md).not.toMatch(UNSAFE);
     // In the table's name cell, the notes, the blast radius, the problems and the diff block alike.
-    expect(md).toContain('| web\\u001b[2J\\u009b31m\\u0085\\u202egnp.exe\\u2066x\\u200b\\u2028 |');
-    expect(md).toContain('note\\u001b[2J\\u009b31m');
-    expect(md).toContain('impact\\u001b[2J\\u009b31m');
-    expect(md).toContain('refused\\u001b[2J\\u009b31m');
+    // Outside the diff block each escape's backslash and bracket are escaped too (they render as is).
+    expect(md).toContain(
+      '| web\\\\u001b\\[2J\\\\u009b31m\\\\u0085\\\\u202egnp.exe\\\\u2066x\\\\u200b\\\\u2028 |',
+    );
+    expect(md).toContain('note\\\\u001b\\[2J\\\\u009b31m');
+    expect(md).toContain('impact\\\\u001b\\[2J\\\\u009b31m');
+    expect(md).toContain('refused\\\\u001b\\[2J\\\\u009b31m');
     expect(md).toContain('"old" -> "new\\u001b[2J\\u009b31m');
   });
 
@@ -456,7 +496,7 @@ describe('markdown cells from a hostile manifest and service', () => {
     ]);
     expect(md).not.toMatch(UNSAFE);
     expect(md).toContain('`roles\\u001b[2J\\u009b31m');
-    expect(md).toContain(':3:1` bad\\u001b[2J');
+    expect(md).toContain(':3:1` bad\\\\u001b\\[2J');
   });
 });
 

@@ -30,16 +30,28 @@ export const COMMENT_LIMIT = 65_535;
 
 /**
  * Text from the manifest or a service inside the comment's markdown: a pull request's author writes
- * the manifest, so nothing in it may open HTML, close the table cell or forge a line of the plan.
- * Line breaks read as spaces; every other control, C1 or bidi character as its escape (`\u202e`),
- * so none can reorder or hide what a reviewer reads.
+ * the manifest (and may point a Connection at a service that answers what they like), so nothing in
+ * it may open HTML, close the table cell, forge a line of the plan, or render as markup: bold text,
+ * a link, a code span, a list of its own (`**Reviewed by security** [approve](…)` read as the bot's
+ * words). Markdown's punctuation is escaped; the mentions and bare links GitHub makes of `@team` and
+ * `https://…` are broken by an HTML comment, which does not render (the rendered text reads, and
+ * copies, as written). Line breaks read as spaces; every other control, C1 or bidi character as its
+ * escape (`\u202e`), so none can reorder or hide what a reviewer reads.
  */
 function cell(s: string): string {
-  return printable(s.replace(/\r?\n|\r/g, ' '))
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/\|/g, '\\|');
+  return (
+    printable(s.replace(/\r?\n|\r/g, ' '))
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/[\\`*_[\]()~#!|{}]/g, (c) => `\\${c}`)
+      // A leading `-`, `+` or `1.` would start a list of its own after the comment's `> - `.
+      .replace(/^([-+])/, '\\$1')
+      .replace(/^(\d+)([.)])/, '$1\\$2')
+      .replace(/@/g, '@<!-- -->')
+      .replace(/:\/\//g, ':<!-- -->//')
+      .replace(/\bwww\./gi, (w) => `${w.slice(0, 3)}<!-- -->.`)
+  );
 }
 
 /**
