@@ -104,9 +104,20 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     return (await this.id(true))!;
   }
 
+  /** Why the last read found no inventory (ManagedObjects.absent). */
+  absentBecause: string | undefined;
+
   async read(): Promise<string | undefined> {
     const id = await this.id(false);
     const current = id === undefined ? undefined : await this.client.currentStateVersion(id);
+    // The service answers a workspace that is not there and one this token may not see alike (404):
+    // a plan token without access reads no inventory, which must not pass for an empty one.
+    this.absentBecause =
+      id === undefined
+        ? 'it does not exist, or this token may not see it'
+        : current
+          ? undefined
+          : 'it holds no inventory yet';
     if (!current) return undefined;
     const url = current.attributes['hosted-state-download-url'];
     if (typeof url !== 'string' || url === '')

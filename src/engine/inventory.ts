@@ -47,6 +47,11 @@ export interface InventoryBackend {
   close?(): Promise<void>;
   /** The live object that stores the inventory itself, if any: never exported as a managed object. */
   readonly storedIn?: ResourceKey;
+  /**
+   * Why the last read found no inventory at all (`the file does not exist`, `it does not exist, or
+   * this token may not see it`); undefined when it found one, or has not read.
+   */
+  readonly absentBecause?: string | undefined;
 }
 
 /**
@@ -72,11 +77,18 @@ export class FileInventoryBackend implements InventoryBackend {
     return `file ${this.file}`;
   }
 
+  absentBecause: string | undefined;
+
   readSync(): string | undefined {
     try {
-      return readFileSync(this.file, 'utf8');
+      const text = readFileSync(this.file, 'utf8');
+      this.absentBecause = undefined;
+      return text;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.absentBecause = 'the file does not exist';
+        return undefined;
+      }
       throw inventoryError(this.file, error);
     }
   }
@@ -137,6 +149,11 @@ export interface ManagedObjects {
    * the inventory may manage it.
    */
   readonly storedIn?: ResourceKey;
+  /**
+   * Where the inventory is and why none was found there (`workspace acme/inv: it does not exist, or
+   * this token may not see it`), when none was: a prune then knows of nothing Converge made.
+   */
+  readonly absent?: string;
 }
 
 export class LocalInventory implements WriteOnlyDigests {
@@ -205,7 +222,14 @@ export class LocalInventory implements WriteOnlyDigests {
       },
       forget: (address) => this.forget(address),
       ...(this.backend.storedIn ? { storedIn: this.backend.storedIn } : {}),
+      ...(this.absent !== undefined ? { absent: this.absent } : {}),
     };
+  }
+
+  /** Where the inventory is and why none was read there, when none was (see ManagedObjects.absent). */
+  get absent(): string | undefined {
+    const why = this.backend.absentBecause;
+    return why === undefined ? undefined : `${this.backend.description}: ${why}`;
   }
 
   get keyFile(): string {

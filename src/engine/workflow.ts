@@ -108,7 +108,7 @@ export interface PlanRunOptions extends LoadOptions, ConnectOptions {
    * The objects Converge manages (the inventory's `objects`): with `prune`, kinds without an
    * ownership marker delete exactly those Converge created that the manifest no longer declares.
    */
-  managed?: Pick<ManagedObjects, 'entries' | 'storedIn'>;
+  managed?: Pick<ManagedObjects, 'entries' | 'storedIn' | 'absent'>;
   /** `--allow-empty` and `--max-deletes`: see `DeletionLimits`. */
   limits?: DeletionLimits;
 }
@@ -235,6 +235,9 @@ export async function plan(
       if (shownRefused.length > 0) planned.pruneRefused = shownRefused;
       else delete planned.pruneRefused;
     }
+    // A plan token that may not see the inventory's workspace read none: the prune then finds nothing
+    // Converge made, which must not read as "nothing to delete".
+    if (options.prune && options.managed?.absent) planned.inventoryAbsent = options.managed.absent;
     // Without --prune, the inventory's objects whose documents are gone are said, not deleted: a
     // reviewer read "No changes" of a pull request that removed some as nothing left behind.
     if (!options.prune && options.managed) {

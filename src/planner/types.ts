@@ -112,6 +112,11 @@ export interface Plan {
    */
   ownedNotDeclared?: string[];
   /**
+   * With `--prune`, when no inventory was read (`workspace acme/inv: it does not exist, or this token
+   * may not see it`): the prune knew of no object Converge made, so it found nothing to delete.
+   */
+  inventoryAbsent?: string;
+  /**
    * With `--prune`: addresses the inventory records as Converge's (created or imported), of a kind
    * the manifest declares PruneScopes for, outside all of them and no longer declared: the declared
    * scopes limit the kind's prune, so no prune reaches them. Left as they are.

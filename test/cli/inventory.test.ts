@@ -240,6 +240,37 @@ describe('converge inventory', () => {
     expect((await workspaceLock(sandbox, 'inv-migrated'))?.locked).toBe(false);
   });
 
+  it('says so when --prune reads no inventory, rather than planning nothing to delete in silence', async () => {
+    const env = localEnv();
+    expect((await runCli(['apply', '-f', roles('inva-a', 'inva-b'), '--auto-approve'], env)).code).toBe(0);
+    const migrated = await runCli(['inventory', 'migrate', '--to', `workspace:${ORG}/inv-absent`], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    // A misspelt workspace (or one a plan token may not see: the service answers both with 404).
+    const wrong = { ...env, CONVERGE_INVENTORY: `workspace:${ORG}/inv-absnet` };
+    const text = await runCli(['plan', '-f', roles('inva-a'), '--prune'], wrong);
+    expect(text.stdout).toContain(
+      `No inventory was read (workspace ${ORG}/inv-absnet: it does not exist, or this token may not see it): --prune knows of no object Converge made`,
+    );
+    const markdown = await runCli(['plan', '-f', roles('inva-a'), '--prune', '--markdown'], wrong);
+    expect(markdown.stdout).toContain('> [!WARNING]\n> No inventory was read');
+    const json = JSON.parse(
+      (await runCli(['plan', '-f', roles('inva-a'), '--prune', '--json'], wrong)).stdout,
+    );
+    expect(json.pruned.inventory_absent).toBe(
+      `workspace ${ORG}/inv-absnet: it does not exist, or this token may not see it`,
+    );
+    const list = await runCli(['inventory', 'list'], wrong);
+    expect(list.stdout.trim()).toBe(
+      `No inventory was read (workspace ${ORG}/inv-absnet: it does not exist, or this token may not see it).`,
+    );
+    // Spelt right, the inventory is read and the prune plans its deletion, with no such line.
+    const right = { ...env, CONVERGE_INVENTORY: `workspace:${ORG}/inv-absent` };
+    const found = JSON.parse(
+      (await runCli(['plan', '-f', roles('inva-a'), '--prune', '--json'], right)).stdout,
+    );
+    expect(found.pruned).toMatchObject({ addresses: ['AclRole/default/inva-b'], inventory_absent: null });
+  });
+
   it('refuses an inventory that is neither file: nor workspace:', async () => {
     const r = await runCli(['inventory', 'list'], { ...localEnv(), CONVERGE_INVENTORY: 'ftp://elsewhere' });
     expect(r.code).toBe(1);

@@ -3,6 +3,7 @@
  * environment names (CONVERGE_INVENTORY, default the local file). Changes (forget, migrate) hold the
  * inventory's lock like an apply; forget and unlock ask first on a terminal and need `--yes` elsewhere.
  */
+import { printable } from '../../common/printable.js';
 import { unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../../engine/errors.js';
@@ -70,7 +71,14 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
     return EXIT.ok;
   }
   if (entries.length === 0) {
-    write(io.stdout, `The inventory (${inventory.backend.description}) holds no objects.`);
+    // None found is not an empty one: a token that may not see the workspace reads none at all.
+    const absent = inventory.absent;
+    write(
+      io.stdout,
+      absent
+        ? `No inventory was read (${printable(absent)}).`
+        : `The inventory (${inventory.backend.description}) holds no objects.`,
+    );
     return EXIT.ok;
   }
   // Which inventory, said first: run from another folder, a local one is another file altogether.

@@ -185,6 +185,14 @@ function ownedNotDeclaredLines(addresses: readonly string[]): string[] {
   ];
 }
 
+/**
+ * A prune that read no inventory (a plan token that may not see its workspace, a misspelt name, a
+ * first run): the same words in every rendering, so a plan never reads "nothing to delete" for it.
+ */
+export function inventoryAbsentLine(absent: string): string {
+  return `No inventory was read (${absent}): --prune knows of no object Converge made, so it deletes none by the inventory. Expected on a first run; otherwise check CONVERGE_INVENTORY and that this token may read it.`;
+}
+
 /** What `--prune` leaves because its kind refuses the deletion: a headline, then what to do. */
 function pruneRefusedLines(addresses: readonly string[]): string[] {
   const n = addresses.length;

@@ -5,6 +5,7 @@ import type { Action, Plan } from '../types.js';
 import {
   noChangesClause,
   nothingSelectedLine,
+  inventoryAbsentLine,
   pruneLeftovers,
   prunedHeadline,
   SYMBOLS,
@@ -47,6 +48,8 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     const [headline, ...notes] = targetingLines(plan.targeting);
     out.push(c.yellow(c.bold(headline!)), ...notes.map((n) => c.yellow(`  ${n}`)), '');
   }
+  // Names a workspace a variable gave: inert text.
+  if (plan.inventoryAbsent) out.push(c.yellow(printable(inventoryAbsentLine(plan.inventoryAbsent))), '');
 
   // A refusal of the whole plan first: nothing of it will be applied.
   const refusals = planRefusals(plan);

@@ -13,7 +13,7 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // `problems[].address` is the full address (namespace, connection) as on changes; it was `Kind/name`;
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
 // `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
-// 1.9: `pruned.not_recorded` and `pruned.refused`. 1.10: `pruned.not_declared` (a plan without --prune).
+// 1.9: `pruned.not_recorded` and `pruned.refused`. 1.10: `pruned.not_declared` (a plan without --prune) and `pruned.inventory_absent`.
 export const PLAN_JSON_FORMAT_VERSION = '1.10';
 
 export interface PlanJson {
@@ -78,6 +78,11 @@ export interface PlanJson {
     refused: string[];
     /** Without --prune: objects the inventory records as Converge's that the manifest no longer declares. */
     not_declared: string[];
+    /**
+     * With --prune, why no inventory was read (`workspace acme/inv: it does not exist, or this token
+     * may not see it`): the prune then knew of nothing Converge made. Null when one was read.
+     */
+    inventory_absent: string | null;
   };
   /** False when any object could not be planned: the plan is then not the whole difference. */
   complete: boolean;
@@ -151,6 +156,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       not_recorded: leftovers.filter((l) => l.why === 'not_recorded').flatMap((l) => l.addresses),
       refused: leftovers.filter((l) => l.why === 'refused').flatMap((l) => l.addresses),
       not_declared: leftovers.filter((l) => l.why === 'not_declared').flatMap((l) => l.addresses),
+      inventory_absent: plan.inventoryAbsent ?? null,
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
     complete: plan.problems.length === 0 && unplanned === 0,
@@ -227,6 +233,7 @@ function nothingPlannedJson(problems: readonly Record<string, unknown>[], versio
       not_recorded: [],
       refused: [],
       not_declared: [],
+      inventory_absent: null,
     },
     complete: false,
     summary: { create: 0, update: 0, replace: 0, delete: 0, noop: 0, unplanned: 0 },

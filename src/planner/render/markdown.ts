@@ -8,6 +8,7 @@ import type { Change, Plan } from '../types.js';
 import {
   noChangesClause,
   nothingSelectedLine,
+  inventoryAbsentLine,
   pruneLeftovers,
   prunedHeadline,
   SYMBOLS,
@@ -181,6 +182,8 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
     const [headline, ...notes] = targetingLines(plan.targeting);
     head.push('> [!WARNING]', `> **${cell(headline!)}**`, ...notes.map((n) => `> - ${cell(n)}`), '');
   }
+  if (plan.inventoryAbsent)
+    head.push('> [!WARNING]', `> ${cell(inventoryAbsentLine(plan.inventoryAbsent))}`, '');
   // What could not be planned comes first: the rest of the plan is not the whole difference.
   if (unplanned.length > 0) {
     head.push(`> [!CAUTION]`, `> **${unplannedHeadline(unplanned.length)}:**`);
