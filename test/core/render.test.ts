@@ -221,6 +221,31 @@ describe('markdown rendering', () => {
     expect(md.trimEnd().endsWith('</details>')).toBe(true);
   });
 
+  it('leaves out only the object whose details do not fit: the changes after a huge one are still shown', () => {
+    const plan = planOf([
+      change({
+        action: 'create',
+        key: { kind: 'AclRole', name: 'aa-notes', namespace: 'default' },
+        address: 'AclRole/default/aa-notes',
+        after: { Description: 'release notes line\n'.repeat(4_000) },
+      }),
+      ...Array.from({ length: 20 }, (_, i) =>
+        change({
+          action: 'update',
+          key: { kind: 'AclRole', name: `r${i}`, namespace: 'default' },
+          address: `AclRole/default/r${i}`,
+          diffs: [{ path: 'Policies', op: 'add', after: { Name: 'global-management' }, item: true }],
+        }),
+      ),
+    ]);
+    const md = renderMarkdown(plan);
+    expect(md.length).toBeLessThanOrEqual(65_535);
+    // Before, the huge create came first and every change after it was cut with it.
+    for (let i = 0; i < 20; i++) expect(md).toContain(`~ AclRole/default/r${i}\n`);
+    expect(md).toContain('global-management');
+    expect(md).toContain('_… truncated: the attribute changes of 1 object (`AclRole/default/aa-notes`)');
+  });
+
   it('cuts a single object whose details alone are longer than the limit, keeping the table', () => {
     const huge = planOf([
       change({

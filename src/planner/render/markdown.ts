@@ -246,17 +246,19 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   const headText = head.join('\n');
   // What is left for the objects' details once the headline, the tables and the cut's note are in.
   let budget = limit - headText.length - open.length - close.length - CUT_NOTE_RESERVE - 4;
+  // An object whose changes do not fit is left out alone, and the next ones still get their turn:
+  // stopping at the first that did not fit let one large object (a long description) hide every
+  // change after it, a policy grant among them.
   const kept: string[] = [];
-  let cutFrom = chunks.length;
-  for (const [i, chunk] of chunks.entries()) {
+  const cut: string[] = [];
+  for (const chunk of chunks) {
     if (chunk.size > budget) {
-      cutFrom = i;
-      break;
+      cut.push(chunk.address);
+      continue;
     }
     kept.push(...chunk.lines);
     budget -= chunk.size;
   }
-  const cut = chunks.slice(cutFrom).map((c) => c.address);
   // Not even the first object's changes fit: the note alone, no empty diff block.
   if (kept.length === 0) return fitted(`${headText}\n${cutNote(cut, limit)}\n`, limit);
   const note = cut.length > 0 ? `\n${cutNote(cut, limit)}\n` : '';
