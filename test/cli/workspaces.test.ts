@@ -652,6 +652,17 @@ describe('deleting a workspace Converge locked', () => {
       path.join(dir, 'ws.yaml'),
       inLocksOrg('cli-freeze', 'locked: true\nlock-reason: change freeze', '  ensure: absent\n'),
     );
+    // The plan says beforehand how the deletion goes, and that the service will refuse it.
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stdout).toContain(
+      '# safe delete: the service refuses it while the workspace manages 2 resources (the apply then fails; `deletion: force` deletes it anyway)',
+    );
+    const forced = manifestDir({
+      'ws.yaml': inLocksOrg('cli-freeze', 'deletion: force', '  ensure: absent\n'),
+    });
+    expect((await converge(['plan', '-f', forced], env)).stdout).toContain(
+      '# force delete: the workspace goes with the 2 resources it manages',
+    );
     const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(refused.code).toBe(1);
     expect(refused.stdout + refused.stderr).toMatch(/cannot be safely deleted/);

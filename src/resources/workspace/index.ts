@@ -20,6 +20,7 @@ import type {
   Namespaced,
   Observed,
   PlanProblem,
+  ChangeImpact,
   DeletionRefusal,
   Prunable,
   RenderDetails,
@@ -314,7 +315,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   RenderDetails<WorkspaceSpec, WorkspaceLive> &
   Exportable<WorkspaceSpec, WorkspaceLive> &
   Prunable<WorkspaceLive> &
-  DeletionRefusal<WorkspaceLive> = {
+  DeletionRefusal<WorkspaceLive> &
+  ChangeImpact<WorkspaceSpec, WorkspaceLive> = {
   kind: 'Workspace',
   service: workspacesService.name,
   description:
@@ -513,6 +515,26 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     const local = localOf(desired).state;
     if (local) attrs.state = `${local.path} (${describeState(local.info)})`;
     return attrs;
+  },
+
+  // How a deletion goes, beside it: a safe delete the service refuses while the workspace manages
+  // resources (the apply then fails), a force delete destroys them with it. The plan looked alike for
+  // both, so a reviewer could not tell the force delete of a workspace with resources.
+  async impact(_ctx, subjects) {
+    return subjects.map((s) => {
+      if (s.action !== 'delete' || !s.observed) return [];
+      const count = Number(s.observed.live.workspace.attributes['resource-count'] ?? 0);
+      const resources = `${count} resource${count === 1 ? '' : 's'}`;
+      if (s.desired?.spec.deletion === 'force')
+        return [
+          count > 0 ? `force delete: the workspace goes with the ${resources} it manages` : 'force delete',
+        ];
+      return [
+        count > 0
+          ? `safe delete: the service refuses it while the workspace manages ${resources} (the apply then fails; \`deletion: force\` deletes it anyway)`
+          : 'safe delete: it manages no resources',
+      ];
+    });
   },
 
   describe(observed) {
