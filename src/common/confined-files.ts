@@ -75,19 +75,21 @@ export async function confine(
       reason: `is outside ${where}: a manifest reads only files inside the folder given with -f`,
     };
   }
+  const outside = {
+    ok: false as const,
+    reason: `is a symbolic link that leads outside ${where}: a manifest reads only files inside it`,
+  };
   let real: string;
   try {
     real = await realpath(lexical);
   } catch (error) {
+    // Through a link that leads outside, a file that is not there is refused as one that is: told
+    // apart, a pull request could probe which files exist on the runner.
+    if (!isInside(root.real, await realAncestor(lexical))) return outside;
     const notFound = (error as NodeJS.ErrnoException).code === 'ENOENT';
     return { ok: false, reason: describeFsError(error), ...(notFound ? { notFound: true as const } : {}) };
   }
-  if (!isInside(root.real, real)) {
-    return {
-      ok: false,
-      reason: `is a symbolic link that leads outside ${where}: a manifest reads only files inside it`,
-    };
-  }
+  if (!isInside(root.real, real)) return outside;
   const state = protectedFolders.find((p) => isProtected(p, lexical, real));
   if (state) {
     return {
@@ -113,6 +115,20 @@ export function confinedFileReader(options: ConfinementOptions): ManifestFileRea
     }
     return pending;
   };
+}
+
+/** Where the nearest folder above `target` that exists really is, its symbolic links resolved. */
+async function realAncestor(target: string): Promise<string> {
+  let folder = path.dirname(target);
+  for (;;) {
+    try {
+      return await realpath(folder);
+    } catch {
+      const up = path.dirname(folder);
+      if (up === folder) return folder;
+      folder = up;
+    }
+  }
 }
 
 /** Whether `child` is `parent` or lies under it (both absolute and normalised). */

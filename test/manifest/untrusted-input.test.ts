@@ -50,6 +50,27 @@ describe('${file:} stays inside the manifest root', () => {
     ]);
   });
 
+  test('through a linked folder that leads out, a missing file is refused as an existing one is', async () => {
+    // Told apart ("not found" against "leads outside"), a pull request could probe the runner's files.
+    const outside = writeTree({ 'exists.txt': 'secret\n' });
+    const dir = writeTree({
+      'a.yaml': role(
+        'a',
+        '  Token: ${file:etc/exists.txt}\n  Policies: [{ Name: "${file:etc/missing.txt}" }]\n',
+      ),
+    });
+    fs.symlinkSync(outside, path.join(dir, 'etc'));
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(
+      lines.map((l) =>
+        l.replace(/^a\.yaml:\d+:\d+: cannot use \$\{file:etc\/\w+\.txt\}: etc\/\w+\.txt /, ''),
+      ),
+    ).toEqual([
+      'is a symbolic link that leads outside the manifest root (.): a manifest reads only files inside it',
+      'is a symbolic link that leads outside the manifest root (.): a manifest reads only files inside it',
+    ]);
+  });
+
   test('a symbolic link inside the root that leads out is refused; one that stays inside is read', async () => {
     const outside = writeTree({ hostname: 'the-host\n' });
     const dir = writeTree({
