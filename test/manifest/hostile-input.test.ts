@@ -178,6 +178,15 @@ describe('not YAML text', () => {
     ]);
   });
 
+  test('a plain value holding ": " says to quote it', async () => {
+    const dir = writeTree({ 'a.yaml': `${head}spec:\n  Description: Team: 0\n` });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^a\.yaml:5:16: YAML: Nested mappings are not allowed in compact mappings \(a value that holds ": " must be quoted: Description: "Team: 0"\)$/,
+    );
+  });
+
   test('tabs for indentation', async () => {
     const dir = writeTree({ 'a.yaml': `${head}spec:\n\tDescription: x\n` });
     const [line] = await loadErrors(dir, ['a.yaml']);
