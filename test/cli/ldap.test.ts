@@ -245,6 +245,10 @@ describe('what a new user gets wrong', () => {
     const again = await converge(['plan', '-f', dir, '-out', out]);
     expect(again.stderr).toContain(`The earlier ${out} is left as it was.`);
     expect(readFileSync(out, 'utf8')).toBe('an earlier plan');
+    // With --json nothing is "above" on standard error: the problems are in the JSON.
+    const json = await converge(['plan', '-f', dir, '-out', out, '--json']);
+    expect(json.stderr).toContain('the plan has problems (in the JSON on standard output)');
+    expect(JSON.parse(json.stdout).problems.length).toBeGreaterThan(0);
   });
 
   it('a configuration of nothing but defaults is refused, since it would read as unconfigured', async () => {

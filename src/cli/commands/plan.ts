@@ -169,7 +169,12 @@ async function planAndSave(
 
     if (plan.problems.length > 0) {
       if (flags.out)
-        notSaved(io, flags.out, 'the plan has problems (above), and an incomplete plan is never applied');
+        notSaved(
+          io,
+          flags.out,
+          // Printed as JSON or Markdown, the problems are in the document on standard output.
+          `the plan has problems (${flags.json ? 'in the JSON on standard output' : flags.markdown ? 'in the Markdown on standard output' : 'above'}), and an incomplete plan is never applied`,
+        );
       return EXIT.error;
     }
     if (flags.out) {
