@@ -27,7 +27,7 @@ import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
 import { type InventoryBackend, type InventoryLockOptions, InventoryLockRetaken } from './inventory.js';
-import { lockReason } from '../common/lock-reason.js';
+import { holderLiveness, holderOfReason, lockReason } from '../common/lock-reason.js';
 import { holdingLock } from '../common/held-locks.js';
 
 /** `workspace:ORG/NAME` → its parts; undefined when the text is not of that form. */
@@ -259,6 +259,14 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     workspace: Workspace | undefined,
     { timeoutMs, settingNames: names }: InventoryLockOptions,
   ): EngineError {
+    // A holder on this host whose process is gone (killed) will never release it: said as such,
+    // rather than "if that run is gone", which this host can tell.
+    const holder = workspace?.lockReason ? holderOfReason(workspace.lockReason) : undefined;
+    if (holder && holderLiveness(holder) === 'dead')
+      return new EngineError(
+        `${this.description} is locked by ${this.holderOf(workspace)}, whose process (pid ${holder.pid}) is no longer running on this host: nothing will release the lock but you. Release it.`,
+        'release-inventory-lock',
+      );
     return new EngineError(
       `${this.description} is locked by ${this.holderOf(workspace)}. ` +
         `Waited ${Math.round(timeoutMs / 1000)}s. Let it finish and run again, or wait longer (${settingNames(names).lockTimeout}); ` +

@@ -5,6 +5,7 @@
  * apply and released on every path.
  */
 import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -313,6 +314,21 @@ describe('the workspace inventory lock', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('says a lock whose holder on this host is gone will never be released by it', async () => {
+    const env = { ...localEnv(), CONVERGE_INVENTORY: `workspace:${ORG}/inv-orphan` };
+    expect((await runCli(['apply', '-f', roles('invo-a'), '--auto-approve'], env)).code).toBe(0);
+    const ws = await workspaceLock(sandbox, 'inv-orphan');
+    // A run killed with -9 on this host: its pid is no longer running.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+    const reason = `converge apply -f infra/ on host ${os.hostname()}, pid ${gone}, since 2030-01-01T00:00:00.000Z`;
+    await workspacesApi(sandbox, 'POST', `/workspaces/${ws!.id}/actions/lock`, { reason });
+    const r = await runCli(['apply', '-f', roles('invo-a'), '--auto-approve', '--lock-timeout', '0'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`whose process (pid ${gone}) is no longer running on this host`);
+    expect(r.stderr).toContain('converge inventory unlock');
+    expect(r.stderr).not.toContain('if that run is gone');
   });
 
   it('makes a second run wait up to --lock-timeout, then fail naming the holder; unlock releases it', async () => {
