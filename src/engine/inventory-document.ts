@@ -51,6 +51,25 @@ export interface InventoryDocument {
   format: typeof INVENTORY_FORMAT;
   format_version: typeof INVENTORY_FORMAT_VERSION;
   objects: Record<string, InventoryEntry>;
+  /**
+   * Address → when (ISO time) an apply deleted the object Converge managed: a plan saved before then
+   * that creates it again is stale (re-running an old CI job brought back pruned roles). The newest
+   * MAX_DELETIONS_KEPT only. Absent in inventories written before it was recorded.
+   */
+  deleted?: Record<string, string>;
+}
+
+/** How many deletions an inventory remembers (the newest): enough for the saved plans still around. */
+export const MAX_DELETIONS_KEPT = 1000;
+
+/** `deleted` with `address` added now, the oldest dropped beyond MAX_DELETIONS_KEPT. */
+export function withDeletion(
+  deleted: Record<string, string> | undefined,
+  address: string,
+  at: string,
+): Record<string, string> {
+  const all = Object.entries({ ...deleted, [address]: at }).sort(([, a], [, b]) => a.localeCompare(b));
+  return Object.assign(dictionary<string>(), Object.fromEntries(all.slice(-MAX_DELETIONS_KEPT)));
 }
 
 /** Maps keyed by text from the file have no prototype: a key `__proto__` is then just a key. */
@@ -171,6 +190,16 @@ export function parseInventory(json: string, source: string): InventoryDocument 
   if (!isRecord(doc.objects)) throw new EngineError(`${source}: "objects" must be an object`);
   for (const [address, value] of Object.entries(doc.objects))
     inventory.objects[address] = parseEntry(address, value, source);
+  if (doc.deleted !== undefined) {
+    if (!isRecord(doc.deleted)) throw new EngineError(`${source}: "deleted" must be an object`);
+    const deleted = dictionary<string>();
+    for (const [address, at] of Object.entries(doc.deleted).slice(0, MAX_DELETIONS_KEPT * 2)) {
+      if (!text(at) || !Number.isFinite(Date.parse(at)))
+        throw new EngineError(`${source}: "deleted" of "${address.slice(0, 200)}" must be a time`);
+      deleted[address] = at;
+    }
+    inventory.deleted = deleted;
+  }
   return inventory;
 }
 

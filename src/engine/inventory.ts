@@ -21,6 +21,7 @@ import {
   keyFromAddress,
   parseInventory,
   serializeInventory,
+  withDeletion,
 } from './inventory-document.js';
 import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
 import { acquireStateLock, type LockOptions, STATE_LOCK_FILE } from './state-lock.js';
@@ -226,6 +227,11 @@ export class LocalInventory implements WriteOnlyDigests {
     };
   }
 
+  /** When an apply deleted the object at `address` Converge managed, if it remembers (ISO time). */
+  deletedAt(address: string): string | undefined {
+    return this.load().deleted?.[address];
+  }
+
   /** Where the inventory is and why none was read there, when none was (see ManagedObjects.absent). */
   get absent(): string | undefined {
     const why = this.backend.absentBecause;
@@ -355,6 +361,10 @@ export class LocalInventory implements WriteOnlyDigests {
     for (const a of applied) {
       if (a.action === 'delete') {
         this.forget(a.address);
+        // Remembered, so that a plan saved before this apply does not make the object again.
+        const doc = this.load();
+        doc.deleted = withDeletion(doc.deleted, a.address, new Date().toISOString());
+        this.dirty = true;
         continue;
       }
       const existing = this.load().objects[a.address];
@@ -407,6 +417,9 @@ export class LocalInventory implements WriteOnlyDigests {
       const latest = parsed(await this.backend.read(), source);
       const before = parsed(this.opened.text, source).objects;
       latest.objects = mergedRecords(before, this.data.objects, latest.objects);
+      for (const [address, at] of Object.entries(this.data.deleted ?? {}))
+        if (latest.deleted?.[address] === undefined || latest.deleted[address]! < at)
+          latest.deleted = withDeletion(latest.deleted, address, at);
       text = serializeInventory(latest);
       await this.backend.write(text);
       this.data = latest;

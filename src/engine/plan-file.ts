@@ -338,6 +338,24 @@ export async function deletionsStillThere(
   return addresses.filter((_, i) => there[i]);
 }
 
+/**
+ * The saved plan's creates of objects an apply deleted after the plan was saved (the inventory
+ * remembers when): a saved plan that makes them again would undo that deletion, so it is stale. A CI
+ * job re-run from before a prune brought back the pruned roles, with exit 0.
+ */
+export function createsDeletedSince(
+  saved: SavedPlan,
+  deletedAt: (address: string) => string | undefined,
+): { address: string; at: string }[] {
+  const savedAt = Date.parse(saved.created_at);
+  if (!Number.isFinite(savedAt)) return [];
+  return saved.changes.flatMap((c) => {
+    if (c.action !== 'create') return [];
+    const at = deletedAt(c.address);
+    return at !== undefined && Date.parse(at) > savedAt ? [{ address: c.address, at }] : [];
+  });
+}
+
 export function alreadyDeleted(saved: SavedPlan, reconciled: Plan): string[] {
   const planned = new Set(reconciled.changes.map((c) => c.address));
   return saved.changes.filter((c) => c.action === 'delete' && !planned.has(c.address)).map((c) => c.address);

@@ -108,6 +108,28 @@ describe('without --prune, the inventory objects the manifest dropped', () => {
   });
 });
 
+describe('an old saved plan after a newer apply deleted what it creates', () => {
+  it('is refused as stale, rather than making the pruned object again', async () => {
+    const env = localEnv();
+    const planDir = tmp('converge-invcli-old-plan-');
+    const old = path.join(planDir, 'old.plan');
+    // The old job: plan (and apply) the role's creation.
+    expect((await runCli(['plan', '-f', roles('invs-keep', 'invs-svc'), '-out', old], env)).code).toBe(0);
+    expect((await runCli(['apply', old], env)).code).toBe(0);
+    // A newer job prunes it.
+    const pruned = await runCli(['apply', '-f', roles('invs-keep'), '--prune', '--auto-approve'], env);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(await roleExists('invs-svc')).toBe(false);
+    // The old job re-run: its create would undo the prune.
+    const rerun = await runCli(['apply', old], env);
+    expect(rerun.code).toBe(3);
+    expect(rerun.stderr).toMatch(
+      /AclRole\/default\/invs-svc: STALE: an apply deleted it at \S+, after the plan was saved; making it again would undo that deletion/,
+    );
+    expect(await roleExists('invs-svc')).toBe(false);
+  });
+});
+
 describe('--prune with the inventory', () => {
   it('deletes the roles Converge created that the manifest dropped, without any PruneScope, as their own section', async () => {
     const env = localEnv();

@@ -168,6 +168,12 @@ describe('reading an inventory file', () => {
       '"owned" must be true or false',
     ],
     ['a format version from the future', { format_version: 99, objects: {} }, 'format_version 99'],
+    ['deletions that are not a map', { objects: {}, deleted: ['x'] }, '"deleted" must be an object'],
+    [
+      'a deletion time that is not a time',
+      { objects: {}, deleted: { 'AclRole/default/x': 'yesterday-ish' } },
+      '"deleted" of "AclRole/default/x" must be a time',
+    ],
   ])('refuses %s, naming the file', async (_what, content, message) => {
     const stateDir = tmp('converge-inv-hostile-');
     const file = path.join(stateDir, 'inventory.json');
@@ -175,6 +181,29 @@ describe('reading an inventory file', () => {
     const opened = new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
     await expect(opened).rejects.toThrow(file);
     await expect(opened).rejects.toThrow(message);
+  });
+
+  it('remembers at most the newest 1,000 deletions', async () => {
+    const stateDir = tmp('converge-inv-deleted-');
+    const deleted = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [
+        `AclRole/default/old-${i}`,
+        new Date(Date.UTC(2020, 0, 1, 0, 0, i)).toISOString(),
+      ]),
+    );
+    writeFileSync(
+      path.join(stateDir, 'inventory.json'),
+      JSON.stringify({ format: 'converge-inventory', format_version: 2, objects: {}, deleted }),
+    );
+    const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    inventory.recordApplied([
+      { address: 'AclRole/default/new', key: { kind: 'AclRole', name: 'new' }, action: 'delete' },
+    ] as never);
+    await inventory.save();
+    const kept = readInventory(stateDir).deleted as Record<string, string>;
+    expect(Object.keys(kept)).toHaveLength(1000);
+    expect(kept['AclRole/default/new']).toBeDefined();
+    expect(kept['AclRole/default/old-0']).toBeUndefined();
   });
 
   it('keeps an address named __proto__ as an address, without touching any prototype', async () => {

@@ -13,6 +13,7 @@ import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
 import {
   alreadyDeleted,
+  createsDeletedSince,
   deletionsStillThere,
   movedSincePlan,
   readPlanFile,
@@ -275,6 +276,20 @@ async function applyUntilInterrupted(
         write(
           io.stderr,
           `${printable(address)}: STALE: it changed since the plan was saved (it is still there, and no longer one the plan would delete)`,
+        );
+      write(
+        io.stderr,
+        `Nothing was applied: a saved plan is applied whole, and some of its objects changed since it was saved.${planAgain()}`,
+      );
+      return EXIT.stale;
+    }
+    // A create of what an apply deleted since the plan was saved would undo that deletion.
+    const undone = saved ? createsDeletedSince(saved, (address) => inventory.deletedAt(address)) : [];
+    if (undone.length > 0) {
+      for (const { address, at } of undone)
+        write(
+          io.stderr,
+          `${printable(address)}: STALE: an apply deleted it at ${printable(at)}, after the plan was saved; making it again would undo that deletion`,
         );
       write(
         io.stderr,
