@@ -10,8 +10,9 @@ export function remedyText(remedy: EngineRemedy | undefined): string {
   if (remedy === 'release-inventory-lock') return ' Release it with `converge inventory unlock`.';
   if (remedy === 'declare-from-export')
     return ' `converge export` writes live objects as manifest documents.';
+  // The engine's message already says to plan again and review: only the command is added here.
   if (!remedy.verified)
-    return ` Make it again from the manifest you mean to apply (\`converge plan -f PATH -out ${quoteArg(remedy.file)}\`) and review it: the paths and flags this file names are not repeated, since nothing shows they are the reviewed ones.`;
+    return ` With the manifest you mean to apply: \`converge plan -f PATH -out ${quoteArg(remedy.file)}\` (the paths and flags this file names are not repeated, since nothing shows they are the reviewed ones).`;
   return ` Run \`${planCommandFor(remedy)}\` again and review it.`;
 }
 

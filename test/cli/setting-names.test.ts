@@ -200,7 +200,11 @@ describe('a saved plan that no longer verifies', () => {
 
     const r = await runCli(['apply', planFile], env);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain(`(\`converge plan -f PATH -out ${planFile}\`)`);
+    expect(r.stderr).toContain(
+      `With the manifest you mean to apply: \`converge plan -f PATH -out ${planFile}\``,
+    );
+    // Said once: the engine's words say to plan again and review; the CLI adds only the command.
+    expect(r.stderr.match(/review it/g)).toHaveLength(1);
     expect(r.stderr).not.toContain('--prune');
     expect(r.stderr).not.toContain('AclRole/*');
     expect(r.stderr).not.toContain(dir);

@@ -65,6 +65,7 @@ function readInventory(stateDir: string) {
   return JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8')) as {
     format_version: number;
     objects: Record<string, { kind: string; id?: string; owned: boolean }>;
+    deleted?: Record<string, string>;
   };
 }
 
@@ -200,7 +201,7 @@ describe('reading an inventory file', () => {
       { address: 'AclRole/default/new', key: { kind: 'AclRole', name: 'new' }, action: 'delete' },
     ] as never);
     await inventory.save();
-    const kept = readInventory(stateDir).deleted as Record<string, string>;
+    const kept = readInventory(stateDir).deleted!;
     expect(Object.keys(kept)).toHaveLength(1000);
     expect(kept['AclRole/default/new']).toBeDefined();
     expect(kept['AclRole/default/old-0']).toBeUndefined();
