@@ -384,7 +384,7 @@ describe('a live value in an entry whose name says secret', () => {
     );
     const text = await runCli(['job', 'plan', jobFile], env);
     expect(text.stdout + text.stderr).not.toContain(LIVE);
-    expect(text.stdout).toContain('Env[DB_PASSWORD]: (sensitive value) => (sensitive value)');
+    expect(text.stdout).toContain('Env[DB_PASSWORD]: (sensitive value changed)');
     const json = await runCli(['job', 'plan', jobFile, '--json'], env);
     expect(json.stdout + json.stderr).not.toContain(LIVE);
     expect(json.stdout).toContain('"Name": "Env[DB_PASSWORD]"');

@@ -7,7 +7,7 @@
  */
 import { createColors } from 'picocolors';
 import { sensitiveEnvFrom } from '../../common/allow-list.js';
-import { SENSITIVE } from '../../planner/render/format.js';
+import { SENSITIVE, SENSITIVE_CHANGED } from '../../planner/render/format.js';
 import type {
   DiffType,
   FieldDiff,
@@ -143,8 +143,9 @@ export function maskJobDiff<T extends JobDiff | null | undefined>(
   } as T;
 }
 
+/** As the manifest's plan says a secret's change: `(sensitive value changed)`, not a masked pair. */
 function maskedValue(f: FieldDiff): string {
-  return f.Type === 'Edited' ? `${SENSITIVE} => ${SENSITIVE}` : SENSITIVE;
+  return f.Type === 'Edited' ? '(sensitive value changed)' : SENSITIVE;
 }
 
 function fieldValue(f: FieldDiff): string {
