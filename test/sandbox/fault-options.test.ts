@@ -61,6 +61,15 @@ describe('converge sandbox fault options: bad values', () => {
     ],
     [['--seed', '4294967296'], '--seed: 4294967296 is not a whole number from 0 to 4294967295'],
     [['--seed', '1.5'], '--seed: 1.5 is not a whole number from 0 to 4294967295'],
+    // The second silently won before, and the start line then said two different things.
+    [
+      ['--fail-rate', 'scheduler=0.5', '--fail-rate', 'scheduler=0.6'],
+      '--fail-rate is given twice for scheduler (scheduler=0.5 and scheduler=0.6): give it once',
+    ],
+    [
+      ['--latency', '10', '--latency', '20'],
+      '--latency is given twice for every service (10 and 20): give it once',
+    ],
     // One draw decides each request's fault: shares past 1 would be served as other rates than stated.
     [
       ['--fail-rate', '0.9', '--reset-rate', '0.5'],

@@ -62,9 +62,18 @@ export function faultsFromFlags(
   const faults: FaultsConfig = {};
   let given = false;
   for (const { key, flag, set } of SETTERS) {
+    // Given twice for one place, the last silently won: the first is named instead.
+    const seen = new Map<string, string>();
     for (const raw of flags[key] ?? []) {
       given = true;
       const { service, value } = splitService(raw, flag, serviceNames);
+      const where = service ?? '';
+      const earlier = seen.get(where);
+      if (earlier !== undefined)
+        throw new FaultFlagError(
+          `${flag} is given twice for ${service === undefined ? 'every service' : show(service)} (${show(earlier)} and ${show(raw)}): give it once`,
+        );
+      seen.set(where, raw);
       if (service === undefined) set(faults, value, flag);
       else set(((faults.services ??= {})[service] ??= {}), value, flag);
     }
