@@ -703,6 +703,9 @@ async function addImpact(
     changes.filter((c) => c.action !== 'noop' && hasChangeImpact(mustKind(lookup, c.key.kind))),
     (c) => c.key.kind,
   );
+  if (byKind.size === 0) return;
+  const deleted = new Set(changes.filter((c) => c.action === 'delete').map((c) => c.address));
+  const withDeletions: PlanReads = { ...reads, deleting: (key) => deleted.has(addressOf(key)) };
   await Promise.all(
     [...byKind].map(([kindName, group]) =>
       limit(async () => {
@@ -714,7 +717,7 @@ async function addImpact(
           ...(c.observed ? { observed: c.observed } : {}),
         }));
         const kind = mustKind(lookup, kindName);
-        const lines = hasChangeImpact(kind) ? await kind.impact(ctx, subjects, manifest, reads) : [];
+        const lines = hasChangeImpact(kind) ? await kind.impact(ctx, subjects, manifest, withDeletions) : [];
         for (const [i, c] of group.entries())
           if (lines[i]?.length) c.impact = [...(c.impact ?? []), ...lines[i]!];
       }),

@@ -97,6 +97,24 @@ describe('a directory group whose policies change', () => {
     );
   });
 
+  it('leaves out a member the same plan deletes', async () => {
+    // zed, who names the group on the service, is declared absent: the plan deletes him.
+    const deleting = folder({
+      'directory.yaml': [
+        doc('LdapGroup', 'br-ops', '{ policies: [ops, audit] }'),
+        doc('LdapGroup', 'br-devs', '{ policies: [dev] }'),
+        doc('LdapUser', 'alice', '{ groups: [br-ops] }'),
+        doc('LdapUser', 'bob', '{ groups: [br-ops] }'),
+        doc('LdapUser', 'carol', '{ groups: [br-devs] }'),
+        'apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: zed, ensure: absent }\nspec: {}\n',
+      ].join('---\n'),
+    });
+    const plan = JSON.parse((await runCli(['plan', '-f', deleting, '--json'], env)).stdout) as PlanJson;
+    const byAddress = new Map(plan.changes.map((c) => [c.address, c]));
+    expect(byAddress.get('LdapUser/ldap/zed')?.action).toBe('delete');
+    expect(byAddress.get(address)?.impact).toEqual(['changes the effective policies of 2 users: alice, bob']);
+  });
+
   it('counts past ten names instead of listing them all', async () => {
     for (let i = 0; i < 12; i++) await liveUser(`many-${String(i).padStart(2, '0')}`, 'br-many');
     const group = (policies: string) =>

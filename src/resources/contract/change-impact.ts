@@ -22,6 +22,11 @@ export interface PlanReads {
    * nothing, `undefined` when it did not read it.
    */
   observed(key: ResourceKey): Observed | null | undefined;
+  /**
+   * Whether the plan deletes the object (`ensure: absent`, `--prune`): a blast radius that named a
+   * user the same plan deletes read as that user keeping different policies.
+   */
+  deleting?(key: ResourceKey): boolean;
 }
 
 /** Reads for an `impact` called outside a plan: nothing read before. */

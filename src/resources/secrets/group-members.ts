@@ -143,7 +143,7 @@ export async function membersReached(
   const declared = manifestMembership(manifest);
   const out: string[][] = [];
   // One after another: the reads of a mount are shared, and each read is already parallel inside.
-  for (const subject of subjects) out.push(await memberLine(ctx, live, declared, subject));
+  for (const subject of subjects) out.push(await memberLine(ctx, live, declared, subject, reads));
   return out;
 }
 
@@ -153,14 +153,24 @@ async function memberLine(
   live: ReturnType<typeof liveMembership>,
   declared: ReadonlyMap<string, Membership>,
   subject: ImpactSubject<{ policies?: string[] }, LdapGroup>,
+  reads: PlanReads,
 ): Promise<string[]> {
   if (!touchesPolicies(subject)) return [];
   const { key } = subject;
   const mount = mountOf(key);
   const members = new Set(declared.get(scopeId(mount, key.connection))?.get(key.name));
+  // A user the same plan deletes keeps no policies to change.
+  const goes = (user: string) =>
+    reads.deleting?.({
+      kind: ldapUserKind.kind,
+      name: user,
+      namespace: mount,
+      ...(key.connection !== undefined ? { connection: key.connection } : {}),
+    }) === true;
   let unread = false;
   try {
-    for (const user of (await live(mount, key.connection)).get(key.name) ?? []) members.add(user);
+    for (const user of (await live(mount, key.connection)).get(key.name) ?? [])
+      if (!goes(user)) members.add(user);
   } catch (error) {
     // An interrupt stops the plan; any other failure leaves only this line incomplete, and says so.
     if (ctx.signal?.aborted) throw error;
