@@ -113,6 +113,14 @@ async function exportAll(
     `Exported ${objects.length} object${objects.length === 1 ? '' : 's'} to ${files.length} file${files.length === 1 ? '' : 's'} in ${flags.out}:`,
   );
   for (const f of files) write(io.stdout, `  ${f}`);
+  // Where it read, said: only each kind's default place unless --namespace said otherwise, and an
+  // adopter took an export of `default` for one of everything.
+  write(io.stdout, `Read from: ${readFrom(objects, catalog)}.`);
+  if (flags.namespace === undefined)
+    write(
+      io.stdout,
+      "Each kind was read in its default place only: `--namespace N` reads another (with `--kind AclRole` or `--kind Job`, `--namespace '*'` reads every namespace).",
+    );
   const variables = objects.flatMap((o) => o.placeholders.map((p) => p.variable));
   const sources = await planFiles(flags, manifest, (files) =>
     loadManifest(files, {
@@ -185,6 +193,22 @@ async function planFiles(
   const given = flags.file.filter((f) => declaring.some((d) => holds(f, d)));
   const sources = (await loads(declaring)) || given.length === 0 ? declaring : given;
   return sources.some((f) => holds(f, flags.out)) ? sources : [flags.out, ...sources];
+}
+
+/** `namespace default (AclRole, Job), organization acme (Workspace)`: the places the objects came from. */
+function readFrom(objects: readonly { key: ResourceKey }[], catalog: Catalog): string {
+  const places = new Map<string, Set<string>>();
+  for (const { key } of objects) {
+    const kind = catalog.kind(key.kind) as { namespaceLabel?: string } | undefined;
+    const place =
+      key.namespace === undefined
+        ? 'the service'
+        : `${kind?.namespaceLabel ?? 'namespace'} ${printable(key.namespace)}${key.connection ? ` on connection ${printable(key.connection)}` : ''}`;
+    let kinds = places.get(place);
+    if (!kinds) places.set(place, (kinds = new Set()));
+    kinds.add(key.kind);
+  }
+  return [...places].map(([place, kinds]) => `${place} (${[...kinds].join(', ')})`).join(', ');
 }
 
 /** Whether `inner` is `outer` or lies inside it. */
