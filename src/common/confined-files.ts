@@ -5,7 +5,7 @@
  * Converge's own state (the inventory and the state key), even when that lies inside the root, as it
  * does when CI runs in the repository's top folder. Every refusal is decided before anything is read.
  */
-import { realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFsError, readTextFile, type TextFileResult } from './text-file.js';
 
@@ -83,9 +83,9 @@ export async function confine(
   try {
     real = await realpath(lexical);
   } catch (error) {
-    // Through a link that leads outside, a file that is not there is refused as one that is: told
-    // apart, a pull request could probe which files exist on the runner.
-    if (!isInside(root.real, await realAncestor(lexical))) return outside;
+    // Through a link that leads outside (a linked folder, or the file itself a link), a file that is
+    // not there is refused as one that is: told apart, a pull request could probe the runner's files.
+    if (await linksOutside(root, lexical)) return outside;
     const notFound = (error as NodeJS.ErrnoException).code === 'ENOENT';
     return { ok: false, reason: describeFsError(error), ...(notFound ? { notFound: true as const } : {}) };
   }
@@ -117,18 +117,42 @@ export function confinedFileReader(options: ConfinementOptions): ManifestFileRea
   };
 }
 
-/** Where the nearest folder above `target` that exists really is, its symbolic links resolved. */
-async function realAncestor(target: string): Promise<string> {
-  let folder = path.dirname(target);
-  for (;;) {
+/**
+ * Whether a path that cannot be resolved passes through a symbolic link that leads out of the root:
+ * each part from the root down is looked at without following it, and a link's target is resolved
+ * by its text (it may not exist either). A link whose target cannot be told counts as leading out.
+ */
+async function linksOutside(root: ManifestRoot, lexical: string): Promise<boolean> {
+  const parts = path.relative(root.folder, lexical).split(path.sep).filter(Boolean);
+  let at = root.folder;
+  for (const [i, part] of parts.entries()) {
+    const next = path.join(at, part);
+    let stat;
     try {
-      return await realpath(folder);
+      stat = await lstat(next);
     } catch {
-      const up = path.dirname(folder);
-      if (up === folder) return folder;
-      folder = up;
+      return false; // Not there, and nothing past it can be: a plain "not found" inside the root.
     }
+    if (stat.isSymbolicLink()) {
+      let target: string;
+      try {
+        target = await realpath(next);
+      } catch {
+        try {
+          target = path.resolve(at, await readlink(next));
+        } catch {
+          return true;
+        }
+      }
+      const rest = parts.slice(i + 1);
+      const through = path.join(target, ...rest);
+      if (!isInside(root.real, target) && !isInside(root.folder, target)) return true;
+      // A link that stays inside: go on from where it leads, once (links of links resolve above).
+      return !isInside(root.real, through) && !isInside(root.folder, through);
+    }
+    at = next;
   }
+  return false;
 }
 
 /** Whether `child` is `parent` or lies under it (both absolute and normalised). */

@@ -71,6 +71,28 @@ describe('${file:} stays inside the manifest root', () => {
     ]);
   });
 
+  test('a link that is the file itself, leading out, is refused alike whether its target exists or not', async () => {
+    const outside = writeTree({ 'exists.txt': 'secret\n' });
+    const dir = writeTree({
+      'a.yaml': role('a', '  Token: ${file:exists.txt}\n  Policies: [{ Name: "${file:missing.txt}" }]\n'),
+    });
+    fs.symlinkSync(path.join(outside, 'exists.txt'), path.join(dir, 'exists.txt'));
+    fs.symlinkSync(path.join(outside, 'no-such.txt'), path.join(dir, 'missing.txt'));
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(
+      lines.map((l) => l.replace(/^a\.yaml:\d+:\d+: cannot use \$\{file:\w+\.txt\}: \w+\.txt /, '')),
+    ).toEqual([
+      'is a symbolic link that leads outside the manifest root (.): a manifest reads only files inside it',
+      'is a symbolic link that leads outside the manifest root (.): a manifest reads only files inside it',
+    ]);
+    // A link inside the root to a file that is not there is just not found.
+    const inside = writeTree({ 'a.yaml': role('a', '  Token: ${file:dangling.txt}\n') });
+    fs.symlinkSync('nope.txt', path.join(inside, 'dangling.txt'));
+    expect(await loadErrors(inside, ['a.yaml'])).toEqual([
+      'a.yaml:7:10: cannot use ${file:dangling.txt}: dangling.txt not found',
+    ]);
+  });
+
   test('a symbolic link inside the root that leads out is refused; one that stays inside is read', async () => {
     const outside = writeTree({ hostname: 'the-host\n' });
     const dir = writeTree({
