@@ -434,7 +434,7 @@ describe('blast radius from a hostile service', () => {
   it('is one escaped list item in markdown: no table break, HTML or line of its own', () => {
     const md = renderMarkdown(hostile);
     expect(md).toContain('**Blast radius**');
-    expect(md).toContain('a\\|b&lt;img src=x&gt; ::error::forged');
+    expect(md).toContain('a\\|b&lt;img src=x&gt; ::<!-- -->error::forged');
     expect(md.split('\n').filter((l) => l.startsWith('::'))).toEqual([]);
   });
 
@@ -462,6 +462,16 @@ describe('markdown from a pull request that writes markup', () => {
     ]),
     problems: [{ key: { kind: 'AclRole', name: 'r' }, message: `policy "${forged}" does not exist` }],
   };
+
+  it('breaks what GitHub links or decorates in rendered text, and every line-start marker', () => {
+    const md = renderFailedPlanMarkdown(
+      'job_www.evil.com :white_check_mark: fixes #12 GH-3 org/repo#4\n===\n   ---\n  - item',
+    );
+    expect(md).toContain('job\\_www<!-- -->.evil.com');
+    expect(md).toContain(':<!-- -->white\\_check\\_mark:');
+    expect(md).toContain('\\#<!-- -->12 GH-<!-- -->3 org/repo\\#<!-- -->4');
+    expect(md).toContain('\n> \\===\n> \\---\n> \\- item\n');
+  });
 
   it('renders none of it as markup: no bold, link, code span, mention or bare link', () => {
     // The diff block is a code fence, where nothing renders: the text outside it is what counts.

@@ -40,18 +40,30 @@ export const COMMENT_LIMIT = 65_535;
  * escape (`\u202e`), so none can reorder or hide what a reviewer reads.
  */
 function cell(s: string): string {
+  // Where GitHub would link or decorate the rendered text, a mark first (printable() leaves no NUL),
+  // then an HTML comment in its place once the text is escaped: the comment's own `!` and `-` must
+  // not be escaped, and a shortcode must be matched before its `_` is.
+  const BREAK = '\u0000';
   return (
     printable(s.replace(/\r?\n|\r/g, ' '))
+      // Leading blanks would make an indented block or move a marker: a cell is one line anyway.
+      .replace(/^\s+/, '')
+      // GitHub links and decorates the rendered text, escapes gone: mentions, bare links, issue
+      // references (`#12`, `GH-12`, `org/repo#12`) and emoji shortcodes (`:white_check_mark:`).
+      .replace(/@/g, `@${BREAK}`)
+      .replace(/:\/\//g, `:${BREAK}//`)
+      .replace(/www\./gi, (w) => `${w.slice(0, 3)}${BREAK}.`)
+      .replace(/#(?=\d)/g, `#${BREAK}`)
+      .replace(/\b(GH-)(?=\d)/gi, `$1${BREAK}`)
+      .replace(/:(?=[\w+-]+:)/g, `:${BREAK}`)
       .replace(/&/g, '&amp;')
       .replace(/</g, '&lt;')
       .replace(/>/g, '&gt;')
       .replace(/[\\`*_[\]()~#!|{}]/g, (c) => `\\${c}`)
-      // A leading `-`, `+` or `1.` would start a list of its own after the comment's `> - `.
-      .replace(/^([-+])/, '\\$1')
+      // A leading `-`, `+`, `=` or `1.` would start a list, a rule or a heading of its own.
+      .replace(/^([-+=])/, '\\$1')
       .replace(/^(\d+)([.)])/, '$1\\$2')
-      .replace(/@/g, '@<!-- -->')
-      .replace(/:\/\//g, ':<!-- -->//')
-      .replace(/\bwww\./gi, (w) => `${w.slice(0, 3)}<!-- -->.`)
+      .replaceAll(BREAK, '<!-- -->')
   );
 }
 
@@ -285,7 +297,12 @@ const CUT_NOTE_RESERVE = 600;
 
 /** Says how many objects' attribute changes were left out, naming the first few. */
 function cutNote(addresses: readonly string[], limit: number): string {
-  const named = addresses.slice(0, 3).map((a) => inlineCode(a.length > 120 ? `${a.slice(0, 120)}…` : a));
+  // Backticks left out of the names: a run of them made each code span (and the note) far longer
+  // than the room kept for it, and the comment's end was cut mid-span.
+  const named = addresses
+    .slice(0, 3)
+    .map((a) => a.replace(/`/g, "'"))
+    .map((a) => inlineCode(a.length > 120 ? `${a.slice(0, 120)}…` : a));
   const more = addresses.length > named.length ? `, and ${addresses.length - named.length} more` : '';
   const objects = `${addresses.length} object${addresses.length === 1 ? '' : 's'}`;
   return `_… truncated: the attribute changes of ${objects} (${named.join(', ')}${more}) are left out to keep this under ${limit.toLocaleString('en-US')} characters; \`converge plan\` shows them all._`;
