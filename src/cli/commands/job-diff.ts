@@ -145,7 +145,7 @@ export function maskJobDiff<T extends JobDiff | null | undefined>(
 
 /** As the manifest's plan says a secret's change: `(sensitive value changed)`, not a masked pair. */
 function maskedValue(f: FieldDiff): string {
-  return f.Type === 'Edited' ? '(sensitive value changed)' : SENSITIVE;
+  return f.Type === 'Edited' ? SENSITIVE_CHANGED : SENSITIVE;
 }
 
 function fieldValue(f: FieldDiff): string {
