@@ -62,14 +62,23 @@ export interface InventoryDocument {
 /** How many deletions an inventory remembers (the newest): enough for the saved plans still around. */
 export const MAX_DELETIONS_KEPT = 1000;
 
-/** `deleted` with `address` added now, the oldest dropped beyond MAX_DELETIONS_KEPT. */
-export function withDeletion(
-  deleted: Record<string, string> | undefined,
-  address: string,
-  at: string,
-): Record<string, string> {
-  const all = Object.entries({ ...deleted, [address]: at }).sort(([, a], [, b]) => a.localeCompare(b));
+/** The newest MAX_DELETIONS_KEPT of `deleted`: trimmed once, when the inventory is written. */
+function newestDeletions(deleted: Record<string, string>): Record<string, string> {
+  const all = Object.entries(deleted);
+  if (all.length <= MAX_DELETIONS_KEPT) return deleted;
+  // ISO times of one form compare as text.
+  all.sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0));
   return Object.assign(dictionary<string>(), Object.fromEntries(all.slice(-MAX_DELETIONS_KEPT)));
+}
+
+/**
+ * A deletion time as the inventory keeps it: one ISO form, so times compare as text; one later than
+ * an hour from now is not kept (a hand-written far future would refuse a saved create for good).
+ */
+export function deletionTime(given: string, now = Date.now()): string | undefined {
+  const at = Date.parse(given);
+  if (!Number.isFinite(at) || at > now + 3_600_000) return undefined;
+  return new Date(at).toISOString();
 }
 
 /** Maps keyed by text from the file have no prototype: a key `__proto__` is then just a key. */
@@ -196,7 +205,8 @@ export function parseInventory(json: string, source: string): InventoryDocument 
     for (const [address, at] of Object.entries(doc.deleted).slice(0, MAX_DELETIONS_KEPT * 2)) {
       if (!text(at) || !Number.isFinite(Date.parse(at)))
         throw new EngineError(`${source}: "deleted" of "${address.slice(0, 200)}" must be a time`);
-      deleted[address] = at;
+      const kept = deletionTime(at);
+      if (kept !== undefined) deleted[address] = kept;
     }
     inventory.deleted = deleted;
   }
@@ -204,5 +214,6 @@ export function parseInventory(json: string, source: string): InventoryDocument 
 }
 
 export function serializeInventory(doc: InventoryDocument): string {
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  const written = doc.deleted ? { ...doc, deleted: newestDeletions(doc.deleted) } : doc;
+  return `${JSON.stringify(written, null, 2)}\n`;
 }

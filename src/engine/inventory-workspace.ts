@@ -264,7 +264,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     const holder = workspace?.lockReason ? holderOfReason(workspace.lockReason) : undefined;
     if (holder && holderLiveness(holder) === 'dead')
       return new EngineError(
-        `${this.description} is locked by ${this.holderOf(workspace)}, whose process (pid ${holder.pid}) is no longer running on this host: nothing will release the lock but you. Release it.`,
+        `${this.description} is locked by ${this.holderOf(workspace)}, and no process ${holder.pid} runs on this host: if that run was here, it is gone and nothing but you will release the lock (a container sharing this host name has processes of its own, so check there first).`,
         'release-inventory-lock',
       );
     return new EngineError(

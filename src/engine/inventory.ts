@@ -21,7 +21,6 @@ import {
   keyFromAddress,
   parseInventory,
   serializeInventory,
-  withDeletion,
 } from './inventory-document.js';
 import { parseStateKey, type StateKey, stateKeyFrom } from './state-key.js';
 import { acquireStateLock, type LockOptions, STATE_LOCK_FILE } from './state-lock.js';
@@ -232,6 +231,15 @@ export class LocalInventory implements WriteOnlyDigests {
     return this.load().deleted?.[address];
   }
 
+  /** Takes over another inventory's memory of deletions (`converge inventory migrate`). */
+  copyDeletions(from: LocalInventory): void {
+    const theirs = from.load().deleted;
+    if (!theirs || Object.keys(theirs).length === 0) return;
+    const doc = this.load();
+    doc.deleted = Object.assign(Object.create(null) as Record<string, string>, doc.deleted, theirs);
+    this.dirty = true;
+  }
+
   /** Where the inventory is and why none was read there, when none was (see ManagedObjects.absent). */
   get absent(): string | undefined {
     const why = this.backend.absentBecause;
@@ -363,9 +371,15 @@ export class LocalInventory implements WriteOnlyDigests {
         this.forget(a.address);
         // Remembered, so that a plan saved before this apply does not make the object again.
         const doc = this.load();
-        doc.deleted = withDeletion(doc.deleted, a.address, new Date().toISOString());
+        (doc.deleted ??= Object.create(null) as Record<string, string>)[a.address] = new Date().toISOString();
         this.dirty = true;
         continue;
+      }
+      // Made again: a plan saved since may make it too, once it is gone again.
+      const doc = this.load();
+      if ((a.action === 'create' || a.action === 'replace') && doc.deleted?.[a.address] !== undefined) {
+        delete doc.deleted[a.address];
+        this.dirty = true;
       }
       const existing = this.load().objects[a.address];
       const created = a.action === 'create' || a.action === 'replace';
@@ -417,9 +431,15 @@ export class LocalInventory implements WriteOnlyDigests {
       const latest = parsed(await this.backend.read(), source);
       const before = parsed(this.opened.text, source).objects;
       latest.objects = mergedRecords(before, this.data.objects, latest.objects);
-      for (const [address, at] of Object.entries(this.data.deleted ?? {}))
-        if (latest.deleted?.[address] === undefined || latest.deleted[address]! < at)
-          latest.deleted = withDeletion(latest.deleted, address, at);
+      // This run's deletions (and its creates, which undo one) over what the other run left.
+      const deletedBefore = parsed(this.opened.text, source).deleted ?? {};
+      const ours = this.data.deleted ?? {};
+      const merged = Object.assign(Object.create(null) as Record<string, string>, latest.deleted);
+      for (const [address, at] of Object.entries(ours))
+        if (deletedBefore[address] !== at) merged[address] = at;
+      for (const address of Object.keys(deletedBefore))
+        if (ours[address] === undefined) delete merged[address];
+      latest.deleted = merged;
       text = serializeInventory(latest);
       await this.backend.write(text);
       this.data = latest;

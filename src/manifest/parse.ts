@@ -127,11 +127,7 @@ function describeYamlIssue(issue: { message: string; code: string }): string {
   // yaml's message for its own stack overflow guard is technical; say what it means.
   if (issue.code === 'RESOURCE_EXHAUSTION') return `input is too deeply nested or too large (${message})`;
   // Most often a plain value holding ": " (`Description: Team: 0`), which YAML reads as a mapping.
-  if (
-    /^(Nested mappings are not allowed in compact mappings|Block collections are not allowed within flow collections)/.test(
-      message,
-    )
-  )
+  if (/^Nested mappings are not allowed in compact mappings/.test(message))
     return `${message} (a value that holds ": " must be quoted: Description: "Team: 0")`;
   return message;
 }

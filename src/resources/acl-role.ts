@@ -277,8 +277,9 @@ export const aclRoleKind: ResourceKind<AclRoleSpec, Role> &
           const missing = byId ? !ids.has(link.ID) : !names.has(link.Name as string);
           // Both given: the registry links by ID and ignores the Name, so a reviewer reading the
           // Name would approve another policy (an entry copied from `role get --json`, renamed).
-          if (byId && !missing && link.Name !== undefined && idOfName.get(link.Name) !== link.ID) {
-            const actual = policies.find((p) => p.ID === link.ID)?.Name;
+          const actual = byId ? policies.find((p) => p.ID === link.ID)?.Name : undefined;
+          // The ID's own name is what counts: one the role's namespace also has is no mismatch.
+          if (byId && !missing && link.Name !== undefined && actual !== link.Name) {
             problems.push({
               key: d.key,
               message: `policy ID ${link.ID} is "${actual}", not "${link.Name}": the registry links by ID and ignores the Name; give one of them`,

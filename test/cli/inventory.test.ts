@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inventoryFromEnv } from '../../src/engine/inventory-backend.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -242,7 +243,13 @@ describe('converge inventory', () => {
 
   it('migrates the local inventory into a workspace, which later runs then use', async () => {
     const env = localEnv();
-    expect((await runCli(['apply', '-f', roles('invg-a', 'invg-b'), '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await runCli(['apply', '-f', roles('invg-a', 'invg-b', 'invg-c'), '--auto-approve'], env)).code,
+    ).toBe(0);
+    // A deletion it remembers goes along: an old saved plan must not make the role again after.
+    expect(
+      (await runCli(['apply', '-f', roles('invg-a', 'invg-b'), '--prune', '--auto-approve'], env)).code,
+    ).toBe(0);
     const migrated = await runCli(['inventory', 'migrate', '--to', `workspace:${ORG}/inv-migrated`], env);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toContain('Copied 2 objects');
@@ -256,6 +263,9 @@ describe('converge inventory', () => {
       'AclRole/default/invg-a',
       'AclRole/default/invg-b',
     ]);
+    const after = inventoryFromEnv(shared);
+    await after.open().finally(() => after.close());
+    expect(after.deletedAt('AclRole/default/invg-c')).toBeDefined();
     // Another machine (another state folder) prunes through the shared inventory.
     const pruned = await runCli(['apply', '-f', roles('invg-a'), '--prune', '--auto-approve'], shared);
     expect(pruned.code, pruned.stderr).toBe(0);
@@ -348,7 +358,7 @@ describe('the workspace inventory lock', () => {
     await workspacesApi(sandbox, 'POST', `/workspaces/${ws!.id}/actions/lock`, { reason });
     const r = await runCli(['apply', '-f', roles('invo-a'), '--auto-approve', '--lock-timeout', '0'], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`whose process (pid ${gone}) is no longer running on this host`);
+    expect(r.stderr).toContain(`and no process ${gone} runs on this host: if that run was here, it is gone`);
     expect(r.stderr).toContain('converge inventory unlock');
     expect(r.stderr).not.toContain('if that run is gone');
   });

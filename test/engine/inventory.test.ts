@@ -207,6 +207,37 @@ describe('reading an inventory file', () => {
     expect(kept['AclRole/default/old-0']).toBeUndefined();
   });
 
+  it('keeps deletion times in one form, drops one far in the future, and forgets one when the object is made again', async () => {
+    const stateDir = tmp('converge-inv-deleted-times-');
+    writeFileSync(
+      path.join(stateDir, 'inventory.json'),
+      JSON.stringify({
+        format: 'converge-inventory',
+        format_version: 2,
+        objects: {},
+        deleted: {
+          'AclRole/default/a': '2020-01-01T00:00:00+02:00',
+          'AclRole/default/future': '9999-12-31',
+          'AclRole/default/b': '2020-01-02T00:00:00.000Z',
+        },
+      }),
+    );
+    const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(inventory.deletedAt('AclRole/default/a')).toBe('2019-12-31T22:00:00.000Z');
+    expect(inventory.deletedAt('AclRole/default/future')).toBeUndefined();
+    inventory.recordApplied([
+      {
+        address: 'AclRole/default/b',
+        key: { kind: 'AclRole', name: 'b', namespace: 'default' },
+        action: 'create',
+        id: 'x',
+      },
+    ]);
+    expect(inventory.deletedAt('AclRole/default/b')).toBeUndefined();
+    await inventory.save();
+    expect(Object.keys(readInventory(stateDir).deleted ?? {})).toEqual(['AclRole/default/a']);
+  });
+
   it('keeps an address named __proto__ as an address, without touching any prototype', async () => {
     const stateDir = tmp('converge-inv-proto-');
     writeFileSync(

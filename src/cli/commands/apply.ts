@@ -284,7 +284,13 @@ async function applyUntilInterrupted(
       return EXIT.stale;
     }
     // A create of what an apply deleted since the plan was saved would undo that deletion.
-    const undone = saved ? createsDeletedSince(saved, (address) => inventory.deletedAt(address)) : [];
+    // Only what the plan still creates: one made again since (already in effect) undoes nothing.
+    const stillCreated = new Set(plan.changes.filter((c) => c.action === 'create').map((c) => c.address));
+    const undone = saved
+      ? createsDeletedSince(saved, (address) => inventory.deletedAt(address)).filter((u) =>
+          stillCreated.has(u.address),
+        )
+      : [];
     if (undone.length > 0) {
       for (const { address, at } of undone)
         write(

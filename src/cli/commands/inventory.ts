@@ -67,7 +67,15 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
       origin: e.owned ? ownedOrigin(e) : null,
       write_only: Object.keys(e.writeOnly).sort(),
     }));
-    write(io.stdout, JSON.stringify({ inventory: inventory.backend.description, objects }, null, 2));
+    // `absent`: why no inventory was read at all (none there, or not for this token), else null.
+    write(
+      io.stdout,
+      JSON.stringify(
+        { inventory: inventory.backend.description, absent: inventory.absent ?? null, objects },
+        null,
+        2,
+      ),
+    );
     return EXIT.ok;
   }
   if (entries.length === 0) {
@@ -296,6 +304,8 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
         );
       const entries = from.inventory.objects.entries();
       for (const [address, entry] of entries) to.inventory.objects.record(address, entry);
+      // What it deleted too: an old saved plan must not make those again after a migration.
+      to.inventory.copyDeletions(from.inventory);
       await to.inventory.save();
       write(
         io.stdout,

@@ -523,16 +523,21 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   async impact(_ctx, subjects) {
     return subjects.map((s) => {
       if (s.action !== 'delete' || !s.observed) return [];
-      const count = Number(s.observed.live.workspace.attributes['resource-count'] ?? 0);
-      const resources = `${count} resource${count === 1 ? '' : 's'}`;
+      // The service's count, trusted only as a count: an answer without one says nothing of it.
+      const given = s.observed.live.workspace.attributes['resource-count'];
+      const count =
+        typeof given === 'number' && Number.isSafeInteger(given) && given >= 0 ? given : undefined;
+      const resources =
+        count === undefined
+          ? 'resources (how many is not known)'
+          : `${count} resource${count === 1 ? '' : 's'}`;
       if (s.desired?.spec.deletion === 'force')
         return [
-          count > 0 ? `force delete: the workspace goes with the ${resources} it manages` : 'force delete',
+          count === 0 ? 'force delete' : `force delete: the workspace goes with the ${resources} it manages`,
         ];
+      if (count === 0) return ['safe delete: it manages no resources'];
       return [
-        count > 0
-          ? `safe delete: the service refuses it while the workspace manages ${resources} (the apply then fails; \`deletion: force\` deletes it anyway)`
-          : 'safe delete: it manages no resources',
+        `safe delete: the service refuses it while the workspace manages ${resources} (the apply then fails; \`deletion: force\` deletes it anyway)`,
       ];
     });
   },
