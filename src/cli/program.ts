@@ -281,7 +281,10 @@ export async function buildProgram(
     .description(
       'adopt existing objects the manifest declares into the inventory; writes nothing to services',
     )
-    .argument('<address...>', 'the address as the plan prints it: KIND/NAMESPACE/NAME or KIND/NAME')
+    .argument(
+      '<address...>',
+      "the address as the plan prints it: KIND/NAMESPACE/NAME or KIND/NAME, or a glob as --target takes it ('AclRole/default/*')",
+    )
     .addOption(fileOption())
     .addOption(noColorOption())
     .addOption(allowEnvOption())

@@ -12,13 +12,18 @@ import { desiredObjects } from './workflow.js';
 import { EngineError } from './errors.js';
 import type { ManagedObjects } from './inventory.js';
 import { defaultCatalog } from './services.js';
-import { closestAddresses } from './targeting.js';
+import { addressesMatching, closestAddresses } from './targeting.js';
 
 export interface AdoptResult {
   address: string;
   id?: string;
-  /** False when the inventory already had it. */
+  /** False when the inventory already had it, or (`notLive`) there is nothing to adopt. */
   adopted: boolean;
+  /**
+   * Named by a glob, and not on its service: left for an apply to create. A glob's match that is not
+   * there yet is no reason to import none of the others.
+   */
+  notLive?: true;
   /**
    * The live object lacks its service's ownership marker (it was made outside Converge): `adds`
    * names where the next plan shows the marker being added; without it only a create sets the
@@ -42,8 +47,25 @@ export async function adoptObjects(
 ): Promise<AdoptResult[]> {
   const desired = desiredObjects(manifest, connections, catalog);
   const byAddress = new Map(desired.map((d) => [addressOf(d.key), d]));
+  // Globs as --target takes them (`AclRole/default/*`): a whole export is imported in one command.
+  const present = desired.filter((d) => d.ensure !== 'absent').map((d) => addressOf(d.key));
+  const named: string[] = [];
+  const byGlob = new Set<string>();
+  for (const pattern of addresses) {
+    const matched = addressesMatching(pattern, present);
+    if (matched.length === 0)
+      throw new EngineError(
+        `cannot import ${pattern}: the pattern matches no object the manifest declares${
+          closestAddresses(pattern, present, 3).length > 0
+            ? `. Declared addresses closest to it: ${closestAddresses(pattern, present, 3).join(', ')}`
+            : ''
+        }.`,
+      );
+    for (const address of matched) if (!named.includes(address)) named.push(address);
+    if (matched[0] !== pattern) for (const address of matched) byGlob.add(address);
+  }
   const results: AdoptResult[] = [];
-  for (const address of addresses) {
+  for (const address of named) {
     const d = byAddress.get(address);
     if (!d) {
       const closest = closestAddresses(address, [...byAddress.keys()], 3);
@@ -64,6 +86,10 @@ export async function adoptObjects(
     }
     const kind = catalog.kind(d.key.kind)!;
     const observed = await kind.observe(connections, d.key);
+    if (!observed && byGlob.has(address)) {
+      results.push({ address, adopted: false, notLive: true });
+      continue;
+    }
     if (!observed) {
       throw new EngineError(
         `cannot import ${address}: no such object on the ${kind.service} service; applying the manifest creates it instead`,

@@ -62,6 +62,16 @@ function patternMatcher(pattern: string): Matcher {
   return (address) => m(address) || m(withoutConnection(address));
 }
 
+/**
+ * The addresses a pattern names, globs as `--target` takes them (`AclRole/default/*`); a pattern
+ * that is no glob names itself, so a caller can say it is not declared.
+ */
+export function addressesMatching(pattern: string, addresses: readonly string[]): string[] {
+  if (!picomatch.scan(pattern).isGlob) return [pattern];
+  const matches = patternMatcher(pattern);
+  return addresses.filter(matches);
+}
+
 /** `AclRole/default/web` of `AclRole@eu/default/web`. */
 function withoutConnection(address: string): string {
   const slash = address.indexOf('/');

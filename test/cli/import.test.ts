@@ -101,6 +101,22 @@ describe('converge import', () => {
     expect(managed()).toEqual({});
   });
 
+  it('takes globs as --target does: imports what is live, leaves what is not there yet', async () => {
+    const r = await runCli(['import', 'AclRole/default/*', '-f', dir], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Imported AclRole/default/by-hand (id ${liveId}): Converge now manages it.`);
+    expect(r.stdout).toContain(
+      'Left AclRole/default/not-yet: no such object on its service yet (an apply creates it).',
+    );
+    expect(Object.keys(managed())).toEqual(['AclRole/default/by-hand']);
+    const none = await runCli(['import', 'Job/**', '-f', dir], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(
+      'cannot import Job/**: the pattern matches no object the manifest declares',
+    );
+  });
+
   it('treats a hostile address as an undeclared one', async () => {
     const r = await runCli(['import', '../../__proto__/constructor', '-f', dir], env);
     expect(r.code).toBe(1);

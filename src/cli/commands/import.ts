@@ -68,9 +68,11 @@ export async function importCommand(
       const id = r.id ? ` (id ${r.id})` : '';
       write(
         io.stdout,
-        r.adopted
-          ? `Imported ${r.address}${id}: Converge now manages it.`
-          : `${r.address}${id} is already in the inventory.`,
+        r.notLive
+          ? `Left ${r.address}: no such object on its service yet (an apply creates it).`
+          : r.adopted
+            ? `Imported ${r.address}${id}: Converge now manages it.`
+            : `${r.address}${id} is already in the inventory.`,
       );
       if (r.marker) write(io.stdout, `  ${markerNote(r.marker)}`);
       if (r.markedElsewhere) write(io.stdout, `  ${markedElsewhereWarning(r.address)}`);
