@@ -146,6 +146,20 @@ describe('export of what Converge applied', () => {
     stdout = r.stdout;
   });
 
+  it("prints the import that makes them Converge's, which runs as printed", async () => {
+    const line = stdout.split('\n').find((l) => l.startsWith('To have Converge manage them'));
+    expect(line).toBeDefined();
+    const command = /: converge (import '\*\*' -f \S+) --allow-env '([^']+)'$/.exec(line!);
+    expect(command).not.toBeNull();
+    const args = ['import', '**', '-f', dir, '--allow-env', command![2]!];
+    const own = { ...env, CONVERGE_STATE_DIR: tempDir('converge-export-import-state-') };
+    const variables = Object.fromEntries(command![2]!.split(',').map((v) => [v, 'x']));
+    const r = await runCli(args, { ...own, ...variables });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Imported AclRole/default/web-readers');
+  });
+
   it('writes one readable file per kind', () => {
     expect(readdirSync(dir).sort()).toEqual([
       'AclRole.yaml',

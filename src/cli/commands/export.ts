@@ -154,6 +154,11 @@ async function exportAll(
   } else {
     write(io.stdout, `\nPlan it with: ${plan}`);
   }
+  // What makes them Converge's, should they be (prune deletes only what its inventory records).
+  write(
+    io.stdout,
+    `To have Converge manage them (so that --prune may delete one the manifest drops): ${plan.replace('converge plan', "converge import '**'")}${variables.length > 0 ? ` --allow-env '${variables.join(',')}'` : ''}`,
+  );
   return EXIT.ok;
 }
 
