@@ -553,7 +553,7 @@ describe('job revert, evaluate, force-periodic', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toMatch(
-      new RegExp(`^Job ${id} reverted to version 0 \\(evaluation [0-9a-f]{8}\\)$`),
+      new RegExp(`^Job ${id} reverted to version 0, as version 2 \\(evaluation [0-9a-f]{8}\\)$`),
     );
     const job = (await client.readJob(id))!;
     expect(job.Version).toBe(2);

@@ -174,8 +174,14 @@ export async function jobRevertCommand(
         id,
         flags,
       );
-      if (flags.json) printJson(io, res);
-      else write(io.stdout, `Job ${id} reverted to version ${target} (${evaluationClause(res.EvalID)})`);
+      if (flags.json) {
+        printJson(io, res);
+        return EXIT.ok;
+      }
+      // A revert registers the old spec as a new version: which one is what the next revert names.
+      const now = await client.readJob(id, ns(flags));
+      const as = typeof now?.Version === 'number' ? `, as version ${now.Version}` : '';
+      write(io.stdout, `Job ${id} reverted to version ${target}${as} (${evaluationClause(res.EvalID)})`);
       return EXIT.ok;
     },
     writeTo(`the revert of ${printable(id)} to version ${target}`, id, flags),
