@@ -81,6 +81,23 @@ export function describeFsError(error: unknown): string {
   }
 }
 
+/** A write's failure in words, as describeFsError says a read's. */
+export function describeFsWriteError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return (code && WRITE_ERRORS[code]) ?? (code ? `failed (${code})` : String(error));
+}
+
+const WRITE_ERRORS: Record<string, string> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'a part of its path is not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a folder',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'the file system is read-only',
+  EDQUOT: 'the disk quota is exceeded',
+};
+
 const MiB = 1024 * 1024;
 
 /** Limits read best in MiB; sizes near a limit need the exact count ("1048577 bytes", not "1 MiB"). */

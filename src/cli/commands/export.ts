@@ -17,7 +17,7 @@ import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
-import { addressOf, isExportable, type ResourceKey } from '../../resources/contract.js';
+import { addressOf, isExportable, isNamespaced, type ResourceKey } from '../../resources/contract.js';
 
 export interface ExportFlags {
   out?: string;
@@ -204,11 +204,12 @@ async function planFiles(
 function readFrom(objects: readonly { key: ResourceKey }[], catalog: Catalog): string {
   const places = new Map<string, Set<string>>();
   for (const { key } of objects) {
-    const kind = catalog.kind(key.kind) as { namespaceLabel?: string } | undefined;
+    const kind = catalog.kind(key.kind);
+    const label = isNamespaced(kind) ? kind.namespaceLabel : undefined;
     const place =
       key.namespace === undefined
         ? 'the service'
-        : `${kind?.namespaceLabel ?? 'namespace'} ${printable(key.namespace)}${key.connection ? ` on connection ${printable(key.connection)}` : ''}`;
+        : `${label ?? 'namespace'} ${printable(key.namespace)}${key.connection ? ` on connection ${printable(key.connection)}` : ''}`;
     let kinds = places.get(place);
     if (!kinds) places.set(place, (kinds = new Set()));
     kinds.add(key.kind);

@@ -4,13 +4,17 @@
  * (`{EvalID, EvalCreateIndex}`) does not, so the child is found among the parent's children.
  */
 import type { PeriodicForceResponse, SchedulerClient } from '../../clients/scheduler/client.js';
-import { printable } from '../../common/printable.js';
+import { quoteArg } from '../remedies.js';
 import { type JobFlags, ns } from './job.js';
+
+/** `--namespace NS ` when the command was given one, for the commands a message names (shell-quoted). */
+export function namespaceFlag(flags: JobFlags): string {
+  return flags.namespace !== undefined ? `--namespace ${quoteArg(flags.namespace)} ` : '';
+}
 
 /** ``Next: `converge job status [--namespace NS] CHILD` `` (the child's status, allocations, evaluations). */
 export function nextStatusLine(child: string, flags: JobFlags): string {
-  const namespace = flags.namespace !== undefined ? `--namespace ${flags.namespace} ` : '';
-  return `Next: \`converge job status ${namespace}${printable(child)}\` follows it.`;
+  return `Next: \`converge job status ${namespaceFlag(flags)}${quoteArg(child)}\` follows it.`;
 }
 
 /**

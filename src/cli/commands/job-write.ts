@@ -11,11 +11,12 @@ import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { printable } from '../../common/printable.js';
-import { type OneShotWrite, withClient, withNote } from '../service-client.js';
+import { type ClientRun, type OneShotWrite, withClient, withNote } from '../service-client.js';
+import { quoteArg } from '../remedies.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { type JobFlags, ns, nsName, parseCount, printJson, requireJob } from './job.js';
-import { forcedChild, nextStatusLine } from './job-next.js';
+import { forcedChild, namespaceFlag, nextStatusLine } from './job-next.js';
 import { evaluationClause, shortId } from './job-render.js';
 
 export interface JobDispatchFlags extends JobFlags {
@@ -97,14 +98,14 @@ async function missingJobSaid<T>(request: Promise<T>, id: string, flags: JobFlag
   }
 }
 
-/** `--namespace NS ` when the command was given one, for the commands a message names. */
-function namespaceFlag(flags: JobFlags): string {
-  return flags.namespace !== undefined ? `--namespace ${printable(flags.namespace)} ` : '';
-}
-
 /** A one-shot write to job `id`, checked with its status (`converge job status [--namespace NS] ID`). */
 function writeTo(what: string, id: string, flags: JobFlags): OneShotWrite {
-  return { what, check: `converge job status ${namespaceFlag(flags)}${printable(id)}` };
+  return { what, check: `converge job status ${namespaceFlag(flags)}${quoteArg(id)}` };
+}
+
+/** Sends the write to job `id` as the run's one-shot write, a missing job said as such. */
+function sendToJob<T>(run: ClientRun, id: string, flags: JobFlags, request: () => Promise<T>): Promise<T> {
+  return missingJobSaid(run.send(request), id, flags);
 }
 
 export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io: Io): Promise<number> {
@@ -125,16 +126,12 @@ export async function jobDispatchCommand(id: string, flags: JobDispatchFlags, io
     io,
     schedulerService,
     async (client, run) => {
-      const res = await missingJobSaid(
-        run.send(() =>
-          client.dispatchJob(id, {
-            ...ns(flags),
-            ...(payload !== undefined ? { payload } : {}),
-            ...(meta ? { meta } : {}),
-          }),
-        ),
-        id,
-        flags,
+      const res = await sendToJob(run, id, flags, () =>
+        client.dispatchJob(id, {
+          ...ns(flags),
+          ...(payload !== undefined ? { payload } : {}),
+          ...(meta ? { meta } : {}),
+        }),
       );
       if (flags.json) printJson(io, res);
       else
@@ -162,17 +159,13 @@ export async function jobRevertCommand(
     io,
     schedulerService,
     async (client, run) => {
-      const res = await missingJobSaid(
-        run.send(() =>
-          client.revertJob(id, target, {
-            ...ns(flags),
-            ...(flags.enforcePriorVersion !== undefined
-              ? { enforcePriorVersion: flags.enforcePriorVersion }
-              : {}),
-          }),
-        ),
-        id,
-        flags,
+      const res = await sendToJob(run, id, flags, () =>
+        client.revertJob(id, target, {
+          ...ns(flags),
+          ...(flags.enforcePriorVersion !== undefined
+            ? { enforcePriorVersion: flags.enforcePriorVersion }
+            : {}),
+        }),
       );
       if (flags.json) {
         printJson(io, res);
@@ -209,15 +202,11 @@ export async function jobEvaluateCommand(id: string, flags: JobEvaluateFlags, io
     io,
     schedulerService,
     async (client, run) => {
-      const res = await missingJobSaid(
-        run.send(() =>
-          client.evaluateJob(id, {
-            ...ns(flags),
-            forceReschedule: Boolean(flags.forceReschedule),
-          }),
-        ),
-        id,
-        flags,
+      const res = await sendToJob(run, id, flags, () =>
+        client.evaluateJob(id, {
+          ...ns(flags),
+          forceReschedule: Boolean(flags.forceReschedule),
+        }),
       );
       if (flags.json) printJson(io, res);
       else
@@ -236,11 +225,7 @@ export async function jobForcePeriodicCommand(id: string, flags: JobFlags, io: I
     io,
     schedulerService,
     async (client, run) => {
-      const res = await missingJobSaid(
-        run.send(() => client.forcePeriodic(id, ns(flags))),
-        id,
-        flags,
-      );
+      const res = await sendToJob(run, id, flags, () => client.forcePeriodic(id, ns(flags)));
       const child = await forcedChild(client, id, res, flags);
       // --json keeps the service's answer and adds the child it does not name.
       if (flags.json) printJson(io, child ? { ...res, ChildJobID: child } : res);

@@ -1,5 +1,5 @@
 /** `converge state push|pull|list|show`: a workspace's state versions. */
-import { describeFsError } from '../../common/text-file.js';
+import { describeFsError, describeFsWriteError } from '../../common/text-file.js';
 import { randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { copyFile, link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
@@ -31,7 +31,7 @@ async function writePrivately(file: string, text: string, replace: boolean): Pro
     throw new CliError(
       code === 'EEXIST'
         ? `${file} exists: pull to another file, or pass --force to replace it`
-        : `cannot write ${file}: ${WRITE_ERRORS[code ?? ''] ?? (code ? `failed (${code})` : String(error))}`,
+        : `cannot write ${file}: ${describeFsWriteError(error)}`,
     );
   }
 }
@@ -51,18 +51,6 @@ async function placeNew(tmp: string, file: string): Promise<void> {
   }
   await unlink(tmp);
 }
-
-/** A write's failures in words (describeFsError speaks of reading). */
-const WRITE_ERRORS: Record<string, string> = {
-  ENOENT: 'its folder does not exist',
-  ENOTDIR: 'a part of its path is not a folder',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EISDIR: 'it is a folder',
-  ENOSPC: 'no space left on the device',
-  EROFS: 'the file system is read-only',
-  EDQUOT: 'the disk quota is exceeded',
-};
 
 /**
  * A 409 on the upload means the service refused the file against the workspace's history (another

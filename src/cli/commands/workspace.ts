@@ -159,6 +159,17 @@ export async function workspaceLockCommand(
 }
 
 /**
+ * Who holds a workspace's lock and why, as the refusals say it: `user bob` and ` (reason: "r")`. Both
+ * are the service's text: one printable line each.
+ */
+function heldBy(w: Workspace, lockedBy: NonNullable<Workspace['lockedBy']>): { who: string; why: string } {
+  return {
+    who: printable(describeLockHolder(lockedBy, w.lockedByName)),
+    why: w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '',
+  };
+}
+
+/**
  * A lock refused because the workspace is locked already names who holds it and why, as `unlock`
  * does: the service's 409 said only "already locked".
  */
@@ -174,8 +185,7 @@ async function lockNamingHolder(
     if (!(error instanceof HttpStatusError) || error.status !== 409) throw error;
     const w = await client.readWorkspace({ id }, { include: READ_INCLUDES }).catch(() => undefined);
     if (!w?.attributes.locked || !w.lockedBy) throw error;
-    const who = printable(describeLockHolder(w.lockedBy, w.lockedByName));
-    const why = w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '';
+    const { who, why } = heldBy(w, w.lockedBy);
     throw new CliError(
       `workspace ${describeRef(ref)} is already locked by ${who}${why} (the service answered 409 Conflict): nothing changed`,
     );
@@ -201,8 +211,7 @@ async function unlockOwn(client: WorkspacesClient, ref: WorkspaceRef, id: string
       );
     if (!w?.lockedBy) throw error;
     // The holder's name and reason are the service's text: one printable line each.
-    const who = printable(describeLockHolder(w.lockedBy, w.lockedByName));
-    const reason = w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '';
+    const { who, why: reason } = heldBy(w, w.lockedBy);
     throw new CliError(
       [
         `workspace ${name} is locked by ${who}${reason}: only they may unlock it (the service answered 409 Conflict).`,
@@ -256,8 +265,7 @@ async function lockedDeleteError(
   const w = await client.readWorkspace(ref, { include: READ_INCLUDES }).catch(() => undefined);
   if (!w?.attributes.locked || !w.lockedBy) return error;
   const name = describeRef(ref);
-  const who = printable(describeLockHolder(w.lockedBy, w.lockedByName));
-  const why = w.lockReason ? ` (reason: ${printable(JSON.stringify(w.lockReason))})` : '';
+  const { who, why } = heldBy(w, w.lockedBy);
   return new CliError(
     [
       `workspace ${name} is locked by ${who}${why}, so it was not deleted (the service answered 409 Conflict).`,
