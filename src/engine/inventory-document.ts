@@ -57,6 +57,23 @@ export interface InventoryDocument {
    * MAX_DELETIONS_KEPT only. Absent in inventories written before it was recorded.
    */
   deleted?: Record<string, string>;
+  /**
+   * Address → the `serial` of the write that recorded its deletion (beside `deleted`'s time). Saved
+   * plans record the serial they read, so "deleted after this plan" compares writes of the one
+   * inventory rather than the clocks of two runners. Absent for deletions from before it was kept.
+   */
+  deleted_serial?: Record<string, number>;
+  /**
+   * How many times the inventory was written (Terraform's state serial): each write adds one. Absent
+   * in inventories written before it was kept (read as 0).
+   */
+  serial?: number;
+}
+
+/** What an inventory remembers of one deletion: when, and the serial of the write that recorded it. */
+export interface DeletionRecord {
+  at: string;
+  serial?: number;
 }
 
 /** How many deletions an inventory remembers (the newest): enough for the saved plans still around. */
@@ -69,6 +86,22 @@ function newestDeletions(deleted: Record<string, string>): Record<string, string
   // ISO times of one form compare as text.
   all.sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0));
   return Object.assign(dictionary<string>(), Object.fromEntries(all.slice(-MAX_DELETIONS_KEPT)));
+}
+
+/** `deleted_serial` kept to the deletions `deleted` still holds. */
+function serialsOf(
+  serials: Record<string, number>,
+  deleted: Record<string, string> | undefined,
+): Record<string, number> {
+  const kept = dictionary<number>();
+  for (const [address, serial] of Object.entries(serials))
+    if (deleted?.[address] !== undefined) kept[address] = serial;
+  return kept;
+}
+
+/** A write count as the inventory keeps it: a whole number from 0 up. */
+function isSerial(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 /**
@@ -210,10 +243,31 @@ export function parseInventory(json: string, source: string): InventoryDocument 
     }
     inventory.deleted = deleted;
   }
+  if (doc.deleted_serial !== undefined) {
+    if (!isRecord(doc.deleted_serial)) throw new EngineError(`${source}: "deleted_serial" must be an object`);
+    const serials = dictionary<number>();
+    for (const [address, serial] of Object.entries(doc.deleted_serial).slice(0, MAX_DELETIONS_KEPT * 2)) {
+      if (!isSerial(serial))
+        throw new EngineError(
+          `${source}: "deleted_serial" of "${address.slice(0, 200)}" must be a whole number from 0 up`,
+        );
+      if (inventory.deleted?.[address] !== undefined) serials[address] = serial;
+    }
+    inventory.deleted_serial = serials;
+  }
+  if (doc.serial !== undefined) {
+    if (!isSerial(doc.serial)) throw new EngineError(`${source}: "serial" must be a whole number from 0 up`);
+    inventory.serial = doc.serial;
+  }
   return inventory;
 }
 
 export function serializeInventory(doc: InventoryDocument): string {
-  const written = doc.deleted ? { ...doc, deleted: newestDeletions(doc.deleted) } : doc;
+  const deleted = doc.deleted ? newestDeletions(doc.deleted) : undefined;
+  const written = {
+    ...doc,
+    ...(deleted ? { deleted } : {}),
+    ...(doc.deleted_serial ? { deleted_serial: serialsOf(doc.deleted_serial, deleted) } : {}),
+  };
   return `${JSON.stringify(written, null, 2)}\n`;
 }

@@ -15,6 +15,7 @@ import type { ResourceKey } from '../resources/contract.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import { EngineError } from './errors.js';
 import {
+  type DeletionRecord,
   emptyInventory,
   type InventoryDocument,
   type InventoryEntry,
@@ -226,17 +227,43 @@ export class LocalInventory implements WriteOnlyDigests {
     };
   }
 
-  /** When an apply deleted the object at `address` Converge managed, if it remembers (ISO time). */
-  deletedAt(address: string): string | undefined {
-    return this.load().deleted?.[address];
+  /**
+   * When an apply deleted the object at `address` Converge managed, if it remembers: the time (ISO)
+   * and the serial of the inventory write that recorded it (absent for older records).
+   */
+  deletion(address: string): DeletionRecord | undefined {
+    const doc = this.load();
+    const at = doc.deleted?.[address];
+    if (at === undefined) return undefined;
+    const serial = doc.deleted_serial?.[address];
+    return serial === undefined ? { at } : { at, serial };
   }
 
-  /** Takes over another inventory's memory of deletions (`converge inventory migrate`). */
+  /** How many times the inventory was written (0 for one never written, or written before it was kept). */
+  get serial(): number {
+    return this.load().serial ?? 0;
+  }
+
+  /**
+   * Takes over another inventory's memory of deletions (`converge inventory migrate`), and its write
+   * count: the serials its saved plans recorded go on comparing with this inventory's writes.
+   */
   copyDeletions(from: LocalInventory): void {
-    const theirs = from.load().deleted;
-    if (!theirs || Object.keys(theirs).length === 0) return;
+    const source = from.load();
     const doc = this.load();
+    if ((source.serial ?? 0) > (doc.serial ?? 0)) {
+      doc.serial = source.serial;
+      this.dirty = true;
+    }
+    const theirs = source.deleted;
+    if (!theirs || Object.keys(theirs).length === 0) return;
     doc.deleted = Object.assign(Object.create(null) as Record<string, string>, doc.deleted, theirs);
+    if (source.deleted_serial)
+      doc.deleted_serial = Object.assign(
+        Object.create(null) as Record<string, number>,
+        doc.deleted_serial,
+        source.deleted_serial,
+      );
     this.dirty = true;
   }
 
@@ -372,6 +399,9 @@ export class LocalInventory implements WriteOnlyDigests {
         // Remembered, so that a plan saved before this apply does not make the object again.
         const doc = this.load();
         (doc.deleted ??= Object.create(null) as Record<string, string>)[a.address] = new Date().toISOString();
+        // The serial the next write gives the inventory (save adds one): plans read before have less.
+        (doc.deleted_serial ??= Object.create(null) as Record<string, number>)[a.address] =
+          (doc.serial ?? 0) + 1;
         this.dirty = true;
         continue;
       }
@@ -379,6 +409,7 @@ export class LocalInventory implements WriteOnlyDigests {
       const doc = this.load();
       if ((a.action === 'create' || a.action === 'replace') && doc.deleted?.[a.address] !== undefined) {
         delete doc.deleted[a.address];
+        if (doc.deleted_serial) delete doc.deleted_serial[a.address];
         this.dirty = true;
       }
       const existing = this.load().objects[a.address];
@@ -422,6 +453,8 @@ export class LocalInventory implements WriteOnlyDigests {
       this.dirty = false;
       return;
     }
+    this.data.serial = (this.data.serial ?? 0) + 1;
+    text = serializeInventory(this.data);
     try {
       await this.backend.write(text);
     } catch (error) {
@@ -435,11 +468,24 @@ export class LocalInventory implements WriteOnlyDigests {
       const deletedBefore = parsed(this.opened.text, source).deleted ?? {};
       const ours = this.data.deleted ?? {};
       const merged = Object.assign(Object.create(null) as Record<string, string>, latest.deleted);
+      const mergedSerials = Object.assign(
+        Object.create(null) as Record<string, number>,
+        latest.deleted_serial,
+      );
+      // Written over the other run's last write: this write's serial follows that one's.
+      latest.serial = Math.max(latest.serial ?? 0, this.data.serial - 1) + 1;
       for (const [address, at] of Object.entries(ours))
-        if (deletedBefore[address] !== at) merged[address] = at;
+        if (deletedBefore[address] !== at) {
+          merged[address] = at;
+          mergedSerials[address] = latest.serial;
+        }
       for (const address of Object.keys(deletedBefore))
-        if (ours[address] === undefined) delete merged[address];
+        if (ours[address] === undefined) {
+          delete merged[address];
+          delete mergedSerials[address];
+        }
       latest.deleted = merged;
+      latest.deleted_serial = mergedSerials;
       text = serializeInventory(latest);
       await this.backend.write(text);
       this.data = latest;
@@ -456,6 +502,7 @@ export class LocalInventory implements WriteOnlyDigests {
    */
   saveNow(): boolean {
     if (!this.dirty || !this.data || !this.backend.writeSync) return false;
+    this.data.serial = (this.data.serial ?? 0) + 1;
     this.backend.writeSync(serializeInventory(this.data));
     this.dirty = false;
     return true;

@@ -20,6 +20,7 @@ import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
 import type { ManagedObjects } from './inventory.js';
+import type { DeletionRecord } from './inventory-document.js';
 import { EngineError, type SavedPlanRemedy } from './errors.js';
 import { printable } from '../common/printable.js';
 import { truncate } from '../common/scrub.js';
@@ -47,6 +48,11 @@ export interface SavedPlan {
   excludes?: string[];
   /** `--max-deletes` the plan was made with: the command that makes it again keeps the guard. */
   max_deletes?: number;
+  /**
+   * The inventory's write count when the plan was made: deletions recorded by later writes undo
+   * the plan's creates (`createsDeletedSince`). Absent in plans saved before it was recorded.
+   */
+  inventory_serial?: number;
   changes: SavedChange[];
   /** The fingerprint of the state key that made `mac` (state-key.ts), and where that key came from. */
   key_id: string;
@@ -99,6 +105,8 @@ export interface WritePlanOptions {
   excludes?: readonly string[];
   /** `--max-deletes` the plan was made with, repeated in the command that makes it again. */
   maxDeletes?: number;
+  /** The inventory's write count as the plan read it (`LocalInventory.serial`). */
+  inventorySerial?: number;
   /** The Converge version that made the plan. */
   version: string;
   /** Keys the digests of secret values (the inventory), so they cannot be guessed from the file. */
@@ -122,6 +130,7 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
     ...(options.targets?.length ? { targets: [...options.targets] } : {}),
     ...(options.excludes?.length ? { excludes: [...options.excludes] } : {}),
     ...(options.maxDeletes !== undefined ? { max_deletes: options.maxDeletes } : {}),
+    ...(options.inventorySerial !== undefined ? { inventory_serial: options.inventorySerial } : {}),
     changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
     key_source: key.source,
@@ -340,19 +349,35 @@ export async function deletionsStillThere(
 
 /**
  * The saved plan's creates of objects an apply deleted after the plan was saved (the inventory
- * remembers when): a saved plan that makes them again would undo that deletion, so it is stale. A CI
- * job re-run from before a prune brought back the pruned roles, with exit 0.
+ * remembers): a saved plan that makes them again would undo that deletion, so it is stale. A CI job
+ * re-run from before a prune brought back the pruned roles, with exit 0.
+ *
+ * "After" compares the inventory's own write count where both the plan and the deletion carry one:
+ * the plan and the prune may run on machines whose clocks differ. The times decide only for plans
+ * or deletions from before the count was kept, or an inventory whose count went back (rewritten by an
+ * older Converge, which does not keep it).
  */
 export function createsDeletedSince(
   saved: SavedPlan,
-  deletedAt: (address: string) => string | undefined,
+  deletion: (address: string) => DeletionRecord | undefined,
+  inventorySerial: number,
 ): { address: string; at: string }[] {
   const savedAt = Date.parse(saved.created_at);
-  if (!Number.isFinite(savedAt)) return [];
+  // MAC-checked, but the key may be shared: a count that is not a whole number is not one.
+  const planSerial =
+    Number.isSafeInteger(saved.inventory_serial) && saved.inventory_serial! >= 0
+      ? saved.inventory_serial!
+      : undefined;
+  const countKept = planSerial !== undefined && inventorySerial >= planSerial;
   return saved.changes.flatMap((c) => {
     if (c.action !== 'create') return [];
-    const at = deletedAt(c.address);
-    return at !== undefined && Date.parse(at) > savedAt ? [{ address: c.address, at }] : [];
+    const deleted = deletion(c.address);
+    if (deleted === undefined) return [];
+    const after =
+      countKept && deleted.serial !== undefined
+        ? deleted.serial > planSerial
+        : Number.isFinite(savedAt) && Date.parse(deleted.at) > savedAt;
+    return after ? [{ address: c.address, at: deleted.at }] : [];
   });
 }
 

@@ -89,6 +89,16 @@ async function recorded(env: NodeJS.ProcessEnv): Promise<string[]> {
   }
 }
 
+async function serialOf(env: NodeJS.ProcessEnv): Promise<number> {
+  const inventory = inventoryFromEnv(env);
+  try {
+    await inventory.open();
+    return inventory.serial;
+  } finally {
+    await inventory.close();
+  }
+}
+
 it('takes a lock left free again and merges its records into what another run wrote meanwhile', async () => {
   const inventory = 'inventory-left-free';
   const { dir, env } = setUp(inventory, ['free-a', 'free-b', 'free-c']);
@@ -103,8 +113,10 @@ it('takes a lock left free again and merges its records into what another run wr
       origin: 'created',
     });
     await other.inventory.save();
+    otherSerial = other.inventory.serial;
     await other.release();
   };
+  let otherSerial = 0;
   const r = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
   await released;
   expect(r.code, r.stderr).toBe(0);
@@ -119,6 +131,9 @@ it('takes a lock left free again and merges its records into what another run wr
     'AclRole/default/free-c',
     'AclRole/default/other-run',
   ]);
+  // Its write counts after the other run's: a plan that run's inventory saved is older than it.
+  expect(otherSerial).toBeGreaterThan(0);
+  expect(await serialOf(env)).toBeGreaterThan(otherSerial);
   // The lock taken again was released at the end.
   const ws = await workspaces(`/organizations/${ORG}/workspaces/${inventory}`);
   expect(ws.body.data.attributes.locked).toBe(false);

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inventoryFromEnv } from '../../src/engine/inventory-backend.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
@@ -128,6 +128,45 @@ describe('an old saved plan after a newer apply deleted what it creates', () => 
       /AclRole\/default\/invs-svc: STALE: an apply deleted it at \S+, after the plan was saved; making it again would undo that deletion/,
     );
     expect(await roleExists('invs-svc')).toBe(false);
+  });
+
+  /** Runs `fn` with the clock `offsetMs` off, as on a runner whose clock is not in step. */
+  async function withClockOff<T>(offsetMs: number, fn: () => Promise<T>): Promise<T> {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + offsetMs);
+    try {
+      return await fn();
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it("tells before from after by the inventory's writes, not by the clocks of the runners", async () => {
+    const env = localEnv();
+    const planDir = tmp('converge-invcli-clock-plan-');
+    const old = path.join(planDir, 'old.plan');
+    expect((await runCli(['plan', '-f', roles('invk-keep', 'invk-svc'), '-out', old], env)).code).toBe(0);
+    expect((await runCli(['apply', old], env)).code).toBe(0);
+    // The prune runs on a runner whose clock is an hour behind: its deletion's time is before the
+    // plan's, though the deletion came after.
+    const pruned = await withClockOff(-3_600_000, () =>
+      runCli(['apply', '-f', roles('invk-keep'), '--prune', '--auto-approve'], env),
+    );
+    expect(pruned.code, pruned.stderr).toBe(0);
+    const rerun = await runCli(['apply', old], env);
+    expect(rerun.code, rerun.stdout).toBe(3);
+    expect(rerun.stderr).toContain('AclRole/default/invk-svc: STALE: an apply deleted it at');
+    expect(await roleExists('invk-svc')).toBe(false);
+    // A plan made after the prune, on a runner whose clock is an hour behind that one's, makes it
+    // again as the reviewer saw: it is not refused as made before the deletion.
+    const again = path.join(planDir, 'again.plan');
+    const made = await withClockOff(-7_200_000, () =>
+      runCli(['plan', '-f', roles('invk-keep', 'invk-svc'), '-out', again], env),
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const applied = await runCli(['apply', again], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(await roleExists('invk-svc')).toBe(true);
   });
 });
 
@@ -265,7 +304,7 @@ describe('converge inventory', () => {
     ]);
     const after = inventoryFromEnv(shared);
     await after.open().finally(() => after.close());
-    expect(after.deletedAt('AclRole/default/invg-c')).toBeDefined();
+    expect(after.deletion('AclRole/default/invg-c')).toBeDefined();
     // Another machine (another state folder) prunes through the shared inventory.
     const pruned = await runCli(['apply', '-f', roles('invg-a'), '--prune', '--auto-approve'], shared);
     expect(pruned.code, pruned.stderr).toBe(0);

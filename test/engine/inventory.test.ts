@@ -175,6 +175,17 @@ describe('reading an inventory file', () => {
       { objects: {}, deleted: { 'AclRole/default/x': 'yesterday-ish' } },
       '"deleted" of "AclRole/default/x" must be a time',
     ],
+    ['a write count below 0', { objects: {}, serial: -1 }, '"serial" must be a whole number from 0 up'],
+    ['a write count that is text', { objects: {}, serial: '7' }, '"serial" must be a whole number from 0 up'],
+    [
+      'a deletion serial past what a number holds exactly',
+      {
+        objects: {},
+        deleted: { 'AclRole/default/x': '2020-01-01T00:00:00Z' },
+        deleted_serial: { 'AclRole/default/x': 1e300 },
+      },
+      '"deleted_serial" of "AclRole/default/x" must be a whole number from 0 up',
+    ],
   ])('refuses %s, naming the file', async (_what, content, message) => {
     const stateDir = tmp('converge-inv-hostile-');
     const file = path.join(stateDir, 'inventory.json');
@@ -223,8 +234,8 @@ describe('reading an inventory file', () => {
       }),
     );
     const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
-    expect(inventory.deletedAt('AclRole/default/a')).toBe('2019-12-31T22:00:00.000Z');
-    expect(inventory.deletedAt('AclRole/default/future')).toBeUndefined();
+    expect(inventory.deletion('AclRole/default/a')?.at).toBe('2019-12-31T22:00:00.000Z');
+    expect(inventory.deletion('AclRole/default/future')).toBeUndefined();
     inventory.recordApplied([
       {
         address: 'AclRole/default/b',
@@ -233,9 +244,43 @@ describe('reading an inventory file', () => {
         id: 'x',
       },
     ]);
-    expect(inventory.deletedAt('AclRole/default/b')).toBeUndefined();
+    expect(inventory.deletion('AclRole/default/b')).toBeUndefined();
     await inventory.save();
     expect(Object.keys(readInventory(stateDir).deleted ?? {})).toEqual(['AclRole/default/a']);
+  });
+
+  it('counts its writes, and records with each deletion the write that recorded it', async () => {
+    const stateDir = tmp('converge-inv-serial-');
+    const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(inventory.serial).toBe(0);
+    const role = (name: string) => ({
+      address: `AclRole/default/${name}`,
+      key: { kind: 'AclRole', name, namespace: 'default' },
+    });
+    inventory.recordApplied([
+      { ...role('a'), action: 'create', id: 'a' },
+      { ...role('b'), action: 'create', id: 'b' },
+    ]);
+    await inventory.save();
+    expect(inventory.serial).toBe(1);
+    // Nothing changed: no write, and the count stays.
+    await inventory.save();
+    inventory.recordApplied([{ ...role('a'), action: 'delete' }]);
+    await inventory.save();
+    const reopened = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(reopened.serial).toBe(2);
+    expect(reopened.deletion('AclRole/default/a')).toMatchObject({ serial: 2 });
+    // A serial for an address that has no deletion time is not kept.
+    const written = JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8'));
+    written.deleted_serial['AclRole/default/ghost'] = 5;
+    writeFileSync(path.join(stateDir, 'inventory.json'), JSON.stringify(written));
+    const third = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(third.deletion('AclRole/default/ghost')).toBeUndefined();
+    // Made again: the deletion and its serial go.
+    third.recordApplied([{ ...role('a'), action: 'create', id: 'a2' }]);
+    await third.save();
+    const last = JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8'));
+    expect(last).toMatchObject({ serial: 3, deleted: {}, deleted_serial: {} });
   });
 
   it('keeps an address named __proto__ as an address, without touching any prototype', async () => {

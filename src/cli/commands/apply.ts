@@ -287,7 +287,7 @@ async function applyUntilInterrupted(
     // Only what the plan still creates: one made again since (already in effect) undoes nothing.
     const stillCreated = new Set(plan.changes.filter((c) => c.action === 'create').map((c) => c.address));
     const undone = saved
-      ? createsDeletedSince(saved, (address) => inventory.deletedAt(address)).filter((u) =>
+      ? createsDeletedSince(saved, (address) => inventory.deletion(address), inventory.serial).filter((u) =>
           stillCreated.has(u.address),
         )
       : [];

@@ -187,6 +187,7 @@ async function planAndSave(
         excludes: flags.exclude ?? [],
         ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
         version: VERSION,
+        inventorySerial: inventory.serial,
         digests: inventory,
         key: inventory.stateKey(),
       });
