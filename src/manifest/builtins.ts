@@ -68,8 +68,9 @@ function connectionSpec(services: readonly ManifestService[]): TSchema {
         description: 'which service this connection reaches',
       }),
       // One pattern rather than `format: uri` plus a scheme check, so a bad address gets one error.
+      // The scheme in either case, as URLs allow (RFC 3986, 3.1) and the environment's addresses are.
       address: Type.String({
-        pattern: '^https?://[^\\s/?#]+(/\\S*)?$',
+        pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+(/\\S*)?$',
         description: 'the http:// or https:// URL of the service',
       }),
       token: Type.Optional(

@@ -118,7 +118,12 @@ describe('a manifest Connection with a token from the environment', () => {
 
   it('allows an address written with its default port or upper-case host, as the manifest writes it', async () => {
     // Compared normalised on both sides: allowing the manifest's own text must work.
-    for (const written of ['https://Registry.EU.example:443', 'http://registry.eu.example:80/']) {
+    for (const written of [
+      'https://Registry.EU.example:443',
+      'http://registry.eu.example:80/',
+      // The scheme is case-insensitive too (RFC 3986, 3.1), as every HTTP client reads it.
+      'HTTPS://registry.eu.example',
+    ]) {
       const r = await runCli(['validate', '-f', manifest(written), '--allow-address', written], env());
       expect(r.code, r.stderr).toBe(0);
     }
@@ -134,6 +139,12 @@ describe('a manifest Connection with a token from the environment', () => {
       env(),
     );
     expect(other.code).toBe(1);
+    // Allowed in lower case, an upper-case scheme in the manifest is the same address.
+    const upper = await runCli(
+      ['validate', '-f', manifest('HTTPS://Registry.EU.example'), '--allow-address', 'https://*.eu.example'],
+      env(),
+    );
+    expect(upper.code, upper.stderr).toBe(0);
   });
 
   it('is allowed at the address the operator configured for the service', async () => {
