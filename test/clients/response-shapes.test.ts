@@ -241,6 +241,20 @@ describe('secrets', () => {
     await client.close();
   });
 
+  it("reads a backup with one share per fingerprint (the spec's form) as Vault's lists are read", async () => {
+    const address = await hostileService({
+      'GET /v1/sys/rekey/recovery-key-backup': {
+        body: { nonce: 'n1', keys: { ab12: 'c1c04c03', cd34: ['c1c0aa', 'c1c0bb'] } },
+      },
+    });
+    const client = SecretsClient.fromConnection({ address, token: TOKEN });
+    expect(await client.rekeyBackup()).toEqual({
+      nonce: 'n1',
+      keys: { ab12: ['c1c04c03'], cd34: ['c1c0aa', 'c1c0bb'] },
+    });
+    await client.close();
+  });
+
   it('refuses a rekey status whose progress is a string', async () => {
     const address = await hostileService({
       'GET /v1/sys/rekey-recovery-key/init': {

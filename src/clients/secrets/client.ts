@@ -320,11 +320,16 @@ export class SecretsClient extends HttpServiceClient {
   /** `GET sys/rekey/recovery-key-backup`; undefined when none is stored. */
   async rekeyBackup(opts: CallOptions = {}): Promise<RekeyBackup | undefined> {
     try {
-      return await this.sysDocument<RekeyBackup>(
+      const backup = await this.sysDocument<WireRekeyBackup>(
         { method: 'GET', path: REKEY_BACKUP },
         opts,
         RekeyBackupShape,
       );
+      return {
+        nonce: backup.nonce,
+        keys: sharesByFingerprint(backup.keys),
+        ...(backup.keys_base64 ? { keys_base64: sharesByFingerprint(backup.keys_base64) } : {}),
+      };
     } catch (error) {
       // The service answers 400 "no backed-up keys found" rather than 404 when there is none.
       if (error instanceof HttpStatusError && /no backed-up keys/i.test(error.serviceMessage ?? ''))
@@ -428,4 +433,20 @@ function sysBody<T>(res: HttpResponse): T | undefined {
   const data = body.data;
   const wrapped = typeof data === 'object' && data !== null && !('nonce' in body) && !('started' in body);
   return (wrapped ? data : body) as T;
+}
+
+/** The backup as either form sends it: one share (the spec) or a list (Vault) per fingerprint. */
+interface WireRekeyBackup {
+  nonce: string;
+  keys: Record<string, string | string[]>;
+  keys_base64?: Record<string, string | string[]> | null;
+}
+
+function sharesByFingerprint(shares: Record<string, string | string[]>): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(shares).map(([fingerprint, held]) => [
+      fingerprint,
+      typeof held === 'string' ? [held] : held,
+    ]),
+  );
 }

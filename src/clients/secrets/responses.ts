@@ -146,11 +146,16 @@ export const RekeyVerifyShape = lazySchema(() =>
 /** `DELETE sys/rekey-recovery-key/verify`: the new verification nonce, when the service sends one. */
 export const VerifyCancelShape = lazySchema(() => Type.Object({ nonce: Optional(Type.String()) }));
 
-/** `GET sys/rekey/recovery-key-backup`: encrypted shares by key fingerprint. */
+/**
+ * `GET sys/rekey/recovery-key-backup`: encrypted shares by key fingerprint. The spec gives one share
+ * per fingerprint; Vault a list of them (a key given twice holds two): both are read, as lists.
+ */
 export const RekeyBackupShape = lazySchema(() =>
   Type.Object({
     nonce: Type.String(),
-    keys: Type.Record(Type.String(), Type.Array(Type.String())),
-    keys_base64: Optional(nullable(Type.Record(Type.String(), Type.Array(Type.String())))),
+    keys: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+    keys_base64: Optional(
+      nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
+    ),
   }),
 );
