@@ -91,6 +91,18 @@ describe('create', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
   });
 
+  it('keeps names unique and finds them regardless of case, as the real name index does', async () => {
+    const role = await createRole(api, { Name: 'create-case' });
+    const upper = await api('PUT', '/v1/acl/role', { body: { Name: 'CREATE-Case' } });
+    expect([upper.status, upper.text]).toEqual([
+      500,
+      'Invalid Role: A Role with Name "CREATE-Case" already exists',
+    ]);
+    const found = await api('GET', '/v1/acl/role/name/Create-CASE');
+    expect(found.status).toBe(200);
+    expect(found.json()).toMatchObject({ ID: role.ID, Name: 'create-case' });
+  });
+
   it('treats an ID in a create body as a mismatch with the (empty) URL ID', async () => {
     const res = await api('PUT', '/v1/acl/role', {
       body: { ID: '11111111-2222-4333-8444-555555555555', Name: 'x' },

@@ -210,6 +210,19 @@ describe('checks', () => {
     );
     expect((await write({ userattr: 'uid', userfilter: '(uid={{.Username}})' })).status).toBe(204);
     expect((await readConfig()).userfilter).toBe('(uid={{.Username}})');
+    // Active Directory's attribute as it is written: attribute names are case-insensitive in LDAP,
+    // and the stored userattr is lower-cased.
+    expect(
+      (
+        await write({
+          userattr: 'sAMAccountName',
+          userfilter: '(&(objectClass=user)(sAMAccountName={{.Username}}))',
+        })
+      ).status,
+    ).toBe(204);
+    expect(await write({ userattr: 'uid', userfilter: '(uid={{.Username}})' })).toMatchObject({
+      status: 204,
+    });
     // Changing userattr alone re-checks the stored filter.
     expect(await refused({ userattr: 'mail' })).toEqual([message]);
     expect(await refused({ userfilter: '(uid={{.Username}' })).toEqual([

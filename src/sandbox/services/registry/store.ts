@@ -18,9 +18,11 @@ export interface RegistrySnapshot {
 
 export class RegistryStore {
   private index = 0;
+  // Names are unique and found regardless of case, as the real registry's name index lower-cases
+  // them (Consul, agent/consul/state/acl_schema.go: indexNameFromACLRole and indexFromQuery).
   private readonly roles = new KeyedRecords<RoleRecord>(
     (r) => r.ID,
-    (r) => [r.Namespace, r.Name],
+    (r) => [r.Namespace, r.Name.toLowerCase()],
   );
   private readonly policies = new KeyedRecords<PolicyRecord>(
     (p) => p.ID,
@@ -48,7 +50,7 @@ export class RegistryStore {
   }
 
   roleByName(name: string, namespace: string): RoleRecord | undefined {
-    return this.roles.byName(namespace, name);
+    return this.roles.byName(namespace, name.toLowerCase());
   }
 
   /** Sorted by ID, the order the real registry's ID index yields. */

@@ -258,11 +258,13 @@ export function applyConfigWrite(
   applyTokenFields(next, values);
 
   // The spec's rule (the real service only warns, with the same text): a userfilter must single out the
-  // user by `userattr`, through the template variable or the attribute's literal name.
+  // user by `userattr`, through the template variable or the attribute's literal name. `userattr` is
+  // kept lower-cased, and LDAP attribute names are case-insensitive: `sAMAccountName` in the filter
+  // names the `samaccountname` it holds.
   if (
     next.userfilter !== '' &&
     !next.userfilter.includes('{{.UserAttr}}') &&
-    !next.userfilter.includes(next.userattr)
+    !next.userfilter.toLowerCase().includes(next.userattr.toLowerCase())
   ) {
     refuse(USERFILTER_MESSAGE);
   }
