@@ -24,6 +24,8 @@ beforeAll(async () => {
           { name: 'c1', datacenter: 'c', cpu: 1000 },
           // dc "w": default capacity (4000 MHz, 8192 MB).
           { name: 'w1', datacenter: 'w' },
+          // dc "r": one node with room for three default tasks, for replacements.
+          { name: 'r1', datacenter: 'r', memoryMB: 1000 },
         ],
       },
     },
@@ -70,7 +72,7 @@ describe('capacity', () => {
     expect(first.FailedTGAllocs).toEqual({
       web: expect.objectContaining({
         NodesEvaluated: 2,
-        NodesInPool: 4,
+        NodesInPool: 5,
         NodesAvailable: { a: 2 },
         NodesExhausted: 2,
         DimensionExhausted: { memory: 2 },
@@ -132,6 +134,44 @@ describe('capacity', () => {
     expect(allocs[0]!.AllocatedResources).toMatchObject({
       Tasks: { app: { Cpu: { CpuShares: 900 }, Memory: { MemoryMB: 64 } } },
     });
+  });
+
+  it('an update that fits nowhere leaves the old allocations running, not stopped for nothing', async () => {
+    const job = jobSpec('cap-swap', { web: 2 }, plain(['r']));
+    await register(api, job);
+    const before = running(await allocsOf('cap-swap'));
+    expect(before).toHaveLength(2);
+    // A new image (destructive) asking more memory than the node has.
+    const task = ((job.TaskGroups as Json[])[0]!.Tasks as Json[])[0]!;
+    task.Config = { image: 'nginx:1.28' };
+    task.Resources = { CPU: 100, MemoryMB: 5000 };
+    await register(api, job);
+    const after = running(await allocsOf('cap-swap'));
+    expect(after.map((a) => a.ID).sort()).toEqual(before.map((a) => a.ID).sort());
+    expect(after.every((a) => a.JobVersion === 0 && a.ClientStatus === 'running')).toBe(true);
+    const failed = (await evalsOf('cap-swap')).find(
+      (e) => e.TriggeredBy === 'job-register' && e.FailedTGAllocs,
+    );
+    expect(failed?.FailedTGAllocs).toHaveProperty('web');
+    expect((await getJson(api, '/v1/job/cap-swap')).Status).toBe('running');
+  });
+
+  it('links a replacement and the allocation it replaced (PreviousAllocation, NextAllocation)', async () => {
+    const job = jobSpec('cap-swap', { web: 2 }, plain(['r']));
+    ((job.TaskGroups as Json[])[0]!.Tasks as Json[])[0]!.Config = { image: 'nginx:1.29' };
+    const old = running(await allocsOf('cap-swap'));
+    await register(api, job);
+    const all = await allocsOf('cap-swap');
+    const now = running(all);
+    expect(now).toHaveLength(2);
+    for (const replacement of now) {
+      const previous = all.find((a) => a.ID === replacement.PreviousAllocation);
+      expect(previous, JSON.stringify(replacement)).toBeDefined();
+      expect(old.map((a) => a.ID)).toContain(previous!.ID);
+      expect(previous).toMatchObject({ DesiredStatus: 'stop', NextAllocation: replacement.ID });
+      expect(previous!.Name).toBe(replacement.Name);
+    }
+    await api('DELETE', '/v1/job/cap-swap?purge=true');
   });
 
   it('the default Datacenters ["*"] reaches every datacenter', async () => {

@@ -72,6 +72,20 @@ export class NodeUsage {
     this.used.set(nodeId, { cpu: u.cpu + ask.cpu, memoryMB: u.memoryMB + ask.memoryMB });
   }
 
+  /** Frees what a live allocation holds on its node (tried as replaced; `add` puts it back). */
+  release(alloc: AllocRecord): void {
+    const nodeId = alloc.NodeID as string;
+    const u = this.used.get(nodeId);
+    if (!u) return;
+    const ask = usageOf(alloc);
+    this.used.set(nodeId, { cpu: u.cpu - ask.cpu, memoryMB: u.memoryMB - ask.memoryMB });
+  }
+
+  /** Holds again what `release` freed. */
+  hold(alloc: AllocRecord): void {
+    this.add(alloc.NodeID as string, usageOf(alloc));
+  }
+
   /** The first dimension the ask does not fit in, in the real `ComparableResources.Superset` order. */
   exhausted(node: NodeInfo, ask: Ask): 'cpu' | 'memory' | undefined {
     const u = this.used.get(node.ID) ?? { cpu: 0, memoryMB: 0 };

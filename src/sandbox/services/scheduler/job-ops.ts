@@ -82,11 +82,15 @@ export class JobOps {
     let reply: Json = { JobModifyIndex: job.ModifyIndex };
     // The spec: "evaluation created only when the change needs one": a count equal to the group's is
     // recorded as an event alone (no new version, no evaluation, no EvalID in the answer).
-    if (scale.count !== undefined && scale.count !== tg.Count) {
-      // Only a count change is refused during a deployment of this job instance, as in the real one.
+    // Any request that sets a count, its current one too, is refused during a deployment of this job
+    // instance (the spec's "scale | job has an active deployment | rejected with 400", and the real
+    // `Job.Scale`, which checks whenever Count is given); one without a count is an event alone.
+    if (scale.count !== undefined) {
       const latest = this.store.latestDeployment(ns, id);
       if (latest && isActive(latest) && latest.JobCreateIndex === job.CreateIndex)
         throw new SchedulerError(400, 'job scaling blocked due to active deployment');
+    }
+    if (scale.count !== undefined && scale.count !== tg.Count) {
       if (scale.jobModifyIndex > 0 && scale.jobModifyIndex !== job.JobModifyIndex)
         throw new SchedulerError(
           500,

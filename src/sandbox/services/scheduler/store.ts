@@ -387,6 +387,12 @@ export class SchedulerStore {
       const groups = job.TaskGroups as Json[];
       // First every stop, so that the capacity they free is there for this evaluation's placements.
       const replaced = new Map<string, number>();
+      /**
+       * Allocations a destructive change replaces, by name index: stopped only once their replacement
+       * is placed (the real generic scheduler's `stopPrevAlloc`), so an update that fits on no node
+       * leaves the old version running rather than stopping it for nothing.
+       */
+      const replacing = new Map<string, Map<number, AllocRecord>>();
       /** Allocations updated in place, by group: part of the new version's deployment, as placed. */
       const inPlace = new Map<string, AllocRecord[]>();
       for (const a of live) {
@@ -404,7 +410,9 @@ export class SchedulerStore {
           const destructive =
             was && wasGroup ? tasksUpdated(was, job, wasGroup, tg) : a.GroupSpec !== groupSpec(tg);
           if (destructive) {
-            stop(a, 'alloc is being updated due to job update');
+            const mine = replacing.get(a.TaskGroup) ?? new Map<number, AllocRecord>();
+            mine.set(nameIndex(a), a);
+            replacing.set(a.TaskGroup, mine);
             replaced.set(a.TaskGroup, (replaced.get(a.TaskGroup) ?? 0) + 1);
           } else {
             Object.assign(a, {
@@ -419,11 +427,20 @@ export class SchedulerStore {
       }
       const kept = new Map<string, AllocRecord[]>();
       for (const tg of groups) {
+        const toReplace = replacing.get(tg.Name as string);
         const mine = live
-          .filter((a) => a.TaskGroup === tg.Name && a.DesiredStatus === 'run')
+          .filter(
+            (a) => a.TaskGroup === tg.Name && a.DesiredStatus === 'run' && !toReplace?.has(nameIndex(a)),
+          )
           .sort((a, b) => nameIndex(a) - nameIndex(b));
         for (const a of mine.slice(tg.Count as number)) stop(a, 'alloc not needed due to job update');
         kept.set(tg.Name as string, mine.slice(0, tg.Count as number));
+        // Those beyond what the lower count leaves room for are not replaced, only stopped.
+        const room = (tg.Count as number) - Math.min(mine.length, tg.Count as number);
+        for (const [i, a] of [...(toReplace ?? [])].sort(([x], [y]) => x - y).slice(room)) {
+          stop(a, 'alloc not needed due to job update');
+          toReplace!.delete(i);
+        }
       }
       // The real reconciler's `updatingSpec`: destructive and in-place updates both open one.
       const updating = new Set([...replaced.keys(), ...inPlace.keys()]);
@@ -449,19 +466,30 @@ export class SchedulerStore {
         const ask = askOf(tg);
         queued[name] = 0;
         let missing = (tg.Count as number) - mine.length;
+        const toReplace = replacing.get(name);
         for (let i = 0; missing > 0; i++) {
           if (used.has(i)) continue;
+          // The one this placement replaces counts as stopped while its replacement is looked for.
+          const previous = toReplace?.get(i);
+          if (previous) usage.release(previous);
           const pick = pickNode(eligible, usage, ask, this.cursor);
           if (!pick) {
+            if (previous) usage.hold(previous);
             queued[name] = missing;
             failed[name] = placementFailure(this.nodes, eligible, usage, ask, job, missing);
             break;
           }
+          if (previous) stop(previous, 'alloc is being updated due to job update');
           this.cursor += pick.offset + 1;
           usage.add(pick.node.ID, ask);
-          this.place(evaluation, job, tg, i, pick.node, deployment, index, now);
+          this.place(evaluation, job, tg, i, pick.node, deployment, index, now, previous);
           missing--;
         }
+        // Every place filled: one still waiting for its replacement (a name index past the count
+        // the others took) is not needed.
+        if (missing === 0)
+          for (const a of toReplace?.values() ?? [])
+            if (a.DesiredStatus === 'run') stop(a, 'alloc not needed due to job update');
       }
     }
     Object.assign(evaluation, {
@@ -620,6 +648,7 @@ export class SchedulerStore {
     deployment: DeploymentRecord | undefined,
     index: number,
     now: number,
+    previous?: AllocRecord,
   ): void {
     const group = deployment?.TaskGroups[tg.Name as string];
     if (group) {
@@ -638,6 +667,12 @@ export class SchedulerStore {
       index,
       now,
     });
+    // A replacement and the allocation it replaced name each other, as the real scheduler links them.
+    if (previous) {
+      alloc.PreviousAllocation = previous.ID;
+      previous.NextAllocation = alloc.ID;
+      previous.ModifyIndex = index;
+    }
     this.allocs.set(alloc.ID, alloc);
     this.tables.allocs = index;
   }
