@@ -83,7 +83,7 @@ spec:
       'c.yaml:4:9: invalid Connection name "East": must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters)',
       'c.yaml:5:3: "namespace" is not allowed: Connection objects have no namespace',
       'c.yaml:7:12: spec.service must be one of "registry", "scheduler", "secrets", "workspaces", got "nomad"',
-      'c.yaml:8:12: spec.address must match the pattern ^https?://[^\\s/?#]+(/\\S*)?$ (the http:// or https:// URL of the service), got "not a url"',
+      'c.yaml:8:12: spec.address must match the pattern ^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+(/\\S*)?$ (the http:// or https:// URL of the service), got "not a url"',
       'c.yaml:9:26: spec.insecureSkipTlsVerify must be boolean, got string ("yes")',
       'r.yaml:5:15: metadata.connection must match the pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63 characters), got "East"',
     ]);
