@@ -61,7 +61,7 @@ export async function createOnce(
         const found = await kind.observe(ctx, desired.key).catch(() => undefined);
         if (!found) throw error;
         options.onRetry?.(
-          `create answer lost (${reasonOf(error)}); found by its key, so it is not created again (any step it left undone is done now)`,
+          `${lostAnswer(error, sends)}; found by its key, so it is not created again (any step it left undone is done now)`,
         );
         return settle(kind, ctx, desired, found);
       }
@@ -73,9 +73,7 @@ export async function createOnce(
           // Said, so that the read back in the output is explained and the object's "created" is believed.
           // After a resend the failure may not be a lost answer at all ("already exists": the earlier
           // send landed late), so it is named as what came back to the resend.
-          const what = sentAgain
-            ? `the resend was answered ${reasonOf(error)}`
-            : `create answer lost (${reasonOf(error)})`;
+          const what = sentAgain ? `the resend was answered ${reasonOf(error)}` : lostAnswer(error, sends);
           options.onRetry?.(
             `${what}; found by its key, so it is not created again (any step it left undone is done now)`,
           );
@@ -126,6 +124,16 @@ function resendGrant(error: unknown, sends: CreateSends): ResendGrant | undefine
   if (!isServiceError(error) || !error.resend) return undefined;
   const grant = error.resend;
   return grant.attempt > sends.attempts && grant.attempt <= grant.maxAttempts ? grant : undefined;
+}
+
+/**
+ * Whose answer was lost: the create's own request, or a later step of the create (a workspace's
+ * lock after the workspace was made), named by its request, as the create itself had landed.
+ */
+function lostAnswer(error: unknown, sends: CreateSends): string {
+  if (isServiceError(error) && sends.request && `${error.method} ${error.path}` !== sends.request)
+    return `the answer to a later step of the create was lost (${error.method} ${error.path}: ${reasonOf(error)})`;
+  return `create answer lost (${reasonOf(error)})`;
 }
 
 function reasonOf(error: unknown): string {

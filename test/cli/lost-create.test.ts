@@ -178,3 +178,55 @@ describe.each<Fault>(['reset', '503'])(
     });
   },
 );
+
+/** The workspace `name` as the service has it, with its lock. */
+async function workspaceLock(name: string): Promise<{ locked: boolean; reason: string | null }> {
+  const doc = await sandboxGet<{
+    data: { attributes: { locked: boolean; 'locked-reason'?: string | null } };
+  }>(`/api/v2/organizations/${ORG}/workspaces/${name}`);
+  return { locked: doc.data.attributes.locked, reason: doc.data.attributes['locked-reason'] ?? null };
+}
+
+const isLock = (req: IncomingMessage) => req.method === 'POST' && /\/actions\/lock$/.test(req.url ?? '');
+const isUnlock = (req: IncomingMessage) => req.method === 'POST' && /\/actions\/unlock$/.test(req.url ?? '');
+
+describe.each<Fault>(['reset', '503'])(
+  'a workspace lock or unlock whose answer is lost (%s after the service acted)',
+  (fault) => {
+    const workspace = (name: string, locked: boolean) =>
+      dirWith({
+        'w.yaml': `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name} }\nspec:\n  description: frozen for the release\n  locked: ${locked}\n${locked ? '  lock-reason: release freeze\n' : ''}`,
+      });
+
+    it("takes the lock the manifest asks for: sent again, its 409 read back as this token's own lock", async () => {
+      const name = `lost-lock-${fault}`;
+      const direct = { ...envThrough({ url: sandbox.url } as Proxy) };
+      expect((await runCli(['apply', '-f', workspace(name, false), '--auto-approve'], direct)).code).toBe(0);
+      const proxy = await faultyProxy(isLock, fault);
+      const result = await runCli(
+        ['apply', '-f', workspace(name, true), '--auto-approve'],
+        envThrough(proxy),
+      );
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toContain('1 applied, 0 failed');
+      expect(await workspaceLock(name)).toEqual({ locked: true, reason: 'release freeze' });
+      const again = await runCli(['plan', '-f', workspace(name, true)], envThrough(proxy));
+      expect(again.stdout).toContain('No changes');
+    });
+
+    it('releases its own lock: read back, not failed, and not sent blindly', async () => {
+      const name = `lost-unlock-${fault}`;
+      const direct = { ...envThrough({ url: sandbox.url } as Proxy) };
+      expect((await runCli(['apply', '-f', workspace(name, true), '--auto-approve'], direct)).code).toBe(0);
+      const proxy = await faultyProxy(isUnlock, fault);
+      const result = await runCli(
+        ['apply', '-f', workspace(name, false), '--auto-approve'],
+        envThrough(proxy),
+      );
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect((await workspaceLock(name)).locked).toBe(false);
+      // One unlock reached the service: the lost answer was read back, not answered by a second send.
+      expect(proxy.creates).toBe(1);
+    });
+  },
+);

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createOnce } from '../../src/applier/create-once.js';
+import { claimCreateRequest } from '../../src/clients/http/create-sends.js';
 import { ConnectionError, HttpStatusError } from '../../src/clients/http/index.js';
 import type { AnyResourceKind } from '../../src/resources/contract.js';
 import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
@@ -65,6 +66,31 @@ function flaky(failures: { error: (attempt: number) => Error; acted: boolean }[]
 const thing = desired('Thing', 'a', { size: 1 });
 
 describe('createOnce', () => {
+  it('names a later step whose answer was lost, not the create that landed', async () => {
+    const store = memoryStore();
+    const base = memoryKind(store);
+    const kind: AnyResourceKind = {
+      ...base,
+      async create(ctx, d) {
+        // As the HTTP layer does: the send's first write is the create's own request.
+        claimCreateRequest('PUT', '/v1/thing');
+        await base.create(ctx, d);
+        // The next step (a lock, say) loses its answer for good.
+        throw new HttpStatusError({
+          service: 'registry',
+          method: 'POST',
+          path: '/v1/thing/lock',
+          status: 503,
+        });
+      },
+    };
+    const notes: string[] = [];
+    await createOnce(kind, noContext, thing, { onRetry: (m) => notes.push(m) });
+    expect(notes).toEqual([
+      'the answer to a later step of the create was lost (POST /v1/thing/lock: 503); found by its key, so it is not created again (any step it left undone is done now)',
+    ]);
+  });
+
   it('reads back after a 503 from a service that acted, and does not send the create again', async () => {
     const { kind, store, sends } = flaky([{ error: lost503, acted: true }]);
     const notes: string[] = [];

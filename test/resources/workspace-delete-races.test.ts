@@ -20,6 +20,13 @@ function race(answers: { safeDelete: Error | undefined; relock?: Error }) {
       calls.push('safe-delete');
       if (answers.safeDelete) throw answers.safeDelete;
     },
+    // A refused lock is read back: here someone else holds it.
+    readWorkspace: async () => ({
+      id: 'ws-1',
+      attributes: { locked: true },
+      lockedBy: { id: 'user-someone-else', type: 'users' },
+      lockReason: 'theirs',
+    }),
     lockWorkspace: async (_id: string, reason: string) => {
       calls.push(`lock ${reason}`);
       if (answers.relock) throw answers.relock;

@@ -759,12 +759,13 @@ export class HttpClient {
     const target = this.resolve(req.path, req.query);
     const { payload, contentType } = encodeBody(req.body, req.contentType);
     const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
-    const create = claimCreateRequest(method);
+    const displayPath = redactPath(target.path);
+    const create = claimCreateRequest(method, displayPath);
     return {
       req,
       method,
       target,
-      displayPath: redactPath(target.path),
+      displayPath,
       idempotent: req.idempotent ?? isIdempotentMethod(method),
       headers: this.headersFor(req, target, contentType),
       payload,

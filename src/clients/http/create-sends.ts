@@ -35,6 +35,11 @@ export class CreateSends {
   rateLimited = 0;
   /** Whether this send's create request has started (later writes of the send are its other steps). */
   claimed = false;
+  /**
+   * The create request as errors name it (`POST /v1/acl/role`): a lost answer of another request is
+   * a later step's (a workspace's lock after its create), and said as that.
+   */
+  request?: string;
 }
 
 // Switched off between creates: a storage left on slows every promise of the process (a plan after
@@ -51,9 +56,10 @@ export function withCreateSend<T>(sends: CreateSends, send: () => Promise<T>): P
  * The create count a request belongs to: the first write made inside a `withCreateSend`, undefined
  * for every other request (reads a create makes before its write, a project's ID, are not its request).
  */
-export function claimCreateRequest(method: string): CreateSends | undefined {
+export function claimCreateRequest(method: string, path: string): CreateSends | undefined {
   const sends = current.get();
   if (!sends || sends.claimed || isReadMethod(method)) return undefined;
   sends.claimed = true;
+  sends.request = `${method} ${path}`;
   return sends;
 }

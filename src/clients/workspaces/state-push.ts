@@ -263,16 +263,16 @@ export async function unlockOwnLock(
   client: WorkspacesClient,
   workspaceId: string,
   reason: string,
-): Promise<void> {
+): Promise<Workspace> {
   for (let send = 1; ; send++) {
     try {
-      await client.unlockWorkspace(workspaceId);
-      return;
+      return await client.unlockWorkspace(workspaceId);
     } catch (err) {
       const conflict = err instanceof HttpStatusError && err.status === 409;
       if (!conflict && !answerLost(err)) throw err;
       const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
-      if (now && (!now.attributes.locked || now.lockReason !== reason)) return;
+      // A lock without a reason reads back as none: the reason '' is that one.
+      if (now && (!now.attributes.locked || (now.lockReason ?? '') !== reason)) return now;
       if (conflict || !now || send >= MAX_UNLOCK_SENDS) throw err;
       await sleep(RESEND_PAUSE_MS * send);
     }

@@ -150,6 +150,37 @@ function whoAmI(c: WorkspacesClient): Promise<{ id: string; type: string } | und
   return found;
 }
 
+/**
+ * Takes the lock the manifest asks for (`locked: true`, with its `lock-reason`), sent again after a
+ * lost answer (a 503, a dropped connection) as a read is: a second lock changes nothing, it is only
+ * refused with 409. A refusal is read back: the workspace locked by this token with this reason is
+ * the lock asked for, whichever send took it; any other lock is someone else's, and the refusal stands.
+ * Sent once, one 503 failed the apply and left a workspace the manifest froze unlocked.
+ */
+async function takeLock(c: WorkspacesClient, id: string, reason: string): Promise<Workspace> {
+  try {
+    return await c.lockWorkspace(id, reason, { resend: true });
+  } catch (error) {
+    if (!(error instanceof HttpStatusError && error.status === 409)) throw error;
+    const [now, me] = await Promise.all([
+      c.readWorkspace({ id }).catch(() => undefined),
+      whoAmI(c).catch(() => undefined),
+    ]);
+    const mine = now?.attributes.locked && me && now.lockedBy?.id === me.id;
+    if (now && mine && (now.lockReason ?? '') === reason) return now;
+    throw error;
+  }
+}
+
+/**
+ * Releases a lock this token holds, known by its reason: an unlock whose answer is lost is read back
+ * and sent again only while that lock is still there (`unlockOwnLock`), never blindly, which could
+ * release a lock another run took meanwhile.
+ */
+async function releaseOwnLock(c: WorkspacesClient, w: Workspace): Promise<Workspace> {
+  return unlockOwnLock(c, w.id, w.lockReason ?? '');
+}
+
 function lockedByMe(live: WorkspaceLive): boolean {
   const by = live.workspace.lockedBy;
   return Boolean(by && live.me && by.id === live.me.id);
@@ -576,8 +607,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       projectId ? { projectId } : {},
     );
     await pushIfWanted(ctx, c, desired, workspace, false);
-    if (desired.spec.locked)
-      workspace = await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '');
+    if (desired.spec.locked) workspace = await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '');
     return observedOf(desired.key, workspace);
   },
 
@@ -628,16 +658,16 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       if (changed('lock-reason')) {
         // The service keeps a lock's reason as it was taken: released and taken again, with no
         // state push in between (pushes ran above).
-        await c.unlockWorkspace(workspace.id);
-        workspace = await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '');
+        await releaseOwnLock(c, workspace);
+        workspace = await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '');
       }
       if (changed('locked')) {
         workspace = desired.spec.locked
-          ? await c.lockWorkspace(workspace.id, desired.spec['lock-reason'] ?? '')
+          ? await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '')
           : abandonedLock
             ? await unlockAbandoned(c, live.workspace)
             : lockedByMe(live)
-              ? await c.unlockWorkspace(workspace.id)
+              ? await releaseOwnLock(c, workspace)
               : await c.forceUnlockWorkspace(workspace.id);
       }
     } finally {
@@ -660,7 +690,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     if (w.attributes.locked && w.lockedBy) {
       const me = await whoAmI(c);
       if (me && me.id === w.lockedBy.id) {
-        await c.unlockWorkspace(w.id);
+        await releaseOwnLock(c, w);
         released = true;
       }
     }
@@ -673,7 +703,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       // change freeze was lifted by an apply that deleted nothing.
       if (released) {
         try {
-          await c.lockWorkspace(w.id, w.lockReason ?? '');
+          await takeLock(c, w.id, w.lockReason ?? '');
         } catch (relock) {
           const name = `${observed.key.namespace ?? ''}/${observed.key.name}`;
           // Locked by someone else in between: theirs now, and not to be taken; otherwise say how.
