@@ -64,6 +64,23 @@ export function connectionAddressProblems(
   const configured = configuredAddresses(services, env);
   const problems: ManifestProblem[] = [];
   for (const c of outside) {
+    // The allowed address is the operator's choice; whom it trusts to answer for it must be too. A
+    // manifest's own CA (its file is in the pull request as well) or skipped verification would
+    // hand the token to whoever answers for that name on the network.
+    if (c.trustPosition) {
+      const carries = c.tokenFromOutside
+        ? 'takes its token from outside the manifest'
+        : 'carries values read from outside the manifest';
+      problems.push({
+        position: c.trustPosition.position,
+        message:
+          `connection "${c.name}" ${carries}, so whom it trusts is the operator's to say, not the manifest's: ` +
+          `${c.trustPosition.field === 'caCertificate' ? 'a caCertificate written here' : 'insecureSkipTlsVerify'} ` +
+          'would let anyone who can answer for its address read them. Give the runner the CA with ' +
+          'NODE_EXTRA_CA_CERTS instead, and drop this field',
+      });
+      continue;
+    }
     const position = c.addressPosition ?? c.source;
     let address: string;
     try {

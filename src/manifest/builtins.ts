@@ -130,9 +130,20 @@ function connectionKind(services: readonly ManifestService[]): BuiltinKind {
         // request must not carry the runner's credentials elsewhere); a literal one is the author's own.
         if (interpolated.has('/spec/token')) connection.tokenFromOutside = true;
       }
-      if (spec.caCertificate !== undefined) connection.caCertificate = spec.caCertificate;
+      if (spec.caCertificate !== undefined) {
+        connection.caCertificate = spec.caCertificate;
+        connection.trustPosition = {
+          field: 'caCertificate',
+          position: positions.locate('/spec/caCertificate'),
+        };
+      }
       if (spec.insecureSkipTlsVerify !== undefined)
         connection.insecureSkipTlsVerify = spec.insecureSkipTlsVerify;
+      if (spec.insecureSkipTlsVerify === true)
+        connection.trustPosition = {
+          field: 'insecureSkipTlsVerify',
+          position: positions.locate('/spec/insecureSkipTlsVerify'),
+        };
       const own = new Set(services.find((s) => s.name === spec.service)?.settings?.map((s) => s.key));
       for (const [key, value] of Object.entries(spec)) {
         if (COMMON_CONNECTION_FIELDS.has(key) || typeof value !== 'string') continue;

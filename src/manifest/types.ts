@@ -49,6 +49,11 @@ export interface ManifestConnection {
   addressFromOutside?: boolean;
   caCertificate?: string;
   insecureSkipTlsVerify?: boolean;
+  /**
+   * Where the manifest sets whom the Connection trusts (`caCertificate`, or `insecureSkipTlsVerify:
+   * true`): a Connection that carries what came from outside may not (connection-addresses.ts).
+   */
+  trustPosition?: { field: 'caCertificate' | 'insecureSkipTlsVerify'; position: SourcePosition };
   /** The service's own settings (a workspace connection's `organization`), by key. */
   settings: Record<string, string>;
   source: SourcePosition;

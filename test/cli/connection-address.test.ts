@@ -147,6 +147,27 @@ describe('a manifest Connection with a token from the environment', () => {
     expect(upper.code, upper.stderr).toBe(0);
   });
 
+  it("refuses a CA or skipped verification of the manifest on a connection carrying the operator's token", async () => {
+    for (const [field, line] of [
+      ['insecureSkipTlsVerify', '  insecureSkipTlsVerify: true'],
+      ['caCertificate', '  caCertificate: "-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----"'],
+    ] as const) {
+      const dir = manifest(address);
+      const file = path.join(dir, 'm.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/^spec:\n/m, `spec:\n${line}\n`));
+      const r = await runCli(['plan', '-f', dir, '--allow-address', address], env());
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /m\.yaml:\d+:\d+: connection "elsewhere" takes its token from outside the manifest, so whom it trusts is the operator's to say/,
+      );
+      expect(r.stderr).toContain(
+        field === 'caCertificate' ? 'a caCertificate written here' : 'insecureSkipTlsVerify',
+      );
+      expect(r.stderr).toContain('NODE_EXTRA_CA_CERTS');
+      expect(seen).toEqual([]);
+    }
+  });
+
   it('is allowed at the address the operator configured for the service', async () => {
     const r = await runCli(
       ['validate', '-f', manifest(`${address}/`)],

@@ -27,6 +27,8 @@ describe('connections', () => {
         // A file of one line gives that line (see interpolation.test.ts).
         caCertificate: 'PEM',
         insecureSkipTlsVerify: false,
+        // Whom it trusts, set here: refused by the CLI on a Connection that carries this token.
+        trustPosition: { field: 'caCertificate', position: { file: 'connections.yaml', line: 9, col: 18 } },
         settings: {},
         source: { file: 'connections.yaml', line: 2, col: 1 },
       },
