@@ -44,11 +44,12 @@ export const MIN_SENSITIVE_VALUE_CHARS = 4;
 
 /**
  * Variables whose values are secrets wherever a manifest copies them (`CONVERGE_SENSITIVE_ENV`):
- * names or globs, letter case ignored. Unset, the names that say so: a password, a secret, a token,
- * a credential, a private or API key. Set (even empty), exactly what it lists.
+ * names or globs, letter case ignored. Unset, the names that say so: a password or passphrase (any
+ * `PASS`: an LDAP `BINDPASS` too), a `PWD`, a secret, a token, a credential, a private key or any
+ * other `KEY`. Set (even empty), exactly what it lists. Masking one name too many hides a value from
+ * a reviewer; one too few prints a password on a pull request.
  */
-export const DEFAULT_SENSITIVE_ENV =
-  '*PASSWORD*,*PASSWD*,*SECRET*,*TOKEN*,*CREDENTIAL*,*PRIVATE*,*API_KEY*,*APIKEY*';
+export const DEFAULT_SENSITIVE_ENV = '*PASS*,*PWD*,*SECRET*,*TOKEN*,*CREDENTIAL*,*PRIVATE*,*KEY*';
 
 export function sensitiveEnvFrom(variable: string | undefined): AllowList {
   const patterns = (variable ?? DEFAULT_SENSITIVE_ENV)

@@ -189,15 +189,18 @@ export function copiedSecrets(
   const lines = [...values, ...declared].flatMap((v) =>
     v.includes('\n') ? v.split('\n').map((l) => l.trim()) : [],
   );
+  // Trimmed too: a kind may normalise what it is given (an LDAP group's policies are trimmed and
+  // lower-cased), and the plan shows the value as the service will hold it.
   const long = [
     ...new Set([
-      ...[...values, ...lines].filter((v) => v.length >= MIN_COPIED_SECRET),
-      ...declared.filter((v) => v.trim().length >= MIN_DECLARED_SECRET),
+      ...[...values, ...lines].flatMap((v) => [v, v.trim()]).filter((v) => v.length >= MIN_COPIED_SECRET),
+      ...declared.flatMap((v) => [v, v.trim()]).filter((v) => v.trim().length >= MIN_DECLARED_SECRET),
     ]),
   ];
   if (long.length === 0) return undefined;
-  // One scan of each string whatever the number of secrets (300 users' passwords, say).
-  return { pattern: new RegExp(literalAlternation(long), 'g'), values: long };
+  // One scan of each string whatever the number of secrets (300 users' passwords, say); in any
+  // letter case, for the same reason as the trimming above.
+  return { pattern: new RegExp(literalAlternation(long), 'gi'), values: long };
 }
 
 /**
@@ -240,7 +243,8 @@ export function secretCounts(
     const pattern = secrets.pattern;
     pattern.lastIndex = 0;
     for (let match = pattern.exec(value); match; match = pattern.exec(value)) {
-      found.set(match[0], (found.get(match[0]) ?? 0) + 1);
+      const copy = match[0].toLowerCase();
+      found.set(copy, (found.get(copy) ?? 0) + 1);
       pattern.lastIndex = match.index + 1;
     }
     pattern.lastIndex = 0;

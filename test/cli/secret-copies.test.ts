@@ -101,6 +101,29 @@ describe('a value read from a sensitive variable', () => {
     expect(readFileSync(out, 'utf8')).not.toContain('dbpass-9876');
   });
 
+  it('is masked as a kind normalises it (an LDAP group lower-cases and trims its policies)', async () => {
+    const dir = tempDir('converge-sensitive-normalised-');
+    writeFileSync(
+      path.join(dir, 'group.yaml'),
+      'apiVersion: converge/v1\nkind: LdapGroup\nmetadata: { name: ops }\nspec: { policies: ["${env:DB_PASSWORD}"] }\n',
+    );
+    const env = base({ DB_PASSWORD: ' Tiger1Secret ', CONVERGE_ALLOW_ENV: 'DB_PASSWORD' });
+    for (const args of [[], ['--json'], ['--markdown']]) {
+      const r = await runCli(['plan', '-f', dir, ...args], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect((r.stdout + r.stderr).toLowerCase()).not.toContain('tiger1secret');
+    }
+  });
+
+  it("is an LDAP bind password's by default, as the quickstart's DEMO_LDAP_BINDPASS", async () => {
+    const dir = roleManifest('team ${env:DEMO_LDAP_BINDPASS}');
+    const env = base({ DEMO_LDAP_BINDPASS: 'change-me-s3cr3t', CONVERGE_ALLOW_ENV: 'DEMO_LDAP_BINDPASS' });
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('change-me-s3cr3t');
+    expect(r.stdout).toContain('team (sensitive value)');
+  });
+
   it('follows CONVERGE_SENSITIVE_ENV when the operator sets it (empty: none)', async () => {
     const dir = roleManifest('db ${env:WORKER_DB_PASSWORD} for ${env:TEAM_LABEL}');
     const allow = { CONVERGE_ALLOW_ENV: 'WORKER_DB_PASSWORD,TEAM_LABEL' };
@@ -220,10 +243,10 @@ describe("a Connection's token", () => {
     writeFileSync(
       path.join(dir, 'm.yaml'),
       connection('eu', '${file:secrets/eu.token}') +
-        connection('us', '${env:US_REG_KEY}') +
-        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: copied }\nspec: { Description: "eu ${file:secrets/eu.token} us ${env:US_REG_KEY}" }\n',
+        connection('us', '${env:US_REG_AUTH}') +
+        'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: copied }\nspec: { Description: "eu ${file:secrets/eu.token} us ${env:US_REG_AUTH}" }\n',
     );
-    const env = base({ US_REG_KEY: 's3cr3t-admin-value-123', CONVERGE_ALLOW_ENV: 'US_REG_KEY' });
+    const env = base({ US_REG_AUTH: 's3cr3t-admin-value-123', CONVERGE_ALLOW_ENV: 'US_REG_AUTH' });
     for (const args of [[], ['--json'], ['--markdown']]) {
       const r = await runCli(['plan', '-f', dir, ...args], env);
       expect(r.code, r.stderr).toBe(0);
@@ -237,11 +260,11 @@ describe("a Connection's token", () => {
     const dir = tempDir('converge-connection-token-name-');
     writeFileSync(
       path.join(dir, 'm.yaml'),
-      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu }\nspec: { service: registry, address: "${sandbox.url}", token: "\${env:US_REG_KEY}" }\n---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: "r-\${env:US_REG_KEY}" }\nspec: { Description: x }\n`,
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu }\nspec: { service: registry, address: "${sandbox.url}", token: "\${env:US_REG_AUTH}" }\n---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: "r-\${env:US_REG_AUTH}" }\nspec: { Description: x }\n`,
     );
     const r = await runCli(
       ['validate', '-f', dir],
-      base({ US_REG_KEY: 'regkey4567', CONVERGE_ALLOW_ENV: 'US_REG_KEY' }),
+      base({ US_REG_AUTH: 'regkey4567', CONVERGE_ALLOW_ENV: 'US_REG_AUTH' }),
     );
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).not.toContain('regkey4567');
