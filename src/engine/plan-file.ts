@@ -9,7 +9,7 @@
  * content. A plan edited after review (an update turned into a delete) would otherwise be applied as
  * edited, since the manifest check only covers what the manifest declares.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
@@ -83,11 +83,14 @@ export function desiredDigest(desired: Desired, catalog: Catalog, keyed: WriteOn
   // a plain hash of a short secret could be brute-forced from the plan file.
   const address = addressOf(desired.key);
   const secrets = secretValues(paths, desired.spec).map((v) => keyed.digest(address, 'secret', v));
-  return createHash('sha256')
-    .update(
-      canonicalJson({ spec, secrets, ensure: desired.ensure ?? 'present', local: desired.local ?? null }),
-    )
-    .digest('hex');
+  // Keyed as a whole, not a plain hash: a sensitive value copied into any other field (a
+  // description holding \${env:DB_PASSWORD}) is in `spec`, and a plain SHA-256 of a spec the
+  // repository shows could be brute-forced from a plan file uploaded as a CI artifact.
+  return keyed.digest(
+    address,
+    'desired',
+    canonicalJson({ spec, secrets, ensure: desired.ensure ?? 'present', local: desired.local ?? null }),
+  );
 }
 
 function strip(change: Change, catalog: Catalog, keyed: WriteOnlyDigests): SavedChange {

@@ -6,8 +6,10 @@
  * say password, secret, token, …). Plans are what gets posted to pull requests and CI logs.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/resources/compare.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -122,6 +124,31 @@ describe('a value read from a sensitive variable', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('change-me-s3cr3t');
     expect(r.stdout).toContain('team (sensitive value)');
+  });
+
+  it('cannot be guessed from a saved plan: its digest of what the manifest asks is keyed', async () => {
+    const dir = roleManifest('db ${env:WORKER_DB_PASSWORD}');
+    const values = { WORKER_DB_PASSWORD: 'tiger1', CONVERGE_ALLOW_ENV: 'WORKER_DB_PASSWORD' };
+    const digestWith = async (key: string) => {
+      const out = path.join(tempDir('converge-keyed-digest-'), 'plan.bin');
+      const r = await runCli(['plan', '-f', dir, '-out', out], base({ ...values, CONVERGE_STATE_KEY: key }));
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(readFileSync(out, 'utf8')) as { changes: { digest: string }[] }).changes[0]!.digest;
+    };
+    const digest = await digestWith(randomBytes(32).toString('hex'));
+    // A plain hash of the spec, which anyone with the repository could compute for each guess.
+    const plain = createHash('sha256')
+      .update(
+        canonicalJson({
+          spec: { Description: 'db tiger1' },
+          secrets: [],
+          ensure: 'present',
+          local: null,
+        }),
+      )
+      .digest('hex');
+    expect(digest).not.toBe(plain);
+    expect(await digestWith(randomBytes(32).toString('hex'))).not.toBe(digest);
   });
 
   it('follows CONVERGE_SENSITIVE_ENV when the operator sets it (empty: none)', async () => {
