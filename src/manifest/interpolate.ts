@@ -6,6 +6,7 @@
  */
 
 import type { EnvLookup } from './env-access.js';
+import { MAX_INTERPOLATED_FILE_BYTES } from './limits.js';
 
 export interface InterpolationSources {
   /** A variable the operator exposed, or why the manifest may not have it. */
@@ -104,7 +105,17 @@ export async function expandReferences(raw: string, sources: InterpolationSource
       value += reference;
     }
   }
-  return { value, interpolated, errors };
+  // One value made of many references (the same file four hundred times) is refused as a whole file
+  // over the limit would be: at its last reference.
+  if (interpolated && value.length > MAX_INTERPOLATED_FILE_BYTES && errors.length === 0)
+    fail(
+      `the value is ${(value.length / 1024 / 1024).toFixed(1)} MiB once its references are filled in; a value may hold at most ${MAX_INTERPOLATED_FILE_BYTES / 1024 / 1024} MiB`,
+    );
+  return {
+    value: errors.length > 0 && value.length > MAX_INTERPOLATED_FILE_BYTES ? raw : value,
+    interpolated,
+    errors,
+  };
 }
 
 /**

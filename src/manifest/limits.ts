@@ -9,8 +9,15 @@ const MiB = 1024 * 1024;
 /** Largest manifest file we read. Checked with `stat` before reading, and again while reading. */
 export const MAX_MANIFEST_FILE_BYTES = 5 * MiB;
 
-/** Largest file a `${file:...}` reference may pull in. */
+/** Largest file a `${file:...}` reference may pull in, and the longest value references may make. */
 export const MAX_INTERPOLATED_FILE_BYTES = 1 * MiB;
+
+/**
+ * Most text all of a manifest's `${file:...}` references may fill in, counted per reference: a
+ * file read once is cached, but each reference copies its text, and 400 references to one 1 MiB
+ * file in a 5 KB document held gigabytes and crashed the run.
+ */
+export const MAX_INTERPOLATED_TOTAL_BYTES = 16 * MiB;
 
 /**
  * Deepest nesting of collections we accept. yaml's composer and ajv both recurse per level, and

@@ -26,7 +26,11 @@ import { loadPositionParser, positionParserLoaded } from './position-parser.js';
 import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
-import { MAX_INTERPOLATED_FILE_BYTES, MAX_MANIFEST_FILE_BYTES } from './limits.js';
+import {
+  MAX_INTERPOLATED_FILE_BYTES,
+  MAX_INTERPOLATED_TOTAL_BYTES,
+  MAX_MANIFEST_FILE_BYTES,
+} from './limits.js';
 import { readTextFile, type TextFileResult } from '../common/text-file.js';
 import { type Manifest, ManifestError, type ManifestProblem } from './types.js';
 import { checkKindNames } from './schema.js';
@@ -98,6 +102,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // plan's reference to a policy that does not exist): the parser must be there before the first
   // file, unless the caller wants positions only for the manifest's own problems.
   if (!options.positionsOnlyForProblems) await loadPositionParser();
+  const filledIn: FilledIn = { chars: 0 };
   for (const file of discovery.files) {
     const read = await readTextFile(file.absolute, MAX_MANIFEST_FILE_BYTES);
     if (!read.ok) {
@@ -114,18 +119,24 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       cache: referencedFiles,
     };
     const readFile = confinedFileReader(confinement);
-    const sources = interpolationSources(file.display, readEnv, readFile, (reference, text, shown) => {
-      // A file whose path says secret (`secrets/db.txt`, `api-token`) is one, by the variables' rule.
-      const secret = reference.split(/[\\/]/).some((segment) => sensitiveEnv.allows(segment));
-      if (!secret) return;
-      // Its text as read, and without the final line break an editor adds (a copy, an echo, lacks it).
-      for (const value of new Set([text, text.trim()]))
-        if (!sensitiveValues.has(value))
-          sensitiveValues.set(
-            value,
-            `the text of ${shown}, a file whose name says secret (CONVERGE_SENSITIVE_ENV)`,
-          );
-    });
+    const sources = interpolationSources(
+      file.display,
+      readEnv,
+      readFile,
+      filledIn,
+      (reference, text, shown) => {
+        // A file whose path says secret (`secrets/db.txt`, `api-token`) is one, by the variables' rule.
+        const secret = reference.split(/[\\/]/).some((segment) => sensitiveEnv.allows(segment));
+        if (!secret) return;
+        // Its text as read, and without the final line break an editor adds (a copy, an echo, lacks it).
+        for (const value of new Set([text, text.trim()]))
+          if (!sensitiveValues.has(value))
+            sensitiveValues.set(
+              value,
+              `the text of ${shown}, a file whose name says secret (CONVERGE_SENSITIVE_ENV)`,
+            );
+      },
+    );
     const context: FileContext = { confinement, readFile, deferredPositions };
     // Most files are valid and plain: read fast, without positions. A file with any problem, or
     // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
@@ -133,20 +144,22 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       ? undefined
       : await loadFileFast(file.display, read.text, sources, context, { kinds, services });
     if (fast) {
-      manifest.resources.push(...fast.resources);
-      manifest.connections.push(...fast.connections);
-      manifest.pruneScopes.push(...fast.pruneScopes);
+      // Appended one by one: a spread of 150,000 passes them all as arguments and overflows the stack.
+      appendAll(manifest.resources, fast.resources);
+      appendAll(manifest.connections, fast.connections);
+      appendAll(manifest.pruneScopes, fast.pruneScopes);
       continue;
     }
     // Only now the position-keeping pipeline (and yaml) is loaded: most runs never need it.
     const { loadFileKeepingPositions } = await import('./slow-load.js');
     await loadPositionParser();
-    problems.push(
-      ...(await loadFileKeepingPositions(
+    appendAll(
+      problems,
+      await loadFileKeepingPositions(
         { display: file.display, text: read.text, sources, context, kinds: { kinds, services } },
         manifest,
         brokenConnections,
-      )),
+      ),
     );
   }
 
@@ -180,8 +193,8 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     await loadPositionParser();
     crossProblems = wholeManifestProblems();
   }
-  problems.push(...crossProblems);
-  problems.push(...emptinessProblems(manifest, problems));
+  appendAll(problems, crossProblems);
+  appendAll(problems, emptinessProblems(manifest, problems));
   if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues.keys()];
   if (problems.length > 0)
     throw new ManifestError(sortProblems(withoutSecrets(problems, manifest.sensitiveValues)), manifest);
@@ -217,10 +230,16 @@ function secretsByFieldName(manifest: Manifest, sensitive: AllowList): [string, 
   return found;
 }
 
+/** What the manifest's `${file:}` references have filled in so far (MAX_INTERPOLATED_TOTAL_BYTES). */
+interface FilledIn {
+  chars: number;
+}
+
 function interpolationSources(
   display: string,
   env: (name: string) => EnvLookup,
   readFile: ManifestFileReader,
+  filledIn: FilledIn,
   onRead: (reference: string, text: string, shown: string) => void,
 ): InterpolationSources {
   return {
@@ -230,6 +249,12 @@ function interpolationSources(
       const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(display), reference);
       const result = await readFile(reference, MAX_INTERPOLATED_FILE_BYTES);
       if (!result.ok) return { ok: false, reason: `${shown} ${result.reason}` };
+      filledIn.chars += result.text.length;
+      if (filledIn.chars > MAX_INTERPOLATED_TOTAL_BYTES)
+        return {
+          ok: false,
+          reason: `it would bring what \${file:} references fill in to more than ${MAX_INTERPOLATED_TOTAL_BYTES / 1024 / 1024} MiB in all (each reference copies its file's text); refer to large files less often`,
+        };
       onRead(reference, result.text, shown);
       return { ...result, text: oneLineText(result.text) };
     },
@@ -256,4 +281,9 @@ export function sortProblems(problems: ManifestProblem[]): ManifestProblem[] {
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `target.push(...items)` without passing every item as an argument (which overflows the stack). */
+function appendAll<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
 }

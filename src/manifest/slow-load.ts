@@ -39,7 +39,7 @@ export async function loadFileKeepingPositions(
   // Each document is loaded, and its syntax tree let go, before the next is composed.
   for (const document of parsed.documents) {
     const documentProblems = await loadDocument(document, file.sources, file.context, file.kinds, manifest);
-    problems.push(...documentProblems);
+    for (const problem of documentProblems) problems.push(problem);
     if (documentProblems.length > 0) {
       const name = connectionName(document);
       if (name !== undefined) brokenConnections.add(name);

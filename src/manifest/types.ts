@@ -107,6 +107,9 @@ export interface ManifestProblem {
  * may have written, and a control character in one must not start a line of its own (a CI command)
  * or rewrite the terminal.
  */
+/** How many of a manifest's problems an error message lists. */
+export const MAX_PROBLEMS_SHOWN = 200;
+
 export class ManifestError extends Error {
   readonly problems: ManifestProblem[];
   /**
@@ -116,7 +119,15 @@ export class ManifestError extends Error {
    */
   readonly partial: Manifest | undefined;
   constructor(problems: ManifestProblem[], partial?: Manifest) {
-    super(problems.map((p) => printable(`${formatPosition(p.position)}: ${p.message}`)).join('\n'));
+    // The first MAX_PROBLEMS_SHOWN: a file of 100,000 empty documents printed 100,000 lines into a
+    // CI log, where the first few say what is wrong. `problems` keeps them all (--json).
+    const shown = problems
+      .slice(0, MAX_PROBLEMS_SHOWN)
+      .map((p) => printable(`${formatPosition(p.position)}: ${p.message}`));
+    const more = problems.length - shown.length;
+    if (more > 0)
+      shown.push(`… and ${more} more problem${more === 1 ? '' : 's'}, not shown; fix these first`);
+    super(shown.join('\n'));
     this.name = 'ManifestError';
     this.problems = problems;
     this.partial = partial;

@@ -87,6 +87,43 @@ describe('resource exhaustion', () => {
   });
 });
 
+describe('resource exhaustion through references and document counts', () => {
+  test('one value repeating a large file is refused at its reference, not held in memory', async () => {
+    const mib = 'x'.repeat(1024 * 1024 - 1) + '\n';
+    const dir = writeTree({
+      'big.txt': mib,
+      'a.yaml': role('a', `  Token: "${'${file:big.txt}'.repeat(400)}"\n`),
+    });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines.some((l) => /^a\.yaml:7:\d+: .*more than 16 MiB in all/.test(l))).toBe(true);
+  });
+
+  test('a value over 1 MiB once its references are filled in is refused', async () => {
+    const half = 'y'.repeat(700 * 1024) + '\n';
+    const dir = writeTree({
+      'half.txt': half,
+      'a.yaml': role('a', '  Token: "${file:half.txt}${file:half.txt}"\n'),
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      expect.stringMatching(
+        /^a\.yaml:7:\d+: the value is 1\.4 MiB once its references are filled in; a value may hold at most 1 MiB$/,
+      ),
+    ]);
+  });
+
+  test(
+    '150,000 documents in one file are each reported, the first 200 shown, without overflowing the stack',
+    { timeout: 30_000 },
+    async () => {
+      const dir = writeTree({ 'many.yaml': '---\n{}\n'.repeat(150_000) });
+      const lines = await loadErrors(dir, ['many.yaml']);
+      expect(lines).toHaveLength(201);
+      expect(lines[0]).toMatch(/^many\.yaml:2:1: not a Converge manifest document/);
+      expect(lines[200]).toBe('… and 149800 more problems, not shown; fix these first');
+    },
+  );
+});
+
 describe('prototype pollution', () => {
   afterEach(() => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
