@@ -16,12 +16,35 @@
  * U+180E): `"a b" -> "a b"` would read as no change, and a pasted no-break space in a name or
  * value is exactly what a reviewer needs to see.
  */
+// Each code point is matched alone, combining ones (the variation selectors) included: on purpose.
+/* eslint-disable no-misleading-character-class */
 const UNSAFE =
-  /[\u0000-\u001f\u007f-\u00a0\u061c\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\ufeff]/g;
+  /[\u0000-\u001f\u007f-\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]|##\[/gu;
+// Also invisible, and so escaped: the soft hyphen, the grapheme joiner, the Hangul fillers, the
+// variation selectors (U+FE00–U+FE0F and the supplement), the tag characters (U+E0000–U+E007F) and
+// the interlinear annotations. Put between the letters of a token, they display it whole while no
+// search for the token (the scrubber's, GitHub's log masking) finds it.
+//
+// `##[` anywhere in a line is the older form of a GitHub Actions workflow command (`##[error]`,
+// `##[stop-commands]`, which would silence Converge's own annotations): shown as `#\#[`.
 
-const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '##[': '#\\#[' };
 
 /** `text` with every character that could break or rewrite the line shown as an escape (`\n`, `\u001b`). */
 export function printable(text: string): string {
-  return text.replace(UNSAFE, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNSAFE, (c) => {
+    const named = NAMED[c];
+    if (named !== undefined) return named;
+    const code = c.codePointAt(0)!;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
+
+/**
+ * The characters that display as nothing at all (zero-width marks and joiners, the soft hyphen, the
+ * variation selectors, the tag characters): removed from a service's text before it is searched for
+ * secrets (scrub.ts), where one between each two letters of a token hid it from the search.
+ */
+export const INVISIBLE =
+  /[\u00ad\u034f\u115f\u1160\u180e\u200b-\u200f\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+/* eslint-enable no-misleading-character-class */

@@ -26,6 +26,7 @@
  * secret that no longer matches anything.
  */
 import { literalAlternation, replaceOverlapping } from './replace-overlapping.js';
+import { INVISIBLE } from './printable.js';
 
 export const REDACTED = '[redacted]';
 
@@ -62,7 +63,10 @@ function overlaps(loose: readonly (string | undefined)[], values: readonly strin
 }
 
 /** Removes every form of every secret from `text`. */
-export function scrubSecrets(text: string, secrets: Secrets): string {
+export function scrubSecrets(given: string, secrets: Secrets): string {
+  // Characters that display as nothing, put between a token's letters, hide it from every search
+  // below while it still reads whole: gone first (printable() would only show them as escapes).
+  const text = given.replace(INVISIBLE, '');
   const loose: (string | undefined)[] = [];
   const sets: SecretSet[] = [];
   for (const s of secrets) {

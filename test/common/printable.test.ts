@@ -1,0 +1,34 @@
+/** Untrusted text as one safe line: nothing in it may act, hide or forge a line of its own. */
+import { describe, expect, it } from 'vitest';
+import { printable } from '../../src/common/printable.js';
+import { REDACTED, scrubSecrets } from '../../src/common/scrub.js';
+
+describe('printable', () => {
+  it("shows GitHub's older workflow command form (##[…]) anywhere in the line, so it does not act", () => {
+    expect(printable('x ##[error title=Approved]Security review passed')).toBe(
+      'x #\\#[error title=Approved]Security review passed',
+    );
+    expect(printable('##[stop-commands]zzz')).toBe('#\\#[stop-commands]zzz');
+    // A single # or a bracket alone is ordinary text.
+    expect(printable('issue #12 [draft]')).toBe('issue #12 [draft]');
+  });
+
+  it('shows the characters that display as nothing, astral ones included', () => {
+    expect(printable('S\ufe0fE\u{e0020}C\u00adR')).toBe('S\\ufe0fE\\u{e0020}C\\u00adR');
+    expect(printable('a\u2065b\u034fc')).toBe('a\\u2065b\\u034fc');
+  });
+});
+
+describe('a secret with invisible characters between its letters', () => {
+  const token = 'SECRETTOKEN-abcdef123456';
+  it.each([
+    ['variation selectors', '\ufe0f'],
+    ['tag characters', '\u{e0020}'],
+    ['soft hyphens', '\u00ad'],
+    ['zero-width spaces', '\u200b'],
+  ])('is scrubbed when %s hide it from the search', (_name, mark) => {
+    const echoed = `token ${[...token].join(mark)} refused`;
+    const out = scrubSecrets(echoed, [token]);
+    expect(out).toBe(`token ${REDACTED} refused`);
+  });
+});
