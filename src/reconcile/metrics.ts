@@ -33,8 +33,13 @@ export class ReconcileMetrics {
   });
   readonly drift = new Gauge({
     name: 'converge_reconcile_drift',
-    help: 'Objects whose live state differed from the manifest at the last plan, by kind (objects that could not be planned are not counted).',
+    help: 'Objects whose live state differs from the manifest after the last cycle that planned: found by its plan and not corrected by its apply, by kind (objects that could not be planned are not counted).',
     labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly lastPlan = new Gauge({
+    name: 'converge_reconcile_last_plan_timestamp_seconds',
+    help: 'When the last plan was made (Unix time): the drift gauges are as of then. A cycle that fails before planning (an invalid manifest, a service down) leaves them as they were.',
     registers: [this.registry],
   });
   readonly unplanned = new Gauge({
@@ -86,6 +91,7 @@ export class ReconcileMetrics {
       this.drift.set({ kind }, drift.get(kind) ?? 0);
       this.unplanned.set({ kind }, unplanned.get(kind) ?? 0);
     }
+    this.lastPlan.set(Date.now() / 1000);
   }
 
   private readonly knownKinds = new Set<string>();
