@@ -70,6 +70,8 @@ export interface ApplyEvent {
   result?: ChangeResult;
   /** For `note`: one line, no secret. */
   message?: string;
+  /** For `note`: a request was sent again (a create whose answer was lost, not found by its key). */
+  resent?: boolean;
   done: number;
   total: number;
 }
@@ -226,7 +228,7 @@ async function execute(
   ctx: KindContext,
   change: Change,
   observed: Observed | undefined,
-  note: (message: string) => void,
+  note: (message: string, resent?: boolean) => void,
 ): Promise<Observed | undefined> {
   const desired = change.desired;
   switch (change.action) {
@@ -335,8 +337,15 @@ export async function applyPlan(
         ? await ensureNotStale(kind, ctx, change, options.writeOnly)
         : change.observed;
       options.onEvent?.({ type: 'start', change, done, total: work.length });
-      const note = (message: string) =>
-        options.onEvent?.({ type: 'note', change, message, done, total: work.length });
+      const note = (message: string, resent = false) =>
+        options.onEvent?.({
+          type: 'note',
+          change,
+          message,
+          ...(resent ? { resent } : {}),
+          done,
+          total: work.length,
+        });
       const after = await execute(kind, ctx, change, observed, note);
       recordWriteOnly(kind, change, options.writeOnly);
       const id = after?.id ?? (change.action === 'update' ? change.id : undefined);

@@ -35,9 +35,10 @@ import {
 export interface CreateOnceOptions {
   /**
    * Told of each lost answer, for the progress output: before each new send (`create answer lost
-   * (503); not found by its key, so it is sent again…`), or that the read back found the object.
+   * (503); not found by its key, so it is sent again…`, `resent` true: a request sent again, for
+   * the run's count of them), or that the read back found the object (nothing sent again).
    */
-  onRetry?: (message: string) => void;
+  onRetry?: (message: string, resent: boolean) => void;
 }
 
 export async function createOnce(
@@ -62,6 +63,7 @@ export async function createOnce(
         if (!found) throw error;
         options.onRetry?.(
           `${lostAnswer(error, sends)}; found by its key, so it is not created again (any step it left undone is done now)`,
+          false,
         );
         return settle(kind, ctx, desired, found);
       }
@@ -76,6 +78,7 @@ export async function createOnce(
           const what = sentAgain ? `the resend was answered ${reasonOf(error)}` : lostAnswer(error, sends);
           options.onRetry?.(
             `${what}; found by its key, so it is not created again (any step it left undone is done now)`,
+            false,
           );
           return settle(kind, ctx, desired, found);
         }
@@ -85,6 +88,7 @@ export async function createOnce(
       sentAgain = true;
       options.onRetry?.(
         `create answer lost (${reasonOf(error)}); not found by its key, so it is sent again ${formatWait(grant.delayMs, formatDuration)} (attempt ${grant.attempt} of ${grant.maxAttempts})`,
+        true,
       );
       await delay(grant.delayMs, undefined, ctx.signal ? { signal: ctx.signal } : {}).catch(() => {
         throw ctx.signal?.reason ?? error;

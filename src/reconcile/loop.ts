@@ -372,6 +372,18 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       inventory,
       stop,
       onEvent: (event) => {
+        if (event.type === 'note' && event.resent) {
+          // A create sent again after a lost answer: a retry, in the metrics and the log, as the
+          // HTTP layer's own are.
+          const service = catalog.kind(event.change.key.kind)?.service;
+          if (service) metrics.retries.inc({ service });
+          log.line('retry', {
+            cycle,
+            address: event.change.address,
+            reason: log.message(event.message ?? ''),
+          });
+          return;
+        }
         if (event.type !== 'finish' || !event.result) return;
         recordChange(cycle, event.change, event.result, ctx);
         const kind = event.change.key.kind;

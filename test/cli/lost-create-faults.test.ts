@@ -66,6 +66,8 @@ describe(`a create whose answer is lost five times in a row (10% 503s, 5% resets
     expect(applied.stdout).toContain('1 applied, 0 failed');
     // One count for the create, shown as it goes: the sixth send is attempt 6 of 9.
     expect(applied.stdout + applied.stderr).toMatch(/sent again .*\(attempt 6 of 9\)/);
+    // The five sends again are the run's retries, counted in its summary.
+    expect(applied.stdout + applied.stderr).toContain('Along the way: 5 requests sent again');
 
     // What the registry received: six creates, five of them lost before it acted.
     const creates = log.filter((l) => l.startsWith('PUT /v1/acl/role?'));

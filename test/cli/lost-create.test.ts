@@ -138,6 +138,9 @@ describe.each<Fault>(['reset', '503'])(
       const roles = await sandboxGet<{ Name: string }[]>('/v1/acl/roles');
       expect(roles.filter((r) => r.Name === name)).toHaveLength(1);
       expect(proxy.creates).toBe(1);
+      // Read back, not sent again: said once, by the applier, and not counted as a request sent again.
+      expect((result.stdout + result.stderr).match(/create answer lost/g)).toHaveLength(1);
+      expect(result.stdout + result.stderr).not.toContain('sent again (the lines above');
       // And the next plan has nothing to do.
       const again = await runCli(['plan', '-f', dir], envThrough(proxy));
       expect(again.stdout).toContain('No changes');

@@ -378,7 +378,12 @@ async function applyUntilInterrupted(
         catalog,
         parallelism: flags.parallelism,
         checkStale: Boolean(saved),
-        onEvent: progressOut.onEvent,
+        onEvent: (event) => {
+          // A create sent again after a lost answer is a request sent again: the HTTP layer left it
+          // to the applier, which reads the object back first.
+          if (event.type === 'note' && event.resent) waits.retries += 1;
+          progressOut.onEvent(event);
+        },
         inventory,
         stop: interrupt.stop,
       },
