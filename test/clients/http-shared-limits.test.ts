@@ -5,6 +5,7 @@
  * Against a tiny server on 127.0.0.1 that keeps its own window, as a rate-limited service does.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   HostRegistry,
@@ -274,6 +275,25 @@ describe('retry budget per host and run', () => {
     expect(last).toBeInstanceOf(HttpStatusError);
     expect(last.message).toMatch(/registry: GET \/v1\/x → 503/);
     expect(last.message).toMatch(/registry retry budget of this run is spent \(\d+ retries for 40 requests/);
+    // The service answered: more retries might help, and the setting is named.
+    expect(last.message).toContain('CONVERGE_RETRY_BUDGET allows more');
+  });
+
+  it('does not offer a larger budget when nothing listens at the address', async () => {
+    // A port nothing listens on: every attempt is refused.
+    const closed = await new Promise<string>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(`http://127.0.0.1:${port}`));
+      });
+    });
+    const c = client(closed, { hosts: new HostRegistry(), retry: { maxRetries: 4, maxRefusedRetries: 2 } });
+    const errors: Error[] = [];
+    for (let i = 0; i < 20; i++)
+      errors.push((await caught(c.request({ method: 'GET', path: '/v1/x' }))) as Error);
+    const spent = errors.find((e) => /retry budget of this run is spent/.test(e.message));
+    expect(spent?.message, errors.at(-1)?.message).toMatch(/cannot reach .*connection refused/);
+    expect(spent!.message).not.toContain('CONVERGE_RETRY_BUDGET');
   });
 
   it("names the host and the services sharing it when several services spent the host's budget", async () => {

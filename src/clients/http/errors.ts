@@ -91,7 +91,7 @@ export class ServiceError extends Error {
     const path = redactPath(init.path);
     const attempts = init.attempts ?? 1;
     const message = untrusted(
-      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline, init.budgetSpent)}`,
+      `${init.service}: ${init.method} ${path} → ${describeOutcome(outcome, attempts, init.deadline, init.budgetSpent, kind === 'connection' && (init as { reached?: boolean }).reached !== true)}`,
       init.secrets ?? [],
       Infinity,
     );
@@ -147,13 +147,14 @@ function describeOutcome(
   attempts: number,
   deadline: ServiceErrorInit['deadline'],
   spent: ServiceErrorInit['budgetSpent'],
+  unreachable = false,
 ): string {
   if (deadline) {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
     return `gave up after ${formatDuration(deadline.elapsedMs)} and ${tries} (deadline ${formatDuration(deadline.limitMs)}): ${outcome}`;
   }
   if (spent) {
-    const why = budgetSpentText(spent);
+    const why = budgetSpentText(spent, unreachable);
     return attempts > 1
       ? `${outcome} (stopped after ${attempts} attempts: ${why})`
       : `${outcome} (not retried: ${why})`;
@@ -166,13 +167,16 @@ function describeOutcome(
  * (the sandbox serves all four on one port) it is named with them, or each service's error told of
  * "the scheduler retry budget" and "the workspaces retry budget" with the same numbers.
  */
-function budgetSpentText(spent: NonNullable<ServiceErrorInit['budgetSpent']>): string {
+function budgetSpentText(spent: NonNullable<ServiceErrorInit['budgetSpent']>, unreachable: boolean): string {
   const usage = `${count(spent.retries, 'retry', 'retries')} for ${count(spent.requests, 'request', 'requests')}`;
   const others = (spent.services ?? []).filter((s) => s !== spent.service);
+  // Nothing answering at the address (refused, no such host) is not helped by more retries: the
+  // setting that allows them would only send the operator the wrong way.
+  const more = unreachable ? '' : '; CONVERGE_RETRY_BUDGET allows more';
   if (spent.host === undefined || others.length === 0)
-    return `the ${spent.service} retry budget of this run is spent (${usage}; the service is failing too often to keep retrying; CONVERGE_RETRY_BUDGET allows more)`;
+    return `the ${spent.service} retry budget of this run is spent (${usage}; the service is failing too often to keep retrying${more})`;
   const sharers = [...new Set([spent.service, ...others])].sort().join(', ');
-  return `the retry budget of this run for ${spent.host} (shared by ${sharers}) is spent (${usage}; its services are failing too often to keep retrying; CONVERGE_RETRY_BUDGET allows more)`;
+  return `the retry budget of this run for ${spent.host} (shared by ${sharers}) is spent (${usage}; its services are failing too often to keep retrying${more})`;
 }
 
 /**
