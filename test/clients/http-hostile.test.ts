@@ -165,7 +165,8 @@ describe('response bodies past the cap', () => {
 describe('waits a hostile service asks for', () => {
   it('clamps X-RateLimit-Limit: 0.000001 and fails at once when the wait would pass the deadline', async () => {
     const url = await serve((_req, res) => reply(res, 200, {}, { 'x-ratelimit-limit': '0.000001' }));
-    const c = client(url, { deadlineMs: 1_500 });
+    const pauses: { reason: string; throttlePerSecond?: number }[] = [];
+    const c = client(url, { deadlineMs: 1_500, onRateLimitPause: (e) => pauses.push(e) });
     const started = performance.now();
     const err = await caught(
       (async () => {
@@ -182,6 +183,13 @@ describe('waits a hostile service asks for', () => {
       /would hold the request \S+ before sending, leaving less than the 1s an attempt is given before its deadline/,
     );
     expect(c.announcedRateLimit).toBe(0.000001);
+    // The throttle it keeps says it is not the announced limit, and why.
+    expect(pauses[0]).toMatchObject({
+      reason: expect.stringContaining(
+        'X-RateLimit-Limit 0.000001, taken as 1: Converge believes limits from 1',
+      ),
+      throttlePerSecond: 0.9,
+    });
   }, 10_000);
 
   it("aborts a rate-limiter wait at once when the run's signal fires", async () => {

@@ -171,7 +171,12 @@ export class AdaptiveRateLimiter {
     this.ratePerMs = (value * this.share) / 1000;
     this.unreported = {
       waitMs: 0,
-      reason: `X-RateLimit-Limit ${announced}`,
+      // An announced limit outside what is believed is said to be, or "keeping to the limit, 0.9
+      // requests/s (X-RateLimit-Limit 0.5)" read as a promise broken in the same line.
+      reason:
+        value === announced
+          ? `X-RateLimit-Limit ${announced}`
+          : `X-RateLimit-Limit ${announced}, taken as ${value}: Converge believes limits from ${MIN_ANNOUNCED_LIMIT} to ${MAX_ANNOUNCED_LIMIT} requests/s, and 429s slow it further`,
       throttlePerSecond: Math.round(value * this.share * 100) / 100,
     };
     this.burst = Math.max(1, Math.floor(value * BURST_SHARE));
