@@ -262,7 +262,7 @@ describe('plan and apply against the sandbox', () => {
     const again = await converge(['apply', planFile], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(
-      `Everything ${planFile} would change is already in effect (applied since it was saved): nothing to apply.`,
+      `Everything ${planFile} would change is already in effect (done since it was saved, by an apply or by hand): nothing to apply.`,
     );
     expect(again.stderr).not.toContain('stale');
 

@@ -97,7 +97,7 @@ describe('without --prune, the inventory objects the manifest dropped', () => {
     // Nothing to change, and said so; but not silent about the dropped document.
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(
-      "Not declared: 1 object the inventory records as Converge's is no longer in the manifest; without --prune it stays as it is.\n  AclRole/default/invnd-old\n",
+      "Not declared: 1 object the inventory records as Converge's is no longer in the manifest; without --prune it is left alone (not read: one deleted outside Converge meanwhile is listed too, and a plan with --prune says so).\n  AclRole/default/invnd-old\n",
     );
     const markdown = await runCli(['plan', '-f', dir, '--markdown'], env);
     expect(markdown.stdout).toContain('> - `AclRole/default/invnd-old`');

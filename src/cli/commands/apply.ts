@@ -332,7 +332,7 @@ async function applyUntilInterrupted(
       if (saved && planFile && saved.changes.some((c) => c.action !== 'noop'))
         write(
           io.stdout,
-          `\nEverything ${planFile} would change is already in effect (applied since it was saved): nothing to apply.`,
+          `\nEverything ${planFile} would change is already in effect (done since it was saved, by an apply or by hand): nothing to apply.`,
         );
       return EXIT.ok;
     }

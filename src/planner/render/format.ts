@@ -180,7 +180,7 @@ function ownedNotDeclaredLines(addresses: readonly string[]): string[] {
   const n = addresses.length;
   const one = n === 1;
   return [
-    `Not declared: ${n} object${one ? '' : 's'} the inventory records as Converge's ${one ? 'is' : 'are'} no longer in the manifest; without --prune ${one ? 'it stays' : 'they stay'} as ${one ? 'it is' : 'they are'}.`,
+    `Not declared: ${n} object${one ? '' : 's'} the inventory records as Converge's ${one ? 'is' : 'are'} no longer in the manifest; without --prune ${one ? 'it is' : 'they are'} left alone (not read: one deleted outside Converge meanwhile is listed too, and a plan with --prune says so).`,
     `Plan with --prune to delete ${one ? 'it' : 'them'} (each deletion is listed), declare ${one ? 'it' : 'them'} with \`ensure: absent\`, or drop a record with \`converge inventory forget ADDRESS --yes\` to leave the object unmanaged.`,
   ];
 }
