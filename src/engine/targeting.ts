@@ -198,8 +198,19 @@ function noMatch(
 ): EngineError {
   // Addresses of the kind the pattern names come first: `AclRole/*` wants a role, not an LDAP config.
   const kindOf = picomatch(kindPart(pattern), GLOB_OPTIONS);
-  const sameKind = addresses.filter((a) => kindOf(kindPart(a)));
-  const fixes = fixedGlobs(pattern, sameKind);
+  let sameKind = addresses.filter((a) => kindOf(kindPart(a)));
+  let fixes = fixedGlobs(pattern, sameKind);
+  // The kind in another letter case (`aclrole/**`): the same pattern with the kind as printed.
+  if (sameKind.length === 0) {
+    const anyCase = picomatch(kindPart(pattern), { ...GLOB_OPTIONS, nocase: true });
+    const kinds = [...new Set(addresses.map(kindPart).filter((k) => anyCase(k)))];
+    if (kinds.length === 1) {
+      const recased = `${kinds[0]!}${pattern.slice(kindPart(pattern).length)}`;
+      sameKind = addresses.filter((a) => kindPart(a) === kinds[0]);
+      const matches = picomatch(recased, GLOB_OPTIONS);
+      fixes = sameKind.some((a) => matches(a)) ? [recased] : fixedGlobs(recased, sameKind);
+    }
+  }
   const closest = closestAddresses(pattern, sameKind.length > 0 ? sameKind : addresses, 3);
   // A connection no object is on (a misspelt or undeclared one) is said as such: the closest
   // addresses alone did not tell that `@us` was the part that matched nothing.

@@ -118,6 +118,15 @@ describe('--target', () => {
     const r = await runCli(['plan', '-f', dir, '--target', 'aclrole/default/web-readers'], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('the closest addresses are AclRole/default/web-readers');
+    expect(r.stderr).toContain('did you mean AclRole/default/web-readers?');
+    // A glob with the kind in another case is offered as printed, with addresses of that kind.
+    const glob = await runCli(['plan', '-f', dir, '--target', 'aclrole/**'], env);
+    expect(glob.code).toBe(1);
+    expect(glob.stderr).toContain(
+      '--target aclrole/** matches no object of the manifest; did you mean AclRole/**?',
+    );
+    const closest = /the closest addresses are ([^.]*)\./.exec(glob.stderr)?.[1]?.split(', ') ?? [];
+    for (const address of closest) expect(address).toMatch(/^AclRole\//);
   });
 
   it('with the wrong number of segments suggests the fixed glob and addresses of its own kind', async () => {
