@@ -274,7 +274,19 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
   // (the loop sleeps after logging the cycle). The first cycle is slower than the rest because it
   // loads the clients and validators it needs on first use (lazy imports), not because of the wait.
   const started = now();
-  const counts: Record<string, number> = { create: 0, update: 0, replace: 0, delete: 0, unplanned: 0 };
+  // Every key in every cycle line, 0 where nothing was applied: a log query summing `applied` found
+  // it missing from the in_sync and failed cycles.
+  const counts: Record<string, number> = {
+    create: 0,
+    update: 0,
+    replace: 0,
+    delete: 0,
+    unplanned: 0,
+    applied: 0,
+    failed: 0,
+    skipped: 0,
+    stale: 0,
+  };
   // Planning writes nothing, so a stop aborts its reads at once; once applying, requests run to
   // their end and the applier starts no further change (`signal` below).
   const reads = new AbortController();

@@ -455,7 +455,18 @@ describe('reconcile loop', () => {
     await run.loop.done;
     expect(run.cycles()[0]).toMatchObject({
       outcome: 'failed',
-      counts: { create: 1, update: 0, replace: 0, delete: 0, unplanned: 1 },
+      // Every key in every cycle line, as in a corrected cycle's: nothing applied is 0, not missing.
+      counts: {
+        create: 1,
+        update: 0,
+        replace: 0,
+        delete: 0,
+        unplanned: 1,
+        applied: 0,
+        failed: 0,
+        skipped: 0,
+        stale: 0,
+      },
     });
     const text = await run.loop.metrics.registry.metrics();
     expect(text).toMatch(/^converge_reconcile_drift\{kind="AclRole"\} 1$/m);
