@@ -41,10 +41,11 @@ export function printable(text: string): string {
 }
 
 /**
- * The characters that display as nothing at all (zero-width marks and joiners, the soft hyphen, the
+ * The characters that display as nothing at all (zero-width spaces and joiners, the soft hyphen, the
  * variation selectors, the tag characters): removed from a service's text before it is searched for
- * secrets (scrub.ts), where one between each two letters of a token hid it from the search.
+ * secrets (scrub.ts), where one between each two letters of a token hid it from the search. The
+ * direction controls are not among them: they are kept, and shown escaped, as an attack to be seen.
  */
 export const INVISIBLE =
-  /[\u00ad\u034f\u115f\u1160\u180e\u200b-\u200f\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+  /[\u00ad\u034f\u115f\u1160\u180e\u200b-\u200d\u2060-\u2064\u3164\ufe00-\ufe0f\ufeff\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
 /* eslint-enable no-misleading-character-class */
