@@ -123,6 +123,10 @@ function mayHaveActed(error: unknown): boolean {
 /** The error with one more line of advice, its class kept (exit codes and renderers go by it). */
 export function withNote(error: unknown, note: string): unknown {
   if (!(error instanceof Error)) return error;
-  error.message = `${error.message}\n${note}`;
+  const before = error.message;
+  error.message = `${before}\n${note}`;
+  // The stack begins with the message as it was made: CONVERGE_DEBUG's trace showed the old text.
+  if (typeof error.stack === 'string' && error.stack.includes(before))
+    error.stack = error.stack.replace(before, error.message);
   return error;
 }
