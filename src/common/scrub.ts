@@ -63,10 +63,21 @@ function overlaps(loose: readonly (string | undefined)[], values: readonly strin
 }
 
 /** Removes every form of every secret from `text`. */
-export function scrubSecrets(given: string, secrets: Secrets): string {
-  // Characters that display as nothing, put between a token's letters, hide it from every search
-  // below while it still reads whole: gone first (printable() would only show them as escapes).
-  const text = given.replace(INVISIBLE, '');
+export function scrubSecrets(text: string, secrets: Secrets): string {
+  const scrubbed = scrubVisible(text, secrets);
+  // Characters that display as nothing, put between a token's letters, hide it from the search
+  // while it still reads whole. The text without them is searched too, and taken only when that
+  // finds more: otherwise the text keeps them, for printable() to show escaped, and a value holding
+  // one (an emoji's variation selector) is not mistaken for one holding a secret.
+  const stripped = text.replace(INVISIBLE, '');
+  if (stripped === text) return scrubbed;
+  const strippedScrubbed = scrubVisible(stripped, secrets);
+  return strippedScrubbed.split(REDACTED).length > scrubbed.split(REDACTED).length
+    ? strippedScrubbed
+    : scrubbed;
+}
+
+function scrubVisible(text: string, secrets: Secrets): string {
   const loose: (string | undefined)[] = [];
   const sets: SecretSet[] = [];
   for (const s of secrets) {
@@ -152,24 +163,38 @@ function formsOf(secret: string): SecretForms {
 /** Built once per set of secrets, since an error scrubs several texts with the same set. */
 const cache = new Map<string, ((text: string) => string) | undefined>();
 
+/**
+ * Longer secrets (a certificate bundle read from a file) are removed as written only: the pattern of
+ * their every encoding (hex doubles a value) outgrew what a regular expression may hold, and the
+ * scrub threw instead of scrubbing. No service echoes a kilobytes-long value re-encoded.
+ */
+const MAX_ENCODED_SECRET = 4096;
+
 function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) => string) | undefined {
-  const values = [...new Set(secrets.filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))];
-  if (values.length === 0) return undefined;
-  const key = JSON.stringify(values);
+  const all = [...new Set(secrets.filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))];
+  if (all.length === 0) return undefined;
+  const key = JSON.stringify(all);
   if (cache.has(key)) return cache.get(key);
+  const long = all.filter((v) => v.length > MAX_ENCODED_SECRET);
+  const values = all.filter((v) => v.length <= MAX_ENCODED_SECRET);
+  const removeLong = (text: string) => long.reduce((t, v) => t.split(v).join(REDACTED), text);
+  if (values.length === 0) {
+    cache.set(key, removeLong);
+    return removeLong;
+  }
   const forms = values.map(formsOf);
-  const all = (pick: (f: SecretForms) => readonly string[]) => [...new Set(forms.flatMap(pick))];
+  const every = (pick: (f: SecretForms) => readonly string[]) => [...new Set(forms.flatMap(pick))];
   // Case-insensitive: escape digits come in either case (`\u00e9`, `%2F`), a proxy may lower-case
   // what it echoes, and a hex secret (a rekey share) or hex of one is the same bytes in upper case.
-  const literal = new RegExp(literalAlternation(all((f) => f.literals)), 'gi');
+  const literal = new RegExp(literalAlternation(every((f) => f.literals)), 'gi');
   // Base64 is case-sensitive: another case is other bytes. Base32 is not: its alphabet has one case.
-  const base64 = coreIndex(all((f) => f.base64));
-  const base32 = coreIndex(all((f) => f.base32));
+  const base64 = coreIndex(every((f) => f.base64));
+  const base32 = coreIndex(every((f) => f.base32));
   const holds = (run: string) => base64(run) || base32(run.toUpperCase());
-  const hex = coreIndex(all((f) => f.hex));
+  const hex = coreIndex(every((f) => f.hex));
   const matcher = (text: string) =>
     replaceOverlapping(
-      text
+      removeLong(text)
         .replace(SEPARATED_HEX_RUN, (run) =>
           // Every other character is a separator: the digits are pairs, so byte boundaries hold.
           hex(run.replace(/[^0-9A-Fa-f]/g, '').toLowerCase()) ? REDACTED : run,

@@ -140,9 +140,12 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     const context: FileContext = { confinement, readFile, deferredPositions };
     // Most files are valid and plain: read fast, without positions. A file with any problem, or
     // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
+    // A file read again keeping positions fills its references in again: counted once, not twice.
+    const filledBefore = filledIn.chars;
     const fast = options.alwaysKeepPositions
       ? undefined
       : await loadFileFast(file.display, read.text, sources, context, { kinds, services });
+    if (!fast) filledIn.chars = filledBefore;
     if (fast) {
       // Appended one by one: a spread of 150,000 passes them all as arguments and overflows the stack.
       appendAll(manifest.resources, fast.resources);

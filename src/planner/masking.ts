@@ -157,6 +157,12 @@ export function valueAtPath(spec: unknown, path: string): unknown {
  */
 const MIN_COPIED_SECRET = 6;
 
+/**
+ * A value of a sensitive variable that is only a switch or a number (a `BYPASS_PASS: "true"`) is
+ * not masked: it would blank out every such word of the plan and protects nothing.
+ */
+const PLAIN_WORD = /^(true|false|yes|no|on|off|null|none|\d{1,5})$/i;
+
 /** A value read from a sensitive variable is a secret by the operator's word: masked from this length. */
 const MIN_DECLARED_SECRET = MIN_SENSITIVE_VALUE_CHARS;
 
@@ -194,7 +200,9 @@ export function copiedSecrets(
   const long = [
     ...new Set([
       ...[...values, ...lines].flatMap((v) => [v, v.trim()]).filter((v) => v.length >= MIN_COPIED_SECRET),
-      ...declared.flatMap((v) => [v, v.trim()]).filter((v) => v.trim().length >= MIN_DECLARED_SECRET),
+      ...declared
+        .flatMap((v) => [v, v.trim()])
+        .filter((v) => v.trim().length >= MIN_DECLARED_SECRET && !PLAIN_WORD.test(v.trim())),
     ]),
   ];
   if (long.length === 0) return undefined;

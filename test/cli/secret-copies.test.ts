@@ -117,6 +117,21 @@ describe('a value read from a sensitive variable', () => {
     }
   });
 
+  it('is not a name that only holds KEY or PASS inside a word, nor a switch or a small number', async () => {
+    const dir = roleManifest(
+      '${env:CACHE_KEY_PREFIX} ${env:BYPASS_PROXY}: true owners of ${env:WORKER_DB_PASSWORD}',
+    );
+    const env = base({
+      CACHE_KEY_PREFIX: 'platform',
+      BYPASS_PROXY: 'direct',
+      WORKER_DB_PASSWORD: 'true',
+      CONVERGE_ALLOW_ENV: 'CACHE_KEY_PREFIX,BYPASS_PROXY,WORKER_DB_PASSWORD',
+    });
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('platform direct: true owners of true');
+  });
+
   it("is an LDAP bind password's by default, as the quickstart's DEMO_LDAP_BINDPASS", async () => {
     const dir = roleManifest('team ${env:DEMO_LDAP_BINDPASS}');
     const env = base({ DEMO_LDAP_BINDPASS: 'change-me-s3cr3t', CONVERGE_ALLOW_ENV: 'DEMO_LDAP_BINDPASS' });

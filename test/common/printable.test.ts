@@ -21,6 +21,12 @@ describe('printable', () => {
 
 describe('a secret with invisible characters between its letters', () => {
   const token = 'SECRETTOKEN-abcdef123456';
+  it('leaves a text without a secret as it is, its invisible characters included', () => {
+    // An emoji's variation selector, a soft hyphen: a value holding one holds no secret for that.
+    for (const text of ['Blue \u2764\ufe0f', 'co\u00adoperate'])
+      expect(scrubSecrets(text, [token])).toBe(text);
+  });
+
   it.each([
     ['variation selectors', '\ufe0f'],
     ['tag characters', '\u{e0020}'],
@@ -30,5 +36,13 @@ describe('a secret with invisible characters between its letters', () => {
     const echoed = `token ${[...token].join(mark)} refused`;
     const out = scrubSecrets(echoed, [token]);
     expect(out).toBe(`token ${REDACTED} refused`);
+  });
+});
+
+describe('a secret of a megabyte (a certificate bundle read from a file)', () => {
+  it('is removed as written, without the pattern of its encodings outgrowing a regular expression', () => {
+    const bundle = 'z'.repeat(900 * 1024);
+    expect(scrubSecrets(`echo ${bundle} end`, [bundle, 'short-token-1234'])).toBe(`echo ${REDACTED} end`);
+    expect(scrubSecrets('short-token-1234 only', [bundle, 'short-token-1234'])).toBe(`${REDACTED} only`);
   });
 });

@@ -98,6 +98,26 @@ describe('resource exhaustion through references and document counts', () => {
     expect(lines.some((l) => /^a\.yaml:7:\d+: .*more than 16 MiB in all/.test(l))).toBe(true);
   });
 
+  test('references in a file read again for positions are counted once', async () => {
+    const big = 'z'.repeat(900 * 1024) + '\n';
+    // Ten references of 900 KB (under 16 MiB), and a typo in another document, which makes the
+    // loader read the file again keeping positions.
+    const docs = Array.from(
+      { length: 10 },
+      (_, i) =>
+        `apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: r${i} }\nspec:\n  Description: x\n  Token: "\${file:big.txt}"\n`,
+    );
+    docs.push(
+      'apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: typo }\nspec:\n  Descriptionn: x\n',
+    );
+    const dir = writeTree({ 'big.txt': big, 'a.yaml': docs.join('---\n') });
+    // The typo's own problems, and nothing about the references' total.
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      'a.yaml:74:1: missing required field "Description" in spec',
+      'a.yaml:75:3: unknown field "Descriptionn" in spec; did you mean "Description"?',
+    ]);
+  });
+
   test('a value over 1 MiB once its references are filled in is refused', async () => {
     const half = 'y'.repeat(700 * 1024) + '\n';
     const dir = writeTree({

@@ -103,6 +103,13 @@ describe('LdapConfig compare', () => {
         userfilter: '(&(uid={{.Username}})(objectClass=person))',
       }),
     ).toEqual([]);
+    // Active Directory's attribute as it is written, in either field: attribute names ignore case.
+    expect(
+      ldapConfigKind.validateSpec!({
+        userattr: 'sAMAccountName',
+        userfilter: '(&(objectClass=user)(sAMAccountName={{.Username}}))',
+      }),
+    ).toEqual([]);
   });
 
   it('refuses a duration the service would cut to whole seconds (0.4s stored as 0, a default)', () => {

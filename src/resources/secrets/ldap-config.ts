@@ -238,7 +238,13 @@ function configRules(spec: LdapConfigSpec): { pointer: string; message: string }
       });
   }
   const userattr = (spec.userattr ?? LDAP_CONFIG_DEFAULTS.userattr).toLowerCase();
-  if (spec.userfilter && !spec.userfilter.includes('{{.UserAttr}}') && !spec.userfilter.includes(userattr)) {
+  // LDAP attribute names are case-insensitive: `sAMAccountName` in the filter names the userattr
+  // the service keeps lower-cased (the sandbox reads the rule so too).
+  if (
+    spec.userfilter &&
+    !spec.userfilter.includes('{{.UserAttr}}') &&
+    !spec.userfilter.toLowerCase().includes(userattr)
+  ) {
     problems.push({
       pointer: '/userfilter',
       message: `userfilter must contain {{.UserAttr}} or the userattr value "${userattr}", so that a search finds exactly one user`,
