@@ -99,9 +99,13 @@ function serialsOf(
   return kept;
 }
 
-/** A write count as the inventory keeps it: a whole number from 0 up. */
+/**
+ * A write count as the inventory keeps it: a whole number from 0 up, far below what a number holds
+ * exactly (a hand-written 2^53 - 1 was written back as 2^53, and the next read refused the file).
+ */
+const MAX_SERIAL = 2 ** 50;
 function isSerial(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_SERIAL;
 }
 
 /**
@@ -249,16 +253,23 @@ export function parseInventory(json: string, source: string): InventoryDocument 
     for (const [address, serial] of Object.entries(doc.deleted_serial).slice(0, MAX_DELETIONS_KEPT * 2)) {
       if (!isSerial(serial))
         throw new EngineError(
-          `${source}: "deleted_serial" of "${address.slice(0, 200)}" must be a whole number from 0 up`,
+          `${source}: "deleted_serial" of "${address.slice(0, 200)}" must be a whole number from 0 up to ${MAX_SERIAL}`,
         );
       if (inventory.deleted?.[address] !== undefined) serials[address] = serial;
     }
     inventory.deleted_serial = serials;
   }
   if (doc.serial !== undefined) {
-    if (!isSerial(doc.serial)) throw new EngineError(`${source}: "serial" must be a whole number from 0 up`);
+    if (!isSerial(doc.serial))
+      throw new EngineError(`${source}: "serial" must be a whole number from 0 up to ${MAX_SERIAL}`);
     inventory.serial = doc.serial;
   }
+  // A deletion recorded by a write the inventory has not made yet is not one (a hand-written
+  // future serial would refuse every saved create of the address for good): dropped, as a future
+  // time is.
+  if (inventory.deleted_serial)
+    for (const [address, serial] of Object.entries(inventory.deleted_serial))
+      if (serial > (inventory.serial ?? 0)) delete inventory.deleted_serial[address];
   return inventory;
 }
 

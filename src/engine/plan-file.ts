@@ -28,7 +28,12 @@ import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
 
 const FORMAT = 'converge-plan';
-const FORMAT_VERSION = 1;
+/**
+ * 2: each change's `digest` is keyed with the state key (a plain SHA-256 before), and the plan
+ * records `inventory_serial`. A format-1 plan's digests can never match: it is refused as made by
+ * another Converge rather than as a manifest that changed.
+ */
+const FORMAT_VERSION = 2;
 
 interface SavedChange extends Omit<Change, 'desired' | 'observed' | 'serverPlan'> {
   /** Digest of what the manifest asked for; absent for deletions of objects it does not declare. */
@@ -189,7 +194,7 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   }
   if (saved.format_version !== FORMAT_VERSION) {
     throw new EngineError(
-      `${file} has plan format ${saved.format_version}; this Converge reads format ${FORMAT_VERSION}`,
+      `${file} has plan format ${printable(String(saved.format_version)).slice(0, 20)}, made by ${typeof saved.converge_version === 'string' ? `Converge ${printable(saved.converge_version).slice(0, 40)}` : 'another Converge'}; this Converge reads format ${FORMAT_VERSION}: make the plan again with this Converge`,
     );
   }
   return saved;

@@ -376,8 +376,8 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       for (const c of tally.planned) log.line('change', changeFields(cycle, c, 'drift'));
       return result(work.length === 0 ? 'in_sync' : 'drift');
     }
-    // Drift this cycle corrected, by kind: the gauge says what is left once the cycle is done.
-    const corrected = new Map<string, number>();
+    // Drift this cycle corrected, by address: the gauge says what is left once the cycle is done.
+    const corrected = new Set<string>();
     const applied = await apply(run, {
       catalog,
       parallelism: options.parallelism ?? 10,
@@ -398,16 +398,15 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
         }
         if (event.type !== 'finish' || !event.result) return;
         recordChange(cycle, event.change, event.result, ctx);
-        const kind = event.change.key.kind;
-        if (event.result.status === 'applied') corrected.set(kind, (corrected.get(kind) ?? 0) + 1);
+        if (event.result.status === 'applied') corrected.add(event.change.address);
       },
     });
     // A corrected object no longer differs: a `drift > 0` alert fired for a whole interval after the
     // cycle that fixed it.
-    metrics.setDrift(
-      new Map([...tally.drift].map(([kind, n]) => [kind, Math.max(0, n - (corrected.get(kind) ?? 0))])),
-      tally.unplanned,
-    );
+    const left = new Map<string, number>();
+    for (const c of tally.planned)
+      if (!corrected.has(c.address)) left.set(c.key.kind, (left.get(c.key.kind) ?? 0) + 1);
+    metrics.setDrift(left, tally.unplanned, [], undefined);
     Object.assign(counts, applied.counts);
     // Said as `apply` says it: someone released this cycle's lock, and the records were merged.
     if (inventory.retakenLock)

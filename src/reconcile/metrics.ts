@@ -85,13 +85,15 @@ export class ReconcileMetrics {
     drift: ReadonlyMap<string, number>,
     unplanned: ReadonlyMap<string, number>,
     planned: Iterable<string> = [],
+    /** When the plan these come from was made; undefined for the same plan's counts after its apply. */
+    plannedAt: number | undefined = Date.now(),
   ): void {
     for (const kind of [...planned, ...drift.keys(), ...unplanned.keys()]) this.knownKinds.add(kind);
     for (const kind of this.knownKinds) {
       this.drift.set({ kind }, drift.get(kind) ?? 0);
       this.unplanned.set({ kind }, unplanned.get(kind) ?? 0);
     }
-    this.lastPlan.set(Date.now() / 1000);
+    if (plannedAt !== undefined) this.lastPlan.set(plannedAt / 1000);
   }
 
   private readonly knownKinds = new Set<string>();

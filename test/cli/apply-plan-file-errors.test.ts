@@ -38,6 +38,27 @@ describe('apply FILE with no saved plan there', () => {
   });
 });
 
+describe('apply FILE of a plan saved by an older Converge', () => {
+  it('says which Converge made it and to make it again, not that the manifest changed', async () => {
+    const file = path.join(tempDir('converge-planfile-'), 'old.plan');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'converge-plan',
+        format_version: 1,
+        converge_version: '0.1.0',
+        manifest: [],
+        changes: [],
+      }),
+    );
+    const r = await runCli(['apply', file], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${file} has plan format 1, made by Converge 0.1.0; this Converge reads format 2: make the plan again with this Converge`,
+    );
+  });
+});
+
 describe('plan -out into a folder that does not exist', () => {
   it('is refused before the manifest or any service is read', async () => {
     const out = path.join(tempDir('converge-planfile-'), 'no', 'such', 'x.plan');

@@ -175,8 +175,17 @@ describe('reading an inventory file', () => {
       { objects: {}, deleted: { 'AclRole/default/x': 'yesterday-ish' } },
       '"deleted" of "AclRole/default/x" must be a time',
     ],
-    ['a write count below 0', { objects: {}, serial: -1 }, '"serial" must be a whole number from 0 up'],
-    ['a write count that is text', { objects: {}, serial: '7' }, '"serial" must be a whole number from 0 up'],
+    ['a write count below 0', { objects: {}, serial: -1 }, '"serial" must be a whole number from 0 up to'],
+    [
+      'a write count past what a number holds exactly',
+      { objects: {}, serial: 9007199254740991 },
+      '"serial" must be a whole number from 0 up to',
+    ],
+    [
+      'a write count that is text',
+      { objects: {}, serial: '7' },
+      '"serial" must be a whole number from 0 up to',
+    ],
     [
       'a deletion serial past what a number holds exactly',
       {
@@ -184,7 +193,7 @@ describe('reading an inventory file', () => {
         deleted: { 'AclRole/default/x': '2020-01-01T00:00:00Z' },
         deleted_serial: { 'AclRole/default/x': 1e300 },
       },
-      '"deleted_serial" of "AclRole/default/x" must be a whole number from 0 up',
+      '"deleted_serial" of "AclRole/default/x" must be a whole number from 0 up to',
     ],
   ])('refuses %s, naming the file', async (_what, content, message) => {
     const stateDir = tmp('converge-inv-hostile-');
@@ -281,6 +290,28 @@ describe('reading an inventory file', () => {
     await third.save();
     const last = JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8'));
     expect(last).toMatchObject({ serial: 3, deleted: {}, deleted_serial: {} });
+  });
+
+  it('drops a deletion recorded by a write the inventory has not made yet', async () => {
+    const stateDir = tmp('converge-inv-future-serial-');
+    writeFileSync(
+      path.join(stateDir, 'inventory.json'),
+      JSON.stringify({
+        format: 'converge-inventory',
+        format_version: 2,
+        objects: {},
+        serial: 3,
+        deleted: {
+          'AclRole/default/a': '2020-01-01T00:00:00.000Z',
+          'AclRole/default/b': '2020-01-01T00:00:00.000Z',
+        },
+        deleted_serial: { 'AclRole/default/a': 3, 'AclRole/default/b': 999 },
+      }),
+    );
+    const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
+    expect(inventory.deletion('AclRole/default/a')).toEqual({ at: '2020-01-01T00:00:00.000Z', serial: 3 });
+    // Its time is kept (the older rule decides for it), its impossible serial is not.
+    expect(inventory.deletion('AclRole/default/b')).toEqual({ at: '2020-01-01T00:00:00.000Z' });
   });
 
   it('keeps an address named __proto__ as an address, without touching any prototype', async () => {

@@ -166,7 +166,9 @@ async function takeLock(c: WorkspacesClient, id: string, reason: string): Promis
       c.readWorkspace({ id }).catch(() => undefined),
       whoAmI(c).catch(() => undefined),
     ]);
-    const mine = now?.attributes.locked && me && now.lockedBy?.id === me.id;
+    // Without an identity (a token that may not read its account), a lock with this very reason is
+    // taken as ours, as a state push takes it; an empty reason tells nothing.
+    const mine = now?.attributes.locked && (me ? now.lockedBy?.id === me.id : reason !== '');
     if (now && mine && (now.lockReason ?? '') === reason) return now;
     throw error;
   }
@@ -178,7 +180,14 @@ async function takeLock(c: WorkspacesClient, id: string, reason: string): Promis
  * release a lock another run took meanwhile.
  */
 async function releaseOwnLock(c: WorkspacesClient, w: Workspace): Promise<Workspace> {
-  return unlockOwnLock(c, w.id, w.lockReason ?? '');
+  const after = await unlockOwnLock(c, w.id, w.lockReason ?? '');
+  // Locked by someone else meanwhile (another reason, or another user's 409): our lock is gone, but
+  // the workspace is not unlocked, which is what every caller here needs.
+  if (after.attributes.locked)
+    throw new Error(
+      `workspace ${w.organization}/${w.name} was locked by someone else meanwhile${after.lockReason ? ` (reason: "${printable(after.lockReason)}")` : ''}; it was not unlocked`,
+    );
+  return after;
 }
 
 function lockedByMe(live: WorkspaceLive): boolean {
