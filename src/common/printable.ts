@@ -19,7 +19,7 @@
 // Each code point is matched alone, combining ones (the variation selectors) included: on purpose.
 /* eslint-disable no-misleading-character-class */
 const UNSAFE =
-  /[\u0000-\u001f\u007f-\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]|##\[/gu;
+  /[\p{Cf}\u0000-\u001f\u007f-\u00a0\u034f\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]|##(?:vso)?\[/giu;
 // Also invisible, and so escaped: the soft hyphen, the grapheme joiner, the Hangul fillers, the
 // variation selectors (U+FE00–U+FE0F and the supplement), the tag characters (U+E0000–U+E007F) and
 // the interlinear annotations. Put between the letters of a token, they display it whole while no
@@ -28,24 +28,26 @@ const UNSAFE =
 // `##[` anywhere in a line is the older form of a GitHub Actions workflow command (`##[error]`,
 // `##[stop-commands]`, which would silence Converge's own annotations): shown as `#\#[`.
 
-const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '##[': '#\\#[' };
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** `text` with every character that could break or rewrite the line shown as an escape (`\n`, `\u001b`). */
 export function printable(text: string): string {
   return text.replace(UNSAFE, (c) => {
     const named = NAMED[c];
     if (named !== undefined) return named;
+    // `##[` and Azure's `##vso[` act anywhere in a line: the second # is shown escaped.
+    if (c.startsWith('##')) return `#\\${c.slice(1)}`;
     const code = c.codePointAt(0)!;
     return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
 
 /**
- * The characters that display as nothing at all (zero-width spaces and joiners, the soft hyphen, the
- * variation selectors, the tag characters): removed from a service's text before it is searched for
- * secrets (scrub.ts), where one between each two letters of a token hid it from the search. The
- * direction controls are not among them: they are kept, and shown escaped, as an attack to be seen.
+ * What may sit between a token's letters and leave it readable: format characters (zero-width
+ * spaces and joiners, direction marks, the soft hyphen, tags), combining and enclosing marks
+ * (variation selectors, an underline), the Hangul fillers and the braille blank. A copy of a
+ * service's text without them is searched for secrets too (scrub.ts), and taken only when it finds
+ * more; the text shown otherwise keeps them, for printable() to escape.
  */
-export const INVISIBLE =
-  /[\u00ad\u034f\u115f\u1160\u180e\u200b-\u200d\u2060-\u2064\u3164\ufe00-\ufe0f\ufeff\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+export const INVISIBLE = /[\p{Cf}\p{Mn}\p{Me}\u115f\u1160\u2800\u3164\uffa0]/gu;
 /* eslint-enable no-misleading-character-class */

@@ -158,6 +158,15 @@ export function valueAtPath(spec: unknown, path: string): unknown {
 const MIN_COPIED_SECRET = 6;
 
 /**
+ * A secret as a kind may have normalised it: trimmed, and lower- or upper-cased as JavaScript does
+ * it (`İ` lower-cases to two characters, which a case-insensitive pattern does not match).
+ */
+function normalForms(value: string): string[] {
+  const trimmed = value.trim();
+  return [...new Set([value, trimmed, trimmed.toLowerCase(), trimmed.toUpperCase(), value.toLowerCase()])];
+}
+
+/**
  * A value of a sensitive variable that is only a switch or a number (a `BYPASS_PASS: "true"`) is
  * not masked: it would blank out every such word of the plan and protects nothing.
  */
@@ -199,9 +208,9 @@ export function copiedSecrets(
   // lower-cased), and the plan shows the value as the service will hold it.
   const long = [
     ...new Set([
-      ...[...values, ...lines].flatMap((v) => [v, v.trim()]).filter((v) => v.length >= MIN_COPIED_SECRET),
+      ...[...values, ...lines].flatMap(normalForms).filter((v) => v.length >= MIN_COPIED_SECRET),
       ...declared
-        .flatMap((v) => [v, v.trim()])
+        .flatMap(normalForms)
         .filter((v) => v.trim().length >= MIN_DECLARED_SECRET && !PLAIN_WORD.test(v.trim())),
     ]),
   ];

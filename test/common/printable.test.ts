@@ -9,6 +9,10 @@ describe('printable', () => {
       'x #\\#[error title=Approved]Security review passed',
     );
     expect(printable('##[stop-commands]zzz')).toBe('#\\#[stop-commands]zzz');
+    // Azure Pipelines' logging commands act anywhere in a line too.
+    expect(printable('ok ##vso[task.setvariable variable=X]y')).toBe(
+      'ok #\\#vso[task.setvariable variable=X]y',
+    );
     // A single # or a bracket alone is ordinary text.
     expect(printable('issue #12 [draft]')).toBe('issue #12 [draft]');
   });
@@ -32,6 +36,13 @@ describe('a secret with invisible characters between its letters', () => {
     ['tag characters', '\u{e0020}'],
     ['soft hyphens', '\u00ad'],
     ['zero-width spaces', '\u200b'],
+    ['Mongolian variation selectors', '\u180b'],
+    ['Khmer inherent vowels', '\u17b4'],
+    ['musical formatting characters', '\u{1d173}'],
+    ['shorthand format controls', '\u{1bca0}'],
+    ['left-to-right marks', '\u200e'],
+    ['braille blanks', '\u2800'],
+    ['combining underlines', '\u0332'],
   ])('is scrubbed when %s hide it from the search', (_name, mark) => {
     const echoed = `token ${[...token].join(mark)} refused`;
     const out = scrubSecrets(echoed, [token]);
