@@ -50,4 +50,34 @@ export function printable(text: string): string {
  * more; the text shown otherwise keeps them, for printable() to escape.
  */
 export const INVISIBLE = /[\p{Cf}\p{Mn}\p{Me}\u115f\u1160\u2800\u3164\uffa0]/gu;
+
+/**
+ * Characters a JSON document on standard output must not carry raw, though JSON allows them in
+ * strings: C1 controls (U+009B starts a terminal sequence), format characters (direction overrides),
+ * the line and paragraph separators. Written as JSON escapes they read back as the same value.
+ */
+const JSON_UNSAFE = /[\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
 /* eslint-enable no-misleading-character-class */
+
+/**
+ * `JSON.stringify`, made inert for a CI log or a terminal: what `--json` prints is read back by
+ * programs, yet shown in logs too, where a service's `##[error]` (or Azure's `##vso[`) in a string
+ * acted as a workflow command and raw U+009B as a terminal sequence. The escapes decode to the
+ * same value, so a program reading the output sees no difference.
+ */
+export function jsonOut(value: unknown, replacer?: null, space?: number): string {
+  const text = JSON.stringify(value, replacer ?? undefined, space) ?? 'null';
+  return text
+    .replace(JSON_UNSAFE, (c) =>
+      [...c]
+        .flatMap((ch) => {
+          const code = ch.codePointAt(0)!;
+          return code > 0xffff
+            ? [0xd800 + ((code - 0x10000) >> 10), 0xdc00 + ((code - 0x10000) & 0x3ff)]
+            : [code];
+        })
+        .map((unit) => `\\u${unit.toString(16).padStart(4, '0')}`)
+        .join(''),
+    )
+    .replace(/##(?=(?:vso)?\[)/gi, '#\\u0023');
+}

@@ -138,6 +138,18 @@ describe('a value read from a sensitive variable', () => {
     expect(r.stdout).toContain('platform direct: true owners of true');
   });
 
+  it('plan --json keeps workflow commands and terminal controls inert, and reads back the same', async () => {
+    // YAML's escapes in a double-quoted string: a raw C1 CSI and a right-to-left override.
+    const dir = roleManifest('##[error]boom \\u009b2J \\u202eevil ##vso[task.setvariable variable=X]y');
+    const r = await runCli(['plan', '-f', dir, '--json'], base({}));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(/##(vso)?\[|[\u009b\u202e]/);
+    const change = JSON.parse(r.stdout).changes.find((c: { name: string }) => c.name === 'sensitive-env');
+    expect(change.after.Description).toBe(
+      '##[error]boom \u009b2J \u202eevil ##vso[task.setvariable variable=X]y',
+    );
+  });
+
   it("is an LDAP bind password's by default, as the quickstart's DEMO_LDAP_BINDPASS", async () => {
     const dir = roleManifest('team ${env:DEMO_LDAP_BINDPASS}');
     const env = base({ DEMO_LDAP_BINDPASS: 'change-me-s3cr3t', CONVERGE_ALLOW_ENV: 'DEMO_LDAP_BINDPASS' });

@@ -10,7 +10,7 @@ import type { Job, SchedulerClient } from '../../clients/scheduler/client.js';
 import type { Allocation, Deployment } from '../../clients/scheduler/types.js';
 import { schedulerService } from '../../clients/scheduler/definition.js';
 import { HttpStatusError, ServiceError } from '../../clients/http/errors.js';
-import { printable } from '../../common/printable.js';
+import { printable, jsonOut } from '../../common/printable.js';
 import {
   OWNERSHIP_META_KEY,
   OWNERSHIP_META_VALUE,
@@ -85,7 +85,7 @@ function secretNameOf(io: Io): (name: string) => boolean {
  * is as public as either.
  */
 export function printJson(io: Io, value: unknown): void {
-  write(io.stdout, JSON.stringify(maskJobs(value, secretNameOf(io)), null, 2));
+  write(io.stdout, jsonOut(maskJobs(value, secretNameOf(io)), null, 2));
 }
 
 function maskJobs(value: unknown, secretName: (name: string) => boolean): unknown {

@@ -8,7 +8,7 @@ import type { LdapConfig, LoginResult, SecretsClient } from '../../clients/secre
 import { secretsService } from '../../clients/secrets/definition.js';
 import { withClient, withNote } from '../service-client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
-import { printable } from '../../common/printable.js';
+import { printable, jsonOut } from '../../common/printable.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { readSecret } from '../secret-input.js';
@@ -75,7 +75,7 @@ export async function ldapLoginCommand(username: string, flags: LoginFlags, io: 
     write(
       io.stdout,
       flags.json
-        ? JSON.stringify({ auth: result.auth, warnings: result.warnings }, null, 2)
+        ? jsonOut({ auth: result.auth, warnings: result.warnings }, null, 2)
         : loginSummary(result, flags.mount, username, Boolean(flags.showToken)),
     );
     return EXIT.ok;
@@ -126,7 +126,7 @@ function printEntries<T>(
   header: string[],
   columns: (entry: T) => string[],
 ): void {
-  if (flags.json) write(io.stdout, JSON.stringify(Object.fromEntries(entries), null, 2));
+  if (flags.json) write(io.stdout, jsonOut(Object.fromEntries(entries), null, 2));
   else if (entries.length === 0) write(io.stdout, `No ${what} on auth/${flags.mount}.`);
   else
     write(
@@ -178,7 +178,7 @@ export async function ldapGetCommand(
           ? `auth/${flags.mount} has no configuration`
           : `no ${what} "${name}" on auth/${flags.mount}`,
       );
-    if (flags.json) write(io.stdout, JSON.stringify(withoutWriteOnly(found), null, 2));
+    if (flags.json) write(io.stdout, jsonOut(withoutWriteOnly(found), null, 2));
     else if (what === 'config') write(io.stdout, configDetails(found as LdapConfig));
     else {
       const entry = found as { policies: string[]; groups?: string };

@@ -21,7 +21,7 @@ import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { readSecret } from '../secret-input.js';
-import { printable } from '../../common/printable.js';
+import { printable, jsonOut } from '../../common/printable.js';
 
 export interface RekeyStartFlags {
   shares: number;
@@ -242,7 +242,7 @@ export async function rekeyStartCommand(flags: RekeyStartFlags, io: Io): Promise
       /rekey already in progress/,
       'one rekey at a time: `converge rekey status` shows it, `converge rekey cancel` stops it',
     );
-    if (flags.json) write(io.stdout, JSON.stringify(status, null, 2));
+    if (flags.json) write(io.stdout, jsonOut(status, null, 2));
     else write(io.stdout, [...describeStatus(status), nextSubmit(status)].join('\n'));
     return EXIT.ok;
   });
@@ -254,7 +254,7 @@ export async function rekeyStatusCommand(flags: { json?: boolean }, io: Io): Pro
     const verification =
       status.started && status.verification_nonce ? await client.rekeyVerifyStatus() : undefined;
     if (flags.json) {
-      write(io.stdout, JSON.stringify(verification ? { ...status, verification } : status, null, 2));
+      write(io.stdout, jsonOut(verification ? { ...status, verification } : status, null, 2));
       return EXIT.ok;
     }
     if (!status.started) {
@@ -303,7 +303,7 @@ export async function rekeySubmitCommand(flags: SubmitFlags, io: Io, argument?: 
       'a PGP key this rekey was started with cannot encrypt the new shares. The service reset the progress to 0 and submitting again fails the same way: `converge rekey cancel`, then `converge rekey start` again with keys that can encrypt',
     );
     if (flags.json) {
-      write(io.stdout, JSON.stringify(answer, null, 2));
+      write(io.stdout, jsonOut(answer, null, 2));
       return EXIT.ok;
     }
     if (isCompletion(answer)) write(io.stdout, completionLines(answer).join('\n'));
@@ -333,7 +333,7 @@ export async function rekeyVerifyCommand(flags: SubmitFlags, io: Io, argument?: 
       /rekey verification failed|failed to compute key for verification/,
       'the new shares given do not match. The service reset verification to 0 with a new nonce: every holder of a new share, those who already verified included, runs `converge rekey verify` again',
     );
-    if (flags.json) write(io.stdout, JSON.stringify(answer, null, 2));
+    if (flags.json) write(io.stdout, jsonOut(answer, null, 2));
     else if (isVerified(answer))
       write(
         io.stdout,
@@ -364,7 +364,7 @@ export async function rekeyCancelCommand(
           'no verification pending: the holders of the current key have not reached the threshold yet (`converge rekey status`)',
         );
       const status = await client.rekeyVerifyCancel();
-      if (flags.json) write(io.stdout, JSON.stringify(status ?? {}, null, 2));
+      if (flags.json) write(io.stdout, jsonOut(status ?? {}, null, 2));
       else
         write(
           io.stdout,
@@ -375,7 +375,7 @@ export async function rekeyCancelCommand(
     await client.rekeyCancel();
     // A backup made at the threshold outlives the cancel, though its shares never took effect.
     const leftover = current.backup ? await client.rekeyBackup() : undefined;
-    if (flags.json) write(io.stdout, JSON.stringify({ cancelled: true, backupKept: Boolean(leftover) }));
+    if (flags.json) write(io.stdout, jsonOut({ cancelled: true, backupKept: Boolean(leftover) }));
     else
       write(
         io.stdout,
@@ -402,13 +402,10 @@ export async function rekeyBackupCommand(
     if (!backup) throw new CliError('no backup of encrypted shares is stored');
     if (action === 'delete') {
       await client.rekeyBackupDelete();
-      write(
-        io.stdout,
-        flags.json ? JSON.stringify({ deleted: true }) : 'Backup of the encrypted shares deleted.',
-      );
+      write(io.stdout, flags.json ? jsonOut({ deleted: true }) : 'Backup of the encrypted shares deleted.');
       return EXIT.ok;
     }
-    if (flags.json) write(io.stdout, JSON.stringify(backup, null, 2));
+    if (flags.json) write(io.stdout, jsonOut(backup, null, 2));
     else {
       const lines = [
         `Backup of the encrypted shares of rekey ${backup.nonce} (decrypt one: echo SHARE | base64 -d | gpg --decrypt):`,

@@ -1,6 +1,6 @@
 /** `converge role get|list`: read registry ACL roles directly, as a table or JSON. */
 import type { Policy, RegistryClient, Role } from '../../clients/registry/client.js';
-import { printable } from '../../common/printable.js';
+import { printable, jsonOut } from '../../common/printable.js';
 import { registryService } from '../../clients/registry/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -59,7 +59,7 @@ export async function roleGetCommand(name: string | undefined, flags: RoleGetFla
         : await registry.readRoleByName(name!, opts);
     if (!role)
       throw new CliError(`no role ${flags.id !== undefined ? `with ID ${flags.id}` : `named "${name}"`}`);
-    write(io.stdout, flags.json ? JSON.stringify(role, null, 2) : roleDetails(role));
+    write(io.stdout, flags.json ? jsonOut(role, null, 2) : roleDetails(role));
     return EXIT.ok;
   });
 }
@@ -114,7 +114,7 @@ export async function roleListCommand(flags: RoleListFlags, io: Io): Promise<num
       ...(flags.ns !== undefined ? { namespace: flags.ns } : {}),
     });
     if (flags.json) {
-      write(io.stdout, JSON.stringify(roles, null, 2));
+      write(io.stdout, jsonOut(roles, null, 2));
     } else if (roles.length === 0) {
       write(io.stdout, 'No roles.');
     } else {

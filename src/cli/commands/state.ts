@@ -1,4 +1,5 @@
 /** `converge state push|pull|list|show`: a workspace's state versions. */
+import { jsonOut } from '../../common/printable.js';
 import { describeFsError, describeFsWriteError } from '../../common/text-file.js';
 import { randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
@@ -183,7 +184,7 @@ export async function stateListCommand(arg: string, flags: { json?: boolean }, i
       throw error;
     });
     if (flags.json) {
-      write(io.stdout, JSON.stringify(versions, null, 2));
+      write(io.stdout, jsonOut(versions, null, 2));
     } else if (versions.length === 0) {
       write(io.stdout, `No state versions in ${describeRef(ref)}.`);
     } else {
@@ -215,7 +216,7 @@ export async function stateShowCommand(id: string, flags: { json?: boolean }, io
     if (!found) throw new CliError(`state version ${id} not found (or this token may not read it)`);
     const { stateVersion: sv, included } = found;
     if (flags.json) {
-      write(io.stdout, JSON.stringify({ ...sv, included }, null, 2));
+      write(io.stdout, jsonOut({ ...sv, included }, null, 2));
       return EXIT.ok;
     }
     const a = sv.attributes;

@@ -1,7 +1,7 @@
 /** `converge workspace list|show|lock|unlock|force-unlock|delete`: operator commands on workspaces. */
 import type { Workspace, WorkspaceRef, WorkspacesClient } from '../../clients/workspaces/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
-import { printable } from '../../common/printable.js';
+import { printable, jsonOut } from '../../common/printable.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { describeLockHolder } from '../../clients/workspaces/lock-holder.js';
 import { askYesNo } from '../ask-yes-no.js';
@@ -90,7 +90,7 @@ export async function workspaceListCommand(flags: WorkspaceListFlags, io: Io): P
         throw error;
       });
     if (flags.json) {
-      write(io.stdout, JSON.stringify(workspaces, null, 2));
+      write(io.stdout, jsonOut(workspaces, null, 2));
     } else if (workspaces.length === 0) {
       const filtered =
         flags.search !== undefined ||
@@ -125,7 +125,7 @@ export async function workspaceShowCommand(arg: string, flags: { json?: boolean 
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const w = await client.readWorkspace(ref, { include: READ_INCLUDES });
     if (!w) throw new CliError(`workspace ${describeRef(ref)} not found (or this token may not read it)`);
-    write(io.stdout, flags.json ? JSON.stringify(w, null, 2) : details(w));
+    write(io.stdout, flags.json ? jsonOut(w, null, 2) : details(w));
     return EXIT.ok;
   });
 }

@@ -2,6 +2,7 @@
  * `plan --json`: one stable, documented object. `format_version` changes its major part only when a
  * field is removed or changes meaning (as terraform's `show -json`).
  */
+import { jsonOut } from '../../common/printable.js';
 import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
 import { prunedHeadline, pruneLeftovers } from './format.js';
@@ -183,7 +184,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
 }
 
 export function renderJson(plan: Plan, version: string): string {
-  return `${JSON.stringify(planToJson(plan, version), null, 2)}\n`;
+  return `${jsonOut(planToJson(plan, version), null, 2)}\n`;
 }
 
 /**
@@ -243,5 +244,5 @@ function nothingPlannedJson(problems: readonly Record<string, unknown>[], versio
     excludes: [],
     targeted: null,
   };
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  return `${jsonOut(doc, null, 2)}\n`;
 }
