@@ -38,3 +38,26 @@ export const MAX_ALIAS_COUNT = 100;
  * be copied a hundred times; a real manifest's merges add a few hundred values.
  */
 export const MAX_MERGE_EXPANSION_NODES = 1_000_000;
+
+/**
+ * Most text one document may hold once its references are filled in and its aliases expanded (each
+ * alias copies what it names when the object is sent): a 3 KB document of 99 aliases of a list of
+ * fifteen 1 MiB references validated, then crashed the plan with "Invalid string length".
+ */
+export const MAX_DOCUMENT_TEXT = 8 * MiB;
+
+/**
+ * Whether the strings (keys too) of `value` hold more than `limit` characters, counting a shared
+ * value (an alias) once per place it appears, as sending it would; stops as soon as they do.
+ */
+export function textExceeds(value: unknown, limit: number): boolean {
+  let total = 0;
+  const walk = (v: unknown): boolean => {
+    if (typeof v === 'string') return (total += v.length) > limit;
+    if (Array.isArray(v)) return v.some(walk);
+    if (v !== null && typeof v === 'object')
+      return Object.entries(v).some(([k, item]) => (total += k.length) > limit || walk(item));
+    return false;
+  };
+  return walk(value);
+}

@@ -27,6 +27,8 @@ import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import {
+  MAX_DOCUMENT_TEXT,
+  textExceeds,
   MAX_INTERPOLATED_FILE_BYTES,
   MAX_INTERPOLATED_TOTAL_BYTES,
   MAX_MANIFEST_FILE_BYTES,
@@ -165,6 +167,13 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
       ),
     );
   }
+
+  for (const resource of manifest.resources)
+    if (textExceeds(resource.spec, MAX_DOCUMENT_TEXT))
+      problems.push({
+        position: resource.source,
+        message: `the document holds more than ${MAX_DOCUMENT_TEXT / 1024 / 1024} MiB of text once its references are filled in and its aliases expanded (each alias copies what it names); no service takes an object that large`,
+      });
 
   // A connection's token from outside the manifest is a credential whatever its source (a variable
   // of any name, a file): a document copying it into a description must not print it in a plan. One

@@ -118,6 +118,20 @@ describe('resource exhaustion through references and document counts', () => {
     ]);
   });
 
+  test('aliases that copy what references filled in are counted as the object will be sent', async () => {
+    const big = 'q'.repeat(1024 * 1024 - 1) + '\n';
+    // One reference (1 MiB, under every limit of references), copied by twelve aliases.
+    const aliases = Array.from({ length: 12 }, () => '*b').join(', ');
+    const dir = writeTree({
+      'big.txt': big,
+      'a.yaml': `apiVersion: converge/v1\nkind: TestJob\nmetadata: { name: a }\nspec:\n  Payload: &b "\${file:big.txt}"\n  Datacenters: [${aliases}]\n`,
+    });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines).toContain(
+      'a.yaml:2:1: the document holds more than 8 MiB of text once its references are filled in and its aliases expanded (each alias copies what it names); no service takes an object that large',
+    );
+  });
+
   test('a value over 1 MiB once its references are filled in is refused', async () => {
     const half = 'y'.repeat(700 * 1024) + '\n';
     const dir = writeTree({
