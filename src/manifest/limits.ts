@@ -61,3 +61,6 @@ export function textExceeds(value: unknown, limit: number): boolean {
   };
   return walk(value);
 }
+
+/** Most text the files a manifest's objects name may hold in all, counted per object (load.ts). */
+export const MAX_KIND_FILES_TOTAL = 64 * MiB;

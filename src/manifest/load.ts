@@ -27,6 +27,7 @@ import { envAccess, type EnvLookup } from './env-access.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ManifestKind, type ManifestService, servicesOfKinds } from './kinds.js';
 import {
+  MAX_KIND_FILES_TOTAL,
   MAX_DOCUMENT_TEXT,
   textExceeds,
   MAX_INTERPOLATED_FILE_BYTES,
@@ -105,6 +106,22 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // file, unless the caller wants positions only for the manifest's own problems.
   if (!options.positionsOnlyForProblems) await loadPositionParser();
   const filledIn: FilledIn = { chars: 0 };
+  // The files objects name (a job's specFile, a workspace's state), counted per object that names
+  // one: each is parsed and sent for every object, so 300 jobs naming one 4 MB file took minutes.
+  const kindFilesRead = { chars: 0 };
+  const kindFiles =
+    (read: ManifestFileReader): ManifestFileReader =>
+    async (reference, maxBytes) => {
+      const result = await read(reference, maxBytes);
+      if (!result.ok) return result;
+      kindFilesRead.chars += result.text.length;
+      if (kindFilesRead.chars > MAX_KIND_FILES_TOTAL)
+        return {
+          ok: false,
+          reason: `not read: the files the manifest's objects name come to more than ${MAX_KIND_FILES_TOTAL / 1024 / 1024} MiB in all, counted once per object that names one (each is parsed and sent for each)`,
+        };
+      return result;
+    };
   for (const file of discovery.files) {
     const read = await readTextFile(file.absolute, MAX_MANIFEST_FILE_BYTES);
     if (!read.ok) {
@@ -139,7 +156,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
             );
       },
     );
-    const context: FileContext = { confinement, readFile, deferredPositions };
+    const context: FileContext = { confinement, readFile: kindFiles(readFile), deferredPositions };
     // Most files are valid and plain: read fast, without positions. A file with any problem, or
     // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
     // A file read again keeping positions fills its references in again: counted once, not twice.
