@@ -45,13 +45,13 @@ export const MIN_SENSITIVE_VALUE_CHARS = 4;
 /**
  * Variables whose values are secrets wherever a manifest copies them (`CONVERGE_SENSITIVE_ENV`):
  * names or globs, letter case ignored. Unset, the names that say so: a password or passphrase (an
- * LDAP `BINDPASS`, a name ending in `_PASS`), a secret, a token, a credential, a private key, an API
- * key or a name ending in `_KEY`. Set (even empty), exactly what it lists. Masking one name too many
+ * LDAP `BINDPASS`, a name ending in `_PASS` or `_PWD`, as MySQL's `MYSQL_PWD`), a secret, a token, a
+ * credential, a private key, an API key or a name ending in `KEY` (`MASTERKEY`, `SSH_KEY`). Set (even empty), exactly what it lists. Masking one name too many
  * hides a value from a reviewer everywhere it appears (a `*KEY*` caught `CACHE_KEY_PREFIX: platform`
  * and masked every "platform" of the plan); one too few prints a password on a pull request.
  */
 export const DEFAULT_SENSITIVE_ENV =
-  '*PASSWORD*,*PASSWD*,*PASSPHRASE*,*BINDPASS*,*_PASS,*SECRET*,*TOKEN*,*CREDENTIAL*,*PRIVATE*,*API_KEY*,*APIKEY*,*_KEY';
+  '*PASSWORD*,*PASSWD*,*PASSPHRASE*,*BINDPASS*,*_PASS,*_PWD,*SECRET*,*TOKEN*,*CREDENTIAL*,*PRIVATE*,*API_KEY*,*APIKEY*,*KEY';
 
 export function sensitiveEnvFrom(variable: string | undefined): AllowList {
   const patterns = (variable ?? DEFAULT_SENSITIVE_ENV)

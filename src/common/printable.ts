@@ -19,7 +19,7 @@
 // Each code point is matched alone, combining ones (the variation selectors) included: on purpose.
 /* eslint-disable no-misleading-character-class */
 const UNSAFE =
-  /[\p{Cf}\u0000-\u001f\u007f-\u00a0\u034f\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]|##(?:vso)?\[/giu;
+  /[\p{Cf}\p{Default_Ignorable_Code_Point}\u0000-\u001f\u007f-\u00a0\u034f\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]|##(?:vso)?\[/giu;
 // Also invisible, and so escaped: the soft hyphen, the grapheme joiner, the Hangul fillers, the
 // variation selectors (U+FE00–U+FE0F and the supplement), the tag characters (U+E0000–U+E007F) and
 // the interlinear annotations. Put between the letters of a token, they display it whole while no
@@ -49,7 +49,8 @@ export function printable(text: string): string {
  * service's text without them is searched for secrets too (scrub.ts), and taken only when it finds
  * more; the text shown otherwise keeps them, for printable() to escape.
  */
-export const INVISIBLE = /[\p{Cf}\p{Mn}\p{Me}\u115f\u1160\u2800\u3164\uffa0]/gu;
+export const INVISIBLE =
+  /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}\u115f\u1160\u2800\u3164\uffa0]/gu;
 
 /**
  * Characters a JSON document on standard output must not carry raw, though JSON allows them in

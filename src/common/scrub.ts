@@ -64,17 +64,28 @@ function overlaps(loose: readonly (string | undefined)[], values: readonly strin
 
 /** Removes every form of every secret from `text`. */
 export function scrubSecrets(text: string, secrets: Secrets): string {
-  const scrubbed = scrubVisible(text, secrets);
-  // Characters that display as nothing, put between a token's letters, hide it from the search
-  // while it still reads whole. The text without them is searched too, and taken only when that
-  // finds more: otherwise the text keeps them, for printable() to show escaped, and a value holding
-  // one (an emoji's variation selector) is not mistaken for one holding a secret.
-  const stripped = text.replace(INVISIBLE, '');
-  if (stripped === text) return scrubbed;
-  const strippedScrubbed = scrubVisible(stripped, secrets);
-  return strippedScrubbed.split(REDACTED).length > scrubbed.split(REDACTED).length
-    ? strippedScrubbed
-    : scrubbed;
+  const first = scrubVisible(text, secrets);
+  // Characters that display as nothing (or combine with the letter before), put between a token's
+  // letters, hide it from the search while it still reads whole. What the first pass left is
+  // searched again without them, for the secrets and their own such characters removed; that text
+  // is taken only when it finds something more, so a text with no hidden secret keeps them all,
+  // for printable() to show escaped.
+  const stripped = first.replace(INVISIBLE, '');
+  if (stripped === first) return first;
+  const second = scrubVisible(stripped, [...secrets, ...strippedForms(secrets)]);
+  return second !== stripped ? second : first;
+}
+
+/** Each secret without its invisible and combining characters, where that changes it. */
+function strippedForms(secrets: Secrets): string[] {
+  const forms: string[] = [];
+  for (const s of secrets)
+    for (const value of s instanceof SecretSet ? s.values : [s]) {
+      if (!value) continue;
+      const bare = value.replace(INVISIBLE, '');
+      if (bare !== value && bare.length >= MIN_SECRET_LENGTH) forms.push(bare);
+    }
+  return forms;
 }
 
 function scrubVisible(text: string, secrets: Secrets): string {
@@ -168,15 +179,17 @@ const cache = new Map<string, ((text: string) => string) | undefined>();
  * their every encoding (hex doubles a value) outgrew what a regular expression may hold, and the
  * scrub threw instead of scrubbing. No service echoes a kilobytes-long value re-encoded.
  */
-const MAX_ENCODED_SECRET = 4096;
+const MAX_ENCODED_SECRET = 2048;
 
 function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) => string) | undefined {
   const all = [...new Set(secrets.filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))];
   if (all.length === 0) return undefined;
   const key = JSON.stringify(all);
   if (cache.has(key)) return cache.get(key);
-  const long = all.filter((v) => v.length > MAX_ENCODED_SECRET);
-  const values = all.filter((v) => v.length <= MAX_ENCODED_SECRET);
+  // By their UTF-8 size: an escape form (`\\u00e9`, `%C3%A9`) is several times a character's length.
+  const isLong = (v: string) => Buffer.byteLength(v) > MAX_ENCODED_SECRET;
+  const long = all.filter(isLong);
+  const values = all.filter((v) => !isLong(v));
   const removeLong = (text: string) => long.reduce((t, v) => t.split(v).join(REDACTED), text);
   if (values.length === 0) {
     cache.set(key, removeLong);
@@ -186,7 +199,16 @@ function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) =
   const every = (pick: (f: SecretForms) => readonly string[]) => [...new Set(forms.flatMap(pick))];
   // Case-insensitive: escape digits come in either case (`\u00e9`, `%2F`), a proxy may lower-case
   // what it echoes, and a hex secret (a rekey share) or hex of one is the same bytes in upper case.
-  const literal = new RegExp(literalAlternation(every((f) => f.literals)), 'gi');
+  let literal: RegExp;
+  try {
+    literal = new RegExp(literalAlternation(every((f) => f.literals)), 'gi');
+  } catch {
+    // Too large a pattern after all (many long secrets together): every secret is removed as
+    // written, never the error, whose message would quote the pattern and so every secret in it.
+    const removeAll = (text: string) => all.reduce((t, v) => t.split(v).join(REDACTED), text);
+    cache.set(key, removeAll);
+    return removeAll;
+  }
   // Base64 is case-sensitive: another case is other bytes. Base32 is not: its alphabet has one case.
   const base64 = coreIndex(every((f) => f.base64));
   const base32 = coreIndex(every((f) => f.base32));

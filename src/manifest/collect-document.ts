@@ -24,6 +24,8 @@ export interface DocumentValue {
 export interface FileContext {
   confinement: ConfinementOptions;
   readFile: ManifestFileReader;
+  /** The reader an object's own files (`specFile`, `state`) are read with, by the object's address. */
+  readFileFor?: (owner: string) => ManifestFileReader;
   deferredPositions: DeferredPositions;
 }
 
@@ -34,7 +36,7 @@ export interface KindsContext {
 
 export async function collectDocument(
   { value, positions, sensitivePointers, failedPointers }: DocumentValue,
-  { confinement, readFile, deferredPositions }: FileContext,
+  { confinement, readFile, readFileFor, deferredPositions }: FileContext,
   { kinds, services }: KindsContext,
   manifest: Manifest,
 ): Promise<ManifestProblem[]> {
@@ -62,7 +64,11 @@ export async function collectDocument(
     // Not `positions.locate`: that would keep the document's syntax tree for as long as the resource.
     locate: deferredPositions.locator(source),
     sensitivePointers,
-    readFile,
+    readFile: readFileFor
+      ? readFileFor(
+          `${document.kind}@${metadata.connection ?? ''}/${String((metadata as unknown as Record<string, unknown>)[namespaceFieldOf(kind)] ?? '')}/${metadata.name}`,
+        )
+      : readFile,
   };
   const namespaceField = namespaceFieldOf(kind);
   const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];

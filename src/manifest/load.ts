@@ -106,19 +106,30 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // file, unless the caller wants positions only for the manifest's own problems.
   if (!options.positionsOnlyForProblems) await loadPositionParser();
   const filledIn: FilledIn = { chars: 0 };
-  // The files objects name (a job's specFile, a workspace's state), counted per object that names
-  // one: each is parsed and sent for every object, so 300 jobs naming one 4 MB file took minutes.
-  const kindFilesRead = { chars: 0 };
+  // The files objects name (a job's specFile, a workspace's state): one object's file is bounded by
+  // its kind's own limit, but each further object naming the same file parses and sends it again,
+  // so 300 jobs naming one 4 MB file took minutes. Those further copies may hold 64 MiB in all.
+  // Counted per object and file, so reading again (a library's second plan of the same manifest)
+  // adds nothing.
+  const readersOf = new Map<string, Set<string>>();
+  const copies = { chars: 0 };
   const kindFiles =
-    (read: ManifestFileReader): ManifestFileReader =>
+    (read: ManifestFileReader, base: string) =>
+    (owner: string): ManifestFileReader =>
     async (reference, maxBytes) => {
       const result = await read(reference, maxBytes);
       if (!result.ok) return result;
-      kindFilesRead.chars += result.text.length;
-      if (kindFilesRead.chars > MAX_KIND_FILES_TOTAL)
+      const file = path.resolve(base, reference);
+      const readers = readersOf.get(file) ?? new Set<string>();
+      readersOf.set(file, readers);
+      if (!readers.has(owner)) {
+        readers.add(owner);
+        if (readers.size > 1) copies.chars += result.text.length;
+      }
+      if (copies.chars > MAX_KIND_FILES_TOTAL)
         return {
           ok: false,
-          reason: `not read: the files the manifest's objects name come to more than ${MAX_KIND_FILES_TOTAL / 1024 / 1024} MiB in all, counted once per object that names one (each is parsed and sent for each)`,
+          reason: `not read: the objects naming the same files would parse and send more than ${MAX_KIND_FILES_TOTAL / 1024 / 1024} MiB of copies of them in all`,
         };
       return result;
     };
@@ -156,7 +167,12 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
             );
       },
     );
-    const context: FileContext = { confinement, readFile: kindFiles(readFile), deferredPositions };
+    const context: FileContext = {
+      confinement,
+      readFile,
+      readFileFor: kindFiles(readFile, path.dirname(file.absolute)),
+      deferredPositions,
+    };
     // Most files are valid and plain: read fast, without positions. A file with any problem, or
     // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
     // A file read again keeping positions fills its references in again: counted once, not twice.

@@ -167,10 +167,10 @@ function normalForms(value: string): string[] {
 }
 
 /**
- * A value of a sensitive variable that is only a switch or a number (a `BYPASS_PASS: "true"`) is
- * not masked: it would blank out every such word of the plan and protects nothing.
+ * A value of a sensitive variable that is only a switch (a `VERIFY_TOKEN: "true"`) is not masked:
+ * it would blank out every such word of the plan and protects nothing. A number may be a PIN.
  */
-const PLAIN_WORD = /^(true|false|yes|no|on|off|null|none|\d{1,5})$/i;
+const PLAIN_WORD = /^(true|false|yes|no|on|off)$/i;
 
 /** A value read from a sensitive variable is a secret by the operator's word: masked from this length. */
 const MIN_DECLARED_SECRET = MIN_SENSITIVE_VALUE_CHARS;

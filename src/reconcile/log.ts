@@ -7,6 +7,7 @@
  * marked as a Converge's that this inventory does not record), `cycle` (one per cycle), `shutdown` (the last line). Messages are scrubbed of the process's secrets and bounded, as service text is untrusted.
  */
 import { scrubAndTruncate } from '../common/scrub.js';
+import { jsonOut } from '../common/printable.js';
 
 export interface LogSink {
   write(text: string): unknown;
@@ -38,6 +39,7 @@ export class JsonLog {
       | 'prune_left',
     fields: Record<string, unknown>,
   ): void {
-    this.sink.write(`${JSON.stringify({ ts: new Date(this.now()).toISOString(), type, ...fields })}\n`);
+    // Inert in a log viewer: a service's `##[error]` or a raw C1 control stays a JSON escape.
+    this.sink.write(`${jsonOut({ ts: new Date(this.now()).toISOString(), type, ...fields })}\n`);
   }
 }

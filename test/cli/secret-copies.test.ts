@@ -123,7 +123,7 @@ describe('a value read from a sensitive variable', () => {
     }
   });
 
-  it('is not a name that only holds KEY or PASS inside a word, nor a switch or a small number', async () => {
+  it('is not a name that only holds KEY or PASS inside a word, nor a value that is a switch', async () => {
     const dir = roleManifest(
       '${env:CACHE_KEY_PREFIX} ${env:BYPASS_PROXY}: true owners of ${env:WORKER_DB_PASSWORD}',
     );
@@ -148,6 +148,18 @@ describe('a value read from a sensitive variable', () => {
     expect(change.after.Description).toBe(
       '##[error]boom \u009b2J \u202eevil ##vso[task.setvariable variable=X]y',
     );
+  });
+
+  it("is MySQL's MYSQL_PWD and a MASTERKEY by default, a numeric one included", async () => {
+    const dir = roleManifest('pwd ${env:MYSQL_PWD} key ${env:MASTERKEY}');
+    const env = base({
+      MYSQL_PWD: '12345',
+      MASTERKEY: 'mk-551-xyz',
+      CONVERGE_ALLOW_ENV: 'MYSQL_PWD,MASTERKEY',
+    });
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('pwd (sensitive value) key (sensitive value)');
   });
 
   it("is an LDAP bind password's by default, as the quickstart's DEMO_LDAP_BINDPASS", async () => {

@@ -102,7 +102,7 @@ describe('problems of the files objects name, beside the manifest’s own', () =
 });
 
 describe('files objects name, counted per object', () => {
-  it('stops at 64 MiB in all, with a problem at the objects past it, rather than parsing for minutes', async () => {
+  it('stops the copies at 64 MiB in all, with a problem at the objects past it, rather than parsing for minutes', async () => {
     // A 3 MiB job file named by twenty-five jobs: 75 MiB to parse and send.
     const big = JSON.stringify({ Job: { Meta: { pad: 'p'.repeat(3 * 1024 * 1024) } } });
     const files: Record<string, string> = { 'big.json': big };
@@ -114,7 +114,7 @@ describe('files objects name, counted per object', () => {
     const r = await converge(['validate', '-f', folder(files)], ENV);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /big\.json: not read: the files the manifest's objects name come to more than 64 MiB in all, counted once per object that names one/,
+      /big\.json: not read: the objects naming the same files would parse and send more than 64 MiB of copies of them in all/,
     );
   });
 });

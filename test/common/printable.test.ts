@@ -57,3 +57,25 @@ describe('a secret of a megabyte (a certificate bundle read from a file)', () =>
     expect(scrubSecrets('short-token-1234 only', [bundle, 'short-token-1234'])).toBe(`${REDACTED} only`);
   });
 });
+
+describe('the scrubber against a hostile echo', () => {
+  const token = 's3cr3tT0ken';
+  it('finds a hidden copy beside a visible one (a tie is no escape)', () => {
+    const out = scrubSecrets(`x ${token}\u200b${token} y s3c\u200br3tT0ken`, [token]);
+    expect(out).not.toMatch(/s3c.?r3t/u);
+  });
+
+  it('finds a secret that itself holds a combining mark, split by an invisible character', () => {
+    expect(scrubSecrets('a=pa\u0301ss\u200bword-Alpha', ['pa\u0301ssword-Alpha'])).toBe(`a=${REDACTED}`);
+  });
+
+  it('escapes and strips unassigned default-ignorable characters too', () => {
+    expect(printable('a\u{e0002}b')).toBe('a\\u{e0002}b');
+    expect(scrubSecrets([...token].join('\u{e0002}'), [token])).toBe(REDACTED);
+  });
+
+  it('removes a long secret of accented letters without building a pattern too large', () => {
+    const secret = '\u00e9'.repeat(2500);
+    expect(scrubSecrets(`e${secret}f`, [secret])).toBe(`e${REDACTED}f`);
+  });
+});

@@ -3,7 +3,7 @@
  * environment names (CONVERGE_INVENTORY, default the local file). Changes (forget, migrate) hold the
  * inventory's lock like an apply; forget and unlock ask first on a terminal and need `--yes` elsewhere.
  */
-import { printable } from '../../common/printable.js';
+import { printable, jsonOut } from '../../common/printable.js';
 import { unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../../engine/errors.js';
@@ -70,7 +70,7 @@ export async function inventoryList(flags: InventoryFlags, io: Io): Promise<numb
     // `absent`: why no inventory was read at all (none there, or not for this token), else null.
     write(
       io.stdout,
-      JSON.stringify(
+      jsonOut(
         { inventory: inventory.backend.description, absent: inventory.absent ?? null, objects },
         null,
         2,
@@ -122,7 +122,7 @@ export async function inventoryShow(
   if (flags.json) {
     write(
       io.stdout,
-      JSON.stringify(
+      jsonOut(
         {
           address,
           ...entry,

@@ -166,9 +166,9 @@ async function takeLock(c: WorkspacesClient, id: string, reason: string): Promis
       c.readWorkspace({ id }).catch(() => undefined),
       whoAmI(c).catch(() => undefined),
     ]);
-    // Without an identity (a token that may not read its account), a lock with this very reason is
-    // taken as ours, as a state push takes it; an empty reason tells nothing.
-    const mine = now?.attributes.locked && (me ? now.lockedBy?.id === me.id : reason !== '');
+    // Without an identity (a token that may not read its account) the refusal stands: a common
+    // reason ("change freeze") does not tell this token's lock from another user's.
+    const mine = now?.attributes.locked && me !== undefined && now.lockedBy?.id === me.id;
     if (now && mine && (now.lockReason ?? '') === reason) return now;
     throw error;
   }
