@@ -53,6 +53,61 @@ describe('planDiffs', () => {
     expect(diffs.map((d) => d.path)).toEqual(['TaskGroups[web].RestartPolicy.Delay']);
   });
 
+  it("writes a template or service at the manifest's list, picked by its DestPath or Name", () => {
+    const p = plan({
+      Diff: {
+        Type: 'Edited',
+        ID: 'web',
+        Fields: null,
+        Objects: null,
+        TaskGroups: [
+          {
+            Type: 'Edited',
+            Name: 'web',
+            Tasks: [
+              {
+                Type: 'Edited',
+                Name: 'app',
+                Objects: [
+                  {
+                    Type: 'Edited',
+                    Name: 'Template',
+                    Fields: [
+                      { Type: 'None', Name: 'DestPath', Old: 'local/a.env', New: 'local/a.env' },
+                      { Type: 'Edited', Name: 'EmbeddedTmpl', Old: 'A=1', New: 'A=2' },
+                    ],
+                  },
+                  {
+                    Type: 'Edited',
+                    Name: 'Template',
+                    Fields: [
+                      { Type: 'None', Name: 'DestPath', Old: 'local/b.env', New: 'local/b.env' },
+                      { Type: 'Edited', Name: 'EmbeddedTmpl', Old: 'B=1', New: 'B=2' },
+                    ],
+                  },
+                  {
+                    Type: 'Edited',
+                    Name: 'Service',
+                    Fields: [
+                      { Type: 'None', Name: 'Name', Old: 'web', New: 'web' },
+                      { Type: 'Edited', Name: 'PortLabel', Old: 'http', New: 'https' },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    });
+    // Two templates' changes had one path (`…Template.EmbeddedTmpl`), and a tool keyed on it lost one.
+    expect(planDiffs(p).map((d) => d.path)).toEqual([
+      'TaskGroups[web].Tasks[app].Templates[local/a.env].EmbeddedTmpl',
+      'TaskGroups[web].Tasks[app].Templates[local/b.env].EmbeddedTmpl',
+      'TaskGroups[web].Tasks[app].Services[web].PortLabel',
+    ]);
+  });
+
   it('is empty for an unchanged job, whatever the allocation annotations say', () => {
     const p = plan({
       Diff: {

@@ -105,13 +105,38 @@ function fieldDiffs(
     });
 }
 
+/**
+ * The service's diff names an item of a job's list by its type alone (`Template`, `Service`): two
+ * templates' changes read as one block with a key twice, and `--json` gave both one path. Such an
+ * item is written at the list the manifest writes (`Templates`), picked by the field that tells the
+ * items apart when the diff carries it (a template's `DestPath`, a service's `Name`).
+ */
+const LIST_ITEMS: Readonly<Record<string, { list: string; keys: readonly string[] }>> = {
+  Template: { list: 'Templates', keys: ['DestPath'] },
+  Service: { list: 'Services', keys: ['Name'] },
+  Artifact: { list: 'Artifacts', keys: ['RelativeDest', 'GetterSource'] },
+  Check: { list: 'Checks', keys: ['Name'] },
+};
+
+function objectPath(prefix: string, o: ObjectDiff): string {
+  const item = LIST_ITEMS[o.Name];
+  if (!item) return fieldPath(prefix, o.Name);
+  const list = prefix ? `${prefix}.${item.list}` : item.list;
+  for (const key of item.keys) {
+    const field = (o.Fields ?? []).find((f) => f.Name === key);
+    const value = field ? (field.New !== '' && field.New !== undefined ? field.New : field.Old) : undefined;
+    if (typeof value === 'string' && value !== '' && !/[\]"]/.test(value)) return `${list}[${value}]`;
+  }
+  return list;
+}
+
 /** A nested object's diffs; one that appeared or went away with nothing inside is one diff of its own. */
 function objectDiffs(
   prefix: string,
   objects: readonly ObjectDiff[] | null | undefined,
   note?: string,
 ): AttributeDiff[] {
-  return (objects ?? []).flatMap((o) => nodeDiffs(fieldPath(prefix, o.Name), o, note));
+  return (objects ?? []).flatMap((o) => nodeDiffs(objectPath(prefix, o), o, note));
 }
 
 function nodeDiffs(
