@@ -189,17 +189,17 @@ describe('a job created', () => {
       +                 image = "redis:7"
       +                 ports = ["db"]
       +                 args  = ["--appendonly", "yes", "--maxmemory", "256mb"]
-                    }
-                }
-            }
+      +             }
+      +         }
+      +     }
       +     TaskGroups["metrics"] {
       +         Name  = "metrics"
       +         Count = 1
       +         Tasks["exporter"] {
       +             Name   = "exporter"
       +             Driver = "docker"
-                }
-            }
+      +         }
+      +     }
       +     Meta        = { team = "platform" }
       "
     `);

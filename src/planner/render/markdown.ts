@@ -247,7 +247,11 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
       // One line of the plan stays one line: a value's line breaks cannot start a line of their own,
       // and no control or bidi character in it reaches the comment.
       const text = printable(`${line.text}${line.note ? `  # ${line.note}` : ''}`);
-      lines.push(`${line.sign === '~' ? '!' : line.sign}     ${'    '.repeat(line.depth)}${text}`);
+      // In a create or a deletion every line is added or removed: a heredoc's body and a closing
+      // brace too, or GitHub shows them as unchanged context inside an added object.
+      const whole = c.action === 'create' ? '+' : c.action === 'delete' ? '-' : undefined;
+      const sign = line.sign === '~' ? '!' : line.sign === ' ' && whole ? whole : line.sign;
+      lines.push(`${sign}     ${'    '.repeat(line.depth)}${text}`);
     }
     lines.push('');
     return { address: c.address, lines, size: lines.join('\n').length + 1 };
