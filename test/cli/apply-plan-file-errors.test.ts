@@ -72,4 +72,17 @@ describe('plan -out into a folder that does not exist', () => {
     expect(r.stderr).not.toContain('no such file or folder');
     expect(r.stderr).not.toContain('Plan not saved');
   });
+
+  it('is refused as a folder given for the file, before anything is read', async () => {
+    const out = tempDir('converge-planfile-out-');
+    const r = await runCli(
+      ['plan', '-f', path.join(tempDir('converge-planfile-'), 'absent'), '-out', out],
+      env(),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `-out ${out} is a folder: give a file name (-out ${path.join(out, 'plan.bin')})`,
+    );
+    expect(r.stderr).not.toContain('EISDIR');
+  });
 });

@@ -233,4 +233,15 @@ function outFolderMustExist(out: string): void {
     // Missing: said below.
   }
   if (!isFolder) throw new OutFileRefused(`-out ${out}: the folder ${folder} does not exist`);
+  // A folder given as the file: refused before anything is read, not with EISDIR after the plan.
+  let outIsFolder = false;
+  try {
+    outIsFolder = statSync(out).isDirectory();
+  } catch {
+    // Not there yet: the plan is saved under that name.
+  }
+  if (outIsFolder)
+    throw new OutFileRefused(
+      `-out ${out} is a folder: give a file name (-out ${path.join(out, 'plan.bin')})`,
+    );
 }
