@@ -60,7 +60,27 @@ export async function discoverManifestFiles(
     try {
       isFolder = (await stat(absolute)).isDirectory();
     } catch (error) {
-      problems.push(pathProblem(display, `no such file or folder (${describeFsError(error)})`));
+      const code = (error as NodeJS.ErrnoException).code;
+      // A path the system refuses as too long is not a missing file, and is not quoted whole.
+      if (code === 'ENAMETOOLONG') {
+        problems.push(pathProblem(`${display.slice(0, 120)}…`, 'the path is too long for this system'));
+        continue;
+      }
+      // `team.yml` for `team.yaml` (or the reverse): the one that is there is named.
+      const other = /\.ya?ml$/i.test(absolute)
+        ? absolute.replace(/\.(ya?ml)$/i, (_, ext: string) =>
+            ext.toLowerCase() === 'yml' ? '.yaml' : '.yml',
+          )
+        : undefined;
+      let hint = '';
+      if (other !== undefined)
+        try {
+          await stat(other);
+          hint = `; did you mean ${display.replace(/\.(ya?ml)$/i, path.extname(other))}?`;
+        } catch {
+          // Neither is there.
+        }
+      problems.push(pathProblem(display, `no such file or folder (${describeFsError(error)})${hint}`));
       continue;
     }
     if (!isFolder) {

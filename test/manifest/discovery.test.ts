@@ -36,6 +36,16 @@ describe('finding manifest files', () => {
     expect(manifest.files).toEqual(['two.yaml', path.join('x', 'one.yaml'), path.join('x', 'three.yaml')]);
   });
 
+  test('a missing .yml names the .yaml beside it, and a path too long is said so, cut short', async () => {
+    const dir = writeTree({ 'team.yaml': role('a') });
+    expect(await loadErrors(dir, ['team.yml'])).toEqual([
+      'team.yml: no such file or folder (not found); did you mean team.yaml?',
+    ]);
+    const long = 'x'.repeat(5000);
+    const [line] = await loadErrors(dir, [long]);
+    expect(line).toBe(`${'x'.repeat(120)}…: the path is too long for this system`);
+  });
+
   test('a file named explicitly is read whatever its extension', async () => {
     const dir = writeTree({ 'manifest.txt': role('a') });
     const manifest = await load(dir, ['manifest.txt']);
