@@ -17,7 +17,7 @@ import type { AllowList } from '../common/allow-list.js';
 import { LIBRARY_SETTING_NAMES } from '../common/setting-names.js';
 
 /** What `${env:NAME}` finds: the value, nothing, or a refusal in words (never quoting a value). */
-export type EnvLookup = { value: string } | { missing: true } | { refused: string };
+export type EnvLookup = { value: string } | { missing: true; suggestion?: string } | { refused: string };
 
 /** `CONVERGE_REGISTRY_TOKEN`, `CONVERGE_SECRETS_TOKEN`, … and the state key: never readable by name. */
 function isCredentialName(name: string): boolean {
@@ -75,7 +75,15 @@ export function envAccess(
       };
     }
     const value = read(name);
-    if (value === undefined) return { missing: true };
+    if (value === undefined) {
+      // The same name in another letter case, if the manifest may read that one too (names the
+      // allow-list hides are never suggested: that would tell which variables the runner has).
+      const other = Object.keys(env).find(
+        (n) =>
+          n !== name && n.toLowerCase() === name.toLowerCase() && allow.allows(n) && !isCredentialName(n),
+      );
+      return other ? { missing: true, suggestion: other } : { missing: true };
+    }
     // A copy of a token under another name (`MY_TOKEN=$CONVERGE_REGISTRY_TOKEN`) is still the token,
     // and so is the token in base64 or another letter case.
     // Hex as tools print it (`xxd -p` breaks lines, `od` and `hexdump` space the bytes, `0x` or `:`

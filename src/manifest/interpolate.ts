@@ -79,7 +79,10 @@ export async function expandReferences(raw: string, sources: InterpolationSource
         value += found.value;
         interpolated = true;
       } else {
-        const reason = 'refused' in found ? found.refused : `environment variable ${argument} is not set`;
+        const reason =
+          'refused' in found
+            ? found.refused
+            : `environment variable ${argument} is not set${found.suggestion ? ` (names are case-sensitive: did you mean ${found.suggestion}?)` : ''}`;
         fail(`${reason} (referenced as ${reference})`);
         value += reference;
       }

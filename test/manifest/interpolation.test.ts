@@ -159,6 +159,17 @@ spec:
     ]);
   });
 
+  test('a variable set in another letter case is named, only when the manifest may read it', async () => {
+    const dir = writeTree({ 'a.yaml': role('a', '  Token: "${env:team_ldap_bindpass}"\n') });
+    const allowed = { TEAM_LDAP_BINDPASS: 'x', CONVERGE_ALLOW_ENV: '*' };
+    expect(await loadErrors(dir, ['a.yaml'], { env: allowed })).toEqual([
+      'a.yaml:7:11: environment variable team_ldap_bindpass is not set (names are case-sensitive: did you mean TEAM_LDAP_BINDPASS?) (referenced as ${env:team_ldap_bindpass})',
+    ]);
+    // Not exposed to the manifest: not suggested, which would tell that the runner has it.
+    const hidden = { TEAM_LDAP_BINDPASS: 'x', CONVERGE_ALLOW_ENV: 'team_*' };
+    expect((await loadErrors(dir, ['a.yaml'], { env: hidden }))[0]).not.toContain('did you mean');
+  });
+
   test('a string whose source writes its references otherwise than its value holds them is reported at its start', async () => {
     // "\\x24$" is `$$` in the value, an escape there, but a `$` and a reference in the source: the one
     // reference of the value (env:A) is not the one the source writes (env:B).
