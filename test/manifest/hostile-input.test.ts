@@ -132,6 +132,19 @@ describe('resource exhaustion through references and document counts', () => {
     );
   });
 
+  test('a file objects name is counted once per object: reading it again (a second plan) adds nothing', async () => {
+    const big = 'f'.repeat(25 * 1024 * 1024);
+    const dir = writeTree({ 'big.txt': big, 'a.yaml': [role('a'), role('b'), role('c')].join('---\n') });
+    const manifest = await load(dir, ['a.yaml']);
+    // Three objects read it (two copies, 50 MiB), then read it again as a later plan of the same
+    // manifest would: still under the 64 MiB of copies.
+    for (let round = 0; round < 2; round++)
+      for (const resource of manifest.resources) {
+        const read = await resource.readFile('big.txt', 64 * 1024 * 1024);
+        expect(read.ok, JSON.stringify(read.ok ? 'ok' : read)).toBe(true);
+      }
+  });
+
   test('a value over 1 MiB once its references are filled in is refused', async () => {
     const half = 'y'.repeat(700 * 1024) + '\n';
     const dir = writeTree({
