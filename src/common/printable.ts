@@ -68,17 +68,15 @@ const JSON_UNSAFE = /[\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
  */
 export function jsonOut(value: unknown, replacer?: null, space?: number): string {
   const text = JSON.stringify(value, replacer ?? undefined, space) ?? 'null';
-  return text
-    .replace(JSON_UNSAFE, (c) =>
-      [...c]
-        .flatMap((ch) => {
-          const code = ch.codePointAt(0)!;
-          return code > 0xffff
-            ? [0xd800 + ((code - 0x10000) >> 10), 0xdc00 + ((code - 0x10000) & 0x3ff)]
-            : [code];
-        })
-        .map((unit) => `\\u${unit.toString(16).padStart(4, '0')}`)
-        .join(''),
-    )
-    .replace(/##(?=(?:vso)?\[)/gi, '#\\u0023');
+  return (
+    text
+      // Each UTF-16 unit of the character (an astral one is a surrogate pair), as JSON writes them.
+      .replace(JSON_UNSAFE, (c) =>
+        Array.from(
+          { length: c.length },
+          (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`,
+        ).join(''),
+      )
+      .replace(/##(?=(?:vso)?\[)/gi, '#\\u0023')
+  );
 }

@@ -181,6 +181,11 @@ const cache = new Map<string, ((text: string) => string) | undefined>();
  */
 const MAX_ENCODED_SECRET = 2048;
 
+/** A scrub that removes each of `values` as written, and no encoding of it. */
+function removedAsWritten(values: readonly string[]): (text: string) => string {
+  return (text) => values.reduce((t, v) => t.split(v).join(REDACTED), text);
+}
+
 function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) => string) | undefined {
   const all = [...new Set(secrets.filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))];
   if (all.length === 0) return undefined;
@@ -190,7 +195,7 @@ function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) =
   const isLong = (v: string) => Buffer.byteLength(v) > MAX_ENCODED_SECRET;
   const long = all.filter(isLong);
   const values = all.filter((v) => !isLong(v));
-  const removeLong = (text: string) => long.reduce((t, v) => t.split(v).join(REDACTED), text);
+  const removeLong = removedAsWritten(long);
   if (values.length === 0) {
     cache.set(key, removeLong);
     return removeLong;
@@ -205,7 +210,7 @@ function matcherFor(secrets: readonly (string | undefined)[]): ((text: string) =
   } catch {
     // Too large a pattern after all (many long secrets together): every secret is removed as
     // written, never the error, whose message would quote the pattern and so every secret in it.
-    const removeAll = (text: string) => all.reduce((t, v) => t.split(v).join(REDACTED), text);
+    const removeAll = removedAsWritten(all);
     cache.set(key, removeAll);
     return removeAll;
   }

@@ -24,8 +24,8 @@ export interface DocumentValue {
 export interface FileContext {
   confinement: ConfinementOptions;
   readFile: ManifestFileReader;
-  /** The reader an object's own files (`specFile`, `state`) are read with, by the object's address. */
-  readFileFor?: (owner: string) => ManifestFileReader;
+  /** The reader an object's own files (`specFile`, `state`) are read with, given the object. */
+  readFileFor?: (owner: object) => ManifestFileReader;
   deferredPositions: DeferredPositions;
 }
 
@@ -64,12 +64,9 @@ export async function collectDocument(
     // Not `positions.locate`: that would keep the document's syntax tree for as long as the resource.
     locate: deferredPositions.locator(source),
     sensitivePointers,
-    readFile: readFileFor
-      ? readFileFor(
-          `${document.kind}@${metadata.connection ?? ''}/${String((metadata as unknown as Record<string, unknown>)[namespaceFieldOf(kind)] ?? '')}/${metadata.name}`,
-        )
-      : readFile,
+    readFile,
   };
+  if (readFileFor) resource.readFile = readFileFor(resource);
   const namespaceField = namespaceFieldOf(kind);
   const namespace = (metadata as unknown as Record<string, unknown>)[namespaceField];
   if (typeof namespace === 'string') resource.namespace = namespace;

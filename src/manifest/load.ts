@@ -106,33 +106,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // file, unless the caller wants positions only for the manifest's own problems.
   if (!options.positionsOnlyForProblems) await loadPositionParser();
   const filledIn: FilledIn = { chars: 0 };
-  // The files objects name (a job's specFile, a workspace's state): one object's file is bounded by
-  // its kind's own limit, but each further object naming the same file parses and sends it again,
-  // so 300 jobs naming one 4 MB file took minutes. Those further copies may hold 64 MiB in all.
-  // Counted per object and file, so reading again (a library's second plan of the same manifest)
-  // adds nothing.
-  const readersOf = new Map<string, Set<string>>();
-  const copies = { chars: 0 };
-  const kindFiles =
-    (read: ManifestFileReader, base: string) =>
-    (owner: string): ManifestFileReader =>
-    async (reference, maxBytes) => {
-      const result = await read(reference, maxBytes);
-      if (!result.ok) return result;
-      const file = path.resolve(base, reference);
-      const readers = readersOf.get(file) ?? new Set<string>();
-      readersOf.set(file, readers);
-      if (!readers.has(owner)) {
-        readers.add(owner);
-        if (readers.size > 1) copies.chars += result.text.length;
-      }
-      if (copies.chars > MAX_KIND_FILES_TOTAL)
-        return {
-          ok: false,
-          reason: `not read: the objects naming the same files would parse and send more than ${MAX_KIND_FILES_TOTAL / 1024 / 1024} MiB of copies of them in all`,
-        };
-      return result;
-    };
+  const kindFiles = objectFileBudget();
   for (const file of discovery.files) {
     const read = await readTextFile(file.absolute, MAX_MANIFEST_FILE_BYTES);
     if (!read.ok) {
@@ -331,4 +305,36 @@ function compareStrings(a: string, b: string): number {
 /** `target.push(...items)` without passing every item as an argument (which overflows the stack). */
 function appendAll<T>(target: T[], items: readonly T[]): void {
   for (const item of items) target.push(item);
+}
+
+/**
+ * The readers of the files objects name (a job's specFile, a workspace's state), one per object.
+ * One object's file is bounded by its kind's own limit, but each further object naming the same
+ * file parses and sends it again: 300 jobs naming one 4 MB file took minutes. Those further copies
+ * may hold MAX_KIND_FILES_TOTAL in all. Counted per object and file, so reading again (a library's
+ * second plan of the same manifest) adds nothing.
+ */
+function objectFileBudget(): (
+  read: ManifestFileReader,
+  base: string,
+) => (owner: object) => ManifestFileReader {
+  const readersOf = new Map<string, Set<object>>();
+  let copies = 0;
+  return (read, base) => (owner) => async (reference, maxBytes) => {
+    const result = await read(reference, maxBytes);
+    if (!result.ok) return result;
+    const file = path.resolve(base, reference);
+    const readers = readersOf.get(file) ?? new Set<object>();
+    readersOf.set(file, readers);
+    if (!readers.has(owner)) {
+      readers.add(owner);
+      if (readers.size > 1) copies += result.text.length;
+    }
+    if (copies > MAX_KIND_FILES_TOTAL)
+      return {
+        ok: false,
+        reason: `not read: the objects naming the same files would parse and send more than ${MAX_KIND_FILES_TOTAL / 1024 / 1024} MiB of copies of them in all`,
+      };
+    return result;
+  };
 }

@@ -376,8 +376,6 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       for (const c of tally.planned) log.line('change', changeFields(cycle, c, 'drift'));
       return result(work.length === 0 ? 'in_sync' : 'drift');
     }
-    // Drift this cycle corrected, by address: the gauge says what is left once the cycle is done.
-    const corrected = new Set<string>();
     const applied = await apply(run, {
       catalog,
       parallelism: options.parallelism ?? 10,
@@ -398,11 +396,11 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
         }
         if (event.type !== 'finish' || !event.result) return;
         recordChange(cycle, event.change, event.result, ctx);
-        if (event.result.status === 'applied') corrected.add(event.change.address);
       },
     });
     // A corrected object no longer differs: a `drift > 0` alert fired for a whole interval after the
     // cycle that fixed it.
+    const corrected = new Set(applied.results.filter((r) => r.status === 'applied').map((r) => r.address));
     const left = new Map<string, number>();
     for (const c of tally.planned)
       if (!corrected.has(c.address)) left.set(c.key.kind, (left.get(c.key.kind) ?? 0) + 1);
