@@ -61,6 +61,14 @@ async function applyLocked(env: NodeJS.ProcessEnv, dir: string, prune = false) {
   }
 }
 
+/** Writes a format-2 inventory file holding `content` beside the format fields. */
+function writeInventory(stateDir: string, content: Record<string, unknown>): void {
+  writeFileSync(
+    path.join(stateDir, 'inventory.json'),
+    JSON.stringify({ format: 'converge-inventory', format_version: 2, objects: {}, ...content }),
+  );
+}
+
 function readInventory(stateDir: string) {
   return JSON.parse(readFileSync(path.join(stateDir, 'inventory.json'), 'utf8')) as {
     format_version: number;
@@ -229,19 +237,13 @@ describe('reading an inventory file', () => {
 
   it('keeps deletion times in one form, drops one far in the future, and forgets one when the object is made again', async () => {
     const stateDir = tmp('converge-inv-deleted-times-');
-    writeFileSync(
-      path.join(stateDir, 'inventory.json'),
-      JSON.stringify({
-        format: 'converge-inventory',
-        format_version: 2,
-        objects: {},
-        deleted: {
-          'AclRole/default/a': '2020-01-01T00:00:00+02:00',
-          'AclRole/default/future': '9999-12-31',
-          'AclRole/default/b': '2020-01-02T00:00:00.000Z',
-        },
-      }),
-    );
+    writeInventory(stateDir, {
+      deleted: {
+        'AclRole/default/a': '2020-01-01T00:00:00+02:00',
+        'AclRole/default/future': '9999-12-31',
+        'AclRole/default/b': '2020-01-02T00:00:00.000Z',
+      },
+    });
     const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
     expect(inventory.deletion('AclRole/default/a')?.at).toBe('2019-12-31T22:00:00.000Z');
     expect(inventory.deletion('AclRole/default/future')).toBeUndefined();
@@ -294,20 +296,14 @@ describe('reading an inventory file', () => {
 
   it('drops a deletion recorded by a write the inventory has not made yet', async () => {
     const stateDir = tmp('converge-inv-future-serial-');
-    writeFileSync(
-      path.join(stateDir, 'inventory.json'),
-      JSON.stringify({
-        format: 'converge-inventory',
-        format_version: 2,
-        objects: {},
-        serial: 3,
-        deleted: {
-          'AclRole/default/a': '2020-01-01T00:00:00.000Z',
-          'AclRole/default/b': '2020-01-01T00:00:00.000Z',
-        },
-        deleted_serial: { 'AclRole/default/a': 3, 'AclRole/default/b': 999 },
-      }),
-    );
+    writeInventory(stateDir, {
+      serial: 3,
+      deleted: {
+        'AclRole/default/a': '2020-01-01T00:00:00.000Z',
+        'AclRole/default/b': '2020-01-01T00:00:00.000Z',
+      },
+      deleted_serial: { 'AclRole/default/a': 3, 'AclRole/default/b': 999 },
+    });
     const inventory = await new LocalInventory({ CONVERGE_STATE_DIR: stateDir }).open();
     expect(inventory.deletion('AclRole/default/a')).toEqual({ at: '2020-01-01T00:00:00.000Z', serial: 3 });
     // Its time is kept (the older rule decides for it), its impossible serial is not.

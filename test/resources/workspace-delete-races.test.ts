@@ -11,12 +11,13 @@ import { workspaceKind, type WorkspaceLive } from '../../src/resources/workspace
 const status = (method: string, path: string, code: number, message = '') =>
   new HttpStatusError({ service: 'workspaces', method, path, status: code, serviceMessage: message });
 
-function race(answers: { safeDelete: Error | undefined; relock?: Error }) {
+function race(answers: { safeDelete: Error | undefined; relock?: Error; unlock?: Error }) {
   const calls: string[] = [];
   const client = {
     whoAmI: async () => ({ id: 'user-converge', type: 'users' }),
     unlockWorkspace: async () => {
       calls.push('unlock');
+      if (answers.unlock) throw answers.unlock;
       return { id: 'ws-1', attributes: { locked: false }, lockedBy: null, lockReason: null };
     },
     safeDeleteWorkspace: async () => {
@@ -43,6 +44,7 @@ function race(answers: { safeDelete: Error | undefined; relock?: Error }) {
       workspace: {
         id: 'ws-1',
         name: 'frozen',
+        organization: 'acme',
         attributes: { locked: true },
         lockedBy: { id: 'user-converge', type: 'users' },
         lockReason: 'change freeze',
@@ -89,39 +91,15 @@ describe('deleting a workspace Converge locked, when someone acts in between', (
 
 describe('releasing a lock this token held, when someone else locked the workspace meanwhile', () => {
   it('fails the change rather than reporting the workspace unlocked', async () => {
-    const client = {
-      whoAmI: async () => ({ id: 'user-converge', type: 'users' }),
-      // Our lock was released (by an admin), and another user took it: the unlock is refused.
-      unlockWorkspace: async () => {
-        throw status('POST', '/workspaces/ws-1/actions/unlock', 409, 'locked by another user');
-      },
-      readWorkspace: async () => ({
-        id: 'ws-1',
-        name: 'frozen',
-        organization: 'acme',
-        attributes: { locked: true },
-        lockedBy: { id: 'user-someone-else', type: 'users' },
-        lockReason: 'their freeze',
-      }),
-      safeDeleteWorkspace: async () => undefined,
-    };
-    const ctx = { client: () => client, option: () => false } as unknown as KindContext;
-    const observed: Observed<WorkspaceLive> = {
-      key: { kind: 'Workspace', name: 'frozen', namespace: 'acme' },
-      id: 'ws-1',
-      live: {
-        workspace: {
-          id: 'ws-1',
-          name: 'frozen',
-          organization: 'acme',
-          attributes: { locked: true },
-          lockedBy: { id: 'user-converge', type: 'users' },
-          lockReason: 'change freeze',
-        },
-      } as unknown as WorkspaceLive,
-    };
-    await expect(workspaceKind.delete(ctx, observed)).rejects.toThrow(
-      'workspace acme/frozen was locked by someone else meanwhile (reason: "their freeze"); it was not unlocked',
+    // Our lock was released (by an admin), and another user took it: the unlock is refused, and
+    // the read back shows their lock.
+    const { calls, run } = race({
+      safeDelete: undefined,
+      unlock: status('POST', '/workspaces/ws-1/actions/unlock', 409, 'locked by another user'),
+    });
+    await expect(run()).rejects.toThrow(
+      'workspace acme/frozen was locked by someone else meanwhile (reason: "theirs"); it was not unlocked',
     );
+    expect(calls).toEqual(['unlock']);
   });
 });
