@@ -165,7 +165,7 @@ describe('plan and apply against the sandbox', () => {
     const json = await converge(['plan', '-f', dir, '--json'], env);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout);
-    expect(doc.format_version).toBe('1.10');
+    expect(doc.format_version).toBe('1.11');
     expect(doc.summary).toEqual({ create: 0, update: 1, replace: 0, delete: 0, noop: 1, unplanned: 0 });
     // One policy list (the plan-time check) and one role list, however many roles.
     expect(doc.requests).toEqual({ registry: 2 });
@@ -176,6 +176,32 @@ describe('plan and apply against the sandbox', () => {
     const md = await converge(['plan', '-f', dir, '--markdown'], env);
     expect(md.stdout).toContain('| `~` update | AclRole | cli-db | namespace default |');
     expect(md.stdout).toContain('"hand edit" -> "db"');
+  });
+
+  it("--json gives a create's attributes as add diffs and a deletion's as remove diffs", async () => {
+    const name = 'cli-json-diffs';
+    const created = manifestDir({
+      'r.yaml': role(name, 'Description: made here\nPolicies:\n  - Name: service-read'),
+    });
+    const plan = JSON.parse((await converge(['plan', '-f', created, '--json'], env)).stdout);
+    const create = plan.changes.find((c: { name: string }) => c.name === name);
+    expect(create.action).toBe('create');
+    expect(create.diffs).toContainEqual({ path: 'Description', op: 'add', after: 'made here' });
+    expect(create.diffs.map((d: { path: string }) => d.path)).toEqual(Object.keys(create.after));
+    expect((await converge(['apply', '-f', created, '--auto-approve'], env)).code).toBe(0);
+
+    const absent = manifestDir({
+      'r.yaml': role(name, 'Description: made here').replace(
+        `name: ${name}`,
+        `name: ${name}\n  ensure: absent`,
+      ),
+    });
+    const removal = JSON.parse((await converge(['plan', '-f', absent, '--json'], env)).stdout);
+    const deletion = removal.changes.find((c: { name: string }) => c.name === name);
+    expect(deletion.action).toBe('delete');
+    expect(deletion.diffs).toContainEqual({ path: 'Description', op: 'remove', before: 'made here' });
+    expect(deletion.diffs.every((d: { op: string }) => d.op === 'remove')).toBe(true);
+    expect((await converge(['apply', '-f', absent, '--auto-approve'], env)).code).toBe(0);
   });
 
   it('refuses lists the registry would merge, which could never match the manifest', async () => {

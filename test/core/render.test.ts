@@ -93,7 +93,7 @@ describe('human rendering', () => {
 describe('json rendering', () => {
   it('has format_version, every change with kind/name/action/diffs, and summary counts', () => {
     const json = planToJson(sample, '9.9.9');
-    expect(json.format_version).toBe('1.10');
+    expect(json.format_version).toBe('1.11');
     expect(json.converge_version).toBe('9.9.9');
     expect(json.changes.map((c) => [c.kind, c.name, c.action])).toEqual([
       ['AclRole', 'new', 'create'],
@@ -111,6 +111,26 @@ describe('json rendering', () => {
     expect(json.complete).toBe(true);
     expect(json.changes.every((c) => c.planned)).toBe(true);
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+  });
+
+  it("gives a create's attributes as add diffs, a masked one marked sensitive, and a deletion's as remove diffs", () => {
+    const json = planToJson(
+      planOf([
+        change({
+          action: 'create',
+          key: { kind: 'LdapConfig', name: 'ldap' },
+          address: 'LdapConfig/ldap',
+          after: { url: 'ldap://dir', bindpass: '(sensitive value)' },
+        }),
+        change({ action: 'delete', before: { Description: 'gone' } }),
+      ]),
+      '9.9.9',
+    );
+    expect(json.changes[0]?.diffs).toEqual([
+      { path: 'url', op: 'add', after: 'ldap://dir' },
+      { path: 'bindpass', op: 'add', after: '(sensitive value)', sensitive: true },
+    ]);
+    expect(json.changes[1]?.diffs).toEqual([{ path: 'Description', op: 'remove', before: 'gone' }]);
   });
 
   it('marks an object that could not be planned `planned: false`, so counting actions matches summary', () => {

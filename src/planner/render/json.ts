@@ -5,7 +5,7 @@
 import { jsonOut } from '../../common/printable.js';
 import { addressOf } from '../../resources/contract.js';
 import type { Plan } from '../types.js';
-import { prunedHeadline, pruneLeftovers } from './format.js';
+import { prunedHeadline, pruneLeftovers, SENSITIVE } from './format.js';
 import { planCounts, unplannedObjects } from './unplanned.js';
 
 // 1.1: `notes` on every change. 1.2: `complete`, `summary.unplanned`, `not_compared` on every change.
@@ -15,7 +15,8 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
 // `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
 // 1.9: `pruned.not_recorded` and `pruned.refused`. 1.10: `pruned.not_declared` (a plan without --prune) and `pruned.inventory_absent`.
-export const PLAN_JSON_FORMAT_VERSION = '1.10';
+// 1.11: a create's `diffs` add each attribute of `after`, a deletion's remove each of `before`.
+export const PLAN_JSON_FORMAT_VERSION = '1.11';
 
 export interface PlanJson {
   format_version: string;
@@ -109,6 +110,34 @@ export interface PlanJson {
   } | null;
 }
 
+type JsonDiff = PlanJson['changes'][number]['diffs'][number];
+
+/**
+ * A change's attribute diffs. An update or a replace has the kind's own; a create adds, and a
+ * deletion removes, every attribute it shows (`after`, `before`), so that a reader of `diffs` sees
+ * every action's attributes in one form (`"op": "add"` for each attribute a create sets).
+ */
+function attributeDiffs(c: Plan['changes'][number]): JsonDiff[] {
+  const whole = (side: Record<string, unknown> | null, op: 'add' | 'remove'): JsonDiff[] =>
+    Object.entries(side ?? {}).map(([path, value]) => ({
+      path,
+      op,
+      ...(op === 'add' ? { after: value } : { before: value }),
+      ...(value === SENSITIVE ? { sensitive: true } : {}),
+    }));
+  if (c.action === 'create' && c.diffs.length === 0) return whole(c.after, 'add');
+  if (c.action === 'delete' && c.diffs.length === 0) return whole(c.before, 'remove');
+  return c.diffs.map((d) => ({
+    path: d.path,
+    op: d.op,
+    ...(d.before !== undefined ? { before: d.before } : {}),
+    ...(d.after !== undefined ? { after: d.after } : {}),
+    ...(d.sensitive ? { sensitive: true } : {}),
+    ...(d.note ? { note: d.note } : {}),
+    ...(d.item ? { item: true } : {}),
+  }));
+}
+
 export function planToJson(plan: Plan, version: string): PlanJson {
   const unplannedList = unplannedObjects(plan);
   const unplanned = unplannedList.length;
@@ -134,15 +163,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       impact: c.impact ?? [],
       not_compared: c.notCompared ?? null,
       planned: !unplannedAddresses.has(c.address),
-      diffs: c.diffs.map((d) => ({
-        path: d.path,
-        op: d.op,
-        ...(d.before !== undefined ? { before: d.before } : {}),
-        ...(d.after !== undefined ? { after: d.after } : {}),
-        ...(d.sensitive ? { sensitive: true } : {}),
-        ...(d.note ? { note: d.note } : {}),
-        ...(d.item ? { item: true } : {}),
-      })),
+      diffs: attributeDiffs(c),
       before: c.before,
       after: c.after,
     })),
