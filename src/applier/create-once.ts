@@ -110,7 +110,7 @@ async function settle(
 ): Promise<Observed> {
   const observed = hasDetailReads(kind) ? await kind.readDetails(ctx, desired, found) : found;
   const plan = hasServerSidePlan(kind) ? await kind.serverPlan(ctx, desired, observed) : undefined;
-  const comparison = kind.compare(desired, observed, plan);
+  const comparison = kind.compare(desired, observed, plan, ctx);
   if (comparison.diffs.length === 0) return observed;
   if (comparison.replace) {
     throw new Error(

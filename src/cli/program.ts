@@ -149,7 +149,7 @@ export async function buildProgram(
       );
     });
 
-  program
+  const plan = program
     .command('plan')
     .description('show what apply would change, attribute by attribute')
     .addOption(fileOption())
@@ -163,7 +163,11 @@ export async function buildProgram(
     .addOption(targetOption())
     .addOption(excludeOption())
     .addOption(allowEmptyOption())
-    .addOption(maxDeletesOption())
+    .addOption(maxDeletesOption());
+  // A kind's switches (`--force-unlock`) on plan too: the plan then shows what the apply does with them.
+  const kindFlags = catalog.kindOptions();
+  for (const option of kindFlags) plan.option(`--${option.flag}`, option.description);
+  plan
     .addOption(parallelismOption())
     .addOption(timeoutOption())
     .addOption(noColorOption())
@@ -174,8 +178,9 @@ export async function buildProgram(
     )
     .action(async (opts) => {
       if (opts.json && opts.markdown) throw new CliError('choose one of --json and --markdown');
+      const options = kindFlags.filter((o) => opts[camelCase(o.flag)] === true).map((o) => o.flag);
       const { planCommand } = await import('./commands/plan.js');
-      setExit(await planCommand(opts, io, catalog));
+      setExit(await planCommand({ ...opts, options }, io, catalog));
     });
 
   const apply = program
@@ -198,7 +203,6 @@ export async function buildProgram(
     .addOption(allowEmptyOption())
     .addOption(maxDeletesOption());
   // Switches that belong to a kind (`--force-unlock`) come from the kinds themselves.
-  const kindFlags = catalog.kindOptions();
   for (const option of kindFlags) apply.option(`--${option.flag}`, option.description);
   apply
     .addOption(lockTimeoutOption())

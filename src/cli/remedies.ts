@@ -26,6 +26,7 @@ function planCommandFor(saved: SavedPlanRemedy): string {
     ...(saved.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
     ...(saved.allowAddresses ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
     ...(saved.maxDeletes !== undefined ? [`--max-deletes ${saved.maxDeletes}`] : []),
+    ...(saved.options ?? []).map((o) => `--${quoteArg(o)}`),
   ].join(' ')} -out ${quoteArg(saved.file)}`;
 }
 

@@ -54,6 +54,8 @@ export interface SavedPlanRemedy {
   readonly allowAddresses?: readonly string[];
   /** The run's `--max-deletes`: the plan made again keeps the guard the apply was given. */
   readonly maxDeletes?: number;
+  /** Kind switches the saved plan was made with (`force-unlock`), given again to `plan`. */
+  readonly options?: readonly string[];
   /**
    * False when the file's MAC did not verify: then manifest, prune, targets and excludes are empty,
    * since what an unverified file says (its paths, `--prune`) must not come back as advice.

@@ -54,6 +54,11 @@ export interface SavedPlan {
   /** `--max-deletes` the plan was made with: the command that makes it again keeps the guard. */
   max_deletes?: number;
   /**
+   * Kind switches the plan was made with (`force-unlock`): `apply FILE` runs with exactly these, so
+   * it does what the reviewed plan showed, no more (covered by the MAC).
+   */
+  options?: string[];
+  /**
    * The inventory's write count when the plan was made: deletions recorded by later writes undo
    * the plan's creates (`createsDeletedSince`). Absent in plans saved before it was recorded.
    */
@@ -113,6 +118,8 @@ export interface WritePlanOptions {
   excludes?: readonly string[];
   /** `--max-deletes` the plan was made with, repeated in the command that makes it again. */
   maxDeletes?: number;
+  /** Kind switches the plan was made with (`force-unlock`). */
+  options?: readonly string[];
   /** The inventory's write count as the plan read it (`LocalInventory.serial`). */
   inventorySerial?: number;
   /** The Converge version that made the plan. */
@@ -138,6 +145,7 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
     ...(options.targets?.length ? { targets: [...options.targets] } : {}),
     ...(options.excludes?.length ? { excludes: [...options.excludes] } : {}),
     ...(options.maxDeletes !== undefined ? { max_deletes: options.maxDeletes } : {}),
+    ...(options.options?.length ? { options: [...options.options] } : {}),
     ...(options.inventorySerial !== undefined ? { inventory_serial: options.inventorySerial } : {}),
     changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
@@ -186,10 +194,11 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   if (saved?.format !== FORMAT || !Array.isArray(saved.changes) || !Array.isArray(saved.manifest)) {
     throw new EngineError(`${file} is not a Converge plan file${manifestHint}`);
   }
-  for (const field of ['targets', 'excludes'] as const) {
+  for (const field of ['targets', 'excludes', 'options'] as const) {
     const list: unknown = saved[field];
     if (list !== undefined && !(Array.isArray(list) && list.every((p) => typeof p === 'string'))) {
-      throw new EngineError(`${file} is not a Converge plan file: "${field}" is not a list of addresses`);
+      const what = field === 'options' ? 'switches' : 'addresses';
+      throw new EngineError(`${file} is not a Converge plan file: "${field}" is not a list of ${what}`);
     }
   }
   if (saved.format_version !== FORMAT_VERSION) {
@@ -441,6 +450,7 @@ function remakeRemedy(saved: SavedPlan, file: string): SavedPlanRemedy {
     prune: Boolean(saved.prune),
     targets: (saved.targets ?? []).map(String),
     excludes: (saved.excludes ?? []).map(String),
+    options: (saved.options ?? []).map(String),
     // Checked here too: the remedy is said before the MAC is, of a file anyone may have edited.
     ...(Number.isSafeInteger(saved.max_deletes) && saved.max_deletes! >= 0
       ? { maxDeletes: saved.max_deletes! }

@@ -364,6 +364,7 @@ function changeFor(
   observed: Observed | undefined,
   serverPlan: unknown,
   digests: WriteOnlyDigests | undefined,
+  run: Pick<KindContext, 'option'>,
 ): { change: Change; problems: PlanProblem[] } {
   const address = addressOf(d.key);
   const change: Change = {
@@ -400,7 +401,7 @@ function changeFor(
     change.action = 'create';
     return { change, problems: [] };
   }
-  const comparison = kind.compare(d, observed, serverPlan);
+  const comparison = kind.compare(d, observed, serverPlan, run);
   // Write-only values are never read back: whether they changed is told by their digests alone.
   const writeOnly = withWriteOnly ? compareWriteOnly(kind, address, d, digests) : undefined;
   const read = comparison.diffs.filter((diff) => !isWriteOnlyDiff(kind, diff));
@@ -932,7 +933,7 @@ export async function buildPlan(
       const address = addressOf(d.key);
       compared.set(
         address,
-        changeFor(d, mustKind(lookup, d.key.kind), o, plans.get(address), options.writeOnly),
+        changeFor(d, mustKind(lookup, d.key.kind), o, plans.get(address), options.writeOnly, ctx),
       );
     },
     options.onProgress,
@@ -950,6 +951,7 @@ export async function buildPlan(
         observed.get(address),
         plans.get(address),
         options.writeOnly,
+        ctx,
       );
     problems.push(...found);
     return change;

@@ -305,6 +305,22 @@ describe('a saved targeted plan', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('"targets" is not a list of addresses');
   });
+
+  it('with switches added after it was saved is refused whole', async () => {
+    const out = path.join(tempDir('converge-targeting-plan-'), 'switched.plan');
+    expect((await runCli(['plan', '-f', dir, '-out', out], env)).code).toBe(0);
+    const file = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+    file.options = ['force-unlock'];
+    writeFileSync(out, JSON.stringify(file));
+    const edited = await runCli(['apply', out], env);
+    expect(edited.code).toBe(1);
+    expect(edited.stderr).toContain('was changed after it was saved');
+    file.options = 'force-unlock';
+    writeFileSync(out, JSON.stringify(file));
+    const hostile = await runCli(['apply', out], env);
+    expect(hostile.code).toBe(1);
+    expect(hostile.stderr).toContain('"options" is not a list of switches');
+  });
 });
 
 describe('--prune with targets', () => {

@@ -456,12 +456,21 @@ describe('Workspace objects', () => {
       (await converge(['workspace', 'lock', `${ORG}/cli-theirs`, '--reason', 'mine'], bobEnv)).code,
     ).toBe(0);
 
-    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request.
-    const plan = await converge(['plan', '-f', dir], env);
+    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request. Without
+    // the switch the plan counts no release (the apply would refuse it) and says why.
+    const plan = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(plan.code).toBe(0);
     expect(plan.stdout).toContain(
-      '~ locked = true -> false # locked by user bob (reason: "mine"): released only with --force-unlock',
+      `# locked by user bob (reason: "mine"); the manifest says locked: false, but someone else's lock is released only with --force-unlock`,
+    );
+    expect(plan.stdout).not.toContain('locked = true -> false');
+    const shownForced = await converge(['plan', '-f', dir, '--force-unlock', '--detailed-exitcode'], env);
+    expect(shownForced.code).toBe(2);
+    expect(shownForced.stdout).toContain(
+      '~ locked = true -> false # locked by user bob (reason: "mine"): released by --force-unlock',
     );
     const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.summary).toMatchObject({ update: 0, noop: 1 });
     expect(json.changes[0].before).toMatchObject({
       locked: true,
       'locked-by': 'user bob',
@@ -469,13 +478,10 @@ describe('Workspace objects', () => {
     });
     expect(json.requests).toEqual({ workspaces: 3 });
 
-    const refused = await converge(['apply', '-f', dir, '--auto-approve'], env);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(
-      'the workspace is locked by user bob (reason: "mine"); the manifest wants it unlocked: run again with --force-unlock',
-    );
+    // The apply does what the plan said: nothing, and no failure.
+    const left = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(left.code).toBe(0);
     expect((await show('cli-theirs')).attributes.locked).toBe(true);
-
     const shown = await converge(['workspace', 'show', `${ORG}/cli-theirs`], env);
     expect(shown.stdout).toMatch(/Locked\s+by user bob\n/);
     expect(shown.stdout).toMatch(/Lock reason\s+mine\n/);
@@ -486,9 +492,41 @@ describe('Workspace objects', () => {
     const list = await converge(['workspace', 'list', '--search', 'cli-theirs'], env);
     expect(list.stdout).toMatch(/cli-theirs\s+ws-\w+\s+Default Project\s+remote\s+by user bob\s/);
 
-    const forced = await converge(['apply', '-f', dir, '--auto-approve', '--force-unlock'], env);
+    // A plan saved with the switch keeps it: its apply releases the lock, as the plan showed, and a
+    // switch given to the apply of a saved plan is refused (it would change what was reviewed).
+    const saved = path.join(manifestDir({}), 'forced.plan');
+    expect((await converge(['plan', '-f', dir, '--force-unlock', '-out', saved], env)).code).toBe(0);
+    const doubled = await converge(['apply', saved, '--force-unlock'], env);
+    expect(doubled.code).toBe(1);
+    expect(doubled.stderr).toContain('a saved plan keeps the switches it was made with (--force-unlock)');
+    expect((await show('cli-theirs')).attributes.locked).toBe(true);
+    const forced = await converge(['apply', saved], env);
     expect(forced.code).toBe(0);
     expect((await show('cli-theirs')).attributes.locked).toBe(false);
+  });
+
+  it("applies a workspace's settings while leaving someone else's lock that only --force-unlock releases", async () => {
+    const before = manifestDir({ 'ws.yaml': workspace('cli-held', 'description: one') });
+    expect((await converge(['apply', '-f', before, '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-held`, '--reason', 'hotfix'], bobEnv)).code,
+    ).toBe(0);
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-held', 'description: two\nlocked: false') });
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stdout).toContain('~ description = "one" -> "two"');
+    expect(plan.stdout).not.toContain('~ locked');
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code).toBe(0);
+    expect((await show('cli-held')).attributes).toMatchObject({ description: 'two', locked: true });
+    // A saved plan made without the switch is not given it at apply time.
+    const saved = path.join(manifestDir({}), 'plain.plan');
+    expect((await converge(['plan', '-f', dir, '-out', saved], env)).code).toBe(0);
+    const refused = await converge(['apply', saved, '--force-unlock'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'this one was made without --force-unlock: give --force-unlock to `plan`',
+    );
+    expect((await show('cli-held')).attributes.locked).toBe(true);
   });
 
   it('keeps a workspace declared without an organization out of the prune (it lives in the default one)', async () => {

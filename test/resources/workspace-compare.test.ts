@@ -147,10 +147,30 @@ describe('workspace locks in the plan', () => {
     { lockedBy: { id: 'user-9', type: 'users' }, lockedByName: 'bob', lockReason: 'change freeze' },
   );
 
-  it("names someone else's lock and its reason in the note", () => {
-    const { diffs } = workspaceKind.compare(
+  const forced = { option: (flag: string) => flag === 'force-unlock' };
+
+  it("plans no release of someone else's lock without --force-unlock, and names holder and reason", () => {
+    const { diffs, notes, heldBack } = workspaceKind.compare(
       { key, spec: { locked: false } },
       { key, live: { workspace: theirs } },
+      undefined,
+      { option: () => false },
+    );
+    expect(diffs).toEqual([]);
+    expect(notes).toEqual([
+      `locked by user bob (reason: "change freeze"); the manifest says locked: false, but someone else's lock is released only with --force-unlock (plan or apply with it to release the lock)`,
+    ]);
+    // A saved plan made with the switch is stale without it, not "already in effect".
+    expect(heldBack).toEqual(['locked']);
+  });
+
+  it('plans the release with --force-unlock, naming the holder (the id when no name was included)', () => {
+    const unnamed = { ...theirs, lockedByName: null, lockReason: null };
+    const { diffs } = workspaceKind.compare(
+      { key, spec: { locked: false } },
+      { key, live: { workspace: unnamed } },
+      undefined,
+      forced,
     );
     expect(diffs).toEqual([
       {
@@ -158,18 +178,9 @@ describe('workspace locks in the plan', () => {
         op: 'change',
         before: true,
         after: false,
-        note: 'locked by user bob (reason: "change freeze"): released only with --force-unlock',
+        note: 'locked by user user-9: released by --force-unlock',
       },
     ]);
-  });
-
-  it('falls back to the holder id when the name was not included', () => {
-    const unnamed = { ...theirs, lockedByName: null, lockReason: null };
-    const { diffs } = workspaceKind.compare(
-      { key, spec: { locked: false } },
-      { key, live: { workspace: unnamed } },
-    );
-    expect(diffs[0]?.note).toBe('locked by user user-9: released only with --force-unlock');
   });
 
   it('shows the reason Converge will lock with, and the holder and reason of a live lock', () => {

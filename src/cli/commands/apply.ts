@@ -45,8 +45,6 @@ export interface ApplyFlags extends PlanningFlags {
   autoApprove?: boolean;
   /** `--import`: addresses to adopt into the inventory before planning. */
   import?: string[];
-  /** Kind options switched on (`force-unlock`). */
-  options?: string[];
   /** Seconds to wait for another apply's lock on the inventory. */
   lockTimeout?: number;
 }
@@ -168,6 +166,18 @@ async function applyUntilInterrupted(
         : 'a saved plan keeps the --prune it was made with, and this one was made without: give --prune to `plan`, review, then apply the new plan',
     );
   }
+  // The switches too: the reviewed plan released someone else's lock or did not, and the apply of it
+  // must do what it showed (a switch given only here would add a release nobody reviewed).
+  if (saved && flags.options?.length) {
+    const given = flags.options.map((o) => `--${o}`).join(' ');
+    throw new CliError(
+      (saved.options ?? []).length > 0
+        ? `a saved plan keeps the switches it was made with (${(saved.options ?? []).map((o) => `--${printable(o)}`).join(' ')}): apply it without ${given}`
+        : `a saved plan keeps the switches it was made with, and this one was made without ${given}: give ${given} to \`plan\`, review, then apply the new plan`,
+    );
+  }
+  const known = new Set(catalog.kindOptions().map((o) => o.flag));
+  const options = saved ? (saved.options ?? []).filter((o) => known.has(o)) : (flags.options ?? []);
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
   const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
@@ -179,6 +189,7 @@ async function applyUntilInterrupted(
       prune,
       targets,
       excludes,
+      options,
       file: planFile ?? 'PLANFILE',
       verified: true,
       // The plan's own deletion guard, unless this run gives one (the MAC covers the saved value).
@@ -237,7 +248,7 @@ async function applyUntilInterrupted(
     excludes,
     allowEnv: flags.allowEnv ?? [],
     signal: interrupt.signal,
-    options: flags.options ?? [],
+    options,
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     ...(progress ? { onProgress: progress } : {}),
   }).catch(async (error: unknown) => {

@@ -45,6 +45,8 @@ export interface PlanningFlags {
   color?: boolean;
   /** Addresses the operator allows manifest Connections to send an outside token to. */
   allowAddress?: string[];
+  /** Kind options switched on (`force-unlock`): the plan shows what an apply with them does. */
+  options?: string[];
 }
 
 export interface PlanFlags extends PlanningFlags {
@@ -150,6 +152,7 @@ async function planAndSave(
     ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     allowEnv: flags.allowEnv ?? [],
     signal,
+    options: flags.options ?? [],
     ...(progress ? { onProgress: progress } : {}),
   }).catch(async (error: unknown) => {
     if (error instanceof ManifestError) await reportInvalidManifest(error, flags, io);
@@ -186,6 +189,7 @@ async function planAndSave(
         targets: flags.target ?? [],
         excludes: flags.exclude ?? [],
         ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
+        options: flags.options ?? [],
         version: VERSION,
         inventorySerial: inventory.serial,
         digests: inventory,

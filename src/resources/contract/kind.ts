@@ -27,8 +27,15 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown, Se
    * Compare what the manifest wants with what is live, after normalising server-filled fields and
    * order-insensitive lists, so an unchanged manifest compares equal. `serverPlan` is what the
    * kind's `ServerSidePlan.serverPlan` answered for this object; kinds without one never get it.
+   * `run` tells the run's switches (`--force-unlock`): what a kind refuses by default it then plans,
+   * so that the plan shows what the apply of the same switches does.
    */
-  compare(desired: Desired<Spec>, observed: Observed<Live>, serverPlan?: ServerPlan): Comparison;
+  compare(
+    desired: Desired<Spec>,
+    observed: Observed<Live>,
+    serverPlan?: ServerPlan,
+    run?: Pick<KindContext, 'option'>,
+  ): Comparison;
   create(ctx: KindContext, desired: Desired<Spec>): Promise<Observed<Live>>;
   update(ctx: KindContext, desired: Desired<Spec>, observed: Observed<Live>): Promise<Observed<Live>>;
   /** `desired` is there when the manifest declares the object `ensure: absent`; absent for prune. */

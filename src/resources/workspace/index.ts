@@ -317,9 +317,18 @@ async function unlockAbandoned(c: WorkspacesClient, held: Workspace): Promise<Wo
   return (await c.readWorkspace({ id: held.id }, { include: READ_INCLUDES })) ?? held;
 }
 
-/** Refuses, before any write, to release a lock someone else holds unless --force-unlock was given. */
-function assertUnlockAllowed(ctx: KindContext, desired: Desired<WorkspaceSpec>, live: WorkspaceLive): void {
-  if (desired.spec.locked !== false || !live.workspace.attributes.locked || lockedByMe(live)) return;
+/**
+ * Refuses, before any write, to release a lock someone else holds unless --force-unlock was given.
+ * The comparison plans no such release without the switch; this keeps it so whatever asks `update`.
+ */
+function assertUnlockAllowed(
+  ctx: KindContext,
+  desired: Desired<WorkspaceSpec>,
+  live: WorkspaceLive,
+  unlocking: boolean,
+): void {
+  if (!unlocking || desired.spec.locked !== false || !live.workspace.attributes.locked || lockedByMe(live))
+    return;
   if (!ctx.option(FORCE_UNLOCK)) {
     throw new Error(
       `the workspace is locked by ${lockDescription(live.workspace)}; the manifest wants it unlocked: run again with --force-unlock to release it`,
@@ -460,7 +469,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     return { ...observed, live: { ...observed.live, ...extra } };
   },
 
-  compare(desired, observed) {
+  compare(desired, observed, _serverPlan, run) {
     const live = observed.live;
     const diffs = diffAttributes(desired.spec, live.workspace);
     const problems: { message: string; pointer?: string }[] = [];
@@ -474,17 +483,32 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         after: true,
         ...(reason ? { note: `reason: ${JSON.stringify(reason)}` } : {}),
       });
-    } else if (desired.spec.locked === false && locked) {
-      const held = live.workspace.lockReason;
-      const note = !lockedByMe(live)
-        ? `locked by ${lockDescription(live.workspace)}: released only with --force-unlock`
-        : held
-          ? `reason: ${JSON.stringify(held)}`
-          : undefined;
-      diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
     }
     const notes: string[] = [];
     const heldBack: string[] = [];
+    if (desired.spec.locked === false && locked) {
+      const held = live.workspace.lockReason;
+      if (lockedByMe(live)) {
+        const note = held ? `reason: ${JSON.stringify(held)}` : undefined;
+        diffs.push({ path: 'locked', op: 'change', before: true, after: false, ...(note ? { note } : {}) });
+      } else if (run?.option(FORCE_UNLOCK)) {
+        diffs.push({
+          path: 'locked',
+          op: 'change',
+          before: true,
+          after: false,
+          note: `locked by ${lockDescription(live.workspace)}: released by --force-unlock`,
+        });
+      } else {
+        // Someone else's lock is released only with --force-unlock: without it the plan does not
+        // count a release the apply would refuse, and says why the workspace stays locked. Held
+        // back, so a saved plan that did release it (made with the switch) is stale here, not done.
+        notes.push(
+          `locked by ${lockDescription(live.workspace)}; the manifest says locked: false, but someone else's lock is released only with --force-unlock (plan or apply with it to release the lock)`,
+        );
+        heldBack.push('locked');
+      }
+    }
     if (
       desired.spec.locked === undefined &&
       locked &&
@@ -627,10 +651,10 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     if (local && live.state === undefined) {
       throw new Error('the current state was not read before the update; run the plan again');
     }
-    assertUnlockAllowed(ctx, desired, live);
     // Act on exactly what the comparison found, so plan and apply can never disagree.
-    const diffs = workspaceKind.compare(desired, observed).diffs;
+    const diffs = workspaceKind.compare(desired, observed, undefined, ctx).diffs;
     const changed = (path: string) => diffs.some((d) => d.path === path || d.path.startsWith(`${path}.`));
+    assertUnlockAllowed(ctx, desired, live, changed('locked'));
     let workspace = live.workspace;
     const body = updateBody(desired.spec, diffs);
     if (Object.keys(body).length > 0 || changed('project')) {
