@@ -362,6 +362,28 @@ describe('workspaces on the wire', () => {
     expect(calls[4]!.body).toBeUndefined();
   });
 
+  it('sends a safe delete by id again after a lost answer, and one by name only once', async () => {
+    const byId = '/api/v2/workspaces/ws-1/actions/safe-delete';
+    pool.intercept({ path: byId, method: 'POST' }).reply(503, 'busy');
+    pool
+      .intercept({ path: byId, method: 'POST' })
+      .replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    // The dropped send had landed: the next one finds the workspace gone.
+    pool
+      .intercept({ path: byId, method: 'POST' })
+      .reply(404, { errors: [{ status: '404', title: 'not found' }] });
+    const error = await client()
+      .safeDeleteWorkspace({ id: 'ws-1' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect((error as HttpStatusError).status).toBe(404);
+
+    const byName = '/api/v2/organizations/acme/workspaces/app/actions/safe-delete';
+    pool.intercept({ path: byName, method: 'POST' }).reply(503, 'busy');
+    await expect(client().safeDeleteWorkspace({ organization: 'acme', name: 'app' })).rejects.toThrow(/503/);
+    expect(sent().map((s) => s.path)).toEqual([byId, byId, byId, byName]);
+  });
+
   it('pings for the rate limit and asks who the token belongs to', async () => {
     pool.intercept({ path: '/api/v2/ping' }).reply(204, '', { headers: { 'x-ratelimit-limit': '30' } });
     pool

@@ -103,3 +103,44 @@ describe('releasing a lock this token held, when someone else locked the workspa
     expect(calls).toEqual(['unlock']);
   });
 });
+
+describe('deleting a workspace that is already gone', () => {
+  function gone(method: 'safe' | 'force') {
+    const calls: string[] = [];
+    const client = {
+      safeDeleteWorkspace: async () => {
+        calls.push('safe-delete');
+        throw status('POST', '/workspaces/ws-2/actions/safe-delete', 404);
+      },
+      forceDeleteWorkspace: async () => {
+        calls.push('delete');
+        throw status('DELETE', '/workspaces/ws-2', 404);
+      },
+    };
+    const ctx = { client: () => client, option: () => false } as unknown as KindContext;
+    const key = { kind: 'Workspace', name: 'old', namespace: 'acme' };
+    const observed: Observed<WorkspaceLive> = {
+      key,
+      id: 'ws-2',
+      live: {
+        workspace: {
+          id: 'ws-2',
+          name: 'old',
+          organization: 'acme',
+          attributes: { locked: false },
+          lockedBy: null,
+        },
+      } as unknown as WorkspaceLive,
+    };
+    const desired = method === 'force' ? { key, spec: { deletion: 'force' as const } } : undefined;
+    return { calls, run: () => workspaceKind.delete(ctx, observed, desired) };
+  }
+
+  // A resend of the deletion after its own lost answer is answered 404: the apply deleted it, and
+  // reporting it failed kept the inventory's record of a workspace that no longer exists.
+  it.each(['safe', 'force'] as const)('counts a 404 to the %s delete as deleted', async (method) => {
+    const { calls, run } = gone(method);
+    await expect(run()).resolves.toBeUndefined();
+    expect(calls).toEqual([method === 'safe' ? 'safe-delete' : 'delete']);
+  });
+});

@@ -251,9 +251,19 @@ export class WorkspacesClient extends HttpServiceClient {
     );
   }
 
-  /** `POST …/actions/safe-delete`: refused with 409 while the workspace manages resources. */
+  /**
+   * `POST …/actions/safe-delete`: refused with 409 while the workspace manages resources. By id it is
+   * sent again after a lost answer (a 5xx, a dropped connection), as a DELETE is: an id names one
+   * workspace for good, so a second send deletes that one or, if the first landed, is answered 404,
+   * which the caller reads as done. By name it is sent once: a workspace made meanwhile under the
+   * same name is another one.
+   */
   async safeDeleteWorkspace(ref: WorkspaceRef): Promise<void> {
-    await this.call({ method: 'POST', path: `${this.workspacePath(ref)}/actions/safe-delete` });
+    await this.call({
+      method: 'POST',
+      path: `${this.workspacePath(ref)}/actions/safe-delete`,
+      ...('id' in ref ? { idempotent: true as const } : {}),
+    });
   }
 
   /** `DELETE` by id or name: deletes even a workspace that manages resources. */

@@ -317,6 +317,11 @@ async function unlockAbandoned(c: WorkspacesClient, held: Workspace): Promise<Wo
   return (await c.readWorkspace({ id: held.id }, { include: READ_INCLUDES })) ?? held;
 }
 
+/** A 404 to a deletion by id: the workspace is gone, which is what the deletion was for. */
+function goneIsDone(error: unknown): void {
+  if (!isNotFound(error)) throw error;
+}
+
 /**
  * Refuses, before any write, to release a lock someone else holds unless --force-unlock was given.
  * The comparison plans no such release without the switch; this keeps it so whatever asks `update`.
@@ -713,7 +718,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     const c = client(ctx, observed.key);
     const w = observed.live.workspace;
     if (desired?.spec.deletion === 'force') {
-      await c.forceDeleteWorkspace({ id: w.id });
+      await c.forceDeleteWorkspace({ id: w.id }).catch(goneIsDone);
       return;
     }
     // The service refuses to safe-delete a locked workspace. A lock Converge's own token holds (a
@@ -730,8 +735,10 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     try {
       await c.safeDeleteWorkspace({ id: w.id });
     } catch (error) {
-      // Gone meanwhile (someone deleted it after the read): what the deletion was for is done.
-      if (released && isNotFound(error)) return;
+      // Gone: deleted by a send of ours whose answer was lost (the resend is answered 404), or by
+      // someone after the read. Either way what the deletion was for is done; reported as failed,
+      // the inventory kept the record of a workspace this apply deleted.
+      if (isNotFound(error)) return;
       // Refused (it still manages resources) or failed: the workspace stays, and so must its lock. A
       // change freeze was lifted by an apply that deleted nothing.
       if (released) {
