@@ -529,6 +529,36 @@ describe('Workspace objects', () => {
     expect((await show('cli-held')).attributes.locked).toBe(true);
   });
 
+  it('holds a state push back while someone else holds the lock, and pushes once it is released', async () => {
+    const plain = manifestDir({ 'ws.yaml': workspace('cli-push-held', 'description: p') });
+    expect((await converge(['apply', '-f', plain, '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-push-held`, '--reason', 'hotfix'], bobEnv)).code,
+    ).toBe(0);
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-push-held', 'description: p\nstate: s.tfstate'),
+      's.tfstate': state(2, 'held'),
+    });
+    const plan = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain(
+      '# state: not pushed while user bob (reason: "hotfix") holds the lock (a push needs it); it is pushed once the lock is released',
+    );
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+
+    // With locked: false and --force-unlock, their lock is released first and the state pushed.
+    const forced = manifestDir({
+      'ws.yaml': workspace('cli-push-held', 'description: p\nstate: s.tfstate\nlocked: false'),
+      's.tfstate': state(2, 'held'),
+    });
+    const shown = await converge(['plan', '-f', forced, '--force-unlock'], env);
+    expect(shown.stdout).toContain('+ state');
+    const applied = await converge(['apply', '-f', forced, '--auto-approve', '--force-unlock'], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect((await show('cli-push-held')).attributes.locked).toBe(false);
+    expect((await converge(['plan', '-f', forced, '--detailed-exitcode'], env)).code).toBe(0);
+  });
+
   it('keeps a workspace declared without an organization out of the prune (it lives in the default one)', async () => {
     const noOrg = `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: cli-noorg }\nspec: { description: n }\n`;
     const dir = manifestDir({ 'ws.yaml': `${workspace('cli-withorg', 'description: w')}---\n${noOrg}` });

@@ -555,7 +555,15 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     const local = localOf(desired).state;
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);
-      if (seeding.diff) diffs.push(seeding.diff);
+      // A push needs the lock: one someone else holds, and this run does not release, would fail
+      // the push at apply time. Held back with a note instead, as their lock is.
+      const theirLock = locked && !lockedByMe(live) && !diffs.some((d) => d.path === 'locked');
+      if (seeding.diff && theirLock) {
+        notes.push(
+          `state: not pushed while ${lockDescription(live.workspace)} holds the lock (a push needs it); it is pushed once the lock is released`,
+        );
+        heldBack.push('state');
+      } else if (seeding.diff) diffs.push(seeding.diff);
       if (seeding.problem) problems.push({ message: seeding.problem, pointer: '/spec/state' });
       if (seeding.note) notes.push(seeding.note);
       if (seeding.heldBack) heldBack.push('state');
@@ -679,6 +687,10 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
           release: `converge workspace unlock ${label}`,
         })
       : () => undefined;
+    // Someone else's lock released by --force-unlock goes first: a state push needs the lock free.
+    const forcedRelease =
+      changed('locked') && desired.spec.locked === false && !abandonedLock && !lockedByMe(live);
+    if (forcedRelease) workspace = await c.forceUnlockWorkspace(workspace.id);
     try {
       if (changed('state')) {
         await pushIfWanted(
@@ -699,7 +711,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         await releaseOwnLock(c, workspace);
         workspace = await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '');
       }
-      if (changed('locked')) {
+      if (changed('locked') && !forcedRelease) {
         workspace = desired.spec.locked
           ? await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '')
           : abandonedLock
