@@ -103,6 +103,16 @@ export function retryBudgetFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   return value;
 }
 
+/** An address as it is compared: scheme, host, port and path, without user info or a trailing slash. */
+function serviceAddress(address: string): string {
+  try {
+    const url = new URL(address);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return address;
+  }
+}
+
 export interface RunOptions {
   signal?: AbortSignal;
   /** Kind options switched on (`force-unlock`). */
@@ -112,7 +122,10 @@ export interface RunOptions {
 }
 
 export class ServiceConnections implements KindContext {
-  private readonly clients = new Map<string, { service: string; client: ServiceClient }>();
+  private readonly clients = new Map<
+    string,
+    { service: string; client: ServiceClient; address: string; addressSource: string }
+  >();
   /** Each connection's settings, by service and connection name (see `settings`). */
   private readonly settingsCache = new Map<string, ConnectionSettings>();
   readonly signal?: AbortSignal;
@@ -204,9 +217,27 @@ export class ServiceConnections implements KindContext {
     const id = `${service.name}@${connection ?? ''}`;
     const existing = this.clients.get(id);
     if (existing) return existing.client as C;
-    const created = service.createClient(this.config(service, connection));
-    this.clients.set(id, { service: service.name, client: created });
+    const config = this.config(service, connection);
+    const created = service.createClient(config);
+    this.clients.set(id, {
+      service: service.name,
+      client: created,
+      address: serviceAddress(config.address),
+      addressSource: config.addressSource ?? `the ${service.name} address`,
+    });
     return created;
+  }
+
+  /**
+   * Where each service this run contacted lives, by `service` or `service@connection`: what a saved
+   * plan records, so that its apply goes to the services it was planned against. Without user info.
+   */
+  addresses(): Record<string, { address: string; source: string }> {
+    const out: Record<string, { address: string; source: string }> = {};
+    for (const [id, { address, addressSource }] of this.clients) {
+      out[id.endsWith('@') ? id.slice(0, -1) : id] = { address, source: addressSource };
+    }
+    return out;
   }
 
   /** Requests sent per service so far (for `--json` and benchmarks). */

@@ -59,6 +59,11 @@ export interface SavedPlan {
    */
   options?: string[];
   /**
+   * Where each service the plan read lives (`registry`, `registry@staging` for a named Connection):
+   * `apply FILE` refuses to send the plan elsewhere (another cluster, the wrong CI environment).
+   */
+  services?: Record<string, string>;
+  /**
    * The inventory's write count when the plan was made: deletions recorded by later writes undo
    * the plan's creates (`createsDeletedSince`). Absent in plans saved before it was recorded.
    */
@@ -120,6 +125,8 @@ export interface WritePlanOptions {
   maxDeletes?: number;
   /** Kind switches the plan was made with (`force-unlock`). */
   options?: readonly string[];
+  /** Where each service the plan read lives (`ServiceConnections.addresses`). */
+  services?: Readonly<Record<string, string>>;
   /** The inventory's write count as the plan read it (`LocalInventory.serial`). */
   inventorySerial?: number;
   /** The Converge version that made the plan. */
@@ -146,6 +153,9 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
     ...(options.excludes?.length ? { excludes: [...options.excludes] } : {}),
     ...(options.maxDeletes !== undefined ? { max_deletes: options.maxDeletes } : {}),
     ...(options.options?.length ? { options: [...options.options] } : {}),
+    ...(options.services && Object.keys(options.services).length > 0
+      ? { services: { ...options.services } }
+      : {}),
     ...(options.inventorySerial !== undefined ? { inventory_serial: options.inventorySerial } : {}),
     changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
@@ -200,6 +210,18 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
       const what = field === 'options' ? 'switches' : 'addresses';
       throw new EngineError(`${file} is not a Converge plan file: "${field}" is not a list of ${what}`);
     }
+  }
+  const services: unknown = saved.services;
+  if (
+    services !== undefined &&
+    !(
+      typeof services === 'object' &&
+      services !== null &&
+      !Array.isArray(services) &&
+      Object.values(services).every((a) => typeof a === 'string')
+    )
+  ) {
+    throw new EngineError(`${file} is not a Converge plan file: "services" is not a map of addresses`);
   }
   if (saved.format_version !== FORMAT_VERSION) {
     throw new EngineError(
@@ -427,6 +449,30 @@ function alreadyInEffect(
     return { ...fresh, notes: [...(fresh.notes ?? []), note] };
   }
   return undefined;
+}
+
+/**
+ * Refuses a saved plan sent to other services than it was planned against: the same manifest and
+ * state key are often shared by every environment (staging and production), so neither tells a plan
+ * of one from the other; the addresses do. Services this run did not contact are not compared.
+ */
+export function refuseOtherServices(
+  saved: SavedPlan,
+  current: Readonly<Record<string, { address: string; source: string }>>,
+  file: string,
+): void {
+  const moved = Object.entries(saved.services ?? {}).flatMap(([id, planned]) => {
+    const now = Object.hasOwn(current, id) ? current[id] : undefined;
+    return now && now.address !== planned ? [{ id, planned, now }] : [];
+  });
+  if (moved.length === 0) return;
+  const lines = moved.map(
+    ({ id, planned, now }) =>
+      `${printable(id)} at ${printable(planned)}, where this run's is ${printable(now.address)} (${now.source})`,
+  );
+  throw new EngineError(
+    `${file} was planned against ${lines.join('; ')}: a saved plan is applied only to the services it was planned against. Check the apply's environment, or plan against these services and review that plan`,
+  );
 }
 
 /** A plan file that did not verify: how to make it again, repeating nothing the file says. */

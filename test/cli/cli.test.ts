@@ -263,6 +263,35 @@ describe('plan and apply against the sandbox', () => {
     expect(await registry('GET', '/role/name/cli-bad-policy')).toBeUndefined();
   });
 
+  it('refuses a saved plan sent to another service than it was planned against', async () => {
+    const other = await startSandbox({
+      port: 0,
+      token: sandbox.rootToken,
+      config: { registry: { policies: [{ Name: 'service-read' }] } },
+    });
+    try {
+      const dir = manifestDir({ 'r.yaml': role('cli-elsewhere', 'Description: staging only') });
+      const planFile = path.join(dir, 'staging.plan');
+      expect((await converge(['plan', '-f', dir, '-out', planFile], env)).code).toBe(0);
+      const elsewhere = { ...env, CONVERGE_REGISTRY_ADDR: other.url };
+      const refused = await converge(['apply', planFile], elsewhere);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        `${planFile} was planned against registry at ${sandbox.url}, where this run's is ${other.url} (CONVERGE_REGISTRY_ADDR): a saved plan is applied only to the services it was planned against`,
+      );
+      const roles = (await (
+        await fetch(`${other.url}/v1/acl/roles`, {
+          headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+        })
+      ).json()) as { Name: string }[];
+      expect(roles.map((r) => r.Name)).not.toContain('cli-elsewhere');
+      // Where it was planned, it applies.
+      expect((await converge(['apply', planFile], env)).code).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('applies a saved plan again as what is left of it, and refuses it where objects moved since', async () => {
     const dir = manifestDir({
       'r.yaml': [role('cli-saved', 'Description: one'), role('cli-saved-2', 'Description: two')].join(

@@ -320,6 +320,12 @@ describe('a saved targeted plan', () => {
     const hostile = await runCli(['apply', out], env);
     expect(hostile.code).toBe(1);
     expect(hostile.stderr).toContain('"options" is not a list of switches');
+    delete file.options;
+    file.services = { registry: ['http://elsewhere'] };
+    writeFileSync(out, JSON.stringify(file));
+    const services = await runCli(['apply', out], env);
+    expect(services.code).toBe(1);
+    expect(services.stderr).toContain('"services" is not a map of addresses');
   });
 });
 

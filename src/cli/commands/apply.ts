@@ -18,6 +18,7 @@ import {
   movedSincePlan,
   readPlanFile,
   reconcileSavedPlan,
+  refuseOtherServices,
   verifyPlanFile,
 } from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
@@ -261,6 +262,8 @@ async function applyUntilInterrupted(
       write(io.stderr, 'Interrupted while planning; nothing was changed.');
       return interrupt.exitCode ?? EXIT.error;
     }
+    // Before anything is compared or written: a plan of staging is not applied to production.
+    if (saved && planFile) refuseOtherServices(saved, run.connections.addresses(), planFile);
     const plan =
       saved && planFile
         ? withRunFlags(

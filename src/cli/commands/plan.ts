@@ -190,6 +190,9 @@ async function planAndSave(
         excludes: flags.exclude ?? [],
         ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
         options: flags.options ?? [],
+        services: Object.fromEntries(
+          Object.entries(run.connections.addresses()).map(([id, { address }]) => [id, address]),
+        ),
         version: VERSION,
         inventorySerial: inventory.serial,
         digests: inventory,
