@@ -251,6 +251,32 @@ describe('what a new user gets wrong', () => {
     expect(JSON.parse(json.stdout).problems.length).toBeGreaterThan(0);
   });
 
+  it('takes a list as one comma-separated string, as the service does, and plans what the service will hold', async () => {
+    const dir = manifest(
+      [
+        'apiVersion: converge/v1',
+        'kind: LdapConfig',
+        'metadata: { name: ldap }',
+        'spec:',
+        '  url: ldap://dir.example',
+        '  userattr: sAMAccountName',
+        '  token_policies: [Base, base, " ops "]',
+        '  token_bound_cidrs: "10.0.0.0/8, 192.168.1.0/24"',
+        '',
+      ].join('\n'),
+    );
+    const plan = await converge(['plan', '-f', dir, '--json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    const after = JSON.parse(plan.stdout).changes[0].after;
+    expect(after).toMatchObject({
+      userattr: 'samaccountname',
+      token_policies: ['Base', 'base', 'ops'],
+      token_bound_cidrs: ['10.0.0.0/8', '192.168.1.0/24'],
+    });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'])).code).toBe(0);
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'])).code).toBe(0);
+  });
+
   it('a configuration of nothing but defaults is refused, since it would read as unconfigured', async () => {
     const dir = manifest(
       'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: ldap }\nspec: { url: "ldap://127.0.0.1" }\n',

@@ -63,8 +63,13 @@ const TlsVersion = (description: string) =>
 const Str = (description: string) => Type.Optional(Type.String({ description }));
 const Bool = (description: string) => Type.Optional(Type.Boolean({ description }));
 const Duration = (description: string) => Type.Optional(durationSchema(description));
+// The spec's "array or comma-separated string": `[a, b]` or `"a,b"`, sent as the array.
 const List = (description: string) =>
-  Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
+  Type.Optional(
+    Type.Union([Type.Array(Type.String({ minLength: 1 })), Type.String()], {
+      description: `${description}: a list, or one comma-separated string`,
+    }),
+  );
 
 const LdapConfigSpec = Type.Object(
   {
@@ -319,9 +324,17 @@ export const ldapConfigKind: ResourceKind<LdapConfigSpec, LdapConfig> &
   listAttributes: [...LISTS],
 
   render(desired) {
-    // The manifest's fields as written (durations as "5m" rather than seconds); the planner masks
-    // the write-only ones.
-    return { ...desired.spec };
+    // The manifest's fields in its own units (durations as "5m" rather than seconds), but in the form
+    // they are sent in where the service keeps another (a list trimmed, sorted and without
+    // duplicates, the user attribute lower-cased): a plan shows what the service will hold. The
+    // planner masks the write-only ones.
+    return Object.fromEntries(
+      Object.entries(desired.spec).map(([field, value]) =>
+        LISTS.has(field) || field === 'userattr'
+          ? [field, normalise(field as keyof LdapConfig, value)]
+          : [field, value],
+      ),
+    );
   },
 
   describe(observed) {
