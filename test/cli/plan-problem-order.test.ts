@@ -67,5 +67,9 @@ describe('plan problems', () => {
       'AclRole/default/r2',
       'LdapGroup/nowhere/dev',
     ]);
+    // An object's problem has the keys a manifest problem has: one script reads both.
+    const first = (doc.problems as unknown as Record<string, unknown>[])[0]!;
+    expect(first).toMatchObject({ file: path.join(dir, 'z-first.yaml'), line: expect.any(Number) });
+    expect(first.source).toBe(`${String(first.file)}:${String(first.line)}:${String(first.col)}`);
   });
 });

@@ -15,7 +15,8 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // `item` on a diff that adds or removes one list item. 1.6: `pruned.out_of_scope`. 1.7:
 // `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
 // 1.9: `pruned.not_recorded` and `pruned.refused`. 1.10: `pruned.not_declared` (a plan without --prune) and `pruned.inventory_absent`.
-// 1.11: a create's `diffs` add each attribute of `after`, a deletion's remove each of `before`.
+// 1.11: a create's `diffs` add each attribute of `after`, a deletion's remove each of `before`;
+// every problem carries `file`, `line` and `col`, as a manifest problem did.
 export const PLAN_JSON_FORMAT_VERSION = '1.11';
 
 export interface PlanJson {
@@ -93,7 +94,15 @@ export interface PlanJson {
    * their action too; plan refusals (deletion guards) are no object and appear only in `problems`.
    */
   summary: Plan['summary'] & { unplanned: number };
-  problems: Array<{ address: string; message: string; source: string | null }>;
+  /** `file`, `line` and `col` are `source` taken apart (null when the problem has no place). */
+  problems: Array<{
+    address: string;
+    message: string;
+    source: string | null;
+    file: string | null;
+    line: number | null;
+    col: number | null;
+  }>;
   requests: Record<string, number>;
   /** `--target` and `--exclude` patterns (empty when the whole manifest was planned). */
   targets: string[];
@@ -188,6 +197,10 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       address: addressOf(p.key),
       message: p.message,
       source: p.position ? `${p.position.file}:${p.position.line}:${p.position.col}` : null,
+      // The same keys as a manifest problem's, so one script reads both.
+      file: p.position?.file ?? null,
+      line: p.position?.line ?? null,
+      col: p.position?.col ?? null,
     })),
     requests: plan.requests,
     targets: plan.targeting?.targets ?? [],
