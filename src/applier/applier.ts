@@ -17,6 +17,7 @@ import {
 import { movedWriteOnly, type WriteOnlyDigests, writeOnlyValues } from '../planner/write-only.js';
 import {
   type AnyResourceKind,
+  CLEARED_WRITE_ONLY,
   hasDetailReads,
   hasWriteOnlyAttributes,
   type KindContext,
@@ -140,10 +141,10 @@ function recordWriteOnly(kind: AnyResourceKind, change: Change, digests: WriteOn
   const sent = new Set(change.desired?.changedWriteOnly ?? []);
   const values = new Map(change.desired ? writeOnlyValues(kind, change.desired) : []);
   for (const path of sent) {
-    const value = values.get(path);
-    // Sent without a value: the kind cleared it, so nothing is recorded any more.
-    if (value === undefined) digests.forget(change.address, path);
-    else digests.record(change.address, path, digests.digest(change.address, path, value));
+    // Sent without a value: the kind cleared it, recorded as the empty value it sent, so later plans
+    // know the service holds none (a forgotten record read as "most likely still set").
+    const value = values.get(path) ?? CLEARED_WRITE_ONLY;
+    digests.record(change.address, path, digests.digest(change.address, path, value));
   }
 }
 

@@ -9,6 +9,7 @@
 import {
   type AnyResourceKind,
   type AttributeDiff,
+  CLEARED_WRITE_ONLY,
   type Desired,
   likelySetWriteOnly,
   type Observed,
@@ -32,6 +33,19 @@ export interface WriteOnlyDigests {
   recordedUnderOtherKey?(address: string): string | undefined;
   /** This run's state key: its id and where it came from (`CONVERGE_STATE_KEY`, a state.key path). */
   currentKey?(): { id: string; source: string } | undefined;
+}
+
+/**
+ * Whether Converge's last write cleared the attribute: recorded as the digest of the empty value, so
+ * that "cleared by Converge" is not read as "never recorded" (which the service may well hold).
+ */
+export function clearedByConverge(
+  digests: WriteOnlyDigests | undefined,
+  address: string,
+  path: string,
+): boolean {
+  const recorded = digests?.recorded(address, path);
+  return recorded !== undefined && recorded === digests!.digest(address, path, CLEARED_WRITE_ONLY);
 }
 
 /**
@@ -64,7 +78,11 @@ export function compareWriteOnly(
   // A value Converge set that the manifest no longer has is cleared, as any attribute dropped from
   // the manifest returns to the service's default; never-recorded absent values are left alone.
   for (const path of writeOnlyPaths(kind)) {
-    if (valueAtPath(desired.spec, path) !== undefined || digests?.recorded(address, path) === undefined)
+    if (
+      valueAtPath(desired.spec, path) !== undefined ||
+      digests?.recorded(address, path) === undefined ||
+      clearedByConverge(digests, address, path)
+    )
       continue;
     changed.push(path);
     diffs.push({
@@ -163,6 +181,8 @@ export function heldWriteOnly(
 ): string[] {
   const likely = new Set(likelySetWriteOnly(kind, observed));
   return writeOnlyPaths(kind).filter(
-    (path) => likely.has(path) || (digests?.recorded(address, path) ?? null) !== null,
+    (path) =>
+      !clearedByConverge(digests, address, path) &&
+      (likely.has(path) || (digests?.recorded(address, path) ?? null) !== null),
   );
 }

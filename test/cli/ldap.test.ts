@@ -42,7 +42,7 @@ async function converge(
     CONVERGE_STATE_DIR: stateDir,
     NO_COLOR: '1',
     // The variables these manifests interpolate, exposed as an operator would.
-    CONVERGE_ALLOW_ENV: 'PLANTED_*,KEY,BINDPASS',
+    CONVERGE_ALLOW_ENV: 'PLANTED_*,DROPPED_*,KEY,BINDPASS',
     ...env,
   };
   const result = await run(args, runEnv, undefined, input ?? '');
@@ -161,6 +161,36 @@ spec: { policies: [dev], groups: [ops] }
       for (const output of outputs)
         expect(output.includes(secret), `secret in: ${output.slice(0, 400)}`).toBe(false);
     }
+  });
+});
+
+describe('a bind password dropped from the manifest', () => {
+  const config = (bindpass: boolean) => `apiVersion: converge/v1
+kind: LdapConfig
+metadata: { name: planted }
+spec:
+  url: ldap://127.0.0.1:1
+  binddn: cn=svc,dc=example,dc=test
+  userdn: ou=people,dc=example,dc=test
+${bindpass ? '  bindpass: ${env:DROPPED_BINDPASS}\n' : ''}`;
+  const env = { DROPPED_BINDPASS: `dropped-${randomUUID()}` };
+
+  it('is cleared once, and later plans know the service holds none', async () => {
+    expect((await converge(['apply', '-f', manifest(config(true)), '--auto-approve'], env)).code).toBe(0);
+    const dir = manifest(config(false));
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stdout).toContain(
+      '- bindpass = (sensitive value) # no longer in the manifest: it will be cleared',
+    );
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+
+    const after = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(after.code).toBe(0);
+    // Not "the service most likely holds one": Converge cleared it itself.
+    expect(after.stdout).not.toContain('most likely holds one');
+    const absent = manifest(config(false).replace('name: planted }', 'name: planted, ensure: absent }'));
+    const deletion = JSON.parse((await converge(['plan', '-f', absent, '--json'], env)).stdout);
+    expect(deletion.changes[0].before).not.toHaveProperty('bindpass');
   });
 });
 
