@@ -205,6 +205,16 @@ describe('durations in an inline job', () => {
     expect(asText).toMatch(/KillTimeout += "20s" -> "90s"/);
   });
 
+  it("of a job-level Update are shown in the manifest's units, though the service reports them per group", async () => {
+    const updated = (minHealthy: string, deadline: string) =>
+      `apiVersion: converge/v1\nkind: Job\nmetadata: { name: job-update-units }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  Update: { MinHealthyTime: ${minHealthy}, HealthyDeadline: ${deadline} }\n  TaskGroups:\n    - Name: g\n      Tasks:\n        - Name: t\n          Driver: docker\n          Config: { image: x }\n`;
+    const first = folder({ 'job.yaml': updated('30000000000', '1m30s') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'])).code).toBe(0);
+    const changed = await plan(folder({ 'job.yaml': updated('45000000000', '5400s') }));
+    expect(changed).toMatch(/MinHealthyTime += 30000000000 -> 45000000000/);
+    expect(changed).toMatch(/HealthyDeadline += "1m30s" -> "5400s"/);
+  });
+
   it('in any other text are refused by validate at their line', async () => {
     // The service refused such text only when the plan was made, and with it the whole apply.
     const refused = await converge(['validate', '-f', folder({ 'job.yaml': job('twenty') })]);

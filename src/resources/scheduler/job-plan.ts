@@ -169,9 +169,24 @@ export function planDiffs(plan: PlanResponse, sides: DiffSides = {}): AttributeD
               ? { after: typed(d.diff.after as string, d.diff.path, sides.after, sides.before) }
               : {}),
           },
-          valueAt(sides.written, d.diff.path),
+          writtenAt(sides.written, d.diff.path),
         ),
   );
+}
+
+/** `TaskGroups[web].Update.MinHealthyTime` → `MinHealthyTime`, for a group's update strategy. */
+const GROUP_UPDATE_FIELD = /^TaskGroups\[[^\]]*\]\.Update\.([^.[]+)$/;
+
+/**
+ * What the manifest wrote for a diff's path, where the service moved it: a job-level `Update` is
+ * copied into each group that does not set the field itself, so the service's diff names the group
+ * (`TaskGroups[web].Update.MinHealthyTime`) and the value written is the job's (`Update.…`).
+ */
+function writtenAt(written: unknown, path: string): unknown {
+  const own = valueAt(written, path);
+  if (own !== undefined) return own;
+  const field = GROUP_UPDATE_FIELD.exec(path)?.[1];
+  return field === undefined ? undefined : valueAt(written, `Update.${field}`);
 }
 
 /**
