@@ -19,6 +19,7 @@ import {
   type AnyResourceKind,
   CLEARED_WRITE_ONLY,
   hasDetailReads,
+  hasVersionChanges,
   hasWriteOnlyAttributes,
   type KindContext,
   type Observed,
@@ -203,10 +204,15 @@ async function ensureNotStale(
     // several fields (a workspace's update time, lock and state serial) says nothing to a person.
     const shown =
       isVersioned(kind) || (typeof change.observedVersion === 'number' && typeof now.version === 'number');
+    const moved = hasVersionChanges(kind)
+      ? kind.versionChange(change.observedVersion, now.version)
+      : undefined;
     throw new StaleChangeError(
       shown
         ? `it changed since the plan (${versionLabelOf(kind)} ${change.observedVersion} → ${now.version})`
-        : 'it changed since the plan',
+        : moved
+          ? `it changed since the plan (${moved})`
+          : 'it changed since the plan',
     );
   }
   // A write-only value moves no version: what Converge recorded of it is the only witness.

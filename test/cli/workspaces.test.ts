@@ -559,6 +559,22 @@ describe('Workspace objects', () => {
     expect((await converge(['plan', '-f', forced, '--detailed-exitcode'], env)).code).toBe(0);
   });
 
+  it('says what moved when a saved plan of a workspace is stale', async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-moved', 'description: one') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-moved', 'description: two') });
+    const saved = path.join(dir, 'moved.plan');
+    expect((await converge(['plan', '-f', dir, '-out', saved], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-moved`, '--reason', 'freeze'], bobEnv)).code,
+    ).toBe(0);
+    const stale = await converge(['apply', saved], env);
+    expect(stale.code).toBe(3);
+    expect(stale.stderr + stale.stdout).toMatch(
+      /Workspace\/acme\/cli-moved: STALE: it changed since the plan \(lock unlocked → users\/[\w-]+; lock reason \(none\) → freeze\)/,
+    );
+  });
+
   it('keeps a workspace declared without an organization out of the prune (it lives in the default one)', async () => {
     const noOrg = `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: cli-noorg }\nspec: { description: n }\n`;
     const dir = manifestDir({ 'ws.yaml': `${workspace('cli-withorg', 'description: w')}---\n${noOrg}` });

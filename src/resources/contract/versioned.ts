@@ -18,3 +18,16 @@ export function isVersioned<K extends object>(kind: K | undefined): kind is K & 
 export function versionLabelOf(kind: object | undefined): string {
   return isVersioned(kind) ? kind.versionLabel : 'version';
 }
+
+/**
+ * Implemented by a kind whose version is a composite of several fields (a workspace's update time,
+ * lock and current state): what moved between two of its versions, in words, for a stale refusal
+ * that would otherwise say only "it changed".
+ */
+export interface VersionChanges {
+  versionChange(planned: unknown, now: unknown): string | undefined;
+}
+
+export function hasVersionChanges<K extends object>(kind: K | undefined): kind is K & VersionChanges {
+  return typeof (kind as Partial<VersionChanges> | undefined)?.versionChange === 'function';
+}

@@ -22,6 +22,7 @@ import type {
   PlanProblem,
   ChangeImpact,
   DeletionRefusal,
+  VersionChanges,
   Prunable,
   RenderDetails,
   ResourceKey,
@@ -126,6 +127,22 @@ function observedOf(
       workspace.currentStateVersionId ?? 'no-state',
     ].join('|'),
   };
+}
+
+/** The parts of a workspace's version (`observedOf`), named as a stale refusal says them. */
+const VERSION_PARTS = ['settings updated at', 'lock', 'lock reason', 'current state version'] as const;
+
+/** `lock unlocked → users/user-9`: the parts of two workspace versions that differ. */
+function workspaceVersionChange(planned: unknown, now: unknown): string | undefined {
+  if (typeof planned !== 'string' || typeof now !== 'string') return undefined;
+  const before = planned.split('|');
+  const after = now.split('|');
+  if (before.length !== VERSION_PARTS.length || after.length !== VERSION_PARTS.length) return undefined;
+  const show = (v: string | undefined) => (v === '' || v === undefined ? '(none)' : printable(v));
+  const moved = VERSION_PARTS.flatMap((part, i) =>
+    before[i] === after[i] ? [] : [`${part} ${show(before[i])} → ${show(after[i])}`],
+  );
+  return moved.length > 0 ? moved.join('; ') : undefined;
 }
 
 /**
@@ -370,6 +387,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   Exportable<WorkspaceSpec, WorkspaceLive> &
   Prunable<WorkspaceLive> &
   DeletionRefusal<WorkspaceLive> &
+  VersionChanges &
   ChangeImpact<WorkspaceSpec, WorkspaceLive> = {
   kind: 'Workspace',
   service: workspacesService.name,
@@ -384,6 +402,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   localFiles: ['state'],
   ownership: 'marker',
   effectiveNamespace: (key, settings) => organizationIn(key, settings),
+  versionChange: workspaceVersionChange,
   options: [
     {
       flag: FORCE_UNLOCK,
