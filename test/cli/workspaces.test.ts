@@ -575,6 +575,25 @@ describe('Workspace objects', () => {
     );
   });
 
+  it("says that deleting a workspace releases this token's own lock, taken by hand or not", async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-own-lock', 'description: d') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-own-lock`, '--reason', 'hotfix in progress'], env))
+        .code,
+    ).toBe(0);
+    const absent = manifestDir({
+      'ws.yaml': workspace('cli-own-lock', 'description: d').replace(
+        'name: cli-own-lock',
+        'name: cli-own-lock\n  ensure: absent',
+      ),
+    });
+    const plan = await converge(['plan', '-f', absent], env);
+    expect(plan.stdout).toContain(
+      '# its lock, held by this token (reason: "hotfix in progress"), is released for the deletion (taken again if the service refuses it)',
+    );
+  });
+
   it('keeps a workspace declared without an organization out of the prune (it lives in the default one)', async () => {
     const noOrg = `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: cli-noorg }\nspec: { description: n }\n`;
     const dir = manifestDir({ 'ws.yaml': `${workspace('cli-withorg', 'description: w')}---\n${noOrg}` });

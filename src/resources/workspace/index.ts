@@ -616,8 +616,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
   // How a deletion goes, beside it: a safe delete the service refuses while the workspace manages
   // resources (the apply then fails), a force delete destroys them with it. The plan looked alike for
   // both, so a reviewer could not tell the force delete of a workspace with resources.
-  async impact(_ctx, subjects) {
-    return subjects.map((s) => {
+  async impact(ctx, subjects) {
+    const lines = subjects.map((s) => {
       if (s.action !== 'delete' || !s.observed) return [];
       // The service's count, trusted only as a count: an answer without one says nothing of it.
       const given = s.observed.live.workspace.attributes['resource-count'];
@@ -636,6 +636,22 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         `safe delete: the service refuses it while the workspace manages ${resources} (the apply then fails; \`deletion: force\` deletes it anyway)`,
       ];
     });
+    // A safe delete releases this token's own lock first (the service refuses a locked workspace):
+    // said, since a lock taken by hand with the same token ("hotfix in progress") goes with it.
+    await Promise.all(
+      subjects.map(async (s, i) => {
+        const w = s.observed?.live.workspace;
+        if (s.action !== 'delete' || !w?.attributes.locked || s.desired?.spec.deletion === 'force') return;
+        const me = s.observed!.live.me ?? (await whoAmI(client(ctx, s.key)).catch(() => undefined));
+        const reason = w.lockReason ? ` (reason: ${JSON.stringify(printable(w.lockReason))})` : '';
+        lines[i]!.push(
+          me && w.lockedBy?.id === me.id
+            ? `its lock, held by this token${reason}, is released for the deletion (taken again if the service refuses it)`
+            : `locked by ${lockDescription(w)}: the service refuses a safe delete of a locked workspace (the apply then fails)`,
+        );
+      }),
+    );
+    return lines;
   },
 
   describe(observed) {
