@@ -10,7 +10,7 @@ import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { printable } from '../common/printable.js';
 import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
-import type { WriteOnlyDigests } from '../planner/write-only.js';
+import { heldWriteOnly, type WriteOnlyDigests } from '../planner/write-only.js';
 import {
   type AnyResourceKind,
   addressOf,
@@ -23,7 +23,6 @@ import {
   type ResourceKey,
   secretMapsOf,
   sensitivePathsOf,
-  likelySetWriteOnly,
   writeOnlyPaths,
 } from '../resources/contract.js';
 
@@ -50,8 +49,8 @@ export interface ExportOptions extends ConnectOptions {
   connection?: string;
   /** The manifest whose Connections may be used. */
   manifest?: Manifest;
-  /** What Converge recorded of write-only values: those become placeholders too. */
-  writeOnly?: Pick<WriteOnlyDigests, 'recorded'>;
+  /** What Converge recorded of write-only values: those it set become placeholders too. */
+  writeOnly?: Pick<WriteOnlyDigests, 'recorded' | 'digest'>;
   /**
    * Told of each kind a whole export (no `kinds`, no `namespace`) leaves out because its default
    * place does not exist (a directory auth method never enabled): `LdapGroup: nothing is mounted …`.
@@ -306,9 +305,11 @@ function exportOne(
       (name, value) => typeof value === 'string' && secretName(name),
     );
   }
-  const likelySet = new Set(likelySetWriteOnly(kind, observed));
+  // What the live object most likely holds, as a deletion's plan lists it: recorded as set by
+  // Converge, or read as set by the kind, unless Converge's own last write cleared it.
+  const held = new Set(heldWriteOnly(kind, address, observed, recorded));
   for (const path of writeOnlyPaths(kind)) {
-    if (!likelySet.has(path) && recorded?.recorded(address, path) === undefined) {
+    if (!held.has(path)) {
       // Whatever the service showed of a write-only value is not exported either.
       deleteAt(withSecrets, path.split('.'));
       continue;

@@ -40,7 +40,7 @@ export interface WriteOnlyDigests {
  * that "cleared by Converge" is not read as "never recorded" (which the service may well hold).
  */
 export function clearedByConverge(
-  digests: WriteOnlyDigests | undefined,
+  digests: Pick<WriteOnlyDigests, 'recorded' | 'digest'> | undefined,
   address: string,
   path: string,
 ): boolean {
@@ -177,7 +177,7 @@ export function heldWriteOnly(
   kind: AnyResourceKind,
   address: string,
   observed: Observed,
-  digests: WriteOnlyDigests | undefined,
+  digests: Pick<WriteOnlyDigests, 'recorded' | 'digest'> | undefined,
 ): string[] {
   const likely = new Set(likelySetWriteOnly(kind, observed));
   return writeOnlyPaths(kind).filter(
