@@ -65,6 +65,28 @@ function folder(files: Record<string, string>): string {
   return dir;
 }
 
+describe('a workspace deletion the service refuses with 404 (not yours to delete)', () => {
+  it('fails, and the workspace and its record stay', async () => {
+    const name = 'ops-not-bobs';
+    const root = env();
+    const made = folder({
+      'ws.yaml': `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name}, namespace: ${ORG} }\nspec: { description: d }\n`,
+    });
+    expect((await runCli(['apply', '-f', made, '--auto-approve'], root)).code).toBe(0);
+    const absent = folder({
+      'ws.yaml': `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name}, namespace: ${ORG}, ensure: absent }\nspec: { description: d }\n`,
+    });
+    // Bob may read workspaces but not delete them: the service answers 404, as for one not there.
+    const bob = { ...root, CONVERGE_WORKSPACES_TOKEN: 'bob-token' };
+    const refused = await runCli(['apply', '-f', absent, '--auto-approve'], bob);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toContain('1 failed');
+    expect((await runCli(['workspace', 'show', `${ORG}/${name}`], root)).code).toBe(0);
+    const listed = await runCli(['inventory', 'list'], bob);
+    expect(listed.stdout).toContain(`Workspace/${ORG}/${name}`);
+  });
+});
+
 describe('rekey start', () => {
   it('refuses a PGP key that cannot encrypt, naming the file and the fingerprint, before sending', async () => {
     const good = await generateKey({

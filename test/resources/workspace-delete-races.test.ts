@@ -11,7 +11,7 @@ import { workspaceKind, type WorkspaceLive } from '../../src/resources/workspace
 const status = (method: string, path: string, code: number, message = '') =>
   new HttpStatusError({ service: 'workspaces', method, path, status: code, serviceMessage: message });
 
-function race(answers: { safeDelete: Error | undefined; relock?: Error; unlock?: Error }) {
+function race(answers: { safeDelete: Error | undefined; relock?: Error; unlock?: Error; gone?: boolean }) {
   const calls: string[] = [];
   const client = {
     whoAmI: async () => ({ id: 'user-converge', type: 'users' }),
@@ -24,13 +24,16 @@ function race(answers: { safeDelete: Error | undefined; relock?: Error; unlock?:
       calls.push('safe-delete');
       if (answers.safeDelete) throw answers.safeDelete;
     },
-    // A refused lock is read back: here someone else holds it.
-    readWorkspace: async () => ({
-      id: 'ws-1',
-      attributes: { locked: true },
-      lockedBy: { id: 'user-someone-else', type: 'users' },
-      lockReason: 'theirs',
-    }),
+    // A refused lock is read back: here someone else holds it. A 404 to the deletion is read back too.
+    readWorkspace: async () =>
+      answers.gone
+        ? undefined
+        : {
+            id: 'ws-1',
+            attributes: { locked: true },
+            lockedBy: { id: 'user-someone-else', type: 'users' },
+            lockReason: 'theirs',
+          },
     lockWorkspace: async (_id: string, reason: string) => {
       calls.push(`lock ${reason}`);
       if (answers.relock) throw answers.relock;
@@ -56,7 +59,10 @@ function race(answers: { safeDelete: Error | undefined; relock?: Error; unlock?:
 
 describe('deleting a workspace Converge locked, when someone acts in between', () => {
   it('counts a workspace deleted meanwhile (404) as deleted, and takes no lock', async () => {
-    const { calls, run } = race({ safeDelete: status('POST', '/workspaces/ws-1/actions/safe-delete', 404) });
+    const { calls, run } = race({
+      safeDelete: status('POST', '/workspaces/ws-1/actions/safe-delete', 404),
+      gone: true,
+    });
     await expect(run()).resolves.toBeUndefined();
     expect(calls).toEqual(['unlock', 'safe-delete']);
   });
@@ -104,10 +110,15 @@ describe('releasing a lock this token held, when someone else locked the workspa
   });
 });
 
-describe('deleting a workspace that is already gone', () => {
-  function gone(method: 'safe' | 'force') {
+describe('deleting a workspace that answers 404', () => {
+  function gone(method: 'safe' | 'force', stillThere = false) {
     const calls: string[] = [];
     const client = {
+      // The service answers 404 for "not there" and "not yours to delete" alike: read back.
+      readWorkspace: async () => {
+        calls.push('read');
+        return stillThere ? { id: 'ws-2' } : undefined;
+      },
       safeDeleteWorkspace: async () => {
         calls.push('safe-delete');
         throw status('POST', '/workspaces/ws-2/actions/safe-delete', 404);
@@ -141,6 +152,15 @@ describe('deleting a workspace that is already gone', () => {
   it.each(['safe', 'force'] as const)('counts a 404 to the %s delete as deleted', async (method) => {
     const { calls, run } = gone(method);
     await expect(run()).resolves.toBeUndefined();
-    expect(calls).toEqual([method === 'safe' ? 'safe-delete' : 'delete']);
+    expect(calls).toEqual([method === 'safe' ? 'safe-delete' : 'delete', 'read']);
   });
+
+  it.each(['safe', 'force'] as const)(
+    'keeps the refusal when the workspace is still there (a token without admin access)',
+    async (method) => {
+      const { calls, run } = gone(method, true);
+      await expect(run()).rejects.toThrow(/404/);
+      expect(calls).toEqual([method === 'safe' ? 'safe-delete' : 'delete', 'read']);
+    },
+  );
 });

@@ -334,9 +334,18 @@ async function unlockAbandoned(c: WorkspacesClient, held: Workspace): Promise<Wo
   return (await c.readWorkspace({ id: held.id }, { include: READ_INCLUDES })) ?? held;
 }
 
-/** A 404 to a deletion by id: the workspace is gone, which is what the deletion was for. */
-function goneIsDone(error: unknown): void {
+/**
+ * A 404 to a deletion by id, read back: the service answers 404 for "not there" and for "not yours
+ * to delete" alike. Gone on the read too, it is done (a resend after the deletion's own lost answer,
+ * or someone else first); still there, the refusal stands. Never taken as done unread: a token
+ * without admin access was reported to have deleted a workspace that stayed, and lost its record.
+ */
+async function goneIsDone(c: WorkspacesClient, id: string, error: unknown): Promise<void> {
   if (!isNotFound(error)) throw error;
+  const still = await c.readWorkspace({ id }).catch(() => {
+    throw error;
+  });
+  if (still) throw error;
 }
 
 /**
@@ -765,7 +774,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     const c = client(ctx, observed.key);
     const w = observed.live.workspace;
     if (desired?.spec.deletion === 'force') {
-      await c.forceDeleteWorkspace({ id: w.id }).catch(goneIsDone);
+      await c.forceDeleteWorkspace({ id: w.id }).catch((error: unknown) => goneIsDone(c, w.id, error));
       return;
     }
     // The service refuses to safe-delete a locked workspace. A lock Converge's own token holds (a
@@ -784,8 +793,15 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     } catch (error) {
       // Gone: deleted by a send of ours whose answer was lost (the resend is answered 404), or by
       // someone after the read. Either way what the deletion was for is done; reported as failed,
-      // the inventory kept the record of a workspace this apply deleted.
-      if (isNotFound(error)) return;
+      // the inventory kept the record of a workspace this apply deleted. Read back first.
+      if (isNotFound(error)) {
+        try {
+          await goneIsDone(c, w.id, error);
+          return;
+        } catch {
+          // still there: refused, as any other refusal below
+        }
+      }
       // Refused (it still manages resources) or failed: the workspace stays, and so must its lock. A
       // change freeze was lifted by an apply that deleted nothing.
       if (released) {
