@@ -141,7 +141,11 @@ function recordWriteOnly(kind: AnyResourceKind, change: Change, digests: WriteOn
   }
   const sent = new Set(change.desired?.changedWriteOnly ?? []);
   const values = new Map(change.desired ? writeOnlyValues(kind, change.desired) : []);
+  const creates = change.action === 'create' || change.action === 'replace';
   for (const path of sent) {
+    // A create sends only the values the manifest sets: the others were never sent, so nothing is
+    // recorded of them (the planner marks every path of a create as changed).
+    if (creates && !values.has(path)) continue;
     // Sent without a value: the kind cleared it, recorded as the empty value it sent, so later plans
     // know the service holds none (a forgotten record read as "most likely still set").
     const value = values.get(path) ?? CLEARED_WRITE_ONLY;

@@ -166,7 +166,8 @@ export async function buildProgram(
     .addOption(maxDeletesOption());
   // A kind's switches (`--force-unlock`) on plan too: the plan then shows what the apply does with them.
   const kindFlags = catalog.kindOptions();
-  for (const option of kindFlags) plan.option(`--${option.flag}`, option.description);
+  for (const option of kindFlags)
+    plan.option(`--${option.flag}`, `plan what \`apply --${option.flag}\` does: ${option.description}`);
   plan
     .addOption(parallelismOption())
     .addOption(timeoutOption())

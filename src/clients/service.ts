@@ -60,6 +60,11 @@ export interface ConnectionConfig {
 export interface ServiceClient {
   /** Attempts sent so far, retries included (for `--json` and the benchmarks). */
   readonly requestCount: number;
+  /**
+   * Where requests go (its base URL, `…/api/v2` added where the service has one): what a saved plan
+   * records and compares. Default: the connection's address as given.
+   */
+  readonly baseUrl?: string;
   close(): Promise<void>;
 }
 

@@ -222,7 +222,7 @@ export class ServiceConnections implements KindContext {
     this.clients.set(id, {
       service: service.name,
       client: created,
-      address: serviceAddress(config.address),
+      address: serviceAddress(created.baseUrl ?? config.address),
       addressSource: config.addressSource ?? `the ${service.name} address`,
     });
     return created;

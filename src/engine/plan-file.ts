@@ -33,7 +33,12 @@ const FORMAT = 'converge-plan';
  * records `inventory_serial`. A format-1 plan's digests can never match: it is refused as made by
  * another Converge rather than as a manifest that changed.
  */
-const FORMAT_VERSION = 2;
+/**
+ * 3: the plan records the service addresses it was planned against (`services`) and its kind
+ * switches (`options`). A format-2 plan carries neither: applied, it could be sent anywhere, and a
+ * release of someone else's lock it showed would be left undone; refused, to be made again.
+ */
+const FORMAT_VERSION = 3;
 
 interface SavedChange extends Omit<Change, 'desired' | 'observed' | 'serverPlan'> {
   /** Digest of what the manifest asked for; absent for deletions of objects it does not declare. */
@@ -420,6 +425,40 @@ export function createsDeletedSince(
   });
 }
 
+/** `TaskGroups[web].Count` → `TaskGroups`: the attribute a diff path belongs to. */
+function attributeOf(path: string): string {
+  return /^[^.[]*/.exec(path)![0];
+}
+
+/** The attributes a saved change was to change that the fresh plan of the object holds back. */
+function heldBackOf(saved: Pick<SavedChange, 'diffs'>, fresh: Change | undefined): string[] {
+  const held = new Set(fresh?.heldBack ?? []);
+  if (held.size === 0) return [];
+  return [...new Set((saved.diffs ?? []).map((d) => attributeOf(d.path)).filter((a) => held.has(a)))];
+}
+
+/**
+ * Saved changes this run would not make as saved: the fresh plan holds back an attribute the saved
+ * change was to change (someone else's lock the plan released with --force-unlock, a state push
+ * while someone else holds the lock). Applied, the kind's write would quietly leave it, and the
+ * apply would report the change made; refused as stale instead, with the fresh plan's word why.
+ */
+export function heldBackSincePlan(saved: SavedPlan, fresh: Plan): { address: string; why: string }[] {
+  const freshByAddress = new Map(fresh.changes.map((c) => [c.address, c]));
+  return saved.changes.flatMap((s) => {
+    const f = freshByAddress.get(s.address);
+    const held = heldBackOf(s, f);
+    if (held.length === 0) return [];
+    const notes = (f?.notes ?? []).filter((n) => held.some((a) => n.startsWith(`${a}:`) || n.includes(a)));
+    return [
+      {
+        address: s.address,
+        why: `the plan was to change ${held.join(', ')}, which this run leaves as it is${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`,
+      },
+    ];
+  });
+}
+
 export function alreadyDeleted(saved: SavedPlan, reconciled: Plan): string[] {
   const planned = new Set(reconciled.changes.map((c) => c.address));
   return saved.changes.filter((c) => c.action === 'delete' && !planned.has(c.address)).map((c) => c.address);
@@ -441,9 +480,11 @@ function alreadyInEffect(
 ): Change | undefined {
   if (saved.action === 'noop') return undefined;
   const creates = saved.action === 'create' || saved.action === 'replace';
-  // A noop that holds back what the manifest sets (a state seed the workspace moved past) is the live
-  // object gone another way since the plan was saved, not the saved change made: stale.
-  if (fresh?.heldBack?.length) return undefined;
+  // A noop that holds back what the saved change was to change (a state seed the workspace moved
+  // past, a lock it was to release) is not the saved change made: stale (`heldBackSincePlan`). What
+  // it holds back that the saved change left alone (someone else's lock beside a description) is
+  // no reason to call the rest not done.
+  if (heldBackOf(saved, fresh).length > 0) return undefined;
   if (fresh?.action === 'noop' && (!creates || recordedAsOwn)) {
     const note = `already in effect: the ${saved.action} was made since ${file} was saved`;
     return { ...fresh, notes: [...(fresh.notes ?? []), note] };

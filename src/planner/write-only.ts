@@ -85,12 +85,13 @@ export function compareWriteOnly(
     )
       continue;
     changed.push(path);
+    const otherKey = digests ? otherKeyNote(digests, address) : undefined;
     diffs.push({
       path,
       op: 'remove',
       before: SENSITIVE,
       sensitive: true,
-      note: 'no longer in the manifest: it will be cleared',
+      note: `no longer in the manifest: it will be cleared${otherKey ? ` (${otherKey})` : ''}`,
     });
   }
   for (const [path, value] of writeOnlyValues(kind, desired)) {

@@ -54,7 +54,7 @@ describe('apply FILE of a plan saved by an older Converge', () => {
     const r = await runCli(['apply', file], env());
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      `${file} has plan format 1, made by Converge 0.1.0; this Converge reads format 2: make the plan again with this Converge`,
+      `${file} has plan format 1, made by Converge 0.1.0; this Converge reads format 3: make the plan again with this Converge`,
     );
   });
 });

@@ -177,6 +177,11 @@ ${bindpass ? '  bindpass: ${env:DROPPED_BINDPASS}\n' : ''}`;
 
   it('is cleared once, and later plans know the service holds none', async () => {
     expect((await converge(['apply', '-f', manifest(config(true)), '--auto-approve'], env)).code).toBe(0);
+    // The create sent the bind password only: nothing is recorded of the values it never sent.
+    const recorded = JSON.parse(
+      (await converge(['inventory', 'show', 'LdapConfig/planted', '--json'], env)).stdout,
+    ) as { writeOnly: string[] };
+    expect(recorded.writeOnly).toEqual(['bindpass']);
     const dir = manifest(config(false));
     const plan = await converge(['plan', '-f', dir], env);
     expect(plan.stdout).toContain(

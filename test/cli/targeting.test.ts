@@ -4,11 +4,14 @@
  * dependants along), a pattern that matches nothing named with the closest addresses, the partial
  * headline in every rendering, and a saved plan that keeps its targets.
  */
+import { createHmac } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/planner/render/json.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { canonicalJson } from '../../src/common/json-equal.js';
+import { parseStateKey } from '../../src/engine/state-key.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
 
@@ -322,10 +325,31 @@ describe('a saved targeted plan', () => {
     expect(hostile.stderr).toContain('"options" is not a list of switches');
     delete file.options;
     file.services = { registry: ['http://elsewhere'] };
+    // (a map of addresses, checked before the MAC)
     writeFileSync(out, JSON.stringify(file));
     const services = await runCli(['apply', out], env);
     expect(services.code).toBe(1);
     expect(services.stderr).toContain('"services" is not a map of addresses');
+  });
+
+  it('made with a switch this Converge does not know is refused, not applied without it', async () => {
+    const out = path.join(tempDir('converge-targeting-plan-'), 'newer.plan');
+    expect((await runCli(['plan', '-f', dir, '-out', out], env)).code).toBe(0);
+    const { mac: _mac, ...content } = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+    // Signed as a later Converge would sign it, with a switch of its own.
+    const signed = { ...content, options: ['force-unlock-v2'] };
+    const keyFile = path.join(env.CONVERGE_STATE_DIR!, 'state.key');
+    const key = parseStateKey(readFileSync(keyFile, 'utf8'), keyFile, '');
+    const mac = createHmac('sha256', key)
+      .update('converge plan file mac\u0000')
+      .update(canonicalJson(JSON.parse(JSON.stringify(signed))))
+      .digest('hex');
+    writeFileSync(out, JSON.stringify({ ...signed, mac }));
+    const refused = await runCli(['apply', out], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'was made with switches this Converge does not know (--force-unlock-v2)',
+    );
   });
 });
 

@@ -545,18 +545,84 @@ describe('Workspace objects', () => {
       '# state: not pushed while user bob (reason: "hotfix") holds the lock (a push needs it); it is pushed once the lock is released',
     );
     expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    // Nothing was pushed: the next plan still holds it back.
+    expect((await converge(['plan', '-f', dir], env)).stdout).toContain('# state: not pushed while user bob');
+
+    // Released by its holder: the push is planned and made.
+    expect((await converge(['workspace', 'unlock', `${ORG}/cli-push-held`], bobEnv)).code).toBe(0);
+    expect((await converge(['plan', '-f', dir], env)).stdout).toContain('+ state');
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'], env)).code).toBe(0);
 
     // With locked: false and --force-unlock, their lock is released first and the state pushed.
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-push-held`, '--reason', 'again'], bobEnv)).code,
+    ).toBe(0);
     const forced = manifestDir({
       'ws.yaml': workspace('cli-push-held', 'description: p\nstate: s.tfstate\nlocked: false'),
-      's.tfstate': state(2, 'held'),
+      's.tfstate': state(3, 'held'),
     });
     const shown = await converge(['plan', '-f', forced, '--force-unlock'], env);
-    expect(shown.stdout).toContain('+ state');
+    expect(shown.stdout).toContain('~ state');
     const applied = await converge(['apply', '-f', forced, '--auto-approve', '--force-unlock'], env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     expect((await show('cli-push-held')).attributes.locked).toBe(false);
     expect((await converge(['plan', '-f', forced, '--detailed-exitcode'], env)).code).toBe(0);
+  });
+
+  it("pushes a seed under the manifest's own lock (locked: true) planned with another user's token", async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-own-held', 'locked: true') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-own-held', 'locked: true\nstate: s.tfstate'),
+      's.tfstate': state(1, 'own'),
+    });
+    // CI: the plan job's token (bob) is not the apply job's, which holds the manifest's lock.
+    const planned = await converge(['plan', '-f', dir], bobEnv);
+    expect(planned.stdout).toContain('+ state');
+    expect(planned.stdout).not.toContain('not pushed while');
+  });
+
+  it("refuses a saved release the applying token cannot make as its own, and re-applies a saved plan beside someone else's lock as done", async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-two-users', 'description: a') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-two-users`, '--reason', 'bobs'], bobEnv)).code,
+    ).toBe(0);
+    // Planned by bob, who holds the lock: his own release. Applied by another token, it is not.
+    const unlock = manifestDir({ 'ws.yaml': workspace('cli-two-users', 'description: a\nlocked: false') });
+    const bobsPlan = path.join(unlock, 'bobs.plan');
+    expect((await converge(['plan', '-f', unlock, '-out', bobsPlan], bobEnv)).code).toBe(0);
+    const refused = await converge(['apply', bobsPlan], {
+      ...bobEnv,
+      CONVERGE_WORKSPACES_TOKEN: env.CONVERGE_WORKSPACES_TOKEN!,
+    });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(
+      /Workspace\/acme\/cli-two-users: STALE: the plan was to change locked, which this run leaves as it is \(locked by user bob/,
+    );
+    expect((await show('cli-two-users')).attributes.locked).toBe(true);
+
+    // A description change beside bob's lock: applied, and applied again it is already in effect.
+    const described = manifestDir({ 'ws.yaml': workspace('cli-two-users', 'description: b\nlocked: false') });
+    const planFile = path.join(described, 'b.plan');
+    expect((await converge(['plan', '-f', described, '-out', planFile], env)).code).toBe(0);
+    expect((await converge(['apply', planFile], env)).code).toBe(0);
+    const again = await converge(['apply', planFile], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('already in effect');
+  });
+
+  it('applies a saved plan whose workspaces address is given with or without /api/v2 alike', async () => {
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-api-path', 'description: d') });
+    const saved = path.join(dir, 'bare.plan');
+    expect((await converge(['plan', '-f', dir, '-out', saved], env)).code).toBe(0);
+    const withPath = {
+      ...env,
+      CONVERGE_WORKSPACES_ADDR: `${env.CONVERGE_WORKSPACES_ADDR!.replace(/\/+$/, '')}/api/v2/`,
+    };
+    const applied = await converge(['apply', saved], withPath);
+    expect(applied.code, applied.stderr).toBe(0);
   });
 
   it('says what moved when a saved plan of a workspace is stale', async () => {

@@ -131,6 +131,20 @@ describe('json rendering', () => {
       { path: 'bindpass', op: 'add', after: '(sensitive value)', sensitive: true },
     ]);
     expect(json.changes[1]?.diffs).toEqual([{ path: 'Description', op: 'remove', before: 'gone' }]);
+    // A masked value inside an attribute (a job's Env entry) marks the attribute's diff too.
+    const nested = planToJson(
+      planOf([
+        change({
+          action: 'create',
+          after: { TaskGroups: [{ Name: 'g', Env: { DB_PASSWORD: '(sensitive value)' } }], Type: 'service' },
+        }),
+      ]),
+      '9.9.9',
+    );
+    expect(nested.changes[0]?.diffs.map((d) => [d.path, d.sensitive ?? false])).toEqual([
+      ['TaskGroups', true],
+      ['Type', false],
+    ]);
   });
 
   it('marks an object that could not be planned `planned: false`, so counting actions matches summary', () => {

@@ -140,6 +140,17 @@ describe('workspace comparison', () => {
   });
 });
 
+describe('what moved in a stale workspace', () => {
+  it('names the parts, a lock reason holding "|" included', () => {
+    const planned = '2026-01-01T00:00:00Z|users/user-9|a|b|sv-1';
+    const now = '2026-01-01T00:00:00Z|users/user-9|a|c|sv-1';
+    expect(workspaceKind.versionChange(planned, now)).toBe('lock reason a|b → a|c');
+    expect(workspaceKind.versionChange('t|unlocked||sv-1', 't|users/u-1|freeze|sv-2')).toBe(
+      'lock unlocked → users/u-1; lock reason (none) → freeze; current state version sv-1 → sv-2',
+    );
+  });
+});
+
 describe('workspace locks in the plan', () => {
   const key = { kind: 'Workspace', name: 'web', namespace: 'acme' };
   const theirs = live(

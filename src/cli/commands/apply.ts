@@ -15,6 +15,7 @@ import {
   alreadyDeleted,
   createsDeletedSince,
   deletionsStillThere,
+  heldBackSincePlan,
   movedSincePlan,
   readPlanFile,
   reconcileSavedPlan,
@@ -178,7 +179,15 @@ async function applyUntilInterrupted(
     );
   }
   const known = new Set(catalog.kindOptions().map((o) => o.flag));
-  const options = saved ? (saved.options ?? []).filter((o) => known.has(o)) : (flags.options ?? []);
+  const unknown = (saved?.options ?? []).filter((o) => !known.has(o));
+  if (unknown.length > 0) {
+    // A switch this Converge does not know cannot be given effect: applied without it, the plan's
+    // changes it enabled would be quietly left undone.
+    throw new CliError(
+      `${planFile} was made with switches this Converge does not know (${unknown.map((o) => `--${printable(o)}`).join(' ')}): apply it with the Converge that made it, or plan again`,
+    );
+  }
+  const options = saved ? (saved.options ?? []) : (flags.options ?? []);
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
   const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
@@ -314,6 +323,17 @@ async function applyUntilInterrupted(
       write(
         io.stderr,
         `Nothing was applied: a saved plan is applied whole, and some of its objects changed since it was saved.${planAgain()}`,
+      );
+      return EXIT.stale;
+    }
+    // A saved change the fresh plan holds back in part would be written without that part.
+    const heldBack = saved ? heldBackSincePlan(saved, run.plan) : [];
+    if (heldBack.length > 0) {
+      for (const { address, why } of heldBack)
+        write(io.stderr, `${printable(address)}: STALE: ${printable(why)}`);
+      write(
+        io.stderr,
+        `Nothing was applied: a saved plan is applied whole, and some of its changes would not be made as saved.${planAgain()}`,
       );
       return EXIT.stale;
     }

@@ -8,6 +8,11 @@ import type { HttpClient } from './client.js';
 export class HttpServiceClient {
   constructor(readonly http: HttpClient) {}
 
+  /** Where requests go: the service's base URL, as the client made it of its address. */
+  get baseUrl(): string {
+    return this.http.baseUrl;
+  }
+
   /** Attempts sent so far, retries included. */
   get requestCount(): number {
     return this.http.requestCount;

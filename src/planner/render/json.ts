@@ -121,6 +121,13 @@ export interface PlanJson {
 
 type JsonDiff = PlanJson['changes'][number]['diffs'][number];
 
+/** Whether a value is, or holds anywhere inside it, a masked value (a job's `Env` entry, say). */
+function holdsMasked(value: unknown): boolean {
+  if (value === SENSITIVE) return true;
+  if (Array.isArray(value)) return value.some(holdsMasked);
+  return typeof value === 'object' && value !== null && Object.values(value).some(holdsMasked);
+}
+
 /**
  * A change's attribute diffs. An update or a replace has the kind's own; a create adds, and a
  * deletion removes, every attribute it shows (`after`, `before`), so that a reader of `diffs` sees
@@ -132,7 +139,7 @@ function attributeDiffs(c: Plan['changes'][number]): JsonDiff[] {
       path,
       op,
       ...(op === 'add' ? { after: value } : { before: value }),
-      ...(value === SENSITIVE ? { sensitive: true } : {}),
+      ...(holdsMasked(value) ? { sensitive: true } : {}),
     }));
   if (c.action === 'create' && c.diffs.length === 0) return whole(c.after, 'add');
   if (c.action === 'delete' && c.diffs.length === 0) return whole(c.before, 'remove');

@@ -132,12 +132,19 @@ function observedOf(
 /** The parts of a workspace's version (`observedOf`), named as a stale refusal says them. */
 const VERSION_PARTS = ['settings updated at', 'lock', 'lock reason', 'current state version'] as const;
 
+/** A version's parts: the lock reason, third, may itself hold `|`; the others never do. */
+function versionParts(version: string): string[] | undefined {
+  const parts = version.split('|');
+  if (parts.length < VERSION_PARTS.length) return undefined;
+  return [parts[0]!, parts[1]!, parts.slice(2, -1).join('|'), parts[parts.length - 1]!];
+}
+
 /** `lock unlocked → users/user-9`: the parts of two workspace versions that differ. */
 function workspaceVersionChange(planned: unknown, now: unknown): string | undefined {
   if (typeof planned !== 'string' || typeof now !== 'string') return undefined;
-  const before = planned.split('|');
-  const after = now.split('|');
-  if (before.length !== VERSION_PARTS.length || after.length !== VERSION_PARTS.length) return undefined;
+  const before = versionParts(planned);
+  const after = versionParts(now);
+  if (!before || !after) return undefined;
   const show = (v: string | undefined) => (v === '' || v === undefined ? '(none)' : printable(v));
   const moved = VERSION_PARTS.flatMap((part, i) =>
     before[i] === after[i] ? [] : [`${part} ${show(before[i])} → ${show(after[i])}`],
@@ -585,7 +592,13 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       const seeding = compareState(local, live.state);
       // A push needs the lock: one someone else holds, and this run does not release, would fail
       // the push at apply time. Held back with a note instead, as their lock is.
-      const theirLock = locked && !lockedByMe(live) && !diffs.some((d) => d.path === 'locked');
+      // Not where the manifest holds the lock itself (`locked: true`): that lock is Converge's, taken
+      // by the token that applies, which the planning token (another user in CI) need not be.
+      const theirLock =
+        locked &&
+        !lockedByMe(live) &&
+        desired.spec.locked !== true &&
+        !diffs.some((d) => d.path === 'locked');
       if (seeding.diff && theirLock) {
         notes.push(
           `state: not pushed while ${lockDescription(live.workspace)} holds the lock (a push needs it); it is pushed once the lock is released`,
