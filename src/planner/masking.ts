@@ -204,12 +204,20 @@ export function copiedSecrets(
   const lines = [...values, ...declared].flatMap((v) =>
     v.includes('\n') ? v.split('\n').map((l) => l.trim()) : [],
   );
+  // Comma by comma too: a kind that takes a list as one comma-separated string (an LDAP
+  // configuration's token_policies) shows it split, trimmed and sorted, and a secret holding commas
+  // put there showed piece by piece. Pieces shorter than the masked lengths stay shown.
+  const piecesOf = (list: readonly string[]) =>
+    list.flatMap((v) => (v.includes(',') ? v.split(',').map((p) => p.trim()) : []));
   // Trimmed too: a kind may normalise what it is given (an LDAP group's policies are trimmed and
   // lower-cased), and the plan shows the value as the service will hold it.
   const long = [
     ...new Set([
       ...[...values, ...lines].flatMap(normalForms).filter((v) => v.length >= MIN_COPIED_SECRET),
-      ...declared
+      ...piecesOf([...values, ...lines])
+        .flatMap(normalForms)
+        .filter((v) => v.length >= MIN_COPIED_SECRET),
+      ...[...declared, ...piecesOf(declared)]
         .flatMap(normalForms)
         .filter((v) => v.trim().length >= MIN_DECLARED_SECRET && !PLAIN_WORD.test(v.trim())),
     ]),

@@ -42,7 +42,7 @@ async function converge(
     CONVERGE_STATE_DIR: stateDir,
     NO_COLOR: '1',
     // The variables these manifests interpolate, exposed as an operator would.
-    CONVERGE_ALLOW_ENV: 'PLANTED_*,DROPPED_*,KEY,BINDPASS',
+    CONVERGE_ALLOW_ENV: 'PLANTED_*,DROPPED_*,COMMA_*,KEY,BINDPASS',
     ...env,
   };
   const result = await run(args, runEnv, undefined, input ?? '');
@@ -196,6 +196,36 @@ ${bindpass ? '  bindpass: ${env:DROPPED_BINDPASS}\n' : ''}`;
     const absent = manifest(config(false).replace('name: planted }', 'name: planted, ensure: absent }'));
     const deletion = JSON.parse((await converge(['plan', '-f', absent, '--json'], env)).stdout);
     expect(deletion.changes[0].before).not.toHaveProperty('bindpass');
+  });
+});
+
+describe('a secret holding commas, put in a list the service splits at commas', () => {
+  it('is masked piece by piece in every rendering of the plan', async () => {
+    const pieces = [`Sup3r${randomUUID().slice(0, 4)}`, 'S3cret', `Passw0rd${randomUUID().slice(0, 4)}`];
+    const env = { COMMA_BINDPASS: pieces.join(',') };
+    const dir = manifest(
+      [
+        'apiVersion: converge/v1',
+        'kind: LdapConfig',
+        'metadata: { name: planted }',
+        'spec:',
+        '  url: ldap://127.0.0.1:1',
+        '  binddn: cn=svc,dc=example,dc=test',
+        '  bindpass: ${env:COMMA_BINDPASS}',
+        '  token_policies: "${env:COMMA_BINDPASS}"',
+        '  token_bound_cidrs: "10.0.0.0/8,${env:COMMA_BINDPASS}"',
+        '',
+      ].join('\n'),
+    );
+    const outputs = await Promise.all(
+      [[], ['--json'], ['--markdown']].map(
+        async (extra) => (await converge(['plan', '-f', dir, ...extra], env)).stdout,
+      ),
+    );
+    expect(outputs[0]).toMatch(/token_policies/);
+    for (const output of outputs)
+      for (const piece of pieces)
+        expect(output.includes(piece), `${piece} in ${output.slice(0, 300)}`).toBe(false);
   });
 });
 
