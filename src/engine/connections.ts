@@ -13,7 +13,7 @@ import type {
   ServiceDefinition,
 } from '../clients/service.js';
 import { type SettingNames, settingNames } from '../common/setting-names.js';
-import { formatPosition } from '../common/types.js';
+import { envVarPrefix, formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
 import { connectionSettings, declaredConnection } from './connection-settings.js';
@@ -238,6 +238,19 @@ export class ServiceConnections implements KindContext {
       out[id.endsWith('@') ? id.slice(0, -1) : id] = { address, source: addressSource };
     }
     return out;
+  }
+
+  /**
+   * Every token this run may send: the environment's, per service, and the manifest Connections'.
+   * A service that echoes one in what it shows (a description, a lock reason) must not have it
+   * printed in a plan posted to a pull request.
+   */
+  credentials(): string[] {
+    const tokens = [
+      ...this.services.map((s) => this.env[`${envVarPrefix(s.name)}_TOKEN`]),
+      ...this.declared.map((c) => c.token),
+    ];
+    return [...new Set(tokens.filter((t): t is string => typeof t === 'string' && t.trim() !== ''))];
   }
 
   /** Requests sent per service so far (for `--json` and benchmarks). */

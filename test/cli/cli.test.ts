@@ -204,6 +204,22 @@ describe('plan and apply against the sandbox', () => {
     expect((await converge(['apply', '-f', absent, '--auto-approve'], env)).code).toBe(0);
   });
 
+  it("masks the run's token wherever a service shows it, as sent, in hex and in base64", async () => {
+    const dir = manifestDir({ 'r.yaml': role('cli-echo', 'Description: mine') });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const token = env.CONVERGE_REGISTRY_TOKEN!;
+    const echoed = `tok=${token} hex=${Buffer.from(token).toString('hex')} b64=${Buffer.from(token).toString('base64')}`;
+    const live = (await registry('GET', '/role/name/cli-echo')) as Record<string, unknown>;
+    await registry('PUT', `/role/${live.ID}`, { ...live, Description: echoed });
+    for (const extra of [[], ['--json'], ['--markdown']]) {
+      const out = (await converge(['plan', '-f', dir, ...extra], env)).stdout;
+      expect(out).toContain('tok=');
+      expect(out).not.toContain(token);
+      expect(out).not.toContain(Buffer.from(token).toString('hex'));
+      expect(out).not.toContain(Buffer.from(token).toString('base64').replace(/=+$/, ''));
+    }
+  });
+
   it('refuses lists the registry would merge, which could never match the manifest', async () => {
     const dir = manifestDir({
       'r.yaml': role(
