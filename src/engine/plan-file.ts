@@ -22,7 +22,7 @@ import type { Catalog } from './catalog.js';
 import type { ManagedObjects } from './inventory.js';
 import type { DeletionRecord } from './inventory-document.js';
 import { EngineError, type SavedPlanRemedy } from './errors.js';
-import { printable } from '../common/printable.js';
+import { jsonOut, printable } from '../common/printable.js';
 import { truncate } from '../common/scrub.js';
 import { defaultCatalog } from './services.js';
 import type { StateKey } from './state-key.js';
@@ -170,7 +170,9 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
   // Written beside the target and renamed, so a crash never leaves half a plan.
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(tmp, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+    // Inert as text: a control character a service wrote (a lock reason) is escaped, so printing the
+    // file to a terminal or a CI log acts on nothing; it reads back as the same value.
+    await writeFile(tmp, `${jsonOut(saved, null, 2)}\n`, { mode: 0o600 });
     await rename(tmp, file);
   } catch (error) {
     await unlink(tmp).catch(() => {});

@@ -625,6 +625,22 @@ describe('Workspace objects', () => {
     expect(applied.code, applied.stderr).toBe(0);
   });
 
+  it('writes a saved plan inert: a control character a service wrote is escaped in the file', async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-inert', 'description: a') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    const reason = 'csi\u009b31m and \u202e';
+    expect((await converge(['workspace', 'lock', `${ORG}/cli-inert`, '--reason', reason], bobEnv)).code).toBe(
+      0,
+    );
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-inert', 'description: b') });
+    const saved = path.join(dir, 'inert.plan');
+    expect((await converge(['plan', '-f', dir, '-out', saved], env)).code).toBe(0);
+    const text = readFileSync(saved, 'utf8');
+    expect(text).toContain('\\u009b31m');
+    expect(text).not.toMatch(/[\u0080-\u009f\u202e]/);
+    expect((await converge(['apply', saved], env)).code).toBe(0);
+  });
+
   it('says what moved when a saved plan of a workspace is stale', async () => {
     const first = manifestDir({ 'ws.yaml': workspace('cli-moved', 'description: one') });
     expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
