@@ -168,7 +168,7 @@ describe('a saved plan that no longer verifies', () => {
       planFile,
       JSON.stringify({
         format: 'converge-plan',
-        format_version: 2,
+        format_version: 3,
         manifest: [dir],
         prune: true,
         targets: ['AclRole/*'],
@@ -216,7 +216,7 @@ describe('a saved plan that no longer verifies', () => {
       planFile,
       JSON.stringify({
         format: 'converge-plan',
-        format_version: 2,
+        format_version: 3,
         manifest: ['infra\u001b[2J\u001b]0;owned\u0007\nfake: line'],
         changes: [],
       }),
