@@ -65,6 +65,8 @@ export interface ServiceClient {
    * records and compares. Default: the connection's address as given.
    */
   readonly baseUrl?: string;
+  /** Whether an answer showed the client's token (as sent, in hex or base64): a plan then masks it. */
+  readonly echoedToken?: boolean;
   close(): Promise<void>;
 }
 

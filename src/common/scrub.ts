@@ -28,6 +28,25 @@
 import { literalAlternation, replaceOverlapping } from './replace-overlapping.js';
 import { INVISIBLE } from './printable.js';
 
+/**
+ * A credential as a service may echo it in what it shows: as sent, and its bytes in hex and base64
+ * (standard and URL-safe, padded or not). The error scrubber removes more encodings still; a plan's
+ * every value is masked with one pattern, which these keep to a handful of alternatives.
+ */
+export function credentialForms(token: string): string[] {
+  const bytes = Buffer.from(token, 'utf8');
+  const base64 = bytes.toString('base64');
+  return [
+    ...new Set([
+      token,
+      bytes.toString('hex'),
+      base64,
+      base64.replace(/=+$/, ''),
+      bytes.toString('base64url'),
+    ]),
+  ];
+}
+
 export const REDACTED = '[redacted]';
 
 /**

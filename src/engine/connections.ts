@@ -13,7 +13,7 @@ import type {
   ServiceDefinition,
 } from '../clients/service.js';
 import { type SettingNames, settingNames } from '../common/setting-names.js';
-import { envVarPrefix, formatPosition } from '../common/types.js';
+import { formatPosition } from '../common/types.js';
 import type { ManifestConnection } from '../manifest/types.js';
 import type { ConnectionSettings, KindContext } from '../resources/contract.js';
 import { connectionSettings, declaredConnection } from './connection-settings.js';
@@ -124,7 +124,7 @@ export interface RunOptions {
 export class ServiceConnections implements KindContext {
   private readonly clients = new Map<
     string,
-    { service: string; client: ServiceClient; address: string; addressSource: string }
+    { service: string; client: ServiceClient; address: string; addressSource: string; token?: string }
   >();
   /** Each connection's settings, by service and connection name (see `settings`). */
   private readonly settingsCache = new Map<string, ConnectionSettings>();
@@ -224,6 +224,7 @@ export class ServiceConnections implements KindContext {
       client: created,
       address: serviceAddress(created.baseUrl ?? config.address),
       addressSource: config.addressSource ?? `the ${service.name} address`,
+      ...(config.token ? { token: config.token } : {}),
     });
     return created;
   }
@@ -241,16 +242,15 @@ export class ServiceConnections implements KindContext {
   }
 
   /**
-   * Every token this run may send: the environment's, per service, and the manifest Connections'.
-   * A service that echoes one in what it shows (a description, a lock reason) must not have it
+   * The tokens this run sent that a service showed back in an answer (`ServiceClient.echoedToken`):
+   * one that echoes a token into what a plan shows (a description, a lock reason) must not have it
    * printed in a plan posted to a pull request.
    */
-  credentials(): string[] {
-    const tokens = [
-      ...this.services.map((s) => this.env[`${envVarPrefix(s.name)}_TOKEN`]),
-      ...this.declared.map((c) => c.token),
-    ];
-    return [...new Set(tokens.filter((t): t is string => typeof t === 'string' && t.trim() !== ''))];
+  echoedCredentials(): string[] {
+    const tokens = [...this.clients.values()].flatMap(({ client, token }) =>
+      client.echoedToken && token ? [token] : [],
+    );
+    return [...new Set(tokens)];
   }
 
   /** Requests sent per service so far (for `--json` and benchmarks). */

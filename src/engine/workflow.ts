@@ -9,7 +9,6 @@ import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
 import { type Manifest, ManifestError } from '../manifest/types.js';
 import { buildPlan } from '../planner/planner.js';
-import { credentialForms } from '../planner/masking.js';
 import type { Change, Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import { addressOf, type Desired, type ResourceKey } from '../resources/contract.js';
@@ -192,11 +191,9 @@ export async function plan(
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.writeOnly ? { writeOnly: options.writeOnly } : {}),
       settingNames: names,
-      // The run's tokens too, as a service might echo them into what the plan shows.
-      sensitiveValues: [
-        ...(manifest.sensitiveValues ?? []),
-        ...connections.credentials().flatMap(credentialForms),
-      ],
+      ...(manifest.sensitiveValues ? { sensitiveValues: manifest.sensitiveValues } : {}),
+      // The run's tokens a service showed in an answer: masked wherever the plan shows them.
+      credentials: () => connections.echoedCredentials(),
       secretName: sensitiveEnvFrom((options.env ?? process.env).CONVERGE_SENSITIVE_ENV).allows,
       ...(options.managed
         ? {

@@ -175,25 +175,6 @@ const PLAIN_WORD = /^(true|false|yes|no|on|off)$/i;
 /** A value read from a sensitive variable is a secret by the operator's word: masked from this length. */
 const MIN_DECLARED_SECRET = MIN_SENSITIVE_VALUE_CHARS;
 
-/**
- * A credential as a service may echo it in what it shows: as sent, and its bytes in hex and base64
- * (standard and URL-safe, padded or not). The error scrubber removes more encodings still; a plan's
- * every value is masked with one pattern, which these keep to a handful of alternatives.
- */
-export function credentialForms(token: string): string[] {
-  const bytes = Buffer.from(token, 'utf8');
-  const base64 = bytes.toString('base64');
-  return [
-    ...new Set([
-      token,
-      bytes.toString('hex'),
-      base64,
-      base64.replace(/=+$/, ''),
-      bytes.toString('base64url'),
-    ]),
-  ];
-}
-
 /** The manifest's secrets, compiled once into the matcher `maskCopies` takes. */
 export interface SecretCopies {
   /** One alternation of every secret, longest first (a secret containing another is replaced whole). */

@@ -39,6 +39,7 @@ import {
   type ServerSidePlan,
 } from '../resources/contract.js';
 import { jsonEqual } from '../common/json-equal.js';
+import { credentialForms } from '../common/scrub.js';
 import { markListItems } from './list-items.js';
 import { topologicalOrder } from './order.js';
 import { inFileOrder } from '../common/file-order.js';
@@ -109,6 +110,11 @@ export interface PlanOptions {
   settingNames?: Partial<SettingNames>;
   /** Secrets outside the kinds' secret attributes (the manifest's sensitive variables): masked too. */
   sensitiveValues?: readonly string[];
+  /**
+   * The run's tokens that a service echoed in an answer (asked once the reads are done): masked in
+   * what the plan shows as sent, in hex and in base64. Usually none, and then nothing is walked.
+   */
+  credentials?: () => readonly string[];
   /**
    * Whether an entry's name says secret, for the kinds' maps of user-named entries (a job's `Env`):
    * `CONVERGE_SENSITIVE_ENV`'s rule; default, that rule's default patterns.
@@ -1011,6 +1017,7 @@ export async function buildPlan(
   const secrets = copiedSecrets([...desired, ...(options.declared ?? [])], lookup, [
     ...(options.sensitiveValues ?? []),
     ...byNameValues,
+    ...(options.credentials?.() ?? []).flatMap(credentialForms),
   ]);
   const byName = [...forward, ...deletions].map((c) =>
     maskSecretsByName(c, secretMapsOf(lookup(c.key.kind)), secretName),

@@ -48,7 +48,7 @@ import { HostRegistry } from './host-registry.js';
 import { type AdaptiveRateLimiter, type RateLimitPause, RateLimitWaitTooLong } from './rate-limiter.js';
 import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
-import { type Secrets, SecretSet, scrubSecrets } from '../../common/scrub.js';
+import { credentialForms, type Secrets, SecretSet, scrubSecrets } from '../../common/scrub.js';
 import { checkShape } from './shape.js';
 import {
   backoffDelayMs,
@@ -813,7 +813,27 @@ export class HttpClient {
     });
   }
 
+  #echoForms: string[] | undefined;
+  #echoed = false;
+
+  /**
+   * Whether an answer showed this client's token, as sent, in hex or in base64 (in any letter case):
+   * the plan then masks it in what it shows. Looked for in each answer's text, which costs a search
+   * per answer; masking every plan value of a token nobody echoed cost a tenth of a large plan.
+   */
+  get echoedToken(): boolean {
+    return this.#echoed;
+  }
+
+  private noteEcho(text: string): void {
+    if (this.#echoed || this.#token === undefined || text.length < 4) return;
+    this.#echoForms ??= credentialForms(this.#token).map((f) => f.toLowerCase());
+    const lower = text.toLowerCase();
+    if (this.#echoForms.some((f) => lower.includes(f))) this.#echoed = true;
+  }
+
   private accepted<T>(run: Run, result: AttemptResult): HttpResponse<T> {
+    this.noteEcho(result.text);
     const decoded = decodeBody(result.text, result.headers['content-type']);
     if (!decoded.ok) {
       throw new UnexpectedResponseError({

@@ -13,6 +13,11 @@ export class HttpServiceClient {
     return this.http.baseUrl;
   }
 
+  /** Whether an answer showed this client's token: see `HttpClient.echoedToken`. */
+  get echoedToken(): boolean {
+    return this.http.echoedToken;
+  }
+
   /** Attempts sent so far, retries included. */
   get requestCount(): number {
     return this.http.requestCount;
