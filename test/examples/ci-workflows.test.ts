@@ -6,10 +6,12 @@
  * nightly drift check finds nothing (0) until a role is changed behind Converge's back (2), and a
  * role dropped from a folder's manifest is pruned on main from that folder's inventory alone.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import {
   type CiCommand,
@@ -202,6 +204,43 @@ describe('examples/ci/github-actions.yml', () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/was signed with state key \w+ .*but this run.s state key is/);
+  });
+
+  it("the action's run step, run as GitHub runs it (bash -eo pipefail), writes its outputs whatever Converge exits with", () => {
+    const action = parse(readFileSync(path.resolve(EXAMPLES, '../../action.yml'), 'utf8')) as {
+      runs: { steps: { id?: string; run?: string }[] };
+    };
+    const script = action.runs.steps.find((s) => s.id === 'run')!.run!;
+    for (const converge of [0, 1, 2]) {
+      const dir = tempDir('converge-action-step-');
+      const stub = path.join(dir, 'converge');
+      writeFileSync(stub, `#!/bin/sh\necho "plan output"\nexit ${converge}\n`, { mode: 0o755 });
+      const step = path.join(dir, 'step.sh');
+      writeFileSync(step, script);
+      const output = path.join(dir, 'github-output');
+      writeFileSync(output, '');
+      const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', step], {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH ?? '',
+          CONVERGE: stub,
+          INPUT_COMMAND: 'plan',
+          INPUT_PATH: 'infra',
+          INPUT_PLAN_FILE: '',
+          INPUT_ARGS: '',
+          INPUT_STATE_KEY: '',
+          RUNNER_TEMP: dir,
+          GITHUB_OUTPUT: output,
+          GITHUB_RUN_ID: '7',
+          GITHUB_RUN_ATTEMPT: '1',
+        },
+      });
+      // A plan with changes (2) is a success of the step; the outputs are there in every case.
+      expect(r.status, r.stderr).toBe(converge === 2 ? 0 : converge);
+      expect(readFileSync(output, 'utf8')).toContain(`exitcode=${converge}`);
+      expect(readFileSync(output, 'utf8')).toContain('markdown-file=');
+      expect(r.stdout).toContain('plan output');
+    }
   });
 
   it("the action's run step holds the commands this test runs for it", () => {
