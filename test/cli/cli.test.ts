@@ -301,6 +301,14 @@ describe('plan and apply against the sandbox', () => {
         })
       ).json()) as { Name: string }[];
       expect(roles.map((r) => r.Name)).not.toContain('cli-elsewhere');
+      // Refused before anything is sent: an address where nothing listens says the same, not "cannot reach".
+      const nowhere = await converge(['apply', planFile], {
+        ...env,
+        CONVERGE_REGISTRY_ADDR: 'http://127.0.0.1:9',
+      });
+      expect(nowhere.code).toBe(1);
+      expect(nowhere.stderr).toContain(`where this run's is http://127.0.0.1:9 (CONVERGE_REGISTRY_ADDR)`);
+      expect(nowhere.stderr).not.toContain('cannot reach');
       // Where it was planned, it applies.
       expect((await converge(['apply', planFile], env)).code).toBe(0);
     } finally {

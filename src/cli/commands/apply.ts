@@ -20,6 +20,7 @@ import {
   readPlanFile,
   reconcileSavedPlan,
   refuseOtherServices,
+  type SavedPlan,
   verifyPlanFile,
 } from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
@@ -147,6 +148,9 @@ async function applyUntilInterrupted(
       `CONVERGE_STATE_KEY is not set and ${inventory.keyFile} does not exist`,
     );
   }
+  // Before the inventory's lock (a workspace inventory is made if missing) and before any request:
+  // the services the environment points at, compared with those the plan was made against.
+  if (saved && planFile) await refuseOtherEnvironment(saved, planFile, io.env, catalog);
   const paths = saved ? saved.manifest : flags.file;
   // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
   requireManifestPaths(paths);
@@ -525,6 +529,34 @@ function withRunFlags<T>(
  * that path holds the manifest: "no such file" alone did not say why, and the CI job that applies
  * (another checkout, another runner folder) is where it happens.
  */
+/**
+ * The addresses the environment gives the services a saved plan was made against, compared before
+ * anything is sent: clients are made, not used. A Connection the manifest declares is compared once
+ * the manifest is loaded (after planning, still before any write).
+ */
+async function refuseOtherEnvironment(
+  saved: SavedPlan,
+  planFile: string,
+  env: NodeJS.ProcessEnv,
+  catalog: Catalog,
+): Promise<void> {
+  const connections = await connect(undefined, { env, catalog }).ready();
+  try {
+    for (const id of Object.keys(saved.services ?? {})) {
+      const definition = catalog.definitions.find((d) => d.name === id);
+      if (!definition) continue;
+      try {
+        connections.client(definition);
+      } catch {
+        // Not configured, or configured wrongly: the plan says so in its own words later.
+      }
+    }
+    refuseOtherServices(saved, connections.addresses(), planFile);
+  } finally {
+    await connections.close();
+  }
+}
+
 function refuseMovedManifest(recorded: readonly string[], planFile: string): void {
   const missing = recorded.filter((p) => !existsSync(p));
   if (missing.length === 0) return;
