@@ -34,9 +34,9 @@ const FORMAT = 'converge-plan';
  * another Converge rather than as a manifest that changed.
  */
 /**
- * 3: the plan records the service addresses it was planned against (`services`) and its kind
- * switches (`options`). A format-2 plan carries neither: applied, it could be sent anywhere, and a
- * release of someone else's lock it showed would be left undone; refused, to be made again.
+ * 3: the plan's kind switches (`options`) are applied with it, and its service addresses
+ * (`services`) are compared before anything is sent. A format-2 plan was not held to either by the
+ * Converge that made it (one made before they were recorded has neither): made again.
  */
 const FORMAT_VERSION = 3;
 
@@ -432,10 +432,14 @@ function attributeOf(path: string): string {
   return /^[^.[]*/.exec(path)![0];
 }
 
-/** The attributes a saved change was to change that the fresh plan of the object holds back. */
-function heldBackOf(saved: Pick<SavedChange, 'diffs'>, fresh: Change | undefined): string[] {
+/**
+ * The attributes a saved change was to change that the fresh plan of the object holds back. A saved
+ * create (or replace) sets every attribute it has: whatever the fresh plan holds back was in it.
+ */
+function heldBackOf(saved: Pick<SavedChange, 'diffs' | 'action'>, fresh: Change | undefined): string[] {
   const held = new Set(fresh?.heldBack ?? []);
   if (held.size === 0) return [];
+  if (saved.action === 'create' || saved.action === 'replace') return [...held];
   return [...new Set((saved.diffs ?? []).map((d) => attributeOf(d.path)).filter((a) => held.has(a)))];
 }
 
@@ -451,11 +455,10 @@ export function heldBackSincePlan(saved: SavedPlan, fresh: Plan): { address: str
     const f = freshByAddress.get(s.address);
     const held = heldBackOf(s, f);
     if (held.length === 0) return [];
-    const notes = (f?.notes ?? []).filter((n) => held.some((a) => n.startsWith(`${a}:`) || n.includes(a)));
     return [
       {
         address: s.address,
-        why: `the plan was to change ${held.join(', ')}, which this run leaves as it is${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`,
+        why: `the plan was to change ${held.join(', ')}, which this run leaves as it is (\`converge plan\` with this run's token says why)`,
       },
     ];
   });

@@ -181,6 +181,13 @@ export interface SecretCopies {
   pattern: RegExp;
   /** The secrets themselves, for scrubbing a service's text in every encoding (`maskMessage`). */
   values: readonly string[];
+  /**
+   * The pieces of secrets that hold commas (trimmed, lower case): a kind that takes a list as one
+   * comma-separated string shows it split, so a text that is one whole piece (a list's item) is
+   * masked. Only whole: masked inside any text, a piece that is a word (`production`) blanked that
+   * word out of every description.
+   */
+  pieces: ReadonlySet<string>;
 }
 
 /** The secrets the manifest's objects carry (their kinds' secret paths), compiled to mask copies of. */
@@ -206,18 +213,18 @@ export function copiedSecrets(
   );
   // Comma by comma too: a kind that takes a list as one comma-separated string (an LDAP
   // configuration's token_policies) shows it split, trimmed and sorted, and a secret holding commas
-  // put there showed piece by piece. Pieces shorter than the masked lengths stay shown.
-  const piecesOf = (list: readonly string[]) =>
-    list.flatMap((v) => (v.includes(',') ? v.split(',').map((p) => p.trim()) : []));
+  // put there showed piece by piece. A text that is one whole piece is masked (`SecretCopies.pieces`).
+  const pieces = new Set(
+    [...values, ...declared]
+      .flatMap((v) => (v.includes(',') ? v.split(',').map((p) => p.trim().toLowerCase()) : []))
+      .filter((p) => p !== '' && !PLAIN_WORD.test(p)),
+  );
   // Trimmed too: a kind may normalise what it is given (an LDAP group's policies are trimmed and
   // lower-cased), and the plan shows the value as the service will hold it.
   const long = [
     ...new Set([
       ...[...values, ...lines].flatMap(normalForms).filter((v) => v.length >= MIN_COPIED_SECRET),
-      ...piecesOf([...values, ...lines])
-        .flatMap(normalForms)
-        .filter((v) => v.length >= MIN_COPIED_SECRET),
-      ...[...declared, ...piecesOf(declared)]
+      ...declared
         .flatMap(normalForms)
         .filter((v) => v.trim().length >= MIN_DECLARED_SECRET && !PLAIN_WORD.test(v.trim())),
     ]),
@@ -225,7 +232,7 @@ export function copiedSecrets(
   if (long.length === 0) return undefined;
   // One scan of each string whatever the number of secrets (300 users' passwords, say); in any
   // letter case, for the same reason as the trimming above.
-  return { pattern: new RegExp(literalAlternation(long), 'gi'), values: long };
+  return { pattern: new RegExp(literalAlternation(long), 'gi'), values: long, pieces };
 }
 
 /**
@@ -240,12 +247,14 @@ export function maskMessage(text: string, secrets: SecretCopies): string {
 
 /** The text with every copy of a secret replaced by the marker, overlapping copies included. */
 export function maskText(text: string, secrets: SecretCopies): string {
+  if (secrets.pieces.size > 0 && secrets.pieces.has(text.trim().toLowerCase())) return SENSITIVE;
   return replaceOverlapping(text, secrets.pattern, SENSITIVE);
 }
 
 /** Whether any string in `value` (keys too) holds a copy of a secret: no copy of the value is made. */
 export function holdsSecret(value: unknown, secrets: SecretCopies): boolean {
   if (typeof value === 'string') {
+    if (secrets.pieces.size > 0 && secrets.pieces.has(value.trim().toLowerCase())) return true;
     secrets.pattern.lastIndex = 0;
     return secrets.pattern.test(value);
   }
@@ -265,6 +274,8 @@ export function secretCounts(
   found = new Map<string, number>(),
 ): Map<string, number> {
   if (typeof value === 'string') {
+    const piece = value.trim().toLowerCase();
+    if (secrets.pieces.size > 0 && secrets.pieces.has(piece)) found.set(piece, (found.get(piece) ?? 0) + 1);
     const pattern = secrets.pattern;
     pattern.lastIndex = 0;
     for (let match = pattern.exec(value); match; match = pattern.exec(value)) {

@@ -201,7 +201,7 @@ ${bindpass ? '  bindpass: ${env:DROPPED_BINDPASS}\n' : ''}`;
 
 describe('a secret holding commas, put in a list the service splits at commas', () => {
   it('is masked piece by piece in every rendering of the plan', async () => {
-    const pieces = [`Sup3r${randomUUID().slice(0, 4)}`, 'S3cret', `Passw0rd${randomUUID().slice(0, 4)}`];
+    const pieces = [`Sup3r${randomUUID().slice(0, 4)}`, 'production', `Passw0rd${randomUUID().slice(0, 4)}`];
     const env = { COMMA_BINDPASS: pieces.join(',') };
     const dir = manifest(
       [
@@ -214,6 +214,11 @@ describe('a secret holding commas, put in a list the service splits at commas', 
         '  bindpass: ${env:COMMA_BINDPASS}',
         '  token_policies: "${env:COMMA_BINDPASS}"',
         '  token_bound_cidrs: "10.0.0.0/8,${env:COMMA_BINDPASS}"',
+        '---',
+        'apiVersion: converge/v1',
+        'kind: LdapGroup',
+        'metadata: { name: readers, mount: planted }',
+        'spec: { policies: [production-read] }',
         '',
       ].join('\n'),
     );
@@ -223,9 +228,13 @@ describe('a secret holding commas, put in a list the service splits at commas', 
       ),
     );
     expect(outputs[0]).toMatch(/token_policies/);
-    for (const output of outputs)
-      for (const piece of pieces)
+    for (const output of outputs) {
+      for (const piece of [pieces[0]!, pieces[2]!])
         expect(output.includes(piece), `${piece} in ${output.slice(0, 300)}`).toBe(false);
+      // A piece that is a word is masked as a whole item of the list, not inside other text.
+      expect(output).not.toMatch(/"production"/);
+      expect(output).toContain('production-read');
+    }
   });
 });
 

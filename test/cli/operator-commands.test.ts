@@ -81,6 +81,9 @@ describe('a workspace deletion the service refuses with 404 (not yours to delete
     const refused = await runCli(['apply', '-f', absent, '--auto-approve'], bob);
     expect(refused.code).toBe(1);
     expect(refused.stdout + refused.stderr).toContain('1 failed');
+    expect(refused.stdout + refused.stderr).toContain(
+      'the workspace is still there: the service answers 404 too to a token that may not delete it',
+    );
     expect((await runCli(['workspace', 'show', `${ORG}/${name}`], root)).code).toBe(0);
     const listed = await runCli(['inventory', 'list'], bob);
     expect(listed.stdout).toContain(`Workspace/${ORG}/${name}`);

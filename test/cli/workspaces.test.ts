@@ -599,7 +599,7 @@ describe('Workspace objects', () => {
     });
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(
-      /Workspace\/acme\/cli-two-users: STALE: the plan was to change locked, which this run leaves as it is \(locked by user bob/,
+      /Workspace\/acme\/cli-two-users: STALE: the plan was to change locked, which this run leaves as it is \(`converge plan` with this run.s token says why\)/,
     );
     expect((await show('cli-two-users')).attributes.locked).toBe(true);
 
@@ -639,6 +639,38 @@ describe('Workspace objects', () => {
     expect(text).toContain('\\u009b31m');
     expect(text).not.toMatch(/[\u0080-\u009f\u202e]/);
     expect((await converge(['apply', saved], env)).code).toBe(0);
+  });
+
+  it("holds a push back under locked: true while someone else's lock (another reason) is there", async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-their-push', 'description: d') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    expect(
+      (await converge(['workspace', 'lock', `${ORG}/cli-their-push`, '--reason', 'hotfix'], bobEnv)).code,
+    ).toBe(0);
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-their-push', 'description: d\nlocked: true\nstate: s.tfstate'),
+      's.tfstate': state(1, 'theirs'),
+    });
+    const plan = await converge(['plan', '-f', dir], env);
+    expect(plan.stdout).toContain('# state: not pushed while user bob (reason: "hotfix") holds the lock');
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+  });
+
+  it('refuses as stale a saved lock-reason change applied with a token whose lock it is not', async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-reason-token', 'locked: true\nlock-reason: r1') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-reason-token', 'locked: true\nlock-reason: r2') });
+    const saved = path.join(dir, 'reason.plan');
+    expect((await converge(['plan', '-f', dir, '-out', saved], env)).code).toBe(0);
+    const byBob = await converge(['apply', saved], bobEnv);
+    expect(byBob.code).toBe(3);
+    expect(byBob.stderr).toContain(
+      'STALE: the plan was to change lock-reason, which this run leaves as it is',
+    );
+    const shown = JSON.parse(
+      (await converge(['workspace', 'show', `${ORG}/cli-reason-token`, '--json'], env)).stdout,
+    );
+    expect(shown.lockReason).toBe('r1');
   });
 
   it('says what moved when a saved plan of a workspace is stale', async () => {

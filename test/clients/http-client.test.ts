@@ -659,3 +659,34 @@ describe("the service's error reading, owned by the HTTP layer", () => {
     expect(client.serviceText({}, `echo ${TOKEN}`)).not.toContain(TOKEN);
   });
 });
+
+describe('a token echoed in an answer', () => {
+  it('is noticed as sent, in hex and in base64, and never for a token shorter than 4 characters', async () => {
+    const answers = [
+      ['plain', `{"Description":"tok=${TOKEN}"}`],
+      ['hex', `{"Description":"${Buffer.from(TOKEN).toString('hex').toUpperCase()}"}`],
+      ['base64', `{"Description":"${Buffer.from(TOKEN).toString('base64')}"}`],
+    ] as const;
+    for (const [, body] of answers) {
+      const agent = mockAgent();
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/v1/thing', method: 'GET' })
+        .reply(200, body, { headers: jsonHeaders });
+      const http = mockedClient(agent);
+      expect(http.echoedToken).toBe(false);
+      await http.request({ method: 'GET', path: '/v1/thing' });
+      expect(http.echoedToken).toBe(true);
+      await agent.close();
+    }
+    const agent = mockAgent();
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/v1/thing', method: 'GET' })
+      .reply(200, '{"x":"abcdef abc"}', { headers: jsonHeaders });
+    const short = mockedClient(agent, { token: 'abc' });
+    await short.request({ method: 'GET', path: '/v1/thing' });
+    expect(short.echoedToken).toBe(false);
+    await agent.close();
+  });
+});

@@ -48,7 +48,13 @@ import { HostRegistry } from './host-registry.js';
 import { type AdaptiveRateLimiter, type RateLimitPause, RateLimitWaitTooLong } from './rate-limiter.js';
 import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
-import { credentialForms, type Secrets, SecretSet, scrubSecrets } from '../../common/scrub.js';
+import {
+  credentialForms,
+  MIN_SECRET_LENGTH,
+  type Secrets,
+  SecretSet,
+  scrubSecrets,
+} from '../../common/scrub.js';
 import { checkShape } from './shape.js';
 import {
   backoffDelayMs,
@@ -826,7 +832,8 @@ export class HttpClient {
   }
 
   private noteEcho(text: string): void {
-    if (this.#echoed || this.#token === undefined || text.length < 4) return;
+    // A token shorter than the scrubber's minimum is left alone there too: its forms match text.
+    if (this.#echoed || this.#token === undefined || this.#token.length < MIN_SECRET_LENGTH) return;
     this.#echoForms ??= credentialForms(this.#token).map((f) => f.toLowerCase());
     const lower = text.toLowerCase();
     if (this.#echoForms.some((f) => lower.includes(f))) this.#echoed = true;

@@ -352,7 +352,11 @@ async function goneIsDone(c: WorkspacesClient, id: string, error: unknown): Prom
   const still = await c.readWorkspace({ id }).catch(() => {
     throw error;
   });
-  if (still) throw error;
+  if (still)
+    throw new Error(
+      `${(error as Error).message}; the workspace is still there: the service answers 404 too to a token that may not delete it (deleting needs admin access to the workspace)`,
+      { cause: error },
+    );
 }
 
 /**
@@ -580,10 +584,14 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
           after: reason,
           note: 'the lock is released and taken again with the new reason',
         });
-      else
+      else {
         notes.push(
           `locked by ${lockDescription(live.workspace)}: the manifest's lock-reason applies when Converge takes the lock`,
         );
+        // Held back: a saved plan that was to change the reason (made with the holder's token) is
+        // stale where this token cannot, not "already in effect".
+        heldBack.push('lock-reason');
+      }
     }
     const sourceUrl = createOnlyNote(desired.spec, live.workspace);
     if (sourceUrl) notes.push(sourceUrl);
@@ -592,13 +600,13 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       const seeding = compareState(local, live.state);
       // A push needs the lock: one someone else holds, and this run does not release, would fail
       // the push at apply time. Held back with a note instead, as their lock is.
-      // Not where the manifest holds the lock itself (`locked: true`): that lock is Converge's, taken
-      // by the token that applies, which the planning token (another user in CI) need not be.
+      // Not the manifest's own lock (`locked: true`, with the manifest's lock-reason): Converge took
+      // it with the token that applies, which the planning token (another user in CI) need not be.
+      // Another reason is someone else's lock, as an unlocked manifest's lock is.
+      const manifestsLock =
+        desired.spec.locked === true && (live.workspace.lockReason ?? '') === (reason ?? '');
       const theirLock =
-        locked &&
-        !lockedByMe(live) &&
-        desired.spec.locked !== true &&
-        !diffs.some((d) => d.path === 'locked');
+        locked && !lockedByMe(live) && !manifestsLock && !diffs.some((d) => d.path === 'locked');
       if (seeding.diff && theirLock) {
         notes.push(
           `state: not pushed while ${lockDescription(live.workspace)} holds the lock (a push needs it); it is pushed once the lock is released`,
@@ -803,16 +811,18 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     }
     try {
       await c.safeDeleteWorkspace({ id: w.id });
-    } catch (error) {
+    } catch (answer) {
+      let error = answer;
       // Gone: deleted by a send of ours whose answer was lost (the resend is answered 404), or by
       // someone after the read. Either way what the deletion was for is done; reported as failed,
       // the inventory kept the record of a workspace this apply deleted. Read back first.
-      if (isNotFound(error)) {
+      if (isNotFound(answer)) {
         try {
-          await goneIsDone(c, w.id, error);
+          await goneIsDone(c, w.id, answer);
           return;
-        } catch {
-          // still there: refused, as any other refusal below
+        } catch (stillThere) {
+          // Refused, as any other refusal below, saying the workspace is still there.
+          error = stillThere;
         }
       }
       // Refused (it still manages resources) or failed: the workspace stays, and so must its lock. A
