@@ -456,21 +456,23 @@ describe('Workspace objects', () => {
       (await converge(['workspace', 'lock', `${ORG}/cli-theirs`, '--reason', 'mine'], bobEnv)).code,
     ).toBe(0);
 
-    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request. Without
-    // the switch the plan counts no release (the apply would refuse it) and says why.
+    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request. A plan
+    // alone cannot tell who applies it: the release is shown as made only if that token holds the
+    // lock. The apply plans with its own token, which does not: it holds the lock back, and says why.
     const plan = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
-    expect(plan.code).toBe(0);
+    expect(plan.code).toBe(2);
     expect(plan.stdout).toContain(
-      `# locked by user bob (reason: "mine"); the manifest says locked: false, but someone else's lock is released only with --force-unlock`,
+      `~ locked = true -> false # locked by user bob (reason: "mine"): released if the token that applies holds this lock (not the token of this plan); someone else's only with --force-unlock`,
     );
-    expect(plan.stdout).not.toContain('locked = true -> false');
     const shownForced = await converge(['plan', '-f', dir, '--force-unlock', '--detailed-exitcode'], env);
     expect(shownForced.code).toBe(2);
     expect(shownForced.stdout).toContain(
       '~ locked = true -> false # locked by user bob (reason: "mine"): released by --force-unlock',
     );
     const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
-    expect(json.summary).toMatchObject({ update: 0, noop: 1 });
+    expect(json.changes[0].diffs).toEqual([
+      expect.objectContaining({ path: 'locked', op: 'change', conditional: true }),
+    ]);
     expect(json.changes[0].before).toMatchObject({
       locked: true,
       'locked-by': 'user bob',
@@ -478,9 +480,12 @@ describe('Workspace objects', () => {
     });
     expect(json.requests).toEqual({ workspaces: 3 });
 
-    // The apply does what the plan said: nothing, and no failure.
+    // The apply, planning with its own token, leaves the lock (said under the object), and fails nothing.
     const left = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(left.code).toBe(0);
+    expect(left.stdout).toContain(
+      `# locked by user bob (reason: "mine"); the manifest says locked: false, but someone else's lock is released only with --force-unlock`,
+    );
     expect((await show('cli-theirs')).attributes.locked).toBe(true);
     const shown = await converge(['workspace', 'show', `${ORG}/cli-theirs`], env);
     expect(shown.stdout).toMatch(/Locked\s+by user bob\n/);
@@ -514,9 +519,10 @@ describe('Workspace objects', () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-held', 'description: two\nlocked: false') });
     const plan = await converge(['plan', '-f', dir], env);
     expect(plan.stdout).toContain('~ description = "one" -> "two"');
-    expect(plan.stdout).not.toContain('~ locked');
+    // Within the apply, the applying token's own plan: no release of bob's lock, and no failure.
     const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(applied.code).toBe(0);
+    expect(applied.stdout).not.toContain('~ locked');
     expect((await show('cli-held')).attributes).toMatchObject({ description: 'two', locked: true });
     // A saved plan made without the switch is not given it at apply time.
     const saved = path.join(manifestDir({}), 'plain.plan');
@@ -611,6 +617,22 @@ describe('Workspace objects', () => {
     const again = await converge(['apply', planFile], env);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('already in effect');
+  });
+
+  it("releases the manifest's lock in a CI pipeline whose plan job's token is not the apply job's", async () => {
+    // The apply job's token took the lock the manifest asked for.
+    const locked = manifestDir({ 'ws.yaml': workspace('cli-ci-lock', 'locked: true') });
+    expect((await converge(['apply', '-f', locked, '--auto-approve'], env)).code).toBe(0);
+    // The manifest now says unlocked; the plan job (bob's token) saves the plan.
+    const unlocked = manifestDir({ 'ws.yaml': workspace('cli-ci-lock', 'locked: false') });
+    const planFile = path.join(unlocked, 'ci.plan');
+    const planned = await converge(['plan', '-f', unlocked, '-out', planFile], bobEnv);
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toContain('released if the token that applies holds this lock');
+    // The apply job applies it with the token that holds the lock: released.
+    const applied = await converge(['apply', planFile], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect((await show('cli-ci-lock')).attributes.locked).toBe(false);
   });
 
   it('applies a saved plan whose workspaces address is given with or without /api/v2 alike', async () => {

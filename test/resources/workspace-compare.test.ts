@@ -160,12 +160,12 @@ describe('workspace locks in the plan', () => {
 
   const forced = { option: (flag: string) => flag === 'force-unlock' };
 
-  it("plans no release of someone else's lock without --force-unlock, and names holder and reason", () => {
+  it("plans, applying, no release of someone else's lock without --force-unlock, naming holder and reason", () => {
     const { diffs, notes, heldBack } = workspaceKind.compare(
       { key, spec: { locked: false } },
       { key, live: { workspace: theirs } },
       undefined,
-      { option: () => false },
+      { option: () => false, applying: true },
     );
     expect(diffs).toEqual([]);
     expect(notes).toEqual([
@@ -173,6 +173,17 @@ describe('workspace locks in the plan', () => {
     ]);
     // A saved plan made with the switch is stale without it, not "already in effect".
     expect(heldBack).toEqual(['locked']);
+  });
+
+  it('plans, alone, the release as made only if the applying token holds the lock', () => {
+    const { diffs, heldBack } = workspaceKind.compare(
+      { key, spec: { locked: false } },
+      { key, live: { workspace: theirs } },
+      undefined,
+      { option: () => false },
+    );
+    expect(diffs).toEqual([expect.objectContaining({ path: 'locked', after: false, conditional: true })]);
+    expect(heldBack).toBeUndefined();
   });
 
   it('plans the release with --force-unlock, naming the holder (the id when no name was included)', () => {

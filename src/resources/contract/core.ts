@@ -77,6 +77,12 @@ export interface AttributeDiff {
    * the attributes a kind names in `RenderDetails.listAttributes`.
    */
   item?: boolean;
+  /**
+   * Made only if the run that applies can (the note says on what): a plan alone cannot tell who
+   * applies it (a workspace lock the applying token may hold). A saved plan applied by a run that
+   * cannot leaves it, as its plan of its own does, and applies the rest; the plan said so.
+   */
+  conditional?: boolean;
 }
 
 export interface Comparison {
@@ -133,6 +139,12 @@ export interface KindContext {
   readonly signal?: AbortSignal;
   /** Whether the user switched on one of the kinds' own `options` (`force-unlock`). */
   option(flag: string): boolean;
+  /**
+   * Whether the run applies what it plans, with the same tokens (`apply`, `reconcile`): a kind may
+   * then plan as the applying token can act. A plan alone cannot tell who applies it (a CI plan
+   * job's token is often not the apply job's), and says what depends on that.
+   */
+  readonly applying?: boolean;
   /**
    * How many requests the run allows at once (`--parallelism`), for kinds that fan out reads inside
    * one verb (a list followed by one read per name); absent outside a plan.

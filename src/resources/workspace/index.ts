@@ -543,6 +543,19 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
           after: false,
           note: `locked by ${lockDescription(live.workspace)}: released by --force-unlock`,
         });
+      } else if (!run?.applying) {
+        // A plan alone cannot tell who applies it: in CI the apply job's token took the lock the
+        // manifest now releases, and the plan job's token is another user. Shown as the release it
+        // is if the applying token holds the lock; an apply whose token does not plans it held back
+        // itself, and leaves it in a saved plan (a conditional diff) while it applies the rest.
+        diffs.push({
+          path: 'locked',
+          op: 'change',
+          before: true,
+          after: false,
+          note: `locked by ${lockDescription(live.workspace)}: released if the token that applies holds this lock (not the token of this plan); someone else's only with --force-unlock`,
+          conditional: true,
+        });
       } else {
         // Someone else's lock is released only with --force-unlock: without it the plan does not
         // count a release the apply would refuse, and says why the workspace stays locked. Held
