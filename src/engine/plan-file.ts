@@ -440,15 +440,7 @@ function heldBackOf(saved: Pick<SavedChange, 'diffs' | 'action'>, fresh: Change 
   const held = new Set(fresh?.heldBack ?? []);
   if (held.size === 0) return [];
   if (saved.action === 'create' || saved.action === 'replace') return [...held];
-  // A conditional diff was shown as made only if the applying run can: left, it is not stale.
-  return [
-    ...new Set(
-      (saved.diffs ?? [])
-        .filter((d) => !d.conditional)
-        .map((d) => attributeOf(d.path))
-        .filter((a) => held.has(a)),
-    ),
-  ];
+  return [...new Set((saved.diffs ?? []).map((d) => attributeOf(d.path)).filter((a) => held.has(a)))];
 }
 
 /**

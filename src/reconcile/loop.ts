@@ -330,8 +330,8 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     run = await plan(options.paths, {
       catalog,
       env,
-      // A dry run only reports; a cycle that applies plans with the token it applies with.
-      ...(options.dryRun ? {} : { applying: true }),
+      // Planned with the token the loop applies with, a dry run too: it reports what a cycle would do.
+      applying: true,
       writeOnly: inventory,
       managed: inventory.objects,
       ...(options.limits ? { limits: options.limits } : {}),

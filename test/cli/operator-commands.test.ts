@@ -152,7 +152,7 @@ describe('workspace unlock on someone else lock', () => {
 
     const plan = await runCli(['plan', '-f', dir], root);
     expect(plan.stdout).toContain(
-      `# locked by user bob (reason: "freeze"): released if the token that applies holds this lock (not the token of this plan); someone else's only with --force-unlock`,
+      `# locked by user bob (reason: "freeze"); the manifest says locked: false, but someone else's lock is released only with --force-unlock`,
     );
 
     const r = await runCli(['workspace', 'unlock', `${ORG}/${name}`], root);

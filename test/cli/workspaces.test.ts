@@ -456,23 +456,21 @@ describe('Workspace objects', () => {
       (await converge(['workspace', 'lock', `${ORG}/cli-theirs`, '--reason', 'mine'], bobEnv)).code,
     ).toBe(0);
 
-    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request. A plan
-    // alone cannot tell who applies it: the release is shown as made only if that token holds the
-    // lock. The apply plans with its own token, which does not: it holds the lock back, and says why.
+    // Names, not ids: the plan reads the holder with include=locked_by, at no extra request. Without
+    // the switch the plan counts no release (the apply would refuse it) and says why.
     const plan = await converge(['plan', '-f', dir, '--detailed-exitcode'], env);
-    expect(plan.code).toBe(2);
+    expect(plan.code).toBe(0);
     expect(plan.stdout).toContain(
-      `~ locked = true -> false # locked by user bob (reason: "mine"): released if the token that applies holds this lock (not the token of this plan); someone else's only with --force-unlock`,
+      `# locked by user bob (reason: "mine"); the manifest says locked: false, but someone else's lock is released only with --force-unlock`,
     );
+    expect(plan.stdout).not.toContain('locked = true -> false');
     const shownForced = await converge(['plan', '-f', dir, '--force-unlock', '--detailed-exitcode'], env);
     expect(shownForced.code).toBe(2);
     expect(shownForced.stdout).toContain(
       '~ locked = true -> false # locked by user bob (reason: "mine"): released by --force-unlock',
     );
     const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
-    expect(json.changes[0].diffs).toEqual([
-      expect.objectContaining({ path: 'locked', op: 'change', conditional: true }),
-    ]);
+    expect(json.summary).toMatchObject({ update: 0, noop: 1 });
     expect(json.changes[0].before).toMatchObject({
       locked: true,
       'locked-by': 'user bob',
@@ -480,12 +478,9 @@ describe('Workspace objects', () => {
     });
     expect(json.requests).toEqual({ workspaces: 3 });
 
-    // The apply, planning with its own token, leaves the lock (said under the object), and fails nothing.
+    // The apply does what the plan said: nothing, and no failure.
     const left = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(left.code).toBe(0);
-    expect(left.stdout).toContain(
-      `# locked by user bob (reason: "mine"); the manifest says locked: false, but someone else's lock is released only with --force-unlock`,
-    );
     expect((await show('cli-theirs')).attributes.locked).toBe(true);
     const shown = await converge(['workspace', 'show', `${ORG}/cli-theirs`], env);
     expect(shown.stdout).toMatch(/Locked\s+by user bob\n/);
@@ -519,10 +514,9 @@ describe('Workspace objects', () => {
     const dir = manifestDir({ 'ws.yaml': workspace('cli-held', 'description: two\nlocked: false') });
     const plan = await converge(['plan', '-f', dir], env);
     expect(plan.stdout).toContain('~ description = "one" -> "two"');
-    // Within the apply, the applying token's own plan: no release of bob's lock, and no failure.
+    expect(plan.stdout).not.toContain('~ locked');
     const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
     expect(applied.code).toBe(0);
-    expect(applied.stdout).not.toContain('~ locked');
     expect((await show('cli-held')).attributes).toMatchObject({ description: 'two', locked: true });
     // A saved plan made without the switch is not given it at apply time.
     const saved = path.join(manifestDir({}), 'plain.plan');
@@ -619,20 +613,35 @@ describe('Workspace objects', () => {
     expect(again.stdout).toContain('already in effect');
   });
 
-  it("releases the manifest's lock in a CI pipeline whose plan job's token is not the apply job's", async () => {
+  it("releases the manifest's lock in a CI pipeline whose plan job's token is not the apply job's, planned with --force-unlock", async () => {
     // The apply job's token took the lock the manifest asked for.
     const locked = manifestDir({ 'ws.yaml': workspace('cli-ci-lock', 'locked: true') });
     expect((await converge(['apply', '-f', locked, '--auto-approve'], env)).code).toBe(0);
-    // The manifest now says unlocked; the plan job (bob's token) saves the plan.
+    // The manifest now says unlocked; to the plan job (bob's token) that lock is someone else's.
     const unlocked = manifestDir({ 'ws.yaml': workspace('cli-ci-lock', 'locked: false') });
+    const plain = await converge(['plan', '-f', unlocked], bobEnv);
+    expect(plain.stdout).toContain('a plan made with another token than the one that applies sees');
     const planFile = path.join(unlocked, 'ci.plan');
-    const planned = await converge(['plan', '-f', unlocked, '-out', planFile], bobEnv);
+    const planned = await converge(['plan', '-f', unlocked, '--force-unlock', '-out', planFile], bobEnv);
     expect(planned.code).toBe(0);
-    expect(planned.stdout).toContain('released if the token that applies holds this lock');
-    // The apply job applies it with the token that holds the lock: released.
+    // The apply job applies the plan as saved, switch included: released.
     const applied = await converge(['apply', planFile], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect((await show('cli-ci-lock')).attributes.locked).toBe(false);
+  });
+
+  it('holds a push back under locked: true when the applying token sees another token hold the lock', async () => {
+    const first = manifestDir({ 'ws.yaml': workspace('cli-same-reason', 'description: d') });
+    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
+    // Bob's lock has no reason, as the manifest's lock would have none.
+    expect((await converge(['workspace', 'lock', `${ORG}/cli-same-reason`], bobEnv)).code).toBe(0);
+    const dir = manifestDir({
+      'ws.yaml': workspace('cli-same-reason', 'description: d\nlocked: true\nstate: s.tfstate'),
+      's.tfstate': state(1, 'same'),
+    });
+    const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect(applied.stdout).toContain('# state: not pushed while user bob holds the lock');
   });
 
   it('applies a saved plan whose workspaces address is given with or without /api/v2 alike', async () => {

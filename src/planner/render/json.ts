@@ -55,8 +55,6 @@ export interface PlanJson {
       note?: string;
       /** True when the diff adds or removes one item of the list at `path`: `before`/`after` is the item. */
       item?: boolean;
-      /** True when the change is made only if the applying run can (`note` says on what). */
-      conditional?: boolean;
     }>;
     before: Record<string, unknown> | null;
     after: Record<string, unknown> | null;
@@ -153,7 +151,6 @@ function attributeDiffs(c: Plan['changes'][number]): JsonDiff[] {
     ...(d.sensitive ? { sensitive: true } : {}),
     ...(d.note ? { note: d.note } : {}),
     ...(d.item ? { item: true } : {}),
-    ...(d.conditional ? { conditional: true } : {}),
   }));
 }
 

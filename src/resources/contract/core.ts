@@ -77,12 +77,6 @@ export interface AttributeDiff {
    * the attributes a kind names in `RenderDetails.listAttributes`.
    */
   item?: boolean;
-  /**
-   * Made only if the run that applies can (the note says on what): a plan alone cannot tell who
-   * applies it (a workspace lock the applying token may hold). A saved plan applied by a run that
-   * cannot leaves it, as its plan of its own does, and applies the rest; the plan said so.
-   */
-  conditional?: boolean;
 }
 
 export interface Comparison {

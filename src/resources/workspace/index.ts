@@ -543,25 +543,12 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
           after: false,
           note: `locked by ${lockDescription(live.workspace)}: released by --force-unlock`,
         });
-      } else if (!run?.applying) {
-        // A plan alone cannot tell who applies it: in CI the apply job's token took the lock the
-        // manifest now releases, and the plan job's token is another user. Shown as the release it
-        // is if the applying token holds the lock; an apply whose token does not plans it held back
-        // itself, and leaves it in a saved plan (a conditional diff) while it applies the rest.
-        diffs.push({
-          path: 'locked',
-          op: 'change',
-          before: true,
-          after: false,
-          note: `locked by ${lockDescription(live.workspace)}: released if the token that applies holds this lock (not the token of this plan); someone else's only with --force-unlock`,
-          conditional: true,
-        });
       } else {
         // Someone else's lock is released only with --force-unlock: without it the plan does not
         // count a release the apply would refuse, and says why the workspace stays locked. Held
         // back, so a saved plan that did release it (made with the switch) is stale here, not done.
         notes.push(
-          `locked by ${lockDescription(live.workspace)}; the manifest says locked: false, but someone else's lock is released only with --force-unlock (plan or apply with it to release the lock)`,
+          `locked by ${lockDescription(live.workspace)}; the manifest says locked: false, but someone else's lock is released only with --force-unlock (plan or apply with it to release the lock; a plan made with another token than the one that applies sees that token's lock so too)`,
         );
         heldBack.push('locked');
       }
@@ -616,8 +603,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       // Not the manifest's own lock (`locked: true`, with the manifest's lock-reason): Converge took
       // it with the token that applies, which the planning token (another user in CI) need not be.
       // Another reason is someone else's lock, as an unlocked manifest's lock is.
+      // An apply knows: its own token's lock is `lockedByMe`, any other one is someone else's.
       const manifestsLock =
-        desired.spec.locked === true && (live.workspace.lockReason ?? '') === (reason ?? '');
+        !run?.applying &&
+        desired.spec.locked === true &&
+        (live.workspace.lockReason ?? '') === (reason ?? '');
       const theirLock =
         locked && !lockedByMe(live) && !manifestsLock && !diffs.some((d) => d.path === 'locked');
       if (seeding.diff && theirLock) {
@@ -742,8 +732,10 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     if (local && live.state === undefined) {
       throw new Error('the current state was not read before the update; run the plan again');
     }
-    // Act on exactly what the comparison found, so plan and apply can never disagree.
-    const diffs = workspaceKind.compare(desired, observed, undefined, ctx).diffs;
+    // Act on exactly what the comparison found, so plan and apply can never disagree; compared as
+    // the run that applies, whatever the caller's connections say (a library's plan and apply).
+    const applying = Object.create(ctx, { applying: { value: true } }) as KindContext;
+    const diffs = workspaceKind.compare(desired, observed, undefined, applying).diffs;
     const changed = (path: string) => diffs.some((d) => d.path === path || d.path.startsWith(`${path}.`));
     assertUnlockAllowed(ctx, desired, live, changed('locked'));
     let workspace = live.workspace;
