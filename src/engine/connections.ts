@@ -115,8 +115,6 @@ function serviceAddress(address: string): string {
 
 export interface RunOptions {
   signal?: AbortSignal;
-  /** The run applies what it plans (`KindContext.applying`). */
-  applying?: boolean;
   /** Kind options switched on (`force-unlock`). */
   options?: readonly string[];
   /** HTTP behaviour for every client of the run (timeouts, retry reporting). */
@@ -131,7 +129,6 @@ export class ServiceConnections implements KindContext {
   /** Each connection's settings, by service and connection name (see `settings`). */
   private readonly settingsCache = new Map<string, ConnectionSettings>();
   readonly signal?: AbortSignal;
-  readonly applying: boolean;
   private readonly options: ReadonlySet<string>;
   private readonly http: RunHttpOptions;
 
@@ -142,7 +139,6 @@ export class ServiceConnections implements KindContext {
     run: RunOptions = {},
   ) {
     if (run.signal) this.signal = run.signal;
-    this.applying = run.applying === true;
     this.options = new Set(run.options ?? []);
     // One rate limiter and retry budget per host for the whole run, whichever clients reach it.
     this.http = { ...run.http, hosts: run.http?.hosts ?? new HostRegistry(retryBudgetFromEnv(env)) };

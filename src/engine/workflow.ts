@@ -51,8 +51,6 @@ export interface ConnectOptions extends EngineOptions {
   signal?: AbortSignal;
   /** Kind options switched on (`force-unlock`). */
   options?: readonly string[];
-  /** The run applies what it plans, with the same tokens (`KindContext.applying`). */
-  applying?: boolean;
   /** HTTP behaviour for every client of the run: see `httpOptions` (timeouts, retry reporting). */
   http?: RunHttpOptions;
 }
@@ -74,7 +72,6 @@ export function connect(manifest: Manifest | undefined, options: ConnectOptions 
   return new ServiceConnections(env, catalog.definitions, manifest?.connections ?? [], {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.options ? { options: options.options } : {}),
-    ...(options.applying ? { applying: true } : {}),
     ...(http ? { http } : {}),
   });
 }

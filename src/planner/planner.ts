@@ -370,7 +370,7 @@ function changeFor(
   observed: Observed | undefined,
   serverPlan: unknown,
   digests: WriteOnlyDigests | undefined,
-  run: Pick<KindContext, 'option' | 'applying'>,
+  run: Pick<KindContext, 'option'>,
 ): { change: Change; problems: PlanProblem[] } {
   const address = addressOf(d.key);
   const change: Change = {

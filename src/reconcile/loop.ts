@@ -330,8 +330,6 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     run = await plan(options.paths, {
       catalog,
       env,
-      // Planned with the token the loop applies with, a dry run too: it reports what a cycle would do.
-      applying: true,
       writeOnly: inventory,
       managed: inventory.objects,
       ...(options.limits ? { limits: options.limits } : {}),

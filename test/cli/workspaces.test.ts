@@ -630,18 +630,20 @@ describe('Workspace objects', () => {
     expect((await show('cli-ci-lock')).attributes.locked).toBe(false);
   });
 
-  it('holds a push back under locked: true when the applying token sees another token hold the lock', async () => {
+  it("under locked: true, takes a lock with the manifest's reason for the manifest's: plan and apply agree, and the push fails naming the holder", async () => {
     const first = manifestDir({ 'ws.yaml': workspace('cli-same-reason', 'description: d') });
     expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
-    // Bob's lock has no reason, as the manifest's lock would have none.
+    // Bob's lock has no reason, as the manifest's lock would have none: no plan can tell them apart.
     expect((await converge(['workspace', 'lock', `${ORG}/cli-same-reason`], bobEnv)).code).toBe(0);
     const dir = manifestDir({
       'ws.yaml': workspace('cli-same-reason', 'description: d\nlocked: true\nstate: s.tfstate'),
       's.tfstate': state(1, 'same'),
     });
+    expect((await converge(['plan', '-f', dir], env)).stdout).toContain('+ state');
     const applied = await converge(['apply', '-f', dir, '--auto-approve'], env);
-    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    expect(applied.stdout).toContain('# state: not pushed while user bob holds the lock');
+    expect(applied.stdout).toContain('+ state');
+    expect(applied.code).toBe(1);
+    expect(applied.stdout + applied.stderr).toContain('is locked by user bob');
   });
 
   it('applies a saved plan whose workspaces address is given with or without /api/v2 alike', async () => {

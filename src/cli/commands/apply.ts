@@ -78,7 +78,6 @@ async function adoptBeforePlanning(
     http: run.http,
     signal: run.signal,
     options: flags.options ?? [],
-    applying: true,
   });
   try {
     const adoptions = await adoptObjects(manifest, flags.import ?? [], connections, inventory, catalog);
@@ -245,8 +244,6 @@ async function applyUntilInterrupted(
   }
   const run = await planRun(adopted?.manifest ?? paths, {
     ...(adopted ? { connections: adopted.connections } : {}),
-    // Planned with the token that applies: what it can do is what the plan shows.
-    applying: true,
     catalog,
     env: io.env,
     writeOnly: inventory,

@@ -134,12 +134,6 @@ export interface KindContext {
   /** Whether the user switched on one of the kinds' own `options` (`force-unlock`). */
   option(flag: string): boolean;
   /**
-   * Whether the run applies what it plans, with the same tokens (`apply`, `reconcile`): a kind may
-   * then plan as the applying token can act. A plan alone cannot tell who applies it (a CI plan
-   * job's token is often not the apply job's), and says what depends on that.
-   */
-  readonly applying?: boolean;
-  /**
    * How many requests the run allows at once (`--parallelism`), for kinds that fan out reads inside
    * one verb (a list followed by one read per name); absent outside a plan.
    */

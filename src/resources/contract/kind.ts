@@ -34,7 +34,7 @@ export interface ResourceKind<Spec = Record<string, unknown>, Live = unknown, Se
     desired: Desired<Spec>,
     observed: Observed<Live>,
     serverPlan?: ServerPlan,
-    run?: Pick<KindContext, 'option' | 'applying'>,
+    run?: Pick<KindContext, 'option'>,
   ): Comparison;
   create(ctx: KindContext, desired: Desired<Spec>): Promise<Observed<Live>>;
   update(ctx: KindContext, desired: Desired<Spec>, observed: Observed<Live>): Promise<Observed<Live>>;

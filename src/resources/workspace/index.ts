@@ -603,11 +603,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       // Not the manifest's own lock (`locked: true`, with the manifest's lock-reason): Converge took
       // it with the token that applies, which the planning token (another user in CI) need not be.
       // Another reason is someone else's lock, as an unlocked manifest's lock is.
-      // An apply knows: its own token's lock is `lockedByMe`, any other one is someone else's.
+      // Told by the reason alone, so that a plan and the apply of it (with another token) agree: a
+      // lock someone else took with the manifest's own reason is taken for the manifest's, and its
+      // push fails at apply time naming the holder, as the plan could not know.
       const manifestsLock =
-        !run?.applying &&
-        desired.spec.locked === true &&
-        (live.workspace.lockReason ?? '') === (reason ?? '');
+        desired.spec.locked === true && (live.workspace.lockReason ?? '') === (reason ?? '');
       const theirLock =
         locked && !lockedByMe(live) && !manifestsLock && !diffs.some((d) => d.path === 'locked');
       if (seeding.diff && theirLock) {
@@ -732,10 +732,8 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     if (local && live.state === undefined) {
       throw new Error('the current state was not read before the update; run the plan again');
     }
-    // Act on exactly what the comparison found, so plan and apply can never disagree; compared as
-    // the run that applies, whatever the caller's connections say (a library's plan and apply).
-    const applying = Object.create(ctx, { applying: { value: true } }) as KindContext;
-    const diffs = workspaceKind.compare(desired, observed, undefined, applying).diffs;
+    // Act on exactly what the comparison found, so plan and apply can never disagree.
+    const diffs = workspaceKind.compare(desired, observed, undefined, ctx).diffs;
     const changed = (path: string) => diffs.some((d) => d.path === path || d.path.startsWith(`${path}.`));
     assertUnlockAllowed(ctx, desired, live, changed('locked'));
     let workspace = live.workspace;
@@ -805,7 +803,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     }
     // The service refuses to safe-delete a locked workspace. A lock Converge's own token holds (a
     // manifest that said `locked: true`) must not stop a deletion the manifest or --prune asked for,
-    // so it is released first; anyone else's lock stays, and the refusal names its holder.
+    // so it is released first; anyone else's lock stays, and the service refuses (the plan names the holder).
     let released = false;
     if (w.attributes.locked && w.lockedBy) {
       const me = await whoAmI(c);
