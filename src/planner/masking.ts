@@ -245,16 +245,21 @@ export function maskMessage(text: string, secrets: SecretCopies): string {
   return scrubSecrets(maskText(text, secrets), secrets.values);
 }
 
+/** Whether the whole text is a piece of a secret that holds commas (`SecretCopies.pieces`). */
+function isPiece(text: string, secrets: SecretCopies): boolean {
+  return secrets.pieces.size > 0 && secrets.pieces.has(text.trim().toLowerCase());
+}
+
 /** The text with every copy of a secret replaced by the marker, overlapping copies included. */
 export function maskText(text: string, secrets: SecretCopies): string {
-  if (secrets.pieces.size > 0 && secrets.pieces.has(text.trim().toLowerCase())) return SENSITIVE;
+  if (isPiece(text, secrets)) return SENSITIVE;
   return replaceOverlapping(text, secrets.pattern, SENSITIVE);
 }
 
 /** Whether any string in `value` (keys too) holds a copy of a secret: no copy of the value is made. */
 export function holdsSecret(value: unknown, secrets: SecretCopies): boolean {
   if (typeof value === 'string') {
-    if (secrets.pieces.size > 0 && secrets.pieces.has(value.trim().toLowerCase())) return true;
+    if (isPiece(value, secrets)) return true;
     secrets.pattern.lastIndex = 0;
     return secrets.pattern.test(value);
   }
@@ -274,8 +279,10 @@ export function secretCounts(
   found = new Map<string, number>(),
 ): Map<string, number> {
   if (typeof value === 'string') {
-    const piece = value.trim().toLowerCase();
-    if (secrets.pieces.size > 0 && secrets.pieces.has(piece)) found.set(piece, (found.get(piece) ?? 0) + 1);
+    if (isPiece(value, secrets)) {
+      const piece = value.trim().toLowerCase();
+      found.set(piece, (found.get(piece) ?? 0) + 1);
+    }
     const pattern = secrets.pattern;
     pattern.lastIndex = 0;
     for (let match = pattern.exec(value); match; match = pattern.exec(value)) {

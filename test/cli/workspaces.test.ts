@@ -70,6 +70,14 @@ async function find(name: string) {
   return r.status === 200 ? r.json.data : undefined;
 }
 
+/** A workspace Converge made (as root), then locked by bob, with a reason or none. */
+async function madeThenLockedByBob(name: string, spec: string, reason?: string): Promise<void> {
+  const made = manifestDir({ 'ws.yaml': workspace(name, spec) });
+  expect((await converge(['apply', '-f', made, '--auto-approve'], env)).code).toBe(0);
+  const lock = ['workspace', 'lock', `${ORG}/${name}`, ...(reason === undefined ? [] : ['--reason', reason])];
+  expect((await converge(lock, bobEnv)).code).toBe(0);
+}
+
 async function show(name: string) {
   const found = await find(name);
   if (!found) throw new Error(`workspace ${name} does not exist`);
@@ -506,11 +514,7 @@ describe('Workspace objects', () => {
   });
 
   it("applies a workspace's settings while leaving someone else's lock that only --force-unlock releases", async () => {
-    const before = manifestDir({ 'ws.yaml': workspace('cli-held', 'description: one') });
-    expect((await converge(['apply', '-f', before, '--auto-approve'], env)).code).toBe(0);
-    expect(
-      (await converge(['workspace', 'lock', `${ORG}/cli-held`, '--reason', 'hotfix'], bobEnv)).code,
-    ).toBe(0);
+    await madeThenLockedByBob('cli-held', 'description: one', 'hotfix');
     const dir = manifestDir({ 'ws.yaml': workspace('cli-held', 'description: two\nlocked: false') });
     const plan = await converge(['plan', '-f', dir], env);
     expect(plan.stdout).toContain('~ description = "one" -> "two"');
@@ -530,11 +534,7 @@ describe('Workspace objects', () => {
   });
 
   it('holds a state push back while someone else holds the lock, and pushes once it is released', async () => {
-    const plain = manifestDir({ 'ws.yaml': workspace('cli-push-held', 'description: p') });
-    expect((await converge(['apply', '-f', plain, '--auto-approve'], env)).code).toBe(0);
-    expect(
-      (await converge(['workspace', 'lock', `${ORG}/cli-push-held`, '--reason', 'hotfix'], bobEnv)).code,
-    ).toBe(0);
+    await madeThenLockedByBob('cli-push-held', 'description: p', 'hotfix');
     const dir = manifestDir({
       'ws.yaml': workspace('cli-push-held', 'description: p\nstate: s.tfstate'),
       's.tfstate': state(2, 'held'),
@@ -584,11 +584,7 @@ describe('Workspace objects', () => {
   });
 
   it("refuses a saved release the applying token cannot make as its own, and re-applies a saved plan beside someone else's lock as done", async () => {
-    const first = manifestDir({ 'ws.yaml': workspace('cli-two-users', 'description: a') });
-    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
-    expect(
-      (await converge(['workspace', 'lock', `${ORG}/cli-two-users`, '--reason', 'bobs'], bobEnv)).code,
-    ).toBe(0);
+    await madeThenLockedByBob('cli-two-users', 'description: a', 'bobs');
     // Planned by bob, who holds the lock: his own release. Applied by another token, it is not.
     const unlock = manifestDir({ 'ws.yaml': workspace('cli-two-users', 'description: a\nlocked: false') });
     const bobsPlan = path.join(unlock, 'bobs.plan');
@@ -675,11 +671,7 @@ describe('Workspace objects', () => {
   });
 
   it("holds a push back under locked: true while someone else's lock (another reason) is there", async () => {
-    const first = manifestDir({ 'ws.yaml': workspace('cli-their-push', 'description: d') });
-    expect((await converge(['apply', '-f', first, '--auto-approve'], env)).code).toBe(0);
-    expect(
-      (await converge(['workspace', 'lock', `${ORG}/cli-their-push`, '--reason', 'hotfix'], bobEnv)).code,
-    ).toBe(0);
+    await madeThenLockedByBob('cli-their-push', 'description: d', 'hotfix');
     const dir = manifestDir({
       'ws.yaml': workspace('cli-their-push', 'description: d\nlocked: true\nstate: s.tfstate'),
       's.tfstate': state(1, 'theirs'),

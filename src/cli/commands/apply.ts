@@ -525,11 +525,6 @@ function withRunFlags<T>(
 }
 
 /**
- * A saved plan names its manifest by the absolute path it was planned from, and applies only where
- * that path holds the manifest: "no such file" alone did not say why, and the CI job that applies
- * (another checkout, another runner folder) is where it happens.
- */
-/**
  * The addresses the environment gives the services a saved plan was made against, compared before
  * anything is sent: clients are made, not used. A Connection the manifest declares is compared once
  * the manifest is loaded (after planning, still before any write).
@@ -557,6 +552,11 @@ async function refuseOtherEnvironment(
   }
 }
 
+/**
+ * A saved plan names its manifest by the absolute path it was planned from, and applies only where
+ * that path holds the manifest: "no such file" alone did not say why, and the CI job that applies
+ * (another checkout, another runner folder) is where it happens.
+ */
 function refuseMovedManifest(recorded: readonly string[], planFile: string): void {
   const missing = recorded.filter((p) => !existsSync(p));
   if (missing.length === 0) return;

@@ -342,21 +342,24 @@ async function unlockAbandoned(c: WorkspacesClient, held: Workspace): Promise<Wo
 }
 
 /**
- * A 404 to a deletion by id, read back: the service answers 404 for "not there" and for "not yours
- * to delete" alike. Gone on the read too, it is done (a resend after the deletion's own lost answer,
- * or someone else first); still there, the refusal stands. Never taken as done unread: a token
- * without admin access was reported to have deleted a workspace that stayed, and lost its record.
+ * What a failed deletion by id leaves to report: nothing when a 404 is read back as gone (a resend
+ * after the deletion's own lost answer, or someone else first), else the refusal. The service
+ * answers 404 for "not there" and for "not yours to delete" alike, so a 404 is never taken as done
+ * unread: a token without admin access was reported to have deleted a workspace that stayed.
  */
-async function goneIsDone(c: WorkspacesClient, id: string, error: unknown): Promise<void> {
-  if (!isNotFound(error)) throw error;
-  const still = await c.readWorkspace({ id }).catch(() => {
-    throw error;
-  });
-  if (still)
-    throw new Error(
-      `${(error as Error).message}; the workspace is still there: the service answers 404 too to a token that may not delete it (deleting needs admin access to the workspace)`,
-      { cause: error },
-    );
+async function deletionRefusal(c: WorkspacesClient, id: string, error: unknown): Promise<unknown> {
+  if (!isNotFound(error)) return error;
+  const still = await c.readWorkspace({ id }).then(
+    (found) => found !== undefined,
+    () => undefined,
+  );
+  // Not read back: whether it is gone cannot be told, and the service's answer stands.
+  if (still === undefined) return error;
+  if (!still) return undefined;
+  return new Error(
+    `${(error as Error).message}; the workspace is still there: the service answers 404 too to a token that may not delete it (deleting needs admin access to the workspace)`,
+    { cause: error },
+  );
 }
 
 /**
@@ -599,13 +602,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     if (local && live.state !== undefined) {
       const seeding = compareState(local, live.state);
       // A push needs the lock: one someone else holds, and this run does not release, would fail
-      // the push at apply time. Held back with a note instead, as their lock is.
-      // Not the manifest's own lock (`locked: true`, with the manifest's lock-reason): Converge took
-      // it with the token that applies, which the planning token (another user in CI) need not be.
-      // Another reason is someone else's lock, as an unlocked manifest's lock is.
-      // Told by the reason alone, so that a plan and the apply of it (with another token) agree: a
-      // lock someone else took with the manifest's own reason is taken for the manifest's, and its
-      // push fails at apply time naming the holder, as the plan could not know.
+      // the push at apply time, so it is held back with a note, as their lock is. Not the manifest's
+      // own lock (`locked: true`, with its lock-reason), which the token that applies took and the
+      // planning token (another user in CI) need not hold. Told by the reason alone, so that a plan
+      // and its apply with another token agree; another user's lock with the manifest's very reason
+      // is taken for the manifest's, and its push fails at apply time naming the holder.
       const manifestsLock =
         desired.spec.locked === true && (live.workspace.lockReason ?? '') === (reason ?? '');
       const theirLock =
@@ -798,7 +799,11 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     const c = client(ctx, observed.key);
     const w = observed.live.workspace;
     if (desired?.spec.deletion === 'force') {
-      await c.forceDeleteWorkspace({ id: w.id }).catch((error: unknown) => goneIsDone(c, w.id, error));
+      const refusal = await c.forceDeleteWorkspace({ id: w.id }).then(
+        () => undefined,
+        (error: unknown) => deletionRefusal(c, w.id, error),
+      );
+      if (refusal !== undefined) throw refusal;
       return;
     }
     // The service refuses to safe-delete a locked workspace. A lock Converge's own token holds (a
@@ -815,19 +820,10 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     try {
       await c.safeDeleteWorkspace({ id: w.id });
     } catch (answer) {
-      let error = answer;
-      // Gone: deleted by a send of ours whose answer was lost (the resend is answered 404), or by
-      // someone after the read. Either way what the deletion was for is done; reported as failed,
-      // the inventory kept the record of a workspace this apply deleted. Read back first.
-      if (isNotFound(answer)) {
-        try {
-          await goneIsDone(c, w.id, answer);
-          return;
-        } catch (stillThere) {
-          // Refused, as any other refusal below, saying the workspace is still there.
-          error = stillThere;
-        }
-      }
+      // Gone (a 404 read back): what the deletion was for is done; reported as failed, the inventory
+      // kept the record of a workspace this apply deleted.
+      const error = await deletionRefusal(c, w.id, answer);
+      if (error === undefined) return;
       // Refused (it still manages resources) or failed: the workspace stays, and so must its lock. A
       // change freeze was lifted by an apply that deleted nothing.
       if (released) {
