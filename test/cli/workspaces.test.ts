@@ -93,6 +93,7 @@ beforeAll(async () => {
           {
             name: ORG,
             projects: ['platform'],
+            agentPools: [{ name: 'pool-1', id: 'apool-1' }],
             teams: [{ name: 'devs', access: { '*': { runs: 'read', lock: true, stateVersions: 'write' } } }],
           },
           // Its own organization, so that its --prune sees no other test's workspaces.
@@ -170,6 +171,24 @@ describe('Workspace objects', () => {
     expect(change.diffs).toEqual([{ path: 'auto-apply', op: 'change', before: true, after: false }]);
     expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
     expect((await show('cli-drift')).attributes['auto-apply']).toBe(false);
+  });
+
+  it('settles an agent workspace with assessments on: an unrelated change leaves both as declared', async () => {
+    const spec = (description: string) =>
+      `description: ${description}\nexecution-mode: agent\nagent-pool-id: apool-1\nassessments-enabled: true`;
+    const dir = manifestDir({ 'ws.yaml': workspace('cli-agent', spec('first')) });
+    expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    // The pool is reported as a relationship: read as an attribute, every plan set it again.
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'], env)).code).toBe(0);
+    // An update that left assessments-enabled out switched it off (its update default is false).
+    const changed = manifestDir({ 'ws.yaml': workspace('cli-agent', spec('second')) });
+    const plan = await converge(['plan', '-f', changed, '--json'], env);
+    expect(JSON.parse(plan.stdout).changes[0].diffs).toEqual([
+      { path: 'description', op: 'change', before: 'first', after: 'second' },
+    ]);
+    expect((await converge(['apply', '-f', changed, '--auto-approve'], env)).code).toBe(0);
+    expect((await show('cli-agent')).attributes['assessments-enabled']).toBe(true);
+    expect((await converge(['plan', '-f', changed, '--detailed-exitcode'], env)).code).toBe(0);
   });
 
   it('pushes a newer serial of the same lineage, refuses another lineage, and leaves the lock free', async () => {

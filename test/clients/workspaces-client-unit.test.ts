@@ -126,6 +126,7 @@ describe('workspaces on the wire', () => {
       lockedByName: null,
       lockReason: null,
       currentStateVersionId: null,
+      agentPoolId: null,
     });
   });
 
@@ -175,6 +176,14 @@ describe('workspaces on the wire', () => {
       '/api/v2/workspaces/ws-a%2Fb',
     ]);
     await expect(c.readWorkspace({ id: '' })).rejects.toThrow('workspace id must not be empty');
+    // The pool of an agent workspace comes as a relationship, never as an attribute.
+    const agent = workspaceResource('ws-2', 'agent', {
+      'agent-pool': { data: { id: 'apool-1', type: 'agent-pools' } },
+    });
+    pool
+      .intercept({ path: '/api/v2/workspaces/ws-2', method: 'GET' })
+      .reply(200, doc(agent), { headers: apiHeaders });
+    expect(await c.readWorkspace({ id: 'ws-2' })).toMatchObject({ agentPoolId: 'apool-1' });
   });
 
   it('reads the lock holder name from include=locked_by and the lock reason, else the id alone', async () => {

@@ -17,6 +17,7 @@ function live(attributes: Record<string, unknown> = {}, extra: Partial<Workspace
     lockedByName: null,
     lockReason: null,
     currentStateVersionId: null,
+    agentPoolId: null,
     attributes: {
       name: 'web',
       'allow-destroy-plan': true,
@@ -132,6 +133,24 @@ describe('workspace comparison', () => {
     const spec = { description: 'new', 'auto-apply': true, 'engine-version': '1.9.8' };
     const diffs = diffAttributes(spec, live({ description: 'old' }));
     expect(updateBody(spec, diffs)).toEqual({ description: 'new', 'auto-apply': true });
+  });
+
+  it("sends assessments-enabled with every update, since the service's update default is false", () => {
+    const spec = { description: 'second', 'assessments-enabled': true };
+    const diffs = diffAttributes(spec, live({ description: 'first', 'assessments-enabled': true }));
+    expect(diffs).toEqual([{ path: 'description', op: 'change', before: 'first', after: 'second' }]);
+    expect(updateBody(spec, diffs)).toEqual({ description: 'second', 'assessments-enabled': true });
+    // Nothing to update: nothing sent at all.
+    expect(updateBody(spec, [])).toEqual({});
+  });
+
+  it("reads an agent workspace's pool from the agent-pool relationship", () => {
+    const spec = { 'execution-mode': 'agent', 'agent-pool-id': 'apool-1' } as const;
+    const agent = live({ 'execution-mode': 'agent' }, { agentPoolId: 'apool-1' });
+    expect(diffAttributes(spec, agent)).toEqual([]);
+    expect(diffAttributes({ ...spec, 'agent-pool-id': 'apool-2' }, agent)).toEqual([
+      { path: 'agent-pool-id', op: 'change', before: 'apool-1', after: 'apool-2' },
+    ]);
   });
 
   it('puts a default back when someone changed an omitted attribute', () => {

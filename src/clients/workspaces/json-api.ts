@@ -92,6 +92,7 @@ export function toWorkspace(
     // An empty reason says nothing; shown as none.
     lockReason: lockedBy && typeof lockReason === 'string' && lockReason !== '' ? lockReason : null,
     currentStateVersionId: related(resource, 'current-state-version')?.id ?? null,
+    agentPoolId: related(resource, 'agent-pool')?.id ?? null,
   };
 }
 

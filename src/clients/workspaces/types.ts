@@ -28,6 +28,11 @@ export interface Workspace {
    */
   lockReason: string | null;
   currentStateVersionId: string | null;
+  /**
+   * `relationships.agent-pool.data.id`: where the service reports the pool an `agent` workspace runs
+   * on. `agent-pool-id` is a body key only (the spec's update table), never an attribute it returns.
+   */
+  agentPoolId: string | null;
 }
 
 /** An organization; its id is its name. */

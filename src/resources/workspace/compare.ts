@@ -13,6 +13,16 @@ export const ORDERLESS_ATTRIBUTES = ['tag-names', 'trigger-patterns', 'trigger-p
 const ORDERLESS = new Set<string>(ORDERLESS_ATTRIBUTES);
 const NULLABLE_STRINGS = new Set(['description', 'working-directory', 'source-url', 'agent-pool-id']);
 
+/**
+ * A live workspace's value of a manifest attribute. The service reports `agent-pool-id` (a body key
+ * only) as the `agent-pool` relationship: read as an attribute, it was never there, and every plan of
+ * an agent workspace set it again.
+ */
+export function liveAttribute(live: Workspace, key: string): unknown {
+  if (key === 'agent-pool-id') return live.agentPoolId ?? live.attributes[key];
+  return live.attributes[key];
+}
+
 /** The service attributes the spec sets, with `null` and `""` descriptions treated alike. */
 export function serviceAttributes(spec: WorkspaceSpec): Record<string, unknown> {
   const attrs: Record<string, unknown> = {};
@@ -56,7 +66,7 @@ export function diffAttributes(spec: WorkspaceSpec, live: Workspace): AttributeD
   const wanted = serviceAttributes(spec);
   for (const [k, v] of Object.entries(CREATE_DEFAULTS)) {
     // Compare a default only where the service reports the attribute (some editions omit some).
-    if (wanted[k] === undefined && live.attributes[k] !== undefined) wanted[k] = v;
+    if (wanted[k] === undefined && liveAttribute(live, k) !== undefined) wanted[k] = v;
   }
   if (wanted['execution-mode'] === undefined && wanted.operations === undefined)
     wanted['execution-mode'] = 'remote';
@@ -73,7 +83,7 @@ export function diffAttributes(spec: WorkspaceSpec, live: Workspace): AttributeD
       continue;
     }
     const w = canonical(key, value);
-    const l = canonical(key, live.attributes[key]);
+    const l = canonical(key, liveAttribute(live, key));
     if (!deepEqual(w, l)) diffs.push(...diffValues(w, l, key));
   }
   if (spec.project) {
@@ -118,5 +128,10 @@ export function updateBody(spec: WorkspaceSpec, diffs: AttributeDiff[]): Record<
     }
     body[top] = attrs[top] ?? CREATE_DEFAULTS[top] ?? (top === 'execution-mode' ? 'remote' : undefined);
   }
+  // Not "previous" on update (the spec's table): an update that leaves `assessments-enabled` out
+  // switches it off. So every update of a workspace whose manifest sets it sends it, whatever changed.
+  const always = 'assessments-enabled';
+  if (Object.keys(body).length > 0 && attrs[always] !== undefined && !(always in body))
+    body[always] = attrs[always];
   return body;
 }

@@ -7,6 +7,7 @@
  */
 import type { Workspace } from '../../clients/workspaces/client.js';
 import { compact, deepEqual } from '../compare.js';
+import { liveAttribute } from './compare.js';
 import { CREATE_DEFAULTS, type WorkspaceSpec } from './schema.js';
 
 /** The project every organization has, where the service puts a workspace created without one. */
@@ -48,7 +49,7 @@ function vcsRepo(live: unknown): Record<string, unknown> | undefined {
 export function exportWorkspace(w: Workspace): WorkspaceSpec {
   const spec: Record<string, unknown> = {};
   for (const field of EXPORTED) {
-    const value = w.attributes[field];
+    const value = liveAttribute(w, field);
     if (value === undefined || value === null || value === '') continue;
     if (Array.isArray(value) && value.length === 0) continue;
     if (field in SERVICE_FILLED && deepEqual(value, SERVICE_FILLED[field])) continue;
