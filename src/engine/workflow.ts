@@ -16,6 +16,7 @@ import type { Catalog } from './catalog.js';
 import { ServiceConnections } from './connections.js';
 import { keyedDesired } from './desired.js';
 import { type DeletionLimits, deletionProblems } from './deletion-guards.js';
+import { sameObjectProblems } from './same-object.js';
 import {
   type AppliedObject,
   type InventoryLockOptions,
@@ -204,6 +205,7 @@ export async function plan(
         : {}),
     });
     planned.problems.push(...deletionProblems(planned, desired, options.limits ?? {}, names, prune ?? []));
+    planned.problems.push(...sameObjectProblems(planned, catalog, connections.addresses()));
     // What the prune leaves of the inventory's own objects (not found, not pruned), kept to what the
     // patterns cover, as its deletions are. Any pattern used to drop both lists, so `--target 'Job/**'`
     // said "No changes" of a job it named, left out of reach on another connection.
