@@ -45,6 +45,8 @@ export interface Change {
   notCompared?: string;
   /** What the kind leaves as it is on purpose though the manifest sets it (`Comparison.heldBack`). */
   heldBack?: string[];
+  /** Of `heldBack`, what still differs from the manifest (not what the live object moved past). */
+  differs?: string[];
   /** What the kind's service calls its namespace (`organization`), for headings. */
   namespaceLabel?: string;
   /** For the applier: what the manifest wants, and what was observed. Not part of the JSON output. */

@@ -165,7 +165,7 @@ describe('plan and apply against the sandbox', () => {
     const json = await converge(['plan', '-f', dir, '--json'], env);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout);
-    expect(doc.format_version).toBe('1.11');
+    expect(doc.format_version).toBe('1.12');
     expect(doc.summary).toEqual({ create: 0, update: 1, replace: 0, delete: 0, noop: 1, unplanned: 0 });
     // One policy list (the plan-time check) and one role list, however many roles.
     expect(doc.requests).toEqual({ registry: 2 });

@@ -563,6 +563,16 @@ describe('Workspace objects', () => {
     expect(plan.stdout).toContain(
       '# state: not pushed while user bob (reason: "hotfix") holds the lock (a push needs it); it is pushed once the lock is released',
     );
+    // Nothing to apply, but not "in step": the headline and the object's heading say it differs.
+    expect(plan.stdout).toContain(
+      'No changes. Nothing to apply. 1 object still differs from the manifest in what Converge leaves alone on purpose',
+    );
+    expect(plan.stdout).not.toContain('Live state matches the manifest');
+    expect(plan.stdout).toContain('is left as it is, though it differs from the manifest');
+    const json = JSON.parse((await converge(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.changes[0]).toMatchObject({ action: 'noop', held_back: ['state'] });
+    const markdown = (await converge(['plan', '-f', dir, '--markdown'], env)).stdout;
+    expect(markdown).toContain('1 object still differs from the manifest');
     expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
     // Nothing was pushed: the next plan still holds it back.
     expect((await converge(['plan', '-f', dir], env)).stdout).toContain('# state: not pushed while user bob');

@@ -47,6 +47,9 @@ export const VERBS: Record<Action, string> = {
   noop: 'is up to date',
 };
 
+/** An unchanged object that still differs in what its kind holds back: not "up to date". */
+export const HELD_BACK_VERB = 'is left as it is, though it differs from the manifest (see below)';
+
 /**
  * `Plan: 1 to add, …, 2 unchanged.`; objects that could not be planned are counted apart, once, never
  * as unchanged nor under the action they would have had (`planCounts` in unplanned.ts).
@@ -264,13 +267,20 @@ function undeclaredConnectionLines(objects: readonly { connection: string }[]): 
  * What follows "No changes." when nothing differs: the whole manifest matches, or, for a targeted
  * plan, only the objects it compared (the others may well differ). The same in every rendering.
  */
-export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
+export function noChangesClause(plan: Pick<Plan, 'targeting' | 'changes'>): string {
+  // What a kind holds back (someone else's lock, a state push waiting for it) still differs from the
+  // manifest: "matches" was false of it, and a nightly check read the workspace as in step.
+  const heldBack = plan.changes.filter((c) => c.differs?.length).length;
+  const differs =
+    heldBack === 0
+      ? ''
+      : ` ${heldBack} object${heldBack === 1 ? '' : 's'} still differ${heldBack === 1 ? 's' : ''} from the manifest in what Converge leaves alone on purpose (see the notes below).`;
   const t = plan.targeting;
   const leftOut = t?.pruneLeftOut?.length ?? 0;
   const notListed = t?.pruneKindsNotListed?.length ?? 0;
   // Patterns that took every object (and every deletion) compared the whole manifest.
   if (!t || (t.selected === t.total && leftOut === 0 && notListed === 0))
-    return 'Live state matches the manifest.';
+    return heldBack === 0 ? 'Live state matches the manifest.' : `Nothing to apply.${differs}`;
   const planned = `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state`;
   const notCompared =
     t.selected === t.total
@@ -279,7 +289,7 @@ export function noChangesClause(plan: Pick<Plan, 'targeting'>): string {
   const deletions =
     (leftOut === 0 ? '' : `; ${leftOut} deletion${leftOut === 1 ? '' : 's'} left out (above)`) +
     (notListed === 0 ? '' : '; deletions of other kinds not looked at (above)');
-  return `${planned}${notCompared}${deletions}.`;
+  return `${planned}${notCompared}${deletions}.${differs}`;
 }
 
 /** The heading of the plan's prune section, the same in every rendering. */

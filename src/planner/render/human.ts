@@ -3,6 +3,7 @@ import { createColors } from 'picocolors';
 import { printable } from '../../common/printable.js';
 import type { Action, Plan } from '../types.js';
 import {
+  HELD_BACK_VERB,
   noChangesClause,
   nothingSelectedLine,
   inventoryAbsentLine,
@@ -93,7 +94,11 @@ export function renderHuman(plan: Plan, options: HumanRenderOptions): string {
     if (ch === pruned[0]) out.push(c.bold(c.red(`${prunedHeadline(pruned.length)}:`)), '');
     const unknown = notPlanned.has(ch);
     const why = ch.reason ? ` (${ch.reason})` : '';
-    const verb = unknown ? 'could not be planned' : VERBS[ch.action];
+    const verb = unknown
+      ? 'could not be planned'
+      : ch.action === 'noop' && ch.differs?.length
+        ? HELD_BACK_VERB
+        : VERBS[ch.action];
     const symbol = unknown ? c.red('?') : paint[ch.action](SYMBOLS[ch.action]);
     out.push(c.bold(`  # ${printable(`${heading(ch)} ${verb}${why}`)}`));
     out.push(`  ${symbol} ${printable(ch.address)}${ch.id ? c.dim(`  (id ${printable(ch.id)})`) : ''}`);

@@ -16,8 +16,9 @@ import { planCounts, unplannedObjects } from './unplanned.js';
 // `targeted.prune_left_out` and `targeted.prune_kinds_not_listed`. 1.8: `planned` on every change.
 // 1.9: `pruned.not_recorded` and `pruned.refused`. 1.10: `pruned.not_declared` (a plan without --prune) and `pruned.inventory_absent`.
 // 1.11: a create's `diffs` add each attribute of `after`, a deletion's remove each of `before`;
-// every problem carries `file`, `line` and `col`, as a manifest problem did.
-export const PLAN_JSON_FORMAT_VERSION = '1.11';
+// every problem carries `file`, `line` and `col`, as a manifest problem did. 1.12: `held_back` on
+// every change.
+export const PLAN_JSON_FORMAT_VERSION = '1.12';
 
 export interface PlanJson {
   format_version: string;
@@ -39,6 +40,12 @@ export interface PlanJson {
     notes: string[];
     /** The change's blast radius (users a group reaches, placements per task group); empty when unknown. */
     impact: string[];
+    /**
+     * Attributes that differ from the manifest but that Converge leaves alone on purpose, said in
+     * `notes` (`locked`: someone else's lock; `state`: a push waiting for it); empty when none. A noop
+     * with any is not in step with the manifest.
+     */
+    held_back: string[];
     /** Why the kind could not compare the object (its action is then unknown), or null. */
     not_compared: string | null;
     /**
@@ -177,6 +184,7 @@ export function planToJson(plan: Plan, version: string): PlanJson {
       depends_on: c.dependsOn,
       notes: c.notes ?? [],
       impact: c.impact ?? [],
+      held_back: c.differs ?? [],
       not_compared: c.notCompared ?? null,
       planned: !unplannedAddresses.has(c.address),
       diffs: attributeDiffs(c),

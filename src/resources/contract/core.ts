@@ -101,6 +101,12 @@ export interface Comparison {
    */
   heldBack?: string[];
   /**
+   * Of `heldBack`, those the live object has moved past as the kind intends (a seed the workspace's
+   * own runs continued): in step with the manifest, unlike the rest of `heldBack` (someone else's
+   * lock, a push waiting for it), which still differ and are said so in the plan's headline.
+   */
+  movedPast?: string[];
+  /**
    * The blast radius of the change, where the kind can tell it: what else it reaches (the
    * allocations the scheduler would place or stop per task group). One self-explaining line each;
    * renderers print them under the change without knowing the kind. Ignored for unchanged objects.

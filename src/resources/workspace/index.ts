@@ -533,6 +533,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
     }
     const notes: string[] = [];
     const heldBack: string[] = [];
+    const movedPast: string[] = [];
     if (desired.spec.locked === false && locked) {
       const held = live.workspace.lockReason;
       if (lockedByMe(live)) {
@@ -619,13 +620,18 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
       } else if (seeding.diff) diffs.push(seeding.diff);
       if (seeding.problem) problems.push({ message: seeding.problem, pointer: '/spec/state' });
       if (seeding.note) notes.push(seeding.note);
-      if (seeding.heldBack) heldBack.push('state');
+      if (seeding.heldBack) {
+        heldBack.push('state');
+        // The seed is history once the workspace's runs continued it: in step, not a difference.
+        movedPast.push('state');
+      }
     }
     return {
       diffs,
       problems,
       ...(notes.length > 0 ? { notes } : {}),
       ...(heldBack.length > 0 ? { heldBack } : {}),
+      ...(movedPast.length > 0 ? { movedPast } : {}),
     };
   },
 
