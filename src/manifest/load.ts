@@ -182,6 +182,11 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
         message: `the document holds more than ${MAX_DOCUMENT_TEXT / 1024 / 1024} MiB of text once its references are filled in and its aliases expanded (each alias copies what it names); no service takes an object that large`,
       });
 
+  // A sensitive variable the manifest may read is a secret of the run whether or not the manifest
+  // reads it: a pull request that drops the reference (`args: ["${env:DB_PASSWORD}"]` → "changed")
+  // otherwise printed the live copy of the value, as the side of the change that goes.
+  for (const name of Object.keys(env))
+    if (sensitiveEnv.allows(name) && (env[name] ?? '').trim() !== '') readEnv(name);
   // A connection's token from outside the manifest is a credential whatever its source (a variable
   // of any name, a file): a document copying it into a description must not print it in a plan. One
   // written in the manifest is in the open already (a sandbox's `root`): masking it would only blank

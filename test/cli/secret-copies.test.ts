@@ -76,11 +76,11 @@ const base = (extra: Record<string, string>) => ({
 });
 
 describe('a value read from a sensitive variable', () => {
-  function roleManifest(description: string): string {
+  function roleManifest(description: string, name = 'sensitive-env'): string {
     const dir = tempDir('converge-sensitive-env-');
     writeFileSync(
       path.join(dir, 'role.yaml'),
-      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: sensitive-env }\nspec: { Description: "${description}" }\n`,
+      `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${name} }\nspec: { Description: "${description}" }\n`,
     );
     return dir;
   }
@@ -101,6 +101,20 @@ describe('a value read from a sensitive variable', () => {
       if (args.length === 0) expect(r.stdout).toContain('db (sensitive value) for platform-team');
     }
     expect(readFileSync(out, 'utf8')).not.toContain('dbpass-9876');
+  });
+
+  it('is masked in a live value after a pull request drops every reference to its variable', async () => {
+    const env = base({ WORKER_DB_PASSWORD: 'dbpass-4321', CONVERGE_ALLOW_ENV: 'WORKER_DB_PASSWORD' });
+    const dir = roleManifest('pw ${env:WORKER_DB_PASSWORD}', 'dropped-ref');
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    // The pull request: the variable is still exposed (the real manifest needs it), the reference gone.
+    const changed = roleManifest('pw changed', 'dropped-ref');
+    for (const args of [[], ['--json'], ['--markdown']]) {
+      const r = await runCli(['plan', '-f', changed, ...args], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain('dbpass-4321');
+      if (args.length === 0) expect(r.stdout).toContain('"pw (sensitive value)" -> "pw changed"');
+    }
   });
 
   it('is masked as a kind normalises it (an LDAP group lower-cases and trims its policies)', async () => {
