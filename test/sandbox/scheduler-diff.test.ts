@@ -188,6 +188,46 @@ describe('jobDiff', () => {
     });
   });
 
+  it("a group's StopAfterClientDisconnect and MaxClientDisconnect are diffed, as the real TaskGroup.Diff adds them", () => {
+    const old = base();
+    group(old).StopAfterClientDisconnect = 30_000_000_000;
+    const next = structuredClone(old);
+    group(next).StopAfterClientDisconnect = 45_000_000_000;
+    group(next).MaxClientDisconnect = 60_000_000_000;
+    const tg = jobDiff(stored(old), next, true).TaskGroups![0]!;
+    expect(tg.Type).toBe('Edited');
+    expect(tg.Fields).toEqual([
+      { Type: 'Added', Name: 'MaxClientDisconnect', Old: '', New: '60000000000', Annotations: null },
+      {
+        Type: 'Edited',
+        Name: 'StopAfterClientDisconnect',
+        Old: '30000000000',
+        New: '45000000000',
+        Annotations: null,
+      },
+    ]);
+  });
+
+  it('templates are matched by DestPath, as the real templateDiffs: a reorder diffs no template', () => {
+    const withTemplates = (dests: string[], body = (d: string) => d.toUpperCase()) => {
+      const job = base();
+      task(job).Templates = dests.map((d) => ({ DestPath: d, EmbeddedTmpl: body(d) }));
+      return job;
+    };
+    const old = stored(withTemplates(['local/a', 'local/b']));
+    // The task still differs (the real code's DeepEqual sees the order), with no template to show.
+    const reordered = jobDiff(old, withTemplates(['local/b', 'local/a']), true);
+    expect(reordered.TaskGroups![0]!.Tasks![0]!.Objects).toBeNull();
+    // An edit is diffed against the template of the same destination, whatever its position.
+    const edited = withTemplates(['local/b', 'local/a'], (d) => (d === 'local/b' ? 'B2' : d.toUpperCase()));
+    const templates = jobDiff(old, edited, true).TaskGroups![0]!.Tasks![0]!.Objects!;
+    expect(templates).toHaveLength(1);
+    expect(templates[0]!.Fields).toEqual([
+      { Type: 'None', Name: 'DestPath', Old: 'local/b', New: 'local/b', Annotations: null },
+      { Type: 'Edited', Name: 'EmbeddedTmpl', Old: 'LOCAL/B', New: 'B2', Annotations: null },
+    ]);
+  });
+
   it('changes to fields the real diff ignores (job Update, Version) are no change', () => {
     const next = base();
     next.Update = { MaxParallel: 3 };

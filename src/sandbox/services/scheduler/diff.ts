@@ -6,7 +6,7 @@
  * - primitive fields of the job, a group or a task are flattened (`helper/flatmap`, primitive only):
  *   `Count`, `Meta[key]`, `Env[key]`; nested structs become `Objects` (`RestartPolicy`, `Resources`...),
  *   sets of structs are matched by content (`Constraint`, `Affinity`, `Network`, `Artifact`) or by name
- *   (`Service`, groups, tasks); a task's free-form `Config` is flattened whole (`args[0]`,
+ *   (`Service`, groups, tasks) or destination (`Template`); a task's free-form `Config` is flattened whole (`args[0]`,
  *   `port_map[0][http]`);
  * - the server's fields (ID, Version, Status, indexes, SubmitTime, Stable...) and the job-level blocks the
  *   real diff skips (Update, Spreads, Reschedule, Migrate) are ignored;
@@ -84,8 +84,12 @@ const JOB_FILTER = [
   'ConsulToken',
   'Payload',
 ];
-/** Group durations that are pointers in the real struct, so the primitive flattening skips them. */
-const GROUP_FILTER = ['Name', 'StopAfterClientDisconnect', 'MaxClientDisconnect', 'MaxRunDuration'];
+/**
+ * A group duration that is a pointer in the real struct, so the primitive flattening skips it. The
+ * real `TaskGroup.Diff` adds `StopAfterClientDisconnect` and `MaxClientDisconnect` back by hand (as
+ * `%d` of the nanoseconds, like `ShutdownDelay`), so those two are diffed as primitive fields here.
+ */
+const GROUP_FILTER = ['Name', 'MaxRunDuration'];
 const TASK_FILTER = ['Name', 'Config'];
 /** String maps, which the real flattening enters (`Meta[key]`); other objects are structs. */
 const STRING_MAPS = new Set([
@@ -200,7 +204,7 @@ function taskDiff(old: Json | undefined, next: Json | undefined, contextual: boo
   push(objects, structDiff(obj(a.Vault), obj(b.Vault), 'Vault', contextual));
   objects.push(...namedDiffs(list(a.Secrets), list(b.Secrets), 'Secret', contextual));
   push(objects, primitiveObjectDiff(obj(a.Consul), obj(b.Consul), [], 'Consul', contextual));
-  objects.push(...indexedDiffs(list(a.Templates), list(b.Templates), 'Template', contextual));
+  objects.push(...templateDiffs(list(a.Templates), list(b.Templates), contextual));
   push(objects, structDiff(obj(a.Identity), obj(b.Identity), 'Identity', contextual));
   objects.push(...namedDiffs(list(a.Identities), list(b.Identities), 'Identity', contextual));
   objects.push(...indexedDiffs(list(a.Actions), list(b.Actions), 'Action', contextual));
@@ -372,7 +376,20 @@ function namedDiffs(old: Json[], next: Json[], name: string, contextual: boolean
   return out.sort(compareObjects);
 }
 
-/** Items matched by position (templates, actions, volume mounts). */
+/**
+ * The real `templateDiffs`: templates matched by `DestPath` (a task writes each file once), so
+ * reordering them is no change and an edit is diffed against the template of the same destination.
+ */
+function templateDiffs(old: Json[], next: Json[], contextual: boolean): ObjectDiff[] {
+  const a = new Map(old.map((t) => [String(t.DestPath ?? ''), t]));
+  const b = new Map(next.map((t) => [String(t.DestPath ?? ''), t]));
+  const out: ObjectDiff[] = [];
+  for (const path of new Set([...a.keys(), ...b.keys()]))
+    push(out, structDiff(a.get(path), b.get(path), 'Template', contextual));
+  return out.sort(compareObjects);
+}
+
+/** Items matched by position (actions, volume mounts). */
 function indexedDiffs(old: Json[], next: Json[], name: string, contextual: boolean): ObjectDiff[] {
   const out: ObjectDiff[] = [];
   for (let i = 0; i < Math.max(old.length, next.length); i++)
