@@ -539,3 +539,18 @@ describe('a duration that changes', () => {
     expect(out).not.toMatch(/3600|7200|60000000000/);
   });
 });
+
+describe('a change a kind can tell happens but not to what', () => {
+  it('is the attribute alone with its note, never `= null -> null`', () => {
+    const plan = planOf([
+      jobChange({
+        action: 'update',
+        diffs: [{ path: 'TaskGroups[web]', op: 'change', note: 'not itemised' }],
+      }),
+    ]);
+    const text = human(plan);
+    expect(text).toContain('~ TaskGroups["web"] # not itemised');
+    expect(text).not.toContain('null -> null');
+    expect(diffBlock(renderMarkdown(plan))).not.toContain('null -> null');
+  });
+});

@@ -236,6 +236,9 @@ function changedLines(
   const { before, after } = d;
   // Neither side of a secret can be shown; saying that it changed is all there is to say.
   if (d.sensitive) return [{ sign: '~', depth, text: `${pad(label)} = ${SENSITIVE_CHANGED}` }];
+  // A change the kind can tell happens but not to what (its note says why): the attribute alone,
+  // never `= null -> null`, which reads as the attribute emptied.
+  if (!('before' in d) && !('after' in d)) return [{ sign: '~', depth, text: label }];
   if (typeof before === 'string' && typeof after === 'string' && (isMultiline(before) || isMultiline(after)))
     return [{ sign: '~', depth, text: `${pad(label)} = <<-EOT` }, ...heredocDiff(before, after, depth)];
   if (isShort(before) && isShort(after))
