@@ -108,6 +108,32 @@ describe('planDiffs', () => {
     ]);
   });
 
+  it('plans a group the annotations would update under a None diff: what differs, else the group with a note', () => {
+    const p = plan({
+      Diff: {
+        Type: 'None',
+        ID: 'web',
+        Fields: null,
+        Objects: null,
+        TaskGroups: [{ Type: 'None', Name: 'web' }],
+      },
+      Annotations: { DesiredTGUpdates: { web: { InPlaceUpdate: 2 } } },
+    });
+    const live = { ID: 'web', TaskGroups: [{ Name: 'web', Count: 2, Odd: { Knob: 1 } }] };
+    const sent = { ID: 'web', TaskGroups: [{ Name: 'web', Count: 2, Odd: { Knob: 2 } }] };
+    expect(planDiffs(p, { before: live, after: sent })).toEqual([
+      { path: 'TaskGroups[web].Odd.Knob', op: 'change', before: 1, after: 2 },
+    ]);
+    // Against the list's item of the job nothing is compared: the group alone, never null -> null.
+    expect(planDiffs(p, { before: { ID: 'web' }, after: sent, partialBefore: true })).toEqual([
+      {
+        path: 'TaskGroups[web]',
+        op: 'change',
+        note: "changed in a way the scheduler's diff does not itemise",
+      },
+    ]);
+  });
+
   it('is empty for an unchanged job, whatever the allocation annotations say', () => {
     const p = plan({
       Diff: {

@@ -13,9 +13,10 @@ import type {
   ObjectDiff,
   PlanResponse,
 } from '../../clients/scheduler/client.js';
+import { jsonEqual } from '../../common/json-equal.js';
 import type { AttributeDiff } from '../contract.js';
 import { childPath, pathParts } from '../diff-path.js';
-import { diffWithDurations } from './job-durations.js';
+import { diffWithDurations, withDurations } from './job-durations.js';
 import { addedPartView, removedPartView } from './job-view.js';
 
 const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
@@ -26,10 +27,11 @@ const OP: Record<Exclude<DiffType, 'None'>, AttributeDiff['op']> = {
 
 /**
  * `Meta[owner]` is a map entry: written `Meta.owner` in a manifest (list items keep `args[0]`), and a
- * key that holds a dot stays one key (`Env["spring.datasource.url"]`, see diff-path.ts).
+ * key that holds a dot stays one key (`Env["spring.datasource.url"]`, see diff-path.ts). The maps are
+ * the string maps the service's diff enters (an artifact's `GetterOptions[checksum]` too).
  */
 function fieldPath(prefix: string, name: string): string {
-  const entry = /^(Meta|Env)\[(.+)\]$/.exec(name);
+  const entry = /^(Meta|Env|GetterOptions|GetterHeaders|TaggedAddresses|CanaryMeta)\[(.+)\]$/.exec(name);
   const own = entry ? childPath(entry[1]!, entry[2]!) : name;
   return prefix ? `${prefix}.${own}` : own;
 }
@@ -45,9 +47,7 @@ export function valueAt(root: unknown, path: string): unknown {
     if (part.type === 'item') {
       const inner = part.selector;
       if (!Array.isArray(at)) return undefined;
-      at = /^\d+$/.test(inner)
-        ? at[Number(inner)]
-        : at.find((item: unknown) => (item as { Name?: unknown } | null)?.Name === inner);
+      at = /^\d+$/.test(inner) ? at[Number(inner)] : itemOf(at, inner);
     } else {
       if (Array.isArray(at)) return undefined;
       const key = part.type === 'name' ? part.name : part.key;
@@ -55,6 +55,21 @@ export function valueAt(root: unknown, path: string): unknown {
     }
   }
   return at;
+}
+
+/**
+ * The fields a job's list items are told apart by, in order: a group's or service's `Name`, a port's
+ * `Label`, a template's `DestPath`, an artifact's `RelativeDest` or `GetterSource`.
+ */
+const ITEM_KEYS = ['Name', 'Label', 'DestPath', 'RelativeDest', 'GetterSource'] as const;
+
+/** The item of a list that `selector` names, by the first key field that names one. */
+function itemOf(items: readonly unknown[], selector: string): unknown {
+  for (const key of ITEM_KEYS) {
+    const found = items.find((item) => (item as Record<string, unknown> | null)?.[key] === selector);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**
@@ -83,6 +98,11 @@ export interface DiffSides {
    * into nanoseconds: durations are shown in its form. Undefined for a text job.
    */
   written?: unknown;
+  /**
+   * `before` is the list's item of the live job (header fields, Meta, group names), not the whole
+   * job: nothing is compared beyond what the service's diff says.
+   */
+  partialBefore?: boolean;
 }
 
 function fieldDiffs(
@@ -106,49 +126,322 @@ function fieldDiffs(
 }
 
 /**
- * The service's diff names an item of a job's list by its type alone (`Template`, `Service`): two
- * templates' changes read as one block with a key twice, and `--json` gave both one path. Such an
- * item is written at the list the manifest writes (`Templates`), picked by the field that tells the
- * items apart when the diff carries it (a template's `DestPath`, a service's `Name`).
+ * The service's diff names an item of a job's list by its type alone (`Template`, `Constraint`,
+ * `Dynamic Port`): two templates' changes read as one block with a key twice, and `--json` gave both
+ * one path. Such an item is written at the list the manifest writes (`Templates`, `Constraints`,
+ * `DynamicPorts`), picked by the field that tells the items apart when the diff carries it (a
+ * template's `DestPath`, a service's `Name`, a port's `Label`), else by its place in the job; `map`:
+ * the manifest writes the items as a map by that key (a group's `Volumes`).
  */
-const LIST_ITEMS: Readonly<Record<string, { list: string; keys: readonly string[] }>> = {
+const LIST_ITEMS: Readonly<Record<string, { list: string; keys: readonly string[]; map?: true }>> = {
   Template: { list: 'Templates', keys: ['DestPath'] },
   Service: { list: 'Services', keys: ['Name'] },
   Artifact: { list: 'Artifacts', keys: ['RelativeDest', 'GetterSource'] },
+  // The real service names a service's check `Check`; the sandbox, by the service's field, `Checks`.
   Check: { list: 'Checks', keys: ['Name'] },
+  Checks: { list: 'Checks', keys: ['Name'] },
+  Constraint: { list: 'Constraints', keys: [] },
+  Affinity: { list: 'Affinities', keys: [] },
+  Spread: { list: 'Spreads', keys: [] },
+  Network: { list: 'Networks', keys: [] },
+  'Dynamic Port': { list: 'DynamicPorts', keys: ['Label'] },
+  'Static Port': { list: 'ReservedPorts', keys: ['Label'] },
+  VolumeMount: { list: 'VolumeMounts', keys: [] },
+  Volume: { list: 'Volumes', keys: ['Name'], map: true },
+  Device: { list: 'Devices', keys: ['Name'] },
+  Secret: { list: 'Secrets', keys: ['Name'] },
 };
 
-function objectPath(prefix: string, o: ObjectDiff): string {
+/** What the kind's diff functions need besides the service's diff: the jobs, a note for every line. */
+interface Context {
+  sides: DiffSides;
+  note?: string | undefined;
+}
+
+/** The value of one of an object diff's own fields: its new one, else its old one. */
+function fieldValue(o: ObjectDiff, name: string): string | undefined {
+  const field = (o.Fields ?? []).find((f) => f.Name === name);
+  const value = field ? (field.New !== '' && field.New !== undefined ? field.New : field.Old) : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * Where in a list of the job an item of a set stands: the one item whose fields hold the diff's
+ * values (new ones for a kept or added item, old ones for a removed one). Undefined unless exactly one.
+ */
+function indexIn(items: unknown, o: ObjectDiff): number | undefined {
+  if (!Array.isArray(items)) return undefined;
+  const own = (o.Fields ?? [])
+    .filter((f) => !f.Name.includes('['))
+    .map((f) => [f.Name, o.Type === 'Deleted' ? f.Old : f.New] as const)
+    .filter(([, v]) => v !== '' && v !== undefined);
+  if (own.length === 0) return undefined;
+  const found = items.flatMap((item: unknown, i) =>
+    item !== null &&
+    typeof item === 'object' &&
+    own.every(([k, v]) => String((item as Record<string, unknown>)[k]) === v)
+      ? [i]
+      : [],
+  );
+  return found.length === 1 ? found[0] : undefined;
+}
+
+function objectPath(prefix: string, o: ObjectDiff, ctx: Context): string {
   const item = LIST_ITEMS[o.Name];
   if (!item) return fieldPath(prefix, o.Name);
   const list = prefix ? `${prefix}.${item.list}` : item.list;
   for (const key of item.keys) {
-    const field = (o.Fields ?? []).find((f) => f.Name === key);
-    const value = field ? (field.New !== '' && field.New !== undefined ? field.New : field.Old) : undefined;
-    if (typeof value === 'string' && value !== '' && !/[\]"]/.test(value)) return `${list}[${value}]`;
+    const value = fieldValue(o, key);
+    if (value !== undefined && !/[\]"]/.test(value))
+      return item.map ? childPath(list, value) : `${list}[${value}]`;
   }
-  return list;
+  const index = indexIn(valueAt(o.Type === 'Deleted' ? ctx.sides.before : ctx.sides.after, list), o);
+  return index === undefined ? list : `${list}[${index}]`;
+}
+
+/** Whether two items of a set diff are the same item: one of the fields that tell items apart agrees. */
+function sameItem(a: ObjectDiff, b: ObjectDiff): boolean {
+  return (LIST_ITEMS[a.Name]?.keys ?? ['Name']).some((k) => {
+    const value = fieldValue(a, k);
+    return value !== undefined && value === fieldValue(b, k);
+  });
+}
+
+/**
+ * The service diffs a set of objects (constraints, networks, artifacts) by content: an item edited
+ * is a Deleted one and an Added one, every field shown removed and added again. The two are one
+ * item when a field that tells items apart agrees (a port's `Label`, an artifact's `RelativeDest`),
+ * or when they are the only item of that name to go and to come: paired here into one Edited item
+ * whose unchanged fields are no change, so only what changed is shown.
+ */
+function pairSetItems(objects: readonly ObjectDiff[]): ObjectDiff[] {
+  const gone = objects.filter((o) => o.Type === 'Deleted');
+  const come = objects.filter((o) => o.Type === 'Added');
+  const only = (list: ObjectDiff[], name: string) => list.filter((o) => o.Name === name).length === 1;
+  const partner = new Map<ObjectDiff, ObjectDiff>();
+  const taken = new Set<ObjectDiff>();
+  for (const g of gone) {
+    const candidates = come.filter((c) => c.Name === g.Name && !taken.has(c));
+    const match =
+      candidates.find((c) => sameItem(g, c)) ??
+      (only(gone, g.Name) && only(come, g.Name) ? candidates[0] : undefined);
+    if (!match) continue;
+    partner.set(g, match);
+    taken.add(match);
+  }
+  return objects
+    .filter((o) => !taken.has(o))
+    .map((o) => {
+      const c = partner.get(o);
+      return c ? mergedItem(o, c) : o;
+    });
+}
+
+function mergedItem(gone: ObjectDiff, come: ObjectDiff): ObjectDiff {
+  const find = (o: ObjectDiff, name: string) => (o.Fields ?? []).find((f) => f.Name === name);
+  const names = [...new Set([...(gone.Fields ?? []), ...(come.Fields ?? [])].map((f) => f.Name))];
+  const fields = names.map((name): FieldDiff => {
+    const old = find(gone, name)?.Old ?? '';
+    const next = find(come, name)?.New ?? '';
+    const type: DiffType = old === next ? 'None' : old === '' ? 'Added' : next === '' ? 'Deleted' : 'Edited';
+    const annotations = find(come, name)?.Annotations ?? find(gone, name)?.Annotations ?? null;
+    return { Type: type, Name: name, Old: old, New: next, Annotations: annotations };
+  });
+  const objects = pairSetItems([...(gone.Objects ?? []), ...(come.Objects ?? [])]);
+  const changed = fields.some((f) => f.Type !== 'None') || objects.some((o) => o.Type !== 'None');
+  return { Type: changed ? 'Edited' : 'None', Name: come.Name, Fields: fields, Objects: objects };
+}
+
+/**
+ * A set of strings (a service's `Tags`, `Datacenters`), which the service's diff writes as an object
+ * whose every field has the set's own name: `~ Tags = { + Tags = "c" }`. As the items that come and
+ * go instead (`~ Tags = [ + "c" ]`). Undefined for any other object.
+ */
+function stringSetDiffs(at: string, o: ObjectDiff, note?: string): AttributeDiff[] | undefined {
+  const fields = o.Fields ?? [];
+  if ((o.Objects ?? []).length > 0 || fields.length === 0 || fields.some((f) => f.Name !== o.Name))
+    return undefined;
+  const remark = note ? { note } : {};
+  return fields.flatMap((f): AttributeDiff[] => {
+    if (f.Type === 'Added') return [{ path: at, op: 'add', after: f.New, item: true, ...remark }];
+    if (f.Type === 'Deleted') return [{ path: at, op: 'remove', before: f.Old, item: true, ...remark }];
+    return [];
+  });
 }
 
 /** A nested object's diffs; one that appeared or went away with nothing inside is one diff of its own. */
 function objectDiffs(
   prefix: string,
   objects: readonly ObjectDiff[] | null | undefined,
-  note?: string,
+  ctx: Context,
 ): AttributeDiff[] {
-  return (objects ?? []).flatMap((o) => nodeDiffs(objectPath(prefix, o), o, note));
+  return pairSetItems(objects ?? []).flatMap((o) => {
+    const at = objectPath(prefix, o, ctx);
+    if (o.Type === 'None') return [];
+    return stringSetDiffs(at, o, ctx.note) ?? nodeDiffs(at, o, ctx);
+  });
 }
 
 function nodeDiffs(
   at: string,
   node: { Type: DiffType; Fields?: FieldDiff[] | null; Objects?: ObjectDiff[] | null },
-  note?: string,
+  ctx: Context,
 ): AttributeDiff[] {
   if (node.Type === 'None') return [];
-  const inner = [...fieldDiffs(at, node.Fields, note), ...objectDiffs(at, node.Objects, note)];
+  const inner = [...fieldDiffs(at, node.Fields, ctx.note), ...objectDiffs(at, node.Objects, ctx)];
   if (inner.length > 0) return inner;
+  if (node.Type === 'Edited') return unitemised(at, ctx);
   const op = OP[node.Type];
-  return [{ path: at, op, ...(note ? { note } : {}) }];
+  return [{ path: at, op, ...(ctx.note ? { note: ctx.note } : {}) }];
+}
+
+/** The note of a change the service's diff marks without naming a field, nor Converge can tell. */
+export const UNITEMISED_NOTE = "changed in a way the scheduler's diff does not itemise";
+
+/**
+ * A part the service's diff marks edited but itemises nothing of (a job's `Update.Stagger`, a
+ * service's tags reordered, a task's `Lifecycle`: fields its diff filters or skips). Where the
+ * manifest's job and the live one tell what differs, those attributes; else the part alone, with a
+ * note, never `= null -> null`, which reads as the part emptied.
+ */
+function unitemised(at: string, ctx: Context): AttributeDiff[] {
+  const found = ctx.sides.partialBefore
+    ? []
+    : desiredChanges(at, valueAt(ctx.sides.after, at), valueAt(ctx.sides.before, at), ctx.sides);
+  if (found.length > 0) return found.map((d) => ({ ...d, ...(ctx.note ? { note: ctx.note } : {}) }));
+  const note = ctx.note ? `${UNITEMISED_NOTE}; ${ctx.note}` : UNITEMISED_NOTE;
+  return [{ path: at, op: 'change', note }];
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A whole value the manifest sets, as it wrote it where it did (`"20s"`), else in Go durations. */
+function wantedValue(at: string, want: unknown, sides: DiffSides): unknown {
+  return valueAt(sides.written, at) ?? withDurations(want);
+}
+
+/** A whole part (an object, a list) that comes or changes, shown whole. */
+function wholeChange(at: string, want: unknown, have: unknown, sides: DiffSides): AttributeDiff {
+  const after = wantedValue(at, want, sides);
+  return have === undefined || have === null
+    ? { path: at, op: 'add', after }
+    : { path: at, op: 'change', before: withDurations(have), after };
+}
+
+/** The field that tells a list's items apart, when every item has its own (`Name`, `Label`…). */
+function itemKeyOf(items: readonly Record<string, unknown>[]): string | undefined {
+  return ITEM_KEYS.find((key) => {
+    const values = items.map((item) => item[key]);
+    return (
+      values.every((v) => typeof v === 'string' && v !== '' && !/[\]"]/.test(v)) &&
+      new Set(values).size === values.length
+    );
+  });
+}
+
+/**
+ * What the manifest's job sets at `at` that the live job holds otherwise, attribute by attribute.
+ * Only what the manifest writes counts (a field it leaves out gets the service's default, which is
+ * no change); lists of objects are matched item by item by the field that tells them apart, else by
+ * position, and a live item the manifest no longer has is removed; a list of strings is compared in
+ * order. Scalars are left as the service holds them (nanoseconds), for planDiffs to type and show in
+ * the manifest's units; whole parts are shown as written.
+ */
+function desiredChanges(at: string, want: unknown, have: unknown, sides: DiffSides): AttributeDiff[] {
+  if (want === undefined || want === null) return [];
+  if (isRecord(want)) {
+    if (!isRecord(have)) return [wholeChange(at, want, have, sides)];
+    return Object.keys(want).flatMap((k) => desiredChanges(childPath(at, k), want[k], have[k], sides));
+  }
+  if (Array.isArray(want)) {
+    const live: unknown[] = Array.isArray(have) ? have : [];
+    if (!want.every(isRecord) || !live.every(isRecord))
+      return jsonEqual(want, live) ? [] : [wholeChange(at, want, live.length ? live : undefined, sides)];
+    const key = itemKeyOf(want);
+    const pathOf = (item: Record<string, unknown>, i: number) =>
+      key ? `${at}[${String(item[key])}]` : `${at}[${i}]`;
+    const partner = (item: Record<string, unknown>, i: number) =>
+      key ? live.find((l) => l[key] === item[key]) : live[i];
+    const wanted = want.flatMap((item, i) => desiredChanges(pathOf(item, i), item, partner(item, i), sides));
+    const gone = live.flatMap((item, i): AttributeDiff[] =>
+      (key ? want.some((w) => w[key] === item[key]) : i < want.length)
+        ? []
+        : [{ path: pathOf(item, i), op: 'remove', before: withDurations(item) }],
+    );
+    // Items told apart by a field, each unchanged but in another order: the service holds the
+    // order (a task's templates are rendered in it), so the reorder is the change.
+    const order = (items: unknown[]) => items.map((item) => String((item as Record<string, unknown>)[key!]));
+    const reordered =
+      key !== undefined &&
+      wanted.length === 0 &&
+      gone.length === 0 &&
+      want.length === live.length &&
+      !jsonEqual(order(want), order(live));
+    if (reordered)
+      return [
+        { path: at, op: 'change', note: `reordered: ${order(live).join(', ')} -> ${order(want).join(', ')}` },
+      ];
+    return [...wanted, ...gone];
+  }
+  if (have === want) return [];
+  return have === undefined || have === null
+    ? [{ path: at, op: 'add', after: want }]
+    : [{ path: at, op: 'change', before: have, after: want }];
+}
+
+/**
+ * Job-level fields the service keeps and schedules by but leaves out of its diff: the real
+ * `Job.Diff` filters `Update` and has no `Spreads` diff (a group's copy of `Update` filters
+ * `Stagger`), so such a change planned "No changes" and was never applied.
+ *
+ * Why compare these fields rather than trust the plan's allocation counts (`DesiredTGUpdates`
+ * showing in-place updates under a `None` diff): the counts only speak for a job with running
+ * allocations (not a periodic, parameterized or scaled-to-zero one, nor one waiting for capacity),
+ * and name no attribute. The fields are compared as the service stores them (Converge sends
+ * durations in nanoseconds, as stored); only what the manifest writes counts, except that a job's
+ * spreads have no default, so none written means the live ones go. The counts remain the last
+ * resort, for a change to anything else the diff skips (see annotatedUpdates).
+ */
+const UNDIFFED_JOB_FIELDS = ['Update', 'Spreads'] as const;
+
+/** Whether a job sets a field its plan's diff leaves out, so a `None` diff is checked against it. */
+export function setsUndiffedFields(job: unknown): boolean {
+  return isRecord(job) && UNDIFFED_JOB_FIELDS.some((k) => job[k] !== undefined && job[k] !== null);
+}
+
+/** Whether the plan would update allocations of some group (in place, destructively, by canaries). */
+export function plansUpdates(plan: PlanResponse): boolean {
+  return Object.values(plan.Annotations?.DesiredTGUpdates ?? {}).some(
+    (u) => (u.InPlaceUpdate ?? 0) + (u.DestructiveUpdate ?? 0) + (u.Canary ?? 0) > 0,
+  );
+}
+
+function undiffedJobChanges(sides: DiffSides): AttributeDiff[] {
+  const { after, before } = sides;
+  if (sides.partialBefore || !isRecord(after) || !isRecord(before)) return [];
+  return UNDIFFED_JOB_FIELDS.flatMap((k) => {
+    const want = after[k];
+    const have = before[k];
+    const none = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
+    if (k === 'Spreads' && none(want) && !none(have))
+      return [{ path: k, op: 'remove' as const, before: withDurations(have) }];
+    return desiredChanges(k, want, have, sides);
+  });
+}
+
+/**
+ * Groups whose allocations the service's plan would update although its diff shows nothing: a
+ * change the diff skips that Converge does not compare itself. Shown as what differs in the group,
+ * or the group alone with a note; applying it registers the job, after which the plan is empty.
+ */
+function annotatedUpdates(plan: PlanResponse, ctx: Context): AttributeDiff[] {
+  const groups = plan.Annotations?.DesiredTGUpdates ?? {};
+  return Object.keys(groups)
+    .sort()
+    .filter((name) => plansUpdates({ ...plan, Annotations: { DesiredTGUpdates: { [name]: groups[name]! } } }))
+    .flatMap((name) => unitemised(`TaskGroups[${name}]`, ctx));
 }
 
 /**
@@ -218,10 +511,24 @@ function wholePart(
 type RawDiff = { whole: boolean; diff: AttributeDiff };
 
 function rawDiffs(plan: PlanResponse, sides: DiffSides): RawDiff[] {
+  const field = (d: AttributeDiff): RawDiff => ({ whole: false, diff: d });
+  const served = servedDiffs(plan, sides);
+  const undiffed = undiffedJobChanges(sides);
+  // A job's `Update` reaches every group, whose diff then shows an edit with nothing in it: the
+  // job-level attribute says what changed.
+  const out = undiffed.length ? served.filter((d) => d.whole || d.diff.note !== UNITEMISED_NOTE) : served;
+  out.push(...undiffed.map(field));
+  if (out.length === 0) out.push(...annotatedUpdates(plan, { sides }).map(field));
+  return out;
+}
+
+/** The changes the service's own diff names. */
+function servedDiffs(plan: PlanResponse, sides: DiffSides): RawDiff[] {
   const diff = plan.Diff;
   if (!diff || diff.Type === 'None') return [];
+  const ctx: Context = { sides };
   const field = (d: AttributeDiff): RawDiff => ({ whole: false, diff: d });
-  const out: RawDiff[] = [...fieldDiffs('', diff.Fields), ...objectDiffs('', diff.Objects)].map(field);
+  const out: RawDiff[] = [...fieldDiffs('', diff.Fields), ...objectDiffs('', diff.Objects, ctx)].map(field);
   for (const group of diff.TaskGroups ?? []) {
     if (group.Type === 'None') continue;
     const at = `TaskGroups[${group.Name}]`;
@@ -230,7 +537,9 @@ function rawDiffs(plan: PlanResponse, sides: DiffSides): RawDiff[] {
       out.push(whole);
       continue;
     }
-    const inner: RawDiff[] = [...fieldDiffs(at, group.Fields), ...objectDiffs(at, group.Objects)].map(field);
+    const inner: RawDiff[] = [...fieldDiffs(at, group.Fields), ...objectDiffs(at, group.Objects, ctx)].map(
+      field,
+    );
     for (const task of group.Tasks ?? []) {
       if (task.Type === 'None') continue;
       const taskAt = `${at}.Tasks[${task.Name}]`;
@@ -240,14 +549,18 @@ function rawDiffs(plan: PlanResponse, sides: DiffSides): RawDiff[] {
         continue;
       }
       const note = (task.Annotations ?? []).join('; ') || undefined;
-      const own = [...fieldDiffs(taskAt, task.Fields, note), ...objectDiffs(taskAt, task.Objects, note)];
+      const taskCtx: Context = { sides, note };
+      const own = [...fieldDiffs(taskAt, task.Fields, note), ...objectDiffs(taskAt, task.Objects, taskCtx)];
       // A task the service marks edited for its group's change (a group's RestartPolicy reaches its
-      // tasks) but whose own diff shows nothing: a bare line read `Tasks["worker"] = null -> null`,
-      // as if the task were emptied. The group's line and its allocation counts say the change.
+      // tasks) or for a change its diff skips, with nothing of its own to show: a bare line read
+      // `Tasks["worker"] = null -> null`, as if the task were emptied. The group's lines say it (what
+      // its diff skips is found on the whole group below).
       if (own.length === 0 && task.Type === 'Edited') continue;
-      inner.push(...nodeDiffs(taskAt, task, note).map(field));
+      inner.push(...nodeDiffs(taskAt, task, taskCtx).map(field));
     }
-    out.push(...(inner.length > 0 ? inner : [field({ path: at, op: OP[group.Type] })]));
+    if (inner.length > 0) out.push(...inner);
+    else if (group.Type === 'Edited') out.push(...unitemised(at, ctx).map(field));
+    else out.push(field({ path: at, op: OP[group.Type] }));
   }
   return out;
 }

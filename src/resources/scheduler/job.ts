@@ -42,6 +42,8 @@ import {
   periodicNote,
   placementFailureNotes,
   planDiffs,
+  plansUpdates,
+  setsUndiffedFields,
   templateImpact,
 } from './job-plan.js';
 import { createView, deleteView, serviceDefaultNotes } from './job-view.js';
@@ -408,8 +410,12 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     if (!job) return undefined;
     const planned = await planOrRefusal(ctx, desired.key, job, true);
     // An unchanged job needs nothing more than the list told; a change is shown against the whole
-    // live job (a removed group as it was, values typed as stored).
-    if ('refused' in planned || !observed.live.fromList || planned.plan.Diff?.Type === 'None') return planned;
+    // live job (a removed group as it was, values typed as stored). A `None` diff is no proof when
+    // the job sets fields the diff leaves out (a job's Update and Spreads), or the plan would update
+    // allocations all the same: compare reads them on the whole job (job-plan.ts).
+    if ('refused' in planned || !observed.live.fromList) return planned;
+    if (planned.plan.Diff?.Type === 'None' && !setsUndiffedFields(job) && !plansUpdates(planned.plan))
+      return planned;
     const whole = await wholeJob(ctx, observed);
     return whole.live.fromList ? planned : { ...planned, whole: whole.live.job };
   },
@@ -437,8 +443,10 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
       return { diffs: [], notCompared: 'its job specification has a problem' };
     }
     const local = localOf(desired);
+    const whole = 'whole' in serverPlan ? serverPlan.whole : undefined;
     const diffs = planDiffs(plan, {
-      before: ('whole' in serverPlan && serverPlan.whole) || observed.live.job,
+      before: whole ?? observed.live.job,
+      ...(!whole && observed.live.fromList ? { partialBefore: true } : {}),
       after: jobToSend(desired, observed.live.job),
       fromText: local.file !== undefined && !isJsonFile(local.file),
       written: writtenJob(desired, local),
