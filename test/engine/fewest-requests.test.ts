@@ -39,6 +39,8 @@ metadata: { name: ${id} }
 spec:
   Type: service
   Datacenters: [dc1]
+  # As most service jobs do: an unchanged one is still read from the list alone.
+  Update: { MaxParallel: 1, MinHealthyTime: 10s }
   TaskGroups:
     - Name: web
       Count: ${count}

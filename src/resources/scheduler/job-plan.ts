@@ -406,9 +406,15 @@ function desiredChanges(at: string, want: unknown, have: unknown, sides: DiffSid
  */
 const UNDIFFED_JOB_FIELDS = ['Update', 'Spreads'] as const;
 
-/** Whether a job sets a field its plan's diff leaves out, so a `None` diff is checked against it. */
+/**
+ * Whether a `None` diff of a job observed from the list must be checked against the whole job (one
+ * more read): only for job-level `Spreads`, which reach no group. A job's `Update` is copied into
+ * each group, whose diff then shows it edited (all but `Stagger`, deprecated), and the whole job is
+ * read for any diff: most service jobs set `Update`, and a read of each on every plan of an
+ * unchanged manifest would double the job requests of a warm plan.
+ */
 export function setsUndiffedFields(job: unknown): boolean {
-  return isRecord(job) && UNDIFFED_JOB_FIELDS.some((k) => job[k] !== undefined && job[k] !== null);
+  return isRecord(job) && job.Spreads !== undefined && job.Spreads !== null;
 }
 
 /** Whether the plan would update allocations of some group (in place, destructively, by canaries). */
