@@ -44,6 +44,19 @@ export function sensitiveIdentityProblems(
       });
     }
   }
+  // A Connection's settings become its objects' addresses (a workspace connection's `organization`
+  // is the namespace of every workspace on it): a secret there printed in every address, as above.
+  for (const connection of manifest.connections) {
+    for (const [key, text] of Object.entries(connection.settings)) {
+      const found = secrets.find(([value]) => text.includes(value));
+      if (!found) continue;
+      const at = connection.settingFromOutside;
+      problems.push({
+        position: at?.key === key ? at.position : connection.source,
+        message: `spec.${key} of Connection "${connection.name}" holds ${found[1]}: it is part of the address of every object on the connection, shown in every plan, log and lock, and cannot be masked; take it from a value that is not a secret`,
+      });
+    }
+  }
   return problems;
 }
 

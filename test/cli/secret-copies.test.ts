@@ -357,6 +357,23 @@ describe("a Connection's token", () => {
     expect(r.stderr).toMatch(/m\.yaml:8:\d+: metadata\.name holds the token of Connection "eu"/);
   });
 
+  it("may not be a Connection's organization, the namespace of every workspace on it", async () => {
+    const dir = tempDir('converge-sensitive-organization-');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      `apiVersion: converge/v1\nkind: Connection\nmetadata: { name: eu }\nspec:\n  service: workspaces\n  address: "${sandbox.url}"\n  organization: "\${env:DB_PASSWORD}"\n---\napiVersion: converge/v1\nkind: Workspace\nmetadata: { name: w9, connection: eu }\nspec: { description: x }\n`,
+    );
+    const env = base({ DB_PASSWORD: 'HunterSecret2Pw', CONVERGE_ALLOW_ENV: 'DB_PASSWORD' });
+    for (const command of [['validate'], ['plan'], ['plan', '--json']]) {
+      const r = await runCli([...command, '-f', dir], env);
+      expect(r.code).toBe(1);
+      expect(r.stdout + r.stderr).not.toContain('HunterSecret2Pw');
+      expect(r.stdout + r.stderr).toMatch(
+        /m\.yaml:7:\d+: spec\.organization of Connection "eu" holds the value of DB_PASSWORD, a sensitive variable/,
+      );
+    }
+  });
+
   it("names a directory entry's mount as the document writes it, at its line", async () => {
     const dir = tempDir('converge-sensitive-mount-');
     writeFileSync(
