@@ -6,6 +6,7 @@ import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../client
 import { currentRequestLabel } from '../common/request-label.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import { answerLost } from '../clients/http/retry-policy.js';
+import { scrubSecrets } from '../common/scrub.js';
 import { CliError } from './exit-codes.js';
 import { type Interrupt, onInterrupt } from './interrupt.js';
 import type { Io } from './io.js';
@@ -73,6 +74,9 @@ export async function withClient<C extends ServiceClient, T>(
     },
   };
   let connections: ServiceConnections | undefined;
+  // What the command prints of live objects (`role get`'s Description) is masked of the token when
+  // the service showed it in an answer, as a plan masks it: a service that stored it printed it.
+  const restore = maskEchoedTokens(io, () => connections?.echoedCredentials() ?? []);
   // Only a one-shot write watches signals here: a command that holds a lock (a state push) has its
   // own interrupt, whose unlock must not be aborted by a signal every request of the client hears.
   const interrupt = write ? onInterrupt(io) : undefined;
@@ -101,9 +105,38 @@ export async function withClient<C extends ServiceClient, T>(
       throw withNote(error, `the service had accepted ${write.what} before this failure: ${check}`);
     throw error;
   } finally {
+    restore();
     interrupt?.dispose();
     await connections?.close();
   }
+}
+
+/**
+ * Has `io`'s stdout and stderr scrub `tokens()` (in every encoding the scrubber knows) from each
+ * text written, until the returned function puts them back. The command reads `io.stdout` when it
+ * writes, so it needs no change; the streams' other properties (isTTY, columns) stay as they are.
+ */
+function maskEchoedTokens(io: Io, tokens: () => string[]): () => void {
+  const { stdout, stderr } = io;
+  const masking = (stream: Io['stdout']): Io['stdout'] =>
+    new Proxy(stream, {
+      get(target, prop) {
+        if (prop === 'write')
+          return (chunk: unknown, ...rest: unknown[]) => {
+            const found = tokens();
+            const text = typeof chunk === 'string' && found.length > 0 ? scrubSecrets(chunk, found) : chunk;
+            return (target.write as (...args: unknown[]) => boolean)(text, ...rest);
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  io.stdout = masking(stdout);
+  io.stderr = masking(stderr);
+  return () => {
+    io.stdout = stdout;
+    io.stderr = stderr;
+  };
 }
 
 /**

@@ -43,6 +43,11 @@ export function credentialForms(token: string): string[] {
       base64,
       base64.replace(/=+$/, ''),
       bytes.toString('base64url'),
+      // A `%XX` per byte, and a dashed token (a UUID) without its dashes: the same token to a reader.
+      [...bytes].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
+      ...(token.includes('-') && token.replace(/-/g, '').length >= MIN_SECRET_LENGTH
+        ? [token.replace(/-/g, '')]
+        : []),
     ]),
   ];
 }
@@ -324,7 +329,16 @@ function textForms(secret: string): string[] {
     encodeURIComponent(secret).replace(/%20/g, '+'),
     new URLSearchParams({ s: secret }).toString().slice(2),
   ];
-  return [secret, ...json, ...url];
+  // Escaped whole, not only where an encoder must: a JSON string of `\u` escapes, one per character,
+  // and a URL of `%XX`, one per byte, are both valid and decode to the secret (a hostile service's).
+  const whole = [
+    secret.split('').map(unicodeEscape).join(''),
+    [...Buffer.from(secret, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
+  ];
+  // A token of dashed groups (a UUID) without its dashes is the same token to whoever reads it.
+  const undashed = secret.replace(/-/g, '');
+  const bare = undashed !== secret && undashed.length >= MIN_SECRET_LENGTH ? [undashed] : [];
+  return [secret, ...json, ...url, ...whole, ...bare];
 }
 
 /** `value` as one JSON encoder writes it between the quotes of a string. */

@@ -10,6 +10,7 @@ import { lstat, mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { printable } from '../common/printable.js';
+import { REDACTED } from '../common/scrub.js';
 import { type SettingNames, settingNames } from '../common/setting-names.js';
 import { API_VERSION } from '../manifest/kinds.js';
 import type { ExportedObject } from './export.js';
@@ -28,10 +29,16 @@ export function exportedDocument(object: ExportedObject, options: ExportFileOpti
   if (key.namespace !== undefined) metadata[object.namespaceField] = key.namespace;
   if (key.connection !== undefined) metadata.connection = key.connection;
   // A path holds names the service gave (a task group's, an Env entry's): one line whatever they hold.
-  const notes = object.placeholders.map(
-    (p) =>
-      `# ${printable(p.path)} is secret and not exported: set ${p.variable} and allow it with ${allowEnv} ${p.variable} (or CONVERGE_ALLOW_ENV)`,
-  );
+  const notes = [
+    ...object.placeholders.map(
+      (p) =>
+        `# ${printable(p.path)} is secret and not exported: set ${p.variable} and allow it with ${allowEnv} ${p.variable} (or CONVERGE_ALLOW_ENV)`,
+    ),
+    ...(object.redacted ?? []).map(
+      (p) =>
+        `# ${printable(p)} held the token Converge read the service with, written here as ${REDACTED}: remove it from the service and rotate the token`,
+    ),
+  ];
   const body = stringify(
     { apiVersion: API_VERSION, kind: key.kind, metadata, spec: object.spec },
     { lineWidth: 0, aliasDuplicateObjects: false },

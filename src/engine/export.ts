@@ -8,6 +8,7 @@ import { childPath } from '../resources/diff-path.js';
 import pLimit from 'p-limit';
 import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { printable } from '../common/printable.js';
+import { scrubSecrets } from '../common/scrub.js';
 import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
 import { heldWriteOnly, type WriteOnlyDigests } from '../planner/write-only.js';
@@ -74,6 +75,11 @@ export interface ExportedObject {
   namespaceField: string;
   spec: Record<string, unknown>;
   placeholders: Placeholder[];
+  /**
+   * Paths of values that held one of the run's tokens, as the service stored it, written with the
+   * token redacted: fix them on the service (and rotate the token) rather than export them.
+   */
+  redacted?: string[];
 }
 
 /** The kinds to export: those asked for (each must exist and export), else every exporting kind. */
@@ -182,10 +188,33 @@ export async function exportLive(options: ExportOptions = {}): Promise<ExportedO
       const object = exportOne(kind, observed, options.writeOnly, variables, secretName);
       if (object) exported.push(object);
     }
+    // A service that stored this run's token in a value (a description) must not have it written
+    // into files meant for a repository: each such value is written with the token redacted, and
+    // the object says so (the plan masks the same values).
+    const tokens = connections.echoedCredentials();
+    if (tokens.length > 0) for (const object of exported) redactTokens(object, tokens);
     return exported;
   } finally {
     await connections.close();
   }
+}
+
+/** Replaces each of `tokens` (in any encoding the scrubber knows) in the object's values; notes where. */
+function redactTokens(object: ExportedObject, tokens: readonly string[]): void {
+  const paths: string[] = [];
+  const walk = (value: unknown, at: string): unknown => {
+    if (typeof value === 'string') {
+      const scrubbed = scrubSecrets(value, tokens);
+      if (scrubbed !== value) paths.push(at);
+      return scrubbed;
+    }
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, `${at}[${i}]`));
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, childPath(at, k))]));
+    return value;
+  };
+  object.spec = walk(object.spec, '') as Record<string, unknown>;
+  if (paths.length > 0) object.redacted = paths;
 }
 
 /** Why a kind's empty read found nothing: its scope does not exist (where the kind can tell). */

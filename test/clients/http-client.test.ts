@@ -666,6 +666,7 @@ describe('a token echoed in an answer', () => {
       ['plain', `{"Description":"tok=${TOKEN}"}`],
       ['hex', `{"Description":"${Buffer.from(TOKEN).toString('hex').toUpperCase()}"}`],
       ['base64', `{"Description":"${Buffer.from(TOKEN).toString('base64')}"}`],
+      ['percent', `{"Description":"${[...Buffer.from(TOKEN)].map((b) => `%${b.toString(16)}`).join('')}"}`],
     ] as const;
     for (const [, body] of answers) {
       const agent = mockAgent();
@@ -687,6 +688,21 @@ describe('a token echoed in an answer', () => {
     const short = mockedClient(agent, { token: 'abc' });
     await short.request({ method: 'GET', path: '/v1/thing' });
     expect(short.echoedToken).toBe(false);
+    await agent.close();
+  });
+
+  it('is noticed without its dashes, for a token of dashed groups (a UUID)', async () => {
+    const uuid = '8f414b99-8697-4992-b453-0e0b80d203ab';
+    const agent = mockAgent();
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/v1/thing', method: 'GET' })
+      .reply(200, `{"Description":"nodash ${uuid.replace(/-/g, '').toUpperCase()}"}`, {
+        headers: jsonHeaders,
+      });
+    const http = mockedClient(agent, { token: uuid });
+    await http.request({ method: 'GET', path: '/v1/thing' });
+    expect(http.echoedToken).toBe(true);
     await agent.close();
   });
 });

@@ -14,6 +14,12 @@ describe('scrubSecrets', () => {
     }
   });
 
+  it('removes a dashed token (a UUID) written without its dashes, in either case', () => {
+    const token = '8f414b99-8697-4992-b453-0e0b80d203ab';
+    for (const form of ['8f414b9986974992b4530e0b80d203ab', '8F414B9986974992B4530E0B80D203AB'])
+      expect(scrubSecrets(`bad token ${form}!`, [token])).toBe(`bad token ${REDACTED}!`);
+  });
+
   it("removes Go's JSON escaping (\\u003c, non-ASCII) and percent escapes in lower case", () => {
     const go = JSON.stringify(SECRET)
       .slice(1, -1)

@@ -70,6 +70,14 @@ export function echoForms(value: string) {
     base32hex: base32(Buffer.from(value), BASE32HEX),
     base32Unpadded: base32(Buffer.from(value)).replace(/=+$/, ''),
     base32Lower: base32(Buffer.from(value)).toLowerCase(),
+    // Escaped whole: a `\u` escape per character, a `%XX` per byte (a hostile service's forms).
+    jsonEveryChar: value
+      .split('')
+      .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+    percentEveryByte: [...Buffer.from(value)]
+      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+      .join(''),
   };
 }
 

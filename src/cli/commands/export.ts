@@ -113,6 +113,12 @@ async function exportAll(
     `Exported ${objects.length} object${objects.length === 1 ? '' : 's'} to ${files.length} file${files.length === 1 ? '' : 's'} in ${flags.out}:`,
   );
   for (const f of files) write(io.stdout, `  ${f}`);
+  for (const o of objects)
+    for (const at of o.redacted ?? [])
+      write(
+        io.stderr,
+        `Warning: ${printable(addressOf(o.key))}: ${printable(at)} holds the token Converge read the service with, as the service stored it; written as [redacted] (remove it from the service and rotate the token).`,
+      );
   // Where it read, said: only each kind's default place unless --namespace said otherwise, and an
   // adopter took an export of `default` for one of everything.
   write(io.stdout, `Read from: ${readFrom(objects, catalog)}.`);
