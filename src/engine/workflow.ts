@@ -56,6 +56,16 @@ export interface ConnectOptions extends EngineOptions {
   http?: RunHttpOptions;
 }
 
+/** An address as written, and its origin and host as a client's message names them. */
+function addressForms(address: string): string[] {
+  try {
+    const url = new URL(address);
+    return [...new Set([address, url.origin, url.host])];
+  } catch {
+    return [address];
+  }
+}
+
 /**
  * The run's connections to the services the manifest uses: from the environment, or from the
  * manifest's Connections. Clients are made on first use, so a manifest that uses one service needs
@@ -65,7 +75,13 @@ export function connect(manifest: Manifest | undefined, options: ConnectOptions 
   const { catalog = defaultCatalog, env = process.env } = options;
   // The manifest's values from sensitive variables are scrubbed from every request's errors, as the
   // token is, before a service's message is cut to length.
-  const sensitive = manifest?.sensitiveValues ?? [];
+  // So is an address read from a variable or file, which no message quotes (a variable named
+  // anything may hold an address with a path or host that is not for every reader): as written,
+  // and as the client names it (its origin, its host).
+  const sensitive = [
+    ...(manifest?.sensitiveValues ?? []),
+    ...(manifest?.connections ?? []).filter((c) => c.addressFromOutside).flatMap((c) => addressForms(c.address)),
+  ];
   const http =
     sensitive.length > 0
       ? { ...options.http, secrets: [...(options.http?.secrets ?? []), ...sensitive] }

@@ -305,6 +305,17 @@ spec: { specFile: config }
     expect(seen).toEqual([]);
   });
 
+  it('never quotes an allowed address read from a variable, even when the service cannot be reached', async () => {
+    // A port nothing listens on (the test server's own, closed after use, would do as well).
+    const down = 'http://127.0.0.1:9';
+    const dir = manifest('"${env:TEST_EU_ADDR}"', null);
+    const r = await runCli(['plan', '-f', dir], env({ TEST_EU_ADDR: down, CONVERGE_ALLOW_ADDRESSES: down }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('cannot reach [redacted]');
+    expect(r.stderr).toContain('connection "elsewhere"');
+    expect(r.stderr + r.stdout).not.toContain('127.0.0.1:9');
+  });
+
   it('refuses an address that reads a variable, without quoting it', async () => {
     const dir = tempDir('converge-conn-');
     writeFileSync(
