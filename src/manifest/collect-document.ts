@@ -43,7 +43,13 @@ export async function collectDocument(
   const problems = validateDocument(value, { kinds, services, positions, sensitivePointers, failedPointers });
   if (problems.length > 0) {
     const key = identityOf(value, kinds);
-    if (key) (manifest.unloaded ??= []).push({ key, source: positions.documentStart() });
+    if (key)
+      (manifest.unloaded ??= []).push({
+        key,
+        source: positions.documentStart(),
+        // Its connection is checked with the rest: "not declared" waited for the other fixes.
+        ...(key.connection !== undefined ? { connectionAt: positions.locate('/metadata/connection') } : {}),
+      });
     return problems;
   }
 

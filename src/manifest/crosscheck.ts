@@ -135,11 +135,25 @@ function checkConnectionReferences(
 ): ManifestProblem[] {
   const connections = new Map(manifest.connections.map((c) => [c.name, c]));
   const problems: ManifestProblem[] = [];
-  for (const resource of manifest.resources) {
+  // Documents with problems of their own are checked too, as far as their metadata says: every
+  // problem in every file is reported at once, not the undeclared connection after the other fix.
+  const referring = [
+    ...manifest.resources.map((r) => ({
+      kind: r.kind,
+      connection: r.connection,
+      at: () => r.locate('/metadata/connection'),
+    })),
+    ...(manifest.unloaded ?? []).map((u) => ({
+      kind: u.key.kind,
+      connection: u.key.connection,
+      at: () => u.connectionAt ?? u.source,
+    })),
+  ];
+  for (const resource of referring) {
     if (resource.connection === undefined || brokenConnections.has(resource.connection)) continue;
     const service = kinds.find((k) => k.kind === resource.kind)?.service;
     const connection = connections.get(resource.connection);
-    const position = resource.locate('/metadata/connection');
+    const position = resource.at();
     if (!connection) {
       const candidates = manifest.connections.filter((c) => c.service === service).map((c) => `"${c.name}"`);
       const known =

@@ -92,7 +92,12 @@ export interface Manifest {
    * reported as declared twice in the same run, not only once the typo is fixed. Only ever set on
    * a manifest that failed to load (a `ManifestError`'s).
    */
-  unloaded?: { key: ResourceKey; source: SourcePosition }[];
+  unloaded?: {
+    key: ResourceKey;
+    source: SourcePosition;
+    /** Where `metadata.connection` is written, when the document names one (checked as declared). */
+    connectionAt?: SourcePosition;
+  }[];
 }
 
 /** A problem with the manifest, always tied to a place in a file. */

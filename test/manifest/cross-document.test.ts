@@ -66,6 +66,18 @@ describe('connections', () => {
     ]);
   });
 
+  test('a document with problems of its own still has its undeclared connection reported', async () => {
+    const dir = writeTree({
+      'c.yaml': connection('east', 'registry'),
+      'r.yaml': roleOn('a', 'west').replace('  Description: x\n', '  Description: 7\n  Unknown: y\n'),
+    });
+    const errors = await loadErrors(dir, ['c.yaml', 'r.yaml']);
+    expect(errors).toContain(
+      'r.yaml:5:15: connection "west" is not declared; add a Connection document with that name (declared registry connections: "east")',
+    );
+    expect(errors.length).toBeGreaterThan(1);
+  });
+
   test('Connection documents are validated', async () => {
     const dir = writeTree({
       'c.yaml': `apiVersion: converge/v1
