@@ -252,6 +252,10 @@ describe('markdown rendering', () => {
       `_… truncated: the attribute changes of ${cut} objects (\`AclRole/default/r${shown.length}\`,`,
     );
     expect(md).toContain(`and ${cut - 3} more) are left out to keep this under 65,535 characters`);
+    // Said above the collapsed section too, for a reviewer who never opens it.
+    const warning = `> The attribute changes of ${cut} objects are left out below (the comment's length limit)`;
+    expect(md.indexOf(warning)).toBeGreaterThan(-1);
+    expect(md.indexOf(warning)).toBeLessThan(md.indexOf('<details>'));
     expect(md.trimEnd().endsWith('</details>')).toBe(true);
   });
 

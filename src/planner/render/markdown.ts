@@ -261,7 +261,8 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   const close = `${fence}\n</details>\n`;
   const headText = head.join('\n');
   // What is left for the objects' details once the headline, the tables and the cut's note are in.
-  let budget = limit - headText.length - open.length - close.length - CUT_NOTE_RESERVE - 4;
+  let budget =
+    limit - headText.length - open.length - close.length - CUT_NOTE_RESERVE - CUT_HEADLINE_RESERVE - 4;
   // An object whose changes do not fit is left out alone, and the next ones still get their turn:
   // stopping at the first that did not fit let one large object (a long description) hide every
   // change after it, a policy grant among them.
@@ -278,8 +279,10 @@ export function renderMarkdown(plan: Plan, options: { limit?: number } = {}): st
   // Not even the first object's changes fit: the note alone, no empty diff block.
   if (kept.length === 0) return fitted(`${headText}\n${cutNote(cut, limit)}\n`, limit);
   const note = cut.length > 0 ? `\n${cutNote(cut, limit)}\n` : '';
+  // Said outside the collapsed section too: a reviewer who never opens it must know it is not whole.
+  const outside = cut.length > 0 ? `${cutHeadline(cut.length)}\n\n` : '';
   return fitted(
-    `${headText}\n${open}\n${kept.join('\n')}\n${close.replace('</details>', `${note}</details>`)}`,
+    `${headText}\n${outside}${open}\n${kept.join('\n')}\n${close.replace('</details>', `${note}</details>`)}`,
     limit,
   );
 }
@@ -298,6 +301,12 @@ function whereText(c: Change): string {
 
 /** Room kept for the note that says which objects' details were cut. */
 const CUT_NOTE_RESERVE = 600;
+/** Room kept for the line above the collapsed section that says some details were cut. */
+const CUT_HEADLINE_RESERVE = 200;
+
+function cutHeadline(count: number): string {
+  return `> [!WARNING]\n> The attribute changes of ${count} object${count === 1 ? '' : 's'} are left out below (the comment's length limit): \`converge plan\` shows them all.`;
+}
 
 /** Says how many objects' attribute changes were left out, naming the first few. */
 function cutNote(addresses: readonly string[], limit: number): string {
