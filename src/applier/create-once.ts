@@ -72,6 +72,8 @@ export async function createOnce(
       if (sentAgain || answerLost(error)) {
         const found = await kind.observe(ctx, desired.key);
         if (found) {
+          // Not sent again after all: the retry the HTTP layer took for it goes back to the budget.
+          if (isServiceError(error)) error.resend?.release?.();
           // Said, so that the read back in the output is explained and the object's "created" is believed.
           // After a resend the failure may not be a lost answer at all ("already exists": the earlier
           // send landed late), so it is named as what came back to the resend.

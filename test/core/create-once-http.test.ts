@@ -99,6 +99,27 @@ describe('a create over the HTTP layer', () => {
     expect(budget.usage).toEqual({ retries: 2, requests: 1, services: ['registry'] });
   });
 
+  it('gives the retry back to the budget when the read back finds the create landed', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy');
+    const budget = new RetryBudget();
+    const hosts = new (class extends HostRegistry {
+      override budget(): RetryBudget {
+        return budget;
+      }
+    })();
+    const http = mockedClient(agent, { hosts });
+    // The 503 came after the service acted: the read back finds the object.
+    const landed = memoryKind(memoryStore());
+    await landed.create(ctx, thing);
+    const kind: AnyResourceKind = { ...httpKind(http), observe: (c, key) => landed.observe(c, key) };
+    const notes: string[] = [];
+    await createOnce(kind, ctx, thing, { onRetry: (m) => notes.push(m) });
+    expect(http.requestCount).toBe(1);
+    expect(notes).toEqual([expect.stringContaining('found by its key, so it is not created again')]);
+    // Nothing was sent again: the run's "sent again" count and the budget's agree.
+    expect(budget.usage.retries).toBe(0);
+  });
+
   it('sends no resend once the host retry budget is spent, and the error says why', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(3);
     // Two retries allowed in the whole run, whatever the number of requests.

@@ -905,7 +905,13 @@ export class HttpClient {
 
   /** The applier's permission to send a create again (the retry is already taken from the budget). */
   private grant(run: Run, delayMs: number): ResendGrant {
-    return { attempt: run.attempt + 1, maxAttempts: 1 + this.retry.maxRetries, delayMs };
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.budget.giveBack();
+    };
+    return { attempt: run.attempt + 1, maxAttempts: 1 + this.retry.maxRetries, delayMs, release };
   }
 
   /** Waits for the next attempt after an error status, or throws the error that ends the request. */

@@ -23,6 +23,12 @@ export interface ResendGrant {
   maxAttempts: number;
   /** The backoff before sending again, as for any retry. */
   delayMs: number;
+  /**
+   * Gives the retry back to the host's budget, once: the read back found the object, so nothing is
+   * sent again. Taken and not given back, the budget's "43 retries" disagreed with the 30 requests
+   * the run says it sent again.
+   */
+  release?: () => void;
 }
 
 /** The create's count, carried from one send to the next. */

@@ -46,6 +46,11 @@ export class RetryBudget {
     return true;
   }
 
+  /** A retry taken but not sent after all (a lost create's read back found it): returned. */
+  giveBack(): void {
+    if (this.retries > 0) this.retries--;
+  }
+
   /** Retries the budget allows so far. */
   get allowance(): number {
     return Math.floor(this.floor + this.ratio * this.requests);
