@@ -208,8 +208,10 @@ export function copiedSecrets(
   // A secret of several lines (a PEM key from `${file:…}`) is also masked line by line: a copy of it
   // need not be whole (the file's last line break left out, one line pasted), and a diff of text
   // shows it a line at a time.
+  // Not a PEM armour line (`-----BEGIN CERTIFICATE-----`): every certificate has it, and a public one
+  // beside a secret key showed its own first and last lines masked.
   const lines = [...values, ...declared].flatMap((v) =>
-    v.includes('\n') ? v.split('\n').map((l) => l.trim()) : [],
+    v.includes('\n') ? v.split('\n').map((l) => l.trim()).filter((l) => !PEM_ARMOUR.test(l)) : [],
   );
   // Comma by comma too: a kind that takes a list as one comma-separated string (an LDAP
   // configuration's token_policies) shows it split, trimmed and sorted, and a secret holding commas
@@ -234,6 +236,9 @@ export function copiedSecrets(
   // letter case, for the same reason as the trimming above.
   return { pattern: new RegExp(literalAlternation(long), 'gi'), values: long, pieces };
 }
+
+/** The first or last line of a PEM block: the same in every certificate and key of its type. */
+const PEM_ARMOUR = /^-----(BEGIN|END) [A-Z0-9 ]+-----$/;
 
 /**
  * A message a service may have written (an error, a plan problem): every secret masked as written,

@@ -56,3 +56,17 @@ describe('overlapping secrets in every scrubber', () => {
     expect(leftOf(maskText(text, secrets!))).toEqual([]);
   });
 });
+
+describe('a secret of several lines (a PEM key) masked line by line', () => {
+  it("masks the key's own lines, never the armour lines every certificate has", () => {
+    const kind = { kind: 'Thing', sensitive: ['key'] } as unknown as AnyResourceKind;
+    const body = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7';
+    const key = `-----BEGIN PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----\n`;
+    const secrets = copiedSecrets([{ key: { kind: 'Thing' }, spec: { key } }], () => kind)!;
+    expect(maskText(`pasted ${body}`, secrets)).not.toContain(body);
+    // A public certificate beside it keeps its first and last lines readable.
+    const certificate = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----';
+    expect(maskText(certificate, secrets)).toBe(certificate);
+    expect(maskText('-----BEGIN PRIVATE KEY-----', secrets)).toBe('-----BEGIN PRIVATE KEY-----');
+  });
+});
