@@ -24,9 +24,11 @@ export function sameObjectProblems(plan: Plan, catalog: Catalog, addresses: Addr
     if (!service) continue;
     const where = addresses[change.key.connection ? `${service}@${change.key.connection}` : service];
     if (!where) continue;
+    // In its namespace: a job's id is its name, the same in every namespace.
+    const namespace = change.key.namespace ?? '';
     const identities = [
-      ...(change.id !== undefined ? [`id\u0000${change.id}`] : []),
-      `name\u0000${change.key.namespace ?? ''}\u0000${change.key.name}`,
+      ...(change.id !== undefined ? [`id\u0000${namespace}\u0000${change.id}`] : []),
+      `name\u0000${namespace}\u0000${change.key.name}`,
     ];
     for (const identity of identities) {
       const id = `${change.key.kind}\u0000${where.address}\u0000${identity}`;
@@ -35,7 +37,9 @@ export function sameObjectProblems(plan: Plan, catalog: Catalog, addresses: Addr
         seen.set(id, change);
         continue;
       }
-      if (first.address === change.address || reported.has(change.address)) continue;
+      // On one connection, two addresses are two objects (the manifest's duplicate check covers the rest).
+      if ((first.key.connection ?? '') === (change.key.connection ?? '') || reported.has(change.address))
+        continue;
       reported.add(change.address);
       const declared = change.desired?.resource ?? first.desired?.resource;
       const position = declared?.locate('/metadata/connection');

@@ -76,3 +76,33 @@ describe('one object under two connections', () => {
     );
   });
 });
+
+describe('objects that only look alike', () => {
+  let namespaced: RunningSandbox;
+  beforeAll(async () => {
+    namespaced = await startSandbox({ port: 0, config: { scheduler: { namespaces: ['prod'] } } });
+  });
+  afterAll(async () => {
+    await namespaced?.close();
+  });
+
+  it('plans two jobs of one name in two namespaces, and a role of one name in two namespaces', async () => {
+    const dir = tempDir('converge-same-name-');
+    const job = (namespace: string) =>
+      `apiVersion: converge/v1\nkind: Job\nmetadata: { name: cache, namespace: ${namespace} }\nspec:\n  Type: service\n  Datacenters: [dc1]\n  TaskGroups:\n    - Name: web\n      Tasks: [{ Name: app, Driver: docker, Config: { image: "redis:7" } }]\n`;
+    const prodRole = `apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: twin, namespace: prod }\nspec: { Description: prod }\n`;
+    writeFileSync(path.join(dir, 'jobs.yaml'), `${job('default')}---\n${job('prod')}`);
+    writeFileSync(path.join(dir, 'roles.yaml'), `${role('twin', 'default')}---\n${prodRole}`);
+    const env = {
+      ...namespaced.env(),
+      NO_COLOR: '1',
+      CONVERGE_STATE_DIR: tempDir('converge-same-name-state-'),
+    };
+    const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    // Read back by id now: the same job name in two namespaces is two jobs.
+    const plan = await runCli(['plan', '-f', dir, '--detailed-exitcode'], env);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('No changes.');
+  });
+});
