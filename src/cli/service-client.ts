@@ -47,6 +47,11 @@ export interface ClientRun {
    * and after it is accepted, a later failure (a read that follows it) does not undo it.
    */
   send<R>(request: () => Promise<R>): Promise<R>;
+  /**
+   * Standard output as it was, for bytes a command passes on whole (`state pull`'s state file): the
+   * masking of echoed tokens is for what commands say, and must never alter data.
+   */
+  rawStdout: Io['stdout'];
 }
 
 /**
@@ -66,6 +71,7 @@ export async function withClient<C extends ServiceClient, T>(
   const http = runHttpOptions(io);
   const sent: { phase: 'before' | 'sending' | 'accepted' } = { phase: 'before' };
   const run: ClientRun = {
+    rawStdout: io.stdout,
     async send(request) {
       sent.phase = 'sending';
       const answer = await request();

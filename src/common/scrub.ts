@@ -60,6 +60,13 @@ export const REDACTED = '[redacted]';
  */
 export const MIN_SECRET_LENGTH = 4;
 
+/**
+ * A token shorter than this is not looked for in what services show (echo detection): a dev token
+ * like `root` or `admin` is also an ordinary word, which masking blanked from descriptions, user
+ * names and lock reasons. Real tokens are far longer (a UUID, `hvs.` and 90 more characters).
+ */
+export const MIN_ECHOED_TOKEN_LENGTH = 8;
+
 /** The longest service message an error shows; an HTML error page would otherwise fill a screen. */
 export const MAX_MESSAGE_LENGTH = 500;
 

@@ -661,7 +661,7 @@ describe("the service's error reading, owned by the HTTP layer", () => {
 });
 
 describe('a token echoed in an answer', () => {
-  it('is noticed as sent, in hex and in base64, and never for a token shorter than 4 characters', async () => {
+  it('is noticed as sent, in hex and in base64, and never for a token shorter than 8 characters', async () => {
     const answers = [
       ['plain', `{"Description":"tok=${TOKEN}"}`],
       ['hex', `{"Description":"${Buffer.from(TOKEN).toString('hex').toUpperCase()}"}`],
@@ -684,8 +684,9 @@ describe('a token echoed in an answer', () => {
     agent
       .get(ORIGIN)
       .intercept({ path: '/v1/thing', method: 'GET' })
-      .reply(200, '{"x":"abcdef abc"}', { headers: jsonHeaders });
-    const short = mockedClient(agent, { token: 'abc' });
+      .reply(200, '{"x":"a root user in the root folder"}', { headers: jsonHeaders });
+    // A dev token that is also a word (`root`): noticed, every "root" shown would be masked.
+    const short = mockedClient(agent, { token: 'root' });
     await short.request({ method: 'GET', path: '/v1/thing' });
     expect(short.echoedToken).toBe(false);
     await agent.close();

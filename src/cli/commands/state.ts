@@ -143,7 +143,7 @@ export async function statePullCommand(
   // request, and again by the write itself.
   if (flags.output && !flags.force && existsSync(flags.output))
     throw new CliError(`${flags.output} exists: pull to another file, or pass --force to replace it`);
-  return withClient(io, workspacesService, async (client) => {
+  return withClient(io, workspacesService, async (client, run) => {
     const ref = parseWorkspaceRef(arg, client.defaultOrganization);
     const id = await workspaceId(client, ref);
     const current = await client.currentStateVersion(id);
@@ -158,7 +158,8 @@ export async function statePullCommand(
         `Wrote state version ${current.id} (serial ${current.attributes.serial}) to ${flags.output}.`,
       );
     } else {
-      io.stdout.write(raw);
+      // The state's bytes as the service holds them: never masked (`-o FILE` writes them alike).
+      run.rawStdout.write(raw);
     }
     return EXIT.ok;
   });

@@ -50,7 +50,7 @@ import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
 import {
   credentialForms,
-  MIN_SECRET_LENGTH,
+  MIN_ECHOED_TOKEN_LENGTH,
   type Secrets,
   SecretSet,
   scrubSecrets,
@@ -832,8 +832,8 @@ export class HttpClient {
   }
 
   private noteEcho(text: string): void {
-    // A token shorter than the scrubber's minimum is left alone there too: its forms match text.
-    if (this.#echoed || this.#token === undefined || this.#token.length < MIN_SECRET_LENGTH) return;
+    // A short token (`root`) is an ordinary word too: looked for, it masked every "root" shown.
+    if (this.#echoed || this.#token === undefined || this.#token.length < MIN_ECHOED_TOKEN_LENGTH) return;
     this.#echoForms ??= credentialForms(this.#token).map((f) => f.toLowerCase());
     const lower = text.toLowerCase();
     if (this.#echoForms.some((f) => lower.includes(f))) this.#echoed = true;
