@@ -134,6 +134,37 @@ describe('planDiffs', () => {
     ]);
   });
 
+  it("compares of a job's own Update only Stagger, all a real scheduler keeps of it at job level", () => {
+    const none = plan({
+      Diff: {
+        Type: 'None',
+        ID: 'web',
+        Fields: null,
+        Objects: null,
+        TaskGroups: [{ Type: 'None', Name: 'web' }],
+      },
+    });
+    const update = {
+      Stagger: 30e9,
+      MaxParallel: 1,
+      MinHealthyTime: 10e9,
+      HealthyDeadline: 180e9,
+      AutoRevert: true,
+    };
+    const sent = { ID: 'web', Update: update, TaskGroups: [{ Name: 'web', Count: 2 }] };
+    // As Nomad stores a job read whole: Stagger and MaxParallel, the rest zero (moved to the groups).
+    const live = {
+      ID: 'web',
+      Update: { Stagger: 30e9, MaxParallel: 1, MinHealthyTime: 0, HealthyDeadline: 0, AutoRevert: false },
+      TaskGroups: [{ Name: 'web', Count: 2 }],
+    };
+    expect(planDiffs(none, { before: live, after: sent })).toEqual([]);
+    const staggered = { ...sent, Update: { ...update, Stagger: 45e9 } };
+    expect(planDiffs(none, { before: live, after: staggered }).map((d) => d.path)).toEqual([
+      'Update.Stagger',
+    ]);
+  });
+
   it('is empty for an unchanged job, whatever the allocation annotations say', () => {
     const p = plan({
       Diff: {

@@ -424,12 +424,23 @@ export function plansUpdates(plan: PlanResponse): boolean {
   );
 }
 
+/** `{ Stagger }` of an update block, or undefined when it sets none. */
+function staggerOf(update: unknown): Record<string, unknown> | undefined {
+  return isRecord(update) && update.Stagger !== undefined && update.Stagger !== null
+    ? { Stagger: update.Stagger }
+    : undefined;
+}
+
 function undiffedJobChanges(sides: DiffSides): AttributeDiff[] {
   const { after, before } = sides;
   if (sides.partialBefore || !isRecord(after) || !isRecord(before)) return [];
   return UNDIFFED_JOB_FIELDS.flatMap((k) => {
-    const want = after[k];
-    const have = before[k];
+    // Of a job's own Update the real service keeps only Stagger and MaxParallel (the rest goes to
+    // its groups, whose diff shows it; `ApiJobToStructJob` discards it): compared whole, a real
+    // scheduler's job showed MinHealthyTime and the others changing on every plan. Only Stagger,
+    // which no group's diff shows, is compared here.
+    const want = k === 'Update' ? staggerOf(after[k]) : after[k];
+    const have = k === 'Update' ? staggerOf(before[k]) : before[k];
     const none = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
     if (k === 'Spreads' && none(want) && !none(have))
       return [{ path: k, op: 'remove' as const, before: withDurations(have) }];
