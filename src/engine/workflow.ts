@@ -56,11 +56,16 @@ export interface ConnectOptions extends EngineOptions {
   http?: RunHttpOptions;
 }
 
-/** An address as written, and its origin and host as a client's message names them. */
+/**
+ * An address as written, and its origin and host as a client's message names them. Not a bare
+ * one-word host (`http://localhost`, `https://vault`): that is also a word of names and messages
+ * (`localhost-proxy`), which would be redacted from every error of the run.
+ */
 function addressForms(address: string): string[] {
   try {
     const url = new URL(address);
-    return [...new Set([address, url.origin, url.host])];
+    const host = url.port !== '' || url.hostname.includes('.') ? [url.host] : [];
+    return [...new Set([address, url.origin, ...host])];
   } catch {
     return [address];
   }

@@ -67,6 +67,18 @@ export interface LoadManifestOptions {
 }
 
 /**
+ * Whether a value no document reads looks like a secret: long, or of mixed letters and digits. A
+ * word (`readers`, `web-readers`) is left readable; a password or token (`HunterSecret2Pw`) is not.
+ */
+function looksLikeSecret(value: string): boolean {
+  const v = value.trim();
+  if (v.length < 8) return false;
+  if (v.length >= 16) return true;
+  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((c) => c.test(v)).length;
+  return classes >= 2;
+}
+
+/**
  * Loads manifest files and folders. Resolves with the manifest when every document is valid;
  * rejects with a ManifestError listing every problem (sorted by file, line, column) otherwise.
  */
@@ -184,9 +196,16 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 
   // A sensitive variable the manifest may read is a secret of the run whether or not the manifest
   // reads it: a pull request that drops the reference (`args: ["${env:DB_PASSWORD}"]` → "changed")
-  // otherwise printed the live copy of the value, as the side of the change that goes.
-  for (const name of Object.keys(env))
-    if (sensitiveEnv.allows(name) && (env[name] ?? '').trim() !== '') readEnv(name);
+  // otherwise printed the live copy of the value, as the side of the change that goes. Masked only:
+  // the manifest did not put it anywhere (no name or namespace "holds" it), and only when it looks
+  // like a secret, since no document vouches for it (`APP_SECRET_STORE=readers` blanked the word).
+  const exposed: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (!sensitiveEnv.allows(name)) continue;
+    const found = allowedEnv(name);
+    if ('value' in found && looksLikeSecret(found.value) && !sensitiveValues.has(found.value))
+      exposed.push(found.value);
+  }
   // A connection's token from outside the manifest is a credential whatever its source (a variable
   // of any name, a file): a document copying it into a description must not print it in a plan. One
   // written in the manifest is in the open already (a sandbox's `root`): masking it would only blank
@@ -219,7 +238,8 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   }
   appendAll(problems, crossProblems);
   appendAll(problems, emptinessProblems(manifest, problems));
-  if (sensitiveValues.size > 0) manifest.sensitiveValues = [...sensitiveValues.keys()];
+  if (sensitiveValues.size + exposed.length > 0)
+    manifest.sensitiveValues = [...new Set([...sensitiveValues.keys(), ...exposed])];
   if (problems.length > 0)
     throw new ManifestError(sortProblems(withoutSecrets(problems, manifest.sensitiveValues)), manifest);
   return manifest;

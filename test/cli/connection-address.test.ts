@@ -314,6 +314,17 @@ spec: { specFile: config }
     expect(r.stderr).toContain('cannot reach [redacted]');
     expect(r.stderr).toContain('connection "elsewhere"');
     expect(r.stderr + r.stdout).not.toContain('127.0.0.1:9');
+    // A bare one-word host is a word too: it stays in names (`localhost-web`) and messages.
+    const bare = manifest('"${env:TEST_EU_ADDR}"', null);
+    const file = path.join(bare, 'm.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('name: web,', 'name: localhost-web,'));
+    const named = await runCli(
+      ['plan', '-f', bare],
+      env({ TEST_EU_ADDR: 'http://localhost', CONVERGE_ALLOW_ADDRESSES: 'http://localhost' }),
+    );
+    expect(named.code).toBe(1);
+    expect(named.stderr + named.stdout).toContain('localhost-web');
+    expect(named.stderr + named.stdout).not.toContain('http://localhost');
   });
 
   it('refuses an address that reads a variable, without quoting it', async () => {

@@ -117,6 +117,24 @@ describe('a value read from a sensitive variable', () => {
     }
   });
 
+  it('is no name nor a word to blank when the manifest never reads it', async () => {
+    // Exposed by a glob, never read: it neither refuses a name nor masks the word it holds.
+    const env = base({
+      APP_ROLE: 'web-readers',
+      APP_SECRET_STORE: 'readers',
+      CONVERGE_ALLOW_ENV: 'APP_*',
+    });
+    const dir = tempDir('converge-unread-sensitive-');
+    writeFileSync(
+      path.join(dir, 'role.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: "${env:APP_ROLE}" }\nspec: { Description: "Readers of the web tier: readers" }\n',
+    );
+    expect((await runCli(['validate', '-f', dir], env)).code).toBe(0);
+    const plan = await runCli(['plan', '-f', dir], env);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('Readers of the web tier: readers');
+  });
+
   it('is masked as a kind normalises it (an LDAP group lower-cases and trims its policies)', async () => {
     const dir = tempDir('converge-sensitive-normalised-');
     writeFileSync(
