@@ -29,7 +29,7 @@ import {
 import { answerLost } from '../clients/http/retry-policy.js';
 import { createOnce } from './create-once.js';
 import { criticalPathFirst } from './start-order.js';
-import { withRequestLabel } from '../common/request-label.js';
+import { scopedContext } from './scoped-context.js';
 
 export type ChangeStatus = 'applied' | 'failed' | 'skipped' | 'stale';
 
@@ -170,18 +170,16 @@ async function checkAllFresh(
   const failed = new Map<string, string>();
   await Promise.all(
     work.map((change) =>
-      limit(() =>
-        withRequestLabel(change.address, async () => {
-          const kind = lookup(change.key.kind);
-          if (!kind) return;
-          try {
-            await ensureNotStale(kind, ctx, change, digests);
-          } catch (error) {
-            if (error instanceof StaleChangeError) stale.set(change.address, error.message);
-            else failed.set(change.address, describeError(error, kind, change, copies));
-          }
-        }),
-      ),
+      limit(async () => {
+        const kind = lookup(change.key.kind);
+        if (!kind) return;
+        try {
+          await ensureNotStale(kind, scopedContext(ctx, { label: change.address }), change, digests);
+        } catch (error) {
+          if (error instanceof StaleChangeError) stale.set(change.address, error.message);
+          else failed.set(change.address, describeError(error, kind, change, copies));
+        }
+      }),
     ),
   );
   return { stale, failed };
@@ -337,6 +335,8 @@ export async function applyPlan(
     // changes' time, and counting it would report every change at parallelism 1 as slow.
     const started = Date.now();
     const kind = lookup(change.key.kind);
+    // Requests made for this change carry its address, so a retry line can name the object.
+    const own = scopedContext(ctx, { label: change.address });
     try {
       if (!kind) throw new Error(`unknown kind ${change.key.kind}`);
       // The re-read comes before the 'start' event: a stale object is refused with nothing
@@ -345,7 +345,7 @@ export async function applyPlan(
       // each is read once more right before its change: an object without check-and-set (a role)
       // edited in between must not be overwritten.
       const observed = options.checkStale
-        ? await ensureNotStale(kind, ctx, change, options.writeOnly)
+        ? await ensureNotStale(kind, own, change, options.writeOnly)
         : change.observed;
       options.onEvent?.({ type: 'start', change, done, total: work.length });
       const note = (message: string, resent = false) =>
@@ -357,7 +357,7 @@ export async function applyPlan(
           done,
           total: work.length,
         });
-      const after = await execute(kind, ctx, change, observed, note);
+      const after = await execute(kind, own, change, observed, note);
       recordWriteOnly(kind, change, options.writeOnly);
       const id = after?.id ?? (change.action === 'update' ? change.id : undefined);
       return {
@@ -414,8 +414,7 @@ export async function applyPlan(
           durationMs: 0,
         });
       }
-      // Requests made for this change carry its address, so a retry line can name the object.
-      return limit(() => withRequestLabel(change.address, async () => finished(await attempt(change))));
+      return limit(async () => finished(await attempt(change)));
     })();
     outcomes.set(change.address, outcome);
     return outcome;

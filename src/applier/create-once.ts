@@ -20,7 +20,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { answerLost } from '../clients/http/retry-policy.js';
 import { ConnectionError, formatDuration, isServiceError } from '../clients/http/errors.js';
-import { CreateSends, type ResendGrant, withCreateSend } from '../clients/http/create-sends.js';
+import { CreateSends, type ResendGrant } from '../clients/http/create-sends.js';
+import { scopedContext } from './scoped-context.js';
 import { formatWait } from '../common/wait.js';
 import {
   type AnyResourceKind,
@@ -51,7 +52,9 @@ export async function createOnce(
   let sentAgain = false;
   for (;;) {
     try {
-      return await withCreateSend(sends, () => kind.create(ctx, desired));
+      // Each send's first write is the create's request (`claimCreateRequest`), counting on.
+      sends.claimed = false;
+      return await kind.create(scopedContext(ctx, { createSends: sends }), desired);
     } catch (error) {
       // Written by name and already retried as idempotent by the HTTP layer: never sent again here.
       // But an answer lost on the last send (the retry budget spent) may hide a write that landed:

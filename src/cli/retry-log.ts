@@ -47,13 +47,14 @@ function formatWait(ms: number): string {
  * knows which 429s a pause held (`heldByPause`, per host: each has a rate limiter of its own). Other
  * retries, and a 429 with no pause (nothing asked to wait), are each said.
  */
-export function retryReporter(
-  write: (line: string) => void,
-  label: () => string | undefined,
-): { onRetry: (event: RetryEvent) => void; onRateLimitPause: (event: RateLimitPauseEvent) => void } {
+export function retryReporter(write: (line: string) => void): {
+  onRetry: (event: RetryEvent) => void;
+  onRateLimitPause: (event: RateLimitPauseEvent) => void;
+} {
   return {
     onRetry(event) {
-      if (!event.heldByPause) write(formatRetryEvent(event, label()));
+      // Named by the object the request was made for, when the change's scope said (`event.label`).
+      if (!event.heldByPause) write(formatRetryEvent(event, event.label));
     },
     onRateLimitPause(event) {
       write(formatRateLimitPause(event));

@@ -3,7 +3,6 @@
  * standard error as it happens, so a slow service is never silent.
  */
 import type { RunHttpOptions, ServiceClient, ServiceDefinition } from '../clients/service.js';
-import { currentRequestLabel } from '../common/request-label.js';
 import { httpOptions, ServiceConnections } from '../engine/connections.js';
 import { answerLost } from '../clients/http/retry-policy.js';
 import { scrubSecrets } from '../common/scrub.js';
@@ -19,7 +18,7 @@ export function runHttpOptions(
   timeoutSeconds?: number,
   parallelism?: number,
 ): RunHttpOptions {
-  const report = retryReporter((line) => io.stderr.write(`${line}\n`), currentRequestLabel);
+  const report = retryReporter((line) => io.stderr.write(`${line}\n`));
   return httpOptions(io.env, {
     onRetry: report.onRetry,
     onRateLimitPause: report.onRateLimitPause,

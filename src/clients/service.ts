@@ -4,6 +4,7 @@
  * other shared file names a service. The sandbox side has its own definition per service
  * (`sandbox/services/<name>/index.ts`).
  */
+import type { RequestScope } from './http/create-sends.js';
 import type { ServiceName } from '../common/types.js';
 import type { HttpClientOptions } from './http/client.js';
 
@@ -67,6 +68,11 @@ export interface ServiceClient {
   readonly baseUrl?: string;
   /** Whether an answer showed the client's token (as sent, in hex or base64): a plan then masks it. */
   readonly echoedToken?: boolean;
+  /**
+   * This client with every request it makes carrying `scope` (the change it is made for): see
+   * `RequestScope`. A client without it makes its requests unscoped (no object in retry lines).
+   */
+  withScope?(scope: RequestScope): this;
   close(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@
  * before an apply, to refuse a stale change) starts afresh, so it never sees a plan-time answer.
  * Keyed by the run's context, so a later run reads again.
  */
-import type { KindContext } from './contract.js';
+import { type KindContext, runContextOf } from './contract.js';
 
 interface Shared<T> {
   value: T;
@@ -16,8 +16,10 @@ export class RunSharedRead<T> {
   private readonly runs = new WeakMap<KindContext, Map<string, Shared<T>>>();
 
   private of(ctx: KindContext): Map<string, Shared<T>> {
-    let map = this.runs.get(ctx);
-    if (!map) this.runs.set(ctx, (map = new Map()));
+    // The run's, not a change's context made from it: every change of the run shares its reads.
+    const run = runContextOf(ctx);
+    let map = this.runs.get(run);
+    if (!map) this.runs.set(run, (map = new Map()));
     return map;
   }
 

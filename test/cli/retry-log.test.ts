@@ -141,15 +141,13 @@ describe('retryReporter', () => {
     reason,
     delayMs: 300,
     maxAttempts: 9,
+    label: 'AclRole/default/web',
     ...(heldByPause ? { heldByPause } : {}),
   });
 
   it('says a pause once and not the 429s of the requests it held back, until the pause is over', () => {
     const lines: string[] = [];
-    const report = retryReporter(
-      (l) => lines.push(l),
-      () => 'AclRole/default/web',
-    );
+    const report = retryReporter((l) => lines.push(l));
     report.onRateLimitPause({ service: 'registry', origin: EU, waitMs: 300, reason: '429' });
     for (let i = 0; i < 10; i++) report.onRetry(retry('registry', '429 Too Many Requests', EU, true));
     // Another host's 429 (another service, or another cluster of the same service: each host has
@@ -170,10 +168,7 @@ describe('retryReporter', () => {
 
   it('a throttle that began holds nobody back: a 429 after it is still said', () => {
     const lines: string[] = [];
-    const report = retryReporter(
-      (l) => lines.push(l),
-      () => undefined,
-    );
+    const report = retryReporter((l) => lines.push(l));
     report.onRateLimitPause({
       service: 'registry',
       origin: EU,

@@ -8,6 +8,7 @@
 import type { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOnce } from '../../src/applier/create-once.js';
+import { requestScopeOf } from '../../src/applier/scoped-context.js';
 import { HttpClient } from '../../src/clients/http/index.js';
 import { HostRegistry } from '../../src/clients/http/host-registry.js';
 import { RetryBudget } from '../../src/clients/http/retry-budget.js';
@@ -43,11 +44,13 @@ function httpKind(
     ...base,
     ...(options.upsert ? { createIsUpsert: true } : {}),
     async create(ctx, d) {
+      // As a service client of the change's context would: the request carries the change's scope.
       await http.request({
         method: options.method ?? 'PUT',
         path: options.path ?? '/v1/thing',
         body: d.spec,
         idempotent: options.idempotent ?? false,
+        scope: requestScopeOf(ctx),
       });
       return base.create(ctx, d);
     },

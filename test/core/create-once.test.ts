@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOnce } from '../../src/applier/create-once.js';
 import { claimCreateRequest } from '../../src/clients/http/create-sends.js';
+import { requestScopeOf } from '../../src/applier/scoped-context.js';
 import { ConnectionError, HttpStatusError } from '../../src/clients/http/index.js';
 import type { AnyResourceKind } from '../../src/resources/contract.js';
 import { desired, memoryKind, memoryStore, noContext } from './memory-kind.js';
@@ -73,7 +74,7 @@ describe('createOnce', () => {
       ...base,
       async create(ctx, d) {
         // As the HTTP layer does: the send's first write is the create's own request.
-        claimCreateRequest('PUT', '/v1/thing');
+        claimCreateRequest(requestScopeOf(ctx), 'PUT', '/v1/thing');
         await base.create(ctx, d);
         // The next step (a lock, say) loses its answer for good.
         throw new HttpStatusError({

@@ -26,6 +26,11 @@ export class BlockingReads<Options extends BlockingParameters> {
     private readonly service: BlockingService<Options>,
   ) {}
 
+  /** The same reads through another view of the client (a change's scoped one). */
+  withHttp(http: HttpClient): BlockingReads<Options> {
+    return new BlockingReads(http, this.service);
+  }
+
   /** `scoped` plus `index`/`wait`, with a timeout long enough for the service to hold the request. */
   request(options: Options, query: HttpRequest['query'] = {}): Partial<HttpRequest> {
     const held = blockingQuery(this.service.name, options, this.service.defaultWaitMs);

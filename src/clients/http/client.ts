@@ -31,7 +31,12 @@ import { followAbort } from './abort-fanout.js';
 import { createAgent } from './agent.js';
 import { AttemptTimeout, exchange, ResponseTooLarge } from './exchange.js';
 import { boundedWarnings } from './service-warnings.js';
-import { claimCreateRequest, type CreateSends, type ResendGrant } from './create-sends.js';
+import {
+  claimCreateRequest,
+  type CreateSends,
+  type RequestScope,
+  type ResendGrant,
+} from './create-sends.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
 import {
   ConnectionError,
@@ -199,6 +204,8 @@ export interface HttpRequest {
    * its answer once started, such as the unlock that releases a lock after an interrupt.
    */
   interruptible?: boolean;
+  /** What the request is made for (the change's object, the create it counts for): see `withScope`. */
+  scope?: RequestScope;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -247,6 +254,8 @@ export interface RetryEvent extends RequestEvent {
   delayMs: number;
   /** The most attempts the request gets if it keeps failing this way (the deadline may end it sooner). */
   maxAttempts: number;
+  /** The object the request is made for, when made for one (its scope's label): a retry line names it. */
+  label?: string;
   /**
    * A 429 answered while a pause holds every request to the host back (the one it began, reported
    * through `onRateLimitPause`, or one already running): the pause says it once for all of them.
@@ -334,6 +343,9 @@ const MIN_USEFUL_ATTEMPT_MS = 1_000;
  * and low enough that a service streaming without end cannot push the process into swap.
  */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** The methods that send a request given as their first argument: a scoped view adds its scope. */
+const SCOPED_METHODS = new Set(['request', 'requestJson', 'requestObject', 'requestOptional']);
 
 export class HttpClient {
   readonly service: ServiceName;
@@ -440,6 +452,25 @@ export class HttpClient {
    * Sends a request, retrying as `retry-policy.ts` says within the request's deadline; throws a
    * `ServiceError` on failure.
    */
+  /**
+   * This client with every request made through it carrying `scope` (the change it is made for),
+   * the same client otherwise: its pool, token, budget and counts. A view, not a copy: cheap enough
+   * for one per change.
+   */
+  withScope(scope: RequestScope): HttpClient {
+    return new Proxy(this, {
+      get(target, prop) {
+        if (typeof prop === 'string' && SCOPED_METHODS.has(prop)) {
+          const method = Reflect.get(target, prop, target) as (req: HttpRequest, ...rest: unknown[]) => unknown;
+          return (req: HttpRequest, ...rest: unknown[]) => method.call(target, { ...req, scope }, ...rest);
+        }
+        // Methods run on the client itself: its #private fields are not the proxy's.
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
   async request<T = unknown>(req: HttpRequest): Promise<HttpResponse<T>> {
     const joined = this.joinSignals(req);
     const run = this.begin(req, joined.signal);
@@ -766,7 +797,7 @@ export class HttpClient {
     const { payload, contentType } = encodeBody(req.body, req.contentType);
     const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
     const displayPath = redactPath(target.path);
-    const create = claimCreateRequest(method, displayPath);
+    const create = claimCreateRequest(req.scope, method, displayPath);
     return {
       req,
       method,
@@ -1003,6 +1034,7 @@ export class HttpClient {
       reason: scrubSecrets(next.reason, run.secrets),
       delayMs: next.delayMs,
       maxAttempts: run.attempt + next.retriesLeft,
+      ...(run.req.scope?.label !== undefined ? { label: run.req.scope.label } : {}),
       ...(next.heldByPause ? { heldByPause: true } : {}),
     });
     if (next.delayMs <= 0) return;

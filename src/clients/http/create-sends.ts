@@ -6,14 +6,14 @@
  * request (attempt 1 again, five more tries, and a first attempt that raised the host's retry
  * allowance instead of using it), and the lost-answer line counted to a number of its own.
  *
- * So the applier runs each send of a create inside `withCreateSend`, and the HTTP layer treats the
- * send's first write as the create's request (`claimCreateRequest`): its attempts continue the count
+ * So the applier runs each send of a create under a scope with the create's `CreateSends` (a fresh
+ * `claimed` each send), and the HTTP layer treats the send's first write as the create's request
+ * (`claimCreateRequest`): its attempts continue the count
  * of the earlier sends, its limit is 1 + `maxRetries` whatever the failure, and when its answer is
  * lost the HTTP layer takes the retry from the host's budget then and there, handing the applier a
  * `ResendGrant` (on the error) instead of sending again itself. A resend is therefore a retry: never
  * a new first attempt, never past the budget, never past the one limit.
  */
-import { switchableContext } from '../../common/switchable-context.js';
 import { isReadMethod } from './retry-policy.js';
 
 /** What the HTTP layer allows the applier after a lost create answer: one more send, after a wait. */
@@ -48,22 +48,31 @@ export class CreateSends {
   request?: string;
 }
 
-// Switched off between creates: a storage left on slows every promise of the process (a plan after
-// an apply ran with promise hooks on).
-const current = switchableContext<CreateSends>();
-
-/** Runs one send of a create (`kind.create`) so that its first write counts on from `sends`. */
-export function withCreateSend<T>(sends: CreateSends, send: () => Promise<T>): Promise<T> {
-  sends.claimed = false;
-  return current.run(sends, send);
+/**
+ * What a request is made for, carried with it rather than by the async context: the object of the
+ * change it belongs to (for retry lines), and the create whose sends it counts on. On Node 20 an
+ * AsyncLocalStorage in use switches promise hooks on for the whole process: a third of an apply's
+ * CPU went to them. The applier hands each change a context whose service clients carry its scope
+ * (`HttpServiceClient.withScope`), and the HTTP layer reads it off the request.
+ */
+export interface RequestScope {
+  /** The address of the object the request is made for (`AclRole/default/web`). */
+  readonly label?: string;
+  /** The create whose first write this request may be (`kind.create` under `createOnce`). */
+  readonly createSends?: CreateSends;
 }
 
 /**
- * The create count a request belongs to: the first write made inside a `withCreateSend`, undefined
- * for every other request (reads a create makes before its write, a project's ID, are not its request).
+ * The create count a request belongs to: the first write made under a scope with `createSends`,
+ * undefined for every other request (reads a create makes before its write, a project's ID, are not
+ * its request).
  */
-export function claimCreateRequest(method: string, path: string): CreateSends | undefined {
-  const sends = current.get();
+export function claimCreateRequest(
+  scope: RequestScope | undefined,
+  method: string,
+  path: string,
+): CreateSends | undefined {
+  const sends = scope?.createSends;
   if (!sends || sends.claimed || isReadMethod(method)) return undefined;
   sends.claimed = true;
   sends.request = `${method} ${path}`;

@@ -4,9 +4,37 @@
  * token-less downloads) adds it to both.
  */
 import type { HttpClient } from './client.js';
+import type { RequestScope } from './create-sends.js';
 
 export class HttpServiceClient {
   constructor(readonly http: HttpClient) {}
+
+  /**
+   * This client with every request carrying `scope`: a view of it (its caches and settings shared),
+   * whose `http` adds the scope. Identity-keyed caches use `root`, the client the views came from.
+   */
+  withScope(scope: RequestScope): this {
+    const view = Object.create(this) as this;
+    const http = this.http.withScope(scope);
+    Object.defineProperty(view, 'http', { value: http });
+    Object.defineProperty(view, 'root', { value: this.root });
+    for (const [name, value] of Object.entries(this.scopedParts(http)))
+      Object.defineProperty(view, name, { value });
+    return view;
+  }
+
+  /**
+   * The client's own parts that hold its `http` (a helper made at construction, its blocking reads),
+   * made again for a scoped view's `http`: they would otherwise send through the unscoped one.
+   */
+  protected scopedParts(_http: HttpClient): Record<string, unknown> {
+    return {};
+  }
+
+  /** The client itself, not a scoped view of it: the key of caches per client. */
+  get root(): HttpServiceClient {
+    return this;
+  }
 
   /** Where requests go: the service's base URL, as the client made it of its address. */
   get baseUrl(): string {

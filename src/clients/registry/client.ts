@@ -77,6 +77,10 @@ export class RegistryClient extends HttpServiceClient {
     });
   }
 
+  protected override scopedParts(http: HttpClient): Record<string, unknown> {
+    return { reads: this.reads.withHttp(http) };
+  }
+
   static fromConnection(connection: RegistryConnection): RegistryClient {
     const http = new HttpClient(connectionHttpOptions(connection, REGISTRY_HTTP));
     const { defaultNamespace } = connection;

@@ -98,6 +98,10 @@ export class SchedulerClient extends HttpServiceClient {
     scoped: (scope, query) => this.scoped(scope, query),
   });
 
+  protected override scopedParts(http: HttpClient): Record<string, unknown> {
+    return { reads: this.reads.withHttp(http) };
+  }
+
   static fromConnection(connection: SchedulerConnection): SchedulerClient {
     return new SchedulerClient(new HttpClient(connectionHttpOptions(connection, SCHEDULER_HTTP)));
   }

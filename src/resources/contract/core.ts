@@ -146,6 +146,17 @@ export interface KindContext {
   readonly parallelism?: number;
 }
 
+/**
+ * Where a change's own context (its clients scoped to it, see applier/scoped-context.ts) keeps the
+ * run's context it was made from: what caches per run key by, so that changes share them.
+ */
+export const RUN_CONTEXT: unique symbol = Symbol('the run context');
+
+/** The run's context of `ctx`: itself, or the one a change's context was made from. */
+export function runContextOf(ctx: KindContext): KindContext {
+  return (ctx as KindContext & { readonly [RUN_CONTEXT]?: KindContext })[RUN_CONTEXT] ?? ctx;
+}
+
 /** The settings of a service's connection (`organization`), known without contacting the service. */
 export type ConnectionSettings = Readonly<Record<string, string>>;
 

@@ -164,13 +164,16 @@ function lockDescription(w: Workspace): string {
   return w.lockReason ? `${who} (reason: ${JSON.stringify(w.lockReason)})` : who;
 }
 
-/** One identity lookup per client and run, shared by every workspace. */
-const identities = new WeakMap<WorkspacesClient, Promise<{ id: string; type: string } | undefined>>();
+/**
+ * One identity lookup per client and run, shared by every workspace: keyed by the client itself
+ * (`root`), not by the view of it each change gets (`withScope`).
+ */
+const identities = new WeakMap<object, Promise<{ id: string; type: string } | undefined>>();
 function whoAmI(c: WorkspacesClient): Promise<{ id: string; type: string } | undefined> {
-  const known = identities.get(c);
+  const known = identities.get(c.root);
   if (known) return known;
   const found = c.whoAmI();
-  identities.set(c, found);
+  identities.set(c.root, found);
   return found;
 }
 
@@ -224,10 +227,11 @@ function localOf(desired: Desired<WorkspaceSpec>): WorkspaceLocal {
 }
 
 /** One project list per client and organization, shared by the plan-time check, creates and updates. */
-const projectLists = new WeakMap<WorkspacesClient, Map<string, Promise<Project[]>>>();
+const projectLists = new WeakMap<object, Map<string, Promise<Project[]>>>();
 function projectsOf(c: WorkspacesClient, org: string): Promise<Project[]> {
-  const byOrg = projectLists.get(c) ?? new Map<string, Promise<Project[]>>();
-  projectLists.set(c, byOrg);
+  // The client itself, not a change's view of it: one list for the run.
+  const byOrg = projectLists.get(c.root) ?? new Map<string, Promise<Project[]>>();
+  projectLists.set(c.root, byOrg);
   const known = byOrg.get(org);
   if (known) return known;
   const listed = c.listProjects(org);
