@@ -56,46 +56,56 @@ export async function createOnce(
       sends.claimed = false;
       return await kind.create(scopedContext(ctx, { createSends: sends }), desired);
     } catch (error) {
-      // Written by name and already retried as idempotent by the HTTP layer: never sent again here.
-      // But an answer lost on the last send (the retry budget spent) may hide a write that landed:
-      // read back once, or the object Converge made is reported failed and never recorded as its
-      // own, beyond `--prune`'s reach.
-      if (createIsUpsert(kind)) {
-        if (!answerLost(error)) throw error;
-        const found = await kind.observe(ctx, desired.key).catch(() => undefined);
-        if (!found) throw error;
-        options.onRetry?.(
-          `${lostAnswer(error, sends)}; found by its key, so it is not created again (any step it left undone is done now)`,
-          false,
-        );
-        return settle(kind, ctx, desired, found);
-      }
-      // After a resend, any failure ("already exists", a check-and-set refused) may be an earlier
-      // send having landed late: the read back tells.
-      if (sentAgain || answerLost(error)) {
-        const found = await kind.observe(ctx, desired.key);
-        if (found) {
-          // Not sent again after all: the retry the HTTP layer took for it goes back to the budget.
-          if (isServiceError(error)) error.resend?.release?.();
-          // Said, so that the read back in the output is explained and the object's "created" is believed.
-          // After a resend the failure may not be a lost answer at all ("already exists": the earlier
-          // send landed late), so it is named as what came back to the resend.
-          const what = sentAgain ? `the resend was answered ${reasonOf(error)}` : lostAnswer(error, sends);
+      // The retry the HTTP layer took for a lost answer goes back to the budget unless it is used
+      // for a resend (found by the read back, the read back failed, no resend left): taken and kept,
+      // the budget's error said 64 retries where the run had sent 49 requests again.
+      const taken = isServiceError(error) ? error.resend : undefined;
+      let resending = false;
+      let waitMs = 0;
+      try {
+        // Written by name and already retried as idempotent by the HTTP layer: never sent again here.
+        // But an answer lost on the last send (the retry budget spent) may hide a write that landed:
+        // read back once, or the object Converge made is reported failed and never recorded as its
+        // own, beyond `--prune`'s reach.
+        if (createIsUpsert(kind)) {
+          if (!answerLost(error)) throw error;
+          const found = await kind.observe(ctx, desired.key).catch(() => undefined);
+          if (!found) throw error;
           options.onRetry?.(
-            `${what}; found by its key, so it is not created again (any step it left undone is done now)`,
+            `${lostAnswer(error, sends)}; found by its key, so it is not created again (any step it left undone is done now)`,
             false,
           );
           return settle(kind, ctx, desired, found);
         }
+        // After a resend, any failure ("already exists", a check-and-set refused) may be an earlier
+        // send having landed late: the read back tells.
+        if (sentAgain || answerLost(error)) {
+          const found = await kind.observe(ctx, desired.key);
+          if (found) {
+            // Said, so that the read back in the output is explained and the object's "created" is believed.
+            // After a resend the failure may not be a lost answer at all ("already exists": the earlier
+            // send landed late), so it is named as what came back to the resend.
+            const what = sentAgain ? `the resend was answered ${reasonOf(error)}` : lostAnswer(error, sends);
+            options.onRetry?.(
+              `${what}; found by its key, so it is not created again (any step it left undone is done now)`,
+              false,
+            );
+            return settle(kind, ctx, desired, found);
+          }
+        }
+        const grant = resendGrant(error, sends);
+        if (!grant) throw error;
+        waitMs = grant.delayMs;
+        sentAgain = true;
+        resending = true;
+        options.onRetry?.(
+          `create answer lost (${reasonOf(error)}); not found by its key, so it is sent again ${formatWait(grant.delayMs, formatDuration)} (attempt ${grant.attempt} of ${grant.maxAttempts})`,
+          true,
+        );
+      } finally {
+        if (!resending) taken?.release?.();
       }
-      const grant = resendGrant(error, sends);
-      if (!grant) throw error;
-      sentAgain = true;
-      options.onRetry?.(
-        `create answer lost (${reasonOf(error)}); not found by its key, so it is sent again ${formatWait(grant.delayMs, formatDuration)} (attempt ${grant.attempt} of ${grant.maxAttempts})`,
-        true,
-      );
-      await delay(grant.delayMs, undefined, ctx.signal ? { signal: ctx.signal } : {}).catch(() => {
+      await delay(waitMs, undefined, ctx.signal ? { signal: ctx.signal } : {}).catch(() => {
         throw ctx.signal?.reason ?? error;
       });
     }

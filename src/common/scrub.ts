@@ -61,11 +61,15 @@ export const REDACTED = '[redacted]';
 export const MIN_SECRET_LENGTH = 4;
 
 /**
- * A token shorter than this is not looked for in what services show (echo detection): a dev token
- * like `root` or `admin` is also an ordinary word, which masking blanked from descriptions, user
- * names and lock reasons. Real tokens are far longer (a UUID, `hvs.` and 90 more characters).
+ * Whether a token is looked for in what services show (echo detection): not a dev token that is
+ * also a word (`root`, `password`, `devtoken`), which masking blanked from descriptions, user names,
+ * lock reasons and role names. Real tokens are long (a UUID, `hvs.` and 90 more characters), or at
+ * least mix letters and digits.
  */
-export const MIN_ECHOED_TOKEN_LENGTH = 8;
+export function tokenWorthLookingFor(token: string): boolean {
+  if (token.length >= 16) return true;
+  return token.length >= 8 && /[A-Za-z]/.test(token) && /[0-9]/.test(token);
+}
 
 /** The longest service message an error shows; an HTML error page would otherwise fill a screen. */
 export const MAX_MESSAGE_LENGTH = 500;

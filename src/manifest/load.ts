@@ -67,18 +67,6 @@ export interface LoadManifestOptions {
 }
 
 /**
- * Whether a value no document reads looks like a secret: long, or of mixed letters and digits. A
- * word (`readers`, `web-readers`) is left readable; a password or token (`HunterSecret2Pw`) is not.
- */
-function looksLikeSecret(value: string): boolean {
-  const v = value.trim();
-  if (v.length < 8) return false;
-  if (v.length >= 16) return true;
-  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((c) => c.test(v)).length;
-  return classes >= 2;
-}
-
-/**
  * Loads manifest files and folders. Resolves with the manifest when every document is valid;
  * rejects with a ManifestError listing every problem (sorted by file, line, column) otherwise.
  */
@@ -196,14 +184,14 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
 
   // A sensitive variable the manifest may read is a secret of the run whether or not the manifest
   // reads it: a pull request that drops the reference (`args: ["${env:DB_PASSWORD}"]` → "changed")
-  // otherwise printed the live copy of the value, as the side of the change that goes. Masked only:
-  // the manifest did not put it anywhere (no name or namespace "holds" it), and only when it looks
-  // like a secret, since no document vouches for it (`APP_SECRET_STORE=readers` blanked the word).
+  // otherwise printed the live copy of the value, as the side of the change that goes. Masked only,
+  // as a read one is (the operator's name for it says secret): the manifest did not put it anywhere,
+  // so no name or namespace "holds" it and none is refused for it.
   const exposed: string[] = [];
   for (const name of Object.keys(env)) {
     if (!sensitiveEnv.allows(name)) continue;
     const found = allowedEnv(name);
-    if ('value' in found && looksLikeSecret(found.value) && !sensitiveValues.has(found.value))
+    if ('value' in found && found.value.trim() !== '' && !sensitiveValues.has(found.value))
       exposed.push(found.value);
   }
   // A connection's token from outside the manifest is a credential whatever its source (a variable

@@ -117,8 +117,8 @@ describe('a value read from a sensitive variable', () => {
     }
   });
 
-  it('is no name nor a word to blank when the manifest never reads it', async () => {
-    // Exposed by a glob, never read: it neither refuses a name nor masks the word it holds.
+  it('refuses no name when the manifest never reads it', async () => {
+    // Exposed by a glob, never read: it refuses no name (the manifest put it nowhere).
     const env = base({
       APP_ROLE: 'web-readers',
       APP_SECRET_STORE: 'readers',
@@ -132,7 +132,16 @@ describe('a value read from a sensitive variable', () => {
     expect((await runCli(['validate', '-f', dir], env)).code).toBe(0);
     const plan = await runCli(['plan', '-f', dir], env);
     expect(plan.code, plan.stderr).toBe(0);
-    expect(plan.stdout).toContain('Readers of the web tier: readers');
+    expect(plan.stdout).toContain('+ AclRole/default/web-readers');
+  });
+
+  it('is masked from a short plain password too when the manifest stops reading it', async () => {
+    const env = base({ DB_PASSWORD: 'supersecret', CONVERGE_ALLOW_ENV: 'DB_PASSWORD' });
+    const dir = roleManifest('pw ${env:DB_PASSWORD}', 'plain-dropped');
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const r = await runCli(['plan', '-f', roleManifest('pw from a file', 'plain-dropped')], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('supersecret');
   });
 
   it('is masked as a kind normalises it (an LDAP group lower-cases and trims its policies)', async () => {

@@ -573,6 +573,14 @@ describe('Workspace objects', () => {
     expect(json.changes[0]).toMatchObject({ action: 'noop', held_back: ['state'] });
     const markdown = (await converge(['plan', '-f', dir, '--markdown'], env)).stdout;
     expect(markdown).toContain('1 object still differs from the manifest');
+    // Targeted at it alone, the same: it needs no change, but does not match.
+    const two = manifestDir({
+      'ws.yaml': `${workspace('cli-push-held', 'description: p\nstate: s.tfstate')}---\n${workspace('cli-push-other', 'description: o')}`,
+      's.tfstate': state(2, 'held'),
+    });
+    const targeted = await converge(['plan', '-f', two, '--target', 'Workspace/acme/cli-push-held'], env);
+    expect(targeted.stdout).toContain('The 1 object planned needs no change; the other 1 was not compared.');
+    expect(targeted.stdout).not.toContain('match');
     expect((await converge(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
     // Nothing was pushed: the next plan still holds it back.
     expect((await converge(['plan', '-f', dir], env)).stdout).toContain('# state: not pushed while user bob');

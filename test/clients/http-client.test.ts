@@ -692,6 +692,24 @@ describe('a token echoed in an answer', () => {
     await agent.close();
   });
 
+  it('is not looked for when the token is a dev word (password), and is for a short one with digits', async () => {
+    for (const [token, noticed] of [
+      ['password', false],
+      ['devtoken', false],
+      ['dev12345', true],
+    ] as const) {
+      const agent = mockAgent();
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/v1/thing', method: 'GET' })
+        .reply(200, `{"Description":"may reset a ${token}"}`, { headers: jsonHeaders });
+      const http = mockedClient(agent, { token });
+      await http.request({ method: 'GET', path: '/v1/thing' });
+      expect(http.echoedToken, token).toBe(noticed);
+      await agent.close();
+    }
+  });
+
   it('is noticed without its dashes, for a token of dashed groups (a UUID)', async () => {
     const uuid = '8f414b99-8697-4992-b453-0e0b80d203ab';
     const agent = mockAgent();

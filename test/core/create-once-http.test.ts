@@ -123,6 +123,26 @@ describe('a create over the HTTP layer', () => {
     expect(budget.usage.retries).toBe(0);
   });
 
+  it('gives the retry back when the read back itself fails, so nothing was sent again', async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy');
+    const budget = new RetryBudget();
+    const hosts = new (class extends HostRegistry {
+      override budget(): RetryBudget {
+        return budget;
+      }
+    })();
+    const http = mockedClient(agent, { hosts });
+    const kind: AnyResourceKind = {
+      ...httpKind(http),
+      observe: async () => {
+        throw new Error('the read back failed too');
+      },
+    };
+    await expect(createOnce(kind, ctx, thing)).rejects.toThrow('the read back failed too');
+    expect(http.requestCount).toBe(1);
+    expect(budget.usage.retries).toBe(0);
+  });
+
   it('sends no resend once the host retry budget is spent, and the error says why', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(3);
     // Two retries allowed in the whole run, whatever the number of requests.

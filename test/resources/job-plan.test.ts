@@ -163,6 +163,10 @@ describe('planDiffs', () => {
     expect(planDiffs(none, { before: live, after: staggered }).map((d) => d.path)).toEqual([
       'Update.Stagger',
     ]);
+    // With MaxParallel 0 the service keeps no job-level Update at all: its zero Stagger is no change.
+    const serial = { ...sent, Update: { Stagger: 45e9, MaxParallel: 0 } };
+    const kept = { ...live, Update: { Stagger: 0, MaxParallel: 0 } };
+    expect(planDiffs(none, { before: kept, after: serial })).toEqual([]);
   });
 
   it('is empty for an unchanged job, whatever the allocation annotations say', () => {

@@ -55,7 +55,7 @@ import type { RetryBudget } from './retry-budget.js';
 import { redactPath, secretQueryValues } from './redact.js';
 import {
   credentialForms,
-  MIN_ECHOED_TOKEN_LENGTH,
+  tokenWorthLookingFor,
   type Secrets,
   SecretSet,
   scrubSecrets,
@@ -864,7 +864,7 @@ export class HttpClient {
 
   private noteEcho(text: string): void {
     // A short token (`root`) is an ordinary word too: looked for, it masked every "root" shown.
-    if (this.#echoed || this.#token === undefined || this.#token.length < MIN_ECHOED_TOKEN_LENGTH) return;
+    if (this.#echoed || this.#token === undefined || !tokenWorthLookingFor(this.#token)) return;
     this.#echoForms ??= credentialForms(this.#token).map((f) => f.toLowerCase());
     const lower = text.toLowerCase();
     if (this.#echoForms.some((f) => lower.includes(f))) this.#echoed = true;

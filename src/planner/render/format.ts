@@ -281,7 +281,11 @@ export function noChangesClause(plan: Pick<Plan, 'targeting' | 'changes'>): stri
   // Patterns that took every object (and every deletion) compared the whole manifest.
   if (!t || (t.selected === t.total && leftOut === 0 && notListed === 0))
     return heldBack === 0 ? 'Live state matches the manifest.' : `Nothing to apply.${differs}`;
-  const planned = `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state`;
+  // Held back, an object needs no change but does not match: not said to.
+  const planned =
+    heldBack === 0
+      ? `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned match${t.selected === 1 ? 'es' : ''} live state`
+      : `The ${t.selected} object${t.selected === 1 ? '' : 's'} planned need${t.selected === 1 ? 's' : ''} no change`;
   const notCompared =
     t.selected === t.total
       ? ''

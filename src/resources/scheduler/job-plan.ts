@@ -424,11 +424,14 @@ export function plansUpdates(plan: PlanResponse): boolean {
   );
 }
 
-/** `{ Stagger }` of an update block, or undefined when it sets none. */
+/**
+ * `{ Stagger }` of a job's own update block as the real service keeps it: only with a MaxParallel
+ * above 0 (the block's default is 1), else not at all; undefined when it sets no Stagger.
+ */
 function staggerOf(update: unknown): Record<string, unknown> | undefined {
-  return isRecord(update) && update.Stagger !== undefined && update.Stagger !== null
-    ? { Stagger: update.Stagger }
-    : undefined;
+  if (!isRecord(update) || update.Stagger === undefined || update.Stagger === null) return undefined;
+  const parallel = update.MaxParallel ?? 1;
+  return typeof parallel === 'number' && parallel > 0 ? { Stagger: update.Stagger } : undefined;
 }
 
 function undiffedJobChanges(sides: DiffSides): AttributeDiff[] {
@@ -440,7 +443,8 @@ function undiffedJobChanges(sides: DiffSides): AttributeDiff[] {
     // scheduler's job showed MinHealthyTime and the others changing on every plan. Only Stagger,
     // which no group's diff shows, is compared here.
     const want = k === 'Update' ? staggerOf(after[k]) : after[k];
-    const have = k === 'Update' ? staggerOf(before[k]) : before[k];
+    // The service keeps no Stagger where the manifest's block keeps none (MaxParallel 0): not compared.
+    const have = k === 'Update' ? (want === undefined ? undefined : staggerOf(before[k])) : before[k];
     const none = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
     if (k === 'Spreads' && none(want) && !none(have))
       return [{ path: k, op: 'remove' as const, before: withDurations(have) }];

@@ -170,11 +170,16 @@ function lockDescription(w: Workspace): string {
  */
 const identities = new WeakMap<object, Promise<{ id: string; type: string } | undefined>>();
 function whoAmI(c: WorkspacesClient): Promise<{ id: string; type: string } | undefined> {
-  const known = identities.get(c.root);
+  const known = identities.get(clientKey(c));
   if (known) return known;
   const found = c.whoAmI();
-  identities.set(c.root, found);
+  identities.set(clientKey(c), found);
   return found;
+}
+
+/** The client a change's scoped view was made from (`root`), or the client itself. */
+function clientKey(c: WorkspacesClient): object {
+  return (c as Partial<Pick<WorkspacesClient, 'root'>>).root ?? c;
 }
 
 /**
@@ -230,8 +235,8 @@ function localOf(desired: Desired<WorkspaceSpec>): WorkspaceLocal {
 const projectLists = new WeakMap<object, Map<string, Promise<Project[]>>>();
 function projectsOf(c: WorkspacesClient, org: string): Promise<Project[]> {
   // The client itself, not a change's view of it: one list for the run.
-  const byOrg = projectLists.get(c.root) ?? new Map<string, Promise<Project[]>>();
-  projectLists.set(c.root, byOrg);
+  const byOrg = projectLists.get(clientKey(c)) ?? new Map<string, Promise<Project[]>>();
+  projectLists.set(clientKey(c), byOrg);
   const known = byOrg.get(org);
   if (known) return known;
   const listed = c.listProjects(org);
