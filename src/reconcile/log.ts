@@ -36,7 +36,8 @@ export class JsonLog {
       | 'retry'
       | 'rate_limit'
       | 'inventory_lock_retaken'
-      | 'prune_left',
+      | 'prune_left'
+      | 'held_back',
     fields: Record<string, unknown>,
   ): void {
     // Inert in a log viewer: a service's `##[error]` or a raw C1 control stays a JSON escape.

@@ -348,6 +348,10 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     // only ever said `in_sync` hid a role it could no longer reach on a Connection taken out.
     for (const { why, addresses } of pruneLeftovers(run.plan))
       for (const address of addresses) log.line('prune_left', { cycle, address, why });
+    // So is what a kind holds back (someone else's lock, a push waiting for it): an `in_sync` cycle
+    // read as the object matching the manifest, which it does not.
+    for (const c of run.plan.changes)
+      if (c.differs?.length) log.line('held_back', { cycle, address: c.address, attributes: c.differs });
     const tally = tallyPlan(run.plan);
     Object.assign(counts, tally.counts);
     metrics.setDrift(

@@ -14,6 +14,7 @@ import { type ReconcileLoop, type ReconcileOptions, runReconcile } from '../../s
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { refusingLoopbackPort } from '../support/ports.js';
 import { tempDir } from '../support/temp-dirs.js';
+import { runCli } from '../support/run-cli.js';
 
 let sandbox: RunningSandbox;
 let registry: RegistryClient;
@@ -598,5 +599,61 @@ describe('reconcile loop', () => {
     expect(String(first!.error)).toMatch(/role\.yaml:\d+/);
     expect(run.cycles()).toHaveLength(2);
     expect(waits).toEqual([50, 100]);
+  });
+});
+
+describe('reconcile loop beside what a kind holds back', () => {
+  let locked: RunningSandbox;
+  beforeAll(async () => {
+    locked = await startSandbox({
+      port: 0,
+      config: {
+        workspaces: {
+          organizations: [
+            { name: 'acme', teams: [{ name: 'devs', access: { '*': { runs: 'read', lock: true } } }] },
+          ],
+        },
+        tokens: [
+          { name: 'bob', secret: 'bob-token', workspaces: { user: 'bob', teams: { acme: ['devs'] } } },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await locked?.close();
+  });
+
+  it("logs a held_back line for someone else's lock each cycle, the cycle still in_sync", async () => {
+    const dir = tempDir('converge-reconcile-held-');
+    writeFileSync(
+      path.join(dir, 'ws.yaml'),
+      'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: held, namespace: acme }\nspec: { locked: false }\n',
+    );
+    const env = { ...locked.env(), CONVERGE_STATE_DIR: tempDir('converge-state-') };
+    expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
+    const bob = { ...env, CONVERGE_WORKSPACES_TOKEN: 'bob-token' };
+    expect((await runCli(['workspace', 'lock', 'acme/held', '--reason', 'hotfix'], bob)).code).toBe(0);
+    const text: string[] = [];
+    const stop = new AbortController();
+    const loop = await runReconcile(
+      { intervalMs: 200, env, signal: stop.signal, paths: [dir], dryRun: true },
+      { stdout: { write: (t: string) => text.push(t) } },
+    );
+    const lines = () =>
+      text
+        .join('')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Line);
+    await until('a cycle', () => lines().some((l) => l.type === 'cycle'));
+    stop.abort();
+    await loop.done;
+    const cycle = lines().find((l) => l.type === 'cycle')!;
+    expect(cycle.outcome).toBe('in_sync');
+    expect(lines().filter((l) => l.type === 'held_back')[0]).toMatchObject({
+      cycle: 1,
+      address: 'Workspace/acme/held',
+      attributes: ['locked'],
+    });
   });
 });
