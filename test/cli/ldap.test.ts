@@ -238,6 +238,24 @@ describe('a secret holding commas, put in a list the service splits at commas', 
   });
 });
 
+describe("lists written as the service's own comma-separated strings", () => {
+  it('applies group and user policies and groups given as strings, then plans nothing more', async () => {
+    const text = (groupPolicies: string) =>
+      [
+        `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: { name: cs-ops }\nspec: { policies: "${groupPolicies}" }\n`,
+        'apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: cs-ann }\nspec: { policies: "x, y", groups: "cs-ops" }\n',
+      ].join('---\n');
+    const dir = manifest(text('read, Audit'));
+    const applied = await converge(['apply', '-f', dir, '--auto-approve']);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect((await converge(['plan', '-f', dir, '--detailed-exitcode'])).code).toBe(0);
+    // One policy more: that item alone, as for a list.
+    const plan = await converge(['plan', '-f', manifest(text('read, Audit, ops')), '--json']);
+    const change = JSON.parse(plan.stdout).changes.find((c: { name: string }) => c.name === 'cs-ops');
+    expect(change.diffs).toEqual([{ path: 'policies', op: 'add', after: 'ops', item: true }]);
+  });
+});
+
 describe('what a new user gets wrong', () => {
   const group = (metadata: string, spec = '{ policies: [ops] }') =>
     `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: ${metadata}\nspec: ${spec}\n`;

@@ -29,10 +29,10 @@ const USER_READ_CONCURRENCY = 8;
 /** How many user names a plan lists before it only counts the rest. */
 export const MEMBERS_SHOWN = 10;
 
-function touchesPolicies(subject: ImpactSubject<{ policies?: string[] }, LdapGroup>): boolean {
+function touchesPolicies(subject: ImpactSubject<{ policies?: string | string[] }, LdapGroup>): boolean {
   switch (subject.action) {
     case 'create':
-      return (subject.desired?.spec.policies ?? []).length > 0;
+      return splitCommaList(subject.desired?.spec.policies).length > 0;
     case 'delete':
       return (subject.observed?.live.policies ?? []).length > 0;
     default:

@@ -7,24 +7,29 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { LdapGroup } from '../../clients/secrets/client.js';
 import { secretsService } from '../../clients/secrets/definition.js';
 import type { ChangeImpact } from '../contract.js';
-import { configKey, normalisePolicies } from './common.js';
+import { configKey, normalisePolicies, splitCommaList } from './common.js';
 import { membersReached } from './group-members.js';
 import { type EntryAccess, type EntryKind, entryKindBase, mountOf } from './entries.js';
 
 const LdapGroupSpec = Type.Object(
   {
+    // A list, or one comma-separated string as the service itself takes (and LdapConfig's lists).
     policies: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' }), {
-        description: 'policies of members of this directory group (the service lower-cases them)',
-      }),
+      Type.Union(
+        [Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' })), Type.String()],
+        {
+          description:
+            'policies of members of this directory group (the service lower-cases them): a list, or one comma-separated string',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
 );
 export type LdapGroupSpec = Static<typeof LdapGroupSpec>;
 
-function canonical(spec: { policies?: readonly string[] | null }) {
-  return { policies: normalisePolicies(spec.policies ?? []) };
+function canonical(spec: { policies?: string | readonly string[] | null }) {
+  return { policies: normalisePolicies(splitCommaList(spec.policies ?? [])) };
 }
 
 const access: EntryAccess<LdapGroupSpec, LdapGroup> = {

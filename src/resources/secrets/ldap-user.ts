@@ -10,26 +10,34 @@ import { secretsService } from '../../clients/secrets/definition.js';
 import type { ResourceKey } from '../contract.js';
 import { configKey, LOWER_CASE_NAME, normalisePolicies, sortedSet, splitCommaList } from './common.js';
 import { type EntryAccess, type EntryKind, entryKindBase, mountOf } from './entries.js';
+import type { SpecRules } from '../contract.js';
 
 const LdapUserSpec = Type.Object(
   {
+    // Lists, or one comma-separated string each, as the service itself takes them.
     policies: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' }), {
-        description: "the user's own policies (the service lower-cases them)",
+      Type.Union([Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' })), Type.String()], {
+        description: "the user's own policies (the service lower-cases them): a list, or one comma-separated string",
       }),
     ),
     groups: Type.Optional(
-      Type.Array(
-        Type.String({
-          minLength: 1,
-          pattern: LOWER_CASE_NAME,
-          // Said in words where a value is refused, as a group's own name is, not as the pattern alone.
-          description:
-            'an LdapGroup name, in lower case (the service lower-cases names), without "/", "," or spaces',
-        }),
+      Type.Union(
+        [
+          Type.Array(
+            Type.String({
+              minLength: 1,
+              pattern: LOWER_CASE_NAME,
+              // Said in words where a value is refused, as a group's own name is, not as the pattern alone.
+              description:
+                'an LdapGroup name, in lower case (the service lower-cases names), without "/", "," or spaces',
+            }),
+          ),
+          // Each name of the string is held to the same rule (ldapUserRules).
+          Type.String(),
+        ],
         {
           description:
-            'local groups (LdapGroup names on the same mount) added to those the directory reports',
+            'local groups (LdapGroup names on the same mount) added to those the directory reports: a list, or one comma-separated string',
         },
       ),
     ),
@@ -39,7 +47,10 @@ const LdapUserSpec = Type.Object(
 export type LdapUserSpec = Static<typeof LdapUserSpec>;
 
 function canonicalSpec(spec: LdapUserSpec) {
-  return { policies: normalisePolicies(spec.policies), groups: sortedSet(splitCommaList(spec.groups)) };
+  return {
+    policies: normalisePolicies(splitCommaList(spec.policies)),
+    groups: sortedSet(splitCommaList(spec.groups)),
+  };
 }
 
 function canonicalLive(live: LdapUser) {
@@ -60,7 +71,10 @@ const access: EntryAccess<LdapUserSpec, LdapUser> = {
   canonicalSpec,
 };
 
-export const ldapUserKind: EntryKind<LdapUserSpec, LdapUser> = {
+/** A group name a comma-separated `groups` holds is held to the list items' rule. */
+const GROUP_NAME = new RegExp(LOWER_CASE_NAME, 'u');
+
+export const ldapUserKind: EntryKind<LdapUserSpec, LdapUser> & SpecRules<LdapUserSpec> = {
   kind: 'LdapUser',
   service: secretsService.name,
   description:
@@ -69,6 +83,21 @@ export const ldapUserKind: EntryKind<LdapUserSpec, LdapUser> = {
   ...entryKindBase('LdapUser', access),
   // Comma-separated strings on the service, sets here: a plan shows the policies and groups that come and go.
   listAttributes: ['policies', 'groups'],
+
+  validateSpec(spec) {
+    if (typeof spec.groups !== 'string') return [];
+    // Named by its place, not quoted: the string may have come from a variable.
+    return splitCommaList(spec.groups).flatMap((name, i) =>
+      GROUP_NAME.test(name)
+        ? []
+        : [
+            {
+              pointer: '/groups',
+              message: `group ${i + 1} of the comma-separated groups is not an LdapGroup name: in lower case (the service lower-cases names), without "/" or spaces`,
+            },
+          ],
+    );
+  },
 
   dependencies({ key, desired, observed }) {
     const groups = desired
