@@ -10,6 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestScopeOf, scopedContext } from '../../src/applier/scoped-context.js';
 import type { RetryEvent } from '../../src/clients/http/client.js';
 import { RegistryClient } from '../../src/clients/registry/client.js';
+import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
+import { workspacesService } from '../../src/clients/workspaces/definition.js';
 import { registryService } from '../../src/clients/registry/definition.js';
 import { CreateSends } from '../../src/clients/http/create-sends.js';
 import type { KindContext } from '../../src/resources/contract.js';
@@ -77,5 +79,32 @@ describe('a change’s context', () => {
     expect(shared.shared(change, 'k', () => ++started)).toBe(1);
     expect(shared.shared(create, 'k', () => ++started)).toBe(1);
     expect(shared.shared(run, 'k', () => ++started)).toBe(1);
+  });
+
+  it("downloads state through the client's own one download connection, labelled by the change", async () => {
+    const pool = agent.get(ORIGIN);
+    for (const n of [1, 2]) {
+      pool.intercept({ path: `/state/${n}`, method: 'GET' }).reply(503, 'busy');
+      pool.intercept({ path: `/state/${n}`, method: 'GET' }).reply(200, `{"serial":${n}}`);
+    }
+    const retries: RetryEvent[] = [];
+    let opened = 0;
+    const client = new WorkspacesClient(mockedClient(agent, { service: 'workspaces' }), {
+      openDownloads: () => {
+        opened += 1;
+        return {
+          http: mockedClient(agent, { service: 'workspaces', token: '', onRetry: (e) => retries.push(e) }),
+          close: async () => {},
+        };
+      },
+    });
+    const run: KindContext = { client: (() => client) as KindContext['client'], option: () => false };
+    for (const n of [1, 2]) {
+      const view = scopedContext(run, { label: `Workspace/acme/w${n}` }).client(workspacesService);
+      expect(await view.downloadState(`${ORIGIN}/state/${n}`)).toBe(`{"serial":${n}}`);
+    }
+    // One connection for the client and all its views (each view had opened, and never closed, its own).
+    expect(opened).toBe(1);
+    expect(retries.map((r) => r.label)).toEqual(['Workspace/acme/w1', 'Workspace/acme/w2']);
   });
 });

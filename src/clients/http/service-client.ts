@@ -18,6 +18,7 @@ export class HttpServiceClient {
     const http = this.http.withScope(scope);
     Object.defineProperty(view, 'http', { value: http });
     Object.defineProperty(view, 'root', { value: this.root });
+    Object.defineProperty(view, 'requestScope', { value: scope });
     for (const [name, value] of Object.entries(this.scopedParts(http)))
       Object.defineProperty(view, name, { value });
     return view;
@@ -30,6 +31,12 @@ export class HttpServiceClient {
   protected scopedParts(_http: HttpClient): Record<string, unknown> {
     return {};
   }
+
+  /**
+   * A view's scope, for a request the client makes through another connection of its own (the
+   * workspace client's downloads), which its `http` does not carry. Undefined on the client itself.
+   */
+  protected readonly requestScope?: RequestScope;
 
   /** The client itself, not a scoped view of it: the key of caches per client. */
   get root(): HttpServiceClient {

@@ -399,13 +399,17 @@ export class WorkspacesClient extends HttpServiceClient {
   async downloadState(url: string, opts: RequestOptions = {}): Promise<string> {
     if (!url) throw new TypeError('workspaces: download URL must not be empty');
     if (!this.openDownloads) throw new Error('workspaces: this client was built without a download client');
-    this.downloads ??= this.openDownloads();
-    const res = await this.downloads.http.request({
+    // One download connection per client, opened on the client itself (a change's view of it would
+    // open a pool of its own, never closed), with the view's scope on the request.
+    const owner = this.root as WorkspacesClient;
+    owner.downloads ??= this.openDownloads();
+    const res = await owner.downloads.http.request({
       method: 'GET',
       path: new URL(url, this.http.baseUrl).href,
       accept: 'application/json',
       authenticate: false,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(this.requestScope ? { scope: this.requestScope } : {}),
     });
     return typeof res.body === 'string' ? res.body : '';
   }
