@@ -6,7 +6,7 @@
  * other still declares (the update and the deletion of one id in one plan). Refused at plan time,
  * naming both addresses, before anything is sent.
  */
-import { addressOf, type PlanProblem } from '../resources/contract.js';
+import type { PlanProblem } from '../resources/contract.js';
 import type { Change, Plan } from '../planner/types.js';
 import type { Catalog } from './catalog.js';
 

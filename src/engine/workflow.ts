@@ -85,7 +85,9 @@ export function connect(manifest: Manifest | undefined, options: ConnectOptions 
   // and as the client names it (its origin, its host).
   const sensitive = [
     ...(manifest?.sensitiveValues ?? []),
-    ...(manifest?.connections ?? []).filter((c) => c.addressFromOutside).flatMap((c) => addressForms(c.address)),
+    ...(manifest?.connections ?? [])
+      .filter((c) => c.addressFromOutside)
+      .flatMap((c) => addressForms(c.address)),
   ];
   const http =
     sensitive.length > 0

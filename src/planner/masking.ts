@@ -211,7 +211,12 @@ export function copiedSecrets(
   // Not a PEM armour line (`-----BEGIN CERTIFICATE-----`): every certificate has it, and a public one
   // beside a secret key showed its own first and last lines masked.
   const lines = [...values, ...declared].flatMap((v) =>
-    v.includes('\n') ? v.split('\n').map((l) => l.trim()).filter((l) => !PEM_ARMOUR.test(l)) : [],
+    v.includes('\n')
+      ? v
+          .split('\n')
+          .map((l) => l.trim())
+          .filter((l) => !PEM_ARMOUR.test(l))
+      : [],
   );
   // Comma by comma too: a kind that takes a list as one comma-separated string (an LDAP
   // configuration's token_policies) shows it split, trimmed and sorted, and a secret holding commas

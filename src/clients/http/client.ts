@@ -31,12 +31,7 @@ import { followAbort } from './abort-fanout.js';
 import { createAgent } from './agent.js';
 import { AttemptTimeout, exchange, ResponseTooLarge } from './exchange.js';
 import { boundedWarnings } from './service-warnings.js';
-import {
-  claimCreateRequest,
-  type CreateSends,
-  type RequestScope,
-  type ResendGrant,
-} from './create-sends.js';
+import { claimCreateRequest, type CreateSends, type RequestScope, type ResendGrant } from './create-sends.js';
 import { decodeBody, defaultParseError, encodeBody, type QueryValue, withQuery } from './body.js';
 import {
   ConnectionError,
@@ -461,7 +456,10 @@ export class HttpClient {
     return new Proxy(this, {
       get(target, prop) {
         if (typeof prop === 'string' && SCOPED_METHODS.has(prop)) {
-          const method = Reflect.get(target, prop, target) as (req: HttpRequest, ...rest: unknown[]) => unknown;
+          const method = Reflect.get(target, prop, target) as (
+            req: HttpRequest,
+            ...rest: unknown[]
+          ) => unknown;
           return (req: HttpRequest, ...rest: unknown[]) => method.call(target, { ...req, scope }, ...rest);
         }
         // Methods run on the client itself: its #private fields are not the proxy's.

@@ -15,13 +15,10 @@ const LdapGroupSpec = Type.Object(
   {
     // A list, or one comma-separated string as the service itself takes (and LdapConfig's lists).
     policies: Type.Optional(
-      Type.Union(
-        [Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' })), Type.String()],
-        {
-          description:
-            'policies of members of this directory group (the service lower-cases them): a list, or one comma-separated string',
-        },
-      ),
+      Type.Union([Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' })), Type.String()], {
+        description:
+          'policies of members of this directory group (the service lower-cases them): a list, or one comma-separated string',
+      }),
     ),
   },
   { additionalProperties: false },

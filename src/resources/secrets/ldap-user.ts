@@ -17,7 +17,8 @@ const LdapUserSpec = Type.Object(
     // Lists, or one comma-separated string each, as the service itself takes them.
     policies: Type.Optional(
       Type.Union([Type.Array(Type.String({ minLength: 1, pattern: '^[^,]+$' })), Type.String()], {
-        description: "the user's own policies (the service lower-cases them): a list, or one comma-separated string",
+        description:
+          "the user's own policies (the service lower-cases them): a list, or one comma-separated string",
       }),
     ),
     groups: Type.Optional(
