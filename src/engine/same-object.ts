@@ -14,6 +14,9 @@ import type { Catalog } from './catalog.js';
 type Addresses = Readonly<Record<string, { address: string }>>;
 
 export function sameObjectProblems(plan: Plan, catalog: Catalog, addresses: Addresses): PlanProblem[] {
+  // Only objects on different connections can be one object twice: a plan on the environment's
+  // connections alone (most) has nothing to look at, and 10,000 objects need no map of keys.
+  if (!plan.changes.some((c) => c.key.connection !== undefined)) return [];
   // An object is the same one when it lives at the same service address under the same kind and,
   // there, has the same id, or (not read yet: a create) the same namespace and name.
   const seen = new Map<string, Change>();
