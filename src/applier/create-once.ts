@@ -7,8 +7,9 @@
  * the object is brought to what the manifest says (a create of several steps may have stopped midway);
  * absent, the create is sent again.
  *
- * Whether it may be sent again is the HTTP layer's call, not this loop's: each send runs inside
- * `withCreateSend`, so the create's request counts its attempts across sends, and a lost answer comes
+ * Whether it may be sent again is the HTTP layer's call, not this loop's: each send runs with the
+ * create's `CreateSends` in its context's request scope (`scopedContext`), so the create's request
+ * counts its attempts across sends, and a lost answer comes
  * back with a `resend` grant only when the create has attempts left (1 + `maxRetries`, whatever
  * the failure) and the host's retry budget gave the retry. One count, one limit, one budget: a
  * resend is a retry like any other, and a failing service gets no retry storm from here either.
