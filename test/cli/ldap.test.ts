@@ -256,6 +256,22 @@ describe("lists written as the service's own comma-separated strings", () => {
   });
 });
 
+describe('a comma-separated groups string that is wrong', () => {
+  it('names a bad group by its field among the commas, and an unset variable only as that', async () => {
+    const user = (groups: string) =>
+      manifest(
+        `apiVersion: converge/v1\nkind: LdapUser\nmetadata: { name: cs-hal }\nspec: { groups: "${groups}" }\n`,
+      );
+    const bad = await converge(['validate', '-f', user('ops,,Admins')]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('group 3 of the comma-separated groups is not an LdapGroup name');
+    const unset = await converge(['validate', '-f', user('ops,${env:COMMA_UNSET_GROUPS}')]);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('environment variable COMMA_UNSET_GROUPS is not set');
+    expect(unset.stderr).not.toContain('is not an LdapGroup name');
+  });
+});
+
 describe('what a new user gets wrong', () => {
   const group = (metadata: string, spec = '{ policies: [ops] }') =>
     `apiVersion: converge/v1\nkind: LdapGroup\nmetadata: ${metadata}\nspec: ${spec}\n`;

@@ -87,17 +87,19 @@ export const ldapUserKind: EntryKind<LdapUserSpec, LdapUser> & SpecRules<LdapUse
 
   validateSpec(spec) {
     if (typeof spec.groups !== 'string') return [];
-    // Named by its place, not quoted: the string may have come from a variable.
-    return splitCommaList(spec.groups).flatMap((name, i) =>
-      GROUP_NAME.test(name)
-        ? []
-        : [
-            {
-              pointer: '/groups',
-              message: `group ${i + 1} of the comma-separated groups is not an LdapGroup name: in lower case (the service lower-cases names), without "/" or spaces`,
-            },
-          ],
-    );
+    // Named by its field's place among the commas (empty fields counted, as the user counts them),
+    // not quoted: the string may have come from a variable. A reference left unfilled (an unset
+    // variable) is reported as that, not as a name.
+    return spec.groups.split(',').flatMap((field, i) => {
+      const name = field.trim();
+      if (name === '' || name.includes('${') || GROUP_NAME.test(name)) return [];
+      return [
+        {
+          pointer: '/groups',
+          message: `group ${i + 1} of the comma-separated groups is not an LdapGroup name: in lower case (the service lower-cases names), without "/" or spaces`,
+        },
+      ];
+    });
   },
 
   dependencies({ key, desired, observed }) {
