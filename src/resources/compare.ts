@@ -15,7 +15,7 @@ import type { AttributeDiff } from './contract.js';
 
 type Plain = Record<string, unknown>;
 
-function isPlainObject(v: unknown): v is Plain {
+export function isPlainObject(v: unknown): v is Plain {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

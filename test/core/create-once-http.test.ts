@@ -59,6 +59,17 @@ function httpKind(
   return kind;
 }
 
+/** A client whose host's retry budget is `new RetryBudget(...args)`, to read its usage after. */
+function budgeted(...args: ConstructorParameters<typeof RetryBudget>) {
+  const budget = new RetryBudget(...args);
+  const hosts = new (class extends HostRegistry {
+    override budget(): RetryBudget {
+      return budget;
+    }
+  })();
+  return { budget, http: mockedClient(agent, { hosts }) };
+}
+
 const thing = desired('Thing', 'a', { size: 1 });
 const ctx: KindContext = noContext;
 
@@ -90,13 +101,7 @@ describe('a create over the HTTP layer', () => {
   it('creates after lost answers, each resend a retry from the budget rather than a new request', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(2);
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(200, {}, { headers: jsonHeaders });
-    const budget = new RetryBudget();
-    const hosts = new (class extends HostRegistry {
-      override budget(): RetryBudget {
-        return budget;
-      }
-    })();
-    const http = mockedClient(agent, { hosts });
+    const { budget, http } = budgeted();
     await createOnce(httpKind(http), ctx, thing);
     expect(http.requestCount).toBe(3);
     expect(budget.usage).toEqual({ retries: 2, requests: 1, services: ['registry'] });
@@ -104,13 +109,7 @@ describe('a create over the HTTP layer', () => {
 
   it('gives the retry back to the budget when the read back finds the create landed', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy');
-    const budget = new RetryBudget();
-    const hosts = new (class extends HostRegistry {
-      override budget(): RetryBudget {
-        return budget;
-      }
-    })();
-    const http = mockedClient(agent, { hosts });
+    const { budget, http } = budgeted();
     // The 503 came after the service acted: the read back finds the object.
     const landed = memoryKind(memoryStore());
     await landed.create(ctx, thing);
@@ -125,13 +124,7 @@ describe('a create over the HTTP layer', () => {
 
   it('gives the retry back when the read back itself fails, so nothing was sent again', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy');
-    const budget = new RetryBudget();
-    const hosts = new (class extends HostRegistry {
-      override budget(): RetryBudget {
-        return budget;
-      }
-    })();
-    const http = mockedClient(agent, { hosts });
+    const { budget, http } = budgeted();
     const kind: AnyResourceKind = {
       ...httpKind(http),
       observe: async () => {
@@ -146,13 +139,7 @@ describe('a create over the HTTP layer', () => {
   it('sends no resend once the host retry budget is spent, and the error says why', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(3);
     // Two retries allowed in the whole run, whatever the number of requests.
-    const budget = new RetryBudget(0, 2);
-    const hosts = new (class extends HostRegistry {
-      override budget(): RetryBudget {
-        return budget;
-      }
-    })();
-    const http = mockedClient(agent, { hosts });
+    const { http } = budgeted(0, 2);
     const error = await createOnce(httpKind(http), ctx, thing).catch((e: unknown) => e as Error);
     expect(http.requestCount).toBe(3);
     expect(String(error)).toMatch(

@@ -633,18 +633,7 @@ describe('reconcile loop beside what a kind holds back', () => {
     expect((await runCli(['apply', '-f', dir, '--auto-approve'], env)).code).toBe(0);
     const bob = { ...env, CONVERGE_WORKSPACES_TOKEN: 'bob-token' };
     expect((await runCli(['workspace', 'lock', 'acme/held', '--reason', 'hotfix'], bob)).code).toBe(0);
-    const text: string[] = [];
-    const stop = new AbortController();
-    const loop = await runReconcile(
-      { intervalMs: 200, env, signal: stop.signal, paths: [dir], dryRun: true },
-      { stdout: { write: (t: string) => text.push(t) } },
-    );
-    const lines = () =>
-      text
-        .join('')
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as Line);
+    const { loop, stop, lines } = await start({ paths: [dir], dryRun: true, env });
     await until('a cycle', () => lines().some((l) => l.type === 'cycle'));
     stop.abort();
     await loop.done;

@@ -17,6 +17,20 @@ function plan(extra: Partial<PlanResponse>): PlanResponse {
   return { JobModifyIndex: 7, NextPeriodicLaunch: ZERO_TIME, ...extra };
 }
 
+/** The plan of a job `web` whose diff shows nothing, with the allocation annotations given. */
+function unchangedWeb(annotations?: PlanResponse['Annotations']) {
+  return plan({
+    Diff: {
+      Type: 'None',
+      ID: 'web',
+      Fields: null,
+      Objects: null,
+      TaskGroups: [{ Type: 'None', Name: 'web' }],
+    },
+    ...(annotations ? { Annotations: annotations } : {}),
+  });
+}
+
 describe('planDiffs', () => {
   it("leaves out a task the service marks edited for its group's change when the task's own diff shows nothing", () => {
     const p = plan({
@@ -109,16 +123,7 @@ describe('planDiffs', () => {
   });
 
   it('plans a group the annotations would update under a None diff: what differs, else the group with a note', () => {
-    const p = plan({
-      Diff: {
-        Type: 'None',
-        ID: 'web',
-        Fields: null,
-        Objects: null,
-        TaskGroups: [{ Type: 'None', Name: 'web' }],
-      },
-      Annotations: { DesiredTGUpdates: { web: { InPlaceUpdate: 2 } } },
-    });
+    const p = unchangedWeb({ DesiredTGUpdates: { web: { InPlaceUpdate: 2 } } });
     const live = { ID: 'web', TaskGroups: [{ Name: 'web', Count: 2, Odd: { Knob: 1 } }] };
     const sent = { ID: 'web', TaskGroups: [{ Name: 'web', Count: 2, Odd: { Knob: 2 } }] };
     expect(planDiffs(p, { before: live, after: sent })).toEqual([
@@ -135,15 +140,7 @@ describe('planDiffs', () => {
   });
 
   it("compares of a job's own Update only Stagger, all a real scheduler keeps of it at job level", () => {
-    const none = plan({
-      Diff: {
-        Type: 'None',
-        ID: 'web',
-        Fields: null,
-        Objects: null,
-        TaskGroups: [{ Type: 'None', Name: 'web' }],
-      },
-    });
+    const none = unchangedWeb();
     const update = {
       Stagger: 30e9,
       MaxParallel: 1,
@@ -170,16 +167,7 @@ describe('planDiffs', () => {
   });
 
   it('is empty for an unchanged job, whatever the allocation annotations say', () => {
-    const p = plan({
-      Diff: {
-        Type: 'None',
-        ID: 'web',
-        Fields: null,
-        Objects: null,
-        TaskGroups: [{ Type: 'None', Name: 'web' }],
-      },
-      Annotations: { DesiredTGUpdates: { web: { Ignore: 3 } } },
-    });
+    const p = unchangedWeb({ DesiredTGUpdates: { web: { Ignore: 3 } } });
     expect(planDiffs(p)).toEqual([]);
     expect(allocationNotes(p)).toEqual([]);
   });

@@ -14,6 +14,7 @@ import type {
   PlanResponse,
 } from '../../clients/scheduler/client.js';
 import { jsonEqual } from '../../common/json-equal.js';
+import { isPlainObject } from '../compare.js';
 import type { AttributeDiff } from '../contract.js';
 import { childPath, pathParts } from '../diff-path.js';
 import { diffWithDurations, withDurations } from './job-durations.js';
@@ -313,10 +314,6 @@ function unitemised(at: string, ctx: Context): AttributeDiff[] {
   return [{ path: at, op: 'change', note }];
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** A whole value the manifest sets, as it wrote it where it did (`"20s"`), else in Go durations. */
 function wantedValue(at: string, want: unknown, sides: DiffSides): unknown {
   return valueAt(sides.written, at) ?? withDurations(want);
@@ -351,13 +348,13 @@ function itemKeyOf(items: readonly Record<string, unknown>[]): string | undefine
  */
 function desiredChanges(at: string, want: unknown, have: unknown, sides: DiffSides): AttributeDiff[] {
   if (want === undefined || want === null) return [];
-  if (isRecord(want)) {
-    if (!isRecord(have)) return [wholeChange(at, want, have, sides)];
+  if (isPlainObject(want)) {
+    if (!isPlainObject(have)) return [wholeChange(at, want, have, sides)];
     return Object.keys(want).flatMap((k) => desiredChanges(childPath(at, k), want[k], have[k], sides));
   }
   if (Array.isArray(want)) {
     const live: unknown[] = Array.isArray(have) ? have : [];
-    if (!want.every(isRecord) || !live.every(isRecord))
+    if (!want.every(isPlainObject) || !live.every(isPlainObject))
       return jsonEqual(want, live) ? [] : [wholeChange(at, want, live.length ? live : undefined, sides)];
     const key = itemKeyOf(want);
     const pathOf = (item: Record<string, unknown>, i: number) =>
@@ -414,14 +411,19 @@ const UNDIFFED_JOB_FIELDS = ['Update', 'Spreads'] as const;
  * unchanged manifest would double the job requests of a warm plan.
  */
 export function setsUndiffedFields(job: unknown): boolean {
-  return isRecord(job) && job.Spreads !== undefined && job.Spreads !== null;
+  return isPlainObject(job) && job.Spreads !== undefined && job.Spreads !== null;
 }
 
-/** Whether the plan would update allocations of some group (in place, destructively, by canaries). */
+type GroupUpdates = NonNullable<NonNullable<PlanResponse['Annotations']>['DesiredTGUpdates']>[string];
+
+/** Whether a group's allocations would be updated (in place, destructively, by canaries). */
+function updatesAllocations(u: GroupUpdates): boolean {
+  return (u.InPlaceUpdate ?? 0) + (u.DestructiveUpdate ?? 0) + (u.Canary ?? 0) > 0;
+}
+
+/** Whether the plan would update allocations of some group. */
 export function plansUpdates(plan: PlanResponse): boolean {
-  return Object.values(plan.Annotations?.DesiredTGUpdates ?? {}).some(
-    (u) => (u.InPlaceUpdate ?? 0) + (u.DestructiveUpdate ?? 0) + (u.Canary ?? 0) > 0,
-  );
+  return Object.values(plan.Annotations?.DesiredTGUpdates ?? {}).some(updatesAllocations);
 }
 
 /**
@@ -429,14 +431,14 @@ export function plansUpdates(plan: PlanResponse): boolean {
  * above 0 (the block's default is 1), else not at all; undefined when it sets no Stagger.
  */
 function staggerOf(update: unknown): Record<string, unknown> | undefined {
-  if (!isRecord(update) || update.Stagger === undefined || update.Stagger === null) return undefined;
+  if (!isPlainObject(update) || update.Stagger === undefined || update.Stagger === null) return undefined;
   const parallel = update.MaxParallel ?? 1;
   return typeof parallel === 'number' && parallel > 0 ? { Stagger: update.Stagger } : undefined;
 }
 
 function undiffedJobChanges(sides: DiffSides): AttributeDiff[] {
   const { after, before } = sides;
-  if (sides.partialBefore || !isRecord(after) || !isRecord(before)) return [];
+  if (sides.partialBefore || !isPlainObject(after) || !isPlainObject(before)) return [];
   return UNDIFFED_JOB_FIELDS.flatMap((k) => {
     // Of a job's own Update the real service keeps only Stagger and MaxParallel (the rest goes to
     // its groups, whose diff shows it; `ApiJobToStructJob` discards it): compared whole, a real
@@ -461,7 +463,7 @@ function annotatedUpdates(plan: PlanResponse, ctx: Context): AttributeDiff[] {
   const groups = plan.Annotations?.DesiredTGUpdates ?? {};
   return Object.keys(groups)
     .sort()
-    .filter((name) => plansUpdates({ ...plan, Annotations: { DesiredTGUpdates: { [name]: groups[name]! } } }))
+    .filter((name) => updatesAllocations(groups[name]!))
     .flatMap((name) => unitemised(`TaskGroups[${name}]`, ctx));
 }
 
