@@ -6,12 +6,13 @@
  * interrupt signal reaching requests whose kind passes none.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceConnections } from '../../src/engine/connections.js';
 import { registryService } from '../../src/clients/registry/definition.js';
 import { REDACTED } from '../../src/common/scrub.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { echoForms, type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -356,6 +357,62 @@ describe('limits a run sets for every service', () => {
       expect(contacted).toBe(0);
     } finally {
       await connections.close();
+    }
+  });
+});
+
+describe('a service answering JSON nested deeper than Converge walks', () => {
+  it('fails export with the service and request named, not a stack overflow', async () => {
+    // A scheduler that hands back a task Config 5,000 levels deep (the real one stores up to 10,000,
+    // Go's decoder limit; the sandbox refuses over 500): the sandbox behind a proxy that deepens it.
+    const sandbox = await startSandbox({ port: 0, token: `deep-root-${randomUUID()}` });
+    try {
+      const made = await fetch(new URL('/v1/jobs', sandbox.url), {
+        method: 'PUT',
+        headers: { 'X-Nomad-Token': sandbox.rootToken },
+        body: JSON.stringify({
+          Job: {
+            ID: 'deep',
+            Name: 'deep',
+            Type: 'batch',
+            Datacenters: ['dc1'],
+            TaskGroups: [
+              { Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'exec', Config: { deepen: 1 } }] },
+            ],
+          },
+        }),
+      });
+      expect(made.status).toBe(200);
+      const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
+      const address = await serve((req, res, body) => {
+        void (async () => {
+          const answer = await fetch(new URL(req.url ?? '/', sandbox.url), {
+            method: req.method ?? 'GET',
+            headers: { 'X-Nomad-Token': sandbox.rootToken },
+            ...(body ? { body } : {}),
+          });
+          const text = (await answer.text()).replaceAll('{"deepen":1}', deep);
+          res.writeHead(answer.status, {
+            'content-type': answer.headers.get('content-type') ?? 'text/plain',
+          });
+          res.end(text);
+        })();
+      });
+      const out = tempDir('converge-deep-export-');
+      const result = await runCli(['export', '--kind', 'Job', '-o', out], {
+        CONVERGE_SCHEDULER_ADDR: address,
+        CONVERGE_SCHEDULER_TOKEN: sandbox.rootToken,
+        NO_COLOR: '1',
+        CONVERGE_STATE_DIR: tempDir('converge-deep-state-'),
+      });
+      expect(result.stderr).not.toContain('call stack');
+      expect(result.stderr).toMatch(
+        /scheduler: GET \/v1\/job\/deep\S* → 200 JSON in the response body nests deeper than 128 levels/,
+      );
+      expect(result.code).toBe(1);
+      expect(readdirSync(out)).toEqual([]);
+    } finally {
+      await sandbox.close();
     }
   });
 });

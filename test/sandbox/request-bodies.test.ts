@@ -1,11 +1,12 @@
 /**
  * Request bodies as the sandbox reads them: one over the size cap is refused with a 413 the client
- * receives (not a dropped connection), and a request whose client hung up during added latency is
+ * receives (not a dropped connection), JSON nested deeper than its handlers survive with a 400 in the
+ * service's own style (not a 500 a client would retry), and a request whose client hung up during added latency is
  * still settled (the handler does not wait for ever on a body that will not come).
  */
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 
 let sandbox: RunningSandbox;
@@ -78,4 +79,32 @@ it('settles a request whose client hung up during added latency, body and all', 
   const done = () => ['full', 'partial'].every((tag) => lines.some((l) => l.includes(`?m=${tag} `)));
   while (!done() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
   expect(lines.filter((l) => /\?m=(full|partial) /.test(l))).toHaveLength(2);
+});
+
+describe('a JSON body nested deeper than 500 levels', () => {
+  const job = (levels: number) =>
+    `{"Job":{"ID":"deep","Name":"deep","Type":"service","Datacenters":["dc1"],"TaskGroups":[{"Name":"g","Count":1,"Tasks":[{"Name":"t","Driver":"docker","Config":${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}}]}]}}`;
+  const put = (path: string, body: string, headers: Record<string, string>) =>
+    fetch(new URL(path, sandbox.url), { method: 'PUT', headers, body });
+
+  it("is refused with 400 in the service's error style, where it crashed a handler before", async () => {
+    const scheduler = await put('/v1/jobs', job(2_000), { 'X-Nomad-Token': sandbox.rootToken });
+    expect(scheduler.status).toBe(400);
+    expect(await scheduler.text()).toContain('request body nests deeper than 500 levels');
+
+    const secrets = await put(
+      '/v1/auth/ldap/groups/deep',
+      `{"policies":${'['.repeat(600)}${']'.repeat(600)}}`,
+      {
+        'X-Vault-Token': sandbox.rootToken,
+      },
+    );
+    expect(secrets.status).toBe(400);
+    expect(await secrets.json()).toEqual({ errors: ['request body nests deeper than 500 levels'] });
+  });
+
+  it('is taken at 500 levels and under, as the real services take it', async () => {
+    const scheduler = await put('/v1/jobs', job(490), { 'X-Nomad-Token': sandbox.rootToken });
+    expect(scheduler.status).toBe(200);
+  });
 });

@@ -1,5 +1,6 @@
 /** Encoding request bodies and query strings, and decoding response bodies by their content type. */
 import { STATUS_CODES } from 'node:http';
+import { jsonNestsDeeperThan } from '../../common/json-depth.js';
 
 export type QueryValue = string | number | boolean | undefined | null;
 
@@ -42,10 +43,24 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 
 export type DecodedBody = { ok: true; value: unknown } | { ok: false; problem: string };
 
+/**
+ * Deepest nesting of arrays and objects taken from a service. Real objects stay under about 15
+ * levels, as manifests do (their limit is 64); the code that compares, masks and exports a value
+ * recurses per level and overflowed the stack at about 600 (a job's task `Config` as deep as the
+ * scheduler stores it). The real services take deeper input than this (Go's decoder 10,000 levels),
+ * so a hostile or broken one could hand it back.
+ */
+export const MAX_RESPONSE_NESTING = 128;
+
 /** JSON when the content type says so, text otherwise, undefined when there is no body. */
 export function decodeBody(text: string, contentType: string | undefined): DecodedBody {
   if (text.length === 0) return { ok: true, value: undefined };
   if (!isJsonContentType(contentType)) return { ok: true, value: text };
+  if (jsonNestsDeeperThan(text, MAX_RESPONSE_NESTING))
+    return {
+      ok: false,
+      problem: `JSON in the response body nests deeper than ${MAX_RESPONSE_NESTING} levels`,
+    };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {

@@ -18,7 +18,10 @@ export interface SandboxRequest {
   signal: AbortSignal;
   /** First value of a header, case-insensitive. */
   header(name: string): string | undefined;
-  /** The whole body as UTF-8 text (read once, cached). Rejects with BodyTooLargeError over the limit. */
+  /**
+   * The whole body as UTF-8 text (read once, cached). Rejects with BodyTooLargeError over the size
+   * limit, and with BodyNestedTooDeepError for JSON nested deeper than MAX_BODY_NESTING.
+   */
   text(): Promise<string>;
 }
 
@@ -29,6 +32,21 @@ export interface SandboxResponse {
 }
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Deepest JSON a request body may nest. Vault's default `max_json_depth` (its listeners refuse deeper
+ * with 400); the scheduler and registry take up to 10,000 levels (Go's decoder), which the sandbox's
+ * own handlers, recursing per level, do not survive, so the sandbox refuses them above this too.
+ */
+export const MAX_BODY_NESTING = 500;
+
+/** A request body nested deeper than MAX_BODY_NESTING: answered 400 in the service's own style. */
+export class BodyNestedTooDeepError extends Error {
+  constructor(limit: number) {
+    super(`request body nests deeper than ${limit} levels`);
+    this.name = 'BodyNestedTooDeepError';
+  }
+}
 
 export class BodyTooLargeError extends Error {
   constructor(limit: number) {

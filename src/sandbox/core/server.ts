@@ -8,11 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { finished } from 'node:stream';
+import { jsonNestsDeeperThan } from '../../common/json-depth.js';
 import { credentialKey } from './credential.js';
 import type { FaultDecision, FaultInjector } from './faults.js';
 import {
+  BodyNestedTooDeepError,
   BodyTooLargeError,
   MAX_BODY_BYTES,
+  MAX_BODY_NESTING,
   type SandboxRequest,
   type SandboxResponse,
   textResponse,
@@ -182,7 +185,9 @@ export class SandboxServer {
       response =
         err instanceof BodyTooLargeError
           ? renderError(service, 413, err.message)
-          : renderError(service, 500, `sandbox internal error: ${(err as Error).message}`);
+          : err instanceof BodyNestedTooDeepError
+            ? renderError(service, 400, err.message)
+            : renderError(service, 500, `sandbox internal error: ${(err as Error).message}`);
       this.opts.log?.(`sandbox error on ${request.method} ${url.pathname}: ${(err as Error).stack ?? err}`);
     }
     this.write(res, response);
@@ -310,7 +315,7 @@ function toSandboxRequest(
       return Array.isArray(value) ? value[0] : value;
     },
     text() {
-      body ??= readBody(req);
+      body ??= readBody(req).then(refuseDeepNesting);
       return body;
     },
   };
@@ -360,6 +365,12 @@ function readBody(req: IncomingMessage): Promise<string> {
       else resolve(Buffer.concat(chunks, size).toString('utf8'));
     });
   });
+}
+
+/** The body, unless it is JSON nested deeper than the handlers' recursion survives. */
+function refuseDeepNesting(text: string): string {
+  if (jsonNestsDeeperThan(text, MAX_BODY_NESTING)) throw new BodyNestedTooDeepError(MAX_BODY_NESTING);
+  return text;
 }
 
 /** Tokens passed as `?token=` never reach the log (as the real registry redacts them). */
