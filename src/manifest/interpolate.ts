@@ -6,7 +6,7 @@
  */
 
 import type { EnvLookup } from './env-access.js';
-import { MAX_INTERPOLATED_FILE_BYTES } from './limits.js';
+import { MAX_INTERPOLATED_FILE_BYTES, utf8BytesOver } from './limits.js';
 
 export interface InterpolationSources {
   /** A variable the operator exposed, or why the manifest may not have it. */
@@ -110,12 +110,13 @@ export async function expandReferences(raw: string, sources: InterpolationSource
   }
   // One value made of many references (the same file four hundred times) is refused as a whole file
   // over the limit would be: at its last reference.
-  if (interpolated && value.length > MAX_INTERPOLATED_FILE_BYTES && errors.length === 0)
+  const oversized = interpolated && utf8BytesOver(value, MAX_INTERPOLATED_FILE_BYTES);
+  if (oversized && errors.length === 0)
     fail(
-      `the value is ${(value.length / 1024 / 1024).toFixed(1)} MiB once its references are filled in; a value may hold at most ${MAX_INTERPOLATED_FILE_BYTES / 1024 / 1024} MiB`,
+      `the value is ${(Buffer.byteLength(value, 'utf8') / 1024 / 1024).toFixed(1)} MiB once its references are filled in; a value may hold at most ${MAX_INTERPOLATED_FILE_BYTES / 1024 / 1024} MiB`,
     );
   return {
-    value: errors.length > 0 && value.length > MAX_INTERPOLATED_FILE_BYTES ? raw : value,
+    value: errors.length > 0 && oversized ? raw : value,
     interpolated,
     errors,
   };

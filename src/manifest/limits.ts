@@ -62,5 +62,14 @@ export function textExceeds(value: unknown, limit: number): boolean {
   return walk(value);
 }
 
+/**
+ * The UTF-8 size of `text` in bytes, as the limits in MiB are stated (a character of CJK text is 3
+ * bytes, one UTF-16 unit). Counted only where it could matter: no unit is more than 3 bytes.
+ */
+export function utf8BytesOver(text: string, limit: number): boolean {
+  if (text.length * 3 <= limit) return false;
+  return text.length > limit || Buffer.byteLength(text, 'utf8') > limit;
+}
+
 /** Most text the files a manifest's objects name may hold in all, counted per object (load.ts). */
 export const MAX_KIND_FILES_TOTAL = 64 * MiB;

@@ -105,7 +105,7 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
   // plan's reference to a policy that does not exist): the parser must be there before the first
   // file, unless the caller wants positions only for the manifest's own problems.
   if (!options.positionsOnlyForProblems) await loadPositionParser();
-  const filledIn: FilledIn = { chars: 0 };
+  const filledIn: FilledIn = { bytes: 0 };
   const kindFiles = objectFileBudget();
   for (const file of discovery.files) {
     const read = await readTextFile(file.absolute, MAX_MANIFEST_FILE_BYTES);
@@ -150,11 +150,11 @@ export async function loadManifest(paths: string[], options: LoadManifestOptions
     // Most files are valid and plain: read fast, without positions. A file with any problem, or
     // with YAML the fast path leaves alone (anchors, tags...), is read again keeping positions.
     // A file read again keeping positions fills its references in again: counted once, not twice.
-    const filledBefore = filledIn.chars;
+    const filledBefore = filledIn.bytes;
     const fast = options.alwaysKeepPositions
       ? undefined
       : await loadFileFast(file.display, read.text, sources, context, { kinds, services });
-    if (!fast) filledIn.chars = filledBefore;
+    if (!fast) filledIn.bytes = filledBefore;
     if (fast) {
       // Appended one by one: a spread of 150,000 passes them all as arguments and overflows the stack.
       appendAll(manifest.resources, fast.resources);
@@ -264,7 +264,8 @@ function secretsByFieldName(manifest: Manifest, sensitive: AllowList): [string, 
 
 /** What the manifest's `${file:}` references have filled in so far (MAX_INTERPOLATED_TOTAL_BYTES). */
 interface FilledIn {
-  chars: number;
+  /** UTF-8 bytes, as the limit is stated. */
+  bytes: number;
 }
 
 function interpolationSources(
@@ -281,8 +282,8 @@ function interpolationSources(
       const shown = path.isAbsolute(reference) ? reference : path.join(path.dirname(display), reference);
       const result = await readFile(reference, MAX_INTERPOLATED_FILE_BYTES);
       if (!result.ok) return { ok: false, reason: `${shown} ${result.reason}` };
-      filledIn.chars += result.text.length;
-      if (filledIn.chars > MAX_INTERPOLATED_TOTAL_BYTES)
+      filledIn.bytes += Buffer.byteLength(result.text, 'utf8');
+      if (filledIn.bytes > MAX_INTERPOLATED_TOTAL_BYTES)
         return {
           ok: false,
           reason: `it would bring what \${file:} references fill in to more than ${MAX_INTERPOLATED_TOTAL_BYTES / 1024 / 1024} MiB in all (each reference copies its file's text); refer to large files less often`,

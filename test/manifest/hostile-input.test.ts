@@ -158,6 +158,33 @@ describe('resource exhaustion through references and document counts', () => {
     ]);
   });
 
+  test('the 1 MiB of a value counts UTF-8 bytes, as the message says, not characters', async () => {
+    // 250,000 characters of CJK text are 750 KB in UTF-8 (3 bytes each): two of them make 1.5 MB,
+    // though only 500,000 characters.
+    const cjk = '漢'.repeat(250_000);
+    const dir = writeTree({
+      'cjk.txt': cjk,
+      'a.yaml': role('a', '  Token: "${file:cjk.txt}${file:cjk.txt}"\n'),
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      expect.stringMatching(
+        /^a\.yaml:7:\d+: the value is 1\.4 MiB once its references are filled in; a value may hold at most 1 MiB$/,
+      ),
+    ]);
+  });
+
+  test('the 16 MiB all references may fill in counts UTF-8 bytes too', async () => {
+    // Thirty documents each filling in 750 KB of CJK text: 22 MB in UTF-8, 7.5 million characters.
+    const docs = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `apiVersion: converge/v1\nkind: TestRole\nmetadata: { name: r${i} }\nspec:\n  Description: x\n  Token: "\${file:cjk.txt}"\n`,
+    );
+    const dir = writeTree({ 'cjk.txt': '漢'.repeat(250_000), 'a.yaml': docs.join('---\n') });
+    const lines = await loadErrors(dir, ['a.yaml']);
+    expect(lines.some((l) => /^a\.yaml:\d+:\d+: .*more than 16 MiB in all/.test(l))).toBe(true);
+  });
+
   test(
     '150,000 documents in one file are each reported, the first 200 shown, without overflowing the stack',
     { timeout: 30_000 },
