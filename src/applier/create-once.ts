@@ -55,6 +55,7 @@ export async function createOnce(
     try {
       // Each send's first write is the create's request (`claimCreateRequest`), counting on.
       sends.claimed = false;
+      sends.answered = false;
       return await kind.create(scopedContext(ctx, { createSends: sends }), desired);
     } catch (error) {
       // The retry the HTTP layer took for a lost answer goes back to the budget unless it is used
@@ -79,8 +80,11 @@ export async function createOnce(
           return settle(kind, ctx, desired, found);
         }
         // After a resend, any failure ("already exists", a check-and-set refused) may be an earlier
-        // send having landed late: the read back tells.
-        if (sentAgain || answerLost(error)) {
+        // send having landed late: the read back tells. Not once this send's create was answered
+        // with success: then the create landed now, and a later step's failure that lost no answer
+        // (a state push that could not release its lock) is no sign of an earlier send. Read back,
+        // it was taken for done: the workspace was reported created, and left locked by the push.
+        if ((sentAgain && !sends.answered) || answerLost(error)) {
           const found = await kind.observe(ctx, desired.key);
           if (found) {
             // Said, so that the read back in the output is explained and the object's "created" is believed.

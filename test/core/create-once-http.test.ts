@@ -136,6 +136,68 @@ describe('a create over the HTTP layer', () => {
     expect(budget.usage.retries).toBe(0);
   });
 
+  // Was: after a resend, any failure was read back as an earlier send that had landed late, even one
+  // after this send's create was answered 201. A workspace whose state push then could not release
+  // its lock (three 503s on the unlock) was found by its key, reported created, and left locked: the
+  // next apply failed on "already locked by you".
+  it("reports a later step's failure after a resend whose create was answered, not reading it back as landed", async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy');
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(200, {}, { headers: jsonHeaders });
+    const http = mockedClient(agent);
+    const store = memoryStore();
+    const base = memoryKind(store);
+    let sends = 0;
+    const kind: AnyResourceKind = {
+      ...base,
+      async create(c, d) {
+        sends++;
+        await http.request({
+          method: 'PUT',
+          path: '/v1/thing',
+          body: d.spec,
+          idempotent: false,
+          scope: requestScopeOf(c),
+        });
+        await base.create(c, d);
+        // The step after the create fails for good, with no answer lost (a push that cannot unlock).
+        throw new Error('state version sv-1 was created, but unlocking workspace ws-1 failed');
+      },
+    };
+    const notes: string[] = [];
+    await expect(createOnce(kind, ctx, thing, { onRetry: (m) => notes.push(m) })).rejects.toThrow(
+      'unlocking workspace ws-1 failed',
+    );
+    expect(sends).toBe(2);
+    expect(notes).toEqual([expect.stringMatching(/^create answer lost \(503\); not found by its key/)]);
+    // Only the read back after the lost answer: none after the later step's failure.
+    expect(store.calls.filter((call) => call.startsWith('observe'))).toHaveLength(1);
+  });
+
+  it("still reads back a refusal of the create's own resend (an earlier send landed late)", async () => {
+    pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy');
+    pool
+      .intercept({ path: '/v1/thing', method: 'PUT' })
+      .reply(422, { errors: ['already exists'] }, { headers: jsonHeaders });
+    const http = mockedClient(agent);
+    const landed = memoryKind(memoryStore());
+    let reads = 0;
+    const kind: AnyResourceKind = {
+      ...httpKind(http),
+      // Absent at the first read back; the first send lands late, before the second read.
+      observe: async (c, key) => {
+        reads++;
+        if (reads === 1) return undefined;
+        if (reads === 2) await landed.create(c, thing);
+        return landed.observe(c, key);
+      },
+    };
+    const notes: string[] = [];
+    await expect(createOnce(kind, ctx, thing, { onRetry: (m) => notes.push(m) })).resolves.toMatchObject({
+      key: thing.key,
+    });
+    expect(notes.at(-1)).toMatch(/^the resend was answered 422; found by its key/);
+  });
+
   it('sends no resend once the host retry budget is spent, and the error says why', async () => {
     pool.intercept({ path: '/v1/thing', method: 'PUT' }).reply(503, 'busy').times(3);
     // Two retries allowed in the whole run, whatever the number of requests.

@@ -498,7 +498,11 @@ export class HttpClient {
         this.reportPause(this.limiter?.takeNewThrottle());
         this.reportPause(pause);
         if (result.status !== 429) this.limiter?.recover();
-        if (this.isAnswer(run, result)) return this.accepted<T>(run, result);
+        if (this.isAnswer(run, result)) {
+          // The create landed in this send: what fails after it is a later step (`createOnce`).
+          if (run.create && result.status < 300) run.create.answered = true;
+          return this.accepted<T>(run, result);
+        }
         await this.afterStatusFailure(run, result);
       }
     } finally {

@@ -42,6 +42,11 @@ export class CreateSends {
   /** Whether this send's create request has started (later writes of the send are its other steps). */
   claimed = false;
   /**
+   * Whether this send's create request was answered with success: the create landed in this send,
+   * so a failure after it is a later step's, not a sign that an earlier send had landed.
+   */
+  answered = false;
+  /**
    * The create request as errors name it (`POST /v1/acl/role`): a lost answer of another request is
    * a later step's (a workspace's lock after its create), and said as that.
    */
