@@ -348,6 +348,39 @@ describe('pushState', () => {
     expect(sent().filter((c) => c === `POST ${UPLOAD}`)).toHaveLength(2);
   });
 
+  // Was: the last 503 alone (`POST …/state-versions → 503 unavailable`), read as an upload never
+  // sent again, while it had been read back and sent three times.
+  it('says how many times an upload and its unlock were sent when every answer was a 5xx', async () => {
+    const currentPath = '/api/v2/workspaces/ws-1/current-state-version';
+    const asBefore = JSON.stringify({
+      data: { id: 'sv-1', type: 'state-versions', attributes: { serial: 1, md5: 'older' } },
+    });
+    replyLock();
+    for (let i = 0; i < 3; i++) {
+      pool.intercept({ path: UPLOAD, method: 'POST' }).reply(...apiError(503, 'unavailable'));
+      pool.intercept({ path: currentPath, method: 'GET' }).reply(200, asBefore, { headers: apiHeaders });
+    }
+    for (let i = 0; i < 3; i++) {
+      pool.intercept({ path: UNLOCK, method: 'POST' }).reply(...apiError(503, 'unavailable'));
+      pool
+        .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
+        .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), { headers: apiHeaders });
+    }
+    const err = await pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkspaceUnlockError);
+    const pushError = (err as WorkspaceUnlockError).pushError as HttpStatusError;
+    expect(pushError).toBeInstanceOf(HttpStatusError);
+    expect(pushError).toMatchObject({ status: 503, attempts: 3 });
+    expect(pushError.message).toMatch(/state-versions → 503 unavailable \(gave up after 3 attempts\)$/);
+    expect((err as Error).message).toMatch(
+      /unlocking it failed too: .*actions\/unlock → 503 unavailable \(gave up after 3 attempts\)/,
+    );
+    expect(sent().filter((c) => c === `POST ${UPLOAD}`)).toHaveLength(3);
+    expect(sent().filter((c) => c === `POST ${UNLOCK}`)).toHaveLength(3);
+  });
+
   /**
    * The first send lands but its answer is lost, and so is its read-back's; the resend is refused
    * as not newer (409); the current state, read again, is then `current`.

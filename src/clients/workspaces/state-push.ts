@@ -181,7 +181,7 @@ async function uploadOnce(
       if (!answerLost(err) || signal?.aborted) throw err;
       const landed = await currentIfThis(client, workspaceId, state);
       if (landed) return landed;
-      if (send >= MAX_UPLOAD_SENDS) throw err;
+      if (send >= MAX_UPLOAD_SENDS) throw afterSends(err, send);
       await sleep(RESEND_PAUSE_MS * send, undefined, signal ? { signal } : {});
     }
   }
@@ -273,7 +273,7 @@ export async function unlockOwnLock(
       const now = await client.readWorkspace({ id: workspaceId }).catch(() => undefined);
       // A lock without a reason reads back as none: the reason '' is that one.
       if (now && (!now.attributes.locked || (now.lockReason ?? '') !== reason)) return now;
-      if (conflict || !now || send >= MAX_UNLOCK_SENDS) throw err;
+      if (conflict || !now || send >= MAX_UNLOCK_SENDS) throw conflict ? err : afterSends(err, send);
       await sleep(RESEND_PAUSE_MS * send);
     }
   }
@@ -323,6 +323,25 @@ async function lockedError(
     heldByCaller,
     ...(workspace?.lockReason ? { lockReason: workspace.lockReason } : {}),
     cause: refusal,
+  });
+}
+
+/**
+ * The last send's 5xx, saying how many sends the request had (`503 … (gave up after 3 attempts)`),
+ * as the HTTP layer's own retries do: it read as a single 503 that was never sent again, while the
+ * upload (or unlock) had been read back and sent again twice.
+ */
+function afterSends(err: unknown, sends: number): unknown {
+  if (!(err instanceof HttpStatusError) || err.attempts >= sends) return err;
+  return new HttpStatusError({
+    service: err.service,
+    method: err.method,
+    path: err.path,
+    status: err.status,
+    attempts: sends,
+    ...(err.serviceMessage !== undefined ? { serviceMessage: err.serviceMessage } : {}),
+    details: err.details,
+    ...(err.cause !== undefined ? { cause: err.cause } : {}),
   });
 }
 
