@@ -21,7 +21,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { answerLost } from '../clients/http/retry-policy.js';
 import { ConnectionError, formatDuration, isServiceError } from '../clients/http/errors.js';
-import { CreateSends, type ResendGrant } from '../clients/http/create-sends.js';
+import { CreateSends, resendGrantOf } from '../clients/http/create-sends.js';
 import { scopedContext } from './scoped-context.js';
 import { formatWait } from '../common/wait.js';
 import {
@@ -98,7 +98,7 @@ export async function createOnce(
             return settle(kind, ctx, desired, found);
           }
         }
-        const grant = resendGrant(error, sends);
+        const grant = resendGrantOf(error, sends);
         if (!grant) throw error;
         waitMs = grant.delayMs;
         sentAgain = true;
@@ -138,16 +138,6 @@ async function settle(
     );
   }
   return kind.update(ctx, desired, observed);
-}
-
-/**
- * The HTTP layer's permission to send the create again, if it gave one for this create: it always
- * names a later attempt than the create has made, so the loop above cannot run without end.
- */
-function resendGrant(error: unknown, sends: CreateSends): ResendGrant | undefined {
-  if (!isServiceError(error) || !error.resend) return undefined;
-  const grant = error.resend;
-  return grant.attempt > sends.attempts && grant.attempt <= grant.maxAttempts ? grant : undefined;
 }
 
 /**

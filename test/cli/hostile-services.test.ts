@@ -396,7 +396,7 @@ describe('a service answering JSON nested deeper than Converge walks', () => {
             'content-type': answer.headers.get('content-type') ?? 'text/plain',
           });
           res.end(text);
-        })();
+        })().catch((error: unknown) => res.writeHead(502).end(String(error)));
       });
       const out = tempDir('converge-deep-export-');
       const result = await runCli(['export', '--kind', 'Job', '-o', out], {

@@ -1,8 +1,8 @@
 /**
- * A workspace create sent again after a lost answer, whose state push then cannot release its lock.
- * With 30% 503s on the workspace service (one request at a time, so the seed decides which request
- * fails), the seed gives: POST workspaces 503, read back absent, POST workspaces 201, lock 200,
- * upload 201, then unlock 503 three times (each read back: still this push's lock).
+ * A workspace create sent again after a lost answer, whose state push then cannot release its lock:
+ * the sandbox behind a proxy that answers the first workspace create 503 (not passed on) and every
+ * unlock 503 (not passed on either, with `Retry-After: 0` so that the unlock's 9 attempts take no
+ * backoff). The rest reaches the sandbox as sent.
  *
  * Was: after the resend, the applier read any failure back as an earlier send that had landed late;
  * the workspace was found by its key with the state pushed, and reported created (exit 0) while the
@@ -14,38 +14,61 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
+import { type HostileServer, hostileServer } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
 
-/** Found by drawing the sandbox's fault sequence for seeds 1, 2, … (see the comment above). */
-const SEED = 8529;
+const CREATE = '/api/v2/organizations/sandbox/workspaces';
 
 let sandbox: RunningSandbox;
-const log: string[] = [];
+let proxy: HostileServer;
+const writes: string[] = [];
+const proxyErrors: string[] = [];
 beforeAll(async () => {
-  sandbox = await startSandbox({
-    port: 0,
-    config: { faults: { services: { workspaces: { failRate: 0.3 } }, seed: SEED } },
-    log: (line: string) => log.push(line),
+  sandbox = await startSandbox({ port: 0 });
+  let creates = 0;
+  proxy = await hostileServer((req, res, body) => {
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const refuse =
+      (method === 'POST' && url === CREATE && creates++ === 0) || url.endsWith('/actions/unlock');
+    if (method !== 'GET') writes.push(`${method} ${url.replace(/ws-\w+/, 'ws-X')}${refuse ? ' 503' : ''}`);
+    if (refuse) {
+      res.writeHead(503, { 'content-type': 'application/vnd.api+json', 'retry-after': '0' });
+      res.end(JSON.stringify({ errors: [{ status: '503', title: 'unavailable' }] }));
+      return;
+    }
+    void (async () => {
+      const answer = await fetch(new URL(url, sandbox.url), {
+        method,
+        headers: Object.fromEntries(
+          Object.entries(req.headers).filter(
+            (e): e is [string, string] => typeof e[1] === 'string' && !['host', 'connection'].includes(e[0]),
+          ),
+        ),
+        ...(body ? { body } : {}),
+      });
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+      res.end(await answer.text());
+    })().catch((error: unknown) => {
+      // Answered, so that a proxy failure fails the test with its reason rather than a timeout.
+      proxyErrors.push(String(error));
+      res.writeHead(502).end(String(error));
+    });
   });
 });
 afterAll(async () => {
+  await proxy?.close();
   await sandbox?.close();
 });
 
-/** The workspace as the service holds it, read through the same faults: bounded tries. */
 async function workspaceLocked(): Promise<boolean> {
-  for (let i = 0; i < 20; i++) {
-    const res = await fetch(`${sandbox.url}/api/v2/organizations/sandbox/workspaces/web-prod`, {
-      headers: { authorization: `Bearer ${sandbox.rootToken}` },
-      signal: AbortSignal.timeout(5_000),
-    });
-    if (res.ok)
-      return ((await res.json()) as { data: { attributes: { locked: boolean } } }).data.attributes.locked;
-  }
-  throw new Error('no answer to the workspace read in 20 tries');
+  const res = await fetch(`${sandbox.url}${CREATE}/web-prod`, {
+    headers: { authorization: `Bearer ${sandbox.rootToken}` },
+  });
+  return ((await res.json()) as { data: { attributes: { locked: boolean } } }).data.attributes.locked;
 }
 
-describe(`a workspace create sent again whose state push cannot unlock (30% 503s, seed ${SEED})`, () => {
+describe('a workspace create sent again whose state push cannot unlock', () => {
   it('is reported failed with the lock that stays, not created', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-push-unlock-'));
     cpSync(path.join(import.meta.dirname, '../../examples/demo/states'), path.join(dir, 'states'), {
@@ -57,29 +80,31 @@ describe(`a workspace create sent again whose state push cannot unlock (30% 503s
     );
     const env = {
       ...sandbox.env(),
+      CONVERGE_WORKSPACES_ADDR: proxy.url,
       CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-push-unlock-state-')),
       NO_COLOR: '1',
     };
     const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
     const output = applied.stdout + applied.stderr;
 
-    // The sequence the seed was chosen for.
-    const writes = log.filter((l) => l.startsWith('POST '));
-    expect(writes.map((l) => l.replace(/ws-\w+/, 'ws-X').replace(/ \d+ms$/, ''))).toEqual([
-      'POST /api/v2/organizations/sandbox/workspaces 503',
-      'POST /api/v2/organizations/sandbox/workspaces 201',
-      'POST /api/v2/workspaces/ws-X/actions/lock 200',
-      'POST /api/v2/workspaces/ws-X/state-versions 201',
-      'POST /api/v2/workspaces/ws-X/actions/unlock 503',
-      'POST /api/v2/workspaces/ws-X/actions/unlock 503',
-      'POST /api/v2/workspaces/ws-X/actions/unlock 503',
+    expect(proxyErrors).toEqual([]);
+    expect(writes).toEqual([
+      `POST ${CREATE} 503`,
+      `POST ${CREATE}`,
+      'POST /api/v2/workspaces/ws-X/actions/lock',
+      'POST /api/v2/workspaces/ws-X/state-versions',
+      ...Array.from({ length: 9 }, () => 'POST /api/v2/workspaces/ws-X/actions/unlock 503'),
     ]);
-
     expect(applied.code, output).toBe(1);
     expect(output).toContain('0 applied, 1 failed');
     expect(output).toMatch(/state version sv-\w+ was created, but unlocking workspace ws-\w+ failed/);
+    expect(output).toContain('(gave up after 9 attempts)');
     expect(output).toContain('it stays locked until unlocked');
     expect(output).not.toContain('found by its key, so it is not created again');
+    // Each unlock sent again was read back first, and said so.
+    expect(
+      output.match(/attempt \d failed \(503 Service Unavailable; read back: still locked by this run\)/g),
+    ).toHaveLength(8);
     // What the failure says is so: the push's lock is still on the workspace.
     expect(await workspaceLocked()).toBe(true);
   });

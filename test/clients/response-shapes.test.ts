@@ -185,7 +185,7 @@ describe('scheduler', () => {
     const client = SchedulerClient.fromConnection({ address, ...fast });
     await shapeError(
       client.planJob({ ID: 'web' }),
-      'scheduler: POST /v1/job/web/plan → 200 unexpected response: the body is nested too deeply',
+      'scheduler: POST /v1/job/web/plan → 200 JSON in the response body nests deeper than 128 levels',
     );
     await client.close();
   });

@@ -917,11 +917,11 @@ export class HttpClient {
     const delayMs = backoffDelayMs(run.failures, this.retry, this.random);
     run.failures++;
     if (refused) run.refusals++;
-    if (lostCreate) throw giveUp(false, undefined, this.grant(run, delayMs));
     const reason =
       failure === ATTEMPT_TIMEOUT
         ? `no complete response within ${formatDuration(attemptTimeoutMs)}`
         : `${failure.reason} (${failure.code})`;
+    if (lostCreate) throw giveUp(false, undefined, this.grant(run, delayMs, reason));
     await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft }, giveUp);
   }
 
@@ -937,14 +937,30 @@ export class HttpClient {
   }
 
   /** The applier's permission to send a create again (the retry is already taken from the budget). */
-  private grant(run: Run, delayMs: number): ResendGrant {
+  private grant(run: Run, delayMs: number, reason: string): ResendGrant {
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       this.budget.giveBack();
     };
-    return { attempt: run.attempt + 1, maxAttempts: 1 + this.retry.maxRetries, delayMs, release };
+    const attempt = run.attempt + 1;
+    const maxAttempts = 1 + this.retry.maxRetries;
+    // The resend itself counts as a retry when it is sent (its attempt number continues the count).
+    const announce = (note: string) => {
+      this.onRetry?.({
+        service: this.service,
+        origin: this.origin,
+        method: run.method,
+        path: scrubSecrets(run.displayPath, run.secrets),
+        attempt: run.attempt,
+        reason: scrubSecrets(`${reason}; ${note}`, run.secrets),
+        delayMs,
+        maxAttempts,
+        ...(run.req.scope?.label !== undefined ? { label: run.req.scope.label } : {}),
+      });
+    };
+    return { attempt, maxAttempts, delayMs, release, announce };
   }
 
   /** Waits for the next attempt after an error status, or throws the error that ends the request. */
@@ -1000,11 +1016,11 @@ export class HttpClient {
       askedMs !== undefined
         ? askedMs + Math.floor(this.random() * this.retry.minDelayMs)
         : backoffDelayMs(used, this.retry, this.random);
+    const reason = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
     if (lostCreate) {
       run.failures++;
-      throw statusError(asked, false, undefined, this.grant(run, delayMs));
+      throw statusError(asked, false, undefined, this.grant(run, delayMs, reason));
     }
-    const reason = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
     const heldByPause = rateLimit && this.limiter?.paused === true;
     await this.retryOrGiveUp(run, { reason, delayMs, retriesLeft, heldByPause }, () =>
       statusError(asked, true),

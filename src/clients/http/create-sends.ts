@@ -14,6 +14,7 @@
  * `ResendGrant` (on the error) instead of sending again itself. A resend is therefore a retry: never
  * a new first attempt, never past the budget, never past the one limit.
  */
+import { isServiceError } from './errors.js';
 import { isReadMethod } from './retry-policy.js';
 
 /** What the HTTP layer allows the applier after a lost create answer: one more send, after a wait. */
@@ -29,6 +30,22 @@ export interface ResendGrant {
    * the run says it sent again.
    */
   release?: () => void;
+  /**
+   * Reports the resend as the HTTP layer reports its own retries (a progress line, counted among the
+   * run's retries), `note` saying what the read back found. For callers without a line of their own:
+   * the applier says a create's resend in its own words.
+   */
+  announce?: (note: string) => void;
+}
+
+/**
+ * The HTTP layer's permission to send again, if it gave one for these sends: it always names a later
+ * attempt than the sends have made, so a loop over it cannot run without end.
+ */
+export function resendGrantOf(error: unknown, sends: CreateSends): ResendGrant | undefined {
+  if (!isServiceError(error) || !error.resend) return undefined;
+  const grant = error.resend;
+  return grant.attempt > sends.attempts && grant.attempt <= grant.maxAttempts ? grant : undefined;
 }
 
 /** The create's count, carried from one send to the next. */

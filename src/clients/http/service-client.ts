@@ -4,7 +4,7 @@
  * token-less downloads) adds it to both.
  */
 import type { HttpClient } from './client.js';
-import type { RequestScope } from './create-sends.js';
+import type { CreateSends, RequestScope } from './create-sends.js';
 
 export class HttpServiceClient {
   constructor(readonly http: HttpClient) {}
@@ -22,6 +22,16 @@ export class HttpServiceClient {
     for (const [name, value] of Object.entries(this.scopedParts(http)))
       Object.defineProperty(view, name, { value });
     return view;
+  }
+
+  /**
+   * This client (or view) with its requests counted as the sends of one non-idempotent request that
+   * the caller reads back before sending again (`CreateSends`): the first write of each send (once
+   * `claimed` is reset) gets the create's limits, and a lost answer comes back with a `ResendGrant`.
+   * The view's object label is kept.
+   */
+  withResends(sends: CreateSends): this {
+    return this.withScope({ ...this.requestScope, createSends: sends });
   }
 
   /**

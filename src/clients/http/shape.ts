@@ -102,7 +102,8 @@ export function checkShape<T>(schema: SchemaSource, body: unknown, context: Shap
     problem = describeProblems(validate.errors ?? []);
   } catch (error) {
     // A recursive schema (a job diff) walks the body as deep as it goes: a hostile nesting of
-    // thousands of levels overflows the stack, which is a wrong shape too, not a crash.
+    // thousands of levels overflows the stack, which is a wrong shape too, not a crash. Answers are
+    // refused over MAX_RESPONSE_NESTING before they are parsed (body.ts); this is for any other.
     if (!(error instanceof RangeError)) throw error;
     problem = 'the body is nested too deeply';
   }
