@@ -427,7 +427,10 @@ function changeFor(
   if (action !== 'noop' && comparison.impact?.length) change.impact = [...comparison.impact];
   if (comparison.notCompared) change.notCompared = comparison.notCompared;
   if (comparison.heldBack?.length) change.heldBack = [...comparison.heldBack];
-  const differs = comparison.heldBack?.filter((a) => !comparison.movedPast?.includes(a)) ?? [];
+  const differs = [
+    ...(comparison.heldBack?.filter((a) => !comparison.movedPast?.includes(a)) ?? []),
+    ...(comparison.keptLive ?? []),
+  ];
   if (differs.length) change.differs = differs;
   const problems = (comparison.problems ?? []).map((p): PlanProblem => ({
     key: d.key,

@@ -45,7 +45,10 @@ export interface Change {
   notCompared?: string;
   /** What the kind leaves as it is on purpose though the manifest sets it (`Comparison.heldBack`). */
   heldBack?: string[];
-  /** Of `heldBack`, what still differs from the manifest (not what the live object moved past). */
+  /**
+   * Of `heldBack`, what still differs from the manifest (not what the live object moved past), and
+   * what another owner keeps on purpose (`Comparison.keptLive`).
+   */
   differs?: string[];
   /** What the kind's service calls its namespace (`organization`), for headings. */
   namespaceLabel?: string;

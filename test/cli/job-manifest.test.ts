@@ -370,7 +370,14 @@ TaskGroups:
     expect(kept.changes[0]).toMatchObject({
       action: 'noop',
       notes: [`task group "web": the manifest's Count 1 is not applied; preserveCounts keeps the live 3`],
+      held_back: ['TaskGroups'],
     });
+    // Nor does the headline say the job matches: the note under it says otherwise.
+    const text = await converge(['plan', '-f', dir]);
+    expect(text.stdout).toContain(
+      'No changes. Nothing to apply. 1 object still differs from the manifest in what Converge leaves alone on purpose (see the notes below).',
+    );
+    expect(text.stdout).not.toContain('matches');
 
     writeFileSync(path.join(dir, 'jobs.yaml'), manifestFor('scaled', spec(false)));
     const plan = await planJson(dir);

@@ -107,6 +107,13 @@ export interface Comparison {
    */
   movedPast?: string[];
   /**
+   * Attributes the manifest sets that another owner keeps on purpose (a task group's count under
+   * `preserveCounts`, which an autoscaler owns): the object needs no change, yet does not match the
+   * manifest, and the plan's headline says so. Unlike `heldBack`, a saved plan's staleness does not
+   * look at them: the live value is the one meant to stay, whatever the saved plan changed beside it.
+   */
+  keptLive?: string[];
+  /**
    * The blast radius of the change, where the kind can tell it: what else it reaches (the
    * allocations the scheduler would place or stop per task group). One self-explaining line each;
    * renderers print them under the change without knowing the kind. Ignored for unchanged objects.

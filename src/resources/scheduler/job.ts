@@ -453,14 +453,17 @@ export const jobKind: ResourceKind<JobSpec, JobLive, JobServerPlan> &
     });
     // What the scheduler would do with allocations matters when the job changes; a shortfall always.
     // Placements per task group are the change's blast radius (the planner drops it for a noop).
-    const notes = [
-      ...keptCountNotes(desired, observed.live.job),
-      ...(diffs.length ? periodicNote(plan) : []),
-      ...placementFailureNotes(plan),
-    ];
+    const kept = keptCountNotes(desired, observed.live.job);
+    const notes = [...kept, ...(diffs.length ? periodicNote(plan) : []), ...placementFailureNotes(plan)];
     const sent = jobToSend(desired, observed.live.job);
     const impact = (sent && templateImpact(sent)) ?? allocationNotes(plan);
-    return { diffs, ...(notes.length ? { notes } : {}), ...(impact.length ? { impact } : {}) };
+    return {
+      diffs,
+      ...(notes.length ? { notes } : {}),
+      ...(impact.length ? { impact } : {}),
+      // Not "matches live state": the count differs, kept on purpose (said in the headline).
+      ...(kept.length ? { keptLive: ['TaskGroups'] } : {}),
+    };
   },
 
   // A deletion stops what the job runs: said from the list's counts when the plan listed the job.
