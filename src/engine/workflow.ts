@@ -11,7 +11,7 @@ import { type Manifest, ManifestError } from '../manifest/types.js';
 import { buildPlan } from '../planner/planner.js';
 import type { Change, Plan } from '../planner/types.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
-import { addressOf, type Desired, type ResourceKey } from '../resources/contract.js';
+import { addressOf, type Desired, isPrunable, type ResourceKey } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { ServiceConnections } from './connections.js';
 import { keyedDesired } from './desired.js';
@@ -270,10 +270,14 @@ export async function plan(
     if (!options.prune && options.managed) {
       const declared = new Set(desired.map((d) => addressOf(d.key)));
       const undeclared = allOwned
-        .map(([address]) => address)
-        .filter((address) => !declared.has(address) && selection.covers(address))
-        .sort();
-      if (undeclared.length > 0) planned.ownedNotDeclared = undeclared;
+        .filter(([address]) => !declared.has(address) && selection.covers(address))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      // "Plan with --prune to delete them" is not true of a kind the prune never deletes.
+      const prunable = ([, entry]: (typeof undeclared)[number]) => isPrunable(catalog.kind(entry.kind));
+      const toPrune = undeclared.filter(prunable).map(([address]) => address);
+      const neverPruned = undeclared.filter((e) => !prunable(e)).map(([address]) => address);
+      if (toPrune.length > 0) planned.ownedNotDeclared = toPrune;
+      if (neverPruned.length > 0) planned.ownedNotDeclaredNeverPruned = neverPruned;
     }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not
     // read as "nothing to delete". Patterns that leave them out leave them out silently.

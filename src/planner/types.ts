@@ -117,6 +117,11 @@ export interface Plan {
    */
   ownedNotDeclared?: string[];
   /**
+   * Of the same, those of a kind `--prune` never deletes (a directory configuration): said apart, as
+   * the hint to plan with `--prune` would not delete them.
+   */
+  ownedNotDeclaredNeverPruned?: string[];
+  /**
    * With `--prune`, when no inventory was read (`workspace acme/inv: it does not exist, or this token
    * may not see it`): the prune knew of no object Converge made, so it found nothing to delete.
    */

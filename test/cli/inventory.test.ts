@@ -17,7 +17,11 @@ import { tempDir } from '../support/temp-dirs.js';
 const ORG = 'inv-org';
 let sandbox: RunningSandbox;
 
-const config = { workspaces: { organizations: [{ name: ORG }] } };
+const config = {
+  workspaces: { organizations: [{ name: ORG }] },
+  // A directory mount of its own for the test that drops an LdapConfig, so that others find `ldap` as new.
+  secrets: { mounts: [{ path: 'invnp-ldap' }] },
+};
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, config });
@@ -106,6 +110,27 @@ describe('without --prune, the inventory objects the manifest dropped', () => {
     // With --prune it is a deletion instead, and no longer "not declared".
     const pruned = JSON.parse((await runCli(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
     expect(pruned.pruned).toMatchObject({ addresses: ['AclRole/default/invnd-old'], not_declared: [] });
+  });
+});
+
+describe('without --prune, a dropped object of a kind --prune never deletes', () => {
+  it('is listed apart, not with the advice to plan with --prune', async () => {
+    const env = localEnv();
+    const dir = roles('invnp-keep');
+    writeFileSync(
+      path.join(dir, 'ldap.yaml'),
+      'apiVersion: converge/v1\nkind: LdapConfig\nmetadata: { name: invnp-ldap }\nspec: { url: "ldap://dir.example:389" }\n',
+    );
+    const applied = await runCli(['apply', '-f', dir, '--auto-approve'], env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    writeFileSync(path.join(dir, 'ldap.yaml'), '');
+    const text = await runCli(['plan', '-f', dir], env);
+    expect(text.stdout).toContain(
+      "Not declared, never pruned: 1 object the inventory records as Converge's is no longer in the manifest, of a kind --prune never deletes; it is left as it is.\n  LdapConfig/invnp-ldap\n",
+    );
+    expect(text.stdout).not.toContain('Plan with --prune to delete');
+    const json = JSON.parse((await runCli(['plan', '-f', dir, '--json'], env)).stdout);
+    expect(json.pruned).toMatchObject({ count: 0, not_declared: ['LdapConfig/invnp-ldap'] });
   });
 });
 

@@ -117,7 +117,9 @@ export type PruneLeftoverReason =
   | 'not_recorded'
   | 'refused'
   /** Without `--prune`: the inventory's objects the manifest no longer declares, which stay. */
-  | 'not_declared';
+  | 'not_declared'
+  /** The same, of a kind `--prune` never deletes. */
+  | 'not_declared_never_pruned';
 
 export interface PruneLeftover {
   why: PruneLeftoverReason;
@@ -165,6 +167,11 @@ export function pruneLeftovers(plan: Plan): PruneLeftover[] {
     ['not_recorded', plan.markedNotRecorded ?? [], () => markedNotRecordedLines(plan.markedNotRecorded!)],
     ['refused', plan.pruneRefused ?? [], () => pruneRefusedLines(plan.pruneRefused!)],
     ['not_declared', plan.ownedNotDeclared ?? [], () => ownedNotDeclaredLines(plan.ownedNotDeclared!)],
+    [
+      'not_declared_never_pruned',
+      plan.ownedNotDeclaredNeverPruned ?? [],
+      () => neverPrunedNotDeclaredLines(plan.ownedNotDeclaredNeverPruned!),
+    ],
   ];
   return lists
     .filter(([, addresses]) => addresses.length > 0)
@@ -185,6 +192,19 @@ function ownedNotDeclaredLines(addresses: readonly string[]): string[] {
   return [
     `Not declared: ${n} object${one ? '' : 's'} the inventory records as Converge's ${one ? 'is' : 'are'} no longer in the manifest; without --prune ${one ? 'it is' : 'they are'} left alone (not read: one deleted outside Converge meanwhile is listed too, and a plan with --prune says so).`,
     `Plan with --prune to delete ${one ? 'it' : 'them'} (each deletion is listed), declare ${one ? 'it' : 'them'} with \`ensure: absent\`, or drop a record with \`converge inventory forget ADDRESS --yes\` to leave the object unmanaged.`,
+  ];
+}
+
+/**
+ * Without `--prune`, the same of a kind the prune never deletes (a directory configuration): told to
+ * plan with `--prune`, the reader found it under neither "To prune" nor "Not pruned".
+ */
+function neverPrunedNotDeclaredLines(addresses: readonly string[]): string[] {
+  const n = addresses.length;
+  const one = n === 1;
+  return [
+    `Not declared, never pruned: ${n} object${one ? '' : 's'} the inventory records as Converge's ${one ? 'is' : 'are'} no longer in the manifest, of a kind --prune never deletes; ${one ? 'it is' : 'they are'} left as ${one ? 'it is' : 'they are'}.`,
+    `Declare ${one ? 'it' : 'them'} with \`ensure: absent\` to remove ${one ? 'it' : 'them'}, or drop a record with \`converge inventory forget ADDRESS --yes\` to leave the object unmanaged.`,
   ];
 }
 

@@ -201,7 +201,11 @@ export function planToJson(plan: Plan, version: string): PlanJson {
         .flatMap((l) => l.addresses),
       not_recorded: leftovers.filter((l) => l.why === 'not_recorded').flatMap((l) => l.addresses),
       refused: leftovers.filter((l) => l.why === 'refused').flatMap((l) => l.addresses),
-      not_declared: leftovers.filter((l) => l.why === 'not_declared').flatMap((l) => l.addresses),
+      // Of every kind: the ones --prune never deletes are not declared either (said apart in text).
+      not_declared: leftovers
+        .filter((l) => l.why === 'not_declared' || l.why === 'not_declared_never_pruned')
+        .flatMap((l) => l.addresses)
+        .sort(),
       inventory_absent: plan.inventoryAbsent ?? null,
     },
     // A refused plan (a deletion guard) is not complete either: it will not be applied as it is.
