@@ -95,21 +95,31 @@ async function loadManifestWith(
       settingNames(options.settingNames).allowEnv,
     ),
   }).catch(async (error: unknown) => {
-    throw error instanceof ManifestError && error.partial
-      ? await withObjectProblems(error, error.partial, catalog, env)
-      : error;
+    if (!(error instanceof ManifestError && error.partial)) throw error;
+    // A Connection that would carry a token to an address not allowed is said in the same run as
+    // a typo elsewhere, not only once that is fixed.
+    const untrusted = addressProblems(error.partial);
+    const shown = new Set(error.problems.map((p) => `${formatPosition(p.position)} ${p.message}`));
+    const more = untrusted.filter((p) => !shown.has(`${formatPosition(p.position)} ${p.message}`));
+    const withAddresses =
+      more.length > 0 ? new ManifestError(sortProblems([...error.problems, ...more])) : error;
+    throw await withObjectProblems(withAddresses, error.partial, catalog, env);
   });
-  const untrusted = connectionAddressProblems(
-    manifest.connections,
-    catalog.definitions,
-    env,
-    options.allowAddresses,
-    settingNames(options.settingNames).allowAddresses,
-    carriedValues(manifest, catalog),
-  );
+  const untrusted = addressProblems(manifest);
   if (untrusted.length > 0)
     throw await withObjectProblems(new ManifestError(untrusted), manifest, catalog, env);
   return manifest;
+
+  function addressProblems(loaded: Manifest): ManifestProblem[] {
+    return connectionAddressProblems(
+      loaded.connections,
+      catalog.definitions,
+      env,
+      options.allowAddresses,
+      settingNames(options.settingNames).allowAddresses,
+      carriedValues(loaded, catalog),
+    );
+  }
 }
 
 /**

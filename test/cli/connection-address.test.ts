@@ -101,6 +101,22 @@ describe('a manifest Connection with a token from the environment', () => {
     },
   );
 
+  it('is refused in the same run as a problem elsewhere in the manifest, not only once that is fixed', async () => {
+    const dir = manifest(address);
+    writeFileSync(
+      path.join(dir, 'typo.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: api, connection: elsewher }\nspec: { Description: api }\n',
+    );
+    const r = await runCli(['validate', '-f', dir], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the manifest has 2 problems');
+    expect(r.stderr).toContain('connection "elsewher" is not declared');
+    expect(r.stderr).toContain(
+      `${path.join(dir, 'm.yaml')}:6:12: connection "elsewhere" takes its token from outside the manifest and would send it to ${address}`,
+    );
+    expect(seen).toEqual([]);
+  });
+
   it('sends the token to an address allowed with --allow-address (a glob)', async () => {
     const r = await runCli(['plan', '-f', manifest(address), '--allow-address', 'http://127.0.0.1:*'], env());
     expect(seen.length, r.stderr).toBeGreaterThan(0);
