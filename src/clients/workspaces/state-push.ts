@@ -183,8 +183,12 @@ async function uploadOnce(
         if (landed) return landed;
         throw err;
       }
-      if (!answerLost(err) || signal?.aborted) throw err;
       const grant = resendGrantOf(err, sends);
+      if (!answerLost(err) || signal?.aborted) {
+        // Not sent again: the retry the HTTP layer took for it goes back to the budget.
+        grant?.release?.();
+        throw err;
+      }
       const landed = await currentIfThis(client, workspaceId, state);
       if (landed) {
         grant?.release?.();
