@@ -10,6 +10,7 @@
  * edited, since the manifest check only covers what the manifest declares.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
@@ -146,6 +147,51 @@ export interface WritePlanOptions {
 
 /** Saves a plan for a later `apply FILE`: secrets masked, mode 0600, written whole or not at all. */
 export async function writePlanFile(file: string, plan: Plan, options: WritePlanOptions): Promise<void> {
+  const text = savedPlanText(plan, options);
+  // Written beside the target and renamed, so a crash never leaves half a plan.
+  const tmp = temporaryBeside(file);
+  try {
+    await writeFile(tmp, text, { mode: 0o600 });
+    await rename(tmp, file);
+  } catch (error) {
+    await unlink(tmp).catch(() => {});
+    throw cannotWrite(file, error);
+  }
+}
+
+/**
+ * `writePlanFile` without a wait: the plan is in place, or nothing is, when it returns. For a
+ * command that must decide and save in one step: no signal handler runs between its last check for
+ * an interrupt and the rename (`converge plan -out`), and none finds half a file to leave behind.
+ */
+export function writePlanFileSync(file: string, plan: Plan, options: WritePlanOptions): void {
+  const text = savedPlanText(plan, options);
+  const tmp = temporaryBeside(file);
+  try {
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Never made, or already renamed.
+    }
+    throw cannotWrite(file, error);
+  }
+}
+
+function temporaryBeside(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+function cannotWrite(file: string, error: unknown): EngineError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code === 'ENOENT' ? `its folder ${path.dirname(file)} does not exist` : (code ?? String(error));
+  return new EngineError(`cannot write plan file ${file}: ${why}`);
+}
+
+/** A saved plan's file content: the plan as recorded, signed with the state key. */
+function savedPlanText(plan: Plan, options: WritePlanOptions): string {
   const { key, digests, catalog = defaultCatalog } = options;
   const content: Omit<SavedPlan, 'mac'> = {
     format: FORMAT,
@@ -167,20 +213,9 @@ export async function writePlanFile(file: string, plan: Plan, options: WritePlan
     key_source: key.source,
   };
   const saved: SavedPlan = { ...content, mac: planMac(content, key.key) };
-  // Written beside the target and renamed, so a crash never leaves half a plan.
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    // Inert as text: a control character a service wrote (a lock reason) is escaped, so printing the
-    // file to a terminal or a CI log acts on nothing; it reads back as the same value.
-    await writeFile(tmp, `${jsonOut(saved, null, 2)}\n`, { mode: 0o600 });
-    await rename(tmp, file);
-  } catch (error) {
-    await unlink(tmp).catch(() => {});
-    const code = (error as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? `its folder ${path.dirname(file)} does not exist` : (code ?? String(error));
-    throw new EngineError(`cannot write plan file ${file}: ${why}`);
-  }
+  // Inert as text: a control character a service wrote (a lock reason) is escaped, so printing the
+  // file to a terminal or a CI log acts on nothing; it reads back as the same value.
+  return `${jsonOut(saved, null, 2)}\n`;
 }
 
 /** Reads a saved plan, refusing what is not one or is of another format; `verifyPlanFile` checks its MAC. */

@@ -16,11 +16,15 @@ export interface InProcessResult {
   stderr: string;
 }
 
-function collector(): { stream: Writable & { isTTY: boolean }; text: () => string } {
+function collector(onWrite?: (text: string) => void): {
+  stream: Writable & { isTTY: boolean };
+  text: () => string;
+} {
   const chunks: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
       chunks.push(String(chunk));
+      onWrite?.(chunks.join(''));
       callback();
     },
   });
@@ -30,9 +34,16 @@ function collector(): { stream: Writable & { isTTY: boolean }; text: () => strin
 export async function runCli(
   args: string[],
   env: Record<string, string | undefined>,
-  options: { stdin?: string } = {},
+  options: {
+    stdin?: string;
+    /**
+     * Called with all of standard output so far after each write: a test acts at an exact point of
+     * the command (emits a signal once the plan is printed), without a timer.
+     */
+    onStdout?: (text: string) => void;
+  } = {},
 ): Promise<InProcessResult> {
-  const out = collector();
+  const out = collector(options.onStdout);
   const err = collector();
   const io: Io = {
     stdout: out.stream,

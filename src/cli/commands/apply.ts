@@ -297,6 +297,8 @@ async function applyUntilInterrupted(
     // changed since the plan was saved (no longer Converge's, say), which makes the plan stale.
     const changedSince =
       saved && leftOut.length > 0 ? await deletionsStillThere(saved, leftOut, run.connections, catalog) : [];
+    // Reads that finished as the signal came: the run stops as announced, not as a stale plan.
+    if (interrupt.stop.aborted) return interruptedBeforeChanges(io, interrupt);
     const deleted = leftOut.filter((address) => !changedSince.includes(address));
     if (changedSince.length > 0) {
       for (const address of changedSince)
@@ -394,6 +396,9 @@ async function applyUntilInterrupted(
       }
     }
 
+    // A signal that came since planning (during the reads above) aborted every request: the changes
+    // would be refused as unreadable, with exit 1, rather than left alone with the signal's code.
+    if (interrupt.stop.aborted) return interruptedBeforeChanges(io, interrupt);
     // From here a first Ctrl-C lets changes in flight finish rather than cutting them midway.
     interrupt.letInFlightFinish();
     // A second one quits at once: what was applied by then stays recorded (prune finds what this run
@@ -480,6 +485,12 @@ async function applyUntilInterrupted(
       await run.connections.close();
     }
   }
+}
+
+/** Interrupted between planning and the first change: nothing was changed, and the signal's code. */
+function interruptedBeforeChanges(io: Io, interrupt: Interrupt): number {
+  write(io.stderr, 'Interrupted before any change started; nothing was changed.');
+  return interrupt.exitCode ?? EXIT.error;
 }
 
 /** A saved plan's `--max-deletes`, when it holds a usable one. */

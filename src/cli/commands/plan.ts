@@ -13,10 +13,10 @@ import { ManifestError } from '../../manifest/types.js';
 import { hasChanges } from '../../planner/types.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { inventoryFromEnv } from '../../engine/inventory-backend.js';
-import { writePlanFile } from '../../engine/plan-file.js';
+import { writePlanFileSync } from '../../engine/plan-file.js';
 import { sayAfterError } from '../after-error.js';
 import { errorText } from '../error-text.js';
-import { onInterrupt } from '../interrupt.js';
+import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { plan as planRun } from '../../engine/workflow.js';
 import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -95,14 +95,13 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
   // Ctrl-C or SIGTERM (a cancelled CI job) stops the reads and says so, with the signal's exit code.
   const interrupt = onInterrupt(io);
   try {
-    return await planAndSave(flags, io, catalog, stage, interrupt.signal);
+    return await planAndSave(flags, io, catalog, stage, interrupt);
   } catch (error) {
     if (interrupt.exitCode !== undefined) {
       const saved = flags.out ? ` Nothing was saved to ${flags.out}.` : '';
-      write(
-        io.stderr,
-        `Plan interrupted (${interrupt.signalName ?? 'signal'}); nothing was planned.${saved}`,
-      );
+      // Once printed, the plan on standard output is whole, but the run that made it was stopped.
+      const when = stage.printed ? ' after it was printed' : '; nothing was planned';
+      write(io.stderr, `Plan interrupted (${interrupt.signalName ?? 'signal'})${when}.${saved}`);
       return interrupt.exitCode;
     }
     if (!stage.printed && !(error instanceof ManifestError)) await reportFailedPlan(error, flags, io);
@@ -123,8 +122,9 @@ async function planAndSave(
   io: Io,
   catalog: Catalog,
   stage: { saving: boolean; printed: boolean },
-  signal: AbortSignal,
+  interrupt: Interrupt,
 ): Promise<number> {
+  const { signal } = interrupt;
   // A plan that cannot be saved is found out before minutes of reading services, not after.
   if (flags.out) outFolderMustExist(flags.out);
   const progress = flags.json || flags.markdown ? undefined : readingProgress(io);
@@ -158,10 +158,10 @@ async function planAndSave(
     if (error instanceof ManifestError) await reportInvalidManifest(error, flags, io);
     throw error;
   });
+  const { plan } = run;
   try {
     // Reads cut short by an interrupt may come back as problems rather than as an error.
     if (signal.aborted) throw signal.reason;
-    const { plan } = run;
     if (flags.json) write(io.stdout, renderJson(plan, VERSION));
     else if (flags.markdown) write(io.stdout, renderMarkdown(plan));
     else write(io.stdout, renderHuman(plan, { color: useColor(io, flags.color) }));
@@ -169,46 +169,54 @@ async function planAndSave(
     // Under GitHub Actions: the same Markdown in the step summary, the problems as annotations.
     await writePlanSummary(io, () => renderMarkdown(plan));
     annotatePlanProblems(io, plan.problems);
-
-    if (plan.problems.length > 0) {
-      if (flags.out)
-        notSaved(
-          io,
-          flags.out,
-          // Printed as JSON or Markdown, the problems are in the document on standard output.
-          `the plan has problems (${flags.json ? 'in the JSON on standard output' : flags.markdown ? 'in the Markdown on standard output' : 'above'}), and an incomplete plan is never applied`,
-        );
-      return EXIT.error;
-    }
-    if (flags.out) {
-      stage.saving = true;
-      await writePlanFile(flags.out, plan, {
-        catalog,
-        manifest: flags.file,
-        prune: Boolean(flags.prune),
-        targets: flags.target ?? [],
-        excludes: flags.exclude ?? [],
-        ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
-        options: flags.options ?? [],
-        services: Object.fromEntries(
-          Object.entries(run.connections.addresses()).map(([id, { address }]) => [id, address]),
-        ),
-        version: VERSION,
-        inventorySerial: inventory.serial,
-        digests: inventory,
-        key: inventory.stateKey(),
-      });
-      if (!flags.json && !flags.markdown) {
-        write(
-          io.stdout,
-          `\nSaved the plan to ${flags.out}. Apply exactly this plan with: converge apply ${flags.out}`,
-        );
-      }
-    }
-    return flags.detailedExitcode && hasChanges(plan) ? EXIT.changes : EXIT.ok;
   } finally {
     await run.connections.close();
   }
+  // The last wait of the run is over. A signal that came during any of them (the last reads, the
+  // step summary, closing the connections) was announced as stopping the run: it does, and `-out`
+  // gets nothing. From this check to the end of the command nothing waits, so no signal handler runs
+  // in between: the plan is saved whole, after no announced interrupt, or not at all.
+  if (signal.aborted) throw signal.reason;
+
+  if (plan.problems.length > 0) {
+    if (flags.out)
+      notSaved(
+        io,
+        flags.out,
+        // Printed as JSON or Markdown, the problems are in the document on standard output.
+        `the plan has problems (${flags.json ? 'in the JSON on standard output' : flags.markdown ? 'in the Markdown on standard output' : 'above'}), and an incomplete plan is never applied`,
+      );
+    return EXIT.error;
+  }
+  if (flags.out) {
+    stage.saving = true;
+    // Written and renamed without a wait (see the check above).
+    writePlanFileSync(flags.out, plan, {
+      catalog,
+      manifest: flags.file,
+      prune: Boolean(flags.prune),
+      targets: flags.target ?? [],
+      excludes: flags.exclude ?? [],
+      ...(flags.maxDeletes !== undefined ? { maxDeletes: flags.maxDeletes } : {}),
+      options: flags.options ?? [],
+      services: Object.fromEntries(
+        Object.entries(run.connections.addresses()).map(([id, { address }]) => [id, address]),
+      ),
+      version: VERSION,
+      inventorySerial: inventory.serial,
+      digests: inventory,
+      key: inventory.stateKey(),
+    });
+    // Saved: a signal from now on is not announced as stopping a run that has nothing left to stop.
+    interrupt.dispose();
+    if (!flags.json && !flags.markdown) {
+      write(
+        io.stdout,
+        `\nSaved the plan to ${flags.out}. Apply exactly this plan with: converge apply ${flags.out}`,
+      );
+    }
+  }
+  return flags.detailedExitcode && hasChanges(plan) ? EXIT.changes : EXIT.ok;
 }
 
 /** `-out` given but nothing written: said, so that an earlier file of that name is not taken for this plan. */
