@@ -571,3 +571,71 @@ describe('export of everything where only some services are configured', () => {
     );
   });
 });
+
+describe('export of a job applied from an HCL spec file', () => {
+  // The demo's service job (examples/demo/jobs/web.nomad.hcl): the service parses it into a job with
+  // null for every block it does not use (UI, Multiregion, a group's Disconnect, a task's Vault...),
+  // which the export, written as JSON fields, leaves out.
+  const HCL = `job "web" {
+  datacenters = ["dc1"]
+  type        = "service"
+  meta {
+    team = "platform"
+  }
+  update {
+    max_parallel     = 1
+    min_healthy_time = "5s"
+    healthy_deadline = "1m"
+  }
+  group "web" {
+    count = 2
+    task "server" {
+      driver = "docker"
+      config {
+        image = "nginx:1.27"
+      }
+      resources {
+        cpu    = 200
+        memory = 256
+      }
+    }
+  }
+}
+`;
+  let own: RunningSandbox;
+  let ownEnv: Record<string, string | undefined>;
+  beforeAll(async () => {
+    own = await startSandbox({ port: 0, token: 'export-hcl-root-token-4e19c2' });
+    ownEnv = { ...own.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-export-hcl-state-') };
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  it('plans with no change: a field the spec file leaves null is the field the export leaves out', async () => {
+    const src = tempDir('converge-export-hcl-src-');
+    mkdirSync(path.join(src, 'jobs'));
+    writeFileSync(path.join(src, 'jobs', 'web.nomad.hcl'), HCL);
+    writeFileSync(
+      path.join(src, 'jobs.yaml'),
+      'apiVersion: converge/v1\nkind: Job\nmetadata: { name: web, namespace: default }\nspec:\n  specFile: jobs/web.nomad.hcl\n  preserveCounts: true\n',
+    );
+    const applied = await runCli(['apply', '-f', src, '--auto-approve'], ownEnv);
+    expect([applied.code, applied.stderr]).toEqual([0, '']);
+
+    const dir = outDir();
+    const exported = await runCli(['export', '-o', dir, '--kind', 'Job'], ownEnv);
+    expect([exported.code, exported.stderr]).toEqual([0, '']);
+    expect(readFileSync(path.join(dir, 'Job.yaml'), 'utf8')).not.toContain('specFile');
+
+    const r = await runCli(['plan', '-f', dir, '--json', '--detailed-exitcode'], ownEnv);
+    expect(r.stderr).toBe('');
+    const plan = JSON.parse(r.stdout) as PlanJson;
+    expect(plan.changes.map((c) => [c.address, c.action])).toEqual([['Job/default/web', 'noop']]);
+    expect(r.code).toBe(0);
+    // The text plan says so too: no group "to update in place" that no diff line explains.
+    const text = await runCli(['plan', '-f', dir], ownEnv);
+    expect(text.stdout).not.toContain('to update in place');
+    expect(text.stdout).toContain('No changes.');
+  });
+});

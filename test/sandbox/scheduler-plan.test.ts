@@ -325,3 +325,98 @@ describe('versions with diffs', () => {
     expect(bad.text).toContain('Failed to parse value of "diffs" (maybe) as a bool');
   });
 });
+
+/** The paths of an object's null members, at any depth (list items by index). */
+function nullPaths(value: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => nullPaths(v, [...at, i]));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([k, v]) => (v === null ? [[...at, k]] : nullPaths(v, [...at, k])));
+}
+
+/** A copy of `value` without the member at `path`. */
+function withoutMember(value: Json, path: (string | number)[]): Json {
+  const copy = structuredClone(value);
+  let parent: Record<string | number, unknown> = copy;
+  for (const step of path.slice(0, -1)) parent = parent[step] as Record<string | number, unknown>;
+  delete parent[path.at(-1)!];
+  return copy;
+}
+
+/** A copy of `value` with every null member left out, at any depth: the job as JSON without them. */
+function withoutNulls(value: Json): Json {
+  return nullPaths(value)
+    .reverse()
+    .reduce((job, path) => withoutMember(job, path), value);
+}
+
+describe('a field sent as null is the field not sent (the real agent decodes both to a nil pointer)', () => {
+  const HCL = `job "null-web" {
+  datacenters = ["dc1"]
+  meta {
+    team = "platform"
+  }
+  update {
+    max_parallel     = 1
+    min_healthy_time = "5s"
+  }
+  group "web" {
+    count = 2
+    task "server" {
+      driver = "docker"
+      config {
+        image = "nginx:1.27"
+      }
+      resources {
+        cpu    = 200
+        memory = 256
+      }
+    }
+  }
+}
+`;
+
+  it('the live job of an HCL spec (null for every block it does not use), each null left out, plans no change', async () => {
+    const parsed = await api('POST', '/v1/jobs/parse', { body: { JobHCL: HCL } });
+    expect(parsed.status, parsed.text).toBe(200);
+    const reg = await register(api, parsed.json<Json>());
+    const live = await getJson(api, '/v1/job/null-web');
+    const paths = nullPaths(live);
+    // The fields only the HCL path sends as null: no default fills them, so they stay as sent.
+    for (const field of ['UI', 'Multiregion', 'VersionTag', 'ConsulNamespace', 'VaultNamespace'])
+      expect(paths).toContainEqual([field]);
+    expect(paths).toContainEqual(['TaskGroups', 0, 'Disconnect']);
+    expect(paths).toContainEqual(['TaskGroups', 0, 'Tasks', 0, 'Vault']);
+
+    // One at a time, so the answer names the field that made a difference.
+    const changed: string[] = [];
+    for (const path of paths) {
+      const p = await plan(withoutMember(live, path));
+      if (p.Diff!.Type !== 'None' || updates(p)!.Ignore !== 2) changed.push(path.join('.'));
+    }
+    expect(changed).toEqual([]);
+
+    // All of them at once, as a JSON job written without them: no change, and no new version.
+    const bare = withoutNulls(live);
+    const p = await plan(bare);
+    expect(updates(p)).toMatchObject({ ...zero, Ignore: 2 });
+    expect(p.Diff!.Type).toBe('None');
+    expect(p.Diff!.TaskGroups[0]).toMatchObject({ Type: 'None', Updates: { ignore: 2 } });
+    expect((await register(api, bare)).JobModifyIndex).toBe(reg.JobModifyIndex);
+    const versions = await getJson<{ Versions: Json[] }>(api, '/v1/job/null-web/versions');
+    expect(versions.Versions).toHaveLength(1);
+  });
+
+  it('a JSON job without those fields, sent again with them null, plans no change', async () => {
+    const job = web('null-json', 2);
+    const reg = await register(api, job);
+    const nulls = structuredClone(job);
+    Object.assign(nulls, { UI: null, Multiregion: null, VersionTag: null, ConsulNamespace: null });
+    const group = (nulls.TaskGroups as Json[])[0]!;
+    Object.assign(group, { Disconnect: null, MaxClientDisconnect: null, PreventRescheduleOnLost: null });
+    Object.assign(taskOf(nulls), { Vault: null, Consul: null, Identity: null, Actions: null });
+    const p = await plan(nulls);
+    expect(updates(p)).toMatchObject({ ...zero, Ignore: 2 });
+    expect(p.Diff!.Type).toBe('None');
+    expect((await register(api, nulls)).JobModifyIndex).toBe(reg.JobModifyIndex);
+  });
+});

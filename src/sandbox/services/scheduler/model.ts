@@ -140,6 +140,15 @@ const SERVER_FIELDS = [
   'JobModifyIndex',
 ];
 
+/**
+ * A field sent as null is the field not sent: the real agent decodes the JSON into Go structs, where
+ * both leave the field at its zero value (a nil pointer, slice or map; a struct's own zero), so
+ * `"UI": null` (which an HCL job parsed by the service carries for every block it does not use) and
+ * no `UI` at all are the same job. Spec comparisons skip null members as the diff does (diff.ts
+ * `canonical`); a null inside a list stays, as it does in Go.
+ */
+const nullIsAbsent = (v: unknown) => v === null;
+
 export function specOf(job: Json): string {
   const copy: Json = { ...job };
   for (const f of SERVER_FIELDS) delete copy[f];
@@ -149,11 +158,12 @@ export function specOf(job: Json): string {
 const IGNORED_BY_SPEC = new Set(SERVER_FIELDS);
 
 /**
- * Whether two jobs have the same spec: `specOf(a) === specOf(b)` without building either string (a
+ * Whether two jobs have the same spec (the real `SpecChanged`, null members counting as absent):
+ * `specOf(a) === specOf(b)` without building either string (a
  * plan compares the stored job with the planned one twice, and the strings were most of its cost).
  */
 export function sameSpec(a: Json, b: Json): boolean {
-  return jsonEqual(a, b, { ignored: IGNORED_BY_SPEC });
+  return jsonEqual(a, b, { ignored: IGNORED_BY_SPEC, absent: nullIsAbsent });
 }
 
 /**
@@ -172,7 +182,8 @@ export function putBackRecords<R extends { ID: string }>(
 }
 
 /**
- * JSON with sorted keys, so equal specs compare equal whatever the order clients send keys in. Built
+ * JSON with sorted keys and without null members (see `nullIsAbsent`), so equal specs compare equal
+ * whatever the order clients send keys in and whether they send unused fields as null. Built
  * by appending rather than through filter/map/join: every placed allocation stringifies its group
  * (`groupSpec`), and the intermediate arrays were half of a new job's plan.
  */
@@ -186,7 +197,7 @@ function stableStringify(value: unknown): string {
     let out = '{';
     for (const k of Object.keys(value).sort()) {
       const v = value[k];
-      if (v === undefined) continue;
+      if (v === undefined || v === null) continue;
       out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${stableStringify(v)}`;
     }
     return `${out}}`;
