@@ -41,7 +41,11 @@ export interface SandboxOptions {
   dataDir?: string;
   /** Config object, or path to a YAML config file. */
   config?: SandboxConfig | string;
-  /** Fault settings laid over the config's `faults`, key by key (`converge sandbox`'s options). */
+  /**
+   * Fault settings laid over the config's `faults`, key by key (`converge sandbox`'s options); a key
+   * set here for every service replaces the config's value of that key for every service, its
+   * per-service ones included (merge-faults.ts).
+   */
   faults?: FaultsConfig;
   /** Receives one line per request; default none. */
   log?: (line: string) => void;

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSandboxCommand } from '../../src/sandbox/command.js';
 import { type FaultFlags, faultsFromFlags } from '../../src/sandbox/config/fault-flags.js';
 import { validateSandboxConfig } from '../../src/sandbox/config/validate.js';
 import { startSandbox } from '../../src/sandbox/index.js';
@@ -227,6 +228,107 @@ describe('converge sandbox fault options: in force', () => {
     } finally {
       await quiet.close();
       await seeded.close();
+    }
+  });
+});
+
+describe('a fault option without a service prefix sets that fault for every service', () => {
+  /**
+   * The start-up fault lines of `converge sandbox --config FILE <flags> --seed 42`: started on a free
+   * port and stopped at once (an aborted signal), through the command itself.
+   */
+  async function faultLines(faults: Record<string, unknown>, flags: FaultFlags): Promise<string[]> {
+    const config = join(tempDir('converge-fault-merge-'), 'sandbox.yaml');
+    writeFileSync(config, JSON.stringify({ faults }));
+    let stderr = '';
+    const code = await runSandboxCommand(
+      { port: 0, config, faults: { ...flags, seed: '42' } },
+      {
+        stdout: { write: () => true },
+        stderr: { write: (text: string) => (stderr += text) },
+        signal: AbortSignal.abort(),
+      },
+    );
+    expect(code, stderr).toBe(0);
+    return stderr
+      .split('\n')
+      .filter((line) => line.startsWith('converge sandbox: faults'))
+      .map((line) => line.slice('converge sandbox: '.length));
+  }
+
+  it.each([
+    [
+      '--fail-rate 0 over a per-service failRate',
+      { latencyMs: 20, failRate: 0.5, services: { scheduler: { failRate: 0.2 } } },
+      { failRate: ['0'] },
+      ['faults: latency 20 ms; seed 42'],
+    ],
+    [
+      '--fail-rate 0 over a per-service errorRate (its older name)',
+      { services: { scheduler: { errorRate: 0.2 } } },
+      { failRate: ['0'] },
+      [],
+    ],
+    [
+      '--fail-rate 0 keeps the per-service keys it does not set',
+      { services: { scheduler: { failRate: 0.2, latencyMs: 7 } } },
+      { failRate: ['0'] },
+      ['faults: none; seed 42', 'faults for scheduler: latency 7 ms'],
+    ],
+    [
+      'a prefixed --fail-rate wins over the bare one, for its service only',
+      { failRate: 0.5, services: { scheduler: { failRate: 0.2 }, registry: { failRate: 0.3 } } },
+      { failRate: ['0', 'scheduler=0.1'] },
+      ['faults: none; seed 42', 'faults for scheduler: 10% answer 503'],
+    ],
+    [
+      'a prefixed --fail-rate alone replaces its service’s value only',
+      { failRate: 0.5, services: { scheduler: { failRate: 0.2 }, registry: { failRate: 0.3 } } },
+      { failRate: ['scheduler=0.1'] },
+      [
+        'faults: 50% answer 503; seed 42',
+        'faults for scheduler: 10% answer 503',
+        'faults for registry: 30% answer 503',
+      ],
+    ],
+    [
+      '--latency sets the latency and the jitter of every service',
+      { services: { registry: { latencyMs: 50, jitterMs: 10, failRate: 0.3 } } },
+      { latency: ['5'] },
+      ['faults: latency 5 ms; seed 42', 'faults for registry: latency 5 ms, 30% answer 503'],
+    ],
+    [
+      '--reset-rate 0 over a per-service resetRate',
+      { services: { secrets: { resetRate: 0.4 } } },
+      { resetRate: ['0'] },
+      [],
+    ],
+    [
+      '--rate-limit over a per-service token bucket',
+      { services: { workspaces: { rateLimit: { perSecond: 2, burst: 2 } } } },
+      { rateLimit: ['50'] },
+      ['faults: rate limit 50/s per token (burst 50), then 429; seed 42'],
+    ],
+  ] as [string, Record<string, unknown>, FaultFlags, string[]][])('%s', async (_, faults, flags, lines) => {
+    expect(await faultLines(faults, flags)).toEqual(lines);
+  });
+
+  it('serves what the start-up lines say: --fail-rate 0 answers every scheduler request', async () => {
+    const names = SANDBOX_SERVICES.map((s) => s.name);
+    const sandbox = await startSandbox({
+      config: { faults: { failRate: 0.5, services: { scheduler: { failRate: 1 } } } },
+      faults: faultsFromFlags({ failRate: ['0'], seed: '42' }, names)!,
+    });
+    try {
+      const headers = { Authorization: `Bearer ${sandbox.rootToken}` };
+      const statuses = new Set<number>();
+      for (let i = 0; i < 10; i++) {
+        statuses.add((await fetch(`${sandbox.url}/v1/jobs`, { headers })).status);
+        statuses.add((await fetch(`${sandbox.url}/v1/acl/roles`, { headers })).status);
+      }
+      expect([...statuses]).toEqual([200]);
+    } finally {
+      await sandbox.close();
     }
   });
 });
