@@ -10,6 +10,7 @@
  * edited, since the manifest check only covers what the manifest declares.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { jsonNestsDeeperThan } from '../common/json-depth.js';
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -145,6 +146,8 @@ export interface WritePlanOptions {
   catalog?: Catalog;
 }
 
+const MAX_PLAN_FILE_NESTING = 200;
+
 /** Saves a plan for a later `apply FILE`: secrets masked, mode 0600, written whole or not at all. */
 export async function writePlanFile(file: string, plan: Plan, options: WritePlanOptions): Promise<void> {
   const text = savedPlanText(plan, options);
@@ -237,6 +240,13 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
   const manifestHint = /\.ya?ml$/i.test(file)
     ? ` (to apply a manifest, give it with -f: apply -f ${file})`
     : '';
+  // A plan's values nest as the objects they hold (a service's, at most 128 levels) plus a few
+  // levels of the file's own: deeper is no plan Converge wrote, and would overflow the stack of the
+  // MAC check that walks it.
+  if (jsonNestsDeeperThan(text, MAX_PLAN_FILE_NESTING))
+    throw new EngineError(
+      `${file} is not a Converge plan file (its JSON nests deeper than ${MAX_PLAN_FILE_NESTING} levels)`,
+    );
   let saved: SavedPlan;
   try {
     saved = JSON.parse(text) as SavedPlan;

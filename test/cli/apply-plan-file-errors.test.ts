@@ -17,6 +17,16 @@ describe('apply FILE with no saved plan there', () => {
     );
   });
 
+  it('refuses a file nested deeper than any plan, rather than overflowing the stack', async () => {
+    const file = path.join(tempDir('converge-planfile-'), 'deep.plan');
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    writeFileSync(file, `{"format": 3, "changes": [], "manifest": [], "mac": ${deep}}`);
+    const r = await runCli(['apply', file], env());
+    expect(r.stderr).not.toContain('call stack');
+    expect(r.stderr).toContain(`${file} is not a Converge plan file (its JSON nests deeper than 200 levels)`);
+    expect(r.code).toBe(1);
+  });
+
   it('points a manifest given without -f to -f', async () => {
     const file = path.join(tempDir('converge-planfile-'), 'roles.yaml');
     writeFileSync(file, 'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: a }\nspec: {}\n');

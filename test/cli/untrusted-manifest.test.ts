@@ -234,3 +234,36 @@ describe("a job's registration tokens", () => {
     expect(saved).not.toContain(registry);
   });
 });
+
+describe('local JSON nested deeper than Converge walks', () => {
+  // Each was read whole and then walked recursively: "Maximum call stack size exceeded", from a plan
+  // of a pull request that names such a file.
+  it('refuses a job specFile nested 3,000 levels deep, naming it, sending it nowhere', async () => {
+    const deep = `${'['.repeat(3_000)}${']'.repeat(3_000)}`;
+    const { dir, stateDir } = workspace({
+      'jobs.yaml': job('deep', 'specFile: deep.json'),
+      'deep.json': `{"Job": {"Type": "batch", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "exec", "Config": {"args": ${deep}}}]}]}}`,
+    });
+    const r = await runCli(['plan', '-f', dir], env(stateDir));
+    expect(r.stdout + r.stderr).not.toContain('call stack');
+    expect(r.stdout + r.stderr).toContain(
+      'deep.json: the job nests deeper than 64 levels, as a manifest may not either',
+    );
+    expect(r.code).toBe(1);
+    // Read for its live state, never sent (no parse, no plan, no register).
+    expect(requests.filter((l) => /^(POST|PUT) /.test(l))).toEqual([]);
+  });
+
+  it("refuses a workspace's state file nested 20,000 levels deep", async () => {
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    const { dir, stateDir } = workspace({
+      'ws.yaml':
+        'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: deep-state, namespace: sandbox }\nspec: { state: deep.tfstate }\n',
+      'deep.tfstate': `{"version": 4, "serial": ${deep}, "lineage": "x"}`,
+    });
+    const r = await runCli(['plan', '-f', dir], env(stateDir));
+    expect(r.stdout + r.stderr).not.toContain('call stack');
+    expect(r.stdout + r.stderr).toContain('not a state file: its JSON nests deeper than 128 levels');
+    expect(r.code).toBe(1);
+  });
+});

@@ -3,6 +3,7 @@
  * brackets inside strings (escaped quotes included), and linear on a flat document.
  */
 import { describe, expect, it } from 'vitest';
+import { decodeBody } from '../../src/clients/http/body.js';
 import { jsonNestsDeeperThan } from '../../src/common/json-depth.js';
 
 const nested = (levels: number, open = '{"a":', close = '}') =>
@@ -38,5 +39,22 @@ describe('jsonNestsDeeperThan', () => {
 
   it('leaves invalid JSON to the parser', () => {
     expect(jsonNestsDeeperThan(`{"a":"${'['.repeat(50)}`, 3)).toBe(false);
+  });
+});
+
+describe('decodeBody', () => {
+  const deep = `{"a":${'['.repeat(200)}${']'.repeat(200)}}`;
+  it('refuses JSON nested deeper than 128 levels, under a JSON type or as text that is JSON', () => {
+    const problem = { ok: false, problem: 'JSON in the response body nests deeper than 128 levels' };
+    expect(decodeBody(deep, 'application/json')).toEqual(problem);
+    // A state file comes as application/octet-stream, and is parsed and walked by its reader.
+    expect(decodeBody(`  ${deep}`, 'application/octet-stream')).toEqual(problem);
+  });
+
+  it('leaves other text alone, and takes JSON within the limit', () => {
+    const brackets = `log: ${'['.repeat(300)}`;
+    expect(decodeBody(brackets, 'text/plain')).toEqual({ ok: true, value: brackets });
+    const fine = `${'['.repeat(128)}${']'.repeat(128)}`;
+    expect(decodeBody(fine, 'application/json').ok).toBe(true);
   });
 });

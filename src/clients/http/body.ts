@@ -55,12 +55,15 @@ export const MAX_RESPONSE_NESTING = 128;
 /** JSON when the content type says so, text otherwise, undefined when there is no body. */
 export function decodeBody(text: string, contentType: string | undefined): DecodedBody {
   if (text.length === 0) return { ok: true, value: undefined };
-  if (!isJsonContentType(contentType)) return { ok: true, value: text };
-  if (jsonNestsDeeperThan(text, MAX_RESPONSE_NESTING))
+  const json = isJsonContentType(contentType);
+  // Text that is JSON under another type (a state file downloaded as octet-stream, then parsed and
+  // walked by its reader) is held to the same limit.
+  if ((json || /^\s*[[{]/.test(text)) && jsonNestsDeeperThan(text, MAX_RESPONSE_NESTING))
     return {
       ok: false,
       problem: `JSON in the response body nests deeper than ${MAX_RESPONSE_NESTING} levels`,
     };
+  if (!json) return { ok: true, value: text };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {

@@ -4,6 +4,7 @@
  * and a file the service would refuse is refused here first, with an error that names the file.
  */
 import { nodeCrypto } from '../../common/lazy-crypto.js';
+import { jsonNestsDeeperThan } from '../../common/json-depth.js';
 import { jsonErrorLineColumn } from '../../common/json-error-position.js';
 
 export interface StateFileInfo {
@@ -35,7 +36,19 @@ export class StateFileError extends Error {
 export const STATE_FORMAT_VERSION = 4;
 
 /** Validates a format-4 state file; `source` (a path, usually) names it in errors. */
+/**
+ * Deepest nesting a state file may have: a resource's attributes nest as their provider's schema
+ * does, a few dozen levels at most; deeper text (from a pull request's `state:` file or a download)
+ * would overflow the stack of whatever walks it, its error message first.
+ */
+const MAX_STATE_NESTING = 128;
+
 export function parseStateFile(text: string, source: string): StateFileInfo {
+  if (jsonNestsDeeperThan(text, MAX_STATE_NESTING))
+    throw new StateFileError(
+      source,
+      `not a state file: its JSON nests deeper than ${MAX_STATE_NESTING} levels`,
+    );
   let doc: unknown;
   try {
     doc = JSON.parse(text);

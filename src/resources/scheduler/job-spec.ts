@@ -13,6 +13,7 @@
 import path from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { Job } from '../../clients/scheduler/client.js';
+import { jsonNestsDeeperThan } from '../../common/json-depth.js';
 import { jsonErrorLineColumn } from '../../common/json-error-position.js';
 import { printable } from '../../common/printable.js';
 import type { Desired, PlanProblem, ResourceKey } from '../contract.js';
@@ -26,6 +27,8 @@ import {
 
 /** Largest job specification file read: far above any real job, and bounded all the same. */
 const MAX_JOB_SPEC_BYTES = 4 * 1024 * 1024;
+/** A manifest's own nesting limit (manifest/limits.ts MAX_NESTING_DEPTH): real jobs stay near 10. */
+const MAX_JOB_FILE_NESTING = 64;
 
 /** The `Meta` key (and value) that marks a job as registered by Converge. */
 export const OWNERSHIP_META_KEY = 'converge-managed';
@@ -354,6 +357,10 @@ export async function readJobSource(
   const text = read.text;
   if (text.trim() === '') return problem('the job specification is empty');
   if (!isJsonFile(file)) return { local: { file, text }, problems: [] };
+  // Held to a manifest's limit: what compares, masks and renders a job recurses per level, and a
+  // pull request's job file thousands of levels deep crashed the plan before any request.
+  if (jsonNestsDeeperThan(text, MAX_JOB_FILE_NESTING))
+    return problem(`the job nests deeper than ${MAX_JOB_FILE_NESTING} levels, as a manifest may not either`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
