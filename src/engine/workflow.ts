@@ -267,7 +267,9 @@ export async function plan(
     if (options.prune && options.managed?.absent) planned.inventoryAbsent = options.managed.absent;
     // Without --prune, the inventory's objects whose documents are gone are said, not deleted: a
     // reviewer read "No changes" of a pull request that removed some as nothing left behind.
-    if (!options.prune && options.managed) {
+    // Those of a kind --prune never deletes (an LdapConfig) are said with --prune too: its plan lists
+    // them neither to prune nor as left, and a pull request that dropped one read as nothing.
+    if (options.managed) {
       const declared = new Set(desired.map((d) => addressOf(d.key)));
       const undeclared = allOwned
         .filter(([address]) => !declared.has(address) && selection.covers(address))
@@ -276,7 +278,7 @@ export async function plan(
       const prunable = ([, entry]: (typeof undeclared)[number]) => isPrunable(catalog.kind(entry.kind));
       const toPrune = undeclared.filter(prunable).map(([address]) => address);
       const neverPruned = undeclared.filter((e) => !prunable(e)).map(([address]) => address);
-      if (toPrune.length > 0) planned.ownedNotDeclared = toPrune;
+      if (!options.prune && toPrune.length > 0) planned.ownedNotDeclared = toPrune;
       if (neverPruned.length > 0) planned.ownedNotDeclaredNeverPruned = neverPruned;
     }
     // Listed in a targeted plan too, where the patterns cover them: a target naming them must not

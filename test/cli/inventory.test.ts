@@ -129,6 +129,11 @@ describe('without --prune, a dropped object of a kind --prune never deletes', ()
       "Not declared, never pruned: 1 object the inventory records as Converge's is no longer in the manifest, of a kind --prune never deletes; it is left as it is.\n  LdapConfig/invnp-ldap\n",
     );
     expect(text.stdout).not.toContain('Plan with --prune to delete');
+    // With --prune too: its plan deletes nothing of the kind, and must not read as nothing dropped.
+    const pruned = await runCli(['plan', '-f', dir, '--prune'], env);
+    expect(pruned.stdout).toContain('Not declared, never pruned: 1 object');
+    const prunedJson = JSON.parse((await runCli(['plan', '-f', dir, '--prune', '--json'], env)).stdout);
+    expect(prunedJson.pruned).toMatchObject({ count: 0, not_declared: ['LdapConfig/invnp-ldap'] });
     const json = JSON.parse((await runCli(['plan', '-f', dir, '--json'], env)).stdout);
     expect(json.pruned).toMatchObject({ count: 0, not_declared: ['LdapConfig/invnp-ldap'] });
   });

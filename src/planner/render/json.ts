@@ -86,7 +86,10 @@ export interface PlanJson {
     not_recorded: string[];
     /** Objects the prune would delete whose kind refuses it (a workspace holding an inventory). */
     refused: string[];
-    /** Without --prune: objects the inventory records as Converge's that the manifest no longer declares. */
+    /**
+     * Objects the inventory records as Converge's that the manifest no longer declares: without
+     * --prune all of them; with it, those of a kind --prune never deletes (an LdapConfig).
+     */
     not_declared: string[];
     /**
      * With --prune, why no inventory was read (`workspace acme/inv: it does not exist, or this token
