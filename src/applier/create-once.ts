@@ -89,8 +89,12 @@ export async function createOnce(
           if (found) {
             // Said, so that the read back in the output is explained and the object's "created" is believed.
             // After a resend the failure may not be a lost answer at all ("already exists": the earlier
-            // send landed late), so it is named as what came back to the resend.
-            const what = sentAgain ? `the resend was answered ${reasonOf(error)}` : lostAnswer(error, sends);
+            // send landed late), so it is named as what came back to the resend; unless the resend
+            // was answered with success, when the failure is a later step's.
+            const what =
+              sentAgain && !sends.answered
+                ? `the resend was answered ${reasonOf(error)}`
+                : lostAnswer(error, sends);
             options.onRetry?.(
               `${what}; found by its key, so it is not created again (any step it left undone is done now)`,
               false,

@@ -23,14 +23,17 @@ let sandbox: RunningSandbox;
 let proxy: HostileServer;
 const writes: string[] = [];
 const proxyErrors: string[] = [];
+/** The later step the proxy answers 503 every time (the first create is answered 503 once). */
+let refused = '/actions/unlock';
+let creates = 0;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  let creates = 0;
   proxy = await hostileServer((req, res, body) => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const refuse =
-      (method === 'POST' && url === CREATE && creates++ === 0) || url.endsWith('/actions/unlock');
+      (method === 'POST' && url === CREATE && creates++ === 0) ||
+      (method === 'POST' && url.endsWith(refused));
     if (method !== 'GET') writes.push(`${method} ${url.replace(/ws-\w+/, 'ws-X')}${refuse ? ' 503' : ''}`);
     if (refuse) {
       res.writeHead(503, { 'content-type': 'application/vnd.api+json', 'retry-after': '0' });
@@ -68,24 +71,32 @@ async function workspaceLocked(): Promise<boolean> {
   return ((await res.json()) as { data: { attributes: { locked: boolean } } }).data.attributes.locked;
 }
 
+/** Applies a workspace `name` with the demo's state file, through the proxy refusing `step`. */
+async function applyThroughProxy(name: string, step: string) {
+  refused = step;
+  creates = 0;
+  writes.length = 0;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-push-unlock-'));
+  cpSync(path.join(import.meta.dirname, '../../examples/demo/states'), path.join(dir, 'states'), {
+    recursive: true,
+  });
+  writeFileSync(
+    path.join(dir, 'ws.yaml'),
+    `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: ${name}, namespace: sandbox }\nspec:\n  execution-mode: remote\n  state: states/web-prod.tfstate\n`,
+  );
+  const env = {
+    ...sandbox.env(),
+    CONVERGE_WORKSPACES_ADDR: proxy.url,
+    CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-push-unlock-state-')),
+    NO_COLOR: '1',
+  };
+  const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
+  return { applied, output: applied.stdout + applied.stderr };
+}
+
 describe('a workspace create sent again whose state push cannot unlock', () => {
   it('is reported failed with the lock that stays, not created', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'converge-push-unlock-'));
-    cpSync(path.join(import.meta.dirname, '../../examples/demo/states'), path.join(dir, 'states'), {
-      recursive: true,
-    });
-    writeFileSync(
-      path.join(dir, 'ws.yaml'),
-      'apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: web-prod, namespace: sandbox }\nspec:\n  execution-mode: remote\n  state: states/web-prod.tfstate\n',
-    );
-    const env = {
-      ...sandbox.env(),
-      CONVERGE_WORKSPACES_ADDR: proxy.url,
-      CONVERGE_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'converge-push-unlock-state-')),
-      NO_COLOR: '1',
-    };
-    const applied = await runCli(['apply', '-f', dir, '--auto-approve', '--parallelism', '1'], env);
-    const output = applied.stdout + applied.stderr;
+    const { applied, output } = await applyThroughProxy('web-prod', '/actions/unlock');
 
     expect(proxyErrors).toEqual([]);
     expect(writes).toEqual([
@@ -107,5 +118,18 @@ describe('a workspace create sent again whose state push cannot unlock', () => {
     ).toHaveLength(8);
     // What the failure says is so: the push's lock is still on the workspace.
     expect(await workspaceLocked()).toBe(true);
+  });
+});
+
+describe('a workspace create sent again whose state upload then fails', () => {
+  // Was: "the resend was answered 503; found by its key…", of a resend answered 201: the 503 was
+  // the upload's.
+  it('names the upload as the step whose answer was lost, not the resend', async () => {
+    const { output } = await applyThroughProxy('web-upload', '/state-versions');
+    expect(proxyErrors).toEqual([]);
+    expect(output).toMatch(
+      /the answer to a later step of the create was lost \(POST \/api\/v2\/workspaces\/ws-\w+\/state-versions: 503/,
+    );
+    expect(output).not.toContain('the resend was answered');
   });
 });

@@ -5,6 +5,7 @@
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, type RetryEvent } from '../../src/clients/http/index.js';
+import { HostRegistry } from '../../src/clients/http/host-registry.js';
 import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import {
@@ -414,6 +415,66 @@ describe('pushState', () => {
       expect(sent().filter((c) => c === `POST ${UNLOCK}`)).toHaveLength(9);
       expect(retries).toHaveLength(8);
       expect(retries[0]!.reason).toBe('503 Service Unavailable; read back: still locked by this run');
+    });
+
+    it("still releases its lock with the run's retry budget spent: the 3 sends it had before the budget", async () => {
+      const hosts = new HostRegistry(0);
+      const budget = hosts.budget(ORIGIN);
+      while (budget.tryTake()) {
+        // Spend it all: a service that failed the rest of the run.
+      }
+      client = WorkspacesClient.fromConnection({
+        address: ORIGIN,
+        token: 'tok-12345678',
+        dispatcher: agent,
+        http: { retry: { minDelayMs: 1, maxDelayMs: 5 }, hosts },
+      });
+      replyLock();
+      pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
+      for (let i = 0; i < 2; i++) {
+        pool.intercept({ path: UNLOCK, method: 'POST' }).reply(...apiError(503, 'unavailable'));
+        pool
+          .intercept({ path: '/api/v2/workspaces/ws-1', method: 'GET' })
+          .reply(200, workspace({ id: 'user-1', type: 'users' }, 'seeding by pid 7'), {
+            headers: apiHeaders,
+          });
+      }
+      replyUnlock();
+      await expect(pushState(client, 'ws-1', state, { reason: 'seeding by pid 7' })).resolves.toMatchObject({
+        id: 'sv-9',
+      });
+      expect(sent().filter((c) => c === `POST ${UNLOCK}`)).toHaveLength(3);
+    });
+
+    it('sends nothing again once interrupted during the read back, and says the interrupt', async () => {
+      const hosts = new HostRegistry();
+      client = WorkspacesClient.fromConnection({
+        address: ORIGIN,
+        token: 'tok-12345678',
+        dispatcher: agent,
+        http: { retry: { minDelayMs: 1, maxDelayMs: 5 }, hosts, onRetry: (e) => retries.push(e) },
+      });
+      const interrupt = new AbortController();
+      replyLock();
+      pool.intercept({ path: UPLOAD, method: 'POST' }).reply(...apiError(503, 'unavailable'));
+      pool.intercept({ path: currentPath, method: 'GET' }).reply(
+        200,
+        () => {
+          interrupt.abort(new Error('interrupted by SIGINT'));
+          return asBefore;
+        },
+        { headers: apiHeaders },
+      );
+      replyUnlock();
+      const err = await pushState(client, 'ws-1', state, {
+        reason: 'seeding by pid 7',
+        signal: interrupt.signal,
+      }).catch((e: unknown) => e);
+      expect((err as Error).message).toBe('interrupted by SIGINT');
+      expect(retries).toEqual([]);
+      expect(sent().filter((c) => c === `POST ${UPLOAD}`)).toHaveLength(1);
+      // The retry the 503 took is back: nothing was sent again.
+      expect(hosts.budget(ORIGIN).usage.retries).toBe(0);
     });
 
     it('gives the retry back when the read back finds the upload landed', async () => {

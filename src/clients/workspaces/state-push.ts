@@ -13,7 +13,7 @@
  *   broke is followed by a best-effort unlock, since it may have been taken.
  */
 import { printable } from '../../common/printable.js';
-import { HttpStatusError } from '../http/errors.js';
+import { HttpStatusError, isServiceError } from '../http/errors.js';
 import { answerLost } from '../http/retry-policy.js';
 import { CreateSends, resendGrantOf } from '../http/create-sends.js';
 import type { Workspace, WorkspacesClient } from './client.js';
@@ -195,8 +195,17 @@ async function uploadOnce(
         return landed;
       }
       if (!grant) throw err;
+      if (signal?.aborted) {
+        grant.release?.();
+        throw signal.reason;
+      }
       grant.announce?.('read back: the state version did not land');
-      await sleep(grant.delayMs, undefined, signal ? { signal } : {});
+      await sleep(grant.delayMs, undefined, signal ? { signal } : {}).catch(() => {
+        // Interrupted while waiting: not sent, so the retry goes back; the caller's reason, not the
+        // timer's own AbortError.
+        grant.release?.();
+        throw signal?.reason ?? err;
+      });
     }
   }
 }
@@ -277,6 +286,7 @@ export async function unlockOwnLock(
 ): Promise<Workspace> {
   const sends = new CreateSends();
   const unlocker = client.withResends(sends);
+  let unbudgeted = 0;
   for (;;) {
     sends.claimed = false;
     try {
@@ -291,15 +301,32 @@ export async function unlockOwnLock(
         grant?.release?.();
         return now;
       }
-      if (!grant || !now) {
+      // Releasing a lock is cleanup: with the run's retry budget spent, it still gets the sends it had
+      // before the budget applied to it, rather than leave the workspace for an admin to unlock.
+      const cleanup =
+        !grant &&
+        !conflict &&
+        isServiceError(err) &&
+        err.retryBudgetSpent === true &&
+        unbudgeted < MAX_UNBUDGETED_UNLOCK_RESENDS;
+      if ((!grant && !cleanup) || !now) {
         grant?.release?.();
         throw err;
       }
-      grant.announce?.('read back: still locked by this run');
-      await sleep(grant.delayMs);
+      if (grant) {
+        grant.announce?.('read back: still locked by this run');
+        await sleep(grant.delayMs);
+      } else {
+        unbudgeted++;
+        await sleep(UNBUDGETED_PAUSE_MS * unbudgeted);
+      }
     }
   }
 }
+
+/** Resends of an unlock after the run's retry budget is spent (see `unlockOwnLock`), and their pause. */
+const MAX_UNBUDGETED_UNLOCK_RESENDS = 2;
+const UNBUDGETED_PAUSE_MS = 250;
 
 /** Names the lock's holder; the lookups are best effort, the refusal is reported either way. */
 async function lockedError(
