@@ -24,30 +24,39 @@ import { errorText } from './error-text.js';
 import { type Io, write } from './io.js';
 import { type CliCatalog, type CommandContext, serviceCommands } from './service-module.js';
 import { VERSION } from './version.js';
+import { wholeNumber } from './whole-number.js';
 
+/**
+ * The parsers of the whole-number flags: decimal digits only (see whole-number.ts). The value is
+ * shown quoted in commander's message, so an empty one reads `argument '' is invalid`.
+ */
 function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  const n = wholeNumber(value);
+  if (n === undefined || n < 1)
+    throw new InvalidArgumentError('must be a whole number of at least 1, in decimal digits (such as 10)');
   return n;
 }
 
 function wholeSeconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new InvalidArgumentError('must be a whole number of seconds (0 or more)');
+  const n = wholeNumber(value);
+  if (n === undefined)
+    throw new InvalidArgumentError(
+      'must be a whole number of seconds (0 or more), in decimal digits (such as 10)',
+    );
   return n;
 }
 
-function wholeNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number (0 or more)');
+function wholeCount(value: string): number {
+  const n = wholeNumber(value);
+  if (n === undefined)
+    throw new InvalidArgumentError('must be a whole number (0 or more), in decimal digits (such as 10)');
   return n;
 }
 
 function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    throw new InvalidArgumentError('must be a port number (0 to 65535)');
+  const n = wholeNumber(value);
+  if (n === undefined || n > 65535)
+    throw new InvalidArgumentError('must be a port number (0 to 65535), in decimal digits');
   return n;
 }
 
@@ -107,7 +116,7 @@ const maxDeletesOption = () =>
   new Option(
     '--max-deletes <n>',
     'refuse a plan that deletes more than N objects (prune, ensure: absent and replacements all count)',
-  ).argParser(wholeNumber);
+  ).argParser(wholeCount);
 const noColorOption = () => new Option('--no-color', 'plain output, no colours (NO_COLOR does the same)');
 
 export async function buildProgram(

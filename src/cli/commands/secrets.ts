@@ -4,6 +4,7 @@
  */
 import { DEFAULT_LDAP_MOUNT } from '../../clients/secrets/types.js';
 import type { ServiceCli } from '../service-module.js';
+import { wholeNumber } from '../whole-number.js';
 
 const ldapHandlers = () => import('./ldap.js');
 const rekeyHandlers = () => import('./rekey.js');
@@ -54,7 +55,9 @@ export const cli: ServiceCli = {
         ),
       );
 
-    const int = (value: string) => Number(value);
+    // Decimal digits only: anything else (`""`, `0x2`, `1e1`) is NaN, which the command refuses
+    // naming the flag (rekey.ts), as it does `two`.
+    const int = (value: string) => wholeNumber(value) ?? Number.NaN;
     const rekey = program
       .command('rekey')
       .description(
