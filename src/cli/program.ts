@@ -25,6 +25,13 @@ import { type Io, write } from './io.js';
 import { type CliCatalog, type CommandContext, serviceCommands } from './service-module.js';
 import { VERSION } from './version.js';
 import { wholeNumber } from './whole-number.js';
+import {
+  excessArgumentsHint,
+  manifestGivenAsAddress,
+  manifestGivenAsPlan,
+  refuseSingleDashLongOptions,
+  rememberArgs,
+} from './usage-hints.js';
 
 /**
  * The parsers of the whole-number flags: decimal digits only (see whole-number.ts). The value is
@@ -223,7 +230,10 @@ export async function buildProgram(
       'after',
       '\nCtrl-C or SIGTERM: no new change starts, changes in flight finish (up to 30 s, then they are aborted),\nthe summary lists each object applied or not, exit 130 (143 for SIGTERM). A second signal quits at once.',
     )
-    .action(async (planfile: string | undefined, opts: Record<string, unknown>) => {
+    .action(async (planfile: string | undefined, opts: Record<string, unknown>, command: Command) => {
+      // `apply examples/demo`: a manifest where a saved plan goes, said before it is read as one.
+      const manifestGiven = planfile === undefined ? undefined : manifestGivenAsPlan(command, planfile);
+      if (manifestGiven !== undefined) throw new CliError(manifestGiven);
       const options = kindFlags.filter((o) => opts[camelCase(o.flag)] === true).map((o) => o.flag);
       const { applyCommand } = await import('./commands/apply.js');
       setExit(await applyCommand(planfile, { ...(opts as unknown as ApplyFlags), options }, io, catalog));
@@ -305,7 +315,10 @@ export async function buildProgram(
     .addOption(allowAddressOption())
     .addOption(lockTimeoutOption())
     .addOption(timeoutOption())
-    .action(async (addresses: string[], opts) => {
+    .action(async (addresses: string[], opts: { file: string[] }, command: Command) => {
+      // `import '**' exp1`: the folder was taken for one more address.
+      const manifestGiven = opts.file.length === 0 ? manifestGivenAsAddress(command) : undefined;
+      if (manifestGiven !== undefined) throw new CliError(manifestGiven);
       const { importCommand } = await import('./commands/import.js');
       setExit(await importCommand(addresses, opts, io, catalog));
     });
@@ -355,10 +368,21 @@ function isDeclared(program: Command, name: string | undefined): boolean {
   return name !== undefined && program.commands.some((c) => c.name() === name || c.aliases().includes(name));
 }
 
-/** Every command, however deep, reports through the program's streams and never exits the process. */
+/**
+ * Every command, however deep, reports through the program's streams and never exits the process.
+ * A command that reads a manifest follows commander's `too many arguments` with the command line that
+ * gives those arguments with -f (usage-hints.ts).
+ */
 function configureAll(root: Command, group: Command): void {
   for (const c of group.commands) {
-    c.exitOverride().configureOutput(root.configureOutput());
+    const output = root.configureOutput();
+    c.exitOverride().configureOutput({
+      ...output,
+      outputError: (text, write) => {
+        const hint = text.startsWith('error: too many arguments') ? excessArgumentsHint(c) : undefined;
+        output.outputError!(hint === undefined ? text : `${text}${hint}\n`, write);
+      },
+    });
     configureAll(root, c);
   }
 }
@@ -384,8 +408,11 @@ export async function run(args: string[], io: Io, catalog?: CliCatalog): Promise
     catalog,
     args[0],
   );
+  const given = normaliseArgs(args);
+  rememberArgs(program, given);
   try {
-    await program.parseAsync(normaliseArgs(args), { from: 'user' });
+    refuseSingleDashLongOptions(program, given);
+    await program.parseAsync(given, { from: 'user' });
     return code;
   } catch (error) {
     const code = reportError(error, io);

@@ -32,8 +32,8 @@ describe('apply FILE with no saved plan there', () => {
     writeFileSync(file, 'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: a }\nspec: {}\n');
     const r = await runCli(['apply', file], env());
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(
-      `is not a Converge plan file (not JSON) (to apply a manifest, give it with -f: apply -f ${file})`,
+    expect(r.stderr.trim()).toBe(
+      `Error: ${file} is a manifest file, not a plan saved with \`converge plan -out FILE\`. Manifest files and folders are given with -f; did you mean: converge apply -f ${file}`,
     );
   });
 
@@ -42,8 +42,8 @@ describe('apply FILE with no saved plan there', () => {
     mkdirSync(dir);
     const r = await runCli(['apply', dir], env());
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(
-      `${dir} is a folder, not a plan file (to apply a manifest folder, give it with -f)`,
+    expect(r.stderr.trim()).toBe(
+      `Error: ${dir} is a manifest folder, not a plan saved with \`converge plan -out FILE\`. Manifest files and folders are given with -f; did you mean: converge apply -f ${dir}`,
     );
   });
 });
