@@ -81,12 +81,18 @@ const UNTOUCHED_LISTED = 20;
 
 /**
  * `planFile`: the saved plan being applied, whose own re-run applies what is left (`converge plan`
- * without the manifest would not even start).
+ * without the manifest would not even start). `command`: that command, or the plan of what is left,
+ * as it runs (its manifest, `--allow-env` and `--allow-address`); without it, the bare command.
  */
-export function writeInterruptSummary(io: Io, results: readonly ChangeResult[], planFile?: string): void {
+export function writeInterruptSummary(
+  io: Io,
+  results: readonly ChangeResult[],
+  planFile?: string,
+  command?: string,
+): void {
   const whatIsLeft = planFile
-    ? `\`converge apply ${planFile}\` applies what is left`
-    : '`converge plan` lists what is left';
+    ? `\`${command ?? `converge apply ${planFile}`}\` applies what is left`
+    : `\`${command ?? 'converge plan'}\` lists what is left`;
   const applied = results.filter((r) => r.status === 'applied');
   const rest = results.filter((r) => r.status !== 'applied');
   const untouched = rest.filter((r) => r.interrupted);

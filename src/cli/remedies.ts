@@ -23,11 +23,25 @@ function planCommandFor(saved: SavedPlanRemedy): string {
     ...(saved.prune ? ['--prune'] : []),
     ...saved.targets.map((t) => `--target ${quoteArg(t)}`),
     ...saved.excludes.map((t) => `--exclude ${quoteArg(t)}`),
-    ...(saved.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
-    ...(saved.allowAddresses ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
+    ...settingFlags({ allowEnv: saved.allowEnv, allowAddress: saved.allowAddresses }),
     ...(saved.maxDeletes !== undefined ? [`--max-deletes ${saved.maxDeletes}`] : []),
     ...(saved.options ?? []).map((o) => `--${quoteArg(o)}`),
   ].join(' ')} -out ${quoteArg(saved.file)}`;
+}
+
+/**
+ * The flags that let a run's manifest load (`--allow-env NAME`, `--allow-address A`), as words of
+ * a command suggested to follow the run: without them the command printed fails where the run did
+ * not (`environment variable … is not exposed`).
+ */
+export function settingFlags(flags: {
+  allowEnv?: readonly string[] | undefined;
+  allowAddress?: readonly string[] | undefined;
+}): string[] {
+  return [
+    ...(flags.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
+    ...(flags.allowAddress ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
+  ];
 }
 
 /**

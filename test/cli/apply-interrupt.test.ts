@@ -111,6 +111,8 @@ describe('an interrupted apply', () => {
       // The service holds exactly the roles the summary calls applied, once each.
       expect(await rolesNamed(stem)).toEqual([...listed].sort());
       expect(r.stdout).toMatch(/not applied \(skipped\): AclRole\/default\/\S+: not attempted: interrupted/);
+      // The plan that lists what is left, as it runs: with the manifest (a bare `converge plan` stops).
+      expect(r.stdout).toMatch(/: `converge plan -f \S+` lists what is left\.\n$/);
       // Each object left alone is said once, in the summary: not also as a progress line of its own.
       expect(r.stdout).not.toContain('SKIPPED: not attempted: interrupted');
       expect(existsSync(r.lockFile)).toBe(false);

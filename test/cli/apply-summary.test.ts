@@ -100,4 +100,20 @@ describe('the summary after an apply', () => {
       'Apply interrupted: 1 applied, 1 failed, 1 not attempted: `converge apply reviewed.plan` applies what is left.',
     );
   });
+
+  it('names the command as the apply gives it, with the flags that let its manifest load', () => {
+    const saved = captured();
+    writeInterruptSummary(
+      saved.io,
+      results,
+      'reviewed.plan',
+      'converge apply reviewed.plan --allow-env TEAM',
+    );
+    expect(saved.out()).toContain(
+      ': `converge apply reviewed.plan --allow-env TEAM` applies what is left.\n',
+    );
+    const manifest = captured();
+    writeInterruptSummary(manifest.io, results, undefined, 'converge plan -f infra --allow-env TEAM');
+    expect(manifest.out()).toContain(': `converge plan -f infra --allow-env TEAM` lists what is left.\n');
+  });
 });

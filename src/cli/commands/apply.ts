@@ -30,7 +30,7 @@ import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
 import { annotatePlanProblems } from '../ci/github.js';
-import { quoteArg, remedyText } from '../remedies.js';
+import { quoteArg, remedyText, settingFlags } from '../remedies.js';
 import { printable } from '../../common/printable.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
@@ -195,6 +195,19 @@ async function applyUntilInterrupted(
   const prune = saved ? saved.prune : Boolean(flags.prune);
   const targets = saved ? (saved.targets ?? []) : (flags.target ?? []);
   const excludes = saved ? (saved.excludes ?? []) : (flags.exclude ?? []);
+  // What to run once this run stops short (an interrupt, objects it could not read again): the saved
+  // plan's apply again, or the plan of what is left; either loads the manifest as this run did.
+  const rerun = planFile
+    ? ['converge apply', quoteArg(planFile), ...settingFlags(flags)].join(' ')
+    : [
+        'converge plan',
+        ...paths.map((p) => `-f ${quoteArg(p)}`),
+        ...(prune ? ['--prune'] : []),
+        ...targets.map((t) => `--target ${quoteArg(t)}`),
+        ...excludes.map((t) => `--exclude ${quoteArg(t)}`),
+        ...settingFlags(flags),
+        ...options.map((o) => `--${quoteArg(o)}`),
+      ].join(' ');
   /** How to make a stale saved plan again: the plan command as it was made. */
   const planAgain = () =>
     remedyText({
@@ -454,7 +467,7 @@ async function applyUntilInterrupted(
     // whether or not a signal came during its reads; applying it again would be refused again.
     const refusedWhole = result.results.some((r) => r.planStale);
     if (interrupt.exitCode !== undefined && !allApplied && !refusedWhole) {
-      writeInterruptSummary(io, result.results, saved ? planFile : undefined);
+      writeInterruptSummary(io, result.results, saved ? planFile : undefined, rerun);
       return interrupt.exitCode;
     }
     if (interrupt.exitCode !== undefined && allApplied) {
@@ -468,7 +481,7 @@ async function applyUntilInterrupted(
     if (refusedWhole && stale === 0) {
       write(
         io.stderr,
-        `Nothing was applied: a saved plan is applied whole, and some of its objects could not be read again (above). \`converge apply ${planFile ?? 'PLANFILE'}\` tries again.`,
+        `Nothing was applied: a saved plan is applied whole, and some of its objects could not be read again (above). \`${planFile ? rerun : 'converge apply PLANFILE'}\` tries again.`,
       );
       return EXIT.error;
     }
@@ -601,10 +614,5 @@ function importCommandPrefix(
   paths: readonly string[],
   flags: { allowEnv?: string[]; allowAddress?: string[] },
 ): string {
-  return [
-    'converge import',
-    ...paths.map((p) => `-f ${quoteArg(p)}`),
-    ...(flags.allowEnv ?? []).map((n) => `--allow-env ${quoteArg(n)}`),
-    ...(flags.allowAddress ?? []).map((a) => `--allow-address ${quoteArg(a)}`),
-  ].join(' ');
+  return ['converge import', ...paths.map((p) => `-f ${quoteArg(p)}`), ...settingFlags(flags)].join(' ');
 }

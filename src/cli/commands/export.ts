@@ -15,6 +15,7 @@ import { keyDesired, type SettingsOf } from '../../engine/desired.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Interrupt, onInterrupt } from '../interrupt.js';
 import { type Io, write } from '../io.js';
+import { quoteArg, settingFlags } from '../remedies.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 import { addressOf, isExportable, isNamespaced, type ResourceKey } from '../../resources/contract.js';
@@ -140,7 +141,13 @@ async function exportAll(
       () => false,
     ),
   );
-  const plan = `converge plan ${sources.map((f) => `-f ${f}`).join(' ')}`;
+  // What the suggested commands read, loaded as this export loaded it (its --allow-env and
+  // --allow-address: a Connection's file may read a variable or send to an address only they allow).
+  const read = [...sources.map((f) => `-f ${quoteArg(f)}`), ...settingFlags(flags)].join(' ');
+  const plan = `converge plan ${read}`;
+  // The variables the exported placeholders read, unless the export was given them already.
+  const unexposed = [...new Set(variables)].filter((v) => !(flags.allowEnv ?? []).includes(v));
+  const allowPlaceholders = unexposed.length > 0 ? ` --allow-env '${unexposed.join(',')}'` : '';
   const twice = manifest ? declaredAlready(manifest, sources, objects, catalog, io.env) : [];
   if (twice.length > 0)
     write(
@@ -155,7 +162,7 @@ async function exportAll(
   if (variables.length > 0) {
     write(
       io.stdout,
-      `\nSecrets are not exported. Set these variables and allow them before planning:\n${variables.map((v) => `  ${v}`).join('\n')}\n  ${plan} --allow-env '${variables.join(',')}'`,
+      `\nSecrets are not exported. Set these variables and allow them before planning:\n${variables.map((v) => `  ${v}`).join('\n')}\n  ${plan}${allowPlaceholders}`,
     );
   } else {
     write(io.stdout, `\nPlan it with: ${plan}`);
@@ -163,7 +170,7 @@ async function exportAll(
   // What makes them Converge's, should they be (prune deletes only what its inventory records).
   write(
     io.stdout,
-    `To have Converge manage them (so that --prune may delete one the manifest drops): ${plan.replace('converge plan', "converge import '**'")}${variables.length > 0 ? ` --allow-env '${variables.join(',')}'` : ''}`,
+    `To have Converge manage them (so that --prune may delete one the manifest drops): converge import '**' ${read}${allowPlaceholders}`,
   );
   return EXIT.ok;
 }

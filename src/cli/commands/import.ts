@@ -10,7 +10,7 @@ import { connect, loadManifest, lockInventory } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
-import { quoteArg } from '../remedies.js';
+import { quoteArg, settingFlags } from '../remedies.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
@@ -77,8 +77,13 @@ export async function importCommand(
       if (r.marker) write(io.stdout, `  ${markerNote(r.marker)}`);
       if (r.markedElsewhere) write(io.stdout, `  ${markedElsewhereWarning(r.address)}`);
     }
-    // The command as it can be run: the manifest the import read (plan takes no default).
-    const plan = ['converge plan', ...flags.file.map((f) => `-f ${quoteArg(f)}`)].join(' ');
+    // The command as it can be run: the manifest the import read (plan takes no default), loaded
+    // as the import loaded it (the `${env:}` it reads exposed by the same --allow-env).
+    const plan = [
+      'converge plan',
+      ...flags.file.map((f) => `-f ${quoteArg(f)}`),
+      ...settingFlags(flags),
+    ].join(' ');
     write(io.stdout, `Run \`${plan}\` to see how the live objects differ from the manifest.`);
     return EXIT.ok;
   } finally {

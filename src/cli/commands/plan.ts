@@ -22,6 +22,7 @@ import { annotatePlanProblems, writePlanSummary } from '../ci/github.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { requireManifestPaths } from '../manifest-paths.js';
+import { quoteArg, settingFlags } from '../remedies.js';
 import { runHttpOptions } from '../service-client.js';
 import { VERSION } from '../version.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
@@ -212,7 +213,8 @@ async function planAndSave(
     if (!flags.json && !flags.markdown) {
       write(
         io.stdout,
-        `\nSaved the plan to ${flags.out}. Apply exactly this plan with: converge apply ${flags.out}`,
+        // The apply loads the manifest again: with this plan's --allow-env and --allow-address.
+        `\nSaved the plan to ${flags.out}. Apply exactly this plan with: ${['converge apply', quoteArg(flags.out), ...settingFlags(flags)].join(' ')}`,
       );
     }
   }
