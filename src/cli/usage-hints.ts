@@ -63,6 +63,7 @@ export function commandOf(program: Command, args: readonly string[]): Command {
 type Token =
   | { kind: 'operand'; index: number }
   | { kind: 'single-dash-long'; index: number; meant: string }
+  | { kind: 'single-dash-unknown'; index: number }
   | { kind: 'other'; index: number };
 
 /**
@@ -94,11 +95,18 @@ function tokens(command: Command, args: readonly string[]): Token[] {
     const meant = spelt ? long.get(`--${spelt[1]}`) : undefined;
     // `-version` does what `-v` does (prints the version): left to it.
     if (spelt && meant && meant.long !== '--version') {
-      out.push({ kind: 'single-dash-long', index: i, meant: `${meant.long}${spelt[2] ?? ''}` });
+      // The value given with it is not repeated: it may be a secret (`-token=…`) in a CI log.
+      out.push({ kind: 'single-dash-long', index: i, meant: `${meant.long}${spelt[2] ? '=…' : ''}` });
       continue;
     }
     // A short option, alone (`-f PATH`) or with its value attached (`-fPATH`).
     const option = short.get(arg.slice(0, 2));
+    // A word after a short option that takes no value (`-var`, `-verbose`: Terraform's) is no option
+    // of Converge's: commander read `-v` in it and printed the version, exit 0, in place of a plan.
+    if (spelt && option && !option.required && !option.optional && arg.length > 2) {
+      out.push({ kind: 'single-dash-unknown', index: i });
+      continue;
+    }
     if (option && arg.length === 2 && takesNext(option, args[i + 1])) i++;
     out.push({ kind: 'other', index: i });
   }
@@ -111,12 +119,18 @@ function tokens(command: Command, args: readonly string[]): Token[] {
  */
 export function refuseSingleDashLongOptions(program: Command, args: readonly string[]): void {
   const command = commandOf(program, args);
-  const found = tokens(command, args).find((t) => t.kind === 'single-dash-long');
-  if (found?.kind !== 'single-dash-long') return;
-  command.error(
-    `error: unknown option '${printable(args[found.index]!)}' (did you mean ${printable(found.meant)}?)`,
-    { code: 'commander.unknownOption' },
+  const found = tokens(command, args).find(
+    (t) => t.kind === 'single-dash-long' || t.kind === 'single-dash-unknown',
   );
+  if (found?.kind === 'single-dash-unknown') {
+    const word = printable((args[found.index] ?? '').split('=')[0]!);
+    command.error(`error: unknown option '${word}'`, { code: 'commander.unknownOption' });
+  }
+  if (found?.kind !== 'single-dash-long') return;
+  const word = printable((args[found.index] ?? '').split('=')[0]!);
+  command.error(`error: unknown option '${word}' (did you mean ${printable(found.meant)}?)`, {
+    code: 'commander.unknownOption',
+  });
 }
 
 /**
@@ -137,6 +151,9 @@ export function withFileFlags(
     .map((t) => t.index);
   const picked = new Set(positional.filter((index, position) => asManifest(args[index]!, position)));
   if (picked.size === 0) return undefined;
+  // After `--` a `-f` is an argument too: the line would fail as this one did.
+  const separator = args.indexOf('--');
+  if (separator >= 0 && [...picked].some((index) => index > separator)) return undefined;
   const words = args.flatMap((arg, index) => (picked.has(index) ? ['-f', arg] : [arg]));
   return `converge ${words.map(quoteArg).join(' ')}`;
 }

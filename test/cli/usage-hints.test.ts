@@ -50,6 +50,14 @@ describe('a manifest given as an argument', () => {
     expect(r.stderr).toContain(`${hint}converge plan -f a.yaml -f b.yaml -f c\n`);
   });
 
+  it('suggests nothing for an argument after --, where -f would be an argument too', async () => {
+    const { dir } = manifestFolder();
+    const r = await runCli(['plan', '--', dir], base);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error: too many arguments for 'plan'");
+    expect(r.stderr).not.toContain('did you mean');
+  });
+
   it('apply FOLDER or apply FILE.yaml: refused as no saved plan, with the -f command', async () => {
     const { dir, file } = manifestFolder();
     const folder = await runCli(['apply', dir, '--auto-approve'], base);
@@ -105,11 +113,32 @@ describe('a saved plan given as the argument of apply', () => {
   });
 });
 
+describe('a single-dash word after a short option that takes no value', () => {
+  // Terraform's -var and -var-file, -verbose: commander read `-v` in them and printed the version,
+  // exit 0, in place of a plan or an apply.
+  it.each([
+    [['plan', '-f', '/nonexistent/usage', '-var', 'env=prod'], '-var'],
+    [['apply', '-f', '/nonexistent/usage', '--auto-approve', '-var-file=prod.tfvars'], '-var-file'],
+    [['plan', '-f', '/nonexistent/usage', '-vx'], '-vx'],
+  ])('%j is refused, not read as -v', async (args, word) => {
+    const r = await runCli(args, base);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: unknown option '${word}'\n(run with --help for usage)\n`);
+  });
+
+  it('leaves -v and --version as they are', async () => {
+    for (const flag of ['-v', '--version']) expect((await runCli([flag], base)).code).toBe(0);
+  });
+});
+
 describe('a long option spelt with one dash', () => {
   it.each([
     [['apply', '-auto-approve'], '-auto-approve', '--auto-approve'],
-    [['plan', '-target=AclRole/default/web'], '-target=AclRole/default/web', '--target=AclRole/default/web'],
-    [['apply', '-exclude=AclRole/**'], '-exclude=AclRole/**', '--exclude=AclRole/**'],
+    // The value is not repeated: it may be a secret (`-token=…`), in a CI log.
+    [['plan', '-target=AclRole/default/web'], '-target', '--target=…'],
+    [['apply', '-exclude=AclRole/**'], '-exclude', '--exclude=…'],
+    [['sandbox', '-token=planted-secret-9f2c'], '-token', '--token=…'],
     [['plan', '-prune'], '-prune', '--prune'],
     [['plan', '-json'], '-json', '--json'],
     [['plan', '-detailed-exitcode'], '-detailed-exitcode', '--detailed-exitcode'],
@@ -119,6 +148,7 @@ describe('a long option spelt with one dash', () => {
     // Read as `-v`: the version was printed, exit 0.
     [['job', 'plan', 'web.hcl', '-verbose'], '-verbose', '--verbose'],
   ])('%j is refused with the spelling meant', async (args, given, meant) => {
+    // `sandbox` reads no manifest: the -f below is then one more unknown word, after the first.
     const r = await runCli([...args, '-f', '/nonexistent/usage'], base);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
