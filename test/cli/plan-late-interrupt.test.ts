@@ -92,7 +92,7 @@ describe('plan interrupted once its reads are done', () => {
     expect(trigger.sent()).toBe(true);
     expect(r.code).toBe(143);
     expect(r.stderr).toContain(
-      `Plan interrupted (SIGTERM) after it was printed. Nothing was saved to ${out}.`,
+      `Plan interrupted (SIGTERM) after it was printed. Nothing was saved to ${out}. The earlier ${out} is left as it was.`,
     );
     expect(readFileSync(out, 'utf8')).toBe('the earlier plan\n');
     expect(readdirSync(outDir)).toEqual(['int.plan']);

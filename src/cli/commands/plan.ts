@@ -99,7 +99,11 @@ export async function planCommand(flags: PlanFlags, io: Io, catalog: Catalog): P
     return await planAndSave(flags, io, catalog, stage, interrupt);
   } catch (error) {
     if (interrupt.exitCode !== undefined) {
-      const saved = flags.out ? ` Nothing was saved to ${flags.out}.` : '';
+      // An earlier file of that name is not this plan: said, so that a CI step uploading it anyway
+      // is not taken for this run's.
+      const earlier =
+        flags.out && existsSync(flags.out) ? ` The earlier ${flags.out} is left as it was.` : '';
+      const saved = flags.out ? ` Nothing was saved to ${flags.out}.${earlier}` : '';
       // Once printed, the plan on standard output is whole, but the run that made it was stopped.
       const when = stage.printed ? ' after it was printed' : '; nothing was planned';
       write(io.stderr, `Plan interrupted (${interrupt.signalName ?? 'signal'})${when}.${saved}`);
