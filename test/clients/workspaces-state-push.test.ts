@@ -6,6 +6,7 @@ import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, type RetryEvent } from '../../src/clients/http/index.js';
 import { HostRegistry } from '../../src/clients/http/host-registry.js';
+import { heldLocks } from '../../src/common/held-locks.js';
 import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import {
@@ -392,6 +393,29 @@ describe('pushState', () => {
         ),
       );
       expect(client.http.retryCount).toBe(8);
+    });
+
+    it('no longer lists a lock it failed to release as held, once its error has said so', async () => {
+      const during: string[] = [];
+      replyLock();
+      pool.intercept({ path: UPLOAD, method: 'POST' }).reply(
+        201,
+        () => {
+          during.push(...heldLocks().map((l) => l.what));
+          return stateVersion;
+        },
+        { headers: apiHeaders },
+      );
+      pool.intercept({ path: UNLOCK, method: 'POST' }).reply(...apiError(400, 'bad request'));
+      const holding = { what: 'workspace acme/app, locked to push app.tfstate', release: 'unlock it' };
+      const err = await pushState(client, 'ws-1', state, { reason: 'seeding by pid 7', holding }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(WorkspaceUnlockError);
+      expect((err as Error).message).toContain('stays locked');
+      // Held while the push ran (a quit-at-once would name it), not after its error named it.
+      expect(during).toEqual([holding.what]);
+      expect(heldLocks()).toEqual([]);
     });
 
     it('reads the unlock back before each of its 9 sends, and says after how many it gave up', async () => {

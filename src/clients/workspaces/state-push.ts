@@ -127,13 +127,16 @@ export async function pushState(
   if (ownLock) {
     try {
       await unlockOwnLock(client, workspaceId, reason);
-      forget();
     } catch (unlockError) {
       throw new WorkspaceUnlockError({
         workspaceId,
         cause: unlockError,
         ...(failed ? { pushError: failure } : { stateVersion: stateVersion! }),
       });
+    } finally {
+      // Released, or named by the error that says it stays locked: a later quit-at-once (a long
+      // reconcile) does not list it again as this run's.
+      forget();
     }
   }
   if (failed) throw failure;
