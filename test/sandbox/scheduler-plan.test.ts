@@ -419,24 +419,4 @@ describe('a field sent as null is the field not sent (the real agent decodes bot
     expect(p.Diff!.Type).toBe('None');
     expect((await register(api, nulls)).JobModifyIndex).toBe(reg.JobModifyIndex);
   });
-
-  // Inside a map of the user's, a null value is a key that exists (Go: "" in Meta and Env, a nil
-  // interface in Config): adding one is a new version, as the real agent stores it.
-  it.each([
-    ['Meta', (j: Json) => Object.assign(j, { Meta: { ...(j.Meta as Json), owner: null } })],
-    ['Env', (j: Json) => Object.assign(taskOf(j), { Env: { ...(taskOf(j).Env as Json), EXTRA: null } })],
-    [
-      'Config',
-      (j: Json) => Object.assign(taskOf(j), { Config: { ...(taskOf(j).Config as Json), args: null } }),
-    ],
-  ])('a null value added inside %s is a change', async (map, add) => {
-    const id = `null-in-${map.toLowerCase()}`;
-    const job = web(id, 2);
-    const reg = await register(api, job);
-    const changed = structuredClone(job);
-    add(changed);
-    expect((await register(api, changed)).JobModifyIndex).toBeGreaterThan(reg.JobModifyIndex);
-    const versions = await getJson<{ Versions: Json[] }>(api, `/v1/job/${id}/versions`);
-    expect(versions.Versions).toHaveLength(2);
-  });
 });

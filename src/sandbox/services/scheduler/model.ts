@@ -141,42 +141,29 @@ const SERVER_FIELDS = [
 ];
 
 /**
- * A struct field sent as null is the field not sent: the real agent decodes the JSON into Go structs,
- * where both leave the field at its zero value (a nil pointer, slice or map; a struct's own zero), so
+ * A field sent as null is the field not sent: the real agent decodes the JSON into Go structs, where
+ * both leave the field at its zero value (a nil pointer, slice or map; a struct's own zero), so
  * `"UI": null` (which an HCL job parsed by the service carries for every block it does not use) and
- * no `UI` at all are the same job. Not so inside a map of the user's (`Meta`, `Env`, a task's
- * `Config`...): there a null value is a key that exists (`""` in a `map[string]string`, a nil
- * interface in `Config`), and adding one is a change. Nor is a null item of a list absent.
+ * no `UI` at all are the same job. Spec comparisons skip null members as the diff does (diff.ts
+ * `canonical`); a null inside a list stays, as it does in Go.
  */
-const USER_MAPS = new Set(['Meta', 'CanaryMeta', 'Env', 'Config', 'TaggedAddresses', 'NodeMeta']);
-
-/** `value` without null struct fields at any depth, user maps kept whole (see above). */
-function withoutNullFields(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutNullFields);
-  if (!isObject(value)) return value;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (v === null || v === undefined) continue;
-    out[k] = USER_MAPS.has(k) ? v : withoutNullFields(v);
-  }
-  return out;
-}
+const nullIsAbsent = (v: unknown) => v === null;
 
 export function specOf(job: Json): string {
   const copy: Json = { ...job };
   for (const f of SERVER_FIELDS) delete copy[f];
-  return stableStringify(withoutNullFields(copy));
+  return stableStringify(copy);
 }
 
 const IGNORED_BY_SPEC = new Set(SERVER_FIELDS);
 
 /**
- * Whether two jobs have the same spec (the real `SpecChanged`, a null struct field counting as
- * absent): `specOf(a) === specOf(b)` without building either string (a plan compares the stored job
- * with the planned one twice, and the strings were most of its cost).
+ * Whether two jobs have the same spec (the real `SpecChanged`, null members counting as absent):
+ * `specOf(a) === specOf(b)` without building either string (a
+ * plan compares the stored job with the planned one twice, and the strings were most of its cost).
  */
 export function sameSpec(a: Json, b: Json): boolean {
-  return jsonEqual(withoutNullFields(a), withoutNullFields(b), { ignored: IGNORED_BY_SPEC });
+  return jsonEqual(a, b, { ignored: IGNORED_BY_SPEC, absent: nullIsAbsent });
 }
 
 /**
@@ -195,7 +182,8 @@ export function putBackRecords<R extends { ID: string }>(
 }
 
 /**
- * JSON with sorted keys, so equal specs compare equal whatever the order clients send keys in. Built
+ * JSON with sorted keys and without null members (see `nullIsAbsent`), so equal specs compare equal
+ * whatever the order clients send keys in and whether they send unused fields as null. Built
  * by appending rather than through filter/map/join: every placed allocation stringifies its group
  * (`groupSpec`), and the intermediate arrays were half of a new job's plan.
  */
@@ -209,7 +197,7 @@ function stableStringify(value: unknown): string {
     let out = '{';
     for (const k of Object.keys(value).sort()) {
       const v = value[k];
-      if (v === undefined) continue;
+      if (v === undefined || v === null) continue;
       out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${stableStringify(v)}`;
     }
     return `${out}}`;
