@@ -6,6 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { CLI, converge, manifestDir } from './helpers.js';
+import { hostileServer } from '../support/hostile.js';
+import { runCli } from '../support/run-cli.js';
 
 let sandbox: RunningSandbox;
 let env: Record<string, string>;
@@ -1083,6 +1085,60 @@ describe('converge workspace and state commands', () => {
 
     const help = await converge(['state', 'push', '--help'], env);
     expect(help.stdout).toMatch(/--force\s+replace the state even if the file does not continue it/);
+  });
+});
+
+describe('Ctrl-C during a state push whose unlock then fails', () => {
+  // Was: "interrupted: the workspace lock was released", of a workspace the failed unlock left locked.
+  it('says the lock stays, not that it was released', async () => {
+    const sb = await startSandbox({ port: 0 });
+    let uploads = 0;
+    const proxy = await hostileServer((req, res, body) => {
+      const url = req.url ?? '/';
+      if (url.endsWith('/actions/unlock')) {
+        res.writeHead(400, { 'content-type': 'application/vnd.api+json' });
+        res.end(JSON.stringify({ errors: [{ status: '400', title: 'bad request' }] }));
+        return;
+      }
+      // The interrupt comes while the upload is on its way.
+      if (url.endsWith('/state-versions') && req.method === 'POST' && uploads++ === 0)
+        process.emit('SIGINT', 'SIGINT');
+      void (async () => {
+        const answer = await fetch(new URL(url, sb.url), {
+          method: req.method ?? 'GET',
+          headers: { Authorization: `Bearer ${sb.rootToken}`, 'Content-Type': 'application/vnd.api+json' },
+          ...(body ? { body } : {}),
+        });
+        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+        res.end(await answer.text());
+      })().catch((error: unknown) => res.writeHead(502).end(String(error)));
+    });
+    try {
+      const created = await fetch(`${sb.url}/api/v2/organizations/sandbox/workspaces`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${sb.rootToken}`, 'Content-Type': 'application/vnd.api+json' },
+        body: JSON.stringify({ data: { type: 'workspaces', attributes: { name: 'stays-locked' } } }),
+      });
+      expect(created.status).toBe(201);
+      const dir = manifestDir({ 's.tfstate': state(1, 'L') });
+      const r = await runCli(['state', 'push', 'sandbox/stays-locked', path.join(dir, 's.tfstate')], {
+        ...sb.env(),
+        CONVERGE_WORKSPACES_ADDR: proxy.url,
+        NO_COLOR: '1',
+      });
+      expect(r.code).toBe(130);
+      expect(r.stderr).not.toContain('lock was released');
+      expect(r.stderr).toContain('it stays locked until unlocked');
+      const ws = await fetch(`${sb.url}/api/v2/organizations/sandbox/workspaces/stays-locked`, {
+        headers: { Authorization: `Bearer ${sb.rootToken}` },
+      });
+      expect(
+        ((await ws.json()) as { data: { attributes: { locked: boolean } } }).data.attributes.locked,
+      ).toBe(true);
+    } finally {
+      await proxy.close();
+      await sb.close();
+    }
   });
 });
 

@@ -7,7 +7,7 @@ import { copyFile, link, readFile, rename, unlink, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { parseStateFile } from '../../clients/workspaces/state-file.js';
-import { currentIfThis, pushState } from '../../clients/workspaces/state-push.js';
+import { currentIfThis, pushState, WorkspaceUnlockError } from '../../clients/workspaces/state-push.js';
 import { workspacesService } from '../../clients/workspaces/definition.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -108,7 +108,10 @@ export async function statePushCommand(
         // The upload may or may not have reached the service before it was cut off.
         // Exit 130 (143 for SIGTERM), as every other interrupted command: a script tells an
         // interruption from a failure by it.
-        // Before the lock was taken, nothing was sent: saying a lock was released misled.
+        // Before the lock was taken, nothing was sent: saying a lock was released misled. An unlock
+        // that failed says the lock stays, in its own words: "released" would be false.
+        if (error instanceof WorkspaceUnlockError)
+          throw new CliError(`interrupted, and ${error.message}`, interrupt.exitCode ?? EXIT.error);
         throw new CliError(
           locked
             ? `interrupted: the workspace lock was released; run \`converge state list ${describeRef(ref)}\` to see whether the upload arrived`
