@@ -103,7 +103,7 @@ function tokens(command: Command, args: readonly string[]): Token[] {
     const option = short.get(arg.slice(0, 2));
     // A word after a short option that takes no value (`-var`, `-verbose`: Terraform's) is no option
     // of Converge's: commander read `-v` in it and printed the version, exit 0, in place of a plan.
-    if (spelt && option && !option.required && !option.optional && arg.length > 2) {
+    if (spelt && !meant && option && !option.required && !option.optional && arg.length > 2) {
       out.push({ kind: 'single-dash-unknown', index: i });
       continue;
     }

@@ -127,8 +127,12 @@ describe('a single-dash word after a short option that takes no value', () => {
     expect(r.stderr).toBe(`error: unknown option '${word}'\n(run with --help for usage)\n`);
   });
 
-  it('leaves -v and --version as they are', async () => {
-    for (const flag of ['-v', '--version']) expect((await runCli([flag], base)).code).toBe(0);
+  it('leaves -v, --version and -version (the version, as before) as they are', async () => {
+    for (const flag of ['-v', '--version', '-version']) {
+      const r = await runCli([flag], base);
+      expect(r.code, flag).toBe(0);
+      expect(r.stdout, flag).toMatch(/^\d+\.\d+\.\d+/);
+    }
   });
 });
 
