@@ -140,6 +140,10 @@ export async function buildProgram(
       'Keep workspaces, directory auth, ACL roles and scheduler jobs in the state a YAML manifest declares.',
     )
     .version(VERSION, '-v, --version', 'print the version')
+    // The program's own options (-v, -h) only before the command's name: after it, a value that
+    // begins with -v (`--message -verbose`, `--exclude -v`) was read as the version flag, which
+    // printed the version and exited 0 in place of the command.
+    .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),

@@ -127,6 +127,18 @@ describe('a single-dash word after a short option that takes no value', () => {
     expect(r.stderr).toBe(`error: unknown option '${word}'\n(run with --help for usage)\n`);
   });
 
+  // The program's -v read a value that begins with it anywhere on the line: the version, exit 0, in
+  // place of the command (a CI step green having done nothing).
+  it.each([
+    [['plan', '-f', '/nonexistent/usage', '--exclude', '-v']],
+    [['plan', '-f', '/nonexistent/usage', '--target', '-vx']],
+  ])('%j takes a value that begins with -v as the value', async (args) => {
+    const r = await runCli(args, base);
+    expect(r.stdout).not.toMatch(/^\d+\.\d+\.\d+/);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('/nonexistent/usage');
+  });
+
   it('leaves -v, --version and -version (the version, as before) as they are', async () => {
     for (const flag of ['-v', '--version', '-version']) {
       const r = await runCli([flag], base);
