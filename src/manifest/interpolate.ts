@@ -113,7 +113,7 @@ export async function expandReferences(raw: string, sources: InterpolationSource
   const oversized = interpolated && utf8BytesOver(value, MAX_INTERPOLATED_FILE_BYTES);
   if (oversized && errors.length === 0)
     fail(
-      `the value is ${(Buffer.byteLength(value, 'utf8') / 1024 / 1024).toFixed(1)} MiB once its references are filled in; a value may hold at most ${MAX_INTERPOLATED_FILE_BYTES / 1024 / 1024} MiB`,
+      `the value is ${sizeOver(Buffer.byteLength(value, 'utf8'), MAX_INTERPOLATED_FILE_BYTES)} once its references are filled in; a value may hold at most ${MAX_INTERPOLATED_FILE_BYTES / 1024 / 1024} MiB`,
     );
   return {
     value: errors.length > 0 && oversized ? raw : value,
@@ -151,4 +151,13 @@ function references(raw: string): { start: number; text: string }[] {
     index = end + 1;
   }
   return found;
+}
+
+/**
+ * A size over `limit` as MiB to one decimal, or in bytes where that would read as the limit itself
+ * ("1.0 MiB …; at most 1 MiB" said of a value one byte over).
+ */
+function sizeOver(bytes: number, limit: number): string {
+  const mib = (bytes / 1024 / 1024).toFixed(1);
+  return Number(mib) * 1024 * 1024 > limit ? `${mib} MiB` : `${bytes} bytes (${bytes - limit} over)`;
 }

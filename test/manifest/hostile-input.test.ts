@@ -173,6 +173,19 @@ describe('resource exhaustion through references and document counts', () => {
     ]);
   });
 
+  test('a value just over 1 MiB says by how much, not "1.0 MiB … at most 1 MiB"', async () => {
+    const dir = writeTree({
+      'a.txt': 'a'.repeat(600_000),
+      'b.txt': 'b'.repeat(1024 * 1024 - 600_000 + 1),
+      'a.yaml': role('a', '  Token: "${file:a.txt}${file:b.txt}"\n'),
+    });
+    expect(await loadErrors(dir, ['a.yaml'])).toEqual([
+      expect.stringMatching(
+        /^a\.yaml:7:\d+: the value is 1048577 bytes \(1 over\) once its references are filled in; a value may hold at most 1 MiB$/,
+      ),
+    ]);
+  });
+
   test('the 16 MiB all references may fill in counts UTF-8 bytes too', async () => {
     // Thirty documents each filling in 750 KB of CJK text: 22 MB in UTF-8, 7.5 million characters.
     const docs = Array.from(
