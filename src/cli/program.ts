@@ -27,6 +27,7 @@ import { VERSION } from './version.js';
 import { wholeNumber } from './whole-number.js';
 import {
   excessArgumentsHint,
+  missingOutHint,
   manifestGivenAsAddress,
   manifestGivenAsPlan,
   refuseSingleDashLongOptions,
@@ -383,7 +384,11 @@ function configureAll(root: Command, group: Command): void {
     c.exitOverride().configureOutput({
       ...output,
       outputError: (text, write) => {
-        const hint = text.startsWith('error: too many arguments') ? excessArgumentsHint(c) : undefined;
+        const hint = text.startsWith('error: too many arguments')
+          ? excessArgumentsHint(c)
+          : text.startsWith("error: required option '-o, --out")
+            ? missingOutHint(c)
+            : undefined;
         output.outputError!(hint === undefined ? text : `${text}${hint}\n`, write);
       },
     });

@@ -141,9 +141,10 @@ export function refuseSingleDashLongOptions(program: Command, args: readonly str
 export function withFileFlags(
   command: Command,
   asManifest: (argument: string, position: number) => boolean,
+  flag = '-f',
 ): string | undefined {
   const args = typed.get(rootOf(command));
-  if (!args || !readsManifest(command)) return undefined;
+  if (!args || (flag === '-f' && !readsManifest(command))) return undefined;
   const depth = lineage(command).length - 1;
   const positional = tokens(command, args)
     .filter((t) => t.kind === 'operand')
@@ -154,7 +155,7 @@ export function withFileFlags(
   // After `--` a `-f` is an argument too: the line would fail as this one did.
   const separator = args.indexOf('--');
   if (separator >= 0 && [...picked].some((index) => index > separator)) return undefined;
-  const words = args.flatMap((arg, index) => (picked.has(index) ? ['-f', arg] : [arg]));
+  const words = args.flatMap((arg, index) => (picked.has(index) ? [flag, arg] : [arg]));
   return `converge ${words.map(quoteArg).join(' ')}`;
 }
 
@@ -167,6 +168,19 @@ export function excessArgumentsHint(command: Command): string | undefined {
       position >= declared || (command.name() === 'apply' && manifestAt(argument) !== undefined),
   );
   return suggestion === undefined ? undefined : manifestHint(suggestion);
+}
+
+/**
+ * After commander's `required option '-o, --out <dir>' not specified`, when the folder was given as
+ * an argument (`converge export exp1`): the command with it given with -o.
+ */
+export function missingOutHint(command: Command): string | undefined {
+  const out = command.options.find((o) => o.long === '--out' && o.mandatory);
+  if (!out?.short) return undefined;
+  const suggestion = withFileFlags(command, (_argument, position) => position === 0, out.short);
+  return suggestion === undefined
+    ? undefined
+    : `The folder is given with ${out.short}; did you mean: ${suggestion}`;
 }
 
 export function manifestHint(suggestion: string): string {

@@ -50,6 +50,15 @@ describe('a manifest given as an argument', () => {
     expect(r.stderr).toContain(`${hint}converge plan -f a.yaml -f b.yaml -f c\n`);
   });
 
+  it('export FOLDER: the folder written to is given with -o, and said so', async () => {
+    const r = await runCli(['export', '--kind', 'Job', 'exp1'], base);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error: required option '-o, --out <dir>' not specified\n");
+    expect(r.stderr).toContain(
+      'The folder is given with -o; did you mean: converge export --kind Job -o exp1\n',
+    );
+  });
+
   it('suggests nothing for an argument after --, where -f would be an argument too', async () => {
     const { dir } = manifestFolder();
     const r = await runCli(['plan', '--', dir], base);
