@@ -947,19 +947,8 @@ export class HttpClient {
     const attempt = run.attempt + 1;
     const maxAttempts = 1 + this.retry.maxRetries;
     // The resend itself counts as a retry when it is sent (its attempt number continues the count).
-    const announce = (note: string) => {
-      this.onRetry?.({
-        service: this.service,
-        origin: this.origin,
-        method: run.method,
-        path: scrubSecrets(run.displayPath, run.secrets),
-        attempt: run.attempt,
-        reason: scrubSecrets(`${reason}; ${note}`, run.secrets),
-        delayMs,
-        maxAttempts,
-        ...(run.req.scope?.label !== undefined ? { label: run.req.scope.label } : {}),
-      });
-    };
+    const announce = (note: string) =>
+      this.reportRetry(run, { reason: `${reason}; ${note}`, delayMs, maxAttempts });
     return { attempt, maxAttempts, delayMs, release, announce };
   }
 
@@ -1034,15 +1023,15 @@ export class HttpClient {
    * next attempt no useful time before the deadline: sleeping only to fail at the deadline would keep
    * the real error from the person for longer.
    */
-  private async retryOrGiveUp(
+  /**
+   * The retry line of `run`'s next attempt. Built from status codes and network codes, but scrubbed
+   * all the same: a log line is as public as an error, and the path may hold a secret the service's
+   * own routes put there.
+   */
+  private reportRetry(
     run: Run,
-    next: { reason: string; delayMs: number; retriesLeft: number; heldByPause?: boolean },
-    giveUp: (deadline: boolean) => Error,
-  ): Promise<void> {
-    const usefulAttemptMs = Math.min(run.timeoutMs, MIN_USEFUL_ATTEMPT_MS);
-    if (next.delayMs + usefulAttemptMs > this.timeLeft(run)) throw giveUp(true);
-    // Built from status codes and network codes, but scrubbed all the same: a log line is as public
-    // as an error, and the path may hold a secret the service's own routes put there.
+    next: { reason: string; delayMs: number; maxAttempts: number; heldByPause?: boolean },
+  ): void {
     this.onRetry?.({
       service: this.service,
       origin: this.origin,
@@ -1051,8 +1040,23 @@ export class HttpClient {
       attempt: run.attempt,
       reason: scrubSecrets(next.reason, run.secrets),
       delayMs: next.delayMs,
-      maxAttempts: run.attempt + next.retriesLeft,
+      maxAttempts: next.maxAttempts,
       ...(run.req.scope?.label !== undefined ? { label: run.req.scope.label } : {}),
+      ...(next.heldByPause ? { heldByPause: true } : {}),
+    });
+  }
+
+  private async retryOrGiveUp(
+    run: Run,
+    next: { reason: string; delayMs: number; retriesLeft: number; heldByPause?: boolean },
+    giveUp: (deadline: boolean) => Error,
+  ): Promise<void> {
+    const usefulAttemptMs = Math.min(run.timeoutMs, MIN_USEFUL_ATTEMPT_MS);
+    if (next.delayMs + usefulAttemptMs > this.timeLeft(run)) throw giveUp(true);
+    this.reportRetry(run, {
+      reason: next.reason,
+      delayMs: next.delayMs,
+      maxAttempts: run.attempt + next.retriesLeft,
       ...(next.heldByPause ? { heldByPause: true } : {}),
     });
     if (next.delayMs <= 0) return;
