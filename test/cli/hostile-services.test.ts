@@ -13,7 +13,7 @@ import { ServiceConnections } from '../../src/engine/connections.js';
 import { registryService } from '../../src/clients/registry/definition.js';
 import { REDACTED } from '../../src/common/scrub.js';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { echoForms, type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
+import { echoForms, forward, type HostileServer, hostileServer, leaks, reply } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
 
@@ -384,20 +384,12 @@ describe('a service answering JSON nested deeper than Converge walks', () => {
       });
       expect(made.status).toBe(200);
       const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
-      const address = await serve((req, res, body) => {
-        void (async () => {
-          const answer = await fetch(new URL(req.url ?? '/', sandbox.url), {
-            method: req.method ?? 'GET',
-            headers: { 'X-Nomad-Token': sandbox.rootToken },
-            ...(body ? { body } : {}),
-          });
-          const text = (await answer.text()).replaceAll('{"deepen":1}', deep);
-          res.writeHead(answer.status, {
-            'content-type': answer.headers.get('content-type') ?? 'text/plain',
-          });
-          res.end(text);
-        })().catch((error: unknown) => res.writeHead(502).end(String(error)));
-      });
+      const address = await serve((req, res, body) =>
+        forward(req, res, body, sandbox.url, {
+          headers: { 'X-Nomad-Token': sandbox.rootToken },
+          rewrite: (text) => text.replaceAll('{"deepen":1}', deep),
+        }),
+      );
       const out = tempDir('converge-deep-export-');
       const result = await runCli(['export', '--kind', 'Job', '-o', out], {
         CONVERGE_SCHEDULER_ADDR: address,

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
-import { type HostileServer, hostileServer } from '../support/hostile.js';
+import { forward, type HostileServer, hostileServer } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
 
 const CREATE = '/api/v2/organizations/sandbox/workspaces';
@@ -40,23 +40,8 @@ beforeAll(async () => {
       res.end(JSON.stringify({ errors: [{ status: '503', title: 'unavailable' }] }));
       return;
     }
-    void (async () => {
-      const answer = await fetch(new URL(url, sandbox.url), {
-        method,
-        headers: Object.fromEntries(
-          Object.entries(req.headers).filter(
-            (e): e is [string, string] => typeof e[1] === 'string' && !['host', 'connection'].includes(e[0]),
-          ),
-        ),
-        ...(body ? { body } : {}),
-      });
-      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
-      res.end(await answer.text());
-    })().catch((error: unknown) => {
-      // Answered, so that a proxy failure fails the test with its reason rather than a timeout.
-      proxyErrors.push(String(error));
-      res.writeHead(502).end(String(error));
-    });
+    // Answered even when the sandbox cannot be reached, so that the test fails with the reason.
+    forward(req, res, body, sandbox.url, { onError: (error) => proxyErrors.push(String(error)) });
   });
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { CLI, converge, manifestDir } from './helpers.js';
-import { hostileServer } from '../support/hostile.js';
+import { forward, hostileServer } from '../support/hostile.js';
 import { runCli } from '../support/run-cli.js';
 
 let sandbox: RunningSandbox;
@@ -1103,15 +1103,7 @@ describe('Ctrl-C during a state push whose unlock then fails', () => {
       // The interrupt comes while the upload is on its way.
       if (url.endsWith('/state-versions') && req.method === 'POST' && uploads++ === 0)
         process.emit('SIGINT', 'SIGINT');
-      void (async () => {
-        const answer = await fetch(new URL(url, sb.url), {
-          method: req.method ?? 'GET',
-          headers: { Authorization: `Bearer ${sb.rootToken}`, 'Content-Type': 'application/vnd.api+json' },
-          ...(body ? { body } : {}),
-        });
-        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
-        res.end(await answer.text());
-      })().catch((error: unknown) => res.writeHead(502).end(String(error)));
+      forward(req, res, body, sb.url);
     });
     try {
       const created = await fetch(`${sb.url}/api/v2/organizations/sandbox/workspaces`, {

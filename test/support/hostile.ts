@@ -4,7 +4,7 @@
  * The oracle decodes base64 itself rather than reusing the scrubber's approach, so that a gap in one
  * is not hidden by the same gap in the other.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface HostileServer {
@@ -168,4 +168,49 @@ export function pieces(text: string, secret: string, size = 8): string[] {
     if (text.includes(piece)) out.push(piece);
   }
   return out;
+}
+
+/**
+ * Passes a request the hostile server got on to `target` (a sandbox) with node's own http client, and
+ * its answer back, `rewrite` applied to the body. Not global fetch: its shared pool is the test
+ * worker's, and what earlier test files left in it failed these requests ("fetch failed").
+ */
+export function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  target: string,
+  options: {
+    headers?: Record<string, string>;
+    rewrite?: (text: string) => string;
+    /** Told of a failure to reach `target` (answered 502), so that a test fails with its reason. */
+    onError?: (error: Error) => void;
+  } = {},
+): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers))
+    if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
+      headers[name] = value;
+  Object.assign(headers, options.headers);
+  if (body) headers['content-length'] = String(Buffer.byteLength(body));
+  const out = request(
+    new URL(req.url ?? '/', target),
+    { method: req.method ?? 'GET', headers, agent: false },
+    (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (c: Buffer) => chunks.push(c));
+      answer.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        res.writeHead(answer.statusCode ?? 502, {
+          'content-type': answer.headers['content-type'] ?? 'text/plain',
+        });
+        res.end(options.rewrite ? options.rewrite(text) : text);
+      });
+    },
+  );
+  out.on('error', (error) => {
+    options.onError?.(error);
+    res.writeHead(502).end(String(error));
+  });
+  out.end(body || undefined);
 }
