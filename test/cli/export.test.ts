@@ -573,35 +573,10 @@ describe('export of everything where only some services are configured', () => {
 });
 
 describe('export of a job applied from an HCL spec file', () => {
-  // The demo's service job (examples/demo/jobs/web.nomad.hcl): the service parses it into a job with
-  // null for every block it does not use (UI, Multiregion, a group's Disconnect, a task's Vault...),
-  // which the export, written as JSON fields, leaves out.
-  const HCL = `job "web" {
-  datacenters = ["dc1"]
-  type        = "service"
-  meta {
-    team = "platform"
-  }
-  update {
-    max_parallel     = 1
-    min_healthy_time = "5s"
-    healthy_deadline = "1m"
-  }
-  group "web" {
-    count = 2
-    task "server" {
-      driver = "docker"
-      config {
-        image = "nginx:1.27"
-      }
-      resources {
-        cpu    = 200
-        memory = 256
-      }
-    }
-  }
-}
-`;
+  // The demo's service job: the service parses it into a job with null for every block it does not
+  // use (UI, Multiregion, a group's Disconnect, a task's Vault...), which the export, written as JSON
+  // fields, leaves out.
+  const HCL = readFileSync(path.join(import.meta.dirname, '../../examples/demo/jobs/web.nomad.hcl'), 'utf8');
   let own: RunningSandbox;
   let ownEnv: Record<string, string | undefined>;
   beforeAll(async () => {

@@ -3,6 +3,8 @@
  * failures from the dry run, the JobModifyIndex to register with, periodic launches, the request
  * errors and ACL, and that a plan changes nothing. Also versions with `diffs=true`.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type Api, apiFor } from './helpers.js';
@@ -350,30 +352,11 @@ function withoutNulls(value: Json): Json {
 }
 
 describe('a field sent as null is the field not sent (the real agent decodes both to a nil pointer)', () => {
-  const HCL = `job "null-web" {
-  datacenters = ["dc1"]
-  meta {
-    team = "platform"
-  }
-  update {
-    max_parallel     = 1
-    min_healthy_time = "5s"
-  }
-  group "web" {
-    count = 2
-    task "server" {
-      driver = "docker"
-      config {
-        image = "nginx:1.27"
-      }
-      resources {
-        cpu    = 200
-        memory = 256
-      }
-    }
-  }
-}
-`;
+  // The demo's service job under a name of its own.
+  const HCL = readFileSync(
+    path.join(import.meta.dirname, '../../examples/demo/jobs/web.nomad.hcl'),
+    'utf8',
+  ).replace('job "web"', 'job "null-web"');
 
   it('the live job of an HCL spec (null for every block it does not use), each null left out, plans no change', async () => {
     const parsed = await api('POST', '/v1/jobs/parse', { body: { JobHCL: HCL } });
