@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, type RetryEvent } from '../../src/clients/http/index.js';
 import { HostRegistry } from '../../src/clients/http/host-registry.js';
 import { heldLocks } from '../../src/common/held-locks.js';
+import type { RunHttpOptions } from '../../src/clients/service.js';
 import { WorkspacesClient } from '../../src/clients/workspaces/client.js';
 import { parseStateFile } from '../../src/clients/workspaces/state-file.js';
 import {
@@ -34,18 +35,23 @@ beforeEach(() => {
   agent = new MockAgent({ enableCallHistory: true });
   agent.disableNetConnect();
   pool = agent.get(ORIGIN);
-  client = WorkspacesClient.fromConnection({
-    address: ORIGIN,
-    token: 'tok-12345678',
-    dispatcher: agent,
-    http: { retry: { minDelayMs: 1, maxDelayMs: 5 } },
-  });
+  client = clientWith({});
 });
 
 afterEach(async () => {
   agent.assertNoPendingInterceptors();
   await agent.close();
 });
+
+/** A client of the mock service with short retry waits, and `http` options of the test's own. */
+function clientWith(http: Omit<RunHttpOptions, 'retry'>): WorkspacesClient {
+  return WorkspacesClient.fromConnection({
+    address: ORIGIN,
+    token: 'tok-12345678',
+    dispatcher: agent,
+    http: { retry: { minDelayMs: 1, maxDelayMs: 5 }, ...http },
+  });
+}
 
 /** `METHOD /path` of every request sent, in order. */
 function sent(): string[] {
@@ -360,12 +366,7 @@ describe('pushState', () => {
     let retries: RetryEvent[];
     beforeEach(() => {
       retries = [];
-      client = WorkspacesClient.fromConnection({
-        address: ORIGIN,
-        token: 'tok-12345678',
-        dispatcher: agent,
-        http: { retry: { minDelayMs: 1, maxDelayMs: 5 }, onRetry: (e) => retries.push(e) },
-      });
+      client = clientWith({ onRetry: (e) => retries.push(e) });
     });
 
     it('reads the upload back before each of its 9 sends, and says after how many it gave up', async () => {
@@ -447,12 +448,7 @@ describe('pushState', () => {
       while (budget.tryTake()) {
         // Spend it all: a service that failed the rest of the run.
       }
-      client = WorkspacesClient.fromConnection({
-        address: ORIGIN,
-        token: 'tok-12345678',
-        dispatcher: agent,
-        http: { retry: { minDelayMs: 1, maxDelayMs: 5 }, hosts },
-      });
+      client = clientWith({ hosts });
       replyLock();
       pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });
       for (let i = 0; i < 2; i++) {
@@ -472,12 +468,7 @@ describe('pushState', () => {
 
     it('sends nothing again once interrupted during the read back, and says the interrupt', async () => {
       const hosts = new HostRegistry();
-      client = WorkspacesClient.fromConnection({
-        address: ORIGIN,
-        token: 'tok-12345678',
-        dispatcher: agent,
-        http: { retry: { minDelayMs: 1, maxDelayMs: 5 }, hosts, onRetry: (e) => retries.push(e) },
-      });
+      client = clientWith({ hosts, onRetry: (e) => retries.push(e) });
       const interrupt = new AbortController();
       replyLock();
       pool.intercept({ path: UPLOAD, method: 'POST' }).reply(...apiError(503, 'unavailable'));
