@@ -156,7 +156,7 @@ class RegistryHandlers {
     const result = await blockingQuery(() => ({ index: tableIndex(ns), value: read(ns) }), {
       ...opts,
       feed: this.store.changes,
-      signal: req.signal,
+      signal: () => req.signal,
     });
     return { ns, value: result.value, meta: queryMetaHeaders(result.index, opts.consistency) };
   }

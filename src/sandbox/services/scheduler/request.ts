@@ -167,7 +167,7 @@ export function blockOn<T>(
   feed: ChangeFeed,
   run: () => QueryResult<T>,
 ): Promise<QueryResult<T>> {
-  return blockingQuery(run, { ...opts, feed, signal: req.signal });
+  return blockingQuery(run, { ...opts, feed, signal: () => req.signal });
 }
 
 /**
