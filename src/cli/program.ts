@@ -9,6 +9,7 @@
  * follows the same pattern: declare it here, import its handler inside the action.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { allowedAddressProblem } from '../common/allowed-address.js';
 import { ManifestError } from '../manifest/types.js';
 import { EngineError } from '../engine/errors.js';
 import { defaultCatalog } from '../engine/services.js';
@@ -95,10 +96,26 @@ const timeoutOption = () =>
     .argParser(positiveInt)
     .default(120);
 /** Addresses a manifest Connection may send a token or values from outside the manifest to. */
-const allowAddressOption = repeatableOption(
-  '--allow-address <address>',
-  'let manifest Connections send a token or values from outside the manifest to this address or glob (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
-);
+const allowAddressOption = () =>
+  new Option(
+    '--allow-address <address>',
+    'let manifest Connections send a token or values from outside the manifest to this address or glob, without credentials or a query string (repeatable; also CONVERGE_ALLOW_ADDRESSES)',
+  )
+    .argParser(allowedAddress)
+    .default([] as string[], 'none');
+
+/**
+ * `--allow-address`'s values, each refused as it is read when it carries credentials, a query string
+ * or a fragment: before anything can repeat it (the commands a run suggests, a usage hint that repeats
+ * the command line). Not through commander's InvalidArgumentError, whose message quotes the value.
+ */
+function allowedAddress(value: string, previous: string[]): string[] {
+  for (const pattern of value.split(',')) {
+    const problem = allowedAddressProblem(pattern.trim());
+    if (problem !== undefined) throw new CliError(`--allow-address: an address (not shown) ${problem}`);
+  }
+  return collect(value, previous);
+}
 /** `--target` / `--exclude` on plan and apply: address globs (engine/targeting.ts). */
 const targetOption = repeatableOption(
   '--target <address>',

@@ -13,7 +13,8 @@
 import { LIBRARY_SETTING_NAMES } from '../common/setting-names.js';
 import { normaliseAddress } from '../clients/http/endpoint.js';
 import type { AnyServiceDefinition } from '../clients/service.js';
-import { allowListFrom } from '../common/allow-list.js';
+import { type AllowList, allowListFrom } from '../common/allow-list.js';
+import { allowedAddressProblem } from '../common/allowed-address.js';
 import { envVarPrefix } from '../common/types.js';
 import { formatPosition, type SourcePosition } from '../common/types.js';
 import type { ManifestConnection, ManifestProblem } from '../manifest/types.js';
@@ -29,6 +30,30 @@ export interface CarriedValue {
   holder: string;
   /** How it comes from outside: `is read from outside the manifest (…)`, `names a file of the runner…`. */
   what: string;
+}
+
+/**
+ * Why the operator's allowed addresses cannot be used, naming where the first such one was given
+ * (`CONVERGE_ALLOW_ADDRESSES`, or the option as the front end spells it) and never the address: one
+ * with credentials, a query string or a fragment (`allowedAddressProblem`) may hold a secret. Said
+ * whether or not a Connection needs the list, so a secret given there never reaches the commands a
+ * run suggests.
+ */
+export function allowedAddressesProblem(
+  env: NodeJS.ProcessEnv,
+  allowFlags: readonly string[] = [],
+  allowName: string = LIBRARY_SETTING_NAMES.allowAddresses,
+): string | undefined {
+  const given: [string, AllowList][] = [
+    [ALLOW_ADDRESSES_VARIABLE, allowListFrom(env[ALLOW_ADDRESSES_VARIABLE])],
+    [allowName, allowListFrom(undefined, allowFlags)],
+  ];
+  for (const [source, list] of given)
+    for (const pattern of list.patterns) {
+      const problem = allowedAddressProblem(pattern);
+      if (problem !== undefined) return `${source}: an address (not shown) ${problem}`;
+    }
+  return undefined;
 }
 
 export function connectionAddressProblems(

@@ -22,7 +22,7 @@ import {
 } from '../resources/contract.js';
 import type { Catalog } from './catalog.js';
 import { carriedValues } from './carried-values.js';
-import { connectionAddressProblems } from './connection-addresses.js';
+import { allowedAddressesProblem, connectionAddressProblems } from './connection-addresses.js';
 import { connectionSettings } from './connection-settings.js';
 import { keyDesired, type SettingsOf } from './desired.js';
 import { EngineError } from './errors.js';
@@ -84,6 +84,12 @@ async function loadManifestWith(
 ): Promise<Manifest> {
   if (paths.length === 0) throw new EngineError('no manifest given: name at least one file or folder');
   const { catalog = defaultCatalog, env = process.env } = options;
+  const refused = allowedAddressesProblem(
+    env,
+    options.allowAddresses,
+    settingNames(options.settingNames).allowAddresses,
+  );
+  if (refused !== undefined) throw new EngineError(refused);
   const manifest = await loadManifestFiles([...paths], {
     positionsOnlyForProblems,
     kinds: catalog.kinds,
