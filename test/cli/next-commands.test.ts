@@ -35,7 +35,8 @@ function printed(text: string, prefix: string): string {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 59722 });
+  // Port 0: a fixed port in the ephemeral range was taken by another file's client connection.
+  sandbox = await startSandbox({ port: 0 });
   env = {
     PATH: process.env.PATH,
     ...sandbox.env(),
@@ -86,13 +87,14 @@ describe('the command a run prints next', () => {
     );
     const saved = path.join(dir, 'team.plan');
     const vars = { ...env, NEXT_TEAM: 'team a' };
+    const host = new URL(sandbox.url).host;
     const plan = await runCli(
-      ['plan', '-f', dir, '--allow-env', 'NEXT_*', '--allow-address', '127.0.0.1:59722', '-out', saved],
+      ['plan', '-f', dir, '--allow-env', 'NEXT_*', '--allow-address', host, '-out', saved],
       vars,
     );
     expect([plan.code, plan.stderr]).toEqual([0, '']);
     const apply = printed(plan.stdout, 'Apply exactly this plan with: ');
-    expect(apply).toBe(`converge apply ${saved} --allow-env 'NEXT_*' --allow-address 127.0.0.1:59722`);
+    expect(apply).toBe(`converge apply ${saved} --allow-env 'NEXT_*' --allow-address ${host}`);
     const applied = await runCli(argv(apply), vars);
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);

@@ -102,7 +102,7 @@ describe('a saved plan given as the argument of apply', () => {
   let env: Record<string, string | undefined>;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ port: 59721 });
+    sandbox = await startSandbox({ port: 0 });
     env = { ...base, ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-usage-saved-') };
   });
   afterAll(async () => {
