@@ -29,8 +29,16 @@ const web: Job = {
   ],
 } as Job;
 
-async function sandboxWithJob(faults: Record<string, unknown>): Promise<RunningSandbox> {
-  sandbox = await startSandbox({ port: 0, token: 'one-shot-root-7a1e', config: { faults } });
+async function sandboxWithJob(
+  faults: Record<string, unknown>,
+  log?: (line: string) => void,
+): Promise<RunningSandbox> {
+  sandbox = await startSandbox({
+    port: 0,
+    token: 'one-shot-root-7a1e',
+    config: { faults },
+    ...(log ? { log } : {}),
+  });
   const client = SchedulerClient.fromConnection({ address: sandbox.url, token: sandbox.rootToken });
   try {
     // Registered before the faults matter: the first request may meet one, and is retried.
@@ -41,10 +49,19 @@ async function sandboxWithJob(faults: Record<string, unknown>): Promise<RunningS
   return sandbox;
 }
 
-/** `job scale web web 3` with SIGINT `afterMs` in, against a scheduler that answers in 1.5 s. */
-async function interruptedScale(afterMs: number) {
-  const s = await sandboxWithJob({ services: { scheduler: { latencyMs: 1500 } } });
-  const timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), afterMs);
+/**
+ * `job scale web web 3` against a scheduler that answers in 1.5 s, with SIGINT while the job is
+ * still looked up (half a second in), or while the scale is in flight: 300 ms after the lookup was
+ * answered, as the sandbox logs it. Not a fixed time from the start: on a loaded machine the
+ * command's own start took long enough for a fixed signal to land during the lookup.
+ */
+async function interruptedScale(during: 'lookup' | 'scale') {
+  let timer: NodeJS.Timeout | undefined;
+  const interrupt = (ms: number) => (timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), ms));
+  const s = await sandboxWithJob({ services: { scheduler: { latencyMs: 1500 } } }, (line) => {
+    if (during === 'scale' && timer === undefined && line.startsWith('GET /v1/job/web ')) interrupt(300);
+  });
+  if (during === 'lookup') interrupt(500);
   try {
     return await runCli(['job', 'scale', 'web', 'web', '3', '--message', 'more'], {
       ...s.env(),
@@ -56,8 +73,7 @@ async function interruptedScale(afterMs: number) {
 }
 
 it('Ctrl-C while the scale is sent says it may have taken effect and names the check, with 130', async () => {
-  // The job's lookup answers at 1.5 s; the scale is in flight until 3 s.
-  const r = await interruptedScale(2200);
+  const r = await interruptedScale('scale');
   expect(r.code, r.stderr).toBe(130);
   expect(r.stderr).toContain(
     'interrupted: the scaling of group web of web may have reached the service and taken effect: check with `converge job status web` before running it again',
@@ -65,7 +81,7 @@ it('Ctrl-C while the scale is sent says it may have taken effect and names the c
 });
 
 it('Ctrl-C while the job is still looked up says the scale was not sent', async () => {
-  const r = await interruptedScale(500);
+  const r = await interruptedScale('lookup');
   expect(r.code, r.stderr).toBe(130);
   expect(r.stderr).toContain(
     'interrupted before the scaling of group web of web was sent: nothing was changed',
