@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
@@ -18,6 +19,11 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Sandbox and CLI tests each listen on their own free loopback port, so files can run in parallel.
     pool: 'forks',
+    // A worker per core, at least two. Vitest's default leaves one core free, which on a 2-core CI
+    // machine ran every file in one worker (200 s); most files wait on loopback answers and child
+    // processes, so two workers took it to under two minutes. Three were faster still, but pushed
+    // the tests that bound a wall time (a slot's wait, a rate-limit window) close to their limits.
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       {
         extends: true,
