@@ -33,6 +33,7 @@ import {
   manifestGivenAsPlan,
   refuseSingleDashLongOptions,
   rememberArgs,
+  optionBeforeCommandHint,
 } from './usage-hints.js';
 
 /**
@@ -77,9 +78,33 @@ function collect(value: string, previous: string[]): string[] {
 const repeatableOption = (flags: string, description: string) => () =>
   new Option(flags, description).argParser(collect).default([] as string[], 'none');
 
-const fileOption = repeatableOption(
+/**
+ * A value that may not be empty: `-f "$DIR"` or `--target "$TARGET"` with the variable unset gives
+ * `""`, which read as the current folder (the whole checkout) or as no target at all (every object).
+ * Refused as the number flags refuse `""`, saying where an empty value usually comes from.
+ */
+function nonEmpty(what: string): (value: string) => string {
+  return (value) => {
+    if (value.trim() === '')
+      throw new InvalidArgumentError(
+        `must name ${what}, not be empty (an unset variable gives an empty value)`,
+      );
+    return value;
+  };
+}
+
+/** A repeatable option whose every value must name something (`nonEmpty`). */
+const repeatableNamingOption = (flags: string, description: string, what: string) => () => {
+  const check = nonEmpty(what);
+  return new Option(flags, description)
+    .argParser((value: string, previous: string[]) => collect(check(value), previous))
+    .default([] as string[], 'none');
+};
+
+const fileOption = repeatableNamingOption(
   '-f, --file <path>',
   'manifest file or folder (repeatable; folders are read recursively)',
+  'a manifest file or folder',
 );
 /** Variables `${env:NAME}` may read, beside CONVERGE_ALLOW_ENV; nothing else is readable. */
 const allowEnvOption = repeatableOption(
@@ -117,13 +142,15 @@ function allowedAddress(value: string, previous: string[]): string[] {
   return collect(value, previous);
 }
 /** `--target` / `--exclude` on plan and apply: address globs (engine/targeting.ts). */
-const targetOption = repeatableOption(
+const targetOption = repeatableNamingOption(
   '--target <address>',
   'plan only this object and what it needs: the address the plan prints (KIND/NAMESPACE/NAME or KIND/NAME), a glob where * stays in one segment and ** crosses / (repeatable)',
+  'an address or a glob (leave --target out to plan every object)',
 );
-const excludeOption = repeatableOption(
+const excludeOption = repeatableNamingOption(
   '--exclude <address>',
   'leave this address or glob out, with every object that needs it; wins over --target (repeatable)',
+  'an address or a glob',
 );
 const lockTimeoutOption = () =>
   new Option(
@@ -166,6 +193,11 @@ export async function buildProgram(
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // `converge -f m.yaml plan`: the command's option before its name, which the program does not know.
+      outputError: (text, write) => {
+        const hint = optionBeforeCommandHint(program, text);
+        write(hint === undefined ? text : `${text}${hint}\n`);
+      },
     })
     .exitOverride();
 
@@ -196,7 +228,12 @@ export async function buildProgram(
     .option('--json', 'print the plan as one JSON object (stable, with format_version)')
     .option('--markdown', 'print the plan as markdown for a pull-request comment (under 65,535 characters)')
     .option('--detailed-exitcode', 'exit 0 when there are no changes, 2 when there are, 1 on error')
-    .option('-o, --out <file>', 'save the plan for `converge apply FILE` (also spelled -out FILE)')
+    .addOption(
+      new Option(
+        '-o, --out <file>',
+        'save the plan for `converge apply FILE` (also spelled -out FILE)',
+      ).argParser(nonEmpty('the file to save the plan to')),
+    )
     .option('--prune', 'also plan to delete objects Converge owns that the manifest no longer declares')
     .addOption(targetOption())
     .addOption(excludeOption())
@@ -253,6 +290,11 @@ export async function buildProgram(
       '\nCtrl-C or SIGTERM: no new change starts, changes in flight finish (up to 30 s, then they are aborted),\nthe summary lists each object applied or not, exit 130 (143 for SIGTERM). A second signal quits at once.',
     )
     .action(async (planfile: string | undefined, opts: Record<string, unknown>, command: Command) => {
+      // `apply "$PLAN"` with the variable unset: not "no manifest given", which sent users to -f.
+      if (planfile !== undefined && planfile.trim() === '')
+        throw new CliError(
+          'the plan file to apply is empty (an unset variable gives an empty value): name the file `converge plan -out FILE` saved',
+        );
       // `apply examples/demo`: a manifest where a saved plan goes, said before it is read as one.
       const manifestGiven = planfile === undefined ? undefined : manifestGivenAsPlan(command, planfile);
       if (manifestGiven !== undefined) throw new CliError(manifestGiven);

@@ -93,8 +93,20 @@ export function selectTargets(
   patterns: TargetPatterns,
   names: SettingNames = LIBRARY_SETTING_NAMES,
 ): Selection {
-  const targets = (patterns.targets ?? []).filter((p) => p.trim() !== '');
-  const excludes = (patterns.excludes ?? []).filter((p) => p.trim() !== '');
+  const targets = patterns.targets ?? [];
+  const excludes = patterns.excludes ?? [];
+  // An empty pattern (a CI variable left unset) was dropped, and with it the selection: `--target ""`
+  // planned and applied every object. It names nothing, so it is refused, as a pattern matching
+  // nothing is.
+  for (const [setting, list] of [
+    ['targets', targets],
+    ['excludes', excludes],
+  ] as const) {
+    if (list.some((p) => p.trim() === ''))
+      throw new EngineError(
+        `${names[setting]}: an empty address selects nothing (an unset variable gives one); name an address or a glob as the plan prints it${setting === 'targets' ? `, or leave ${names[setting]} out to plan every object` : ''}`,
+      );
+  }
   if (targets.length === 0 && excludes.length === 0) {
     return { desired: [...all], covers: () => true, touchesKind: () => true, requireMatches: () => {} };
   }

@@ -506,3 +506,70 @@ describe('patterns and Connections', () => {
     expect(excluded.changes.filter((c) => c.action === 'delete')).toEqual([]);
   });
 });
+
+/**
+ * `--target "$TARGET"` with the variable unset gives `""`. An empty pattern was dropped, and with it
+ * the whole selection: the apply then changed every object of the manifest.
+ */
+describe('an empty --target or --exclude (an unset CI variable)', () => {
+  const roleExists = async (name: string) =>
+    (
+      await fetch(`${sandbox.url}/v1/acl/roles?ns=default`, {
+        headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+      }).then((r) => r.json() as Promise<{ Name: string }[]>)
+    ).some((r) => r.Name === name);
+
+  it.each([
+    ['--target', ''],
+    ['--target', '  '],
+    ['--exclude', ''],
+  ])('%s %j is refused before anything is read or applied', async (flag, value) => {
+    const own = tempDir('converge-targeting-empty-');
+    writeFileSync(
+      path.join(own, 'role.yaml'),
+      'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: empty-target-role }\nspec: { Description: x }\n',
+    );
+    const r = await runCli(['apply', '-f', own, flag, value, '--auto-approve'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`option '${flag} <address>' argument '${value}' is invalid`);
+    expect(r.stderr).toContain('an unset variable gives an empty value');
+    expect(r.stdout).toBe('');
+    expect(await roleExists('empty-target-role')).toBe(false);
+    const plan = await runCli(['plan', '-f', own, flag, value], env);
+    expect([plan.code, plan.stdout]).toEqual([1, '']);
+  });
+
+  it('is refused by the engine too, naming the setting', async () => {
+    const { loadManifest, plan } = await import('../../src/engine/index.js');
+    const manifest = await loadManifest([dir], { env });
+    await expect(plan(manifest, { env, targets: [''] })).rejects.toThrow(
+      'targets: an empty address selects nothing',
+    );
+    await expect(plan(manifest, { env, excludes: ['AclRole/**', ' '] })).rejects.toThrow(
+      'excludes: an empty address selects nothing',
+    );
+  });
+});
+
+describe('other empty values', () => {
+  it('-f "" is refused, not read as the current folder', async () => {
+    const r = await runCli(['plan', '-f', ''], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("option '-f, --file <path>' argument '' is invalid");
+    expect(r.stderr).toContain('must name a manifest file or folder');
+  });
+
+  it('plan -out "" is refused rather than saving nothing with exit 0', async () => {
+    const r = await runCli(['plan', '-f', dir, '-out', ''], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('must name the file to save the plan to');
+    expect(r.stdout).toBe('');
+  });
+
+  it('apply "" names the empty plan file, not a missing manifest', async () => {
+    const r = await runCli(['apply', ''], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the plan file to apply is empty');
+    expect(r.stderr).not.toContain('no manifest given');
+  });
+});
