@@ -159,6 +159,29 @@ export function withFileFlags(
   return `converge ${words.map(quoteArg).join(' ')}`;
 }
 
+/**
+ * After the program's `unknown option '-f'`, when a command named later on the line takes that option
+ * (`converge -f m.yaml plan`, options before the command as some tools take them): where it goes. The
+ * option's value is not repeated (it may be a secret: `--allow-address` with a token in it).
+ */
+export function optionBeforeCommandHint(program: Command, message: string): string | undefined {
+  const word = /^error: unknown option '([^']+)'/.exec(message)?.[1];
+  const args = typed.get(program);
+  if (word === undefined || !args) return undefined;
+  const at = args.findIndex((a) => program.commands.some((c) => c.name() === a || c.aliases().includes(a)));
+  if (at <= 0) return undefined;
+  const rest = args.slice(at);
+  const command = commandOf(program, rest);
+  const flag = word.split('=')[0]!;
+  const option = lineage(command)
+    .flatMap((c) => c.options)
+    .find((o) => o.short === flag || o.long === flag);
+  if (!option) return undefined;
+  const name = rest.slice(0, lineage(command).length - 1).join(' ');
+  const value = option.required || option.optional ? ' …' : '';
+  return `Options of a command go after its name: converge ${printable(name)} ${printable(flag)}${value}`;
+}
+
 /** The line said after commander's `too many arguments` on a command that reads a manifest. */
 export function excessArgumentsHint(command: Command): string | undefined {
   const declared = command.registeredArguments.length;

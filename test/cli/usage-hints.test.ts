@@ -195,3 +195,27 @@ describe('a long option spelt with one dash', () => {
     expect(unknown.stderr).toContain("error: unknown option '-lock=false'\n");
   });
 });
+
+describe("a command's option given before the command's name", () => {
+  it('says where it goes, without repeating its value', async () => {
+    const { dir } = manifestFolder();
+    const r = await runCli(['-f', dir, 'plan'], base);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error: unknown option '-f'");
+    expect(r.stderr).toContain('Options of a command go after its name: converge plan -f …');
+    expect(r.stderr).not.toContain(dir);
+    const nested = await runCli(['--namespace', 'ops', 'job', 'status', 'web'], base);
+    expect(nested.stderr).toContain(
+      'Options of a command go after its name: converge job status --namespace …',
+    );
+    const flag = await runCli(['--json', 'job', 'status', 'web'], base);
+    expect(flag.stderr).toContain('Options of a command go after its name: converge job status --json\n');
+  });
+
+  it('says nothing more for an option no command named there takes', async () => {
+    const r = await runCli(['--bogus', 'plan'], base);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error: unknown option '--bogus'");
+    expect(r.stderr).not.toContain('go after its name');
+  });
+});
