@@ -66,9 +66,16 @@ export interface InterruptOptions {
 function leftLocked(): string {
   const locks = heldLocks();
   if (locks.length === 0) return '';
-  // Names come from the service (a workspace's organization and name): one inert line each.
-  const lines = locks.map((lock) => `  ${printable(lock.release)}    (${printable(lock.what)})`);
-  return `Left locked by this run (release each once this process has exited):\n${lines.join('\n')}\n`;
+  // Names come from the service (a workspace's organization and name): one inert line each. A lock
+  // whose release was sent may be released already: the answer is what quitting now does not wait for.
+  const lines = locks.map(
+    (lock) =>
+      `  ${printable(lock.release)}    (${printable(lock.what)}${lock.releasing ? '; its release was sent, so it may be released already' : ''})`,
+  );
+  const heading = locks.every((lock) => lock.releasing)
+    ? 'Maybe left locked by this run (check, and release each once this process has exited):'
+    : 'Left locked by this run (release each once this process has exited):';
+  return `${heading}\n${lines.join('\n')}\n`;
 }
 
 export function onInterrupt(io: Io, options: InterruptOptions = {}): Interrupt {

@@ -193,6 +193,7 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
         return {
           release: async () => {
             this.heldReason = undefined;
+            forget.releasing();
             await this.unlock(id, reason);
             forget();
           },

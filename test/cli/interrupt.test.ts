@@ -87,6 +87,13 @@ describe('onInterrupt', () => {
           '  converge workspace unlock acme/web    (workspace acme/web, locked to push web.tfstate)\n',
       );
       expect(out.text()).not.toContain('acme/done');
+      // Its release sent, the answer not in: it may be released already, and is said so.
+      forgetPush.releasing();
+      process.emit('SIGINT', 'SIGINT');
+      expect(out.text()).toContain(
+        'Maybe left locked by this run (check, and release each once this process has exited):\n' +
+          '  converge workspace unlock acme/web    (workspace acme/web, locked to push web.tfstate; its release was sent, so it may be released already)\n',
+      );
       const hostile = holdingLock({
         what: 'workspace x\u001b[2J\nfake line',
         release: 'converge workspace unlock x',

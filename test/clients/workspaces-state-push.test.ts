@@ -419,6 +419,36 @@ describe('pushState', () => {
       expect(heldLocks()).toEqual([]);
     });
 
+    it('marks its lock as being released while the unlock is in flight (a quit then says it may be released)', async () => {
+      const seen: { stage: string; releasing: boolean | undefined }[] = [];
+      const look = (stage: string) =>
+        seen.push(...heldLocks().map((l) => ({ stage, releasing: l.releasing })));
+      replyLock();
+      pool.intercept({ path: UPLOAD, method: 'POST' }).reply(
+        201,
+        () => {
+          look('upload');
+          return stateVersion;
+        },
+        { headers: apiHeaders },
+      );
+      pool.intercept({ path: UNLOCK, method: 'POST' }).reply(
+        200,
+        () => {
+          look('unlock');
+          return { data: { id: 'ws-1', type: 'workspaces', attributes: { locked: false } } };
+        },
+        { headers: apiHeaders },
+      );
+      const holding = { what: 'workspace acme/app, locked to push app.tfstate', release: 'unlock it' };
+      await pushState(client, 'ws-1', state, { reason: 'seeding by pid 7', holding }).catch(() => undefined);
+      expect(seen).toEqual([
+        { stage: 'upload', releasing: undefined },
+        { stage: 'unlock', releasing: true },
+      ]);
+      expect(heldLocks()).toEqual([]);
+    });
+
     it('reads the unlock back before each of its 9 sends, and says after how many it gave up', async () => {
       replyLock();
       pool.intercept({ path: UPLOAD, method: 'POST' }).reply(201, stateVersion, { headers: apiHeaders });

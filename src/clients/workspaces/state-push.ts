@@ -18,7 +18,7 @@ import { answerLost } from '../http/retry-policy.js';
 import { CreateSends, resendGrantOf } from '../http/create-sends.js';
 import type { Workspace, WorkspacesClient } from './client.js';
 import { describeLockHolder } from './lock-holder.js';
-import { type HeldLock, holdingLock } from '../../common/held-locks.js';
+import { type HeldLock, holdingLock, NOT_HELD } from '../../common/held-locks.js';
 import { parseStateFile, type StateFileInfo } from './state-file.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StateVersion } from './types.js';
@@ -112,7 +112,7 @@ export async function pushState(
   const reason = opts.reason ?? DEFAULT_LOCK_REASON;
   if (ownLock) await lock(client, workspaceId, reason);
   opts.onLocked?.();
-  const forget = ownLock && opts.holding ? holdingLock(opts.holding) : () => undefined;
+  const forget = ownLock && opts.holding ? holdingLock(opts.holding) : NOT_HELD;
 
   let stateVersion: StateVersion | undefined;
   let failed = false;
@@ -126,6 +126,7 @@ export async function pushState(
 
   if (ownLock) {
     try {
+      forget.releasing();
       await unlockOwnLock(client, workspaceId, reason);
     } catch (unlockError) {
       throw new WorkspaceUnlockError({

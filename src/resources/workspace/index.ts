@@ -43,7 +43,7 @@ import { sharedWorkspaceList, takeWorkspaceList, walkWorkspaces } from './shared
 import { compareState, describeState, type LiveStateInfo, type LocalState, readLocalState } from './state.js';
 import { groupBy } from '../../common/group-by.js';
 import { printable } from '../../common/printable.js';
-import { holdingLock } from '../../common/held-locks.js';
+import { holdingLock, NOT_HELD } from '../../common/held-locks.js';
 import { abandonedHere, abandonedPushNote, PUSH_REASON_PREFIX, pushLocalState } from './push.js';
 
 /** The marker Converge sets on the workspaces it creates: only those are prune candidates. */
@@ -771,7 +771,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
           what: `workspace ${label}, left locked by a state push`,
           release: `converge workspace unlock ${label}`,
         })
-      : () => undefined;
+      : NOT_HELD;
     // Someone else's lock released by --force-unlock goes first: a state push needs the lock free.
     const forcedRelease =
       changed('locked') && desired.spec.locked === false && !abandonedLock && !lockedByMe(live);
@@ -797,6 +797,7 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
         workspace = await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '');
       }
       if (changed('locked') && !forcedRelease) {
+        if (!desired.spec.locked && abandonedLock) forget.releasing();
         workspace = desired.spec.locked
           ? await takeLock(c, workspace.id, desired.spec['lock-reason'] ?? '')
           : abandonedLock
