@@ -172,6 +172,74 @@ describe("a workspace's tags", () => {
   });
 });
 
+describe("a workspace's trigger patterns and prefixes", () => {
+  // The live lists were missing from the workspace's `before`: a pattern added showed with no count
+  // of the patterns that stay, which read as the list becoming that one pattern.
+  const workspace = (patterns: string, prefixes: string) =>
+    `apiVersion: converge/v1\nkind: Workspace\nmetadata: { name: triggered, namespace: sandbox }\nspec:\n  file-triggers-enabled: true\n  trigger-patterns: ${patterns}\n  trigger-prefixes: ${prefixes}\n`;
+  const address = 'Workspace/sandbox/triggered';
+  let dir: string;
+
+  beforeAll(async () => {
+    const applied = folder(workspace('["/a/**", "/b/**"]', '[modules/, shared/]'));
+    expect((await runCli(['apply', '-f', applied, '--auto-approve'], env)).code).toBe(0);
+    // One pattern comes; of the prefixes one goes and one comes.
+    dir = folder(workspace('["/a/**", "/b/**", "/c/**"]', '[modules/, libs/]'));
+  });
+
+  it('show the items that come and go, and how many stay, in the text plan', async () => {
+    const r = await runCli(['plan', '-f', dir], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        '      ~ trigger-patterns = [',
+        '          + "/c/**",',
+        '            # (2 unchanged items hidden)',
+        '        ]',
+        '      ~ trigger-prefixes = [',
+        '          - "shared/",',
+        '          + "libs/",',
+        '            # (1 unchanged item hidden)',
+        '        ]',
+      ].join('\n'),
+    );
+    expect(r.stdout).not.toMatch(/[-+] trigger-(patterns|prefixes)\s+=/);
+  });
+
+  it('show the same count in the --markdown diff block', async () => {
+    const r = await runCli(['plan', '-f', dir, '--markdown'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        '!     trigger-patterns = [',
+        '+         "/c/**",',
+        '          # (2 unchanged items hidden)',
+        '      ]',
+      ].join('\n'),
+    );
+  });
+
+  it("carry the live lists whole in --json's before, beside the item diffs", async () => {
+    const r = await runCli(['plan', '-f', dir, '--json'], env);
+    expect(r.code).toBe(0);
+    const change = (JSON.parse(r.stdout) as PlanJson).changes.find((c) => c.address === address)!;
+    expect(change.action).toBe('update');
+    expect(change.diffs).toEqual([
+      { path: 'trigger-patterns', op: 'add', after: '/c/**', item: true },
+      { path: 'trigger-prefixes', op: 'remove', before: 'shared/', item: true },
+      { path: 'trigger-prefixes', op: 'add', after: 'libs/', item: true },
+    ]);
+    expect(change.before).toMatchObject({
+      'trigger-patterns': ['/a/**', '/b/**'],
+      'trigger-prefixes': ['modules/', 'shared/'],
+      // The other settings the kind compares, as the service holds them.
+      'file-triggers-enabled': true,
+      'allow-destroy-plan': true,
+      'speculative-enabled': true,
+    });
+  });
+});
+
 describe("a role's policy links and identities", () => {
   it('change item by item: a policy linked is one item coming, the rest counted', async () => {
     const role = (links: string) =>

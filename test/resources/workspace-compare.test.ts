@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Workspace } from '../../src/clients/workspaces/client.js';
 import { diffAttributes, updateBody } from '../../src/resources/workspace/compare.js';
-import { workspaceRules } from '../../src/resources/workspace/schema.js';
+import { type WorkspaceSpec, workspaceRules } from '../../src/resources/workspace/schema.js';
 import { workspaceKind } from '../../src/resources/workspace/index.js';
 import { compareState, type LocalState } from '../../src/resources/workspace/state.js';
 
@@ -228,6 +228,75 @@ describe('workspace locks in the plan', () => {
       'locked-by': 'user bob',
       'lock-reason': 'change freeze',
     });
+  });
+});
+
+describe("a live workspace's plan attributes (before)", () => {
+  const key = { kind: 'Workspace', name: 'web', namespace: 'acme' };
+  it('hold every attribute the kind compares, lists whole, the agent pool from its relationship', () => {
+    const agent = live(
+      {
+        'execution-mode': 'agent',
+        description: 'web',
+        'source-url': 'https://ci.example.test/job/1',
+        'trigger-patterns': ['/a/**', '/b/**'],
+        'trigger-prefixes': ['modules/'],
+        'tag-names': ['web'],
+        'working-directory': 'envs/prod',
+        'vcs-repo': { identifier: 'acme/web', 'oauth-token-id': 'ot-1', branch: 'main' },
+      },
+      { agentPoolId: 'apool-1' },
+    );
+    const before = workspaceKind.describe({
+      key,
+      live: { workspace: agent, state: { serial: 3, lineage: 'l-1', md5: 'x' } },
+    });
+    expect(before).toEqual({
+      description: 'web',
+      'agent-pool-id': 'apool-1',
+      'allow-destroy-plan': true,
+      'assessments-enabled': false,
+      'auto-apply': false,
+      'execution-mode': 'agent',
+      operations: true,
+      'file-triggers-enabled': true,
+      'global-remote-state': false,
+      'queue-all-runs': false,
+      'speculative-enabled': true,
+      'engine-version': '1.9.8',
+      'source-url': 'https://ci.example.test/job/1',
+      'trigger-patterns': ['/a/**', '/b/**'],
+      'trigger-prefixes': ['modules/'],
+      'tag-names': ['web'],
+      'vcs-repo': { identifier: 'acme/web', 'oauth-token-id': 'ot-1', branch: 'main' },
+      'working-directory': 'envs/prod',
+      locked: false,
+      'resource-count': 0,
+      project: 'Default Project',
+      state: 'serial 3, lineage l-1',
+    });
+    // Whatever a manifest may set and compare reads is there: a plan counts a list's unchanged
+    // items from it, and --json readers read the live value from it.
+    const spec = {
+      description: 'x',
+      'agent-pool-id': 'apool-2',
+      'allow-destroy-plan': false,
+      'assessments-enabled': true,
+      'auto-apply': true,
+      'execution-mode': 'local',
+      'file-triggers-enabled': false,
+      'global-remote-state': true,
+      'queue-all-runs': true,
+      'speculative-enabled': false,
+      'engine-version': '1.0.0',
+      'trigger-patterns': ['/z/**'],
+      'trigger-prefixes': ['z/'],
+      'tag-names': ['z'],
+      'working-directory': 'z',
+    } satisfies WorkspaceSpec;
+    const compared = new Set(diffAttributes(spec, agent).map((d) => d.path.split('.')[0]!));
+    expect(compared.size).toBe(Object.keys(spec).length);
+    expect([...compared].filter((k) => !(k in before))).toEqual([]);
   });
 });
 

@@ -31,10 +31,17 @@ import type {
   SpecRules,
 } from '../contract.js';
 import { listedKey } from '../contract.js';
-import { diffAttributes, ORDERLESS_ATTRIBUTES, serviceAttributes, updateBody } from './compare.js';
+import {
+  diffAttributes,
+  liveAttribute,
+  ORDERLESS_ATTRIBUTES,
+  serviceAttributes,
+  updateBody,
+} from './compare.js';
 import { exportWorkspace } from './export.js';
 import {
   CREATE_DEFAULTS,
+  SERVICE_KEYS,
   type WorkspaceSpec,
   WorkspaceSpec as WorkspaceSpecSchema,
   workspaceRules,
@@ -706,25 +713,23 @@ export const workspaceKind: ResourceKind<WorkspaceSpec, WorkspaceLive> &
 
   describe(observed) {
     const w = observed.live.workspace;
-    const keep = [
-      'description',
-      'execution-mode',
-      'auto-apply',
-      'engine-version',
-      'working-directory',
-      'tag-names',
-      'vcs-repo',
-      'locked',
-      'resource-count',
-      'source-name',
-    ];
+    // Every service attribute the manifest may set (what compare reads), then what the service fills
+    // in. A hand-picked subset left out trigger-patterns and trigger-prefixes: a pattern added then
+    // planned as `~ trigger-patterns = [ + "/c/**", ]` with no count of the patterns that stay (the
+    // renderer counts them from here), which read as the list becoming that one pattern, and
+    // `--json` readers could not see the live list at all.
     const attrs: Record<string, unknown> = {};
-    for (const k of keep)
-      if (w.attributes[k] !== undefined && w.attributes[k] !== null) attrs[k] = w.attributes[k];
+    for (const k of [...SERVICE_KEYS, 'locked', 'resource-count', 'source-name']) {
+      const value = liveAttribute(w, k);
+      if (value !== undefined && value !== null) attrs[k] = value;
+    }
     if (w.projectName || w.projectId) attrs.project = w.projectName ?? w.projectId;
     if (w.attributes.locked && w.lockedBy)
       attrs['locked-by'] = describeLockHolder(w.lockedBy, w.lockedByName);
     if (w.lockReason) attrs['lock-reason'] = w.lockReason;
+    // The current state, where the manifest seeds one (only then is it read): what a push replaces.
+    const state = observed.live.state;
+    if (state) attrs.state = describeState(state);
     return attrs;
   },
 

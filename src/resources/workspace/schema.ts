@@ -101,6 +101,14 @@ export type WorkspaceSpec = Static<typeof WorkspaceSpec>;
 /** Spec keys that are Converge's, not the service's: never sent as attributes. */
 export const CONVERGE_KEYS = ['project', 'locked', 'lock-reason', 'state', 'deletion'] as const;
 
+/**
+ * The service attributes a manifest may set (the spec's keys but Converge's own), in the spec's order:
+ * what a Workspace compares, so what a plan's `before` shows of a live workspace.
+ */
+export const SERVICE_KEYS: readonly string[] = Object.keys(WorkspaceSpec.properties).filter(
+  (k) => !(CONVERGE_KEYS as readonly string[]).includes(k),
+);
+
 /** Attributes the service fills with these values when a create omits them (the body key table). */
 export const CREATE_DEFAULTS: Readonly<Record<string, unknown>> = {
   'allow-destroy-plan': true,
