@@ -17,6 +17,7 @@ const MOUNTS = [
   'foreign-prune',
   'conformance-absent',
   'conformance-secret',
+  'conformance-lists',
 ];
 
 runKindConformance({

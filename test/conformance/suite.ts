@@ -20,7 +20,8 @@
  *     an update against a stale version, a ServerSidePlan kind calls nothing up to date without the
  *     service's plan, SpecRules accept the case's valid spec, LocalFiles name spec fields, every
  *     ApplySwitches flag is offered by `apply --help`, Dependencies are complete keys of known kinds,
- *     a kind with secret attributes plants one in rule 7
+ *     a kind with secret attributes plants one in rule 7, a kind with list attributes
+ *     (RenderDetails.listAttributes) holds each live list whole in a plan's `before`
  *
  * Every assertion message starts `[conformance <Kind>] rule N (<rule>)`, so a failure names the rule
  * and the kind. Rule 7's check runs on every CLI run of the suite, since every run holds the token.
@@ -54,6 +55,7 @@ import {
   isPrunable,
   isVersioned,
   liveAttributes,
+  listAttributesOf,
   namespaceFieldOf,
   type Observed,
   type ResourceKey,
@@ -768,6 +770,32 @@ export function runKindConformance(testCase: ConformanceCase): void {
           ).toBe(true);
         },
         'ServerSidePlan',
+      );
+    }
+
+    const listsKey = keyOf(`${PREFIX}lists`);
+    const lists = declared ? listAttributesOf(declared) : [];
+    if (lists.length > 0) {
+      rule(
+        8,
+        [listsKey],
+        async () => {
+          // A list change is shown item by item with a count of the items that stay, counted from the
+          // change's `before`: a list missing there (a Workspace's trigger-patterns was) showed a
+          // pattern added with no count, which read as the list becoming that one pattern.
+          const key = listsKey;
+          const m = await created(8, 'rule8-lists', key);
+          const change = expectAction(8, await planJson(8, m.dir), key, 'noop', 'right after the apply');
+          const set = lists.filter((a) => Array.isArray(change.after?.[a]) && change.after[a].length > 0);
+          for (const attribute of set) {
+            const live = change.before?.[attribute];
+            expect(
+              Array.isArray(live) ? live.length : live,
+              say(8, `the plan's before must hold the live ${attribute} whole (a list attribute)`),
+            ).toBe((change.after![attribute] as unknown[]).length);
+          }
+        },
+        'RenderDetails.listAttributes',
       );
     }
 
