@@ -158,14 +158,7 @@ export async function plan(
   const manifest = isManifest(source) ? source : await loadManifest(source, options);
   const connections = options.connections ?? connect(manifest, options);
   try {
-    // Refused as validate refuses it: keying's problems with those of the files objects name.
-    const desired = await keyedObjects(
-      manifest,
-      catalog,
-      (s, c) => connections.settings(s, c),
-      'with-problems',
-    );
-    refuseInventoryHome(desired, options.managed?.storedIn);
+    const desired = await plannableObjects(manifest, connections, catalog, options.managed?.storedIn);
     const names = settingNames(options.settingNames);
     const selection = selectTargets(
       desired,
@@ -303,6 +296,30 @@ export async function plan(
     await connections.close();
     throw error;
   }
+}
+
+/**
+ * The manifest's objects with complete keys, or what `plan` refuses of them before it reads anything:
+ * keying's problems (an object declared twice however each document spells its namespace, a
+ * workspace with no organization) with those of the files objects name, as validate refuses them,
+ * and the inventory's own workspace declared (`storedIn`). Reads no inventory and asks no service
+ * (the connections' settings only), so an apply checks it before it takes the inventory's lock: a
+ * manifest refused then writes nothing, neither a `.converge/` folder nor a workspace inventory.
+ */
+export async function plannableObjects(
+  manifest: Manifest,
+  connections: ServiceConnections,
+  catalog: Catalog = defaultCatalog,
+  storedIn?: ResourceKey,
+): Promise<Desired[]> {
+  const desired = await keyedObjects(
+    manifest,
+    catalog,
+    (s, c) => connections.settings(s, c),
+    'with-problems',
+  );
+  refuseInventoryHome(desired, storedIn);
+  return desired;
 }
 
 /**

@@ -5,7 +5,6 @@
  */
 import { existsSync } from 'node:fs';
 import type { ApplyResult } from '../../applier/applier.js';
-import type { RunHttpOptions } from '../../clients/service.js';
 import type { Catalog } from '../../engine/catalog.js';
 import type { ServiceConnections } from '../../engine/connections.js';
 import { EngineError, InventoryNotSavedError } from '../../engine/errors.js';
@@ -25,7 +24,14 @@ import {
 } from '../../engine/plan-file.js';
 import { adoptObjects, type AdoptResult } from '../../engine/adopt.js';
 import { markedElsewhereWarning } from './import.js';
-import { apply, connect, loadManifest, lockInventory, plan as planRun } from '../../engine/workflow.js';
+import {
+  apply,
+  connect,
+  loadManifest,
+  lockInventory,
+  plan as planRun,
+  plannableObjects,
+} from '../../engine/workflow.js';
 import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
 import { hasChanges } from '../../planner/types.js';
@@ -53,35 +59,19 @@ export interface ApplyFlags extends PlanningFlags {
 }
 
 /**
- * `--import`: loads the manifest and connects once, adopts the addresses into the inventory (under
- * the lock the apply holds), and hands both to the plan, so the run reads its files and opens its
- * connections once. The caller owns the connections (the plan closes them if it fails).
+ * `--import`: adopts the addresses into the inventory (under the lock the apply holds) with the
+ * manifest and connections the plan then takes, so the run reads its files and opens its connections
+ * once. The caller owns the connections (the plan closes them if it fails).
  */
 async function adoptBeforePlanning(
-  paths: string[],
+  manifest: Manifest,
+  connections: ServiceConnections,
   flags: ApplyFlags,
-  io: Io,
   catalog: Catalog,
   inventory: LocalInventory,
-  run: { http: RunHttpOptions; signal: AbortSignal },
-): Promise<{ adoptions: AdoptResult[]; manifest: Manifest; connections: ServiceConnections }> {
-  const manifest = await loadManifest(paths, {
-    catalog,
-    env: io.env,
-    settingNames: CLI_SETTING_NAMES,
-    allowEnv: flags.allowEnv ?? [],
-    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
-  });
-  const connections = connect(manifest, {
-    catalog,
-    env: io.env,
-    http: run.http,
-    signal: run.signal,
-    options: flags.options ?? [],
-  });
+): Promise<AdoptResult[]> {
   try {
-    const adoptions = await adoptObjects(manifest, flags.import ?? [], connections, inventory, catalog);
-    return { adoptions, manifest, connections };
+    return await adoptObjects(manifest, flags.import ?? [], connections, inventory, catalog);
   } catch (error) {
     await connections.close();
     throw error;
@@ -224,6 +214,30 @@ async function applyUntilInterrupted(
       ...allowFlags(flags),
     });
   const progress = readingProgress(io);
+  // Loaded and keyed before the inventory's lock, as validate checks it: a manifest refused writes
+  // nothing, neither a .converge/ folder (the lock file's) nor a workspace inventory (made by taking
+  // its lock). Neither step reads the inventory: the plan still reads it under the lock, and so sees
+  // what the last holder saved. The connections are made here and contact no service until planning.
+  const manifest = await loadManifest(paths, {
+    catalog,
+    env: io.env,
+    settingNames: CLI_SETTING_NAMES,
+    allowEnv: flags.allowEnv ?? [],
+    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
+  });
+  const connections = connect(manifest, {
+    catalog,
+    env: io.env,
+    http,
+    signal: interrupt.signal,
+    options,
+  });
+  await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn).catch(
+    async (error: unknown) => {
+      await connections.close();
+      throw error;
+    },
+  );
   // Held from before planning (which reads the inventory) until after it is saved.
   const lock = await lockInventory({
     inventory,
@@ -237,26 +251,26 @@ async function applyUntilInterrupted(
         `Waiting for the inventory's lock, held by ${holder}: up to ${flags.lockTimeout ?? 10}s (--lock-timeout)…`,
       ),
     settingNames: CLI_SETTING_NAMES,
-  }).catch((error: unknown) => {
+  }).catch(async (error: unknown) => {
+    await connections.close();
     interrupt.dispose();
     throw error;
   });
-  const adopted = flags.import?.length
-    ? await adoptBeforePlanning(paths, flags, io, catalog, inventory, {
-        http,
-        signal: interrupt.signal,
-      }).catch(async (error: unknown) => {
-        await lock.release();
-        interrupt.dispose();
-        throw error;
-      })
-    : undefined;
-  for (const a of adopted?.adoptions ?? []) {
+  const adoptions = flags.import?.length
+    ? await adoptBeforePlanning(manifest, connections, flags, catalog, inventory).catch(
+        async (error: unknown) => {
+          await lock.release();
+          interrupt.dispose();
+          throw error;
+        },
+      )
+    : [];
+  for (const a of adoptions) {
     write(io.stdout, `Imported ${a.address}${a.id ? ` (id ${a.id})` : ''}.`);
     if (a.markedElsewhere) write(io.stdout, `  ${markedElsewhereWarning(a.address)}`);
   }
-  const run = await planRun(adopted?.manifest ?? paths, {
-    ...(adopted ? { connections: adopted.connections } : {}),
+  const run = await planRun(manifest, {
+    connections,
     catalog,
     env: io.env,
     writeOnly: inventory,
@@ -273,10 +287,8 @@ async function applyUntilInterrupted(
     prune,
     targets,
     excludes,
-    allowEnv: flags.allowEnv ?? [],
     signal: interrupt.signal,
     options,
-    ...(flags.allowAddress ? { allowAddresses: flags.allowAddress } : {}),
     ...(progress ? { onProgress: progress } : {}),
   }).catch(async (error: unknown) => {
     await lock.release();
