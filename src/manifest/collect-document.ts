@@ -10,7 +10,7 @@ import type { ManifestKind, ManifestService } from './kinds.js';
 import { type ManifestResource, namespaceFieldOf, type ResourceKey } from '../resources/contract.js';
 import type { DocumentLocator } from './positions.js';
 import type { Manifest, ManifestProblem } from './types.js';
-import { validateDocument } from './validate.js';
+import { isUnderAny, validateDocument } from './validate.js';
 
 export interface DocumentValue {
   value: unknown;
@@ -42,14 +42,7 @@ export async function collectDocument(
 ): Promise<ManifestProblem[]> {
   const problems = validateDocument(value, { kinds, services, positions, sensitivePointers, failedPointers });
   if (problems.length > 0) {
-    const key = identityOf(value, kinds);
-    if (key)
-      (manifest.unloaded ??= []).push({
-        key,
-        source: positions.documentStart(),
-        // Its connection is checked with the rest: "not declared" waited for the other fixes.
-        ...(key.connection !== undefined ? { connectionAt: positions.locate('/metadata/connection') } : {}),
-      });
+    noteUnloaded(value, positions, kinds, manifest);
     return problems;
   }
 
@@ -109,16 +102,54 @@ async function refusedLocalFiles(
 }
 
 /**
- * Who a document with problems declares, when its kind and metadata say so plainly (a known kind,
- * string name, namespace and connection), for the duplicate check; undefined otherwise.
+ * Records who a document with problems declares (a schema error, or a reference `${env:}` or
+ * `${file:}` that cannot be filled in), so the checks across documents still count it: a copy of
+ * another document is said to be declared twice in the same run as its other problems, not only once
+ * they are fixed. Its identity does not depend on its spec; one read from a value whose reference
+ * failed (`failedPointers`, through aliases too) is not known, and the document is left out.
  */
-function identityOf(value: unknown, kinds: readonly ManifestKind[]): ResourceKey | undefined {
+export function noteUnloaded(
+  value: unknown,
+  positions: DocumentLocator,
+  kinds: readonly ManifestKind[],
+  manifest: Manifest,
+  failedPointers: ReadonlySet<string> = NO_POINTERS,
+): void {
+  const key = identityOf(value, kinds, failedPointers);
+  if (!key) return;
+  (manifest.unloaded ??= []).push({
+    key,
+    source: positions.documentStart(),
+    // Its connection is checked with the rest: "not declared" waited for the other fixes.
+    ...(key.connection !== undefined ? { connectionAt: positions.locate('/metadata/connection') } : {}),
+  });
+}
+
+const NO_POINTERS: ReadonlySet<string> = new Set();
+
+/**
+ * Who a document with problems declares, when its kind and metadata say so plainly (a known kind,
+ * string name, namespace and connection, none of them from a reference that failed), for the
+ * duplicate check; undefined otherwise.
+ */
+function identityOf(
+  value: unknown,
+  kinds: readonly ManifestKind[],
+  failedPointers: ReadonlySet<string>,
+): ResourceKey | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { kind: kindName, metadata } = value as { kind?: unknown; metadata?: unknown };
   const kind = kinds.find((k) => k.kind === kindName);
   if (!kind || typeof metadata !== 'object' || metadata === null) return undefined;
+  const namespaceField = namespaceFieldOf(kind);
+  if (
+    ['/metadata/name', `/metadata/${namespaceField}`, '/metadata/connection'].some((pointer) =>
+      isUnderAny(pointer, failedPointers),
+    )
+  )
+    return undefined;
   const fields = metadata as Record<string, unknown>;
-  const namespace = fields[namespaceFieldOf(kind)];
+  const namespace = fields[namespaceField];
   const { name, connection } = fields;
   if (typeof name !== 'string' || name === '') return undefined;
   if (namespace !== undefined && typeof namespace !== 'string') return undefined;

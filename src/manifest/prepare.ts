@@ -30,6 +30,8 @@ export interface PreparedDocument {
   interpolatedScalars: Set<Scalar>;
   /** Pointers of values whose interpolation failed; schema errors there would only repeat it. */
   failedPointers: Set<string>;
+  /** Scalars whose interpolation failed: with `interpolatedPointersThroughAliases`, every place they show up. */
+  failedScalars: Set<Scalar>;
   /** Pointers of interpolated values, found without following aliases. */
   interpolatedPointers: Set<string>;
   hasAliases: boolean;
@@ -82,6 +84,7 @@ export async function prepareDocument(
     rejected: false,
     interpolatedScalars: new Set(),
     failedPointers: new Set(),
+    failedScalars: new Set(),
     interpolatedPointers: new Set(),
     hasAliases: false,
     hasMergeKeys: false,
@@ -135,7 +138,10 @@ export async function prepareDocument(
           });
         }
         const pointer = pointerOf(place);
-        if (expansion.errors.length > 0) result.failedPointers.add(pointer);
+        if (expansion.errors.length > 0) {
+          result.failedPointers.add(pointer);
+          result.failedScalars.add(node);
+        }
         node.value = expansion.value;
         if (expansion.interpolated) {
           result.interpolatedScalars.add(node);

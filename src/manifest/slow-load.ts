@@ -4,7 +4,7 @@
  * (fast-load.ts) leaves alone; loaded by `import()` only then, so a plain manifest never loads yaml.
  */
 import { isMap } from 'yaml';
-import { collectDocument, type FileContext, type KindsContext } from './collect-document.js';
+import { collectDocument, type FileContext, type KindsContext, noteUnloaded } from './collect-document.js';
 import type { InterpolationSources } from './interpolate.js';
 import { type ParsedDocument, parseManifestText } from './parse.js';
 import { interpolatedPointersThroughAliases, prepareDocument } from './prepare.js';
@@ -84,13 +84,19 @@ async function loadDocument(
       ? interpolatedPointersThroughAliases(doc, prepared.interpolatedScalars)
       : prepared.interpolatedPointers;
   if (prepared.problems.length > 0) {
-    // Interpolation problems: validation still runs, for the document's other problems.
+    // Interpolation problems: validation still runs, for the document's other problems, and the
+    // document is counted by the checks across documents as one with a schema error is.
     const validation = validateDocument(converted.value, {
       ...kinds,
       positions,
       sensitivePointers,
       failedPointers: prepared.failedPointers,
     });
+    const failedIdentity =
+      prepared.hasAliases || prepared.hasMergeKeys
+        ? interpolatedPointersThroughAliases(doc, prepared.failedScalars)
+        : prepared.failedPointers;
+    noteUnloaded(converted.value, positions, kinds.kinds, manifest, failedIdentity);
     return [...prepared.problems, ...validation];
   }
   return collectDocument(

@@ -469,7 +469,8 @@ function isWithin(pointer: string, parent: string): boolean {
   return pointer === parent || pointer.startsWith(`${parent}/`);
 }
 
-function isUnderAny(pointer: string, pointers: ReadonlySet<string>): boolean {
+/** Whether `pointer`, or a value holding it, is one of `pointers`. */
+export function isUnderAny(pointer: string, pointers: ReadonlySet<string>): boolean {
   if (pointers.size === 0) return false;
   for (let at = pointer; ; at = at.slice(0, at.lastIndexOf('/'))) {
     if (pointers.has(at)) return true;

@@ -122,6 +122,45 @@ describe('duplicate objects', () => {
     expect(lines.some((l) => l.startsWith('a.yaml:6:') && l.includes('Description'))).toBe(true);
   });
 
+  test('a copy whose reference cannot be filled in is still reported as declared twice', async () => {
+    // A file that does not exist, a variable not allowed, a variable not set: found by a new-user
+    // trial, the duplicate showed only once the reference was fixed (a typo's copy was reported).
+    const cases: [string, string][] = [
+      ['${file:nope.txt}', 'b.yaml:6:17: cannot use ${file:nope.txt}: nope.txt not found'],
+      ['${env:SECRET}', 'b.yaml:6:17: environment variable SECRET is not exposed to the manifest'],
+      ['${env:UNSET}', 'b.yaml:6:17: environment variable UNSET is not set'],
+    ];
+    for (const [value, problem] of cases) {
+      const copy = role('web').replace('Description: role web', `Description: "${value}"`);
+      const dir = writeTree({ 'a.yaml': role('web'), 'b.yaml': copy });
+      const lines = await loadErrors(dir, ['.'], {
+        env: { SECRET: 's', UNSET: undefined, CONVERGE_ALLOW_ENV: 'UNSET' },
+      });
+      expect(lines).toEqual([
+        'b.yaml:2:1: TestRole/default/web is declared twice: at a.yaml:2:1 and at b.yaml:2:1',
+        expect.stringContaining(problem),
+      ]);
+    }
+  });
+
+  test('a copy whose name, namespace or connection cannot be filled in is not said to be one', async () => {
+    const unset = (field: string, text: string) =>
+      text.replace(new RegExp(`(  ${field}: )[^\\n]+`), '$1"${env:UNSET}"');
+    // Both documents' names fail alike: the same text, but not known to be the same object.
+    const named = unset('name', role('web'));
+    const spaced = unset('namespace', roleOn('web', 'east', 'default').replace('  connection: east\n', ''));
+    const connected = unset('connection', roleOn('web', 'east'));
+    // Through an alias too: the name is the anchored value whose reference failed.
+    const aliased =
+      'apiVersion: converge/v1\nkind: TestRole\nmetadata:\n  labels: { team: &n "${env:UNSET}" }\n  name: *n\nspec:\n  Description: x\n';
+    for (const copy of [named, spaced, connected, aliased]) {
+      const dir = writeTree({ 'c.yaml': connection('east', 'registry'), 'a.yaml': `${copy}---\n${copy}` });
+      const lines = await loadErrors(dir, ['.'], { env: { CONVERGE_ALLOW_ENV: 'UNSET' } });
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.filter((l) => l.includes('declared twice'))).toEqual([]);
+    }
+  });
+
   test('within one file, with namespaces', async () => {
     const dir = writeTree({
       'a.yaml': `${roleOn('web', 'east', 'default').replace('  connection: east\n', '')}---\n${roleOn('web', 'east', 'default').replace('  connection: east\n', '')}`,
