@@ -218,10 +218,30 @@ function relevantErrors(errors: ErrorObject[]): ErrorObject[] {
     kept = kept.flatMap((error) => {
       if (error === union) return meant !== undefined ? [] : misspelt.length > 0 ? misspelt : [error];
       if (!inBranch(error, `${union.schemaPath}/`)) return [error];
-      return meant !== undefined && inBranch(error, meant) ? [error] : [];
+      if (meant === undefined || !inBranch(error, meant)) return [];
+      // A key no form knows is told with every form's keys, not only the meant one's: `Idd` beside
+      // a policy's `Name` is likely its `ID` (which may be given too), not a misspelt `Name`.
+      if (error.keyword !== 'additionalProperties' || error.instancePath !== union.instancePath)
+        return [error];
+      const everyKey = everyFormsKeys(union);
+      return Object.hasOwn(everyKey.properties, String(error.params.additionalProperty))
+        ? [error]
+        : [{ ...error, parentSchema: everyKey }];
     });
   }
   return kept;
+}
+
+/** A schema listing the keys any object form of a union allows, in the forms' order. */
+function everyFormsKeys(union: ErrorObject): { properties: Record<string, object> } {
+  const allowed = new Set<string>();
+  for (const branch of (union.schema as unknown[]) ?? []) {
+    const properties = (branch as { properties?: unknown } | null)?.properties;
+    if (typeof properties === 'object' && properties !== null) {
+      for (const name of Object.keys(properties)) allowed.add(name);
+    }
+  }
+  return { properties: Object.fromEntries([...allowed].map((name) => [name, {}])) };
 }
 
 /**
@@ -230,14 +250,8 @@ function relevantErrors(errors: ErrorObject[]): ErrorObject[] {
  * suggests the right one whichever form it belongs to.
  */
 function misspeltFields(union: ErrorObject, branchErrors: ErrorObject[]): ErrorObject[] {
-  const allowed = new Set<string>();
-  for (const branch of (union.schema as unknown[]) ?? []) {
-    const properties = (branch as { properties?: unknown } | null)?.properties;
-    if (typeof properties === 'object' && properties !== null) {
-      for (const name of Object.keys(properties)) allowed.add(name);
-    }
-  }
-  const parentSchema = { properties: Object.fromEntries([...allowed].map((name) => [name, {}])) };
+  const parentSchema = everyFormsKeys(union);
+  const allowed = new Set(Object.keys(parentSchema.properties));
   const fields = new Set(
     branchErrors
       .filter(

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
+import { defaultCatalog } from '../../src/engine/services.js';
 import { formatPosition, type ManifestKind } from '../../src/manifest/index.js';
 import { manifestValidator } from '../../src/manifest/validate.js';
 import { load, loadErrors, role, testKinds, testRoleKind, writeTree } from './helpers.js';
@@ -316,6 +317,29 @@ spec:
       // Nothing close to a known key: the union's own message, which describes the forms.
       'a.yaml:15:7: spec.Policies[2] does not match any of the allowed forms (a policy by ID or by Name)',
       'a.yaml:16:13: spec.Policies[3].Name must be string, got number (5)',
+    ]);
+  });
+
+  test("a key unknown beside a form's own keys is told with every form's keys", async () => {
+    // AclRole's own kind: `{ Name, Idd }` fits the by-Name form best, which allowed only `Name`, so
+    // the message said "(allowed: Name)" although `ID` may be given beside it (a new-user trial).
+    const kinds = defaultCatalog.kinds;
+    const services = defaultCatalog.manifestServices;
+    const dir = writeTree({
+      'a.yaml': `apiVersion: converge/v1
+kind: AclRole
+metadata: { name: r3 }
+spec:
+  Policies:
+    - { Name: x, Idd: 3 }
+    - { Name: x, Colour: blue }
+    - { ID: 2a9b9a0d-0cb2-4cec-954a-9c63f16c8730, Nmae: y }
+`,
+    });
+    expect(await loadErrors(dir, ['a.yaml'], { kinds, services })).toEqual([
+      'a.yaml:6:18: unknown field "Idd" in spec.Policies[0]; did you mean "ID"?',
+      'a.yaml:7:18: unknown field "Colour" in spec.Policies[1] (allowed: ID, Name)',
+      'a.yaml:8:51: unknown field "Nmae" in spec.Policies[2]; did you mean "Name"?',
     ]);
   });
 
