@@ -13,7 +13,16 @@ import { httpOptions } from '../engine/connections.js';
 import type { DeletionLimits } from '../engine/deletion-guards.js';
 import { inventoryFromEnv } from '../engine/inventory-backend.js';
 import { defaultCatalog } from '../engine/services.js';
-import { apply, lockInventory, type ManifestAccess, plan, type PlanRun } from '../engine/workflow.js';
+import {
+  apply,
+  connect,
+  loadManifest,
+  lockInventory,
+  type ManifestAccess,
+  plan,
+  plannableObjects,
+  type PlanRun,
+} from '../engine/workflow.js';
 import { pruneLeftovers } from '../planner/render/format.js';
 import { planCounts, unplannedChanges, unplannedObjects } from '../planner/render/unplanned.js';
 import type { Change, Plan } from '../planner/types.js';
@@ -312,22 +321,40 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       ...requestLogging(cycle, log, metrics),
     };
     const inventory = inventoryFromEnv(env, http);
-    if (options.dryRun) {
-      // Drift only: the inventory is read, never written, so no lock is taken.
-      await inventory.open().finally(() => inventory.close());
-    } else {
-      // One cycle is one apply: the inventory's lock is held from before planning until it is saved,
-      // so a laptop's apply or another loop never interleaves with this cycle.
-      const locked = await lockInventory({
-        inventory,
-        command: `converge reconcile (cycle ${cycle})`,
-        timeoutMs: (options.lockTimeoutSeconds ?? 10) * 1000,
-        signal: reads.signal,
-        ...names,
-      });
-      releaseInventory = locked.release;
+    // Loaded and checked before the inventory's lock, as apply does: a manifest refused (a bad edit
+    // the loop pulled) writes nothing, neither a .converge/ folder nor a workspace inventory, which
+    // taking its lock creates. Neither reads the inventory: planning does, under the lock.
+    const manifest = await loadManifest(options.paths, {
+      catalog,
+      env,
+      ...names,
+      ...(options.allowEnv ? { allowEnv: options.allowEnv } : {}),
+      ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
+    });
+    const connections = connect(manifest, { catalog, env, http, signal: reads.signal });
+    try {
+      await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn);
+      if (options.dryRun) {
+        // Drift only: the inventory is read, never written, so no lock is taken.
+        await inventory.open().finally(() => inventory.close());
+      } else {
+        // One cycle is one apply: the inventory's lock is held from before planning until it is
+        // saved, so a laptop's apply or another loop never interleaves with this cycle.
+        const locked = await lockInventory({
+          inventory,
+          command: `converge reconcile (cycle ${cycle})`,
+          timeoutMs: (options.lockTimeoutSeconds ?? 10) * 1000,
+          signal: reads.signal,
+          ...names,
+        });
+        releaseInventory = locked.release;
+      }
+    } catch (error) {
+      await connections.close();
+      throw error;
     }
-    run = await plan(options.paths, {
+    run = await plan(manifest, {
+      connections,
       catalog,
       env,
       writeOnly: inventory,
@@ -338,8 +365,6 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
       signal: reads.signal,
       http,
       ...names,
-      ...(options.allowEnv ? { allowEnv: options.allowEnv } : {}),
-      ...(options.allowAddresses ? { allowAddresses: options.allowAddresses } : {}),
     });
     stop.removeEventListener('abort', abortReads);
     if (stop.aborted) return result('interrupted');

@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runReconcile } from '../../src/reconcile/loop.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -78,6 +79,44 @@ describe('apply of a manifest validate refuses', () => {
     expect(applied.code).toBe(1);
     expect(applied.stderr).toContain('unknown field "Descripton" in spec');
     const read = await fetch(`${sandbox.url}/api/v2/organizations/sandbox/workspaces/converge-refused`, {
+      headers: { Authorization: `Bearer ${sandbox.rootToken}` },
+    });
+    expect(read.status).toBe(404);
+    expect(existsSync(state)).toBe(false);
+  });
+});
+
+describe('a reconcile cycle of a manifest validate refuses', () => {
+  it('takes no lock: no state folder, no workspace inventory, and the cycle says why it failed', async () => {
+    const dir = manifest(TYPO);
+    const state = path.join(tempDir('converge-refused-state-'), 'state');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    const loop = await runReconcile(
+      {
+        paths: [dir],
+        intervalMs: 60_000,
+        env: {
+          ...sandbox.env(),
+          CONVERGE_STATE_DIR: state,
+          CONVERGE_INVENTORY: 'workspace:sandbox/converge-refused-loop',
+        },
+        signal: stop.signal,
+        // One cycle: the wait after it stops the loop.
+        sleep: async () => stop.abort('SIGTERM'),
+      },
+      { stdout: { write: (t: string) => lines.push(t) } },
+    );
+    await loop.done;
+    const cycle = lines
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.type === 'cycle');
+    expect(cycle).toMatchObject({ outcome: 'failed' });
+    expect(String(cycle?.error)).toContain('unknown field "Descripton" in spec');
+    const read = await fetch(`${sandbox.url}/api/v2/organizations/sandbox/workspaces/converge-refused-loop`, {
       headers: { Authorization: `Bearer ${sandbox.rootToken}` },
     });
     expect(read.status).toBe(404);
