@@ -279,7 +279,8 @@ describe('the apply lock on the inventory', () => {
         },
       );
       const exited = once(child, 'exit');
-      for (let i = 0; i < 100 && !existsSync(lockFile); i++) await new Promise((r) => setTimeout(r, 20));
+      // Taken once the process started and checked the manifest: seconds on a loaded machine.
+      for (let i = 0; i < 500 && !existsSync(lockFile); i++) await new Promise((r) => setTimeout(r, 20));
       expect(existsSync(lockFile)).toBe(true);
       for (let i = 0; i < signals; i++) {
         child.kill('SIGINT');
