@@ -193,9 +193,15 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
         return {
           release: async () => {
             this.heldReason = undefined;
-            forget.releasing();
-            await this.unlock(id, reason);
-            forget();
+            try {
+              // Marked as the unlock goes out, after the read that decides it: a quit before then
+              // leaves the lock held, and says so.
+              await this.unlock(id, reason, () => forget.releasing());
+            } finally {
+              // Released, or named by the error that says it stays locked: a later quit-at-once (a
+              // long reconcile) does not list it again as this run's.
+              forget();
+            }
           },
         };
       }
@@ -234,11 +240,11 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     }
   }
 
-  private async unlock(id: string, reason: string): Promise<void> {
+  private async unlock(id: string, reason: string, onSend?: () => void): Promise<void> {
     try {
       // Only a lock carrying this run's reason: one released by someone else during the run and
       // taken by another run with the same token would otherwise be released from under that run.
-      await releaseIfOwn(this.client, id, reason);
+      await releaseIfOwn(this.client, id, reason, onSend);
     } catch (error) {
       throw new EngineError(
         `could not unlock ${this.description} (${error instanceof Error ? error.message : String(error)}); ` +

@@ -262,9 +262,13 @@ export async function releaseIfOwn(
   client: WorkspacesClient,
   workspaceId: string,
   reason: string,
+  /** Called just before the unlock is sent (not when the lock turns out not to be this run's). */
+  onSend?: () => void,
 ): Promise<void> {
-  if (carriesLock(await client.readWorkspace({ id: workspaceId }), reason))
+  if (carriesLock(await client.readWorkspace({ id: workspaceId }), reason)) {
+    onSend?.();
     await unlockOwnLock(client, workspaceId, reason);
+  }
 }
 
 /**
