@@ -311,13 +311,14 @@ export async function plannableObjects(
   connections: ServiceConnections,
   catalog: Catalog = defaultCatalog,
   storedIn?: ResourceKey,
+  /**
+   * `always` reads the files objects name (a job's specFile, a workspace's state) now, as validate
+   * does: what apply and reconcile check before the lock. The plan itself reads them as it plans
+   * and here only where keying found problems, to report those with the rest.
+   */
+  readLocalFiles: 'always' | 'with-problems' = 'with-problems',
 ): Promise<Desired[]> {
-  const desired = await keyedObjects(
-    manifest,
-    catalog,
-    (s, c) => connections.settings(s, c),
-    'with-problems',
-  );
+  const desired = await keyedObjects(manifest, catalog, (s, c) => connections.settings(s, c), readLocalFiles);
   refuseInventoryHome(desired, storedIn);
   return desired;
 }

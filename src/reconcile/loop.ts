@@ -333,7 +333,7 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     });
     const connections = connect(manifest, { catalog, env, http, signal: reads.signal });
     try {
-      await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn);
+      await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn, 'always');
       if (options.dryRun) {
         // Drift only: the inventory is read, never written, so no lock is taken.
         await inventory.open().finally(() => inventory.close());

@@ -40,10 +40,15 @@ const TWICE =
   'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: r2 }\nspec: { Description: x }\n---\n' +
   'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: r2, namespace: default }\nspec: { Description: x }\n';
 
+/** A job whose spec file is not there: validate reads the files objects name, and so must apply. */
+const MISSING_FILE =
+  'apiVersion: converge/v1\nkind: Job\nmetadata: { name: web }\nspec: { specFile: jobs/nope.hcl }\n';
+
 describe('apply of a manifest validate refuses', () => {
   it.each([
     ['a typo the load finds', TYPO, 'unknown field "Descripton" in spec'],
     ['an object declared twice that keying finds', TWICE, 'AclRole/default/r2 is declared twice'],
+    ['a spec file that is not there', MISSING_FILE, 'nope.hcl'],
   ])('%s: creates no state folder (CONVERGE_STATE_DIR)', async (_, text, problem) => {
     const dir = manifest(text);
     const state = path.join(tempDir('converge-refused-state-'), 'state');

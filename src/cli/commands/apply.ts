@@ -232,7 +232,7 @@ async function applyUntilInterrupted(
     signal: interrupt.signal,
     options,
   });
-  await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn).catch(
+  await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn, 'always').catch(
     async (error: unknown) => {
       await connections.close();
       throw error;
