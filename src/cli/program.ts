@@ -196,7 +196,8 @@ export async function buildProgram(
       // `converge -f m.yaml plan`: the command's option before its name, which the program does not know.
       outputError: (text, write) => {
         const hint = optionBeforeCommandHint(program, text);
-        write(hint === undefined ? text : `${text}${hint}\n`);
+        const said = withoutOptionValue(text);
+        write(hint === undefined ? said : `${said}${hint}\n`);
       },
     })
     .exitOverride();
@@ -448,11 +449,20 @@ function configureAll(root: Command, group: Command): void {
           : text.startsWith("error: required option '-o, --out")
             ? missingOutHint(c)
             : undefined;
-        output.outputError!(hint === undefined ? text : `${text}${hint}\n`, write);
+        const said = withoutOptionValue(text);
+        output.outputError!(hint === undefined ? said : `${said}${hint}\n`, write);
       },
     });
     configureAll(root, c);
   }
+}
+
+/**
+ * Commander's `unknown option '--allow-addres=https://user:s3cret@host'` quotes the value given with
+ * `=`, which may be a secret (a typo of an option that takes one): said as `'--allow-addres=…'`.
+ */
+export function withoutOptionValue(text: string): string {
+  return text.replace(/^(error: unknown option '[^'=]+)=[^']*'/, "$1=…'");
 }
 
 /** `force-unlock` → `forceUnlock`, as commander names option values. */

@@ -189,10 +189,10 @@ describe('a long option spelt with one dash', () => {
     // A value that looks like one: the message of a scaling event.
     const value = await runCli(['job', 'scale', 'web', 'group', '--message', '-prune'], base);
     expect(value.stderr).not.toContain('unknown option');
-    // Terraform's -lock=false: no such option here, commander's own message.
+    // Terraform's -lock=false: no such option here, commander's own message (its value not repeated).
     const unknown = await runCli(['plan', '-f', '/nonexistent/usage', '-lock=false'], base);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain("error: unknown option '-lock=false'\n");
+    expect(unknown.stderr).toContain("error: unknown option '-lock=…'\n");
   });
 });
 
@@ -210,6 +210,19 @@ describe("a command's option given before the command's name", () => {
     );
     const flag = await runCli(['--json', 'job', 'status', 'web'], base);
     expect(flag.stderr).toContain('Options of a command go after its name: converge job status --json\n');
+  });
+
+  it("does not repeat a value given with = to an option it does not know (a typo's value may be a secret)", async () => {
+    const secret = 'https://user:s3cret-7f2a@vault.example';
+    for (const args of [
+      [`--allow-address=${secret}`, 'plan'],
+      ['plan', `--allow-addres=${secret}`],
+    ]) {
+      const r = await runCli(args, base);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error: unknown option '--allow-address?=…'/);
+      expect(r.stderr).not.toContain('s3cret-7f2a');
+    }
   });
 
   it('says nothing more for an option no command named there takes', async () => {
