@@ -33,7 +33,9 @@ import { JsonLog, type LogSink } from './log.js';
 import { ReconcileMetrics } from './metrics.js';
 import { startStatusServer, type StatusServer } from './server.js';
 import { RECONCILE_TOKEN_VARIABLE } from './token.js';
-import type { SettingNames } from '../common/setting-names.js';
+import { type SettingNames, settingNames } from '../common/setting-names.js';
+import { allowedAddressesProblem } from '../engine/connection-addresses.js';
+import { EngineError } from '../engine/errors.js';
 import { formatPosition } from '../common/types.js';
 import { addressOf } from '../resources/contract.js';
 
@@ -136,6 +138,14 @@ export async function runReconcile(
   io: { stdout: LogSink },
 ): Promise<ReconcileLoop> {
   const env = options.env ?? process.env;
+  // Refused before the first cycle, as `--allow-address` is while the command line is read: the same
+  // environment fails every cycle the same way, so a loop of failed cycles would only hide it.
+  const refused = allowedAddressesProblem(
+    env,
+    options.allowAddresses,
+    settingNames(options.settingNames).allowAddresses,
+  );
+  if (refused !== undefined) throw new EngineError(refused);
   const catalog = options.catalog ?? defaultCatalog;
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? wait;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scrubSecrets } from '../../src/common/scrub.js';
 import { EngineError, loadManifest } from '../../src/engine/index.js';
+import { runReconcile } from '../../src/reconcile/loop.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../support/run-cli.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -150,5 +151,31 @@ describe('an allowed address that carries a secret', () => {
     expect(error).toBeInstanceOf(EngineError);
     expect((error as Error).message).toMatch(/^allowAddresses: an address \(not shown\) carries credentials/);
     expectNoSecret((error as Error).message);
+  });
+
+  it('is refused by reconcile before its first cycle, not in every cycle after', async () => {
+    const lines: string[] = [];
+    const stop = new AbortController();
+    const started = runReconcile(
+      {
+        paths: [manifest()],
+        intervalMs: 60_000,
+        env: { ...env, CONVERGE_ALLOW_ADDRESSES: `https://user:${SECRET}@vault.example.com` },
+        signal: stop.signal,
+        sleep: async () => stop.abort('SIGTERM'),
+      },
+      { stdout: { write: (t: string) => lines.push(t) } },
+    );
+    const error = await started.then(
+      async (loop) => {
+        await loop.done;
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as Error).message).toMatch(/^CONVERGE_ALLOW_ADDRESSES: an address \(not shown\)/);
+    expectNoSecret((error as Error).message + lines.join(''));
+    expect(lines.join('')).not.toContain('"type":"cycle"');
   });
 });
