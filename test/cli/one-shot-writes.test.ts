@@ -51,15 +51,16 @@ async function sandboxWithJob(
 
 /**
  * `job scale web web 3` against a scheduler that answers in 1.5 s, with SIGINT while the job is
- * still looked up (half a second in), or while the scale is in flight: 300 ms after the lookup was
- * answered, as the sandbox logs it. Not a fixed time from the start: on a loaded machine the
+ * still looked up (half a second in), or while the scale is in flight: 700 ms after the lookup was
+ * answered, as the sandbox logs it (mid-way through the scale's 1.5 s, whichever side a loaded machine
+ * stretches). Not a fixed time from the start: on a loaded machine the
  * command's own start took long enough for a fixed signal to land during the lookup.
  */
 async function interruptedScale(during: 'lookup' | 'scale') {
   let timer: NodeJS.Timeout | undefined;
   const interrupt = (ms: number) => (timer = setTimeout(() => process.emit('SIGINT', 'SIGINT'), ms));
   const s = await sandboxWithJob({ services: { scheduler: { latencyMs: 1500 } } }, (line) => {
-    if (during === 'scale' && timer === undefined && line.startsWith('GET /v1/job/web ')) interrupt(300);
+    if (during === 'scale' && timer === undefined && line.startsWith('GET /v1/job/web ')) interrupt(700);
   });
   if (during === 'lookup') interrupt(500);
   try {
