@@ -460,9 +460,18 @@ function configureAll(root: Command, group: Command): void {
 /**
  * Commander's `unknown option '--allow-addres=https://user:s3cret@host'` quotes the value given with
  * `=`, which may be a secret (a typo of an option that takes one): said as `'--allow-addres=…'`.
+ * Everything after the first `=` goes, whatever it holds (quotes, line breaks), but commander's
+ * `(Did you mean --target?)` line, which names only its own options.
  */
 export function withoutOptionValue(text: string): string {
-  return text.replace(/^(error: unknown option '[^'=]+)=[^']*'/, "$1=…'");
+  const head = "error: unknown option '";
+  if (!text.startsWith(head)) return text;
+  // Converge's own `unknown option '-target' (did you mean --target=…?)` repeats no value already.
+  if (/^[^'\n=]*' \(did you mean /.test(text.slice(head.length))) return text;
+  const equals = text.indexOf('=', head.length);
+  if (equals < 0) return text;
+  const suggestion = /\n(\(Did you mean [^\n']*\?\))\n?$/.exec(text)?.[1];
+  return `${text.slice(0, equals)}=…'\n${suggestion ? `${suggestion}\n` : ''}`;
 }
 
 /** `force-unlock` → `forceUnlock`, as commander names option values. */

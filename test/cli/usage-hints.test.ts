@@ -217,10 +217,14 @@ describe("a command's option given before the command's name", () => {
     for (const args of [
       [`--allow-address=${secret}`, 'plan'],
       ['plan', `--allow-addres=${secret}`],
+      // A quote or a line break inside the value does not end what is left out.
+      ['plan', `--allow-addres=a'b:${secret}`],
+      ['plan', `--allow-addres=a\nb'${secret}'`],
+      ['plan', `--allow-'addres=${secret}`],
     ]) {
       const r = await runCli(args, base);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/error: unknown option '--allow-address?=…'/);
+      expect(r.stderr).toMatch(/error: unknown option '--allow-'?address?=…'\n/);
       expect(r.stderr).not.toContain('s3cret-7f2a');
     }
   });
@@ -230,5 +234,17 @@ describe("a command's option given before the command's name", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("error: unknown option '--bogus'");
     expect(r.stderr).not.toContain('go after its name');
+  });
+});
+
+describe('withoutOptionValue', () => {
+  it("keeps commander's suggestion line and Converge's own single-dash message", async () => {
+    const { withoutOptionValue } = await import('../../src/cli/program.js');
+    expect(withoutOptionValue("error: unknown option '--x=s3cret'\n(Did you mean --y?)\n")).toBe(
+      "error: unknown option '--x=…'\n(Did you mean --y?)\n",
+    );
+    const own = "error: unknown option '-target' (did you mean --target=…?)\n";
+    expect(withoutOptionValue(own)).toBe(own);
+    expect(withoutOptionValue("error: unknown command 'x=y'\n")).toBe("error: unknown command 'x=y'\n");
   });
 });
