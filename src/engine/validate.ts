@@ -256,6 +256,17 @@ export async function keyedObjects(
   return desired;
 }
 
+/** `localFileProblems` of `desired`, refused as keying refuses its own (sorted, no secret in them). */
+export async function refuseLocalFileProblems(
+  desired: readonly Desired[],
+  catalog: Catalog,
+  manifest: Manifest,
+): Promise<void> {
+  const problems = await localFileProblems(desired, catalog);
+  if (problems.length > 0)
+    throw new ManifestError(sortProblems(withoutSecrets(problems, manifest.sensitiveValues)));
+}
+
 /**
  * The local files objects name (a job's spec file, a workspace's state file), read as the plan will
  * read them: a missing or unreadable one is a manifest problem, found before any service is asked.

@@ -3,7 +3,7 @@
  * run), plan against live state, apply the plan. Loading and planning write nothing to a service.
  */
 import { sensitiveEnvFrom } from '../common/allow-list.js';
-import { settingNames } from '../common/setting-names.js';
+import { type SettingNames, settingNames } from '../common/setting-names.js';
 import type { ApplyEvent, ApplyResult, ChangeResult } from '../applier/applier.js';
 import { applyPlan } from '../applier/applier.js';
 import type { RunHttpOptions } from '../clients/service.js';
@@ -34,9 +34,15 @@ import {
 import { ownedOrigin } from './inventory-document.js';
 import { pruneScopes } from './prune-scopes.js';
 import { defaultCatalog } from './services.js';
-import { selectTargets } from './targeting.js';
+import { selectTargets, type TargetPatterns } from './targeting.js';
 
-import { type EngineOptions, keyedObjects, type LoadOptions, loadManifest } from './validate.js';
+import {
+  type EngineOptions,
+  keyedObjects,
+  type LoadOptions,
+  loadManifest,
+  refuseLocalFileProblems,
+} from './validate.js';
 
 export {
   type EngineOptions,
@@ -311,16 +317,35 @@ export async function plannableObjects(
   connections: ServiceConnections,
   catalog: Catalog = defaultCatalog,
   storedIn?: ResourceKey,
-  /**
-   * `always` reads the files objects name (a job's specFile, a workspace's state) now, as validate
-   * does: what apply and reconcile check before the lock. The plan itself reads them as it plans
-   * and here only where keying found problems, to report those with the rest.
-   */
-  readLocalFiles: 'always' | 'with-problems' = 'with-problems',
 ): Promise<Desired[]> {
-  const desired = await keyedObjects(manifest, catalog, (s, c) => connections.settings(s, c), readLocalFiles);
+  const desired = await keyedObjects(
+    manifest,
+    catalog,
+    (s, c) => connections.settings(s, c),
+    'with-problems',
+  );
   refuseInventoryHome(desired, storedIn);
   return desired;
+}
+
+/**
+ * What an apply refuses before it takes the inventory's lock: `plannableObjects`, and the files the
+ * objects it will plan name (a job's specFile, a workspace's state), read as validate reads them. Only
+ * those `patterns` select: an object `--target` leaves out is not planned, so its file is not read
+ * (a saved plan of other objects stays appliable while that file is missing). The plan reads them
+ * again as it plans.
+ */
+export async function checkBeforeLock(
+  manifest: Manifest,
+  connections: ServiceConnections,
+  catalog: Catalog,
+  storedIn: ResourceKey | undefined,
+  patterns: TargetPatterns,
+  names?: Partial<SettingNames>,
+): Promise<void> {
+  const desired = await plannableObjects(manifest, connections, catalog, storedIn);
+  const selected = selectTargets(desired, catalog.kind, patterns, settingNames(names)).desired;
+  await refuseLocalFileProblems(selected, catalog, manifest);
 }
 
 /**

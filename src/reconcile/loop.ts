@@ -343,7 +343,9 @@ async function reconcileOnce(cycle: number, ctx: CycleContext): Promise<CycleRes
     });
     const connections = connect(manifest, { catalog, env, http, signal: reads.signal });
     try {
-      await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn, 'always');
+      // Keying's problems only: a missing file is the plan's problem, reported with every other
+      // object's drift (one bad document must not hide the rest), as a --dry-run cycle reports it.
+      await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn);
       if (options.dryRun) {
         // Drift only: the inventory is read, never written, so no lock is taken.
         await inventory.open().finally(() => inventory.close());

@@ -128,3 +128,54 @@ describe('a reconcile cycle of a manifest validate refuses', () => {
     expect(existsSync(state)).toBe(false);
   });
 });
+
+/** A role to plan beside a job whose spec file is not there. */
+function roleBesideMissingFile(role: string): string {
+  const dir = tempDir('converge-refused-partial-');
+  writeFileSync(
+    path.join(dir, 'm.yaml'),
+    `${MISSING_FILE}---\napiVersion: converge/v1\nkind: AclRole\nmetadata: { name: ${role} }\nspec: { Description: x }\n`,
+  );
+  return dir;
+}
+
+describe('the files checked before the lock', () => {
+  it('are only those of the objects --target selects: a saved plan of other objects still applies', async () => {
+    const dir = roleBesideMissingFile('partial-role');
+    const env = { ...sandbox.env(), NO_COLOR: '1', CONVERGE_STATE_DIR: tempDir('converge-partial-state-') };
+    const saved = path.join(tempDir('converge-partial-plan-'), 'roles.plan');
+    const planned = await runCli(['plan', '-f', dir, '--target', 'AclRole/**', '-out', saved], env);
+    expect([planned.code, planned.stderr]).toEqual([0, '']);
+    const applied = await runCli(['apply', saved], env);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain('1 applied');
+  });
+
+  it("leave a reconcile cycle to report the other objects' drift with the missing file", async () => {
+    const dir = roleBesideMissingFile('drifting-role');
+    const lines: string[] = [];
+    const stop = new AbortController();
+    const loop = await runReconcile(
+      {
+        paths: [dir],
+        intervalMs: 60_000,
+        dryRun: true,
+        env: { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-partial-loop-') },
+        signal: stop.signal,
+        sleep: async () => stop.abort('SIGTERM'),
+      },
+      { stdout: { write: (t: string) => lines.push(t) } },
+    );
+    await loop.done;
+    const log = lines
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(log.find((l) => l.type === 'change')).toMatchObject({ address: 'AclRole/default/drifting-role' });
+    const cycle = log.find((l) => l.type === 'cycle');
+    expect(cycle).toMatchObject({ outcome: 'failed' });
+    expect(String(cycle?.error)).toContain('nope.hcl');
+  });
+});

@@ -30,7 +30,7 @@ import {
   loadManifest,
   lockInventory,
   plan as planRun,
-  plannableObjects,
+  checkBeforeLock,
 } from '../../engine/workflow.js';
 import type { Manifest } from '../../manifest/types.js';
 import { renderHuman } from '../../planner/render/human.js';
@@ -232,12 +232,17 @@ async function applyUntilInterrupted(
     signal: interrupt.signal,
     options,
   });
-  await plannableObjects(manifest, connections, catalog, inventory.backend.storedIn, 'always').catch(
-    async (error: unknown) => {
-      await connections.close();
-      throw error;
-    },
-  );
+  await checkBeforeLock(
+    manifest,
+    connections,
+    catalog,
+    inventory.backend.storedIn,
+    { targets, excludes },
+    CLI_SETTING_NAMES,
+  ).catch(async (error: unknown) => {
+    await connections.close();
+    throw error;
+  });
   // Held from before planning (which reads the inventory) until after it is saved.
   const lock = await lockInventory({
     inventory,
