@@ -29,6 +29,26 @@ function manifest(text: string): string {
   return dir;
 }
 
+/** One reconcile cycle of `paths` (the wait after it stops the loop): its JSON log lines. */
+async function oneCycle(
+  paths: string[],
+  env: Record<string, string | undefined>,
+  dryRun = false,
+): Promise<Record<string, unknown>[]> {
+  const lines: string[] = [];
+  const stop = new AbortController();
+  const loop = await runReconcile(
+    { paths, intervalMs: 60_000, dryRun, env, signal: stop.signal, sleep: async () => stop.abort('SIGTERM') },
+    { stdout: { write: (t: string) => lines.push(t) } },
+  );
+  await loop.done;
+  return lines
+    .join('')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 /** A typo in the spec: the load refuses it. */
 const TYPO = 'apiVersion: converge/v1\nkind: AclRole\nmetadata: { name: r1 }\nspec: { Descripton: x }\n';
 
@@ -95,30 +115,12 @@ describe('a reconcile cycle of a manifest validate refuses', () => {
   it('takes no lock: no state folder, no workspace inventory, and the cycle says why it failed', async () => {
     const dir = manifest(TYPO);
     const state = path.join(tempDir('converge-refused-state-'), 'state');
-    const lines: string[] = [];
-    const stop = new AbortController();
-    const loop = await runReconcile(
-      {
-        paths: [dir],
-        intervalMs: 60_000,
-        env: {
-          ...sandbox.env(),
-          CONVERGE_STATE_DIR: state,
-          CONVERGE_INVENTORY: 'workspace:sandbox/converge-refused-loop',
-        },
-        signal: stop.signal,
-        // One cycle: the wait after it stops the loop.
-        sleep: async () => stop.abort('SIGTERM'),
-      },
-      { stdout: { write: (t: string) => lines.push(t) } },
-    );
-    await loop.done;
-    const cycle = lines
-      .join('')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.type === 'cycle');
+    const log = await oneCycle([dir], {
+      ...sandbox.env(),
+      CONVERGE_STATE_DIR: state,
+      CONVERGE_INVENTORY: 'workspace:sandbox/converge-refused-loop',
+    });
+    const cycle = log.find((l) => l.type === 'cycle');
     expect(cycle).toMatchObject({ outcome: 'failed' });
     expect(String(cycle?.error)).toContain('unknown field "Descripton" in spec');
     const read = await fetch(`${sandbox.url}/api/v2/organizations/sandbox/workspaces/converge-refused-loop`, {
@@ -154,25 +156,11 @@ describe('the files checked before the lock', () => {
 
   it("leave a reconcile cycle to report the other objects' drift with the missing file", async () => {
     const dir = roleBesideMissingFile('drifting-role');
-    const lines: string[] = [];
-    const stop = new AbortController();
-    const loop = await runReconcile(
-      {
-        paths: [dir],
-        intervalMs: 60_000,
-        dryRun: true,
-        env: { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-partial-loop-') },
-        signal: stop.signal,
-        sleep: async () => stop.abort('SIGTERM'),
-      },
-      { stdout: { write: (t: string) => lines.push(t) } },
+    const log = await oneCycle(
+      [dir],
+      { ...sandbox.env(), CONVERGE_STATE_DIR: tempDir('converge-partial-loop-') },
+      true,
     );
-    await loop.done;
-    const log = lines
-      .join('')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(log.find((l) => l.type === 'change')).toMatchObject({ address: 'AclRole/default/drifting-role' });
     const cycle = log.find((l) => l.type === 'cycle');
     expect(cycle).toMatchObject({ outcome: 'failed' });

@@ -25,6 +25,17 @@ beforeAll(async () => {
 });
 afterAll(async () => sandbox?.close());
 
+/** The change at `address` in `plan --json` of `dir`. */
+async function jsonChange(
+  dir: string,
+  env: Record<string, string | undefined>,
+  address: string,
+): Promise<PlanJson['changes'][number]> {
+  const r = await runCli(['plan', '-f', dir, '--json'], env);
+  expect(r.code).toBe(0);
+  return (JSON.parse(r.stdout) as PlanJson).changes.find((c) => c.address === address)!;
+}
+
 function folder(text: string): string {
   const dir = tempDir('converge-list-items-');
   writeFileSync(path.join(dir, 'directory.yaml'), text);
@@ -93,9 +104,7 @@ describe('a directory user whose groups and policies change', () => {
   });
 
   it('marks each diff of one item with item: true in --json, the item as its value', async () => {
-    const r = await runCli(['plan', '-f', dir, '--json'], env);
-    expect(r.code).toBe(0);
-    const change = (JSON.parse(r.stdout) as PlanJson).changes.find((c) => c.address === user)!;
+    const change = await jsonChange(dir, env, user);
     expect(change.action).toBe('update');
     expect(change.diffs).toEqual([
       { path: 'groups', op: 'remove', before: 'g-ops', item: true },
@@ -164,10 +173,7 @@ describe("a workspace's tags", () => {
       ].join('\n'),
     );
     expect(r.stdout).not.toMatch(/[-+] tag-names\s+=/);
-    const json = await runCli(['plan', '-f', dir, '--json'], env);
-    const change = (JSON.parse(json.stdout) as PlanJson).changes.find(
-      (c) => c.address === 'Workspace/sandbox/tagged',
-    )!;
+    const change = await jsonChange(dir, env, 'Workspace/sandbox/tagged');
     expect(change.diffs).toEqual([{ path: 'tag-names', op: 'add', after: 'eu', item: true }]);
   });
 });
@@ -220,9 +226,7 @@ describe("a workspace's trigger patterns and prefixes", () => {
   });
 
   it("carry the live lists whole in --json's before, beside the item diffs", async () => {
-    const r = await runCli(['plan', '-f', dir, '--json'], env);
-    expect(r.code).toBe(0);
-    const change = (JSON.parse(r.stdout) as PlanJson).changes.find((c) => c.address === address)!;
+    const change = await jsonChange(dir, env, address);
     expect(change.action).toBe('update');
     expect(change.diffs).toEqual([
       { path: 'trigger-patterns', op: 'add', after: '/c/**', item: true },
