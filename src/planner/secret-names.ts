@@ -175,6 +175,20 @@ export function maskSecretsByName(change: Change, maps: readonly string[], secre
   } as Change;
 }
 
+/**
+ * The values of `value`'s entries of `maps` whose names say secret (a whole object: a job as the
+ * service returns it): what `maskSecretsInValue` masks, to mask its copies under other names too.
+ */
+export function secretValuesInValue(
+  value: unknown,
+  maps: readonly string[],
+  secretName: SecretName,
+): string[] {
+  const out: string[] = [];
+  for (const p of splitPaths(maps)) collectEntries(value, p, secretName, out);
+  return out;
+}
+
 /** `value` (a whole object: a job as the service returns it) with its secret entries masked. */
 export function maskSecretsInValue<T>(value: T, maps: readonly string[], secretName: SecretName): T {
   let out: unknown = value;

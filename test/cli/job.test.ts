@@ -254,6 +254,46 @@ describe('--json and secrets', () => {
   });
 });
 
+describe('copies of a secret under other names', () => {
+  // A new-user trial: `job history --diffs` masked Env[DB_PASSWORD] and printed the same password in
+  // Env[DSN] and in a task's args, old and new, where `converge plan` masks such copies.
+  it('are masked wherever a job command prints them: history, status, allocs, job plan, text and --json', async () => {
+    const id = freshId('secret-copies');
+    const old = `dbpw-${randomUUID().slice(0, 8)}Xy9`;
+    const next = `newpw-${randomUUID().slice(0, 8)}Qr4`;
+    const planned = `planpw-${randomUUID().slice(0, 8)}Zk7`;
+    const withPassword = (pw: string, job = serviceJob(id)): Job => {
+      const task = job.TaskGroups![0]!.Tasks![0]!;
+      task.Env = { DB_PASSWORD: pw, DSN: `postgres://u:${pw}@db/x` };
+      task.Config = { image: 'nginx:1.25', args: ['--db', pw] };
+      return job;
+    };
+    await registered(withPassword(old));
+    await registered(withPassword(next));
+    const dir = manifestDir({ 'job.json': JSON.stringify(withPassword(planned)) });
+    const env = { ...sandbox.env(), NO_COLOR: '1' };
+    for (const args of [
+      ['history', id, '--diffs'],
+      ['history', id, '--diffs', '--json'],
+      ['history', id, '--json'],
+      ['status', id, '--json'],
+      ['allocs', id, '--json'],
+    ]) {
+      const r = await converge(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      for (const pw of [old, next]) expect(r.stdout, args.join(' ')).not.toContain(pw);
+    }
+    const diffs = await converge(['history', id, '--diffs']);
+    expect(diffs.stdout).toContain('(sensitive value changed)');
+    expect(diffs.stdout).toContain('"postgres://u:(sensitive value)@db/x"');
+    for (const flags of [[], ['--json'], ['--verbose']]) {
+      const r = await run(['job', 'plan', `${dir}/job.json`, ...flags], env);
+      expect(r.stderr, flags.join(' ')).toBe('');
+      for (const pw of [old, next, planned]) expect(r.stdout, flags.join(' ')).not.toContain(pw);
+    }
+  });
+});
+
 describe('job history, stable', () => {
   it('lists versions newest first, and marks one stable or not', async () => {
     const id = freshId('hist');

@@ -7,6 +7,7 @@
  */
 import { createColors } from 'picocolors';
 import { sensitiveEnvFrom } from '../../common/allow-list.js';
+import { copiedSecrets, maskText, type SecretCopies } from '../../planner/masking.js';
 import { SENSITIVE, SENSITIVE_CHANGED } from '../../planner/render/format.js';
 import type {
   DiffType,
@@ -29,9 +30,67 @@ export interface JobDiffRenderOptions {
    * them, and a job plan's output goes into CI logs. Default: `CONVERGE_SENSITIVE_ENV`'s default rule.
    */
   secretName?: (name: string) => boolean;
+  /**
+   * Secrets known elsewhere (the jobs of the same answer): their copies in other fields are masked,
+   * beside those of the diff's own secret fields.
+   */
+  secrets?: readonly string[];
 }
 
 const defaultSecretName = sensitiveEnvFrom(undefined).allows;
+
+/**
+ * The values of the diff's fields whose names say secret, old and new: a copy of one in another field
+ * (`Env[DSN]` holding the password, a task's `args`) is masked too, as the plan masks copies.
+ */
+export function secretDiffValues(
+  diff: JobDiff | null | undefined,
+  secretName: (name: string) => boolean = defaultSecretName,
+): string[] {
+  const out: string[] = [];
+  const fields = (list: FieldDiff[] | null | undefined) => {
+    for (const f of list ?? [])
+      if (secretName(entryName(f.Name)))
+        for (const v of [f.Old, f.New]) if (typeof v === 'string' && v !== '' && v !== SENSITIVE) out.push(v);
+  };
+  const objects = (list: ObjectDiff[] | null | undefined) => {
+    for (const o of list ?? []) {
+      fields(o.Fields);
+      objects(o.Objects);
+    }
+  };
+  if (!diff) return out;
+  fields(diff.Fields);
+  objects(diff.Objects);
+  for (const g of diff.TaskGroups ?? []) {
+    fields(g.Fields);
+    objects(g.Objects);
+    for (const t of g.Tasks ?? []) {
+      fields(t.Fields);
+      objects(t.Objects);
+    }
+  }
+  return out;
+}
+
+/** The copies to mask: the diff's own secrets and those given (`JobDiffRenderOptions.secrets`). */
+function copiesIn(
+  diff: JobDiff | null | undefined,
+  secretName: (name: string) => boolean,
+  given: readonly string[] = [],
+): SecretCopies | undefined {
+  return copiedSecrets([], () => undefined, [...secretDiffValues(diff, secretName), ...given]);
+}
+
+/** A field's values with copies of the secrets masked. */
+function withoutCopies(f: FieldDiff, copies: SecretCopies | undefined): FieldDiff {
+  if (!copies) return f;
+  return {
+    ...f,
+    ...(typeof f.Old === 'string' ? { Old: maskText(f.Old, copies) } : {}),
+    ...(typeof f.New === 'string' ? { New: maskText(f.New, copies) } : {}),
+  };
+}
 
 /** The name a field's value is known by: the last key of `Env[X]` or `auth[0][password]`, else the name. */
 function entryName(field: string): string {
@@ -60,6 +119,7 @@ export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiff
   const step = ' '.repeat(options.indent ?? 2);
   const verbose = options.verbose ?? false;
   const secretName = options.secretName ?? defaultSecretName;
+  const copies = copiesIn(diff, secretName, options.secrets);
   const out: string[] = [];
   const shown = (t: DiffType) => verbose || t !== 'None';
   const head = (type: DiffType, text: string, depth: number) =>
@@ -71,7 +131,7 @@ export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiff
     const width = Math.max(0, ...visible.map((f) => f.Name.length));
     for (const f of visible) {
       const name = `${f.Name}:`.padEnd(width + 1);
-      const value = secretName(entryName(f.Name)) ? maskedValue(f) : fieldValue(f);
+      const value = secretName(entryName(f.Name)) ? maskedValue(f) : fieldValue(withoutCopies(f, copies));
       head(f.Type, `${name} ${value}${annotations(f.Annotations)}`, depth);
     }
   };
@@ -110,8 +170,10 @@ export function renderJobDiff(diff: JobDiff | null | undefined, options: JobDiff
 export function maskJobDiff<T extends JobDiff | null | undefined>(
   diff: T,
   secretName: (name: string) => boolean = defaultSecretName,
+  secrets: readonly string[] = [],
 ): T {
   if (!diff) return diff;
+  const copies = copiesIn(diff, secretName, secrets);
   const field = (f: FieldDiff): FieldDiff =>
     secretName(entryName(f.Name))
       ? {
@@ -119,7 +181,7 @@ export function maskJobDiff<T extends JobDiff | null | undefined>(
           ...(f.Old !== undefined && f.Old !== '' ? { Old: SENSITIVE } : {}),
           ...(f.New !== undefined && f.New !== '' ? { New: SENSITIVE } : {}),
         }
-      : f;
+      : withoutCopies(f, copies);
   const object = (o: ObjectDiff): ObjectDiff => ({
     ...o,
     ...(o.Fields ? { Fields: o.Fields.map(field) } : {}),

@@ -20,9 +20,10 @@ import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, useColor, write } from '../io.js';
 import { table } from '../table.js';
-import { jobDiffHasChanges, maskJobDiff, renderJobDiff } from './job-diff.js';
+import { jobDiffHasChanges, maskJobDiff, renderJobDiff, secretDiffValues } from './job-diff.js';
 import { sensitiveEnvFrom } from '../../common/allow-list.js';
-import { maskSecretsInValue } from '../../planner/secret-names.js';
+import { copiedSecrets, maskCopies } from '../../planner/masking.js';
+import { maskSecretsInValue, secretValuesInValue } from '../../planner/secret-names.js';
 import { JOB_SECRET_MAPS } from '../../resources/scheduler/secret-maps.js';
 import {
   allocationsTable,
@@ -84,8 +85,24 @@ function secretNameOf(io: Io): (name: string) => boolean {
  * job), masked as the plan and the text output mask them: a `--json` pasted into a ticket or a CI log
  * is as public as either.
  */
-export function printJson(io: Io, value: unknown): void {
-  write(io.stdout, jsonOut(maskJobs(value, secretNameOf(io)), null, 2));
+export function printJson(io: Io, value: unknown, secrets: readonly string[] = []): void {
+  const secretName = secretNameOf(io);
+  // Their copies under other names too (`Env.DSN` holding the password, a task's `args`), as a plan
+  // masks copies: the values are known from the entries whose names say secret.
+  const copies = copiedSecrets([], () => undefined, [...jobSecrets(value, secretName), ...secrets]);
+  const masked = maskJobs(value, secretName);
+  write(io.stdout, jsonOut(copies ? maskCopies(masked, copies) : masked, null, 2));
+}
+
+/** The values of entries whose names say secret in every job `value` holds (`maskJobs`' jobs). */
+function jobSecrets(value: unknown, secretName: (name: string) => boolean): string[] {
+  if (Array.isArray(value)) return value.flatMap((item) => jobSecrets(item, secretName));
+  if (typeof value !== 'object' || value === null) return [];
+  const record = value as Record<string, unknown>;
+  const own = Array.isArray(record.TaskGroups)
+    ? secretValuesInValue(record, JOB_SECRET_MAPS, secretName)
+    : [];
+  return [...own, ...Object.values(record).flatMap((v) => jobSecrets(v, secretName))];
 }
 
 function maskJobs(value: unknown, secretName: (name: string) => boolean): unknown {
@@ -170,7 +187,15 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
     if (!history) throw new CliError(`no job ${id} in namespace ${nsName(flags)}`);
     if (flags.json) {
       const secretName = secretNameOf(io);
-      printJson(io, { ...history, Diffs: history.Diffs?.map((d) => maskJobDiff(d, secretName)) ?? null });
+      const secrets = [
+        ...jobSecrets(history.Versions, secretName),
+        ...(history.Diffs ?? []).flatMap((d) => secretDiffValues(d, secretName)),
+      ];
+      printJson(
+        io,
+        { ...history, Diffs: history.Diffs?.map((d) => maskJobDiff(d, secretName, secrets)) ?? null },
+        secrets,
+      );
       return EXIT.ok;
     }
     const color = useColor(io, flags.color);
@@ -191,6 +216,12 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
     }
     // The service pairs Diffs[i] with Versions[i] (newest first): that version against the one before.
     const diffOf = new Map(history.Versions.map((v, i) => [v.Version, history.Diffs?.[i]]));
+    // Every version's secrets, and every diff's: a copy in one version is masked in the others too.
+    const secretName = secretNameOf(io);
+    const secrets = [
+      ...jobSecrets(history.Versions, secretName),
+      ...(history.Diffs ?? []).flatMap((d) => secretDiffValues(d, secretName)),
+    ];
     const blocks = versions.map((v) => {
       const head = keyValues([
         ['Version', String(v.Version ?? '')],
@@ -202,7 +233,7 @@ export async function jobHistoryCommand(id: string, flags: JobHistoryFlags, io: 
       const body = oldest
         ? ''
         : jobDiffHasChanges(diff)
-          ? `\nDiff:\n${renderJobDiff(diff, { color, secretName: secretNameOf(io) })}`
+          ? `\nDiff:\n${renderJobDiff(diff, { color, secretName, secrets })}`
           : '\nDiff: (none)';
       return head + body;
     });
@@ -318,10 +349,17 @@ export async function jobPlanCommand(file: string, flags: JobPlanFlags, io: Io):
     // Values of fields whose names say secret are masked, as `converge plan` masks them: a job
     // plan's output goes into CI logs, and the service marks none of them.
     const secretName = secretNameOf(io);
-    if (flags.json) printJson(io, { ...plan, Diff: maskJobDiff(plan.Diff, secretName) });
+    // The file's own secrets and the live job's: a copy of either in another field is masked too.
+    const secrets = [...jobSecrets([job, live], secretName), ...secretDiffValues(plan.Diff, secretName)];
+    if (flags.json) printJson(io, { ...plan, Diff: maskJobDiff(plan.Diff, secretName, secrets) }, secrets);
     else {
       const color = useColor(io, flags.color);
-      const diff = renderJobDiff(plan.Diff, { color, verbose: Boolean(flags.verbose), secretName });
+      const diff = renderJobDiff(plan.Diff, {
+        color,
+        verbose: Boolean(flags.verbose),
+        secretName,
+        secrets,
+      });
       write(
         io.stdout,
         [
