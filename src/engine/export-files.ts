@@ -34,6 +34,10 @@ export function exportedDocument(object: ExportedObject, options: ExportFileOpti
       (p) =>
         `# ${printable(p.path)} is secret and not exported: set ${p.variable} and allow it with ${allowEnv} ${p.variable} (or CONVERGE_ALLOW_ENV)`,
     ),
+    ...(object.copied ?? []).map(
+      (variable) =>
+        `# ${variable} also fills the copies of its secret in other fields of this object, written there as \${env:${variable}}`,
+    ),
     ...(object.redacted ?? []).map(
       (p) =>
         `# ${printable(p)} held the token Converge read the service with, written here as ${REDACTED}: remove it from the service and rotate the token`,

@@ -6,7 +6,7 @@
  */
 import { childPath } from '../resources/diff-path.js';
 import pLimit from 'p-limit';
-import { sensitiveEnvFrom } from '../common/allow-list.js';
+import { MIN_SENSITIVE_VALUE_CHARS, sensitiveEnvFrom } from '../common/allow-list.js';
 import { printable } from '../common/printable.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { settingNames } from '../common/setting-names.js';
@@ -80,6 +80,11 @@ export interface ExportedObject {
    * token redacted: fix them on the service (and rotate the token) rather than export them.
    */
   redacted?: string[];
+  /**
+   * Variables whose secret the object also held under other names (`Env.DSN` with the password in
+   * it, a task's `args`): written there as `${env:VARIABLE}` too, so no copy is exported in clear.
+   */
+  copied?: string[];
 }
 
 /** The kinds to export: those asked for (each must exist and export), else every exporting kind. */
@@ -313,24 +318,22 @@ function exportOne(
   const key = observed.key;
   const address = addressOf(key);
   const placeholders: Placeholder[] = [];
+  /** Each secret replaced, by its value: its copies elsewhere in the object are replaced too. */
+  const secrets = new Map<string, string>();
+  const placeholder = (path: string, value: unknown) => {
+    const variable = variableFor(key, path);
+    placeholders.push({ path, variable });
+    if (typeof value === 'string') secrets.set(value, variable);
+    return `\${env:${variable}}`;
+  };
   const withSecrets = structuredClone(spec);
-  for (const pattern of sensitivePathsOf(kind)) {
-    replaceAt(withSecrets, pattern.split('.'), [], (path) => {
-      const variable = variableFor(key, path);
-      placeholders.push({ path, variable });
-      return `\${env:${variable}}`;
-    });
-  }
+  for (const pattern of sensitivePathsOf(kind)) replaceAt(withSecrets, pattern.split('.'), [], placeholder);
   for (const map of secretMapsOf(kind)) {
     replaceAt(
       withSecrets,
       [...map.split('.'), '*'],
       [],
-      (path) => {
-        const variable = variableFor(key, path);
-        placeholders.push({ path, variable });
-        return `\${env:${variable}}`;
-      },
+      placeholder,
       (name, value) => typeof value === 'string' && secretName(name),
     );
   }
@@ -347,16 +350,60 @@ function exportOne(
     setAt(withSecrets, path.split('.'), `\${env:${variable}}`);
     placeholders.push({ path, variable });
   }
+  const ours = new Set(placeholders.map((p) => `\${env:${p.variable}}`));
+  const copied = new Set<string>();
+  const escaped = escapeReferences(withSecrets, ours);
   return {
     key,
     namespaceField: namespaceFieldOf(kind),
-    spec: escapeReferences(withSecrets, new Set(placeholders.map((p) => `\${env:${p.variable}}`))) as Record<
+    spec: (secrets.size > 0 ? replaceCopies(escaped, secrets, ours, copied) : escaped) as Record<
       string,
       unknown
     >,
     placeholders,
+    ...(copied.size > 0 ? { copied: [...copied] } : {}),
   };
 }
+
+/**
+ * `value` with each copy of a secret (a value `secrets` maps to its variable) inside another string
+ * written as that variable's `${env:…}`: a job's `Env.DSN` holding the password of its
+ * `Env.DB_PASSWORD`, a task's `args`. After `escapeReferences`, so the references written here stay
+ * references. A secret shorter than the masking rule's (or a plain word such as `true`) is left:
+ * replacing it would rewrite ordinary text. Longest first, so one secret inside another is not split.
+ */
+function replaceCopies(
+  value: unknown,
+  secrets: ReadonlyMap<string, string>,
+  ours: ReadonlySet<string>,
+  copied: Set<string>,
+): unknown {
+  const found = [...secrets]
+    .filter(
+      ([secret]) => secret.trim().length >= MIN_SENSITIVE_VALUE_CHARS && !PLAIN_WORD.test(secret.trim()),
+    )
+    .map(([secret, variable]) => [secret.replaceAll('${', '$${'), variable] as const)
+    .sort(([a], [b]) => b.length - a.length);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      if (ours.has(v)) return v;
+      let out = v;
+      for (const [secret, variable] of found)
+        if (out.includes(secret)) {
+          out = out.replaceAll(secret, `\${env:${variable}}`);
+          copied.add(variable);
+        }
+      return out;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, walk(item)]));
+    return v;
+  };
+  return walk(value);
+}
+
+/** Values that are words of configuration, not secrets, however their entry is named. */
+const PLAIN_WORD = /^(true|false|yes|no|on|off)$/i;
 
 /** Names the variable of one secret of one object; never the same name for two. */
 type VariableNamer = (key: ResourceKey, path: string) => string;
@@ -401,7 +448,7 @@ function replaceAt(
   value: unknown,
   pattern: string[],
   at: string[],
-  make: (path: string) => string,
+  make: (path: string, value: unknown) => string,
   which: (name: string, value: unknown) => boolean = () => true,
 ): void {
   if (Array.isArray(value)) {
@@ -422,7 +469,7 @@ function replaceAt(
     if (head !== '*' && head !== k) continue;
     if (rest.length === 0) {
       if (value[k] !== undefined && value[k] !== null && value[k] !== '' && which(k, value[k]))
-        value[k] = make(childPath(at.join('.'), k)); // `Env["spring.datasource.password"]`, as a plan shows it
+        value[k] = make(childPath(at.join('.'), k), value[k]); // `Env["spring.datasource.password"]`, as a plan shows it
     } else replaceAt(value[k], rest, [...at, k], make, which);
   }
 }

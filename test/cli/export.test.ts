@@ -217,6 +217,58 @@ describe('export of what Converge applied', () => {
     }
   });
 
+  it("writes a secret's copies under other names as its placeholder too, and the export plans clean", async () => {
+    // A new-user trial: DB_PASSWORD became a placeholder, and its copies in Env.DSN and the task's
+    // args were written in clear two lines below.
+    const secret = 'planted-copied-secret-4c9d';
+    const connections = connect(undefined, { env });
+    try {
+      const job = await connections
+        .client(schedulerService)
+        .parseJob(
+          'job "copied" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+        );
+      const task = job.TaskGroups![0]!.Tasks![0]!;
+      task.Env = { DB_PASSWORD: secret, DSN: `postgres://u:${secret}@db/x`, MODE: 'x' };
+      task.Config = { command: '/bin/true', args: ['--db', secret] };
+      await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
+    } finally {
+      await connections.close();
+    }
+    try {
+      const out = outDir();
+      const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
+      expect(r.code, r.stderr).toBe(0);
+      const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
+      expect(text).not.toContain(secret);
+      const variable = 'JOB_DEFAULT_COPIED_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD';
+      expect(text).toContain(`DSN: postgres://u:\${env:${variable}}@db/x`);
+      expect(text).toContain(`- \${env:${variable}}`);
+      expect(text).toContain(
+        `# ${variable} also fills the copies of its secret in other fields of this object`,
+      );
+      // Filled in, the export is the live job again.
+      const planned = await runCli(['plan', '-f', out, '--json', '--target', 'Job/default/copied'], {
+        ...env,
+        CONVERGE_ALLOW_ENV: variable,
+        [variable]: secret,
+      });
+      expect(planned.stderr).toBe('');
+      // Made by hand, it gains Converge's ownership marker; the env, the DSN and the args are as live.
+      const [change] = (
+        JSON.parse(planned.stdout) as { changes: { address: string; diffs: { path: string }[] }[] }
+      ).changes;
+      expect(change!.address).toBe('Job/default/copied');
+      expect(change!.diffs.map((d) => d.path)).toEqual(['Meta.converge-managed']);
+    } finally {
+      const cleanup = connect(undefined, { env });
+      await cleanup
+        .client(schedulerService)
+        .stopJob('copied', { namespace: 'default', purge: true })
+        .finally(() => cleanup.close());
+    }
+  });
+
   it('plans with no changes for every kind', async () => {
     const { code, plan, changed } = await planOf(dir, {
       CONVERGE_ALLOW_ENV: 'LDAPCONFIG_LDAP_BINDPASS',
