@@ -375,7 +375,7 @@ TaskGroups:
     // Nor does the headline say the job matches: the note under it says otherwise.
     const text = await converge(['plan', '-f', dir]);
     expect(text.stdout).toContain(
-      'No changes. Nothing to apply. 1 object still differs from the manifest in what Converge leaves alone on purpose (see the notes below).',
+      'No changes. Nothing to apply. 1 object still differs from the manifest in what Converge leaves alone on purpose (see their notes).',
     );
     expect(text.stdout).not.toContain('matches');
 

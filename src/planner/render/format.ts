@@ -294,7 +294,7 @@ export function noChangesClause(plan: Pick<Plan, 'targeting' | 'changes'>): stri
   const differs =
     heldBack === 0
       ? ''
-      : ` ${heldBack} object${heldBack === 1 ? '' : 's'} still differ${heldBack === 1 ? 's' : ''} from the manifest in what Converge leaves alone on purpose (see the notes below).`;
+      : ` ${heldBack} object${heldBack === 1 ? '' : 's'} still differ${heldBack === 1 ? 's' : ''} from the manifest in what Converge leaves alone on purpose (see their notes).`;
   const t = plan.targeting;
   const leftOut = t?.pruneLeftOut?.length ?? 0;
   const notListed = t?.pruneKindsNotListed?.length ?? 0;
