@@ -169,6 +169,21 @@ describe('converge inventory migrate --to file:PATH', () => {
       'AclRole/default/edgem-a',
       'AclRole/default/edgem-b',
     ]);
+    // `show --json` prints an object as `list --json` does: one shape, the same field names.
+    const shown = JSON.parse(
+      (await runCli(['inventory', 'show', 'AclRole/default/edgem-a', '--json'], local)).stdout,
+    ) as Record<string, unknown>;
+    expect(shown).toEqual(list.objects[0]);
+    expect(Object.keys(shown)).toEqual([
+      'address',
+      'kind',
+      'key',
+      'id',
+      'owned',
+      'origin',
+      'write_only',
+      'write_only_key',
+    ]);
     const pruned = await runCli(['apply', '-f', roles('edgem-a'), '--prune', '--auto-approve'], local);
     expect(pruned.code, pruned.stderr).toBe(0);
     expect(await roleId('edgem-b')).toBeUndefined();

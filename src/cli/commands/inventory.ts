@@ -9,7 +9,7 @@ import path from 'node:path';
 import { EngineError } from '../../engine/errors.js';
 import { type FileInventoryBackend, LocalInventory } from '../../engine/inventory.js';
 import { inventoryBackend, inventoryFromEnv } from '../../engine/inventory-backend.js';
-import { ownedOrigin } from '../../engine/inventory-document.js';
+import { type InventoryEntry, ownedOrigin } from '../../engine/inventory-document.js';
 import type { Catalog } from '../../engine/catalog.js';
 import { isPrunable } from '../../resources/contract.js';
 import { WorkspaceInventoryBackend } from '../../engine/inventory-workspace.js';
@@ -53,20 +53,30 @@ async function confirmed(
   return reply.answer === 'interrupted' ? reply.exitCode : EXIT.error;
 }
 
+/**
+ * One inventory entry as `inventory list --json` and `inventory show --json` print it, one shape for
+ * both (`show` spread the stored entry, in its own field names: `writeOnly`, `writeOnlyKey`). Which
+ * write-only attributes have a digest, never the digests; the state key's id, which names no secret.
+ */
+function entryJson(address: string, e: InventoryEntry): Record<string, unknown> {
+  return {
+    address,
+    kind: e.kind,
+    key: e.key,
+    id: e.id ?? null,
+    owned: e.owned,
+    origin: e.owned ? ownedOrigin(e) : null,
+    write_only: Object.keys(e.writeOnly).sort(),
+    write_only_key: e.writeOnlyKey ?? null,
+  };
+}
+
 export async function inventoryList(flags: InventoryFlags, io: Io): Promise<number> {
   const inventory = inventoryFromEnv(io.env);
   await inventory.open().finally(() => inventory.close());
   const entries = inventory.objects.entries();
   if (flags.json) {
-    const objects = entries.map(([address, e]) => ({
-      address,
-      kind: e.kind,
-      key: e.key,
-      id: e.id ?? null,
-      owned: e.owned,
-      origin: e.owned ? ownedOrigin(e) : null,
-      write_only: Object.keys(e.writeOnly).sort(),
-    }));
+    const objects = entries.map(([address, e]) => entryJson(address, e));
     // `absent`: why no inventory was read at all (none there, or not for this token), else null.
     write(
       io.stdout,
@@ -120,19 +130,7 @@ export async function inventoryShow(
   const entry = inventory.objects.entry(address);
   if (!entry) throw new CliError(`${address} is not in the inventory (${inventory.backend.description})`);
   if (flags.json) {
-    write(
-      io.stdout,
-      jsonOut(
-        {
-          address,
-          ...entry,
-          ...(entry.owned ? { origin: ownedOrigin(entry) } : {}),
-          writeOnly: Object.keys(entry.writeOnly).sort(),
-        },
-        null,
-        2,
-      ),
-    );
+    write(io.stdout, jsonOut(entryJson(address, entry), null, 2));
     return EXIT.ok;
   }
   write(
