@@ -434,12 +434,17 @@ function isDeclared(program: Command, name: string | undefined): boolean {
 }
 
 /**
- * Every command, however deep, reports through the program's streams and never exits the process.
+ * Every command, however deep, reports through the program's streams, never exits the process, and
+ * takes `--no-color` (the option value `color`, false with the flag).
  * A command that reads a manifest follows commander's `too many arguments` with the command line that
  * gives those arguments with -f (usage-hints.ts).
  */
 function configureAll(root: Command, group: Command): void {
   for (const c of group.commands) {
+    // Every command that runs takes --no-color, those a service module adds (`job …`, `rekey …`)
+    // included: a CI script passes it to all of them, and was refused `unknown option` by most.
+    if (c.commands.length === 0 && !c.options.some((o) => o.long === '--no-color'))
+      c.addOption(noColorOption());
     const output = root.configureOutput();
     c.exitOverride().configureOutput({
       ...output,

@@ -30,6 +30,8 @@ export interface InventoryFlags {
   lockTimeout?: number;
   /** `unlock --force`: release a lock whose holder still runs on this host. */
   force?: boolean;
+  /** False with `--no-color`: a plain confirmation prompt. */
+  color?: boolean;
 }
 
 /**
@@ -46,6 +48,7 @@ async function confirmed(
   if (flags.yes) return undefined;
   const reply = await askYesNo(io, {
     message: question,
+    color: flags.color,
     noTerminal: `refusing to ${flag} without confirmation: no terminal to ask on. Pass --yes to do it anyway.`,
   });
   if (reply.answer === 'yes') return undefined;

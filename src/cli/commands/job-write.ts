@@ -44,6 +44,8 @@ export interface JobScaleFlags extends JobFlags {
 export interface JobStopFlags extends JobFlags {
   purge?: boolean;
   yes?: boolean;
+  /** False with `--no-color`: a plain confirmation prompt. */
+  color?: boolean;
 }
 
 /** `k=v` pairs; the value may contain `=`, the key may not be empty. */
@@ -325,6 +327,7 @@ export async function jobStopCommand(id: string, flags: JobStopFlags, io: Io): P
         const reply = await askYesNo(io, {
           ...(run.interrupt ? { interrupt: run.interrupt } : {}),
           message: `${what} job ${id} in namespace ${nsName(flags)}?`,
+          color: flags.color,
           noTerminal: `refusing to ${what} job ${id} without confirmation: pass --yes (no terminal to ask on)`,
         });
         if (reply.answer !== 'yes') {

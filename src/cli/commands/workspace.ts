@@ -224,7 +224,7 @@ async function unlockOwn(client: WorkspacesClient, ref: WorkspaceRef, id: string
 
 export async function workspaceDeleteCommand(
   arg: string,
-  flags: { force?: boolean; autoApprove?: boolean; yes?: boolean },
+  flags: { force?: boolean; autoApprove?: boolean; yes?: boolean; color?: boolean },
   io: Io,
 ): Promise<number> {
   return withClient(io, workspacesService, async (client) => {
@@ -233,6 +233,7 @@ export async function workspaceDeleteCommand(
     if (!flags.autoApprove && !flags.yes) {
       const reply = await askYesNo(io, {
         message: `${how} workspace ${describeRef(ref)}?`,
+        color: flags.color,
         noTerminal: `refusing to ${how} ${describeRef(ref)} without confirmation: pass --yes`,
       });
       if (reply.answer !== 'yes') {
