@@ -217,7 +217,15 @@ describe('the rekey ceremony', () => {
     expect((await ok(['rekey', 'verify'], newShares[1])).stdout).toContain('New share accepted: 1 of 2.');
     expect((await ok(['rekey', 'verify'], newShares[2])).stdout).toContain('Verification complete');
     expect((await ok(['rekey', 'status'])).stdout).toContain('No rekey in progress');
-    await ok(['rekey', 'backup', 'delete']);
+    // Perhaps the only copy of the encrypted shares: without a terminal to ask on, only with --yes.
+    const unasked = await converge(['rekey', 'backup', 'delete']);
+    expect(unasked.code).toBe(1);
+    expect(unasked.stderr).toContain('without confirmation');
+    expect(unasked.stderr).toContain('--yes');
+    await ok(['rekey', 'backup', 'show']);
+    expect((await ok(['rekey', 'backup', 'delete', '--yes'])).stdout).toContain(
+      'Backup of the encrypted shares deleted.',
+    );
     expect((await converge(['rekey', 'backup', 'show'])).code).toBe(1);
   });
 

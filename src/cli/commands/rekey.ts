@@ -17,6 +17,7 @@ import type {
 } from '../../clients/secrets/client.js';
 import { HttpStatusError } from '../../clients/http/errors.js';
 import { secretsService } from '../../clients/secrets/definition.js';
+import { askYesNo } from '../ask-yes-no.js';
 import { withClient } from '../service-client.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
@@ -394,13 +395,27 @@ export async function rekeyCancelCommand(
 
 export async function rekeyBackupCommand(
   action: 'show' | 'delete',
-  flags: { json?: boolean },
+  flags: { json?: boolean; yes?: boolean; color?: boolean },
   io: Io,
 ): Promise<number> {
   return withClient(io, secretsService, async (client) => {
     const backup = await client.rekeyBackup();
     if (!backup) throw new CliError('no backup of encrypted shares is stored');
     if (action === 'delete') {
+      // It may be the only copy of the encrypted new shares: asked, as other deletes are.
+      if (!flags.yes) {
+        const reply = await askYesNo(io, {
+          message: `Delete the backup of the encrypted shares of rekey ${backup.nonce}? It may be their only copy.`,
+          color: flags.color,
+          noTerminal:
+            'refusing to delete the backup of the encrypted shares without confirmation: no terminal to ask on. Pass --yes to do it anyway.',
+        });
+        if (reply.answer !== 'yes') {
+          const interrupted = reply.answer === 'interrupted';
+          write(io.stderr, `${interrupted ? 'Interrupted' : 'Cancelled'}; the backup was not deleted.`);
+          return interrupted ? reply.exitCode : EXIT.error;
+        }
+      }
       await client.rekeyBackupDelete();
       write(io.stdout, flags.json ? jsonOut({ deleted: true }) : 'Backup of the encrypted shares deleted.');
       return EXIT.ok;

@@ -121,7 +121,8 @@ export const cli: ServiceCli = {
       .action(action(async (opts) => (await rekeyHandlers()).rekeyBackupCommand('show', opts, io)));
     backup
       .command('delete')
-      .description('delete the backup')
+      .description('delete the backup (asks first: it may be the only copy of the encrypted new shares)')
+      .option('--yes', 'do not ask (needed without a terminal, as in CI)')
       .option('--json', 'print the answer as JSON')
       .action(action(async (opts) => (await rekeyHandlers()).rekeyBackupCommand('delete', opts, io)));
   },
