@@ -295,6 +295,32 @@ describe('the apply lock on the inventory', () => {
   });
 });
 
+describe('the other commands that take the inventory lock', () => {
+  // Each waited up to --lock-timeout in silence, which reads as a hang; apply said why it waits.
+  it.each([
+    ['import', () => ['import', 'AclRole/default/lock-import', '-f', roleManifest('lock-import')]],
+    ['inventory forget', () => ['inventory', 'forget', 'AclRole/default/lock-forget', '--yes']],
+    [
+      'inventory migrate',
+      () => ['inventory', 'migrate', '--to', `file:${path.join(tmp('converge-lock-to-'), 'inventory.json')}`],
+    ],
+  ])('%s says it waits for a lock a live process holds, and whose', async (_name, args) => {
+    const stateDir = tmp('converge-lock-state-');
+    const pid = livePid();
+    const file = writeLock(stateDir, pid);
+    const r = await runCli([...args(), '--lock-timeout', '1'], env(stateDir));
+    expect(r.code).toBe(1);
+    const waiting = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith("Waiting for the inventory's lock, held by "));
+    expect(waiting).toEqual([
+      `Waiting for the inventory's lock, held by pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z (${file}): up to 1s (--lock-timeout)…`,
+    ]);
+    expect(r.stderr.indexOf('Waiting')).toBeLessThan(r.stderr.indexOf('Waited 1s'));
+    expect(existsSync(file)).toBe(true);
+  });
+});
+
 describe('converge inventory unlock of the local lock', () => {
   it('refuses when the holder still runs on this host, naming it, unless --force', async () => {
     const stateDir = tmp('converge-lock-state-');

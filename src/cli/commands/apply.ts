@@ -46,6 +46,7 @@ import { applyProgress } from '../progress.js';
 import { type RunWaits, writeApplySummary, writeInterruptSummary } from '../apply-summary.js';
 import type { RateLimitPauseEvent, RetryEvent } from '../../clients/http/index.js';
 import { askYesNo } from '../ask-yes-no.js';
+import { sayLockWait } from '../lock-wait.js';
 import { runHttpOptions } from '../service-client.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 import { type PlanningFlags, readingProgress } from './plan.js';
@@ -250,11 +251,7 @@ async function applyUntilInterrupted(
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     signal: interrupt.signal,
     onNote: (note) => write(io.stderr, note),
-    onWait: (holder) =>
-      write(
-        io.stderr,
-        `Waiting for the inventory's lock, held by ${holder}: up to ${flags.lockTimeout ?? 10}s (--lock-timeout)…`,
-      ),
+    onWait: sayLockWait(io, flags.lockTimeout),
     settingNames: CLI_SETTING_NAMES,
   }).catch(async (error: unknown) => {
     await connections.close();

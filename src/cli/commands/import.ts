@@ -9,6 +9,7 @@ import { inventoryFromEnv } from '../../engine/inventory-backend.js';
 import { connect, loadManifest, lockInventory } from '../../engine/workflow.js';
 import { EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
+import { sayLockWait } from '../lock-wait.js';
 import { requireManifestPaths } from '../manifest-paths.js';
 import { quoteArg, settingFlags } from '../remedies.js';
 import { runHttpOptions } from '../service-client.js';
@@ -59,6 +60,7 @@ export async function importCommand(
     command: `converge import ${addresses.join(' ')}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
     onNote: (note) => write(io.stderr, note),
+    onWait: sayLockWait(io, flags.lockTimeout),
     settingNames: CLI_SETTING_NAMES,
   });
   const connections = connect(manifest, { catalog, env: io.env, http });

@@ -19,6 +19,7 @@ import { type LockedInventory, lockInventory } from '../../engine/workflow.js';
 import { askYesNo } from '../ask-yes-no.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { type Io, write } from '../io.js';
+import { sayLockWait } from '../lock-wait.js';
 import { keyValues, table } from '../table.js';
 import { CLI_SETTING_NAMES } from '../setting-flags.js';
 
@@ -166,6 +167,7 @@ export async function inventoryForget(address: string, flags: InventoryFlags, io
     env: io.env,
     command: `converge inventory forget ${address}`,
     timeoutMs: (flags.lockTimeout ?? 10) * 1000,
+    onWait: sayLockWait(io, flags.lockTimeout),
     settingNames: CLI_SETTING_NAMES,
   });
   try {
@@ -287,7 +289,14 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
   if (!flags.to) throw new CliError('name where to migrate with --to workspace:ORG/NAME (or file:PATH)');
   const command = `converge inventory migrate --to ${flags.to}`;
   const timeoutMs = (flags.lockTimeout ?? 10) * 1000;
-  const from = await lockInventory({ env: io.env, command, timeoutMs, settingNames: CLI_SETTING_NAMES });
+  const onWait = sayLockWait(io, flags.lockTimeout);
+  const from = await lockInventory({
+    env: io.env,
+    command,
+    timeoutMs,
+    onWait,
+    settingNames: CLI_SETTING_NAMES,
+  });
   try {
     const target = new LocalInventory(io.env, inventoryBackend(flags.to, io.env, undefined, '--to'));
     // Two files in one folder share its lock, which this run holds already: taken again, the run
@@ -295,7 +304,13 @@ export async function inventoryMigrate(flags: InventoryFlags, io: Io): Promise<n
     const to =
       target.backend.lockedThing === from.inventory.backend.lockedThing
         ? await openUnderHeldLock(target)
-        : await lockInventory({ inventory: target, command, timeoutMs, settingNames: CLI_SETTING_NAMES });
+        : await lockInventory({
+            inventory: target,
+            command,
+            timeoutMs,
+            onWait,
+            settingNames: CLI_SETTING_NAMES,
+          });
     try {
       if (to.inventory.backend.description === from.inventory.backend.description)
         throw new CliError(`the inventory is already ${from.inventory.backend.description}`);
