@@ -384,7 +384,7 @@ export async function rekeyCancelCommand(
           'Rekey cancelled. The current recovery key shares remain valid.',
           ...(leftover
             ? [
-                "The backup of the cancelled rekey's encrypted shares is still stored: `converge rekey backup delete` removes it.",
+                "The backup of the cancelled rekey's encrypted shares is still stored: `converge rekey backup delete` removes it (it asks first; `--yes` without a terminal).",
               ]
             : []),
         ].join('\n'),
