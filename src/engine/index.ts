@@ -43,6 +43,7 @@ export {
   type AppliedObject,
   FileInventoryBackend,
   type InventoryBackend,
+  type InventoryIdentity,
   type InventoryLockOptions,
   LocalInventory,
   type ManagedObjects,

@@ -31,12 +31,14 @@ export function inventoryBackend(
       `${source} must be file:PATH or workspace:ORG/NAME, not ${JSON.stringify(spec.slice(0, 100))}`,
     );
   const connections = new ServiceConnections(env, [workspacesService], [], http ? { http } : {});
+  const client = connections.client(workspacesService);
   return new WorkspaceInventoryBackend(
-    connections.client(workspacesService),
+    client,
     workspace.organization,
     workspace.name,
     env,
     () => connections.close(),
+    connections.addresses()[workspacesService.name]?.address,
   );
 }
 

@@ -26,7 +26,12 @@ import type { Workspace } from '../clients/workspaces/types.js';
 import type { ResourceKey } from '../resources/contract.js';
 import { printable } from '../common/printable.js';
 import { EngineError } from './errors.js';
-import { type InventoryBackend, type InventoryLockOptions, InventoryLockRetaken } from './inventory.js';
+import {
+  type InventoryBackend,
+  type InventoryIdentity,
+  type InventoryLockOptions,
+  InventoryLockRetaken,
+} from './inventory.js';
 import { holderLiveness, holderOfReason, lockReason } from '../common/lock-reason.js';
 import { holdingLock } from '../common/held-locks.js';
 
@@ -52,7 +57,15 @@ export class WorkspaceInventoryBackend implements InventoryBackend {
     readonly name: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly closeClient: () => Promise<void> = async () => undefined,
+    /** The workspaces service's address, as a saved plan records it (`identity`); no user info. */
+    private readonly address?: string,
   ) {}
+
+  get identity(): InventoryIdentity | undefined {
+    return this.address === undefined
+      ? undefined
+      : { type: 'workspace', workspace: `${this.organization}/${this.name}`, address: this.address };
+  }
 
   /** The reason this run's lock carries while it holds it: how a lock taken from it is told. */
   private heldReason: string | undefined;

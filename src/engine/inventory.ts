@@ -34,6 +34,11 @@ import { acquireStateLock, type LockOptions, STATE_LOCK_FILE } from './state-loc
 export interface InventoryBackend {
   /** `file /path/inventory.json`, `workspace acme/converge-inventory`: for messages. */
   readonly description: string;
+  /**
+   * Which inventory this is, as a saved plan records it: `apply FILE` refuses to apply a plan with
+   * another inventory than it was planned with (what it prunes is what that inventory recorded).
+   */
+  readonly identity?: InventoryIdentity;
   readSync?(): string | undefined;
   read(): Promise<string | undefined>;
   write(text: string): Promise<void>;
@@ -70,12 +75,27 @@ export class InventoryLockRetaken extends Error {
 /** What a backend's `lock` is told: who is asking (shown to whoever waits), how long to wait. */
 export type InventoryLockOptions = LockOptions;
 
+/**
+ * An inventory's identity: its file's absolute path, or its workspace and the address of the
+ * workspaces service holding it (never a token).
+ */
+export type InventoryIdentity =
+  /**
+   * `default`: the local inventory under CONVERGE_STATE_DIR, CONVERGE_INVENTORY not set. Each
+   * machine's (each CI job's) own: a plan made with it applies with the default of another folder.
+   */
+  { type: 'file'; path: string; default?: true } | { type: 'workspace'; workspace: string; address: string };
+
 /** The local file backend: `.converge/inventory.json` (or `CONVERGE_INVENTORY=file:PATH`). */
 export class FileInventoryBackend implements InventoryBackend {
   constructor(readonly file: string) {}
 
   get description(): string {
     return `file ${this.file}`;
+  }
+
+  get identity(): InventoryIdentity {
+    return { type: 'file', path: path.resolve(this.file) };
   }
 
   absentBecause: string | undefined;
@@ -171,7 +191,17 @@ export class LocalInventory implements WriteOnlyDigests {
   ) {
     this.dir = path.resolve(env.CONVERGE_STATE_DIR || '.converge');
     this.backend = backend ?? new FileInventoryBackend(path.join(this.dir, 'inventory.json'));
+    this.isDefault = backend === undefined;
   }
+
+  /** Which inventory this is, as a saved plan records it (`InventoryBackend.identity`). */
+  get identity(): InventoryIdentity | undefined {
+    const identity = this.backend.identity;
+    return identity?.type === 'file' && this.isDefault ? { ...identity, default: true } : identity;
+  }
+
+  /** The local file under CONVERGE_STATE_DIR, CONVERGE_INVENTORY not set. */
+  private readonly isDefault: boolean;
 
   /** The local file, when that is the backend. */
   get file(): string {

@@ -11,7 +11,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { jsonNestsDeeperThan } from '../common/json-depth.js';
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change, Plan } from '../planner/types.js';
@@ -21,7 +21,7 @@ import { addressOf, type Desired, type KindContext } from '../resources/contract
 import { maskAttributes, secretPaths, secretValues } from '../planner/masking.js';
 import type { WriteOnlyDigests } from '../planner/write-only.js';
 import type { Catalog } from './catalog.js';
-import type { ManagedObjects } from './inventory.js';
+import type { InventoryIdentity, ManagedObjects } from './inventory.js';
 import type { DeletionRecord } from './inventory-document.js';
 import { EngineError, type SavedPlanRemedy } from './errors.js';
 import { jsonOut, printable } from '../common/printable.js';
@@ -39,6 +39,11 @@ const FORMAT = 'converge-plan';
  * 3: the plan's kind switches (`options`) are applied with it, and its service addresses
  * (`services`) are compared before anything is sent. A format-2 plan was not held to either by the
  * Converge that made it (one made before they were recorded has neither): made again.
+ */
+/*
+ * Still 3 with `inventory` (the inventory the plan was made with): the field is additive, so a
+ * format-3 plan saved before it was recorded stays readable and is applied as before (no inventory
+ * to compare), and a Converge that does not know the field reads a plan carrying it as it did.
  */
 const FORMAT_VERSION = 3;
 
@@ -75,6 +80,13 @@ export interface SavedPlan {
    * the plan's creates (`createsDeletedSince`). Absent in plans saved before it was recorded.
    */
   inventory_serial?: number;
+  /**
+   * The inventory the plan was made with (its file, or its workspace and the workspaces service's
+   * address): `apply FILE` refuses to apply the plan with another one, whose records of what
+   * Converge owns are not those the plan's deletions were chosen by. Absent in plans saved before it
+   * was recorded.
+   */
+  inventory?: InventoryIdentity;
   changes: SavedChange[];
   /** The fingerprint of the state key that made `mac` (state-key.ts), and where that key came from. */
   key_id: string;
@@ -136,6 +148,8 @@ export interface WritePlanOptions {
   services?: Readonly<Record<string, string>>;
   /** The inventory's write count as the plan read it (`LocalInventory.serial`). */
   inventorySerial?: number;
+  /** Which inventory the plan read (`InventoryBackend.identity`). */
+  inventory?: InventoryIdentity;
   /** The Converge version that made the plan. */
   version: string;
   /** Keys the digests of secret values (the inventory), so they cannot be guessed from the file. */
@@ -211,6 +225,7 @@ function savedPlanText(plan: Plan, options: WritePlanOptions): string {
       ? { services: { ...options.services } }
       : {}),
     ...(options.inventorySerial !== undefined ? { inventory_serial: options.inventorySerial } : {}),
+    ...(options.inventory ? { inventory: { ...options.inventory } } : {}),
     changes: plan.changes.map((c) => strip(c, catalog, digests)),
     key_id: key.id,
     key_source: key.source,
@@ -274,6 +289,9 @@ export async function readPlanFile(file: string): Promise<SavedPlan> {
     )
   ) {
     throw new EngineError(`${file} is not a Converge plan file: "services" is not a map of addresses`);
+  }
+  if (saved.inventory !== undefined && !isInventoryIdentity(saved.inventory)) {
+    throw new EngineError(`${file} is not a Converge plan file: "inventory" does not name an inventory`);
   }
   if (saved.format_version !== FORMAT_VERSION) {
     throw new EngineError(
@@ -563,6 +581,71 @@ export function refuseOtherServices(
   );
   throw new EngineError(
     `${file} was planned against ${lines.join('; ')}: a saved plan is applied only to the services it was planned against. Check the apply's environment, or plan against these services and review that plan`,
+  );
+}
+
+function isInventoryIdentity(value: unknown): value is InventoryIdentity {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  if (v.type === 'file') return typeof v.path === 'string' && (v.default === undefined || v.default === true);
+  return v.type === 'workspace' && typeof v.workspace === 'string' && typeof v.address === 'string';
+}
+
+/** `file /p/inventory.json`, `workspace acme/inv at https://ws.example`: shown inert. */
+export function inventoryText(identity: InventoryIdentity): string {
+  return identity.type === 'file'
+    ? `file ${printable(identity.path)}`
+    : `workspace ${printable(identity.workspace)} at ${printable(identity.address)}`;
+}
+
+/**
+ * The same inventory: equal identities, or two paths to one file (a folder behind a symbolic link).
+ * The default local inventory of one run and of another are the same to a saved plan, whatever
+ * their paths: a plan job and an apply job that share only the state key (each with its own
+ * `.converge/`) were applied together before the inventory was recorded, and still are.
+ */
+function sameInventory(a: InventoryIdentity, b: InventoryIdentity): boolean {
+  if (a.type === 'file' && b.type === 'file')
+    return (
+      (a.default === true && b.default === true) || a.path === b.path || realFile(a.path) === realFile(b.path)
+    );
+  if (a.type === 'workspace' && b.type === 'workspace')
+    return a.workspace === b.workspace && a.address === b.address;
+  return false;
+}
+
+function realFile(file: string): string {
+  try {
+    return path.join(realpathSync(path.dirname(file)), path.basename(file));
+  } catch {
+    return file;
+  }
+}
+
+/**
+ * Refuses a saved plan applied with another inventory than it was planned with: the plan's
+ * deletions are of the objects its inventory recorded as Converge's, and its creates are to be
+ * recorded there. Applied with another (a file where the plan read a workspace, an empty one), the
+ * fresh plan disagrees with the saved one for no change on any service, and the run would end as
+ * stale, or record what it makes where the next plan does not look. A plan saved before the
+ * inventory was recorded is applied as before.
+ */
+export function refuseOtherInventory(
+  saved: SavedPlan,
+  current: InventoryIdentity | undefined,
+  file: string,
+  currentSource: string,
+): void {
+  const planned = saved.inventory;
+  if (planned === undefined) return;
+  if (current !== undefined && sameInventory(planned, current)) return;
+  const now = current ? inventoryText(current) : 'one Converge cannot name';
+  const setting =
+    planned.type === 'file'
+      ? `CONVERGE_INVENTORY=file:${printable(planned.path)}`
+      : `CONVERGE_INVENTORY=workspace:${printable(planned.workspace)} and CONVERGE_WORKSPACES_ADDR pointing at ${printable(planned.address)}`;
+  throw new EngineError(
+    `${file} was planned with the inventory ${inventoryText(planned)}${planned.type === 'file' && planned.default ? ' (the default under CONVERGE_STATE_DIR)' : ''}, but this run's is ${now} (${currentSource}): a saved plan is applied only with the inventory it was planned with, which holds the records of what it may prune and is where it records what it makes. Apply it with ${setting}, or plan again with this run's inventory and review that plan`,
   );
 }
 

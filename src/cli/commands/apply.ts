@@ -8,7 +8,7 @@ import type { ApplyResult } from '../../applier/applier.js';
 import type { Catalog } from '../../engine/catalog.js';
 import type { ServiceConnections } from '../../engine/connections.js';
 import { EngineError, InventoryNotSavedError } from '../../engine/errors.js';
-import { inventoryFromEnv } from '../../engine/inventory-backend.js';
+import { INVENTORY_VARIABLE, inventoryFromEnv } from '../../engine/inventory-backend.js';
 import type { LocalInventory } from '../../engine/inventory.js';
 import {
   alreadyDeleted,
@@ -18,6 +18,7 @@ import {
   movedSincePlan,
   readPlanFile,
   reconcileSavedPlan,
+  refuseOtherInventory,
   refuseOtherServices,
   type SavedPlan,
   verifyPlanFile,
@@ -142,6 +143,19 @@ async function applyUntilInterrupted(
   // Before the inventory's lock (a workspace inventory is made if missing) and before any request:
   // the services the environment points at, compared with those the plan was made against.
   if (saved && planFile) await refuseOtherEnvironment(saved, planFile, io.env, catalog);
+  // The inventory too, before its lock is taken (a workspace one is made by it): what the plan
+  // prunes is what the inventory it was made with recorded as Converge's.
+  if (saved && planFile)
+    refuseOtherInventory(
+      saved,
+      inventory.identity,
+      planFile,
+      !io.env[INVENTORY_VARIABLE]
+        ? `the default under CONVERGE_STATE_DIR: ${INVENTORY_VARIABLE} is not set`
+        : inventory.identity?.type === 'workspace'
+          ? `${INVENTORY_VARIABLE} and CONVERGE_WORKSPACES_ADDR`
+          : INVENTORY_VARIABLE,
+    );
   const paths = saved ? saved.manifest : flags.file;
   // Said before the lock is taken, so a usage error leaves no .converge/ folder behind.
   requireManifestPaths(paths);

@@ -209,6 +209,7 @@ async function planAndSave(
       ),
       version: VERSION,
       inventorySerial: inventory.serial,
+      ...(inventory.identity ? { inventory: inventory.identity } : {}),
       digests: inventory,
       key: inventory.stateKey(),
     });
