@@ -180,8 +180,8 @@ ${bindpass ? '  bindpass: ${env:DROPPED_BINDPASS}\n' : ''}`;
     // The create sent the bind password only: nothing is recorded of the values it never sent.
     const recorded = JSON.parse(
       (await converge(['inventory', 'show', 'LdapConfig/planted', '--json'], env)).stdout,
-    ) as { writeOnly: string[] };
-    expect(recorded.writeOnly).toEqual(['bindpass']);
+    ) as { write_only: string[] };
+    expect(recorded.write_only).toEqual(['bindpass']);
     const dir = manifest(config(false));
     const plan = await converge(['plan', '-f', dir], env);
     expect(plan.stdout).toContain(
