@@ -74,6 +74,17 @@ function busyManifest(name: string): string {
   return manifest(roles.join('---\n'));
 }
 
+/** The wait for a lock `writeLock` wrote, said once as it begins and before it ran out (`--lock-timeout 1`). */
+function expectSaidWaitOnce(stderr: string, pid: number, file: string): void {
+  const waiting = stderr
+    .split('\n')
+    .filter((l) => l.startsWith("Waiting for the inventory's lock, held by "));
+  expect(waiting).toEqual([
+    `Waiting for the inventory's lock, held by pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z (${file}): up to 1s (--lock-timeout)…`,
+  ]);
+  expect(stderr.indexOf('Waiting')).toBeLessThan(stderr.indexOf('Waited 1s'));
+}
+
 function env(stateDir: string): Record<string, string> {
   return {
     ...sandbox.env(),
@@ -159,13 +170,7 @@ describe('the apply lock on the inventory', () => {
     );
     expect(r.stderr).toContain('--lock-timeout SECONDS');
     // Said once as the wait begins, not only when it ran out: a silent wait reads as a hang.
-    const waiting = r.stderr
-      .split('\n')
-      .filter((l) => l.startsWith("Waiting for the inventory's lock, held by "));
-    expect(waiting).toEqual([
-      `Waiting for the inventory's lock, held by pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z (${file}): up to 1s (--lock-timeout)…`,
-    ]);
-    expect(r.stderr.indexOf('Waiting')).toBeLessThan(r.stderr.indexOf('Waited 1s'));
+    expectSaidWaitOnce(r.stderr, pid, file);
     // The command README documents, not a file to delete by hand.
     expect(r.stderr).toContain('Release it with `converge inventory unlock`.');
     expect(r.stderr).not.toContain(`delete ${file}`);
@@ -314,13 +319,7 @@ describe('the other commands that take the inventory lock', () => {
     const file = writeLock(stateDir, pid);
     const r = await runCli([...args(), '--lock-timeout', '1'], env(stateDir));
     expect(r.code).toBe(1);
-    const waiting = r.stderr
-      .split('\n')
-      .filter((l) => l.startsWith("Waiting for the inventory's lock, held by "));
-    expect(waiting).toEqual([
-      `Waiting for the inventory's lock, held by pid ${pid} on ${os.hostname()}, running \`converge apply -f elsewhere/\` since 2030-01-02T03:04:05.000Z (${file}): up to 1s (--lock-timeout)…`,
-    ]);
-    expect(r.stderr.indexOf('Waiting')).toBeLessThan(r.stderr.indexOf('Waited 1s'));
+    expectSaidWaitOnce(r.stderr, pid, file);
     expect(existsSync(file)).toBe(true);
   });
 });

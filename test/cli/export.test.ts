@@ -184,89 +184,95 @@ describe('export of what Converge applied', () => {
     expect(group).toContain('mount: ldap');
   });
 
-  it('names a secret entry whose name holds dots as a plan does: one quoted key', async () => {
-    const secret = 'planted-dotted-secret-7a1b';
+  /**
+   * Runs `check` while a job `id` made by hand (not by Converge) runs, its one task shaped by
+   * `shape`; purged after, so the other exports of this sandbox stay as they were.
+   */
+  async function withHandMadeJob(
+    id: string,
+    shape: (task: Record<string, unknown>) => void,
+    check: () => Promise<void>,
+  ): Promise<void> {
     const connections = connect(undefined, { env });
     try {
       const job = await connections
         .client(schedulerService)
         .parseJob(
-          'job "dotted" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+          `job "${id}" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n`,
         );
-      job.TaskGroups![0]!.Tasks![0]!.Env = { 'spring.datasource.password': secret, MODE: 'x' };
+      shape(job.TaskGroups![0]!.Tasks![0]!);
       await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
     } finally {
       await connections.close();
     }
     try {
-      const out = outDir();
-      const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
-      expect(r.code, r.stderr).toBe(0);
-      const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
-      expect(text).not.toContain(secret);
-      expect(text).toContain(
-        '# TaskGroups[g].Tasks[t].Env["spring.datasource.password"] is secret and not exported: set JOB_DEFAULT_DOTTED_TASKGROUPS_G_TASKS_T_ENV_SPRING_DATASOURCE_PASSWORD',
-      );
+      await check();
     } finally {
-      // Gone again, so the other exports of this sandbox stay as they were.
       const cleanup = connect(undefined, { env });
       await cleanup
         .client(schedulerService)
-        .stopJob('dotted', { namespace: 'default', purge: true })
+        .stopJob(id, { namespace: 'default', purge: true })
         .finally(() => cleanup.close());
     }
+  }
+
+  it('names a secret entry whose name holds dots as a plan does: one quoted key', async () => {
+    const secret = 'planted-dotted-secret-7a1b';
+    await withHandMadeJob(
+      'dotted',
+      (task) => {
+        task.Env = { 'spring.datasource.password': secret, MODE: 'x' };
+      },
+      async () => {
+        const out = outDir();
+        const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
+        expect(r.code, r.stderr).toBe(0);
+        const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
+        expect(text).not.toContain(secret);
+        expect(text).toContain(
+          '# TaskGroups[g].Tasks[t].Env["spring.datasource.password"] is secret and not exported: set JOB_DEFAULT_DOTTED_TASKGROUPS_G_TASKS_T_ENV_SPRING_DATASOURCE_PASSWORD',
+        );
+      },
+    );
   });
 
   it("writes a secret's copies under other names as its placeholder too, and the export plans clean", async () => {
     // A new-user trial: DB_PASSWORD became a placeholder, and its copies in Env.DSN and the task's
     // args were written in clear two lines below.
     const secret = 'planted-copied-secret-4c9d';
-    const connections = connect(undefined, { env });
-    try {
-      const job = await connections
-        .client(schedulerService)
-        .parseJob(
-          'job "copied" {\n  datacenters = ["dc1"]\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+    await withHandMadeJob(
+      'copied',
+      (task) => {
+        task.Env = { DB_PASSWORD: secret, DSN: `postgres://u:${secret}@db/x`, MODE: 'x' };
+        task.Config = { command: '/bin/true', args: ['--db', secret] };
+      },
+      async () => {
+        const out = outDir();
+        const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
+        expect(r.code, r.stderr).toBe(0);
+        const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
+        expect(text).not.toContain(secret);
+        const variable = 'JOB_DEFAULT_COPIED_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD';
+        expect(text).toContain(`DSN: postgres://u:\${env:${variable}}@db/x`);
+        expect(text).toContain(`- \${env:${variable}}`);
+        expect(text).toContain(
+          `# ${variable} also fills the copies of its secret in other fields of this object`,
         );
-      const task = job.TaskGroups![0]!.Tasks![0]!;
-      task.Env = { DB_PASSWORD: secret, DSN: `postgres://u:${secret}@db/x`, MODE: 'x' };
-      task.Config = { command: '/bin/true', args: ['--db', secret] };
-      await connections.client(schedulerService).registerJob(job, { namespace: 'default' });
-    } finally {
-      await connections.close();
-    }
-    try {
-      const out = outDir();
-      const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
-      expect(r.code, r.stderr).toBe(0);
-      const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
-      expect(text).not.toContain(secret);
-      const variable = 'JOB_DEFAULT_COPIED_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD';
-      expect(text).toContain(`DSN: postgres://u:\${env:${variable}}@db/x`);
-      expect(text).toContain(`- \${env:${variable}}`);
-      expect(text).toContain(
-        `# ${variable} also fills the copies of its secret in other fields of this object`,
-      );
-      // Filled in, the export is the live job again.
-      const planned = await runCli(['plan', '-f', out, '--json', '--target', 'Job/default/copied'], {
-        ...env,
-        CONVERGE_ALLOW_ENV: variable,
-        [variable]: secret,
-      });
-      expect(planned.stderr).toBe('');
-      // Made by hand, it gains Converge's ownership marker; the env, the DSN and the args are as live.
-      const [change] = (
-        JSON.parse(planned.stdout) as { changes: { address: string; diffs: { path: string }[] }[] }
-      ).changes;
-      expect(change!.address).toBe('Job/default/copied');
-      expect(change!.diffs.map((d) => d.path)).toEqual(['Meta.converge-managed']);
-    } finally {
-      const cleanup = connect(undefined, { env });
-      await cleanup
-        .client(schedulerService)
-        .stopJob('copied', { namespace: 'default', purge: true })
-        .finally(() => cleanup.close());
-    }
+        // Filled in, the export is the live job again.
+        const planned = await runCli(['plan', '-f', out, '--json', '--target', 'Job/default/copied'], {
+          ...env,
+          CONVERGE_ALLOW_ENV: variable,
+          [variable]: secret,
+        });
+        expect(planned.stderr).toBe('');
+        // Made by hand, it gains Converge's ownership marker; the env, the DSN and the args are as live.
+        const [change] = (
+          JSON.parse(planned.stdout) as { changes: { address: string; diffs: { path: string }[] }[] }
+        ).changes;
+        expect(change!.address).toBe('Job/default/copied');
+        expect(change!.diffs.map((d) => d.path)).toEqual(['Meta.converge-managed']);
+      },
+    );
   });
 
   it('plans with no changes for every kind', async () => {
