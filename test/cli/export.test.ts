@@ -184,6 +184,14 @@ describe('export of what Converge applied', () => {
     expect(group).toContain('mount: ldap');
   });
 
+  /** `export --kind Job` to a folder of its own: the folder and its Job.yaml. */
+  async function exportJobs(): Promise<{ out: string; text: string }> {
+    const out = outDir();
+    const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
+    expect(r.code, r.stderr).toBe(0);
+    return { out, text: readFileSync(path.join(out, 'Job.yaml'), 'utf8') };
+  }
+
   /**
    * Runs `check` while a job `id` made by hand (not by Converge) runs, its one task shaped by
    * `shape`; purged after, so the other exports of this sandbox stay as they were.
@@ -224,10 +232,7 @@ describe('export of what Converge applied', () => {
         task.Env = { 'spring.datasource.password': secret, MODE: 'x' };
       },
       async () => {
-        const out = outDir();
-        const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
-        expect(r.code, r.stderr).toBe(0);
-        const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
+        const { text } = await exportJobs();
         expect(text).not.toContain(secret);
         expect(text).toContain(
           '# TaskGroups[g].Tasks[t].Env["spring.datasource.password"] is secret and not exported: set JOB_DEFAULT_DOTTED_TASKGROUPS_G_TASKS_T_ENV_SPRING_DATASOURCE_PASSWORD',
@@ -247,10 +252,7 @@ describe('export of what Converge applied', () => {
         task.Config = { command: '/bin/true', args: ['--db', secret] };
       },
       async () => {
-        const out = outDir();
-        const r = await runCli(['export', '-o', out, '--kind', 'Job'], env);
-        expect(r.code, r.stderr).toBe(0);
-        const text = readFileSync(path.join(out, 'Job.yaml'), 'utf8');
+        const { out, text } = await exportJobs();
         expect(text).not.toContain(secret);
         const variable = 'JOB_DEFAULT_COPIED_TASKGROUPS_G_TASKS_T_ENV_DB_PASSWORD';
         expect(text).toContain(`DSN: postgres://u:\${env:${variable}}@db/x`);
