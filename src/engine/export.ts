@@ -6,12 +6,13 @@
  */
 import { childPath } from '../resources/diff-path.js';
 import pLimit from 'p-limit';
-import { MIN_SENSITIVE_VALUE_CHARS, sensitiveEnvFrom } from '../common/allow-list.js';
+import { sensitiveEnvFrom } from '../common/allow-list.js';
 import { printable } from '../common/printable.js';
 import { scrubSecrets } from '../common/scrub.js';
 import { settingNames } from '../common/setting-names.js';
 import type { Manifest } from '../manifest/types.js';
 import { heldWriteOnly, type WriteOnlyDigests } from '../planner/write-only.js';
+import { isMaskableSecret } from '../planner/masking.js';
 import {
   type AnyResourceKind,
   addressOf,
@@ -379,9 +380,7 @@ function replaceCopies(
   copied: Set<string>,
 ): unknown {
   const found = [...secrets]
-    .filter(
-      ([secret]) => secret.trim().length >= MIN_SENSITIVE_VALUE_CHARS && !PLAIN_WORD.test(secret.trim()),
-    )
+    .filter(([secret]) => isMaskableSecret(secret))
     .map(([secret, variable]) => [secret.replaceAll('${', '$${'), variable] as const)
     .sort(([a], [b]) => b.length - a.length);
   const walk = (v: unknown): unknown => {
@@ -401,9 +400,6 @@ function replaceCopies(
   };
   return walk(value);
 }
-
-/** Values that are words of configuration, not secrets, however their entry is named. */
-const PLAIN_WORD = /^(true|false|yes|no|on|off)$/i;
 
 /** Names the variable of one secret of one object; never the same name for two. */
 type VariableNamer = (key: ResourceKey, path: string) => string;

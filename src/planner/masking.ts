@@ -175,6 +175,16 @@ const PLAIN_WORD = /^(true|false|yes|no|on|off)$/i;
 /** A value read from a sensitive variable is a secret by the operator's word: masked from this length. */
 const MIN_DECLARED_SECRET = MIN_SENSITIVE_VALUE_CHARS;
 
+/**
+ * Whether a secret known by the operator's word (a sensitive variable's value, an entry named as
+ * secret) is one whose copies are looked for: long enough, and not a switch word. Shorter, masking
+ * its copies would blank out ordinary text.
+ */
+export function isMaskableSecret(value: string): boolean {
+  const v = value.trim();
+  return v.length >= MIN_DECLARED_SECRET && !PLAIN_WORD.test(v);
+}
+
 /** The manifest's secrets, compiled once into the matcher `maskCopies` takes. */
 export interface SecretCopies {
   /** One alternation of every secret, longest first (a secret containing another is replaced whole). */
@@ -231,9 +241,7 @@ export function copiedSecrets(
   const long = [
     ...new Set([
       ...[...values, ...lines].flatMap(normalForms).filter((v) => v.length >= MIN_COPIED_SECRET),
-      ...declared
-        .flatMap(normalForms)
-        .filter((v) => v.trim().length >= MIN_DECLARED_SECRET && !PLAIN_WORD.test(v.trim())),
+      ...declared.flatMap(normalForms).filter(isMaskableSecret),
     ]),
   ];
   if (long.length === 0) return undefined;
